@@ -1,0 +1,61 @@
+#!/bin/bash
+# Set up everything and run the whole test suite:
+#   1. install the Debian build/test dependencies
+#   2. build and run `make check` (unit + integration tests)
+#   3. rebuild with AddressSanitizer+UBSan and run the unit tests again
+#   4. fuzz the message decoder for a bounded time (FUZZ_SECONDS, default 60)
+# Prints "N passed, N failed" last and exits non-zero on any failure.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${FUZZ_SECONDS:-60}
+status=0
+
+"$top/scripts/install-deps.sh" || { echo "install-deps failed"; exit 1; }
+(cd "$top" && ./autogen.sh >/dev/null) || { echo "autogen failed"; exit 1; }
+
+# run_suite NAME BUILDDIR [configure args...]
+run_suite() {
+    local name=$1 dir=$2; shift 2
+    echo "=== $name: configure $*"
+    rm -rf "$dir" && mkdir -p "$dir"
+    (cd "$dir" && "$top/configure" -q "$@") || { echo "$name: configure failed"; return 1; }
+    make -C "$dir" -j"$jobs" >"$dir/build.log" 2>&1 \
+        || { tail -50 "$dir/build.log"; echo "$name: build failed"; return 1; }
+    echo "=== $name: make check"
+    make -C "$dir" -j"$jobs" check >"$dir/check.log" 2>&1
+    local rc=$?
+    grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$dir/check.log" | grep -v '^PASS' || true
+    if [ $rc -ne 0 ]; then
+        # show the logs of failed tests
+        grep -lE ':test-result: (FAIL|ERROR|XPASS)' $(find "$dir" -name '*.trs') 2>/dev/null \
+            | while read -r trs; do echo "--- ${trs%.trs}.log"; tail -40 "${trs%.trs}.log"; done
+        echo "$name: make check failed"
+    fi
+    return $rc
+}
+
+run_suite "default build" "$top/build/ci" || status=1
+if [ "${SKIP_ASAN:-}" != 1 ]; then
+    ASAN_OPTIONS=detect_leaks=1 run_suite "ASAN build" "$top/build/ci-asan" \
+        --enable-sanitizer=address,undefined || status=1
+fi
+
+fuzz_pass=0 fuzz_fail=0
+if [ "$fuzz_seconds" -gt 0 ]; then
+    echo "=== fuzz message decoder for ${fuzz_seconds}s"
+    if "$top/scripts/fuzz.sh" "$fuzz_seconds" "$top/build/fuzz"; then
+        fuzz_pass=1
+    else
+        fuzz_fail=1; status=1
+    fi
+fi
+
+pass=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
+       | grep -cE ':test-result: (PASS|XFAIL|SKIP)')
+fail=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
+       | grep -cE ':test-result: (FAIL|ERROR|XPASS)')
+pass=$((pass + fuzz_pass)); fail=$((fail + fuzz_fail))
+[ "$fail" -gt 0 ] && status=1
+echo "$pass passed, $fail failed"
+exit $status

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef BROKER_BOOT_H
+#define BROKER_BOOT_H
+
+/* Bootstrap through PMI-1 (or as a singleton without PMI_FD).
+ *
+ *   boot_pmi_open ()      rank and size (1 without PMI)
+ *   ... the caller creates the overlay and binds its socket ...
+ *   boot_pmi_exchange ()  publish bind uri + public key, barrier, learn the
+ *                         parent's uri and key, authorize the children's
+ *                         keys (info->authorize), share the hostlist
+ *   boot_pmi_close ()     finalize PMI
+ */
+#include <stdint.h>
+
+#include "libflux/flux.h"
+
+struct pmi_simple_client;
+
+struct boot_info {
+    uint32_t rank;
+    uint32_t size;
+    int fanout;
+    char parent_uri[512];
+    char parent_pubkey[128];
+    char hostlist[8192];
+    int (*authorize) (void *arg, uint32_t rank, const char *pubkey);
+    void *arg;
+    struct pmi_simple_client *pmi;
+};
+
+int boot_pmi_open (struct boot_info *info, flux_error_t *error);
+int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
+                       const char *pubkey, flux_error_t *error);
+void boot_pmi_close (struct boot_info *info);
+
+#endif /* !BROKER_BOOT_H */

@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* broker.c - the router: every message the broker receives, from a local
+ * client, a module, its own services or an overlay peer, goes through
+ * here, exactly as RFC 3 routes it.
+ *
+ * Route ids: local clients and modules are UUIDs, the broker's own
+ * services are the broker's UUID, overlay peers are rank strings.  A
+ * response's newest route names its next hop: a local peer (pop, deliver),
+ * a direct child (pop, send down), else up to the parent.  Requests sent
+ * down are tracked per child so that losing the child answers them
+ * EHOSTUNREACH instead of leaving them hanging.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "module.h"
+#include "overlay/overlay.h"
+#include "overlay/topology.h"
+#include "strmap.h"
+#include "usock.h"
+
+enum peer_kind { PEER_CLIENT, PEER_MODULE, PEER_SELF };
+
+struct peer {
+    struct broker *b;
+    enum peer_kind kind;
+    char id[40];
+    void *ptr; /* usock_client or module */
+    struct flux_msg_cred cred;
+    char **subs; /* event topic prefixes */
+    size_t nsubs;
+    struct strmap *services;    /* names registered with service.add */
+    struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
+};
+
+/* ---- peers ---- */
+
+static void peer_free (void *arg)
+{
+    struct peer *p = arg;
+    size_t i;
+
+    if (!p)
+        return;
+    for (i = 0; i < p->nsubs; i++)
+        free (p->subs[i]);
+    free (p->subs);
+    strmap_destroy (p->services);
+    strmap_destroy (p->disconnects);
+    free (p);
+}
+
+static struct peer *peer_create (struct broker *b, enum peer_kind kind,
+                                 const char *id, void *ptr,
+                                 struct flux_msg_cred cred)
+{
+    struct peer *p = calloc (1, sizeof (*p));
+
+    if (!p)
+        return NULL;
+    p->b = b;
+    p->kind = kind;
+    snprintf (p->id, sizeof (p->id), "%s", id);
+    p->ptr = ptr;
+    p->cred = cred;
+    if (!(p->services = strmap_create (NULL))
+        || (kind == PEER_CLIENT && !(p->disconnects = strmap_create (NULL)))
+        || strmap_put (b->peers, p->id, p) < 0) {
+        peer_free (p);
+        return NULL;
+    }
+    return p;
+}
+
+static int unregister_service (const char *name, void *val, void *arg)
+{
+    struct broker *b = arg;
+    (void)strmap_take (b->services, name);
+    return 0;
+}
+
+static void peer_remove (struct broker *b, struct peer *p)
+{
+    strmap_foreach (p->services, unregister_service, b);
+    (void)strmap_take (b->peers, p->id);
+    peer_free (p);
+}
+
+static int peer_send (struct peer *p, const flux_msg_t *msg)
+{
+    flux_msg_t *ref;
+
+    switch (p->kind) {
+        case PEER_CLIENT:
+            return usock_client_send (p->ptr, msg);
+        case PEER_MODULE:
+            return module_send (p->ptr, msg);
+        case PEER_SELF:
+            ref = (flux_msg_t *)flux_msg_incref (msg);
+            if (flux_msgpipe_send (p->b->self_pipe, 0, ref) < 0) {
+                flux_msg_decref (ref);
+                return -1;
+            }
+            return 0;
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+static int peer_add_service (struct peer *p, const char *name)
+{
+    struct broker *b = p->b;
+
+    if (strmap_get (b->services, name)) {
+        errno = EEXIST;
+        return -1;
+    }
+    if (strmap_put (b->services, name, p) < 0)
+        return -1;
+    if (strmap_put (p->services, name, p) < 0) {
+        (void)strmap_take (b->services, name);
+        return -1;
+    }
+    return 0;
+}
+
+static int peer_remove_service (struct peer *p, const char *name)
+{
+    if (strmap_get (p->b->services, name) != p) {
+        errno = ENOENT;
+        return -1;
+    }
+    (void)strmap_take (p->b->services, name);
+    (void)strmap_take (p->services, name);
+    return 0;
+}
+
+/* ---- errors ---- */
+
+void router_respond_error (struct broker *b, const flux_msg_t *req,
+                           int errnum, const char *errstr)
+{
+    flux_msg_t *rsp;
+
+    if (flux_msg_is_noresponse (req))
+        return;
+    if (!(rsp = flux_response_derive (req, errnum)))
+        return;
+    if (errstr && flux_msg_set_string (rsp, errstr) < 0) {
+        flux_msg_decref (rsp);
+        return;
+    }
+    router_response (b, rsp);
+}
+
+/* ---- tracking RPCs sent down to children ---- */
+
+static int child_index (struct broker *b, uint32_t rank)
+{
+    if (b->nchildren == 0 || rank < b->first_child
+        || rank >= b->first_child + (uint32_t)b->nchildren)
+        return -1;
+    return (int)(rank - b->first_child);
+}
+
+static void track_key (const flux_msg_t *msg, char *buf, size_t size)
+{
+    const char *sender = flux_msg_route_first (msg);
+    uint32_t tag = 0;
+
+    (void)flux_msg_get_matchtag (msg, &tag);
+    snprintf (buf, size, "%s:%u", sender ? sender : "", tag);
+}
+
+static void track_request (struct broker *b, int idx, const flux_msg_t *msg)
+{
+    char key[80];
+    flux_msg_t *cpy;
+
+    if (flux_msg_is_noresponse (msg))
+        return;
+    track_key (msg, key, sizeof (key));
+    if ((cpy = flux_msg_copy (msg, false))
+        && strmap_put (b->tracked[idx], key, cpy) < 0)
+        flux_msg_decref (cpy);
+}
+
+static void untrack_response (struct broker *b, int idx, const flux_msg_t *rsp)
+{
+    char key[80];
+    int errnum = 0;
+
+    (void)flux_msg_get_errnum (rsp, &errnum);
+    if (flux_msg_is_streaming (rsp) && errnum == 0)
+        return; /* more to come */
+    track_key (rsp, key, sizeof (key));
+    (void)strmap_delete (b->tracked[idx], key);
+}
+
+static int fail_tracked (const char *key, void *val, void *arg)
+{
+    struct broker *b = arg;
+    router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
+    return 0;
+}
+
+void router_child_lost (struct broker *b, uint32_t child_rank)
+{
+    int idx = child_index (b, child_rank);
+    struct strmap *old;
+
+    if (idx < 0)
+        return;
+    old = b->tracked[idx];
+    if (!(b->tracked[idx] = strmap_create ((strmap_free_f)flux_msg_decref))) {
+        b->tracked[idx] = old;
+        return;
+    }
+    strmap_foreach (old, fail_tracked, b);
+    strmap_destroy (old);
+}
+
+/* ---- requests ---- */
+
+static const char *service_name (const char *topic, char *buf, size_t size)
+{
+    size_t len = strcspn (topic, ".");
+    if (len >= size)
+        len = size - 1;
+    memcpy (buf, topic, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+static struct peer *service_lookup (struct broker *b, const char *topic)
+{
+    char name[128];
+    return strmap_get (b->services, service_name (topic, name, sizeof (name)));
+}
+
+static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
+{
+    if (peer_send (p, msg) < 0)
+        router_respond_error (b, msg, ENOSYS, NULL);
+    flux_msg_decref (msg);
+}
+
+static void send_parent (struct broker *b, flux_msg_t *msg)
+{
+    if (b->rank == 0 || !b->overlay || overlay_send_parent (b->overlay, msg) < 0)
+        router_respond_error (b, msg, b->rank == 0 ? ENOSYS : EHOSTUNREACH,
+                              NULL);
+    flux_msg_decref (msg);
+}
+
+static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
+{
+    int64_t child = topology_child_toward (b->rank, target, b->size,
+                                           b->fanout);
+    int idx;
+
+    if (child < 0 || !b->overlay
+        || overlay_send_child (b->overlay, (uint32_t)child, msg) < 0)
+        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+    else if ((idx = child_index (b, (uint32_t)child)) >= 0)
+        track_request (b, idx, msg);
+    flux_msg_decref (msg);
+}
+
+/* Requests the router answers itself for a local peer (PROTOCOLS 1.3). */
+static bool local_request (struct broker *b, struct peer *from,
+                           flux_msg_t *msg, const char *topic)
+{
+    const char *arg;
+    int rc;
+
+    if (!from || from->kind == PEER_SELF)
+        return false;
+    if (!strcmp (topic, "event.subscribe")
+        || !strcmp (topic, "event.unsubscribe")) {
+        if (flux_msg_unpack (msg, "{s:s}", "topic", &arg) < 0) {
+            router_respond_error (b, msg, EPROTO, "expected {topic:s}");
+            return true;
+        }
+        if (topic[6] == 's') {
+            char **v = realloc (from->subs, (from->nsubs + 1) * sizeof (*v));
+            if (!v || !(v[from->nsubs] = strdup (arg))) {
+                if (v)
+                    from->subs = v;
+                router_respond_error (b, msg, ENOMEM, NULL);
+                return true;
+            }
+            from->subs = v;
+            from->nsubs++;
+            rc = 0;
+        }
+        else {
+            size_t i;
+            rc = -1;
+            errno = ENOENT;
+            for (i = 0; i < from->nsubs; i++) {
+                if (!strcmp (from->subs[i], arg)) {
+                    free (from->subs[i]);
+                    from->subs[i] = from->subs[--from->nsubs];
+                    rc = 0;
+                    break;
+                }
+            }
+        }
+    }
+    else if (!strcmp (topic, "service.add")
+             || !strcmp (topic, "service.remove")) {
+        if (flux_msg_unpack (msg, "{s:s}", "service", &arg) < 0) {
+            router_respond_error (b, msg, EPROTO, "expected {service:s}");
+            return true;
+        }
+        if (topic[8] == 'a') {
+            char prefix[32];
+            snprintf (prefix, sizeof (prefix), "%u-", from->cred.userid);
+            if (!(from->cred.rolemask & FLUX_ROLE_OWNER)
+                && strncmp (arg, prefix, strlen (prefix)) != 0) {
+                router_respond_error (b, msg, EPERM,
+                                      "guests may only register "
+                                      "services named <userid>-*");
+                return true;
+            }
+            rc = peer_add_service (from, arg);
+        }
+        else
+            rc = peer_remove_service (from, arg);
+    }
+    else
+        return false;
+    if (rc < 0)
+        router_respond_error (b, msg, errno, NULL);
+    else {
+        flux_msg_t *rsp = flux_response_derive (msg, 0);
+        if (rsp)
+            router_response (b, rsp);
+    }
+    return true;
+}
+
+/* Remember (prefix, nodeid, upstream) so a disconnect can be sent later. */
+static void note_disconnect (struct peer *from, const flux_msg_t *msg,
+                             const char *topic, uint32_t nodeid)
+{
+    const char *dot = strrchr (topic, '.');
+    char key[300];
+
+    if (!dot || dot == topic || (size_t)(dot - topic) > 200)
+        return;
+    snprintf (key, sizeof (key), "%.*s\x1f%u\x1f%d", (int)(dot - topic), topic,
+              nodeid, flux_msg_has_flag (msg, FLUX_MSGFLAG_UPSTREAM));
+    if (!strmap_get (from->disconnects, key))
+        (void)strmap_put (from->disconnects, key, from);
+}
+
+void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
+{
+    const char *topic;
+    uint32_t nodeid;
+    struct peer *svc;
+    bool upstream = flux_msg_has_flag (msg, FLUX_MSGFLAG_UPSTREAM);
+
+    if (flux_msg_get_topic (msg, &topic) < 0
+        || flux_msg_get_nodeid (msg, &nodeid) < 0) {
+        flux_msg_decref (msg);
+        return;
+    }
+    if (local_request (b, from, msg, topic)) {
+        flux_msg_decref (msg);
+        return;
+    }
+    if (from && from->kind == PEER_CLIENT)
+        note_disconnect (from, msg, topic, nodeid);
+    if (nodeid == FLUX_NODEID_ANY) {
+        if ((svc = service_lookup (b, topic)))
+            deliver_local (b, svc, msg);
+        else
+            send_parent (b, msg);
+    }
+    else if (upstream) {
+        if (nodeid != b->rank && (svc = service_lookup (b, topic)))
+            deliver_local (b, svc, msg);
+        else
+            send_parent (b, msg);
+    }
+    else if (nodeid == b->rank) {
+        if ((svc = service_lookup (b, topic)))
+            deliver_local (b, svc, msg);
+        else {
+            router_respond_error (b, msg, ENOSYS, NULL);
+            flux_msg_decref (msg);
+        }
+    }
+    else if (nodeid >= b->size) {
+        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        flux_msg_decref (msg);
+    }
+    else if (topology_in_subtree (b->rank, nodeid, b->size, b->fanout))
+        send_down (b, nodeid, msg);
+    else
+        send_parent (b, msg);
+}
+
+/* ---- responses ---- */
+
+static int64_t child_of_route (struct broker *b, const char *id)
+{
+    char *end;
+    unsigned long r;
+
+    if (!id || !*id || strlen (id) > 10)
+        return -1;
+    r = strtoul (id, &end, 10);
+    if (*end || child_index (b, (uint32_t)r) < 0)
+        return -1;
+    return (int64_t)r;
+}
+
+void router_response (struct broker *b, flux_msg_t *msg)
+{
+    const char *top = flux_msg_route_last (msg);
+    struct peer *p;
+    int64_t child;
+
+    if (!top) {
+        flux_msg_decref (msg); /* nowhere to go: a response to nobody */
+        return;
+    }
+    if ((p = strmap_get (b->peers, top))) {
+        (void)flux_msg_route_pop (msg);
+        (void)peer_send (p, msg);
+    }
+    else if ((child = child_of_route (b, top)) >= 0) {
+        (void)flux_msg_route_pop (msg);
+        if (b->overlay)
+            (void)overlay_send_child (b->overlay, (uint32_t)child, msg);
+    }
+    else if (b->rank > 0 && b->overlay)
+        (void)overlay_send_parent (b->overlay, msg);
+    flux_msg_decref (msg);
+}
+
+/* ---- events ---- */
+
+static bool sub_matches (struct peer *p, const char *topic)
+{
+    size_t i;
+    for (i = 0; i < p->nsubs; i++)
+        if (!strncmp (topic, p->subs[i], strlen (p->subs[i])))
+            return true;
+    return false;
+}
+
+struct event_ctx {
+    const flux_msg_t *msg;
+    const char *topic;
+    struct flux_msg_cred cred;
+    bool private;
+};
+
+static int deliver_event (const char *key, void *val, void *arg)
+{
+    struct peer *p = val;
+    struct event_ctx *ctx = arg;
+
+    if (p->kind == PEER_SELF || !sub_matches (p, ctx->topic))
+        return 0;
+    if (ctx->private && !(p->cred.rolemask & FLUX_ROLE_OWNER)
+        && p->cred.userid != ctx->cred.userid)
+        return 0;
+    (void)peer_send (p, ctx->msg);
+    return 0;
+}
+
+void router_event (struct broker *b, flux_msg_t *msg)
+{
+    struct event_ctx ctx = {.msg = msg};
+    int i;
+
+    if (flux_msg_get_topic (msg, &ctx.topic) < 0) {
+        flux_msg_decref (msg);
+        return;
+    }
+    (void)flux_msg_get_cred (msg, &ctx.cred);
+    ctx.private = flux_msg_is_private (msg);
+    for (i = 0; i < b->nchildren && b->overlay; i++)
+        (void)overlay_send_child (b->overlay, b->first_child + i, msg);
+    strmap_foreach (b->peers, deliver_event, &ctx);
+    /* the broker's own services see every event (they filter by handler) */
+    (void)peer_send (b->self, msg);
+    flux_msg_decref (msg);
+}
+
+int router_publish (struct broker *b, flux_msg_t *msg)
+{
+    if (b->rank > 0) {
+        int rc = b->overlay ? overlay_send_parent (b->overlay, msg) : -1;
+        flux_msg_decref (msg);
+        return rc;
+    }
+    if (flux_msg_set_seq (msg, ++b->event_seq) < 0) {
+        flux_msg_decref (msg);
+        return -1;
+    }
+    router_event (b, msg);
+    return 0;
+}
+
+/* ---- from the overlay ---- */
+
+void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
+                          uint32_t peer_rank)
+{
+    int type = 0;
+    int idx;
+
+    (void)flux_msg_get_type (msg, &type);
+    switch (type) {
+        case FLUX_MSGTYPE_REQUEST:
+            router_request (b, msg, NULL);
+            break;
+        case FLUX_MSGTYPE_RESPONSE:
+            if (where == OVERLAY_DOWNSTREAM) {
+                /* the child's identity was pushed as a route: drop it */
+                (void)flux_msg_route_pop (msg);
+                if ((idx = child_index (b, peer_rank)) >= 0)
+                    untrack_response (b, idx, msg);
+            }
+            router_response (b, msg);
+            break;
+        case FLUX_MSGTYPE_EVENT:
+            if (where == OVERLAY_DOWNSTREAM)
+                (void)router_publish (b, msg); /* publish request */
+            else
+                router_event (b, msg);
+            break;
+        default:
+            flux_msg_decref (msg);
+    }
+}
+
+/* ---- from the broker's own services ---- */
+
+static void self_cb (uv_poll_t *w, int status, int events)
+{
+    struct broker *b = w->data;
+    int n;
+
+    for (n = 0; n < 64; n++) {
+        flux_msg_t *msg = flux_msgpipe_recv (b->self_pipe, 0);
+        int type = 0;
+        if (!msg)
+            break;
+        (void)flux_msg_set_cred (msg, (struct flux_msg_cred){
+                                          b->owner, FLUX_ROLE_OWNER
+                                                        | FLUX_ROLE_LOCAL});
+        (void)flux_msg_get_type (msg, &type);
+        if (type == FLUX_MSGTYPE_REQUEST) {
+            if (flux_msg_route_push (msg, b->uuid) < 0)
+                flux_msg_decref (msg);
+            else
+                router_request (b, msg, b->self);
+        }
+        else if (type == FLUX_MSGTYPE_RESPONSE)
+            router_response (b, msg);
+        else if (type == FLUX_MSGTYPE_EVENT)
+            (void)router_publish (b, msg);
+        else
+            flux_msg_decref (msg);
+    }
+}
+
+/* ---- modules ---- */
+
+int router_module_add (struct broker *b, struct module *m)
+{
+    struct peer *p;
+    struct flux_msg_cred cred = {b->owner, FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL};
+
+    if (!(p = peer_create (b, PEER_MODULE, module_uuid (m), m, cred)))
+        return -1;
+    if (peer_add_service (p, module_name (m)) < 0) {
+        peer_remove (b, p);
+        return -1;
+    }
+    return 0;
+}
+
+void router_module_remove (struct broker *b, struct module *m)
+{
+    struct peer *p = strmap_get (b->peers, module_uuid (m));
+    if (p)
+        peer_remove (b, p);
+}
+
+void router_from_module (struct module *m, flux_msg_t *msg, void *arg)
+{
+    struct broker *b = arg;
+    struct peer *p = strmap_get (b->peers, module_uuid (m));
+    int type = 0;
+
+    (void)flux_msg_get_type (msg, &type);
+    if (type == FLUX_MSGTYPE_REQUEST)
+        router_request (b, msg, p);
+    else if (type == FLUX_MSGTYPE_RESPONSE)
+        router_response (b, msg);
+    else if (type == FLUX_MSGTYPE_EVENT)
+        (void)router_publish (b, msg);
+    else
+        flux_msg_decref (msg);
+}
+
+/* ---- local clients ---- */
+
+static void client_connected (struct usock_client *c, void *arg)
+{
+    struct broker *b = arg;
+    struct peer *p = peer_create (b, PEER_CLIENT, usock_client_uuid (c), c,
+                                  usock_client_cred (c));
+    if (!p)
+        usock_client_disconnect (c);
+    else
+        usock_client_aux_set (c, p, NULL);
+}
+
+static bool early_allowed (const char *topic)
+{
+    return !strcmp (topic, "state-machine.wait")
+           || !strcmp (topic, "state-machine.get")
+           || !strcmp (topic, "attr.get") || !strcmp (topic, "log.dmesg");
+}
+
+static void client_message (struct usock_client *c, flux_msg_t *msg,
+                            void *arg)
+{
+    struct broker *b = arg;
+    struct peer *p = usock_client_aux_get (c);
+    const char *topic = NULL;
+    int type = 0;
+
+    if (!p) {
+        flux_msg_decref (msg);
+        return;
+    }
+    (void)flux_msg_get_type (msg, &type);
+    switch (type) {
+        case FLUX_MSGTYPE_REQUEST:
+            if (flux_msg_route_push (msg, p->id) < 0) {
+                flux_msg_decref (msg);
+                return;
+            }
+            (void)flux_msg_get_topic (msg, &topic);
+            if (b->state < STATE_INIT && topic && !early_allowed (topic)) {
+                router_respond_error (b, msg, EAGAIN,
+                                      "broker is not yet online");
+                flux_msg_decref (msg);
+                return;
+            }
+            router_request (b, msg, p);
+            break;
+        case FLUX_MSGTYPE_RESPONSE:
+            router_response (b, msg);
+            break;
+        case FLUX_MSGTYPE_EVENT:
+            (void)router_publish (b, msg);
+            break;
+        default:
+            flux_msg_decref (msg);
+    }
+}
+
+static int send_disconnect (const char *key, void *val, void *arg)
+{
+    struct peer *p = val;
+    struct broker *b = arg;
+    char topic[256];
+    unsigned int nodeid;
+    int upstream, len = (int)strcspn (key, "\x1f");
+    flux_msg_t *msg;
+
+    if (sscanf (key + len, "\x1f%u\x1f%d", &nodeid, &upstream) != 2)
+        return 0;
+    snprintf (topic, sizeof (topic), "%.*s.disconnect", len, key);
+    if (!(msg = flux_request_encode (topic, NULL)))
+        return 0;
+    if (flux_msg_set_nodeid (msg, nodeid) < 0 || flux_msg_set_noresponse (msg) < 0
+        || (upstream && flux_msg_set_flag (msg, FLUX_MSGFLAG_UPSTREAM) < 0)
+        || flux_msg_set_cred (msg, p->cred) < 0
+        || flux_msg_route_push (msg, p->id) < 0) {
+        flux_msg_decref (msg);
+        return 0;
+    }
+    router_request (b, msg, NULL);
+    return 0;
+}
+
+static void client_disconnected (struct usock_client *c, void *arg)
+{
+    struct broker *b = arg;
+    struct peer *p = usock_client_aux_get (c);
+
+    if (!p)
+        return;
+    usock_client_aux_set (c, NULL, NULL);
+    strmap_foreach (p->disconnects, send_disconnect, b);
+    peer_remove (b, p);
+}
+
+static void usock_log (const char *text, void *arg)
+{
+    struct broker *b = arg;
+    brokerlog_msg (b->log, 4 /* LOG_WARNING */, "local connector: %s", text);
+}
+
+static const struct usock_ops usock_ops = {
+    .connected = client_connected,
+    .message = client_message,
+    .disconnected = client_disconnected,
+    .log = usock_log,
+};
+
+int router_usock_start (struct broker *b, const char *path)
+{
+    struct usock_policy policy = {.owner = b->owner};
+    const char *s;
+    flux_error_t error;
+
+    if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))
+        policy.allow_guest_user = !strcmp (s, "1") || !strcmp (s, "true");
+    if ((s = attr_get (b->attrs, "access.allow-root-owner", NULL)))
+        policy.allow_root_owner = !strcmp (s, "1") || !strcmp (s, "true");
+    if (!(b->usock = usock_server_create (b->loop, path, &policy, &usock_ops,
+                                          b, &error))) {
+        fprintf (stderr, "flux-broker: %s\n", error.text);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- setup ---- */
+
+int router_init (struct broker *b)
+{
+    struct flux_msg_cred cred = {b->owner, FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL};
+    int i;
+
+    if (!(b->peers = strmap_create (peer_free))
+        || !(b->services = strmap_create (NULL))
+        || !(b->self = peer_create (b, PEER_SELF, b->uuid, NULL, cred)))
+        return -1;
+    b->nchildren = topology_child_count (b->rank, b->size, b->fanout);
+    b->first_child = (uint32_t)topology_first_child (b->rank, b->size,
+                                                     b->fanout);
+    if (b->nchildren > 0) {
+        if (!(b->tracked = calloc (b->nchildren, sizeof (*b->tracked))))
+            return -1;
+        for (i = 0; i < b->nchildren; i++)
+            if (!(b->tracked[i] =
+                      strmap_create ((strmap_free_f)flux_msg_decref)))
+                return -1;
+    }
+    if (uv_poll_init (b->loop, &b->self_poll,
+                      flux_msgpipe_pollfd (b->self_pipe, 0))
+        < 0)
+        return -1;
+    b->self_poll.data = b;
+    uv_poll_start (&b->self_poll, UV_READABLE, self_cb);
+    return 0;
+}
+
+/* Register one of the broker's own service names (to the self peer). */
+int router_self_service (struct broker *b, const char *name)
+{
+    return peer_add_service (b->self, name);
+}
+
+void router_fini (struct broker *b)
+{
+    int i;
+
+    if (b->usock) {
+        usock_server_destroy (b->usock);
+        b->usock = NULL;
+    }
+    if (b->tracked) {
+        for (i = 0; i < b->nchildren; i++)
+            strmap_destroy (b->tracked[i]);
+        free (b->tracked);
+        b->tracked = NULL;
+    }
+    strmap_destroy (b->services);
+    b->services = NULL;
+    strmap_destroy (b->peers); /* frees every peer, self included */
+    b->peers = NULL;
+    b->self = NULL;
+    if (uv_is_active ((uv_handle_t *)&b->self_poll))
+        uv_poll_stop (&b->self_poll);
+}

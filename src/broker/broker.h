@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef BROKER_BROKER_H
+#define BROKER_BROKER_H
+
+/* The broker context shared by its rooms: router (broker.c), built-in
+ * services (builtin.c), state machine and boot (main.c, boot.c).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "libflux/flux.h"
+#include "libflux/msgpipe.h"
+
+#include "attr.h"
+#include "log.h"
+
+struct usock_server;
+struct overlay;
+struct module;
+struct peer;
+struct service;
+
+/* Broker states (PROTOCOLS.md 3, enum order 0-11). */
+enum broker_state {
+    STATE_LOAD_BUILTINS = 0,
+    STATE_JOIN,
+    STATE_CONFIG_SYNC,
+    STATE_INIT,
+    STATE_QUORUM,
+    STATE_RUN,
+    STATE_CLEANUP,
+    STATE_SHUTDOWN,
+    STATE_FINALIZE,
+    STATE_GOODBYE,
+    STATE_UNLOAD_BUILTINS,
+    STATE_EXIT,
+};
+
+struct broker {
+    uv_loop_t *loop;
+    flux_reactor_t *reactor;
+    uint32_t rank;
+    uint32_t size;
+    int fanout;
+    uint32_t owner; /* instance owner uid */
+    char rankstr[16];
+    char uuid[40]; /* route id of the broker's own services */
+    double starttime;
+
+    struct attr *attrs;
+    struct brokerlog *log;
+
+    /* the broker's own services run on h, an end of self_pipe */
+    struct flux_msgpipe *self_pipe;
+    flux_t *h;
+    uv_poll_t self_poll;
+
+    struct usock_server *usock;
+    struct overlay *overlay;
+    int parent_online;
+    int children_online;
+
+    /* routing tables (broker.c) */
+    struct strmap *peers;    /* route id -> struct peer */
+    struct strmap *services; /* service name -> struct peer */
+    struct peer *self;       /* the broker's own services */
+    struct strmap **tracked; /* per direct child: RPCs in flight */
+    int nchildren;
+    uint32_t first_child;
+
+    uint32_t event_seq; /* rank 0: last sequence published */
+
+    /* modules */
+    struct module **modules;
+    size_t nmodules, modules_cap;
+
+    /* state machine (main.c) */
+    enum broker_state state;
+    int exit_rc;
+    char **initial_program; /* argv, NULL-terminated, or NULL */
+    uv_process_t *init_proc;
+    int shutdown_requested;
+    flux_msg_handler_t **builtin_handlers;
+};
+
+/* ---- router (broker.c) ---- */
+
+int router_init (struct broker *b);
+void router_fini (struct broker *b);
+
+/* Route a message received from 'from' (NULL: from the overlay, already
+ * identified by where/peer_rank in the overlay callback).  Takes
+ * ownership of msg. */
+void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
+                          uint32_t peer_rank);
+void router_request (struct broker *b, flux_msg_t *msg, struct peer *from);
+void router_response (struct broker *b, flux_msg_t *msg);
+/* Publish an event (rank 0 assigns the sequence). */
+int router_publish (struct broker *b, flux_msg_t *msg);
+/* Deliver an event with its sequence locally and to the children. */
+void router_event (struct broker *b, flux_msg_t *msg);
+
+/* Send an error response to a request that cannot be delivered. */
+void router_respond_error (struct broker *b, const flux_msg_t *req,
+                           int errnum, const char *errstr);
+
+/* Modules as routing peers. */
+int router_module_add (struct broker *b, struct module *m);
+void router_module_remove (struct broker *b, struct module *m);
+void router_from_module (struct module *m, flux_msg_t *msg, void *arg);
+
+/* A child peer was lost: fail the RPCs in flight through it. */
+void router_child_lost (struct broker *b, uint32_t child_rank);
+
+/* Register one of the broker's own service names. */
+int router_self_service (struct broker *b, const char *name);
+
+/* Local socket server callbacks wiring (broker.c). */
+int router_usock_start (struct broker *b, const char *path);
+
+/* ---- built-in services (builtin.c) ---- */
+int builtin_register (struct broker *b);
+void builtin_unregister (struct broker *b);
+/* Tell the built-ins the state changed (answers state-machine.wait). */
+void builtin_state_changed (struct broker *b);
+/* Load a module (name NULL: from the file name).  req, if given, is
+ * answered when the module is running or has failed. */
+int broker_module_load (struct broker *b, const char *target,
+                        const char *name, json_t *args, const flux_msg_t *req,
+                        flux_error_t *error);
+
+/* ---- state machine (main.c) ---- */
+const char *state_name (enum broker_state s);
+/* Begin an orderly shutdown (from flux shutdown, a signal, or the end of
+ * the initial program). */
+void broker_shutdown (struct broker *b, int exit_rc);
+/* Overlay status callback wiring (main.c). */
+void broker_peer_status (struct broker *b, uint32_t peer, int status,
+                         const char *error);
+
+#endif /* !BROKER_BROKER_H */

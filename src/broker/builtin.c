@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* builtin.c - the broker's own services, run on its internal handle:
+ * broker.*, event.publish, module.*, state-machine.*, shutdown.*,
+ * overlay.topology/health.  (attr.* and log.* live in attr.c and log.c.)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "broker.h"
+#include "libflux/base64.h"
+#include "module.h"
+#include "overlay/overlay.h"
+#include "overlay/topology.h"
+
+struct modctx {
+    const flux_msg_t *load_req;   /* answered when RUNNING or EXITED */
+    const flux_msg_t *remove_req; /* answered when EXITED */
+};
+
+static struct broker *broker_of (void *arg)
+{
+    return arg;
+}
+
+/* ---- broker.ping / broker.stats-get ---- */
+
+static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    struct broker *b = broker_of (arg);
+    const char *s = NULL;
+    json_t *o = NULL;
+    char *route = NULL, *full = NULL;
+    struct flux_msg_cred cred = {0};
+
+    if (flux_request_decode (msg, NULL, &s) < 0
+        || !(o = s ? json_loads (s, 0, NULL) : json_object ())
+        || !json_is_object (o)) {
+        flux_respond_error (h, msg, EPROTO, "ping: payload must be an object");
+        json_decref (o);
+        return;
+    }
+    (void)flux_msg_get_cred (msg, &cred);
+    route = flux_msg_route_string (msg);
+    if (asprintf (&full, "%s%s%.8s", route ? route : "",
+                  route && *route ? "!" : "", b->uuid)
+        < 0)
+        full = NULL;
+    json_object_set_new (o, "route", json_string (full ? full : ""));
+    json_object_set_new (o, "userid", json_integer (cred.userid));
+    json_object_set_new (o, "rolemask", json_integer (cred.rolemask));
+    json_object_set_new (o, "rank", json_integer (b->rank));
+    flux_respond_pack (h, msg, "O", o);
+    json_decref (o);
+    free (route);
+    free (full);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct flux_msgcounters c;
+
+    flux_get_msgcounters (h, &c);
+    flux_respond_pack (h, msg,
+                       "{s:{s:i s:i s:i s:i} s:{s:i s:i s:i s:i}}", "tx",
+                       "request", c.request_tx, "response", c.response_tx,
+                       "event", c.event_tx, "control", c.control_tx, "rx",
+                       "request", c.request_rx, "response", c.response_rx,
+                       "event", c.event_rx, "control", c.control_rx);
+}
+
+/* ---- event.publish ---- */
+
+static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    const char *topic, *payload = NULL;
+    int flags;
+    struct flux_msg_cred cred;
+    flux_msg_t *ev = NULL;
+    void *data = NULL;
+    ssize_t len = 0;
+    uint32_t seq;
+
+    if (b->rank != 0) {
+        flux_respond_error (h, msg, EPROTO, "event.publish: send to rank 0");
+        return;
+    }
+    if (flux_request_unpack (msg, NULL, "{s:s s:i s?s}", "topic", &topic,
+                             "flags", &flags, "payload", &payload)
+            < 0
+        || (flags & ~FLUX_MSGFLAG_PRIVATE) || !*topic) {
+        flux_respond_error (h, msg, EPROTO,
+                            "event.publish: expected {topic:s flags:i "
+                            "payload?:s}");
+        return;
+    }
+    if (payload) {
+        size_t slen = strlen (payload);
+        if (!(data = malloc (base64_decoded_size (slen)))
+            || (len = base64_decode (data, base64_decoded_size (slen),
+                                     payload, slen))
+                   < 0) {
+            flux_respond_error (h, msg, EPROTO,
+                                "event.publish: payload is not base64");
+            free (data);
+            return;
+        }
+    }
+    (void)flux_msg_get_cred (msg, &cred);
+    if (!(ev = flux_event_encode_raw (topic, data, len))
+        || flux_msg_set_cred (ev, cred) < 0
+        || ((flags & FLUX_MSGFLAG_PRIVATE) && flux_msg_set_private (ev) < 0)) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        flux_msg_decref (ev);
+        free (data);
+        return;
+    }
+    free (data);
+    seq = b->event_seq + 1;
+    if (router_publish (b, ev) < 0)
+        flux_respond_error (h, msg, errno, NULL);
+    else
+        flux_respond_pack (h, msg, "{s:i}", "seq", (int)seq);
+}
+
+/* ---- modules ---- */
+
+static void module_reap (struct broker *b, struct module *m)
+{
+    size_t i;
+
+    for (i = 0; i < b->nmodules; i++) {
+        if (b->modules[i] == m) {
+            b->modules[i] = b->modules[--b->nmodules];
+            break;
+        }
+    }
+    router_module_remove (b, m);
+    free (module_get_aux (m));
+    module_destroy (m);
+}
+
+/* Modules exit from their own thread; they are destroyed from a fresh
+ * loop turn, never inside their pipe callback. */
+static void reap_cb (uv_idle_t *w)
+{
+    struct broker *b = w->data;
+    size_t i;
+
+    uv_idle_stop (w);
+    for (i = 0; i < b->nmodules;) {
+        if (module_status (b->modules[i]) == MODSTATE_EXITED)
+            module_reap (b, b->modules[i]);
+        else
+            i++;
+    }
+}
+
+static uv_idle_t reaper;
+
+static void module_status_cb (struct module *m, int prev, void *arg)
+{
+    struct broker *b = arg;
+    struct modctx *ctx = module_get_aux (m);
+    int status = module_status (m);
+
+    if (status == MODSTATE_RUNNING && ctx->load_req) {
+        flux_respond (b->h, ctx->load_req, NULL);
+        flux_msg_decref (ctx->load_req);
+        ctx->load_req = NULL;
+    }
+    if (status == MODSTATE_EXITED) {
+        int errnum = module_errnum (m);
+        if (ctx->load_req) {
+            flux_respond_error (b->h, ctx->load_req, errnum ? errnum : EINVAL,
+                                "module exited during initialization");
+            flux_msg_decref (ctx->load_req);
+            ctx->load_req = NULL;
+        }
+        else if (errnum)
+            brokerlog_msg (b->log, 3, "module %s exited: %s", module_name (m),
+                           strerror (errnum));
+        if (ctx->remove_req) {
+            flux_respond (b->h, ctx->remove_req, NULL);
+            flux_msg_decref (ctx->remove_req);
+            ctx->remove_req = NULL;
+        }
+        /* no new requests may reach it */
+        router_module_remove (b, m);
+        reaper.data = b;
+        uv_idle_start (&reaper, reap_cb);
+    }
+}
+
+static struct module *module_lookup (struct broker *b, const char *name)
+{
+    size_t i;
+    for (i = 0; i < b->nmodules; i++)
+        if (!strcmp (module_name (b->modules[i]), name)
+            || !strcmp (module_path (b->modules[i]), name))
+            return b->modules[i];
+    return NULL;
+}
+
+static json_t *cacheable_attrs (struct broker *b)
+{
+    static const char *names[] = {"rank", "size", "rundir", "local-uri",
+                                  "hostlist", "tbon.fanout", "version",
+                                  "security.owner", "instance-level", NULL};
+    json_t *o = json_object ();
+    int i;
+
+    for (i = 0; o && names[i]; i++) {
+        const char *v = attr_get (b->attrs, names[i], NULL);
+        if (v)
+            json_object_set_new (o, names[i], json_string (v));
+    }
+    return o;
+}
+
+int broker_module_load (struct broker *b, const char *target,
+                        const char *name, json_t *args, const flux_msg_t *req,
+                        flux_error_t *error)
+{
+    char *path = NULL;
+    struct module *m = NULL;
+    struct modctx *ctx = NULL;
+    json_t *attrs = NULL;
+    const char *searchpath;
+
+    if (strchr (target, '/'))
+        path = strdup (target);
+    else if (!(searchpath = attr_get (b->attrs, "conf.module_path", NULL))
+             || !(path = module_find (searchpath, target))) {
+        errprintf (error, "%s: module not found in module path", target);
+        errno = ENOENT;
+        return -1;
+    }
+    if (!path || !(ctx = calloc (1, sizeof (*ctx)))
+        || !(attrs = cacheable_attrs (b)))
+        goto nomem;
+    if (!(m = module_create (b->loop, path, name, args, attrs, b->owner,
+                             router_from_module, module_status_cb, b, error)))
+        goto error;
+    module_set_aux (m, ctx);
+    if (module_lookup (b, module_name (m))) {
+        errprintf (error, "%s: a module of that name is already loaded",
+                   module_name (m));
+        errno = EEXIST;
+        module_stop (m);
+        module_destroy (m); /* joins the thread once it has stopped */
+        m = NULL;
+        goto error;
+    }
+    if (b->nmodules == b->modules_cap) {
+        size_t ncap = b->modules_cap ? b->modules_cap * 2 : 16;
+        struct module **nv = realloc (b->modules, ncap * sizeof (*nv));
+        if (!nv)
+            goto nomem;
+        b->modules = nv;
+        b->modules_cap = ncap;
+    }
+    if (router_module_add (b, m) < 0) {
+        errprintf (error, "%s: cannot register service: %s", module_name (m),
+                   strerror (errno));
+        goto error;
+    }
+    b->modules[b->nmodules++] = m;
+    if (req)
+        ctx->load_req = flux_msg_incref (req);
+    json_decref (attrs);
+    free (path);
+    return 0;
+nomem:
+    errprintf (error, "out of memory");
+    errno = ENOMEM;
+error:
+    if (m) {
+        int saved_errno = errno;
+        module_stop (m);
+        module_destroy (m);
+        errno = saved_errno;
+    }
+    else
+        free (ctx);
+    json_decref (attrs);
+    free (path);
+    return -1;
+}
+
+static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    struct broker *b = broker_of (arg);
+    const char *path, *name = NULL;
+    json_t *args = NULL;
+    flux_error_t error = {{0}};
+
+    if (flux_request_unpack (msg, NULL, "{s:s s?s s?o}", "path", &path,
+                             "name", &name, "args", &args)
+        < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "module.load: expected {path:s name?:s args:a}");
+        return;
+    }
+    if (broker_module_load (b, path, name, args, msg, &error) < 0)
+        flux_respond_error (h, msg, errno, error.text);
+}
+
+static void remove_cb (flux_t *h, flux_msg_handler_t *mh,
+                       const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    const char *name;
+    struct module *m;
+    struct modctx *ctx;
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "name", &name) < 0) {
+        flux_respond_error (h, msg, EPROTO, "module.remove: expected {name:s}");
+        return;
+    }
+    if (!(m = module_lookup (b, name))) {
+        flux_respond_error (h, msg, ENOENT, "module is not loaded");
+        return;
+    }
+    ctx = module_get_aux (m);
+    if (ctx->remove_req) {
+        flux_respond_error (h, msg, EBUSY, "module is already being removed");
+        return;
+    }
+    ctx->remove_req = flux_msg_incref (msg);
+    if (module_stop (m) < 0 && module_status (m) != MODSTATE_EXITED) {
+        flux_respond_error (h, msg, errno, NULL);
+        flux_msg_decref (ctx->remove_req);
+        ctx->remove_req = NULL;
+    }
+}
+
+static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    struct broker *b = broker_of (arg);
+    json_t *mods = json_array ();
+    size_t i;
+
+    for (i = 0; mods && i < b->nmodules; i++) {
+        struct module *m = b->modules[i];
+        json_t *o = json_pack ("{s:s s:s s:i s:i s:[] s:i s:i}", "name",
+                               module_name (m), "path", module_path (m),
+                               "idle", (int)module_idle (m), "status",
+                               module_status (m), "services", "sendqueue", 0,
+                               "recvqueue", 0);
+        if (!o || json_array_append_new (mods, o) < 0) {
+            json_decref (mods);
+            mods = NULL;
+        }
+    }
+    if (!mods)
+        flux_respond_error (h, msg, ENOMEM, NULL);
+    else
+        flux_respond_pack (h, msg, "{s:o}", "mods", mods);
+}
+
+/* ---- state machine, shutdown ---- */
+
+static void state_get_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    flux_respond_pack (h, msg, "{s:s s:f}", "state", state_name (b->state),
+                       "duration",
+                       uv_now (b->loop) / 1000. - b->starttime);
+}
+
+/* state-machine.wait requests held until the broker reaches run */
+static const flux_msg_t **waiters;
+static size_t nwaiters;
+
+static void state_wait_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    const flux_msg_t **v;
+
+    if (b->state == STATE_RUN)
+        flux_respond (h, msg, NULL);
+    else if (b->state > STATE_RUN)
+        flux_respond_error (h, msg, ENOENT, "broker is past the run state");
+    else if (!(v = realloc (waiters, (nwaiters + 1) * sizeof (*v))))
+        flux_respond_error (h, msg, ENOMEM, NULL);
+    else {
+        waiters = v;
+        waiters[nwaiters++] = flux_msg_incref (msg);
+    }
+}
+
+void builtin_state_changed (struct broker *b)
+{
+    size_t i;
+
+    if (b->state < STATE_RUN)
+        return;
+    for (i = 0; i < nwaiters; i++) {
+        if (b->state == STATE_RUN)
+            flux_respond (b->h, waiters[i], NULL);
+        else
+            flux_respond_error (b->h, waiters[i], ENOENT,
+                                "broker is past the run state");
+        flux_msg_decref (waiters[i]);
+    }
+    free (waiters);
+    waiters = NULL;
+    nwaiters = 0;
+}
+
+static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+
+    if (b->rank != 0 || b->state != STATE_RUN || b->shutdown_requested) {
+        flux_respond_error (h, msg, EINVAL,
+                            b->rank != 0 ? "shutdown must be sent to rank 0"
+                            : b->shutdown_requested
+                                ? "shutdown is already in progress"
+                                : "broker is not in the run state");
+        return;
+    }
+    if (flux_msg_is_streaming (msg))
+        flux_respond_error (h, msg, ENODATA, NULL);
+    else
+        flux_respond (h, msg, NULL);
+    broker_shutdown (b, 0);
+}
+
+/* ---- overlay ---- */
+
+static json_t *subtree (struct broker *b, uint32_t rank, int depth)
+{
+    json_t *children = json_array ();
+    int n = topology_child_count (rank, b->size, b->fanout), i;
+    int64_t first = topology_first_child (rank, b->size, b->fanout);
+
+    for (i = 0; children && i < n && depth < 64; i++) {
+        json_t *c = subtree (b, (uint32_t)(first + i), depth + 1);
+        if (!c || json_array_append_new (children, c) < 0) {
+            json_decref (children);
+            return NULL;
+        }
+    }
+    if (!children)
+        return NULL;
+    return json_pack ("{s:i s:I s:o}", "rank", (int)rank, "size",
+                      (json_int_t)topology_descendants (rank, b->size,
+                                                        b->fanout)
+                          + 1,
+                      "children", children);
+}
+
+static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    int rank;
+    json_t *o;
+
+    if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0) {
+        flux_respond_error (h, msg, EPROTO, "expected {rank:i}");
+        return;
+    }
+    if (rank < 0 || (uint32_t)rank >= b->size
+        || !topology_in_subtree (b->rank, rank, b->size, b->fanout)) {
+        flux_respond_error (h, msg, ENOENT, "rank is not in this subtree");
+        return;
+    }
+    if (!(o = subtree (b, rank, 0)))
+        flux_respond_error (h, msg, ENOMEM, NULL);
+    else {
+        flux_respond_pack (h, msg, "O", o);
+        json_decref (o);
+    }
+}
+
+static const char *peer_status_name (int s)
+{
+    switch (s) {
+        case OVERLAY_PEER_ONLINE:
+            return "full";
+        case OVERLAY_PEER_TORPID:
+            return "degraded";
+        case OVERLAY_PEER_LOST:
+            return "lost";
+        default:
+            return "offline";
+    }
+}
+
+static void health_cb (flux_t *h, flux_msg_handler_t *mh,
+                       const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    json_t *children = json_array ();
+    int online = 0, i;
+    const char *status;
+
+    for (i = 0; children && i < b->nchildren; i++) {
+        double since = 0;
+        int s = b->overlay ? overlay_child_status (b->overlay,
+                                                   b->first_child + i, &since)
+                           : OVERLAY_PEER_OFFLINE;
+        json_t *c = json_pack ("{s:i s:s s:f}", "rank",
+                               (int)(b->first_child + i), "status",
+                               peer_status_name (s), "duration",
+                               uv_now (b->loop) / 1000. - since);
+        if (s == OVERLAY_PEER_ONLINE)
+            online++;
+        if (!c || json_array_append_new (children, c) < 0) {
+            json_decref (children);
+            children = NULL;
+        }
+    }
+    if (!children) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    status = online == b->nchildren ? "full"
+             : online > 0           ? "partial"
+                                    : "degraded";
+    flux_respond_pack (h, msg, "{s:i s:s s:f s:o}", "rank", (int)b->rank,
+                       "status", status, "duration",
+                       uv_now (b->loop) / 1000. - b->starttime, "children",
+                       children);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "broker.ping", ping_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "broker.stats-get", stats_cb, FLUX_ROLE_ALL},
+    {FLUX_MSGTYPE_REQUEST, "event.publish", publish_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "module.load", load_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "module.remove", remove_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "module.list", list_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "state-machine.get", state_get_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "state-machine.wait", state_wait_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "shutdown.start", shutdown_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+static const char *self_services[] = {"broker", "attr", "log", "event",
+                                      "module", "state-machine", "shutdown",
+                                      "overlay", NULL};
+
+int builtin_register (struct broker *b)
+{
+    int i;
+
+    uv_idle_init (b->loop, &reaper);
+    for (i = 0; self_services[i]; i++)
+        if (router_self_service (b, self_services[i]) < 0)
+            return -1;
+    return flux_msg_handler_addvec (b->h, htab, b, &b->builtin_handlers);
+}
+
+void builtin_unregister (struct broker *b)
+{
+    size_t i;
+
+    for (i = 0; i < b->nmodules; i++)
+        free (module_get_aux (b->modules[i]));
+    flux_msg_handler_delvec (b->builtin_handlers);
+    b->builtin_handlers = NULL;
+    if (!uv_is_closing ((uv_handle_t *)&reaper))
+        uv_close ((uv_handle_t *)&reaper, NULL);
+}

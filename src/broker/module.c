@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* module.c - load a broker module DSO and run it in its own thread.
+ * The broker side lives on the broker's loop (a uv_poll on the pipe's
+ * eventfd); the module side is the thread function module_thread().
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "libflux/msgpipe.h"
+#include "module.h"
+
+#define RECV_BATCH 64
+
+typedef int (*mod_main_f) (flux_t *h, int argc, char **argv);
+
+struct module {
+    char *name;
+    char *path;
+    char uuid[40];
+    void *dso;
+    mod_main_f mod_main;
+    json_t *welcome; /* the welcome request payload */
+
+    struct flux_msgpipe *pipe; /* broker end 0, module end 1 */
+    pthread_t thread;
+    int thread_started;
+
+    uv_poll_t *poll;
+    double last_seen;
+    uint32_t owner;
+
+    int status;
+    int errnum;
+    module_recv_f recv_cb;
+    module_status_f status_cb;
+    void *arg;
+    void *aux;
+};
+
+static void make_uuid (char *buf, size_t size)
+{
+    unsigned char r[16];
+    FILE *f = fopen ("/dev/urandom", "r");
+
+    if (!f || fread (r, 1, sizeof (r), f) != sizeof (r)) {
+        /* extremely unlikely; fall back to something unique enough */
+        snprintf ((char *)r, sizeof (r), "%lx", (long)random ());
+    }
+    if (f)
+        fclose (f);
+    r[6] = (r[6] & 0x0f) | 0x40;
+    r[8] = (r[8] & 0x3f) | 0x80;
+    snprintf (buf, size,
+              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+              "%02x%02x%02x%02x%02x%02x",
+              r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+              r[10], r[11], r[12], r[13], r[14], r[15]);
+}
+
+char *module_find (const char *searchpath, const char *name)
+{
+    char *copy, *dir, *save = NULL, *result = NULL;
+
+    if (!searchpath || !name || !(copy = strdup (searchpath)))
+        return NULL;
+    for (dir = strtok_r (copy, ":", &save); dir;
+         dir = strtok_r (NULL, ":", &save)) {
+        char path[4096];
+        snprintf (path, sizeof (path), "%s/%s.so", dir, name);
+        if (access (path, R_OK) == 0) {
+            result = strdup (path);
+            break;
+        }
+    }
+    free (copy);
+    if (!result)
+        errno = ENOENT;
+    return result;
+}
+
+/* ---- module thread (the loader) ---- */
+
+static void status_send (flux_t *h, int status, int errnum, bool wait)
+{
+    flux_future_t *f;
+
+    f = flux_rpc_pack (h, "module.status", FLUX_NODEID_ANY,
+                       wait ? 0 : FLUX_RPC_NORESPONSE, "{s:i s:i}", "status",
+                       status, "errnum", errnum);
+    if (f && wait)
+        (void)flux_future_get (f, NULL);
+    flux_future_destroy (f);
+}
+
+static void running_cb (uv_prepare_t *w)
+{
+    flux_t *h = w->data;
+    status_send (h, MODSTATE_RUNNING, 0, false);
+    uv_prepare_stop (w);
+}
+
+static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    flux_reactor_stop (flux_get_reactor (h));
+}
+
+static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    struct module *m = arg;
+    json_t *o = NULL;
+    const char *s = NULL;
+    char *route = NULL, *full = NULL;
+    uint32_t rank = 0;
+    struct flux_msg_cred cred = {0};
+
+    if (flux_request_decode (msg, NULL, &s) < 0
+        || !(o = s ? json_loads (s, 0, NULL) : json_object ())
+        || !json_is_object (o)) {
+        flux_respond_error (h, msg, EPROTO, "ping: payload must be an object");
+        json_decref (o);
+        return;
+    }
+    (void)flux_get_rank (h, &rank);
+    (void)flux_msg_get_cred (msg, &cred);
+    route = flux_msg_route_string (msg);
+    if (asprintf (&full, "%s!%.8s", route ? route : "", m->uuid) < 0)
+        full = NULL;
+    json_object_set_new (o, "route", json_string (full ? full : ""));
+    json_object_set_new (o, "userid", json_integer (cred.userid));
+    json_object_set_new (o, "rolemask", json_integer (cred.rolemask));
+    json_object_set_new (o, "rank", json_integer (rank));
+    flux_respond_pack (h, msg, "O", o);
+    json_decref (o);
+    free (route);
+    free (full);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct flux_msgcounters c;
+
+    flux_get_msgcounters (h, &c);
+    flux_respond_pack (h, msg,
+                       "{s:{s:i s:i s:i s:i} s:{s:i s:i s:i s:i}}", "tx",
+                       "request", c.request_tx, "response", c.response_tx,
+                       "event", c.event_tx, "control", c.control_tx, "rx",
+                       "request", c.request_rx, "response", c.response_rx,
+                       "event", c.event_rx, "control", c.control_rx);
+}
+
+static void rusage_cb (flux_t *h, flux_msg_handler_t *mh,
+                       const flux_msg_t *msg, void *arg)
+{
+    struct rusage ru;
+    const char *who = "thread";
+    int w;
+
+    if (flux_request_unpack (msg, NULL, "{s?s}", "who", &who) < 0
+        && flux_msg_has_payload (msg)) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (!strcmp (who, "self"))
+        w = RUSAGE_SELF;
+    else if (!strcmp (who, "children"))
+        w = RUSAGE_CHILDREN;
+    else if (!strcmp (who, "thread"))
+        w = RUSAGE_THREAD;
+    else {
+        flux_respond_error (h, msg, EINVAL, "unknown 'who'");
+        return;
+    }
+    getrusage (w, &ru);
+    flux_respond_pack (
+        h, msg, "{s:f s:f s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i}",
+        "utime", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, "stime",
+        ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6, "maxrss",
+        (int)ru.ru_maxrss, "ixrss", (int)ru.ru_ixrss, "idrss",
+        (int)ru.ru_idrss, "isrss", (int)ru.ru_isrss, "minflt",
+        (int)ru.ru_minflt, "majflt", (int)ru.ru_majflt, "nswap",
+        (int)ru.ru_nswap, "inblock", (int)ru.ru_inblock, "oublock",
+        (int)ru.ru_oublock, "msgsnd", (int)ru.ru_msgsnd, "msgrcv",
+        (int)ru.ru_msgrcv, "nsignals", (int)ru.ru_nsignals);
+}
+
+static int default_handlers (struct module *m, flux_t *h,
+                             flux_msg_handler_t **mh, int max)
+{
+    struct {
+        const char *method;
+        flux_msg_handler_f cb;
+        uint32_t rolemask;
+    } tab[] = {
+        {"shutdown", shutdown_cb, 0},
+        {"ping", ping_cb, FLUX_ROLE_USER},
+        {"stats-get", stats_cb, FLUX_ROLE_ALL},
+        {"rusage", rusage_cb, FLUX_ROLE_USER},
+    };
+    int i;
+
+    for (i = 0; i < (int)(sizeof (tab) / sizeof (tab[0])) && i < max; i++) {
+        char topic[256];
+        struct flux_match match = FLUX_MATCH_REQUEST;
+        snprintf (topic, sizeof (topic), "%s.%s", m->name, tab[i].method);
+        match.topic_glob = topic;
+        if (!(mh[i] = flux_msg_handler_create (h, match, tab[i].cb, m)))
+            return -1;
+        flux_msg_handler_allow_rolemask (mh[i], tab[i].rolemask);
+        flux_msg_handler_start (mh[i]);
+    }
+    return 0;
+}
+
+/* Answer ENOSYS to whatever requests are still queued for the module. */
+static void drain_requests (flux_t *h)
+{
+    flux_msg_t *msg;
+
+    while ((msg = flux_recv (h, FLUX_O_NONBLOCK))) {
+        int type = 0;
+        (void)flux_msg_get_type (msg, &type);
+        if (type == FLUX_MSGTYPE_REQUEST)
+            flux_respond_error (h, msg, ENOSYS, NULL);
+        flux_msg_decref (msg);
+    }
+}
+
+static void cache_attrs (flux_t *h, json_t *attrs)
+{
+    const char *key;
+    json_t *val;
+
+    json_object_foreach (attrs, key, val) {
+        if (json_is_string (val))
+            (void)flux_attr_set_cacheonly (h, key, json_string_value (val));
+    }
+}
+
+static void *module_thread (void *arg)
+{
+    struct module *m = arg;
+    flux_msg_handler_t *mh[4] = {0};
+    flux_t *h = NULL;
+    uv_prepare_t prep;
+    json_t *args = json_object_get (m->welcome, "args");
+    int argc = (int)json_array_size (args), i, rc = -1, errnum = 0;
+    char **argv = calloc (argc + 1, sizeof (char *));
+
+    if (!argv || !(h = flux_msgpipe_open (m->pipe, 1, 0))) {
+        errnum = errno;
+        goto done;
+    }
+    for (i = 0; i < argc; i++)
+        argv[i] = (char *)json_string_value (json_array_get (args, i));
+    cache_attrs (h, json_object_get (m->welcome, "attrs"));
+    flux_aux_set (h, "flux::name", m->name, NULL);
+    flux_aux_set (h, "flux::uuid", m->uuid, NULL);
+    if (default_handlers (m, h, mh, 4) < 0 || !flux_get_reactor (h)) {
+        errnum = errno;
+        goto done;
+    }
+    uv_prepare_init (flux_reactor_uv (flux_get_reactor (h)), &prep);
+    prep.data = h;
+    uv_prepare_start (&prep, running_cb);
+    uv_unref ((uv_handle_t *)&prep);
+    rc = m->mod_main (h, argc, argv);
+    errnum = rc < 0 ? (errno ? errno : ECONNRESET) : 0;
+    uv_close ((uv_handle_t *)&prep, NULL);
+    status_send (h, MODSTATE_FINALIZING, 0, true);
+    drain_requests (h);
+done:
+    for (i = 0; i < 4; i++)
+        flux_msg_handler_destroy (mh[i]);
+    if (h)
+        status_send (h, MODSTATE_EXITED, errnum, false);
+    else {
+        /* no handle: tell the broker directly */
+        flux_msg_t *msg = flux_request_encode ("module.status", NULL);
+        if (msg
+            && flux_msg_pack (msg, "{s:i s:i}", "status", MODSTATE_EXITED,
+                              "errnum", errnum ? errnum : EINVAL)
+                   == 0
+            && flux_msg_set_noresponse (msg) == 0
+            && flux_msgpipe_send (m->pipe, 1, msg) == 0)
+            msg = NULL;
+        flux_msg_decref (msg);
+    }
+    flux_close (h);
+    free (argv);
+    return NULL;
+}
+
+/* ---- broker side ---- */
+
+static void set_status (struct module *m, int status, int errnum)
+{
+    int prev = m->status;
+
+    if (status <= prev)
+        return;
+    m->status = status;
+    if (errnum)
+        m->errnum = errnum;
+    if (m->status_cb)
+        m->status_cb (m, prev, m->arg);
+}
+
+/* Stamp the instance owner's credentials where unset (RFC 12). */
+static void stamp (struct module *m, flux_msg_t *msg)
+{
+    struct flux_msg_cred cred;
+
+    if (flux_msg_get_cred (msg, &cred) < 0)
+        return;
+    if (cred.userid == FLUX_USERID_UNKNOWN)
+        cred.userid = m->owner;
+    if (cred.rolemask == FLUX_ROLE_NONE)
+        cred.rolemask = FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL;
+    (void)flux_msg_set_cred (msg, cred);
+}
+
+static bool handle_status (struct module *m, flux_msg_t *msg)
+{
+    const char *topic;
+    int status, errnum = 0;
+
+    if (flux_msg_get_topic (msg, &topic) < 0
+        || strcmp (topic, "module.status") != 0)
+        return false;
+    if (flux_msg_unpack (msg, "{s:i s?i}", "status", &status, "errnum",
+                         &errnum)
+        < 0)
+        return true; /* malformed from our own loader: drop */
+    if (!flux_msg_is_noresponse (msg)) {
+        flux_msg_t *rsp = flux_response_derive (msg, 0);
+        if (rsp) {
+            module_send (m, rsp);
+            flux_msg_decref (rsp);
+        }
+    }
+    set_status (m, status, errnum);
+    return true;
+}
+
+static void pipe_cb (uv_poll_t *w, int status, int events)
+{
+    struct module *m = w->data;
+    int n;
+
+    m->last_seen = uv_now (w->loop) / 1000.;
+    for (n = 0; n < RECV_BATCH; n++) {
+        flux_msg_t *msg = flux_msgpipe_recv (m->pipe, 0);
+        int type = 0;
+        if (!msg)
+            break;
+        stamp (m, msg);
+        (void)flux_msg_get_type (msg, &type);
+        if (type == FLUX_MSGTYPE_REQUEST && handle_status (m, msg)) {
+            flux_msg_decref (msg);
+            if (!m->poll)
+                return; /* destroyed from the status callback */
+            continue;
+        }
+        if (type == FLUX_MSGTYPE_REQUEST
+            && flux_msg_route_push (msg, m->uuid) < 0) {
+            flux_msg_decref (msg);
+            continue;
+        }
+        m->recv_cb (m, msg, m->arg);
+        if (!m->poll)
+            return;
+    }
+}
+
+static void poll_close_cb (uv_handle_t *h)
+{
+    free (h);
+}
+
+static json_t *welcome_create (struct module *m, json_t *args, json_t *attrs)
+{
+    return json_pack ("{s:O s:O s:{} s:s s:s}", "args", args, "attrs", attrs,
+                      "conf", "name", m->name, "uuid", m->uuid);
+}
+
+static char *name_from_path (const char *path)
+{
+    const char *base = strrchr (path, '/');
+    base = base ? base + 1 : path;
+    return strndup (base, strcspn (base, "."));
+}
+
+struct module *module_create (uv_loop_t *loop, const char *path,
+                              const char *name, json_t *args, json_t *attrs,
+                              uint32_t owner, module_recv_f recv_cb,
+                              module_status_f status_cb, void *arg,
+                              flux_error_t *error)
+{
+    struct module *m;
+    json_t *empty = NULL;
+
+    if (!loop || !path || !recv_cb) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(m = calloc (1, sizeof (*m))))
+        return NULL;
+    m->owner = owner;
+    m->recv_cb = recv_cb;
+    m->status_cb = status_cb;
+    m->arg = arg;
+    make_uuid (m->uuid, sizeof (m->uuid));
+    if (!(m->path = strdup (path))
+        || !(m->name = name ? strdup (name) : name_from_path (path)))
+        goto error;
+    if (!(m->dso = dlopen (path, RTLD_NOW | RTLD_LOCAL))) {
+        errprintf (error, "%s", dlerror ());
+        errno = ENOENT;
+        goto error;
+    }
+    if (!(m->mod_main = (mod_main_f)dlsym (m->dso, "mod_main"))) {
+        errprintf (error, "%s: module does not define mod_main()", path);
+        errno = EINVAL;
+        goto error;
+    }
+    if (!args)
+        args = empty = json_array ();
+    if (!(m->welcome = welcome_create (m, args, attrs ? attrs : json_object ())))
+        goto nomem;
+    json_decref (empty);
+    empty = NULL;
+    if (!(m->pipe = flux_msgpipe_create ()) || !(m->poll = calloc (1, sizeof (*m->poll))))
+        goto nomem;
+    if (uv_poll_init (loop, m->poll, flux_msgpipe_pollfd (m->pipe, 0)) < 0) {
+        free (m->poll);
+        m->poll = NULL;
+        goto nomem;
+    }
+    m->poll->data = m;
+    uv_poll_start (m->poll, UV_READABLE, pipe_cb);
+    m->last_seen = uv_now (loop) / 1000.;
+    if ((errno = pthread_create (&m->thread, NULL, module_thread, m)) != 0) {
+        errprintf (error, "pthread_create: %s", strerror (errno));
+        goto error;
+    }
+    m->thread_started = 1;
+    return m;
+nomem:
+    errprintf (error, "out of memory");
+    errno = ENOMEM;
+error:
+    json_decref (empty);
+    module_destroy (m);
+    return NULL;
+}
+
+void module_destroy (struct module *m)
+{
+    if (m) {
+        int saved_errno = errno;
+        if (m->poll) {
+            uv_close ((uv_handle_t *)m->poll, poll_close_cb);
+            m->poll = NULL;
+        }
+        if (m->pipe)
+            flux_msgpipe_close (m->pipe, 0);
+        if (m->thread_started)
+            pthread_join (m->thread, NULL);
+        flux_msgpipe_decref (m->pipe);
+        json_decref (m->welcome);
+        if (m->dso)
+            dlclose (m->dso);
+        free (m->name);
+        free (m->path);
+        free (m);
+        errno = saved_errno;
+    }
+}
+
+int module_stop (struct module *m)
+{
+    char topic[256];
+    flux_msg_t *msg;
+    int rc;
+
+    snprintf (topic, sizeof (topic), "%s.shutdown", m->name);
+    if (!(msg = flux_request_encode (topic, NULL)))
+        return -1;
+    (void)flux_msg_set_noresponse (msg);
+    (void)flux_msg_set_cred (msg, (struct flux_msg_cred){m->owner,
+                                                         FLUX_ROLE_OWNER});
+    rc = module_send (m, msg);
+    flux_msg_decref (msg);
+    return rc;
+}
+
+int module_send (struct module *m, const flux_msg_t *msg)
+{
+    flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);
+
+    if (flux_msgpipe_send (m->pipe, 0, ref) < 0) {
+        flux_msg_decref (ref);
+        return -1;
+    }
+    return 0;
+}
+
+const char *module_name (struct module *m)
+{
+    return m->name;
+}
+
+const char *module_path (struct module *m)
+{
+    return m->path;
+}
+
+const char *module_uuid (struct module *m)
+{
+    return m->uuid;
+}
+
+int module_status (struct module *m)
+{
+    return m->status;
+}
+
+int module_errnum (struct module *m)
+{
+    return m->errnum;
+}
+
+double module_idle (struct module *m)
+{
+    return m->poll ? uv_now (m->poll->loop) / 1000. - m->last_seen : 0;
+}
+
+void module_set_aux (struct module *m, void *aux)
+{
+    m->aux = aux;
+}
+
+void *module_get_aux (struct module *m)
+{
+    return m->aux;
+}

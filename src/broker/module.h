@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef BROKER_MODULE_H
+#define BROKER_MODULE_H
+
+/* Broker modules (RFC 5): a DSO exporting mod_main(), run in its own
+ * thread with its own reactor, talking to the broker only through a
+ * msgpipe wrapped as its flux_t.
+ *
+ * The module thread (the "loader") handles the welcome request, caches
+ * the attributes it carries, registers default methods (NAME.shutdown,
+ * NAME.ping, NAME.stats-get, NAME.rusage), reports RUNNING once the
+ * reactor runs, calls mod_main, then FINALIZING (requests still queued get
+ * ENOSYS) and EXITED with mod_main's errno.
+ *
+ * The broker side receives everything the module sends through the
+ * recv callback (module.status requests are handled here and not passed
+ * on) and sends to the module with module_send().
+ */
+#include <jansson.h>
+#include <uv.h>
+
+#include "libflux/flux.h"
+
+enum {
+    MODSTATE_INIT = 0,
+    MODSTATE_RUNNING = 1,
+    MODSTATE_FINALIZING = 2,
+    MODSTATE_EXITED = 3,
+};
+
+struct module;
+
+/* A message from the module (callback owns msg). */
+typedef void (*module_recv_f) (struct module *m, flux_msg_t *msg, void *arg);
+/* The module's state changed (RUNNING, FINALIZING, EXITED). */
+typedef void (*module_status_f) (struct module *m, int prev, void *arg);
+
+/* Load the DSO at path and start its thread.  name NULL: derived from
+ * the file name (up to the first '.').  args: JSON array of strings
+ * (borrowed).  attrs: JSON object of cacheable attributes for the welcome
+ * (borrowed).  Errors: ENOENT (no file), EINVAL (no mod_main), with text.
+ */
+struct module *module_create (uv_loop_t *loop, const char *path,
+                              const char *name, json_t *args, json_t *attrs,
+                              uint32_t owner, module_recv_f recv_cb,
+                              module_status_f status_cb, void *arg,
+                              flux_error_t *error);
+
+/* Join the thread (it must have exited, or be told to with a shutdown
+ * request first) and free everything.  NULL-safe. */
+void module_destroy (struct module *m);
+
+/* Ask the module to stop (NAME.shutdown, no response expected). */
+int module_stop (struct module *m);
+
+/* Send a message to the module (takes a new reference). EPIPE if gone. */
+int module_send (struct module *m, const flux_msg_t *msg);
+
+const char *module_name (struct module *m);
+const char *module_path (struct module *m);
+const char *module_uuid (struct module *m);
+int module_status (struct module *m);
+int module_errnum (struct module *m);
+double module_idle (struct module *m); /* seconds since last message */
+
+/* Per-module slot for the broker (e.g. the pending load request). */
+void module_set_aux (struct module *m, void *aux);
+void *module_get_aux (struct module *m);
+
+/* Find the DSO for a module name in a colon-separated search path:
+ * NAME.so in each directory.  Caller frees. */
+char *module_find (const char *searchpath, const char *name);
+
+#endif /* !BROKER_MODULE_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef BROKER_USOCK_H
+#define BROKER_USOCK_H
+
+/* usock: the server side of the local connector (PROTOCOLS.md 1.1-1.2).
+ *
+ * A usock_server listens on a unix socket from a libuv loop.  Each
+ * accepted peer is classified by its SO_PEERCRED uid (usock_policy) and
+ * either refused (one EPERM byte, then close) or accepted (one 0x00 byte)
+ * and becomes a usock_client.  Framed messages read from a client are
+ * decoded, stamped with its credentials and handed to ops->message;
+ * usock_client_send() frames messages back without ever blocking.
+ *
+ * The server knows nothing of routing: pushing the client's UUID onto a
+ * request's route stack, subscriptions and services are the caller's
+ * business (the aux slot holds its per-client state).
+ *
+ * Lifetimes.  A client exists from ops->connected until ops->disconnected
+ * returns; then its aux value is destroyed and the object freed.  A client
+ * goes away when the peer hangs up, sends a malformed frame, falls too far
+ * behind reading (max_sendq_bytes), on usock_client_disconnect() or on
+ * usock_server_destroy().  ops->disconnected runs exactly once per
+ * connected client, never nested in a usock call made by the caller,
+ * except that usock_server_destroy() runs the pending ones itself.
+ * After usock_client_disconnect() no message callback arrives for the
+ * client and usock_client_send() fails with EPIPE.
+ *
+ * Memory of closed clients and of a destroyed server is released from
+ * libuv close callbacks: run the loop once more (uv_run (loop,
+ * UV_RUN_NOWAIT) is enough) before uv_loop_close().
+ *
+ * Fairness: at most USOCK_BATCH messages of one client are delivered per
+ * loop turn; the rest waits for the next turn (reading from that client
+ * pauses meanwhile), so one busy client never starves the others.
+ *
+ * Single threaded: every function must be called from the loop's thread.
+ * All functions may be called from any usock callback (including
+ * usock_server_destroy(), e.g. from ops->message).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "libflux/flux.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct usock_server;
+struct usock_client;
+
+#define USOCK_BATCH 64
+#define USOCK_SENDQ_DEFAULT (64u * 1024 * 1024)
+
+/* Who may connect and with which roles (PROTOCOLS.md 1.2, RFC 12).
+ * The peer uid is taken from SO_PEERCRED:
+ *   uid == owner                       -> OWNER
+ *   uid == 0 and allow_root_owner      -> OWNER
+ *   otherwise, if allow_guest_user     -> USER | guest_roles
+ *   otherwise refused with errno byte EPERM.
+ * LOCAL is always added.  A connection whose rolemask includes OWNER is an
+ * owner connection (see ops->message).
+ * max_sendq_bytes bounds the bytes queued for a client that does not read
+ * (0 means USOCK_SENDQ_DEFAULT).
+ */
+struct usock_policy {
+    uint32_t owner;
+    bool allow_guest_user;
+    bool allow_root_owner;
+    uint32_t guest_roles;
+    size_t max_sendq_bytes;
+};
+
+/* Callbacks; arg is the one given to usock_server_create().
+ * connected: a client was accepted (its accept byte is on its way).
+ * message: a message arrived; the callback owns msg.  Credentials are
+ *   stamped already: on an owner connection preset values are kept and only
+ *   unset fields (userid FLUX_USERID_UNKNOWN, rolemask 0) are filled in; on
+ *   a guest connection both are always overwritten.
+ * disconnected: the client is gone (see Lifetimes above); it is freed
+ *   after the callback returns.  Optional.
+ * log: one line of text about a refused or misbehaving peer (no newline).
+ *   Optional: if NULL the line goes to stderr.
+ */
+struct usock_ops {
+    void (*connected) (struct usock_client *c, void *arg);
+    void (*message) (struct usock_client *c, flux_msg_t *msg, void *arg);
+    void (*disconnected) (struct usock_client *c, void *arg);
+    void (*log) (const char *text, void *arg);
+};
+
+/* Create a listening socket at path (mode 0777: access is decided per
+ * connection by SO_PEERCRED) and start accepting from loop.  A stale
+ * socket at path is replaced.  policy and ops are copied; ops->message is
+ * required.  On failure returns NULL with errno set and a reason in error
+ * (may be NULL): EINVAL (NULL loop, path, policy, ops or ops->message, empty
+ * path), ENAMETOOLONG (path does not fit sockaddr_un), EEXIST (path exists
+ * and is not a socket), or what socket/bind/listen fail with (ENOENT,
+ * EACCES, EADDRINUSE, ...).
+ */
+struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
+                                          const struct usock_policy *policy,
+                                          const struct usock_ops *ops,
+                                          void *arg, flux_error_t *error);
+
+/* Stop listening, remove the socket file (if it is still the one created),
+ * close every client, running ops->disconnected for each client not yet
+ * notified, before returning.  No callback runs after this returns.
+ * Memory is released by close callbacks (see Lifetimes).  NULL-safe,
+ * preserves errno.
+ */
+void usock_server_destroy (struct usock_server *s);
+
+/* Number of connected clients (not counting those being closed). */
+size_t usock_server_client_count (struct usock_server *s);
+
+/* Queue msg to the client and write what the socket takes now; the rest is
+ * written when the socket becomes writable.  Never blocks; msg is not
+ * modified and may be destroyed on return.  Returns 0 on success, or -1
+ * with errno: EINVAL (NULL argument), EPIPE (client disconnected, or it
+ * was just disconnected because the bytes waiting for it would exceed
+ * max_sendq_bytes: a message is always accepted when nothing is waiting),
+ * EMSGSIZE (message too large to frame), ENOMEM.
+ */
+int usock_client_send (struct usock_client *c, const flux_msg_t *msg);
+
+/* Close the client at a safe point: no more message callbacks; the socket
+ * is closed now; ops->disconnected runs later from the loop (not from
+ * within this call).  Idempotent; NULL-safe.
+ */
+void usock_client_disconnect (struct usock_client *c);
+
+/* A random (version 4) UUID, 36 characters, unique to this connection.
+ * Valid as long as the client object.
+ */
+const char *usock_client_uuid (struct usock_client *c);
+
+/* The peer's credentials: its uid and the rolemask assigned by policy. */
+struct flux_msg_cred usock_client_cred (struct usock_client *c);
+
+/* One caller-owned slot per client.  aux_set replaces the value, calling
+ * the destroy function of the previous one (if any); the last value is
+ * destroyed after ops->disconnected returns.  destroy may be NULL.
+ */
+typedef void (*usock_free_f) (void *val);
+void usock_client_aux_set (struct usock_client *c, void *val,
+                           usock_free_f destroy);
+void *usock_client_aux_get (struct usock_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* !BROKER_USOCK_H */

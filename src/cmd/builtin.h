@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef FLUX_CMD_BUILTIN_H
+#define FLUX_CMD_BUILTIN_H
+
+/* The table of `flux` subcommands compiled into the flux binary.
+ *
+ * Each subcommand lives in src/cmd/builtin/<name>.c and exports
+ *   int cmd_<name> (int argc, char **argv)
+ * (argv[0] is the subcommand name, as for main()) and a struct builtin
+ * naming it, with a one-line summary for `flux help` and the usage text
+ * that `flux <name> --help` prints.  A subcommand returns the process
+ * exit status; it may also exit directly through the cmdutil.h helpers.
+ *
+ * Commands grouping sub-subcommands (`flux event pub`) describe each of
+ * those with a struct builtin too and run them with cmd_run_group().
+ */
+
+struct builtin {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*main) (int argc, char **argv);
+};
+
+extern const struct builtin builtin_getattr;
+extern const struct builtin builtin_setattr;
+extern const struct builtin builtin_lsattr;
+extern const struct builtin builtin_ping;
+extern const struct builtin builtin_dmesg;
+extern const struct builtin builtin_logger;
+extern const struct builtin builtin_event;
+extern const struct builtin builtin_module;
+extern const struct builtin builtin_overlay;
+extern const struct builtin builtin_uptime;
+extern const struct builtin builtin_shutdown;
+extern const struct builtin builtin_start;
+
+int cmd_getattr (int argc, char **argv);
+int cmd_setattr (int argc, char **argv);
+int cmd_lsattr (int argc, char **argv);
+int cmd_ping (int argc, char **argv);
+int cmd_dmesg (int argc, char **argv);
+int cmd_logger (int argc, char **argv);
+int cmd_event (int argc, char **argv);
+int cmd_module (int argc, char **argv);
+int cmd_overlay (int argc, char **argv);
+int cmd_uptime (int argc, char **argv);
+int cmd_shutdown (int argc, char **argv);
+int cmd_start (int argc, char **argv);
+
+#endif /* !FLUX_CMD_BUILTIN_H */

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* cmdutil.c - option parsing, messages and instance access shared by the
+ * flux subcommands, so that every command answers --help, bad usage and
+ * errors the same way.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libutil/fsd.h"
+
+#include "cmdutil.h"
+
+static char prog[128] = "flux";
+static char helpcmd[128] = "flux";
+static const char *usage_text = "";
+
+void cmd_init (const struct builtin *b, const char *group)
+{
+    snprintf (prog, sizeof (prog), "flux-%s", group ? group : b->name);
+    if (group)
+        snprintf (helpcmd, sizeof (helpcmd), "flux %s %s", group, b->name);
+    else
+        snprintf (helpcmd, sizeof (helpcmd), "flux %s", b->name);
+    usage_text = b->usage;
+    optind = 0; /* GNU getopt: full re-initialization on next call */
+}
+
+const char *cmd_prog (void)
+{
+    return prog;
+}
+
+void cmd_help (void)
+{
+    fputs (usage_text, stdout);
+    exit (0);
+}
+
+void cmd_usage_error (const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf (stderr, "%s: ", prog);
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fprintf (stderr, " (see '%s --help')\n", helpcmd);
+    exit (1);
+}
+
+static void vwarn (const char *fmt, va_list ap)
+{
+    fprintf (stderr, "%s: ", prog);
+    vfprintf (stderr, fmt, ap);
+    fputc ('\n', stderr);
+}
+
+void cmd_die (const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start (ap, fmt);
+    vwarn (fmt, ap);
+    va_end (ap);
+    exit (1);
+}
+
+void cmd_warn (const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start (ap, fmt);
+    vwarn (fmt, ap);
+    va_end (ap);
+}
+
+/* The option as the user wrote it, for error messages. */
+static void bad_option (int argc, char **argv, const char *what)
+{
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+    if (strncmp (arg, "--", 2) == 0) {
+        int len = strcspn (arg, "=");
+        cmd_usage_error ("%s '%.*s'", what, len, arg);
+    }
+    if (optopt)
+        cmd_usage_error ("%s '-%c'", what, optopt);
+    cmd_usage_error ("%s '%s'", what, arg);
+}
+
+int cmd_getopt (int argc, char **argv, const char *shortopts,
+                const struct option *longopts)
+{
+    char optstring[128];
+    int c;
+
+    snprintf (optstring, sizeof (optstring), "+:h%s", shortopts);
+    opterr = 0;
+    c = getopt_long (argc, argv, optstring, longopts, NULL);
+    if (c == 'h')
+        cmd_help ();
+    if (c == '?')
+        bad_option (argc, argv, "unknown option");
+    if (c == ':')
+        bad_option (argc, argv, "missing argument for");
+    return c;
+}
+
+flux_t *cmd_open (void)
+{
+    flux_error_t error;
+    flux_t *h;
+
+    if (!getenv ("FLUX_URI")) {
+        fprintf (stderr, "flux: FLUX_URI is not set: run this inside an "
+                         "instance (e.g. flux start)\n");
+        exit (1);
+    }
+    if (!(h = flux_open_ex (NULL, 0, &error)))
+        cmd_die ("cannot connect to %s: %s", getenv ("FLUX_URI"),
+                 error.text[0] ? error.text : strerror (errno));
+    return h;
+}
+
+long cmd_parse_long (const char *opt, const char *s, long min, long max)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol (s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+        cmd_usage_error ("%s: '%s' is not an integer in [%ld:%ld]", opt, s,
+                         min, max);
+    return v;
+}
+
+double cmd_parse_double (const char *opt, const char *s, double min)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod (s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !isfinite (v) || v < min)
+        cmd_usage_error ("%s: '%s' is not a number >= %g", opt, s, min);
+    return v;
+}
+
+double cmd_parse_duration (const char *opt, const char *s)
+{
+    double d;
+
+    if (fsd_parse_duration (s, &d) < 0)
+        cmd_usage_error ("%s: '%s' is not a duration (e.g. 0.5s, 2m)", opt,
+                         s);
+    return d;
+}
+
+static void group_usage (const struct builtin *group,
+                         const struct builtin *const members[], FILE *f)
+{
+    fputs (group->usage, f);
+    fprintf (f, "\nCommands:\n");
+    for (int i = 0; members[i]; i++)
+        fprintf (f, "  %-12s %s\n", members[i]->name, members[i]->summary);
+}
+
+int cmd_run_group (const struct builtin *group,
+                   const struct builtin *const members[], int argc,
+                   char **argv)
+{
+    const char *name = argc > 1 ? argv[1] : NULL;
+
+    cmd_init (group, NULL);
+    if (!name)
+        cmd_usage_error ("missing command");
+    if (!strcmp (name, "-h") || !strcmp (name, "--help")) {
+        group_usage (group, members, stdout);
+        exit (0);
+    }
+    for (int i = 0; members[i]; i++) {
+        if (!strcmp (members[i]->name, name)) {
+            cmd_init (members[i], group->name);
+            return members[i]->main (argc - 1, argv + 1);
+        }
+    }
+    cmd_usage_error ("unknown command '%s'", name);
+}
+
+double cmd_monotime (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* msgpipe.c - a two-ended, mutex-protected message queue pair with
+ * eventfd wakeups; and a flux_t connector over one end.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "msgpipe.h"
+
+struct queue {
+    flux_msg_t **v;
+    size_t head, count, cap;
+    int efd;       /* readable while count > 0 or peer closed */
+    bool closed;   /* the owning end closed */
+};
+
+struct flux_msgpipe {
+    pthread_mutex_t lock;
+    int refcount;
+    struct queue q[2]; /* q[i]: messages waiting for end i */
+};
+
+static void efd_set (int efd)
+{
+    uint64_t one = 1;
+    if (write (efd, &one, sizeof (one)) < 0) {
+        /* cannot overflow with our usage */
+    }
+}
+
+static void efd_clear (int efd)
+{
+    uint64_t val;
+    if (read (efd, &val, sizeof (val)) < 0) {
+        /* EAGAIN: already clear */
+    }
+}
+
+struct flux_msgpipe *flux_msgpipe_create (void)
+{
+    struct flux_msgpipe *p;
+    int i;
+
+    if (!(p = calloc (1, sizeof (*p))))
+        return NULL;
+    pthread_mutex_init (&p->lock, NULL);
+    p->refcount = 1;
+    p->q[0].efd = p->q[1].efd = -1;
+    for (i = 0; i < 2; i++) {
+        if ((p->q[i].efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+            flux_msgpipe_decref (p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+struct flux_msgpipe *flux_msgpipe_incref (struct flux_msgpipe *p)
+{
+    if (p) {
+        pthread_mutex_lock (&p->lock);
+        p->refcount++;
+        pthread_mutex_unlock (&p->lock);
+    }
+    return p;
+}
+
+void flux_msgpipe_decref (struct flux_msgpipe *p)
+{
+    if (p) {
+        int saved_errno = errno;
+        int n, i;
+        pthread_mutex_lock (&p->lock);
+        n = --p->refcount;
+        pthread_mutex_unlock (&p->lock);
+        if (n == 0) {
+            for (i = 0; i < 2; i++) {
+                struct queue *q = &p->q[i];
+                while (q->count > 0) {
+                    flux_msg_decref (q->v[q->head]);
+                    q->head = (q->head + 1) % q->cap;
+                    q->count--;
+                }
+                free (q->v);
+                if (q->efd >= 0)
+                    close (q->efd);
+            }
+            pthread_mutex_destroy (&p->lock);
+            free (p);
+        }
+        errno = saved_errno;
+    }
+}
+
+static int queue_push (struct queue *q, flux_msg_t *msg)
+{
+    if (q->count == q->cap) {
+        size_t ncap = q->cap ? q->cap * 2 : 64;
+        flux_msg_t **nv = malloc (ncap * sizeof (*nv));
+        size_t i;
+        if (!nv)
+            return -1;
+        for (i = 0; i < q->count; i++)
+            nv[i] = q->v[(q->head + i) % q->cap];
+        free (q->v);
+        q->v = nv;
+        q->cap = ncap;
+        q->head = 0;
+    }
+    q->v[(q->head + q->count) % q->cap] = msg;
+    q->count++;
+    return 0;
+}
+
+int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
+{
+    struct queue *q;
+    int rc = -1;
+
+    if (!p || (end != 0 && end != 1) || !msg) {
+        errno = EINVAL;
+        return -1;
+    }
+    q = &p->q[!end];
+    pthread_mutex_lock (&p->lock);
+    if (q->closed)
+        errno = EPIPE;
+    else if (queue_push (q, msg) == 0) {
+        if (q->count == 1)
+            efd_set (q->efd);
+        rc = 0;
+    }
+    pthread_mutex_unlock (&p->lock);
+    return rc;
+}
+
+flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
+{
+    struct queue *q;
+    flux_msg_t *msg = NULL;
+
+    if (!p || (end != 0 && end != 1)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    q = &p->q[end];
+    pthread_mutex_lock (&p->lock);
+    if (q->count > 0) {
+        msg = q->v[q->head];
+        q->head = (q->head + 1) % q->cap;
+        if (--q->count == 0 && !p->q[!end].closed)
+            efd_clear (q->efd);
+    }
+    else
+        errno = p->q[!end].closed ? EPIPE : EWOULDBLOCK;
+    pthread_mutex_unlock (&p->lock);
+    return msg;
+}
+
+int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end)
+{
+    return p->q[end].efd;
+}
+
+void flux_msgpipe_close (struct flux_msgpipe *p, int end)
+{
+    if (p) {
+        pthread_mutex_lock (&p->lock);
+        p->q[end].closed = true;
+        efd_set (p->q[!end].efd); /* wake the other end to see EPIPE */
+        pthread_mutex_unlock (&p->lock);
+    }
+}
+
+/* The flux_t connector over one end */
+
+struct pipe_end {
+    struct flux_msgpipe *p;
+    int end;
+};
+
+static int end_pollfd (void *impl)
+{
+    struct pipe_end *pe = impl;
+    return flux_msgpipe_pollfd (pe->p, pe->end);
+}
+
+static int end_pollevents (void *impl)
+{
+    struct pipe_end *pe = impl;
+    struct queue *q = &pe->p->q[pe->end];
+    int ev = FLUX_POLLOUT;
+
+    pthread_mutex_lock (&pe->p->lock);
+    if (q->count > 0)
+        ev |= FLUX_POLLIN;
+    else if (pe->p->q[!pe->end].closed)
+        ev |= FLUX_POLLERR;
+    pthread_mutex_unlock (&pe->p->lock);
+    return ev;
+}
+
+static int end_send (void *impl, const flux_msg_t *msg, int flags)
+{
+    struct pipe_end *pe = impl;
+    flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);
+
+    if (flux_msgpipe_send (pe->p, pe->end, ref) < 0) {
+        flux_msg_decref (ref);
+        return -1;
+    }
+    return 0;
+}
+
+static flux_msg_t *end_recv (void *impl, int flags)
+{
+    struct pipe_end *pe = impl;
+    flux_msg_t *msg = flux_msgpipe_recv (pe->p, pe->end);
+    struct flux_msg_cred cred;
+
+    if (!msg) {
+        if (errno == EPIPE)
+            errno = ECONNRESET;
+        return NULL;
+    }
+    /* The peer is in this process: unset credentials are the owner's.
+     * (A broker always stamps the credentials of what it forwards.) */
+    if (flux_msg_get_cred (msg, &cred) == 0
+        && (cred.userid == FLUX_USERID_UNKNOWN
+            || cred.rolemask == FLUX_ROLE_NONE)) {
+        if (cred.userid == FLUX_USERID_UNKNOWN)
+            cred.userid = getuid ();
+        if (cred.rolemask == FLUX_ROLE_NONE)
+            cred.rolemask = FLUX_ROLE_OWNER;
+        (void)flux_msg_set_cred (msg, cred);
+    }
+    return msg;
+}
+
+static void end_destroy (void *impl)
+{
+    struct pipe_end *pe = impl;
+    if (pe) {
+        flux_msgpipe_close (pe->p, pe->end);
+        flux_msgpipe_decref (pe->p);
+        free (pe);
+    }
+}
+
+static const struct flux_handle_ops pipe_ops = {
+    .pollfd = end_pollfd,
+    .pollevents = end_pollevents,
+    .send = end_send,
+    .recv = end_recv,
+    .impl_destroy = end_destroy,
+};
+
+flux_t *flux_msgpipe_open (struct flux_msgpipe *p, int end, int flags)
+{
+    struct pipe_end *pe;
+
+    if (!p || (end != 0 && end != 1)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(pe = calloc (1, sizeof (*pe))))
+        return NULL;
+    pe->p = flux_msgpipe_incref (p);
+    pe->end = end;
+    return flux_handle_create (pe, &pipe_ops, flags);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef FLUX_MSGPIPE_H
+#define FLUX_MSGPIPE_H
+
+/* A bidirectional, thread-safe message pipe between two ends in one
+ * process (the broker and a module thread, or the broker and its own
+ * built-in services).  Messages pass by reference: no copy, no encoding.
+ *
+ * Each end has a queue of messages waiting for it and an eventfd that is
+ * readable while that queue is non-empty.  flux_msgpipe_open() wraps one
+ * end as a flux_t, so a module uses the ordinary handle API.
+ *
+ * A message handed to flux_msgpipe_send() must not be modified afterwards
+ * by the sender: the receiver may already be reading it.
+ */
+#include "handle.h"
+
+struct flux_msgpipe;
+
+/* Create a pipe with a reference count of 1. */
+struct flux_msgpipe *flux_msgpipe_create (void);
+struct flux_msgpipe *flux_msgpipe_incref (struct flux_msgpipe *p);
+void flux_msgpipe_decref (struct flux_msgpipe *p);
+
+/* Queue msg for the other end (end is 0 or 1: the sender's end).  Takes
+ * the caller's reference on success.  EPIPE if the other end was closed.
+ */
+int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg);
+
+/* Next message for this end, or NULL with EWOULDBLOCK (empty) or EPIPE
+ * (empty and the other end closed).  Caller owns the message.
+ */
+flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end);
+
+/* Readable while messages wait for this end (or the other end closed). */
+int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end);
+
+/* Mark this end closed: the other end's recv then fails with EPIPE once
+ * its queue is empty, and its sends fail with EPIPE. */
+void flux_msgpipe_close (struct flux_msgpipe *p, int end);
+
+/* A handle over one end (takes a pipe reference; closes the end on
+ * flux_close).  flags as for flux_open. */
+flux_t *flux_msgpipe_open (struct flux_msgpipe *p, int end, int flags);
+
+#endif /* !FLUX_MSGPIPE_H */

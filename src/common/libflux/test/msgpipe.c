@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* Unit tests for msgpipe: raw ends, and RPCs between two threads. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "libflux/flux.h"
+#include "libflux/msgpipe.h"
+#include "tap.h"
+
+static void echo_cb (flux_t *h, flux_msg_handler_t *mh,
+                     const flux_msg_t *msg, void *arg)
+{
+    const char *s;
+    if (flux_request_decode (msg, NULL, &s) < 0)
+        flux_respond_error (h, msg, errno, NULL);
+    else
+        flux_respond (h, msg, s);
+}
+
+static void stop_cb (flux_t *h, flux_msg_handler_t *mh,
+                     const flux_msg_t *msg, void *arg)
+{
+    flux_respond (h, msg, NULL);
+    flux_reactor_stop (flux_get_reactor (h));
+}
+
+static void *server_thread (void *arg)
+{
+    struct flux_msgpipe *p = arg;
+    static const struct flux_msg_handler_spec htab[] = {
+        {FLUX_MSGTYPE_REQUEST, "echo", echo_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, "stop", stop_cb, 0},
+        FLUX_MSGHANDLER_TABLE_END,
+    };
+    flux_msg_handler_t **handlers;
+    flux_t *h = flux_msgpipe_open (p, 1, 0);
+
+    if (!h || flux_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
+        return NULL;
+    flux_reactor_run (flux_get_reactor (h), 0);
+    flux_msg_handler_delvec (handlers);
+    flux_close (h);
+    return NULL;
+}
+
+int main (int argc, char *argv[])
+{
+    struct flux_msgpipe *p;
+    flux_msg_t *msg, *got;
+    pthread_t t;
+    flux_t *h;
+    flux_future_t *f;
+    const char *s;
+    int i, errors = 0;
+
+    plan (NO_PLAN);
+
+    ok ((p = flux_msgpipe_create ()) != NULL, "msgpipe_create works");
+    errno = 0;
+    ok (flux_msgpipe_recv (p, 0) == NULL && errno == EWOULDBLOCK,
+        "recv on an empty end: EWOULDBLOCK");
+    msg = flux_request_encode ("a.b", "x");
+    ok (flux_msgpipe_send (p, 0, msg) == 0, "send from end 0");
+    ok ((got = flux_msgpipe_recv (p, 1)) == msg,
+        "end 1 receives the very same message (no copy)");
+    flux_msg_decref (got);
+    flux_msgpipe_close (p, 0);
+    errno = 0;
+    ok (flux_msgpipe_recv (p, 1) == NULL && errno == EPIPE,
+        "after the other end closed: EPIPE");
+    msg = flux_request_encode ("a.b", "x");
+    errno = 0;
+    ok (flux_msgpipe_send (p, 1, msg) < 0 && errno == EPIPE,
+        "sending to a closed end: EPIPE");
+    flux_msg_decref (msg);
+    flux_msgpipe_decref (p);
+
+    p = flux_msgpipe_create ();
+    pthread_create (&t, NULL, server_thread, p);
+    ok ((h = flux_msgpipe_open (p, 0, 0)) != NULL, "open end 0 as a handle");
+    for (i = 0; i < 10000; i++) {
+        char buf[32];
+        snprintf (buf, sizeof (buf), "%d", i);
+        f = flux_rpc (h, "echo", buf, FLUX_NODEID_ANY, 0);
+        if (flux_rpc_get (f, &s) < 0 || strcmp (s, buf) != 0)
+            errors++;
+        flux_future_destroy (f);
+    }
+    ok (errors == 0, "10000 RPCs to a service in another thread");
+    f = flux_rpc (h, "nosuch", NULL, FLUX_NODEID_ANY, 0);
+    ok (flux_rpc_get (f, NULL) < 0 && errno == ENOSYS, "ENOSYS across threads");
+    flux_future_destroy (f);
+    f = flux_rpc (h, "stop", NULL, FLUX_NODEID_ANY, 0);
+    ok (flux_future_get (f, NULL) == 0, "stop the server thread");
+    flux_future_destroy (f);
+    pthread_join (t, NULL);
+    f = flux_rpc (h, "echo", "late", FLUX_NODEID_ANY, 0);
+    ok (f == NULL || (flux_future_get (f, NULL) < 0
+                      && (errno == ECONNRESET || errno == EPIPE)),
+        "rpc after the other end closed fails");
+    flux_future_destroy (f);
+    flux_close (h);
+    flux_msgpipe_decref (p);
+    done_testing ();
+}

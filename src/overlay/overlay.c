@@ -1,0 +1,1425 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* overlay.c - one broker's ZeroMQ links in the tree overlay, on libuv.
+ *
+ * Event loop.  Every ZeroMQ socket (ROUTER, DEALER, the ZAP REP socket and
+ * one PAIR per socket monitor) is a "zwatch": a uv_poll on its ZMQ_FD.
+ * That fd is edge-like: it only says "re-read ZMQ_EVENTS", and any zmq
+ * call (a send too) may consume the signal while messages stay queued.
+ * So a uv_prepare re-reads ZMQ_EVENTS before the loop blocks and keeps a
+ * uv_idle started (the loop then polls without blocking) while any socket
+ * has input, and a uv_check drains all sockets after every poll, at most
+ * BATCH messages per socket per turn.  No input means no wakeups.
+ * Sockets are drained ZAP first, then monitors, then data, so that a
+ * disconnect event is seen before a hello on a new connection that
+ * reuses the fd number (the monitor queues the event before the old fd
+ * is closed).
+ *
+ * Security.  Each overlay has its own zmq context because a context has
+ * exactly one ZAP endpoint (inproc://zeromq.zap.01).  The ROUTER is a
+ * CURVE server; its ZAP handler admits only keys given to
+ * overlay_authorize() and sets the ZAP user id to that key's rank, which
+ * libzmq then attaches ("User-Id") to every frame from the peer.  The
+ * DEALER is a CURVE client with routing id = its rank in decimal.
+ * ROUTER_HANDOVER stays off: a second connection claiming a routing id in
+ * use is ignored by the ROUTER, so a peer holding some authorized key
+ * cannot steal another rank's link (at worst it blocks that rank until it
+ * goes away).  Every message from a child is checked: routing id ==
+ * User-Id, and the rank is a direct child.
+ *
+ * Hello (control messages, types in overlay.h).  connect() queues
+ * HELLO(status = OVERLAY_PROTOCOL_VERSION).  The parent checks the routing
+ * id is a direct child, its User-Id matches, and the version; it answers
+ * WELCOME(version) and marks the child ONLINE, or DISCONNECT(reason).  The
+ * child goes ONLINE on WELCOME and LOST on DISCONNECT.  Until ONLINE, the
+ * parent answers anything else from that rank with DISCONNECT(NOTONLINE),
+ * which is how a child the parent dropped learns it must start over.
+ *
+ * Wire rule for the ROUTER (frames are [identity][RFC 3 parts]): the
+ * parts are decoded without the identity; if the message has the ROUTE
+ * flag (requests, responses) the identity (= rank string) is then pushed
+ * as the newest hop, otherwise (events, control) it is dropped.  This is
+ * exactly what decoding the identity as a route frame would give for
+ * routed messages, and fails closed for the others.  Sending to a child
+ * prepends its rank string as identity frame; the caller's message is
+ * only read (flux_msg_to_parts).
+ *
+ * Loss detection.
+ *  - Child side connection drops: a monitor on the ROUTER reports
+ *    DISCONNECTED with the connection's fd; the fd of each child's
+ *    connection is recorded at hello (ZMQ_SRCFD of the hello frame).
+ *  - Dead hosts / half-open TCP: ZMQ_HEARTBEAT_IVL = heartbeat and
+ *    ZMQ_HEARTBEAT_TIMEOUT = lost_max (when lost_max > 0) make libzmq
+ *    close a link that stops answering pings, which again yields
+ *    DISCONNECTED; TCP keepalive is on as well.  ZMQ_HEARTBEAT_TTL is not
+ *    used since both ends set their own timeout.
+ *  - A stuck broker (process alive, loop not running): overlay heartbeats
+ *    both ways every heartbeat seconds; silence past torpid_max is TORPID,
+ *    past lost_max LOST (the parent also sends DISCONNECT(SILENT)).
+ *  - A send that finds the ROUTER has no pipe for an ONLINE child
+ *    (ROUTER_MANDATORY gives EHOSTUNREACH) marks it LOST.
+ *  - The child: DISCONNECTED or a failed handshake (e.g. ZAP refusal) on
+ *    the DEALER's monitor, silence past lost_max, no WELCOME within
+ *    lost_max, or a DISCONNECT from the parent.  Then the child stops
+ *    reconnecting (zmq_disconnect) until overlay_connect() is called again.
+ *
+ * Nothing blocks: all sends use ZMQ_DONTWAIT with unbounded HWMs, and all
+ * sockets have ZMQ_LINGER 0 so destroy is immediate.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <zmq.h>
+
+#include "overlay.h"
+#include "topology.h"
+
+#define BATCH 64                              /* messages per socket per turn */
+#define MAX_FRAMES (FLUX_MSG_MAX_ROUTES + 6)  /* identity + routes + 4 */
+#define KEYLEN 40                             /* Z85 CURVE key */
+#define ZAP_ENDPOINT "inproc://zeromq.zap.01"
+#define ZAP_DOMAIN "flux-overlay"
+#define MONITOR_EVENTS \
+    (ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL \
+     | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+
+struct zwatch;
+/* Consume one queued message: 1, or 0 if none was queued. */
+typedef int (*zwatch_f) (struct zwatch *w);
+
+struct zwatch {
+    uv_poll_t poll; /* first member: the close callback frees the watch */
+    void *zs;       /* NULL once closed (the watch is then being freed) */
+    struct overlay *ov;
+    zwatch_f handler;
+};
+
+struct peer {
+    uint32_t rank;
+    char id[16]; /* rank in decimal: routing id and ZAP user id */
+    enum overlay_peer_status status;
+    double since;     /* time of the last status change */
+    double last_seen; /* time of the last message from it */
+    int fd;           /* child: fd of its connection at hello, or -1 */
+    bool notify;      /* status change not yet reported */
+    char error[128];  /* reason of the last LOST */
+};
+
+struct authkey {
+    uint32_t rank;
+    char key[KEYLEN + 1];
+};
+
+struct overlay {
+    flux_reactor_t *r;
+    uv_loop_t *loop;
+    struct overlay_config cfg;
+    overlay_recv_f recv_cb;
+    overlay_status_f status_cb;
+    void *arg;
+    overlay_log_f log_cb;
+    void *log_arg;
+    void *zctx;
+    char id[16]; /* own rank in decimal: the DEALER's routing id */
+    char pubkey[KEYLEN + 1];
+    char seckey[KEYLEN + 1];
+    int monitor_gen; /* makes monitor endpoint names unique */
+
+    /* downstream */
+    struct peer *children;
+    int nchildren;
+    uint32_t first_child;
+    struct zwatch *router, *router_mon, *zap;
+    char *bind_uri;
+    struct authkey *keys;
+    size_t nkeys;
+
+    /* upstream */
+    struct peer parent;
+    struct zwatch *dealer, *dealer_mon;
+    char *parent_uri;
+
+    uv_prepare_t *prepare;
+    uv_check_t *check;
+    uv_idle_t *idle;
+    uv_timer_t *timer;
+    struct flux_deferred notify;
+};
+
+struct frames {
+    zmq_msg_t f[MAX_FRAMES];
+    int n;
+    bool truncated; /* more than MAX_FRAMES arrived (the rest dropped) */
+};
+
+static void drain_all (struct overlay *ov);
+
+/* Logging */
+
+static void ov_log (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void ov_log (struct overlay *ov, int level, const char *fmt, ...)
+{
+    int saved_errno = errno;
+    char buf[256];
+    va_list ap;
+
+    if (ov->log_cb) {
+        va_start (ap, fmt);
+        vsnprintf (buf, sizeof (buf), fmt, ap);
+        va_end (ap);
+        ov->log_cb (ov, level, buf, ov->log_arg);
+    }
+    errno = saved_errno;
+}
+
+static void log_stderr (struct overlay *ov, int level, const char *msg,
+                        void *arg)
+{
+    if (level <= LOG_INFO)
+        fprintf (stderr, "overlay[%" PRIu32 "]: %s\n", ov->cfg.rank, msg);
+}
+
+/* Peer state */
+
+static double now (struct overlay *ov)
+{
+    return flux_reactor_now (ov->r);
+}
+
+static bool is_up (const struct peer *p)
+{
+    return p->status == OVERLAY_PEER_ONLINE
+           || p->status == OVERLAY_PEER_TORPID;
+}
+
+static void peer_init (struct overlay *ov, struct peer *p, uint32_t rank)
+{
+    p->rank = rank;
+    snprintf (p->id, sizeof (p->id), "%" PRIu32, rank);
+    p->status = OVERLAY_PEER_OFFLINE;
+    p->since = now (ov);
+    p->last_seen = p->since;
+    p->fd = -1;
+}
+
+static void report (struct overlay *ov, struct peer *p)
+{
+    if (ov->status_cb)
+        ov->status_cb (ov, p->rank, p->status,
+                       p->status == OVERLAY_PEER_LOST ? p->error : NULL,
+                       ov->arg);
+}
+
+/* Change p's status.  Loop callbacks report at once; API calls pass
+ * later = true so the report comes on the next loop turn, never from
+ * inside the caller.  A report still waiting goes out first, so the
+ * callback sees every transition in order. */
+static void set_status (struct overlay *ov, struct peer *p,
+                        enum overlay_peer_status status, const char *error,
+                        bool later)
+{
+    if (p->notify) {
+        p->notify = false;
+        report (ov, p);
+    }
+    p->status = status;
+    p->since = now (ov);
+    if (status == OVERLAY_PEER_LOST)
+        snprintf (p->error, sizeof (p->error), "%s", error ? error : "lost");
+    if (later) {
+        p->notify = true;
+        flux_reactor_defer (ov->r, &ov->notify);
+    }
+    else
+        report (ov, p);
+}
+
+static void notify_cb (struct flux_deferred *d)
+{
+    struct overlay *ov =
+        (struct overlay *)((char *)d - offsetof (struct overlay, notify));
+
+    for (int i = 0; i < ov->nchildren; i++) {
+        if (ov->children[i].notify) {
+            ov->children[i].notify = false;
+            report (ov, &ov->children[i]);
+        }
+    }
+    if (ov->parent.notify) {
+        ov->parent.notify = false;
+        report (ov, &ov->parent);
+    }
+}
+
+/* Any message counts as hearing from the peer. */
+static void heard_from (struct overlay *ov, struct peer *p)
+{
+    p->last_seen = now (ov);
+    if (p->status == OVERLAY_PEER_TORPID)
+        set_status (ov, p, OVERLAY_PEER_ONLINE, NULL, false);
+}
+
+static struct peer *child_lookup (struct overlay *ov, uint32_t rank)
+{
+    if (ov->nchildren == 0 || rank < ov->first_child
+        || rank - ov->first_child >= (uint32_t)ov->nchildren)
+        return NULL;
+    return &ov->children[rank - ov->first_child];
+}
+
+static void child_lost (struct overlay *ov, struct peer *c,
+                        const char *reason, bool later)
+{
+    c->fd = -1;
+    set_status (ov, c, OVERLAY_PEER_LOST, reason, later);
+}
+
+static const char *reason_str (int reason)
+{
+    switch (reason) {
+    case OVERLAY_DISCONNECT_ADMIN:
+        return "disconnected by administrator";
+    case OVERLAY_DISCONNECT_NOTCHILD:
+        return "rank is not a child of the parent";
+    case OVERLAY_DISCONNECT_BADKEY:
+        return "key is authorized for another rank";
+    case OVERLAY_DISCONNECT_VERSION:
+        return "protocol version mismatch";
+    case OVERLAY_DISCONNECT_NOTONLINE:
+        return "not online at the parent";
+    case OVERLAY_DISCONNECT_SILENT:
+        return "parent heard nothing for too long";
+    }
+    return "unknown reason";
+}
+
+/* ZeroMQ helpers */
+
+static int zset_int (void *zs, int option, int value)
+{
+    return zmq_setsockopt (zs, option, &value, sizeof (value));
+}
+
+static int zset_str (void *zs, int option, const char *value)
+{
+    return zmq_setsockopt (zs, option, value, strlen (value));
+}
+
+static int ms (double seconds)
+{
+    double v = ceil (seconds * 1000.);
+    return v > INT32_MAX ? INT32_MAX : v < 1 ? 1 : (int)v;
+}
+
+static void zsock_close (void *zs)
+{
+    if (zs) {
+        int saved_errno = errno;
+        zmq_close (zs);
+        errno = saved_errno;
+    }
+}
+
+/* A socket that never blocks the loop or the exit. */
+static void *zsock_create (struct overlay *ov, int type)
+{
+    void *zs;
+
+    if (!(zs = zmq_socket (ov->zctx, type)))
+        return NULL;
+    if (zset_int (zs, ZMQ_LINGER, 0) < 0 || zset_int (zs, ZMQ_SNDHWM, 0) < 0
+        || zset_int (zs, ZMQ_RCVHWM, 0) < 0) {
+        zsock_close (zs);
+        return NULL;
+    }
+    return zs;
+}
+
+/* Options of the links to peers: keepalive, and libzmq's own heartbeat
+ * to close links to dead hosts (only if lost_max says links may die). */
+static int set_liveness (struct overlay *ov, void *zs)
+{
+    if (zset_int (zs, ZMQ_TCP_KEEPALIVE, 1) < 0)
+        return -1;
+    if (ov->cfg.lost_max > 0) {
+        if (zset_int (zs, ZMQ_HEARTBEAT_IVL, ms (ov->cfg.heartbeat)) < 0
+            || zset_int (zs, ZMQ_HEARTBEAT_TIMEOUT, ms (ov->cfg.lost_max)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void frames_close (struct frames *fr)
+{
+    for (int i = 0; i < fr->n; i++)
+        zmq_msg_close (&fr->f[i]);
+    fr->n = 0;
+}
+
+/* Receive one whole multipart message without blocking: 0, or -1 with
+ * errno (EAGAIN: nothing queued).  Frames past MAX_FRAMES are read and
+ * dropped, and fr->truncated is set. */
+static int frames_recv (void *zs, struct frames *fr)
+{
+    zmq_msg_t extra;
+    int more = 1;
+
+    fr->n = 0;
+    fr->truncated = false;
+    while (more) {
+        zmq_msg_t *m = fr->n < MAX_FRAMES ? &fr->f[fr->n] : &extra;
+        zmq_msg_init (m);
+        if (zmq_msg_recv (m, zs, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close (m);
+            frames_close (fr);
+            return -1;
+        }
+        more = zmq_msg_more (m);
+        if (m == &extra) {
+            zmq_msg_close (m);
+            fr->truncated = true;
+        }
+        else
+            fr->n++;
+    }
+    return 0;
+}
+
+static bool frame_is (zmq_msg_t *f, const char *s)
+{
+    size_t len = strlen (s);
+    return zmq_msg_size (f) == len && memcmp (zmq_msg_data (f), s, len) == 0;
+}
+
+/* Decode frames skip.. as one RFC 3 message; NULL with EPROTO if bad. */
+static flux_msg_t *frames_decode (struct frames *fr, int skip)
+{
+    struct flux_msg_part parts[MAX_FRAMES];
+
+    if (fr->truncated || fr->n <= skip) {
+        errno = EPROTO;
+        return NULL;
+    }
+    for (int i = skip; i < fr->n; i++) {
+        parts[i - skip].data = zmq_msg_data (&fr->f[i]);
+        parts[i - skip].size = zmq_msg_size (&fr->f[i]);
+    }
+    return flux_msg_from_parts (parts, fr->n - skip);
+}
+
+/* Send msg (preceded by an identity frame if id is set) as one multipart
+ * message.  The parts are copied by zmq_send, msg is only read.  With
+ * unbounded HWMs only the first frame can fail (EHOSTUNREACH on the
+ * ROUTER), so no half-sent message is left behind. */
+static int send_msg (void *zs, const char *id, const flux_msg_t *msg)
+{
+    uint8_t proto[FLUX_MSG_PROTO_SIZE];
+    struct flux_msg_part parts[MAX_FRAMES];
+    int count = MAX_FRAMES;
+
+    if (flux_msg_to_parts (msg, proto, parts, &count) < 0)
+        return -1;
+    if (id && zmq_send (zs, id, strlen (id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        return -1;
+    for (int i = 0; i < count; i++) {
+        int flags = ZMQ_DONTWAIT | (i < count - 1 ? ZMQ_SNDMORE : 0);
+        if (zmq_send (zs, parts[i].data, parts[i].size, flags) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int send_control (void *zs, const char *id, int type, int status)
+{
+    flux_msg_t *msg;
+    int rc = -1;
+
+    if ((msg = flux_msg_create (FLUX_MSGTYPE_CONTROL))
+        && flux_msg_set_control (msg, type, status) == 0)
+        rc = send_msg (zs, id, msg);
+    flux_msg_destroy (msg);
+    return rc;
+}
+
+static bool is_overlay_control (const flux_msg_t *msg, int *type,
+                                int *status)
+{
+    int t;
+    return flux_msg_get_type (msg, &t) == 0 && t == FLUX_MSGTYPE_CONTROL
+           && flux_msg_get_control (msg, type, status) == 0 && *type >= 0
+           && *type <= OVERLAY_CONTROL_RESERVED;
+}
+
+static void deliver (struct overlay *ov, flux_msg_t *msg,
+                     enum overlay_where where, uint32_t rank)
+{
+    if (ov->recv_cb)
+        ov->recv_cb (ov, msg, where, rank, ov->arg);
+    else
+        flux_msg_decref (msg);
+}
+
+/* Watches: a zmq socket driven by the loop */
+
+static void watch_close_cb (uv_handle_t *h)
+{
+    free (h); /* the poll handle is the first member of the watch */
+}
+
+/* Close the socket and the poll handle; the memory goes when libuv is
+ * done with the handle, so a drain loop holding w sees w->zs == NULL. */
+static void watch_destroy (struct zwatch *w)
+{
+    if (w && w->zs) {
+        uv_close ((uv_handle_t *)&w->poll, watch_close_cb);
+        zsock_close (w->zs);
+        w->zs = NULL;
+    }
+}
+
+static void watch_drain (struct zwatch *w)
+{
+    for (int i = 0; i < BATCH && w->zs; i++) {
+        if (w->handler (w) == 0)
+            break;
+    }
+}
+
+static bool watch_readable (struct zwatch *w)
+{
+    int events;
+    size_t len = sizeof (events);
+
+    return w && w->zs && zmq_getsockopt (w->zs, ZMQ_EVENTS, &events, &len) == 0
+           && (events & ZMQ_POLLIN);
+}
+
+static void poll_cb (uv_poll_t *h, int status, int events)
+{
+    struct zwatch *w = h->data;
+    drain_all (w->ov);
+}
+
+/* Watch zs (owned by the watch on success, still the caller's on error). */
+static struct zwatch *watch_create (struct overlay *ov, void *zs,
+                                    zwatch_f handler)
+{
+    struct zwatch *w;
+    int fd, e;
+    size_t len = sizeof (fd);
+
+    if (zmq_getsockopt (zs, ZMQ_FD, &fd, &len) < 0)
+        return NULL;
+    if (!(w = calloc (1, sizeof (*w))))
+        return NULL;
+    if ((e = uv_poll_init (ov->loop, &w->poll, fd)) < 0) {
+        free (w);
+        errno = -e;
+        return NULL;
+    }
+    w->poll.data = w;
+    w->zs = zs;
+    w->ov = ov;
+    w->handler = handler;
+    if ((e = uv_poll_start (&w->poll, UV_READABLE, poll_cb)) < 0) {
+        uv_close ((uv_handle_t *)&w->poll, watch_close_cb);
+        errno = -e;
+        return NULL;
+    }
+    return w;
+}
+
+/* Read one monitor event: 1 if read (*event 0 if malformed), 0 if none. */
+static int monitor_read (struct zwatch *w, uint16_t *event, uint32_t *value,
+                         char *addr, size_t addrsize)
+{
+    struct frames fr;
+
+    if (frames_recv (w->zs, &fr) < 0)
+        return 0;
+    *event = 0;
+    if (fr.n == 2 && zmq_msg_size (&fr.f[0]) == 6) {
+        const uint8_t *data = zmq_msg_data (&fr.f[0]);
+        memcpy (event, data, 2);
+        memcpy (value, data + 2, 4);
+        snprintf (addr, addrsize, "%.*s", (int)zmq_msg_size (&fr.f[1]),
+                  (const char *)zmq_msg_data (&fr.f[1]));
+    }
+    frames_close (&fr);
+    return 1;
+}
+
+static struct zwatch *monitor_create (struct overlay *ov, void *zs,
+                                      zwatch_f handler)
+{
+    char endpoint[64];
+    struct zwatch *w;
+    void *pair;
+
+    snprintf (endpoint, sizeof (endpoint), "inproc://overlay-monitor-%d",
+              ov->monitor_gen++);
+    if (zmq_socket_monitor (zs, endpoint, MONITOR_EVENTS) < 0)
+        return NULL;
+    if (!(pair = zsock_create (ov, ZMQ_PAIR)) || zmq_connect (pair, endpoint) < 0
+        || !(w = watch_create (ov, pair, handler))) {
+        int saved_errno = errno;
+        zsock_close (pair);
+        zmq_socket_monitor (zs, NULL, 0);
+        errno = saved_errno;
+        return NULL;
+    }
+    return w;
+}
+
+/* Loop handles */
+
+static void drain_all (struct overlay *ov)
+{
+    /* order matters, see the top of this file; pointers are re-read since
+     * callbacks may replace the upstream sockets (overlay_connect) */
+    struct zwatch **order[] = {&ov->zap, &ov->router_mon, &ov->dealer_mon,
+                               &ov->router, &ov->dealer};
+
+    for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++) {
+        if (*order[i])
+            watch_drain (*order[i]);
+    }
+}
+
+static void idle_cb (uv_idle_t *h)
+{
+}
+
+static void prepare_cb (uv_prepare_t *h)
+{
+    struct overlay *ov = h->data;
+
+    if (watch_readable (ov->zap) || watch_readable (ov->router_mon)
+        || watch_readable (ov->dealer_mon) || watch_readable (ov->router)
+        || watch_readable (ov->dealer))
+        uv_idle_start (ov->idle, idle_cb);
+    else
+        uv_idle_stop (ov->idle);
+}
+
+static void check_cb (uv_check_t *h)
+{
+    drain_all (h->data);
+}
+
+/* ZAP handler (RFC 27): admit authorized keys, user id = their rank */
+
+static struct authkey *key_lookup (struct overlay *ov, const char *key)
+{
+    for (size_t i = 0; i < ov->nkeys; i++) {
+        if (!strcmp (ov->keys[i].key, key))
+            return &ov->keys[i];
+    }
+    return NULL;
+}
+
+static void zap_answer (struct overlay *ov, void *zs, struct frames *fr)
+{
+    const char *code = "400", *text = "unknown key", *user = "";
+    char rank[16], key[KEYLEN + 1], addr[128];
+    struct authkey *a;
+
+    if (fr->n != 7 || !frame_is (&fr->f[0], "1.0")
+        || !frame_is (&fr->f[5], "CURVE") || zmq_msg_size (&fr->f[6]) != 32) {
+        ov_log (ov, LOG_ERR, "malformed ZAP request (%d frames)", fr->n);
+        code = "500";
+        text = "malformed request";
+    }
+    else {
+        zmq_z85_encode (key, zmq_msg_data (&fr->f[6]), 32);
+        snprintf (addr, sizeof (addr), "%.*s", (int)zmq_msg_size (&fr->f[3]),
+                  (const char *)zmq_msg_data (&fr->f[3]));
+        if ((a = key_lookup (ov, key))) {
+            snprintf (rank, sizeof (rank), "%" PRIu32, a->rank);
+            code = "200";
+            text = "OK";
+            user = rank;
+        }
+        else
+            ov_log (ov, LOG_NOTICE, "refused unknown key %s from %s", key,
+                    addr[0] ? addr : "(local)");
+    }
+    if (zmq_send (zs, "1.0", 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (zs, fr->n > 1 ? zmq_msg_data (&fr->f[1]) : NULL,
+                     fr->n > 1 ? zmq_msg_size (&fr->f[1]) : 0,
+                     ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (zs, code, 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (zs, text, strlen (text), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (zs, user, strlen (user), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (zs, "", 0, ZMQ_DONTWAIT) < 0)
+        ov_log (ov, LOG_ERR, "ZAP reply: %s", zmq_strerror (errno));
+}
+
+static int zap_recv (struct zwatch *w)
+{
+    struct frames fr;
+
+    if (frames_recv (w->zs, &fr) < 0)
+        return 0;
+    zap_answer (w->ov, w->zs, &fr);
+    frames_close (&fr);
+    return 1;
+}
+
+/* Downstream: messages from children */
+
+static bool parse_rank (const void *data, size_t size, uint32_t *rank)
+{
+    const char *s = data;
+    uint64_t v = 0;
+
+    if (size == 0 || size > 10 || (size > 1 && s[0] == '0'))
+        return false;
+    for (size_t i = 0; i < size; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v > UINT32_MAX)
+        return false;
+    *rank = (uint32_t)v;
+    return true;
+}
+
+static void refuse (struct overlay *ov, const char *id, int reason)
+{
+    if (send_control (ov->router->zs, id, OVERLAY_CONTROL_DISCONNECT, reason)
+        < 0)
+        ov_log (ov, LOG_DEBUG, "DISCONNECT to %s: %s", id, strerror (errno));
+}
+
+static void child_hello (struct overlay *ov, struct peer *c, int version,
+                         int fd)
+{
+    if (is_up (c))
+        child_lost (ov, c, "said hello again (restarted?)", false);
+    if (version != OVERLAY_PROTOCOL_VERSION) {
+        ov_log (ov, LOG_ERR, "child %s speaks protocol %d, not %d", c->id,
+                version, OVERLAY_PROTOCOL_VERSION);
+        refuse (ov, c->id, OVERLAY_DISCONNECT_VERSION);
+        return;
+    }
+    if (send_control (ov->router->zs, c->id, OVERLAY_CONTROL_WELCOME,
+                      OVERLAY_PROTOCOL_VERSION) < 0) {
+        ov_log (ov, LOG_ERR, "WELCOME to child %s: %s", c->id,
+                strerror (errno));
+        return;
+    }
+    c->fd = fd;
+    c->last_seen = now (ov);
+    set_status (ov, c, OVERLAY_PEER_ONLINE, NULL, false);
+}
+
+static void child_control (struct overlay *ov, struct peer *c, int type,
+                           int status, int fd)
+{
+    if (type == OVERLAY_CONTROL_HELLO) {
+        child_hello (ov, c, status, fd);
+        return;
+    }
+    if (!is_up (c)) {
+        refuse (ov, c->id, OVERLAY_DISCONNECT_NOTONLINE);
+        return;
+    }
+    heard_from (ov, c);
+    if (type != OVERLAY_CONTROL_HEARTBEAT)
+        ov_log (ov, LOG_ERR, "child %s sent unexpected control type %d",
+                c->id, type);
+}
+
+/* Identity and key checks; the child or NULL (already answered). */
+static struct peer *child_check (struct overlay *ov, struct frames *fr)
+{
+    uint32_t rank;
+    struct peer *c;
+    const char *user;
+    char id[16];
+
+    if (fr->n < 2 || !parse_rank (zmq_msg_data (&fr->f[0]),
+                                  zmq_msg_size (&fr->f[0]), &rank)) {
+        ov_log (ov, LOG_ERR, "dropped message from a peer without a rank "
+                "as routing id");
+        return NULL;
+    }
+    snprintf (id, sizeof (id), "%" PRIu32, rank);
+    if (!(c = child_lookup (ov, rank))) {
+        ov_log (ov, LOG_ERR, "refused rank %s: not a child", id);
+        refuse (ov, id, OVERLAY_DISCONNECT_NOTCHILD);
+        return NULL;
+    }
+    user = zmq_msg_gets (&fr->f[1], "User-Id");
+    if (!user || strcmp (user, c->id) != 0) {
+        ov_log (ov, LOG_ERR, "refused rank %s: key is that of rank %s", id,
+                user ? user : "(none)");
+        refuse (ov, id, OVERLAY_DISCONNECT_BADKEY);
+        return NULL;
+    }
+    return c;
+}
+
+static void from_child (struct overlay *ov, struct frames *fr)
+{
+    struct peer *c;
+    flux_msg_t *msg;
+    int type, status;
+
+    if (!(c = child_check (ov, fr)))
+        return;
+    if (!(msg = frames_decode (fr, 1))) {
+        ov_log (ov, LOG_ERR, "dropped malformed message from child %s: %s",
+                c->id, strerror (errno));
+        return;
+    }
+    if (is_overlay_control (msg, &type, &status)) {
+        child_control (ov, c, type, status,
+                       zmq_msg_get (&fr->f[1], ZMQ_SRCFD));
+        flux_msg_decref (msg);
+        return;
+    }
+    if (!is_up (c)) {
+        refuse (ov, c->id, OVERLAY_DISCONNECT_NOTONLINE);
+        flux_msg_decref (msg);
+        return;
+    }
+    heard_from (ov, c);
+    if (flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE)
+        && flux_msg_route_push (msg, c->id) < 0) {
+        ov_log (ov, LOG_ERR, "dropped message from child %s: route push: %s",
+                c->id, strerror (errno));
+        flux_msg_decref (msg);
+        return;
+    }
+    deliver (ov, msg, OVERLAY_DOWNSTREAM, c->rank);
+}
+
+static int router_recv (struct zwatch *w)
+{
+    struct frames fr;
+
+    if (frames_recv (w->zs, &fr) < 0)
+        return 0;
+    from_child (w->ov, &fr);
+    frames_close (&fr);
+    return 1;
+}
+
+static int router_mon_recv (struct zwatch *w)
+{
+    struct overlay *ov = w->ov;
+    uint16_t event;
+    uint32_t value;
+    char addr[128];
+
+    if (monitor_read (w, &event, &value, addr, sizeof (addr)) == 0)
+        return 0;
+    if (event == ZMQ_EVENT_DISCONNECTED) {
+        for (int i = 0; i < ov->nchildren; i++) {
+            struct peer *c = &ov->children[i];
+            if (is_up (c) && c->fd == (int)value)
+                child_lost (ov, c, "connection closed", false);
+        }
+    }
+    else if (event != 0)
+        ov_log (ov, LOG_INFO, "handshake with a child failed (event 0x%x, "
+                "status %" PRIu32 ")", event, value);
+    return 1;
+}
+
+/* Upstream: messages from the parent */
+
+static void parent_lost (struct overlay *ov, const char *reason)
+{
+    struct peer *p = &ov->parent;
+
+    if (p->status == OVERLAY_PEER_LOST)
+        return;
+    /* stop reconnecting until overlay_connect() is called again */
+    if (ov->dealer)
+        (void)zmq_disconnect (ov->dealer->zs, ov->parent_uri);
+    set_status (ov, p, OVERLAY_PEER_LOST, reason, false);
+}
+
+static void parent_control (struct overlay *ov, int type, int status)
+{
+    struct peer *p = &ov->parent;
+    char reason[128];
+
+    if (p->status == OVERLAY_PEER_LOST)
+        return;
+    if (type == OVERLAY_CONTROL_DISCONNECT) {
+        snprintf (reason, sizeof (reason), "%s by parent: %s",
+                  is_up (p) ? "disconnected" : "refused",
+                  reason_str (status));
+        parent_lost (ov, reason);
+    }
+    else if (type == OVERLAY_CONTROL_WELCOME && !is_up (p)) {
+        if (status != OVERLAY_PROTOCOL_VERSION) {
+            parent_lost (ov, "parent speaks another protocol version");
+            return;
+        }
+        p->last_seen = now (ov);
+        set_status (ov, p, OVERLAY_PEER_ONLINE, NULL, false);
+    }
+    else if (is_up (p)) {
+        heard_from (ov, p);
+        if (type != OVERLAY_CONTROL_HEARTBEAT)
+            ov_log (ov, LOG_ERR, "parent sent unexpected control type %d",
+                    type);
+    }
+}
+
+static void from_parent (struct overlay *ov, flux_msg_t *msg)
+{
+    int type, status;
+
+    if (is_overlay_control (msg, &type, &status)) {
+        parent_control (ov, type, status);
+        flux_msg_decref (msg);
+        return;
+    }
+    if (!is_up (&ov->parent)) {
+        ov_log (ov, LOG_DEBUG, "dropped message from parent: not online");
+        flux_msg_decref (msg);
+        return;
+    }
+    heard_from (ov, &ov->parent);
+    deliver (ov, msg, OVERLAY_UPSTREAM, ov->parent.rank);
+}
+
+static int dealer_recv (struct zwatch *w)
+{
+    struct frames fr;
+    flux_msg_t *msg;
+
+    if (frames_recv (w->zs, &fr) < 0)
+        return 0;
+    if (!(msg = frames_decode (&fr, 0)))
+        ov_log (w->ov, LOG_ERR, "dropped malformed message from parent: %s",
+                strerror (errno));
+    frames_close (&fr);
+    if (msg)
+        from_parent (w->ov, msg);
+    return 1;
+}
+
+static int dealer_mon_recv (struct zwatch *w)
+{
+    struct overlay *ov = w->ov;
+    uint16_t event;
+    uint32_t value;
+    char addr[128], reason[128];
+
+    if (monitor_read (w, &event, &value, addr, sizeof (addr)) == 0)
+        return 0;
+    if (w != ov->dealer_mon || event == 0)
+        return 1; /* from a connection overlay_connect() replaced */
+    if (event == ZMQ_EVENT_DISCONNECTED)
+        parent_lost (ov, "connection to parent closed");
+    else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+        snprintf (reason, sizeof (reason),
+                  "parent refused our key (ZAP status %" PRIu32 ")", value);
+        parent_lost (ov, reason);
+    }
+    else
+        parent_lost (ov, "handshake with parent failed (wrong parent key?)");
+    return 1;
+}
+
+/* Heartbeats and silence */
+
+static void child_tick (struct overlay *ov, struct peer *c, double t)
+{
+    double quiet = t - c->last_seen;
+    char reason[64];
+
+    if (!is_up (c))
+        return;
+    if (ov->cfg.lost_max > 0 && quiet >= ov->cfg.lost_max) {
+        refuse (ov, c->id, OVERLAY_DISCONNECT_SILENT);
+        snprintf (reason, sizeof (reason), "no message for %.3gs", quiet);
+        child_lost (ov, c, reason, false);
+        return;
+    }
+    if (c->status == OVERLAY_PEER_ONLINE && quiet >= ov->cfg.torpid_max)
+        set_status (ov, c, OVERLAY_PEER_TORPID, NULL, false);
+    if (is_up (c)
+        && send_control (ov->router->zs, c->id, OVERLAY_CONTROL_HEARTBEAT, 0)
+               < 0) {
+        if (errno == EHOSTUNREACH)
+            child_lost (ov, c, "connection to child is gone", false);
+        else
+            ov_log (ov, LOG_ERR, "heartbeat to child %s: %s", c->id,
+                    strerror (errno));
+    }
+}
+
+static void parent_tick (struct overlay *ov, double t)
+{
+    struct peer *p = &ov->parent;
+    double quiet;
+    char reason[64];
+
+    if (!ov->dealer || p->status == OVERLAY_PEER_LOST)
+        return;
+    quiet = t - (is_up (p) ? p->last_seen : p->since);
+    if (ov->cfg.lost_max > 0 && quiet >= ov->cfg.lost_max) {
+        snprintf (reason, sizeof (reason), "%s for %.3gs",
+                  is_up (p) ? "no message from parent" : "no answer to hello",
+                  quiet);
+        parent_lost (ov, reason);
+        return;
+    }
+    if (p->status == OVERLAY_PEER_ONLINE && quiet >= ov->cfg.torpid_max)
+        set_status (ov, p, OVERLAY_PEER_TORPID, NULL, false);
+    if (is_up (p) && ov->dealer
+        && send_control (ov->dealer->zs, NULL, OVERLAY_CONTROL_HEARTBEAT, 0)
+               < 0)
+        ov_log (ov, LOG_ERR, "heartbeat to parent: %s", strerror (errno));
+}
+
+static void timer_cb (uv_timer_t *h)
+{
+    struct overlay *ov = h->data;
+    double t = now (ov);
+
+    for (int i = 0; i < ov->nchildren; i++) {
+        if (ov->router)
+            child_tick (ov, &ov->children[i], t);
+    }
+    parent_tick (ov, t);
+}
+
+/* Public interface */
+
+static bool key_valid (const char *key)
+{
+    uint8_t bin[32];
+    return key && strlen (key) == KEYLEN && zmq_z85_decode (bin, key);
+}
+
+static int config_apply (struct overlay *ov, const struct overlay_config *cfg)
+{
+    if (cfg->size == 0 || cfg->rank >= cfg->size || cfg->fanout < 1
+        || !isfinite (cfg->heartbeat) || cfg->heartbeat < 0
+        || !isfinite (cfg->torpid_max) || cfg->torpid_max < 0
+        || !isfinite (cfg->lost_max) || cfg->lost_max < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    ov->cfg = *cfg;
+    if (ov->cfg.heartbeat == 0)
+        ov->cfg.heartbeat = 1.0;
+    if (ov->cfg.torpid_max == 0)
+        ov->cfg.torpid_max = 30.0;
+    return 0;
+}
+
+static int handles_create (struct overlay *ov)
+{
+    if (!(ov->prepare = calloc (1, sizeof (*ov->prepare)))
+        || !(ov->check = calloc (1, sizeof (*ov->check)))
+        || !(ov->idle = calloc (1, sizeof (*ov->idle)))
+        || !(ov->timer = calloc (1, sizeof (*ov->timer)))) {
+        free (ov->prepare);
+        free (ov->check);
+        free (ov->idle);
+        free (ov->timer);
+        ov->prepare = NULL;
+        ov->check = NULL;
+        ov->idle = NULL;
+        ov->timer = NULL;
+        errno = ENOMEM;
+        return -1;
+    }
+    /* these cannot fail on a valid loop */
+    uv_prepare_init (ov->loop, ov->prepare);
+    uv_check_init (ov->loop, ov->check);
+    uv_idle_init (ov->loop, ov->idle);
+    uv_timer_init (ov->loop, ov->timer);
+    ov->prepare->data = ov->check->data = ov->idle->data = ov;
+    ov->timer->data = ov;
+    uv_prepare_start (ov->prepare, prepare_cb);
+    uv_check_start (ov->check, check_cb);
+    uint64_t period = (uint64_t)ms (ov->cfg.heartbeat);
+    uv_timer_start (ov->timer, timer_cb, period, period);
+    return 0;
+}
+
+static void handle_free_cb (uv_handle_t *h)
+{
+    free (h);
+}
+
+static void handle_close (void *h)
+{
+    if (h)
+        uv_close ((uv_handle_t *)h, handle_free_cb);
+}
+
+static int children_create (struct overlay *ov)
+{
+    uint32_t size = ov->cfg.size, rank = ov->cfg.rank;
+
+    ov->nchildren = topology_child_count (rank, size, ov->cfg.fanout);
+    if (ov->nchildren == 0)
+        return 0;
+    ov->first_child = (uint32_t)topology_first_child (rank, size,
+                                                      ov->cfg.fanout);
+    if (!(ov->children = calloc (ov->nchildren, sizeof (ov->children[0]))))
+        return -1;
+    for (int i = 0; i < ov->nchildren; i++)
+        peer_init (ov, &ov->children[i], ov->first_child + (uint32_t)i);
+    return 0;
+}
+
+struct overlay *overlay_create (flux_reactor_t *r,
+                                const struct overlay_config *cfg,
+                                overlay_recv_f recv_cb,
+                                overlay_status_f status_cb, void *arg)
+{
+    struct overlay *ov;
+
+    if (!r || !cfg) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(ov = calloc (1, sizeof (*ov))))
+        return NULL;
+    flux_deferred_init (&ov->notify, notify_cb);
+    if (config_apply (ov, cfg) < 0)
+        goto error;
+    ov->r = r;
+    ov->loop = flux_reactor_uv (r);
+    ov->recv_cb = recv_cb;
+    ov->status_cb = status_cb;
+    ov->arg = arg;
+    ov->log_cb = log_stderr;
+    snprintf (ov->id, sizeof (ov->id), "%" PRIu32, cfg->rank);
+    int64_t parent = topology_parent (cfg->rank, cfg->size, cfg->fanout);
+    peer_init (ov, &ov->parent, parent < 0 ? 0 : (uint32_t)parent);
+    if (children_create (ov) < 0)
+        goto error;
+    if (zmq_curve_keypair (ov->pubkey, ov->seckey) < 0)
+        goto error;
+    if (!(ov->zctx = zmq_ctx_new ()))
+        goto error;
+    (void)zmq_ctx_set (ov->zctx, ZMQ_BLOCKY, 0);
+    if (handles_create (ov) < 0)
+        goto error;
+    return ov;
+error:
+    overlay_destroy (ov);
+    return NULL;
+}
+
+void overlay_destroy (struct overlay *ov)
+{
+    if (ov) {
+        int saved_errno = errno;
+        flux_reactor_undefer (&ov->notify);
+        watch_destroy (ov->dealer);
+        watch_destroy (ov->dealer_mon);
+        watch_destroy (ov->router);
+        watch_destroy (ov->router_mon);
+        watch_destroy (ov->zap);
+        handle_close (ov->prepare);
+        handle_close (ov->check);
+        handle_close (ov->idle);
+        handle_close (ov->timer);
+        if (ov->zctx) {
+            while (zmq_ctx_term (ov->zctx) < 0 && errno == EINTR)
+                ;
+        }
+        free (ov->children);
+        free (ov->keys);
+        free (ov->bind_uri);
+        free (ov->parent_uri);
+        free (ov);
+        errno = saved_errno;
+    }
+}
+
+void overlay_set_log (struct overlay *ov, overlay_log_f cb, void *arg)
+{
+    if (ov) {
+        ov->log_cb = cb;
+        ov->log_arg = arg;
+    }
+}
+
+const char *overlay_get_pubkey (struct overlay *ov)
+{
+    return ov ? ov->pubkey : NULL;
+}
+
+int overlay_set_cert (struct overlay *ov, const char *pubkey,
+                      const char *seckey)
+{
+    char derived[KEYLEN + 1];
+
+    if (!ov || !key_valid (pubkey) || !key_valid (seckey)
+        || zmq_curve_public (derived, seckey) < 0
+        || strcmp (derived, pubkey) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (ov->router || ov->dealer) {
+        errno = EBUSY;
+        return -1;
+    }
+    memcpy (ov->pubkey, pubkey, KEYLEN + 1);
+    memcpy (ov->seckey, seckey, KEYLEN + 1);
+    return 0;
+}
+
+int overlay_authorize (struct overlay *ov, uint32_t rank, const char *pubkey)
+{
+    struct authkey *a;
+
+    if (!ov || rank >= ov->cfg.size || !key_valid (pubkey)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((a = key_lookup (ov, pubkey)) && a->rank != rank) {
+        errno = EEXIST;
+        return -1;
+    }
+    for (size_t i = 0; i < ov->nkeys; i++) {
+        if (ov->keys[i].rank == rank) {
+            memcpy (ov->keys[i].key, pubkey, KEYLEN + 1);
+            return 0;
+        }
+    }
+    if (!(a = realloc (ov->keys, (ov->nkeys + 1) * sizeof (*a))))
+        return -1;
+    ov->keys = a;
+    a[ov->nkeys].rank = rank;
+    memcpy (a[ov->nkeys].key, pubkey, KEYLEN + 1);
+    ov->nkeys++;
+    return 0;
+}
+
+/* The ZAP handler lives as long as the overlay once created: an inproc
+ * endpoint is released asynchronously after close, so closing it on a
+ * failed bind could make the next attempt fail with EADDRINUSE. */
+static int zap_start (struct overlay *ov)
+{
+    void *zs;
+
+    if (ov->zap)
+        return 0;
+    if (!(zs = zsock_create (ov, ZMQ_REP)) || zmq_bind (zs, ZAP_ENDPOINT) < 0
+        || !(ov->zap = watch_create (ov, zs, zap_recv))) {
+        zsock_close (zs);
+        return -1;
+    }
+    return 0;
+}
+
+static void *router_create (struct overlay *ov)
+{
+    void *zs;
+
+    if (!(zs = zsock_create (ov, ZMQ_ROUTER)))
+        return NULL;
+    if (zset_int (zs, ZMQ_ROUTER_MANDATORY, 1) < 0
+        || zset_int (zs, ZMQ_CURVE_SERVER, 1) < 0
+        || zset_str (zs, ZMQ_CURVE_SECRETKEY, ov->seckey) < 0
+        || zset_str (zs, ZMQ_ZAP_DOMAIN, ZAP_DOMAIN) < 0
+        || set_liveness (ov, zs) < 0) {
+        zsock_close (zs);
+        return NULL;
+    }
+    return zs;
+}
+
+int overlay_bind (struct overlay *ov, const char *uri)
+{
+    struct zwatch *mon = NULL, *w = NULL;
+    char endpoint[1024];
+    size_t len = sizeof (endpoint);
+    void *zs = NULL;
+    char *copy = NULL;
+
+    if (!ov || !uri || ov->nchildren == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (ov->router) {
+        errno = EBUSY;
+        return -1;
+    }
+    if (zap_start (ov) < 0 || !(zs = router_create (ov))
+        || !(mon = monitor_create (ov, zs, router_mon_recv))
+        || zmq_bind (zs, uri) < 0
+        || zmq_getsockopt (zs, ZMQ_LAST_ENDPOINT, endpoint, &len) < 0
+        || !(copy = strdup (endpoint)) || !(w = watch_create (ov, zs, router_recv))) {
+        int saved_errno = errno;
+        free (copy);
+        watch_destroy (mon);
+        zsock_close (zs);
+        errno = saved_errno;
+        return -1;
+    }
+    ov->router = w;
+    ov->router_mon = mon;
+    ov->bind_uri = copy;
+    return 0;
+}
+
+const char *overlay_get_bind_uri (struct overlay *ov)
+{
+    return ov ? ov->bind_uri : NULL;
+}
+
+static void *dealer_create (struct overlay *ov, const char *server_key)
+{
+    void *zs;
+
+    if (!(zs = zsock_create (ov, ZMQ_DEALER)))
+        return NULL;
+    if (zset_str (zs, ZMQ_ROUTING_ID, ov->id) < 0
+        || zset_str (zs, ZMQ_CURVE_SERVERKEY, server_key) < 0
+        || zset_str (zs, ZMQ_CURVE_PUBLICKEY, ov->pubkey) < 0
+        || zset_str (zs, ZMQ_CURVE_SECRETKEY, ov->seckey) < 0
+        || set_liveness (ov, zs) < 0) {
+        zsock_close (zs);
+        return NULL;
+    }
+    return zs;
+}
+
+int overlay_connect (struct overlay *ov, const char *parent_uri,
+                     const char *parent_pubkey)
+{
+    struct zwatch *mon = NULL, *w = NULL;
+    void *zs = NULL;
+    char *copy = NULL;
+
+    if (!ov || !parent_uri || ov->cfg.rank == 0 || !key_valid (parent_pubkey)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (ov->dealer && ov->parent.status != OVERLAY_PEER_LOST) {
+        errno = EBUSY;
+        return -1;
+    }
+    if (!(copy = strdup (parent_uri)) || !(zs = dealer_create (ov, parent_pubkey))
+        || !(mon = monitor_create (ov, zs, dealer_mon_recv))
+        || zmq_connect (zs, parent_uri) < 0
+        || send_control (zs, NULL, OVERLAY_CONTROL_HELLO,
+                         OVERLAY_PROTOCOL_VERSION) < 0
+        || !(w = watch_create (ov, zs, dealer_recv))) {
+        int saved_errno = errno;
+        free (copy);
+        watch_destroy (mon);
+        zsock_close (zs);
+        errno = saved_errno;
+        return -1;
+    }
+    watch_destroy (ov->dealer);
+    watch_destroy (ov->dealer_mon);
+    free (ov->parent_uri);
+    ov->dealer = w;
+    ov->dealer_mon = mon;
+    ov->parent_uri = copy;
+    ov->parent.status = OVERLAY_PEER_OFFLINE;
+    ov->parent.since = now (ov);
+    ov->parent.last_seen = ov->parent.since;
+    return 0;
+}
+
+static bool sendable (const flux_msg_t *msg)
+{
+    int type, status;
+
+    if (!msg || is_overlay_control (msg, &type, &status)) {
+        errno = EINVAL;
+        return false;
+    }
+    return true;
+}
+
+int overlay_send_parent (struct overlay *ov, const flux_msg_t *msg)
+{
+    if (!ov || !sendable (msg)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!ov->dealer || !is_up (&ov->parent)) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    return send_msg (ov->dealer->zs, NULL, msg);
+}
+
+int overlay_send_child (struct overlay *ov, uint32_t child_rank,
+                        const flux_msg_t *msg)
+{
+    struct peer *c;
+
+    if (!ov || !sendable (msg) || !(c = child_lookup (ov, child_rank))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!ov->router || !is_up (c)) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    if (send_msg (ov->router->zs, c->id, msg) < 0) {
+        if (errno == EHOSTUNREACH)
+            child_lost (ov, c, "connection to child is gone", true);
+        return -1;
+    }
+    return 0;
+}
+
+enum overlay_peer_status overlay_child_status (struct overlay *ov,
+                                               uint32_t child_rank,
+                                               double *since)
+{
+    struct peer *c = ov ? child_lookup (ov, child_rank) : NULL;
+
+    if (since)
+        *since = c ? c->since : 0.;
+    return c ? c->status : OVERLAY_PEER_OFFLINE;
+}
+
+enum overlay_peer_status overlay_parent_status (struct overlay *ov)
+{
+    if (!ov || ov->cfg.rank == 0)
+        return OVERLAY_PEER_OFFLINE;
+    return ov->parent.status;
+}
+
+int overlay_disconnect_child (struct overlay *ov, uint32_t child_rank,
+                              const char *reason)
+{
+    struct peer *c;
+
+    if (!ov || !(c = child_lookup (ov, child_rank))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!ov->router || !is_up (c)) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    refuse (ov, c->id, OVERLAY_DISCONNECT_ADMIN);
+    child_lost (ov, c, reason ? reason : "disconnected", true);
+    return 0;
+}
