@@ -51,30 +51,33 @@ static int line_severity (const char *line)
     return (pri >> 3) & 7;
 }
 
-static void store_line (struct brokerlog *log, const char *text, size_t len)
+static void store_line (struct brokerlog *log, const char *text, size_t len,
+                        bool origin)
 {
     struct follower *f;
     char *line;
 
     if (!(line = strndup (text, len)))
         return;
-    if (line_severity (line) <= log->stderr_level)
+    /* printed once, by the broker where it was logged */
+    if (origin && line_severity (line) <= log->stderr_level)
         fprintf (stderr, "%s\n", line);
     for (f = log->followers; f; f = f->next)
         flux_respond (log->h, f->req, line);
     ring_push (log, line);
 }
 
-/* Store each line of text; forward upstream from ranks > 0. */
+/* Store each line of text; forward upstream from ranks > 0.
+ * origin: logged on this broker (not forwarded from below). */
 static void append_text (struct brokerlog *log, const char *text, size_t len,
-                         bool forward)
+                         bool forward, bool origin)
 {
     size_t start = 0, i;
 
     for (i = 0; i <= len; i++) {
         if (i == len || text[i] == '\n') {
             if (i > start)
-                store_line (log, text + start, i - start);
+                store_line (log, text + start, i - start, origin);
             start = i + 1;
         }
     }
@@ -110,7 +113,7 @@ void brokerlog_msg (struct brokerlog *log, int severity, const char *fmt, ...)
     if (n > 0)
         append_text (log, line, (size_t)n < sizeof (line) ? (size_t)n
                                                           : sizeof (line) - 1,
-                     true);
+                     true, true);
 }
 
 static void append_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -133,7 +136,8 @@ static void append_cb (flux_t *h, flux_msg_handler_t *mh,
         return;
     }
     /* every rank on the way up keeps a copy: rank 0 sees all */
-    append_text (log, data, len, true);
+    append_text (log, data, len, true,
+                 !flux_msg_has_flag (msg, FLUX_MSGFLAG_UPSTREAM));
     (void)flux_msg_get_matchtag (msg, &tag);
     if (tag != FLUX_MATCHTAG_NONE)
         flux_respond (h, msg, NULL);

@@ -469,6 +469,9 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
 static void signal_cb (uv_signal_t *w, int signum)
 {
     struct broker *b = w->data;
+
+    if (b->state >= STATE_EXIT)
+        return;
     brokerlog_msg (b->log, LOG_INFO, "caught signal %d", signum);
     if (b->rank == 0 || b->size == 1)
         broker_shutdown (b, 128 + signum);
@@ -575,12 +578,15 @@ int main (int argc, char **argv)
     state_enter (b, STATE_JOIN);
     flux_reactor_run (b->reactor, 0);
     rc = b->exit_rc;
+    uv_signal_stop (&sigterm);
+    uv_signal_stop (&sigint);
 done:
     boot_pmi_close (&info);
     overlay_destroy (b->overlay);
     flux_msg_handler_delvec (handlers);
     builtin_unregister (b);
     brokerlog_destroy (b->log);
+    b->log = NULL;
     attr_unregister_services (b->attrs);
     router_fini (b);
     for (size_t i = 0; i < b->nmodules; i++)

@@ -25,12 +25,12 @@
 #include "libflux/list.h"
 #include "usock.h"
 
-#define RBUF_SIZE (256 * 1024)  /* shared read buffer */
-#define WBUF_SIZE (256 * 1024)  /* shared encode buffer for small sends */
-#define UBUF_MIN (16 * 1024)    /* first size of a per-client buffer */
-#define UBUF_KEEP (64 * 1024)   /* an empty buffer larger than this is freed */
-#define ACCEPT_BATCH 64         /* accepts per listen callback */
-#define BACKOFF_MS 100          /* accept pause when out of fds/memory */
+#define RBUF_SIZE (256 * 1024) /* shared read buffer */
+#define WBUF_SIZE (256 * 1024) /* shared encode buffer for small sends */
+#define UBUF_MIN (16 * 1024)   /* first size of a per-client buffer */
+#define UBUF_KEEP (64 * 1024)  /* an empty buffer larger than this is freed */
+#define ACCEPT_BATCH 64        /* accepts per listen callback */
+#define BACKOFF_MS 100         /* accept pause when out of fds/memory */
 
 struct ubuf {
     uint8_t *data;
@@ -43,8 +43,8 @@ struct usock_client {
     struct list_node ready; /* on server->ready while frames wait */
     int fd;
     uv_poll_t w;
-    int events;    /* events w is started with (0: stopped) */
-    bool paused;   /* complete frames buffered: reading paused */
+    int events;  /* events w is started with (0: stopped) */
+    bool paused; /* complete frames buffered: reading paused */
     bool closing;
     bool released; /* disconnected callback and aux destroy done */
     struct flux_msg_cred cred;
@@ -344,8 +344,7 @@ static void client_read_direct (struct usock_client *c)
         return;
     if ((left = n - done) > 0) {
         if (ubuf_reserve (&c->in, left) < 0) {
-            server_log (s, "client %s: out of memory, disconnecting",
-                        c->uuid);
+            server_log (s, "client %s: out of memory, disconnecting", c->uuid);
             usock_client_disconnect (c);
             return;
         }
@@ -465,9 +464,10 @@ static int client_enqueue (struct usock_client *c, const flux_msg_t *msg,
     size_t total = ubuf_used (b) + size;
 
     if (total > s->policy.max_sendq_bytes) {
-        server_log (s, "client %s (uid %u): %zu bytes unread, over the %zu "
-                    "byte send queue limit: disconnecting", c->uuid,
-                    c->cred.userid, total, s->policy.max_sendq_bytes);
+        server_log (s,
+                    "client %s (uid %u): %zu bytes unread, over the %zu "
+                    "byte send queue limit: disconnecting",
+                    c->uuid, c->cred.userid, total, s->policy.max_sendq_bytes);
         usock_client_disconnect (c);
         errno = EPIPE;
         return -1;
@@ -507,8 +507,7 @@ static int client_send_now (struct usock_client *c, const flux_msg_t *msg,
     if (shared && (size_t)n < size) {
         if (ubuf_reserve (b, size - n) < 0) {
             /* part of a frame is on the wire: the stream is lost */
-            server_log (s, "client %s: out of memory, disconnecting",
-                        c->uuid);
+            server_log (s, "client %s: out of memory, disconnecting", c->uuid);
             usock_client_disconnect (c);
             errno = ENOMEM;
             return -1;
@@ -736,7 +735,7 @@ static int listen_socket (struct usock_server *s, const char *path,
 
     if (strlen (path) >= sizeof (sun.sun_path)) {
         errno = ENAMETOOLONG;
-        return errprintf (error, "%s: socket path too long", path);
+        return errprintf (error, "socket path too long: %s", path);
     }
     strcpy (sun.sun_path, path);
     if (lstat (path, &st) == 0) {
@@ -747,8 +746,9 @@ static int listen_socket (struct usock_server *s, const char *path,
         if (unlink (path) < 0)
             return errprintf (error, "unlink %s: %s", path, strerror (errno));
     }
-    if ((s->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                         0)) < 0)
+    if ((s->fd
+         = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0))
+        < 0)
         return errprintf (error, "socket: %s", strerror (errno));
     if (bind (s->fd, (struct sockaddr *)&sun, sizeof (sun)) < 0)
         return errprintf (error, "bind %s: %s", path, strerror (errno));
@@ -841,8 +841,7 @@ void usock_server_destroy (struct usock_server *s)
     close (s->fd);
     s->fd = -1;
     /* remove the socket only if nobody replaced it since */
-    if (lstat (s->path, &st) == 0 && st.st_dev == s->dev
-        && st.st_ino == s->ino)
+    if (lstat (s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
         (void)unlink (s->path);
     while (!list_empty (&s->clients))
         usock_client_disconnect (

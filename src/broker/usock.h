@@ -83,7 +83,8 @@ struct usock_policy {
  * disconnected: the client is gone (see Lifetimes above); it is freed
  *   after the callback returns.  Optional.
  * log: one line of text about a refused or misbehaving peer (no newline).
- *   Optional: if NULL the line goes to stderr.
+ *   Optional: if NULL the line goes to stderr.  It must not call back into
+ *   usock (it runs in the middle of the server's bookkeeping).
  */
 struct usock_ops {
     void (*connected) (struct usock_client *c, void *arg);

@@ -21,11 +21,16 @@
  * overlay_authorize() and sets the ZAP user id to that key's rank, which
  * libzmq then attaches ("User-Id") to every frame from the peer.  The
  * DEALER is a CURVE client with routing id = its rank in decimal.
- * ROUTER_HANDOVER stays off: a second connection claiming a routing id in
- * use is ignored by the ROUTER, so a peer holding some authorized key
- * cannot steal another rank's link (at worst it blocks that rank until it
- * goes away).  Every message from a child is checked: routing id ==
- * User-Id, and the rank is a direct child.
+ * ROUTER_HANDOVER is on: a restarted child must get its routing id back
+ * even while the ROUTER still holds the old connection's pipe (without
+ * handover libzmq parks the new connection as anonymous and, as seen with
+ * libzmq 4.3, never delivers its messages: the child could not rejoin).  Every
+ * message from a child is checked: the routing id is a direct child, its
+ * User-Id is that rank, and it came over the connection that said hello
+ * (ZMQ_SRCFD); anything else is refused.  So a peer holding another
+ * rank's authorized key that takes over a routing id only gets that rank
+ * declared LOST (and what is sent to it meanwhile): brokers of one
+ * instance trust each other anyway.
  *
  * Hello (control messages, types in overlay.h).  connect() queues
  * HELLO(status = OVERLAY_PROTOCOL_VERSION).  The parent checks the routing
@@ -81,12 +86,12 @@
 #include "overlay.h"
 #include "topology.h"
 
-#define BATCH 64                              /* messages per socket per turn */
-#define MAX_FRAMES (FLUX_MSG_MAX_ROUTES + 6)  /* identity + routes + 4 */
-#define KEYLEN 40                             /* Z85 CURVE key */
+#define BATCH 64                             /* messages per socket per turn */
+#define MAX_FRAMES (FLUX_MSG_MAX_ROUTES + 6) /* identity + routes + 4 */
+#define KEYLEN 40                            /* Z85 CURVE key */
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define ZAP_DOMAIN "flux-overlay"
-#define MONITOR_EVENTS \
+#define MONITOR_EVENTS                                             \
     (ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL \
      | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
 
@@ -197,8 +202,7 @@ static double now (struct overlay *ov)
 
 static bool is_up (const struct peer *p)
 {
-    return p->status == OVERLAY_PEER_ONLINE
-           || p->status == OVERLAY_PEER_TORPID;
+    return p->status == OVERLAY_PEER_ONLINE || p->status == OVERLAY_PEER_TORPID;
 }
 
 static void peer_init (struct overlay *ov, struct peer *p, uint32_t rank)
@@ -245,8 +249,8 @@ static void set_status (struct overlay *ov, struct peer *p,
 
 static void notify_cb (struct flux_deferred *d)
 {
-    struct overlay *ov =
-        (struct overlay *)((char *)d - offsetof (struct overlay, notify));
+    struct overlay *ov
+        = (struct overlay *)((char *)d - offsetof (struct overlay, notify));
 
     for (int i = 0; i < ov->nchildren; i++) {
         if (ov->children[i].notify) {
@@ -276,8 +280,8 @@ static struct peer *child_lookup (struct overlay *ov, uint32_t rank)
     return &ov->children[rank - ov->first_child];
 }
 
-static void child_lost (struct overlay *ov, struct peer *c,
-                        const char *reason, bool later)
+static void child_lost (struct overlay *ov, struct peer *c, const char *reason,
+                        bool later)
 {
     c->fd = -1;
     set_status (ov, c, OVERLAY_PEER_LOST, reason, later);
@@ -286,18 +290,18 @@ static void child_lost (struct overlay *ov, struct peer *c,
 static const char *reason_str (int reason)
 {
     switch (reason) {
-    case OVERLAY_DISCONNECT_ADMIN:
-        return "disconnected by administrator";
-    case OVERLAY_DISCONNECT_NOTCHILD:
-        return "rank is not a child of the parent";
-    case OVERLAY_DISCONNECT_BADKEY:
-        return "key is authorized for another rank";
-    case OVERLAY_DISCONNECT_VERSION:
-        return "protocol version mismatch";
-    case OVERLAY_DISCONNECT_NOTONLINE:
-        return "not online at the parent";
-    case OVERLAY_DISCONNECT_SILENT:
-        return "parent heard nothing for too long";
+        case OVERLAY_DISCONNECT_ADMIN:
+            return "disconnected by administrator";
+        case OVERLAY_DISCONNECT_NOTCHILD:
+            return "rank is not a child of the parent";
+        case OVERLAY_DISCONNECT_BADKEY:
+            return "key is authorized for another rank";
+        case OVERLAY_DISCONNECT_VERSION:
+            return "protocol version mismatch";
+        case OVERLAY_DISCONNECT_NOTONLINE:
+            return "not online at the parent";
+        case OVERLAY_DISCONNECT_SILENT:
+            return "parent heard nothing for too long";
     }
     return "unknown reason";
 }
@@ -450,8 +454,7 @@ static int send_control (void *zs, const char *id, int type, int status)
     return rc;
 }
 
-static bool is_overlay_control (const flux_msg_t *msg, int *type,
-                                int *status)
+static bool is_overlay_control (const flux_msg_t *msg, int *type, int *status)
 {
     int t;
     return flux_msg_get_type (msg, &t) == 0 && t == FLUX_MSGTYPE_CONTROL
@@ -569,7 +572,8 @@ static struct zwatch *monitor_create (struct overlay *ov, void *zs,
               ov->monitor_gen++);
     if (zmq_socket_monitor (zs, endpoint, MONITOR_EVENTS) < 0)
         return NULL;
-    if (!(pair = zsock_create (ov, ZMQ_PAIR)) || zmq_connect (pair, endpoint) < 0
+    if (!(pair = zsock_create (ov, ZMQ_PAIR))
+        || zmq_connect (pair, endpoint) < 0
         || !(w = watch_create (ov, pair, handler))) {
         int saved_errno = errno;
         zsock_close (pair);
@@ -656,7 +660,8 @@ static void zap_answer (struct overlay *ov, void *zs, struct frames *fr)
     if (zmq_send (zs, "1.0", 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
         || zmq_send (zs, fr->n > 1 ? zmq_msg_data (&fr->f[1]) : NULL,
                      fr->n > 1 ? zmq_msg_size (&fr->f[1]) : 0,
-                     ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+                     ZMQ_SNDMORE | ZMQ_DONTWAIT)
+               < 0
         || zmq_send (zs, code, 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
         || zmq_send (zs, text, strlen (text), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
         || zmq_send (zs, user, strlen (user), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
@@ -714,7 +719,8 @@ static void child_hello (struct overlay *ov, struct peer *c, int version,
         return;
     }
     if (send_control (ov->router->zs, c->id, OVERLAY_CONTROL_WELCOME,
-                      OVERLAY_PROTOCOL_VERSION) < 0) {
+                      OVERLAY_PROTOCOL_VERSION)
+        < 0) {
         ov_log (ov, LOG_ERR, "WELCOME to child %s: %s", c->id,
                 strerror (errno));
         return;
@@ -724,21 +730,17 @@ static void child_hello (struct overlay *ov, struct peer *c, int version,
     set_status (ov, c, OVERLAY_PEER_ONLINE, NULL, false);
 }
 
-static void child_control (struct overlay *ov, struct peer *c, int type,
-                           int status, int fd)
+/* Is the child ONLINE over this connection?  A message over another one
+ * means the child reconnected (handover) without saying hello. */
+static bool child_connection_ok (struct overlay *ov, struct peer *c, int fd)
 {
-    if (type == OVERLAY_CONTROL_HELLO) {
-        child_hello (ov, c, status, fd);
-        return;
+    if (!is_up (c))
+        return false;
+    if (fd != c->fd) {
+        child_lost (ov, c, "reconnected without hello", false);
+        return false;
     }
-    if (!is_up (c)) {
-        refuse (ov, c->id, OVERLAY_DISCONNECT_NOTONLINE);
-        return;
-    }
-    heard_from (ov, c);
-    if (type != OVERLAY_CONTROL_HEARTBEAT)
-        ov_log (ov, LOG_ERR, "child %s sent unexpected control type %d",
-                c->id, type);
+    return true;
 }
 
 /* Identity and key checks; the child or NULL (already answered). */
@@ -749,9 +751,11 @@ static struct peer *child_check (struct overlay *ov, struct frames *fr)
     const char *user;
     char id[16];
 
-    if (fr->n < 2 || !parse_rank (zmq_msg_data (&fr->f[0]),
-                                  zmq_msg_size (&fr->f[0]), &rank)) {
-        ov_log (ov, LOG_ERR, "dropped message from a peer without a rank "
+    if (fr->n < 2
+        || !parse_rank (zmq_msg_data (&fr->f[0]), zmq_msg_size (&fr->f[0]),
+                        &rank)) {
+        ov_log (ov, LOG_ERR,
+                "dropped message from a peer without a rank "
                 "as routing id");
         return NULL;
     }
@@ -766,6 +770,10 @@ static struct peer *child_check (struct overlay *ov, struct frames *fr)
         ov_log (ov, LOG_ERR, "refused rank %s: key is that of rank %s", id,
                 user ? user : "(none)");
         refuse (ov, id, OVERLAY_DISCONNECT_BADKEY);
+        /* handover gave this peer the child's routing id */
+        if (is_up (c))
+            child_lost (ov, c, "routing id taken by a peer with another key",
+                        false);
         return NULL;
     }
     return c;
@@ -775,7 +783,7 @@ static void from_child (struct overlay *ov, struct frames *fr)
 {
     struct peer *c;
     flux_msg_t *msg;
-    int type, status;
+    int type, status, fd;
 
     if (!(c = child_check (ov, fr)))
         return;
@@ -784,18 +792,26 @@ static void from_child (struct overlay *ov, struct frames *fr)
                 c->id, strerror (errno));
         return;
     }
-    if (is_overlay_control (msg, &type, &status)) {
-        child_control (ov, c, type, status,
-                       zmq_msg_get (&fr->f[1], ZMQ_SRCFD));
+    fd = zmq_msg_get (&fr->f[1], ZMQ_SRCFD);
+    if (is_overlay_control (msg, &type, &status)
+        && type == OVERLAY_CONTROL_HELLO) {
+        child_hello (ov, c, status, fd);
         flux_msg_decref (msg);
         return;
     }
-    if (!is_up (c)) {
+    if (!child_connection_ok (ov, c, fd)) {
         refuse (ov, c->id, OVERLAY_DISCONNECT_NOTONLINE);
         flux_msg_decref (msg);
         return;
     }
     heard_from (ov, c);
+    if (is_overlay_control (msg, &type, &status)) {
+        if (type != OVERLAY_CONTROL_HEARTBEAT)
+            ov_log (ov, LOG_ERR, "child %s sent unexpected control type %d",
+                    c->id, type);
+        flux_msg_decref (msg);
+        return;
+    }
     if (flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE)
         && flux_msg_route_push (msg, c->id) < 0) {
         ov_log (ov, LOG_ERR, "dropped message from child %s: route push: %s",
@@ -833,9 +849,12 @@ static int router_mon_recv (struct zwatch *w)
                 child_lost (ov, c, "connection closed", false);
         }
     }
-    else if (event != 0)
-        ov_log (ov, LOG_INFO, "handshake with a child failed (event 0x%x, "
-                "status %" PRIu32 ")", event, value);
+    else if (event != 0) /* the ZAP handler logged refused keys */
+        ov_log (ov,
+                event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? LOG_DEBUG : LOG_INFO,
+                "handshake with a peer at %s failed (event 0x%x, status "
+                "%" PRIu32 ")",
+                addr[0] ? addr : "(local)", event, value);
     return 1;
 }
 
@@ -862,8 +881,7 @@ static void parent_control (struct overlay *ov, int type, int status)
         return;
     if (type == OVERLAY_CONTROL_DISCONNECT) {
         snprintf (reason, sizeof (reason), "%s by parent: %s",
-                  is_up (p) ? "disconnected" : "refused",
-                  reason_str (status));
+                  is_up (p) ? "disconnected" : "refused", reason_str (status));
         parent_lost (ov, reason);
     }
     else if (type == OVERLAY_CONTROL_WELCOME && !is_up (p)) {
@@ -1077,8 +1095,8 @@ static int children_create (struct overlay *ov)
     ov->nchildren = topology_child_count (rank, size, ov->cfg.fanout);
     if (ov->nchildren == 0)
         return 0;
-    ov->first_child = (uint32_t)topology_first_child (rank, size,
-                                                      ov->cfg.fanout);
+    ov->first_child
+        = (uint32_t)topology_first_child (rank, size, ov->cfg.fanout);
     if (!(ov->children = calloc (ov->nchildren, sizeof (ov->children[0]))))
         return -1;
     for (int i = 0; i < ov->nchildren; i++)
@@ -1237,6 +1255,7 @@ static void *router_create (struct overlay *ov)
     if (!(zs = zsock_create (ov, ZMQ_ROUTER)))
         return NULL;
     if (zset_int (zs, ZMQ_ROUTER_MANDATORY, 1) < 0
+        || zset_int (zs, ZMQ_ROUTER_HANDOVER, 1) < 0
         || zset_int (zs, ZMQ_CURVE_SERVER, 1) < 0
         || zset_str (zs, ZMQ_CURVE_SECRETKEY, ov->seckey) < 0
         || zset_str (zs, ZMQ_ZAP_DOMAIN, ZAP_DOMAIN) < 0
@@ -1267,7 +1286,8 @@ int overlay_bind (struct overlay *ov, const char *uri)
         || !(mon = monitor_create (ov, zs, router_mon_recv))
         || zmq_bind (zs, uri) < 0
         || zmq_getsockopt (zs, ZMQ_LAST_ENDPOINT, endpoint, &len) < 0
-        || !(copy = strdup (endpoint)) || !(w = watch_create (ov, zs, router_recv))) {
+        || !(copy = strdup (endpoint))
+        || !(w = watch_create (ov, zs, router_recv))) {
         int saved_errno = errno;
         free (copy);
         watch_destroy (mon);
@@ -1318,11 +1338,13 @@ int overlay_connect (struct overlay *ov, const char *parent_uri,
         errno = EBUSY;
         return -1;
     }
-    if (!(copy = strdup (parent_uri)) || !(zs = dealer_create (ov, parent_pubkey))
+    if (!(copy = strdup (parent_uri))
+        || !(zs = dealer_create (ov, parent_pubkey))
         || !(mon = monitor_create (ov, zs, dealer_mon_recv))
         || zmq_connect (zs, parent_uri) < 0
         || send_control (zs, NULL, OVERLAY_CONTROL_HELLO,
-                         OVERLAY_PROTOCOL_VERSION) < 0
+                         OVERLAY_PROTOCOL_VERSION)
+               < 0
         || !(w = watch_create (ov, zs, dealer_recv))) {
         int saved_errno = errno;
         free (copy);

@@ -39,9 +39,10 @@
  * drops, or that stays silent past lost_max, is lost: it is disconnected
  * and must say hello again to rejoin.  A broker whose parent is lost (the
  * connection dropped, silence past lost_max, a DISCONNECT from the parent,
- * or the parent refused its key) is told so via the status callback, and
- * must call overlay_connect() again to rejoin.  Silence is checked once
- * per heartbeat period, so it is noticed up to one period late.
+ * the parent refused it, or no WELCOME came within lost_max) is told so via
+ * the status callback, and must call overlay_connect() again to rejoin.
+ * Silence is checked once per heartbeat period, so it is noticed up to one
+ * period late.  ONLINE is reported again when a TORPID peer is heard.
  *
  * All callbacks run from the reactor passed to overlay_create().  They may
  * call any overlay function except overlay_destroy().
@@ -82,14 +83,15 @@ enum overlay_peer_status {
     OVERLAY_PEER_OFFLINE = 0, /* never connected yet */
     OVERLAY_PEER_ONLINE = 1,
     OVERLAY_PEER_TORPID = 2, /* online but silent past torpid_max */
-    OVERLAY_PEER_LOST = 3,   /* was online, connection lost */
+    OVERLAY_PEER_LOST = 3,   /* connection lost, or refused at hello */
 };
 
 struct overlay;
 
 /* A message arrived.  The callback owns msg (decref it when done).
- * For DOWNSTREAM, child_rank is the sender (already pushed on requests'
- * route stack); for UPSTREAM it is the parent's rank.
+ * For DOWNSTREAM, peer_rank is the sender (already pushed on the route
+ * stack of requests and responses); for UPSTREAM it is the parent's rank.
+ * Messages from a peer that is not ONLINE or TORPID are never delivered.
  */
 typedef void (*overlay_recv_f) (struct overlay *ov, flux_msg_t *msg,
                                 enum overlay_where where, uint32_t peer_rank,
@@ -104,16 +106,16 @@ typedef void (*overlay_status_f) (struct overlay *ov, uint32_t peer_rank,
 /* Log sink for what the overlay notices but cannot report otherwise
  * (malformed or refused peer traffic, failed sends).  level is a syslog
  * level (LOG_ERR .. LOG_DEBUG); msg is one line without newline. */
-typedef void (*overlay_log_f) (struct overlay *ov, int level,
-                               const char *msg, void *arg);
+typedef void (*overlay_log_f) (struct overlay *ov, int level, const char *msg,
+                               void *arg);
 
 struct overlay_config {
     uint32_t rank;
     uint32_t size;
-    int fanout;           /* k of the k-ary tree, >= 1 */
-    double heartbeat;     /* seconds between heartbeats (0 = 1.0) */
-    double torpid_max;    /* seconds (0 = 30) */
-    double lost_max;      /* seconds of silence before lost, 0 = never */
+    int fanout;        /* k of the k-ary tree, >= 1 */
+    double heartbeat;  /* seconds between heartbeats (0 = 1.0) */
+    double torpid_max; /* seconds (0 = 30) */
+    double lost_max;   /* seconds of silence before lost, 0 = never */
 };
 
 /* Create the overlay of one broker.  cfg is copied.  recv_cb and
@@ -151,8 +153,7 @@ int overlay_set_cert (struct overlay *ov, const char *pubkey,
  * names one rank: EEXIST if it is authorized for another rank.  EINVAL
  * for a bad rank or key.  Takes effect for handshakes from now on.
  */
-int overlay_authorize (struct overlay *ov, uint32_t rank,
-                       const char *pubkey);
+int overlay_authorize (struct overlay *ov, uint32_t rank, const char *pubkey);
 
 /* Bind the child-facing socket (only if this rank has children: EINVAL
  * otherwise, EBUSY if already bound).  uri like "tcp://10.0.0.1:*" or

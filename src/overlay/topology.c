@@ -102,8 +102,7 @@ int64_t topology_descendants (uint32_t rank, uint32_t size, int k)
     return count;
 }
 
-bool topology_in_subtree (uint32_t rank, uint32_t target, uint32_t size,
-                          int k)
+bool topology_in_subtree (uint32_t rank, uint32_t target, uint32_t size, int k)
 {
     if (!valid (rank, size, k) || !valid (target, size, k))
         return false;

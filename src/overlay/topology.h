@@ -30,8 +30,7 @@ int64_t topology_maxlevel (uint32_t size, int k);
 int64_t topology_descendants (uint32_t rank, uint32_t size, int k);
 
 /* True if target is in the subtree rooted at rank (rank itself included). */
-bool topology_in_subtree (uint32_t rank, uint32_t target, uint32_t size,
-                          int k);
+bool topology_in_subtree (uint32_t rank, uint32_t target, uint32_t size, int k);
 
 /* The direct child of rank whose subtree holds target (a descendant of
  * rank), or -1 with EINVAL if target is not below rank.  This is the next

@@ -85,7 +85,6 @@ flux_msg_t *flux_msg_create (int type)
     return msg__alloc (type, 0);
 }
 
-
 static void msg_free (flux_msg_t *msg)
 {
     if (msg->topic != msg->topic_inline)
@@ -190,7 +189,8 @@ int flux_msg_get_type (const flux_msg_t *msg, int *type)
 
 int flux_msg_set_type (flux_msg_t *msg, int type)
 {
-    if (!msg || !msg__type_valid (type) || !msg__flags_valid (type, msg->flags)) {
+    if (!msg || !msg__type_valid (type)
+        || !msg__flags_valid (type, msg->flags)) {
         errno = EINVAL;
         return -1;
     }
@@ -217,8 +217,6 @@ static void topic_clear (flux_msg_t *msg)
     msg->topic_len = 0;
     msg->flags &= ~FLUX_MSGFLAG_TOPIC;
 }
-
-
 
 int flux_msg_set_flags (flux_msg_t *msg, uint8_t flags)
 {
@@ -485,8 +483,7 @@ int flux_msg_set_nodeid (flux_msg_t *msg, uint32_t nodeid)
 
 int flux_msg_get_nodeid (const flux_msg_t *msg, uint32_t *nodeid)
 {
-    return get_aux (msg, FLUX_MSGTYPE_REQUEST, msg ? &msg->aux1 : NULL,
-                    nodeid);
+    return get_aux (msg, FLUX_MSGTYPE_REQUEST, msg ? &msg->aux1 : NULL, nodeid);
 }
 
 int flux_msg_set_matchtag (flux_msg_t *msg, uint32_t matchtag)
@@ -583,11 +580,10 @@ static void print_bits (FILE *f, uint32_t bits, const char *const names[],
 static void describe_header (FILE *f, const flux_msg_t *msg)
 {
     static const char *const flagnames[] = {
-        "topic",   "payload", "noresponse", "route",
+        "topic",    "payload", "noresponse", "route",
         "upstream", "private", "streaming",  "user1",
     };
-    static const char *const rolenames[] = { "owner", "user", "local",
-                                              "admin" };
+    static const char *const rolenames[] = {"owner", "user", "local", "admin"};
 
     fprintf (f, "type: %s\n", flux_msg_typestr (msg->type));
     fprintf (f, "flags: 0x%02x", msg->flags);

@@ -85,7 +85,8 @@ enum {
 
 #define FLUX_USERID_UNKNOWN 0xFFFFFFFFu
 #define FLUX_NODEID_ANY 0xFFFFFFFFu
-#define FLUX_NODEID_UPSTREAM 0xFFFFFFFEu /* API only: nodeid=self + UPSTREAM */
+/* API only: nodeid=self + UPSTREAM flag */
+#define FLUX_NODEID_UPSTREAM 0xFFFFFFFEu
 #define FLUX_MATCHTAG_NONE 0u
 
 #define FLUX_MSG_PROTO_SIZE 20
@@ -302,8 +303,8 @@ ssize_t flux_msg_frame_encode (const flux_msg_t *msg, void *buf, size_t size);
  * by a successful decode are FLUX_MSG_FRAME_PREFIX + the length field.
  */
 #define FLUX_MSG_FRAME_MAX (1u << 30)
-ssize_t flux_msg_frame_decode (const void *buf, size_t size,
-                               flux_msg_t **msgp, size_t *need);
+ssize_t flux_msg_frame_decode (const void *buf, size_t size, flux_msg_t **msgp,
+                               size_t *need);
 
 /* Human readable one-message dump for debugging (caller frees). */
 char *flux_msg_describe (const flux_msg_t *msg);

@@ -329,8 +329,8 @@ eproto:
     return -1;
 }
 
-ssize_t flux_msg_frame_decode (const void *buf, size_t size,
-                               flux_msg_t **msgp, size_t *need)
+ssize_t flux_msg_frame_decode (const void *buf, size_t size, flux_msg_t **msgp,
+                               size_t *need)
 {
     const uint32_t magic = FLUX_MSG_FRAME_MAGIC;
     struct flux_msg_part parts[MSG_MAX_PARTS];

@@ -69,8 +69,7 @@ int flux_msg_set_payload (flux_msg_t *msg, const void *buf, size_t size)
     return 0;
 }
 
-int flux_msg_get_payload (const flux_msg_t *msg, const void **buf,
-                          size_t *size)
+int flux_msg_get_payload (const flux_msg_t *msg, const void **buf, size_t *size)
 {
     if (!msg) {
         errno = EINVAL;
@@ -107,8 +106,7 @@ int flux_msg_get_string (const flux_msg_t *msg, const char **s)
         *s = NULL;
         return 0;
     }
-    if (msg->payload_size == 0
-        || msg->payload[msg->payload_size - 1] != '\0'
+    if (msg->payload_size == 0 || msg->payload[msg->payload_size - 1] != '\0'
         || memchr (msg->payload, '\0', msg->payload_size - 1)) {
         errno = EPROTO;
         return -1;
@@ -131,9 +129,8 @@ static void set_error (const flux_msg_t *const_msg, const char *text)
         char *expected = NULL;
         if (!(buf = malloc (MSG_ERRTEXT_SIZE)))
             return; /* the text is best effort */
-        if (!__atomic_compare_exchange_n (&msg->errtext, &expected, buf,
-                                          false, __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE)) {
+        if (!__atomic_compare_exchange_n (&msg->errtext, &expected, buf, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             free (buf);
             buf = expected;
         }
@@ -258,7 +255,7 @@ static int dump_cb (const char *s, size_t n, void *arg)
 
 int flux_msg_vpack (flux_msg_t *msg, const char *fmt, va_list ap)
 {
-    struct dumpbuf db = { NULL, 0, 0 };
+    struct dumpbuf db = {NULL, 0, 0};
     json_error_t err;
     json_t *o;
 

@@ -71,8 +71,8 @@ int msg__route_append (flux_msg_t *msg, const char *id, size_t len)
         memcpy (tmp, id, len);
         return msg__route_append (msg, tmp, len);
     }
-    if (msg__routes_reserve (msg, msg->route_count + 1,
-                             msg->pool_len + len + 1) < 0)
+    if (msg__routes_reserve (msg, msg->route_count + 1, msg->pool_len + len + 1)
+        < 0)
         return -1;
     r = &msg->routes[msg->route_count++];
     r->off = msg->pool_len;

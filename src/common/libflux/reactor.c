@@ -85,7 +85,8 @@ void flux_reactor_destroy (flux_reactor_t *r)
 {
     if (r) {
         int saved_errno = errno;
-        uv_close ((uv_handle_t *)&r->deferred_idle, NULL);
+        if (!uv_is_closing ((uv_handle_t *)&r->deferred_idle))
+            uv_close ((uv_handle_t *)&r->deferred_idle, NULL);
         if (r->owned) {
             /* Handles still open belong to objects the user leaked;
              * close them so the loop can be closed. */

@@ -177,8 +177,7 @@ int keyval_count (const struct keyval *kv)
     return kv->count;
 }
 
-int keyval_get_str (const struct keyval *kv, const char *key,
-                    const char **val)
+int keyval_get_str (const struct keyval *kv, const char *key, const char **val)
 {
     if (!kv || !key || !val) {
         errno = EINVAL;

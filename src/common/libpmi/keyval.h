@@ -88,8 +88,7 @@ int keyval_count (const struct keyval *kv);
  * keyval_destroy) and 0 is returned.  Returns -1 with errno EINVAL (NULL
  * argument) or ENOENT (no such key).
  */
-int keyval_get_str (const struct keyval *kv, const char *key,
-                    const char **val);
+int keyval_get_str (const struct keyval *kv, const char *key, const char **val);
 
 /* Look up 'key' and convert its value, which must be an optional sign
  * followed by one or more decimal digits and nothing else, within the

@@ -172,8 +172,7 @@ static int check_state (struct pmi_simple_client *pmi, bool need_init)
     return 0;
 }
 
-static int send_all (struct pmi_simple_client *pmi, const char *buf,
-                     size_t len)
+static int send_all (struct pmi_simple_client *pmi, const char *buf, size_t len)
 {
     while (len > 0) {
         /* MSG_NOSIGNAL: a vanished server is an error, not a SIGPIPE */
@@ -219,8 +218,7 @@ static int recv_line (struct pmi_simple_client *pmi, char *line)
 
     while (!(nl = memchr (pmi->rbuf, '\n', pmi->rlen))) {
         if (pmi->rlen == sizeof (pmi->rbuf)) {
-            set_error (pmi, "PMI reply exceeds %d bytes",
-                       PMI_SIMPLE_LINE_MAX);
+            set_error (pmi, "PMI reply exceeds %d bytes", PMI_SIMPLE_LINE_MAX);
             errno = EPROTO;
             return drop (pmi);
         }
@@ -325,8 +323,8 @@ static int check_rc (struct pmi_simple_client *pmi, struct keyval *kv,
 }
 
 /* Receive "cmd=<want>" and require rc == 0.  Returns the reply. */
-static struct keyval *recv_ok (struct pmi_simple_client *pmi,
-                               const char *want, bool is_get)
+static struct keyval *recv_ok (struct pmi_simple_client *pmi, const char *want,
+                               bool is_get)
 {
     struct keyval *kv = recv_reply (pmi, want);
 
@@ -337,13 +335,13 @@ static struct keyval *recv_ok (struct pmi_simple_client *pmi,
     return kv;
 }
 
-/* A required non-negative integer in a successful reply. */
-static int reply_uint (struct pmi_simple_client *pmi, struct keyval *kv,
-                       const char *key, int *vp)
+/* A required integer, at least 'min', in a successful reply. */
+static int reply_int (struct pmi_simple_client *pmi, struct keyval *kv,
+                      const char *key, int min, int *vp)
 {
     int v;
 
-    if (keyval_get_int (kv, key, &v) < 0 || v < 0) {
+    if (keyval_get_int (kv, key, &v) < 0 || v < min) {
         set_error (pmi, "PMI reply lacks a valid %s", key);
         errno = EPROTO;
         return drop (pmi);
@@ -359,8 +357,7 @@ static int copy_out (struct pmi_simple_client *pmi, const char *s, char *buf,
     size_t n = strlen (s);
 
     if (n + 1 > len) {
-        set_error (pmi, "buffer of %zu bytes is too small for %zu", len,
-                   n + 1);
+        set_error (pmi, "buffer of %zu bytes is too small for %zu", len, n + 1);
         errno = EOVERFLOW;
         return -1;
     }
@@ -411,8 +408,7 @@ int pmi_simple_client_finalize (struct pmi_simple_client *pmi)
 }
 
 int pmi_simple_client_get_maxes (struct pmi_simple_client *pmi,
-                                 int *kvsname_max,
-                                 int *keylen_max,
+                                 int *kvsname_max, int *keylen_max,
                                  int *vallen_max)
 {
     struct keyval *kv;
@@ -423,9 +419,9 @@ int pmi_simple_client_get_maxes (struct pmi_simple_client *pmi,
     if (send_request (pmi, "cmd=get_maxes\n") < 0
         || !(kv = recv_ok (pmi, "maxes", false)))
         return -1;
-    if (reply_uint (pmi, kv, "kvsname_max", &a) < 0
-        || reply_uint (pmi, kv, "keylen_max", &b) < 0
-        || reply_uint (pmi, kv, "vallen_max", &c) < 0) {
+    if (reply_int (pmi, kv, "kvsname_max", 0, &a) < 0
+        || reply_int (pmi, kv, "keylen_max", 0, &b) < 0
+        || reply_int (pmi, kv, "vallen_max", 0, &c) < 0) {
         keyval_destroy (kv);
         return -1;
     }
@@ -439,9 +435,9 @@ int pmi_simple_client_get_maxes (struct pmi_simple_client *pmi,
     return 0;
 }
 
-/* A request without arguments whose reply carries one unsigned int. */
-static int query_uint (struct pmi_simple_client *pmi, const char *cmd,
-                       const char *reply_cmd, const char *key, int *vp)
+/* A request without arguments whose reply carries one integer >= min. */
+static int query_int (struct pmi_simple_client *pmi, const char *cmd,
+                      const char *reply_cmd, const char *key, int min, int *vp)
 {
     struct keyval *kv;
     int rc;
@@ -455,25 +451,25 @@ static int query_uint (struct pmi_simple_client *pmi, const char *cmd,
     if (send_request (pmi, "cmd=%s\n", cmd) < 0
         || !(kv = recv_ok (pmi, reply_cmd, false)))
         return -1;
-    rc = reply_uint (pmi, kv, key, vp);
+    rc = reply_int (pmi, kv, key, min, vp);
     keyval_destroy (kv);
     return rc;
 }
 
 int pmi_simple_client_get_appnum (struct pmi_simple_client *pmi, int *appnum)
 {
-    return query_uint (pmi, "get_appnum", "appnum", "appnum", appnum);
+    return query_int (pmi, "get_appnum", "appnum", "appnum", 0, appnum);
 }
 
 int pmi_simple_client_get_universe_size (struct pmi_simple_client *pmi,
                                          int *universe_size)
 {
-    return query_uint (pmi, "get_universe_size", "universe_size", "size",
-                       universe_size);
+    /* hydra answers size=-1 when mpiexec was given no -usize */
+    return query_int (pmi, "get_universe_size", "universe_size", "size", -1,
+                      universe_size);
 }
 
-int pmi_simple_client_kvs_get_my_name (struct pmi_simple_client *pmi,
-                                       char *buf,
+int pmi_simple_client_kvs_get_my_name (struct pmi_simple_client *pmi, char *buf,
                                        size_t len)
 {
     struct keyval *kv;
@@ -501,8 +497,7 @@ int pmi_simple_client_kvs_get_my_name (struct pmi_simple_client *pmi,
 }
 
 int pmi_simple_client_kvs_put (struct pmi_simple_client *pmi,
-                               const char *kvsname,
-                               const char *key,
+                               const char *kvsname, const char *key,
                                const char *value)
 {
     struct keyval *kv;
@@ -515,8 +510,9 @@ int pmi_simple_client_kvs_put (struct pmi_simple_client *pmi,
         errno = EINVAL;
         return -1;
     }
-    if (send_request (pmi, "cmd=put kvsname=%s key=%s value=%s\n", kvsname,
-                      key, value) < 0
+    if (send_request (pmi, "cmd=put kvsname=%s key=%s value=%s\n", kvsname, key,
+                      value)
+            < 0
         || !(kv = recv_ok (pmi, "put_result", false)))
         return -1;
     keyval_destroy (kv);
@@ -549,9 +545,7 @@ int pmi_simple_client_barrier (struct pmi_simple_client *pmi)
 }
 
 int pmi_simple_client_kvs_get (struct pmi_simple_client *pmi,
-                               const char *kvsname,
-                               const char *key,
-                               char *buf,
+                               const char *kvsname, const char *key, char *buf,
                                size_t len)
 {
     struct keyval *kv;
@@ -579,8 +573,7 @@ int pmi_simple_client_kvs_get (struct pmi_simple_client *pmi,
     return rc;
 }
 
-int pmi_simple_client_abort (struct pmi_simple_client *pmi,
-                             int exit_code,
+int pmi_simple_client_abort (struct pmi_simple_client *pmi, int exit_code,
                              const char *msg)
 {
     char text[PMI_SIMPLE_LINE_MAX - 64];
@@ -595,6 +588,6 @@ int pmi_simple_client_abort (struct pmi_simple_client *pmi,
     }
     if (text[0] == '\0')
         return send_request (pmi, "cmd=abort exitcode=%d\n", exit_code);
-    return send_request (pmi, "cmd=abort exitcode=%d error_msg=%s\n",
-                         exit_code, text);
+    return send_request (pmi, "cmd=abort exitcode=%d error_msg=%s\n", exit_code,
+                         text);
 }

@@ -46,18 +46,21 @@
  *                 a protocol error ends the conversation)
  *   other         from read(2)/write(2)
  * When the server replies with rc != 0, errno is derived from rc:
- *   PMI_FAIL (-1)                  EIO (ENOENT for pmi_simple_client_kvs_get)
- *   INVALID_KEY (4)                EINVAL (ENOENT for pmi_simple_client_kvs_get)
- *   NOMEM (2)                      ENOMEM
- *   INVALID_KEY_LENGTH (5)         ENAMETOOLONG
- *   INVALID_VAL_LENGTH (7), INVALID_LENGTH (8)   EOVERFLOW
- *   other known codes              EINVAL
- *   unknown codes                  EIO
+ *   PMI_FAIL (-1)             EIO, but ENOENT for kvs_get
+ *   INVALID_KEY (4)           EINVAL, but ENOENT for kvs_get
+ *   NOMEM (2)                 ENOMEM
+ *   INVALID_KEY_LENGTH (5)    ENAMETOOLONG
+ *   INVALID_VAL_LENGTH (7)    EOVERFLOW
+ *   INVALID_LENGTH (8)        EOVERFLOW
+ *   other known codes         EINVAL
+ *   unknown codes             EIO
  * and pmi_simple_client_last_error() returns the server's "msg" text.
  *
  * A client is not thread-safe; use it from one thread at a time.
  */
 #include <stddef.h>
+
+#include "keyval.h" /* PMI_SIMPLE_LINE_MAX */
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,23 +115,26 @@ int pmi_simple_client_finalize (struct pmi_simple_client *pmi);
  * or one is not a non-negative integer).
  */
 int pmi_simple_client_get_maxes (struct pmi_simple_client *pmi,
-                                 int *kvsname_max,
-                                 int *keylen_max,
+                                 int *kvsname_max, int *keylen_max,
                                  int *vallen_max);
 
-/* The application number (which executable of an MPMD launch). */
-int pmi_simple_client_get_appnum (struct pmi_simple_client *pmi,
-                                  int *appnum);
+/* The application number (which executable of an MPMD launch, >= 0).
+ * Returns 0, or -1 with errno (EPROTO for a missing or negative value).
+ */
+int pmi_simple_client_get_appnum (struct pmi_simple_client *pmi, int *appnum);
 
-/* The universe size (the number of processes the program may grow to). */
+/* The universe size (the number of processes the program may grow to),
+ * or -1 if the launcher does not know (MPICH hydra says size=-1 unless
+ * mpiexec was given -usize).  Returns 0, or -1 with errno (EPROTO for a
+ * missing value or one below -1).
+ */
 int pmi_simple_client_get_universe_size (struct pmi_simple_client *pmi,
                                          int *universe_size);
 
 /* Copy the name of this program's KVS to buf (len bytes, NUL included).
  * Returns 0 or -1 with errno (EOVERFLOW: buf too small).
  */
-int pmi_simple_client_kvs_get_my_name (struct pmi_simple_client *pmi,
-                                       char *buf,
+int pmi_simple_client_kvs_get_my_name (struct pmi_simple_client *pmi, char *buf,
                                        size_t len);
 
 /* Store key=value in KVS kvsname.  kvsname and key must be valid words
@@ -138,8 +144,7 @@ int pmi_simple_client_kvs_get_my_name (struct pmi_simple_client *pmi,
  * may read the value after a barrier.  Returns 0 or -1 with errno.
  */
 int pmi_simple_client_kvs_put (struct pmi_simple_client *pmi,
-                               const char *kvsname,
-                               const char *key,
+                               const char *kvsname, const char *key,
                                const char *value);
 
 /* PMI_KVS_Commit().  The wire protocol has no commit, so this only
@@ -158,9 +163,7 @@ int pmi_simple_client_barrier (struct pmi_simple_client *pmi);
  * small).
  */
 int pmi_simple_client_kvs_get (struct pmi_simple_client *pmi,
-                               const char *kvsname,
-                               const char *key,
-                               char *buf,
+                               const char *kvsname, const char *key, char *buf,
                                size_t len);
 
 /* Ask the server to abort the whole program: send "cmd=abort
@@ -171,8 +174,7 @@ int pmi_simple_client_kvs_get (struct pmi_simple_client *pmi,
  * exit(exit_code).  Allowed whether or not init succeeded.
  * Returns 0 once sent, or -1 with errno.
  */
-int pmi_simple_client_abort (struct pmi_simple_client *pmi,
-                             int exit_code,
+int pmi_simple_client_abort (struct pmi_simple_client *pmi, int exit_code,
                              const char *msg);
 
 /* The error text of the last failed call: the server's "msg" (or "rc=N"

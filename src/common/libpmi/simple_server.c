@@ -61,7 +61,7 @@ struct handler {
 };
 
 /* Keys whose value is the rest of an abort line (flux-core, MPICH 4). */
-static const char *const abort_tail_keys[] = { "error_msg", "message", NULL };
+static const char *const abort_tail_keys[] = {"error_msg", "message", NULL};
 
 static void trace (struct pmi_simple_server *s, void *client, int rank,
                    char dir, const char *line)
@@ -190,8 +190,7 @@ static int handle_init (struct request *rq, const struct handler *h)
 
     if (keyval_get_int (rq->kv, "pmi_version", &version) < 0
         || keyval_get_int (rq->kv, "pmi_subversion", &subversion) < 0)
-        return reply_error (rq, "response_to_init",
-                            PMI_SIMPLE_ERR_INVALID_ARGS,
+        return reply_error (rq, "response_to_init", PMI_SIMPLE_ERR_INVALID_ARGS,
                             "missing_or_malformed_pmi_version");
     if (version < 1 || subversion < 0)
         return reply_error (rq, "response_to_init", PMI_SIMPLE_FAIL,
@@ -243,12 +242,10 @@ static int handle_put (struct request *rq, const struct handler *h)
         || keyval_get_str (rq->kv, "value", &val) < 0)
         return reply_error (rq, "put_result", PMI_SIMPLE_ERR_INVALID_NUM_ARGS,
                             "missing_kvsname_key_or_value");
-    if ((rc = check_kvsname (s, kvsname, &msg))
-        || (rc = check_key (key, &msg)))
+    if ((rc = check_kvsname (s, kvsname, &msg)) || (rc = check_key (key, &msg)))
         return reply_error (rq, "put_result", rc, msg);
     if (!value_ok (val))
-        return reply_error (rq, "put_result",
-                            PMI_SIMPLE_ERR_INVALID_VAL_LENGTH,
+        return reply_error (rq, "put_result", PMI_SIMPLE_ERR_INVALID_VAL_LENGTH,
                             "value_too_long");
     if (s->ops.kvs_put (s->arg, kvsname, key, val) < 0)
         return reply_error (rq, "put_result", PMI_SIMPLE_FAIL,
@@ -268,8 +265,7 @@ static int handle_get (struct request *rq, const struct handler *h)
         || keyval_get_str (rq->kv, "key", &key) < 0)
         return reply_error (rq, "get_result", PMI_SIMPLE_ERR_INVALID_NUM_ARGS,
                             "missing_kvsname_or_key");
-    if ((rc = check_kvsname (s, kvsname, &msg))
-        || (rc = check_key (key, &msg)))
+    if ((rc = check_kvsname (s, kvsname, &msg)) || (rc = check_key (key, &msg)))
         return reply_error (rq, "get_result", rc, msg);
     if (!client_add (s, rq->client, rq->rank, CLIENT_GET))
         return -1;
@@ -312,10 +308,10 @@ static int barrier_release (struct pmi_simple_server *s, int rc,
     while (waiters) {
         struct client *c = waiters;
         waiters = c->next;
-        int n = rc == 0 ? reply (s, c->handle, c->rank,
-                                 "cmd=barrier_out rc=0\n")
-                        : reply (s, c->handle, c->rank,
-                                 "cmd=barrier_out rc=-1 msg=%s\n", msg);
+        int n = rc == 0
+                    ? reply (s, c->handle, c->rank, "cmd=barrier_out rc=0\n")
+                    : reply (s, c->handle, c->rank,
+                             "cmd=barrier_out rc=-1 msg=%s\n", msg);
         if (n < 0 && err == 0)
             err = errno;
         free (c);
@@ -376,19 +372,19 @@ static int handle_unsupported (struct request *rq, const struct handler *h)
 }
 
 static const struct handler handlers[] = {
-    { "init", handle_init, NULL },
-    { "get_maxes", handle_get_maxes, NULL },
-    { "get_appnum", handle_get_appnum, NULL },
-    { "get_universe_size", handle_get_universe_size, NULL },
-    { "get_my_kvsname", handle_get_my_kvsname, NULL },
-    { "put", handle_put, NULL },
-    { "get", handle_get, NULL },
-    { "barrier_in", handle_barrier_in, NULL },
-    { "finalize", handle_finalize, NULL },
-    { "abort", handle_abort, NULL },
-    { "publish_name", handle_unsupported, "publish_result" },
-    { "unpublish_name", handle_unsupported, "unpublish_result" },
-    { "lookup_name", handle_unsupported, "lookup_result" },
+    {"init", handle_init, NULL},
+    {"get_maxes", handle_get_maxes, NULL},
+    {"get_appnum", handle_get_appnum, NULL},
+    {"get_universe_size", handle_get_universe_size, NULL},
+    {"get_my_kvsname", handle_get_my_kvsname, NULL},
+    {"put", handle_put, NULL},
+    {"get", handle_get, NULL},
+    {"barrier_in", handle_barrier_in, NULL},
+    {"finalize", handle_finalize, NULL},
+    {"abort", handle_abort, NULL},
+    {"publish_name", handle_unsupported, "publish_result"},
+    {"unpublish_name", handle_unsupported, "unpublish_result"},
+    {"lookup_name", handle_unsupported, "lookup_result"},
 };
 
 /* First line of a multi-line "mcmd=spawn" request. */
@@ -396,8 +392,7 @@ static int spawn_begin (struct request *rq, const char *mcmd)
 {
     if (strcmp (mcmd, "spawn") != 0)
         return reply (rq->s, rq->client, rq->rank,
-                      "cmd=error rc=-1 msg=unsupported_command:%.64s\n",
-                      mcmd);
+                      "cmd=error rc=-1 msg=unsupported_command:%.64s\n", mcmd);
     if (!client_add (rq->s, rq->client, rq->rank, CLIENT_SPAWN))
         return -1;
     return 0;
@@ -462,12 +457,10 @@ static bool is_abort (const char *line)
            && strchr (" \t\n", line[9]); // also matches the NUL
 }
 
-int pmi_simple_server_request (struct pmi_simple_server *s,
-                               const char *line,
-                               void *client,
-                               int rank)
+int pmi_simple_server_request (struct pmi_simple_server *s, const char *line,
+                               void *client, int rank)
 {
-    struct request rq = { .s = s, .client = client, .rank = rank };
+    struct request rq = {.s = s, .client = client, .rank = rank};
     struct keyval *kv;
     struct client *c;
     int rc;
@@ -497,8 +490,7 @@ int pmi_simple_server_request (struct pmi_simple_server *s,
 }
 
 int pmi_simple_server_kvs_get_complete (struct pmi_simple_server *s,
-                                        void *client,
-                                        const char *val)
+                                        void *client, const char *val)
 {
     struct client *c;
     int rank;
@@ -544,13 +536,8 @@ void pmi_simple_server_disconnect (struct pmi_simple_server *s, void *client)
 }
 
 struct pmi_simple_server *pmi_simple_server_create (
-    const struct pmi_simple_ops *ops,
-    int appnum,
-    int universe_size,
-    int local_procs,
-    const char *kvsname,
-    int flags,
-    void *arg)
+    const struct pmi_simple_ops *ops, int appnum, int universe_size,
+    int local_procs, const char *kvsname, int flags, void *arg)
 {
     struct pmi_simple_server *s;
 

@@ -76,6 +76,7 @@
  * engine's functions may be called from the debug_trace callback, and
  * pmi_simple_server_destroy() may not be called from any callback.
  */
+#include "keyval.h" /* PMI_SIMPLE_LINE_MAX, PMI_SIMPLE_* rc codes */
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,13 +95,9 @@ enum {
 };
 
 struct pmi_simple_ops {
-    int (*kvs_put) (void *arg,
-                    const char *kvsname,
-                    const char *key,
+    int (*kvs_put) (void *arg, const char *kvsname, const char *key,
                     const char *val);
-    int (*kvs_get) (void *arg,
-                    void *client,
-                    const char *kvsname,
+    int (*kvs_get) (void *arg, void *client, const char *kvsname,
                     const char *key);
     int (*barrier_enter) (void *arg);
     int (*response_send) (void *client, const char *buf);
@@ -118,13 +115,8 @@ struct pmi_simple_server;
  * Returns the engine, or NULL with errno EINVAL or ENOMEM.
  */
 struct pmi_simple_server *pmi_simple_server_create (
-    const struct pmi_simple_ops *ops,
-    int appnum,
-    int universe_size,
-    int local_procs,
-    const char *kvsname,
-    int flags,
-    void *arg);
+    const struct pmi_simple_ops *ops, int appnum, int universe_size,
+    int local_procs, const char *kvsname, int flags, void *arg);
 
 /* Free the engine, forgetting pending gets and barrier entries without
  * answering them.  NULL is a no-op; errno is preserved.
@@ -142,10 +134,8 @@ void pmi_simple_server_destroy (struct pmi_simple_server *s);
  * sent; close the client), EINVAL (bad argument), ENOMEM, or the errno
  * of a failed response_send.
  */
-int pmi_simple_server_request (struct pmi_simple_server *s,
-                               const char *line,
-                               void *client,
-                               int rank);
+int pmi_simple_server_request (struct pmi_simple_server *s, const char *line,
+                               void *client, int rank);
 
 /* Answer the pending get of 'client' with 'val' (copied), or with a
  * key_not_found error if val is NULL.  May be called from inside
@@ -156,8 +146,7 @@ int pmi_simple_server_request (struct pmi_simple_server *s,
  * (the get is then no longer pending).
  */
 int pmi_simple_server_kvs_get_complete (struct pmi_simple_server *s,
-                                        void *client,
-                                        const char *val);
+                                        void *client, const char *val);
 
 /* Release the barrier: answer every client waiting in it with rc=0 if
  * rc is 0, else rc=-1.  May be called from inside ops->barrier_enter.

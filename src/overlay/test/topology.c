@@ -92,13 +92,13 @@ struct tally {
     long errors;
 };
 
-#define CHECK(tl, cond, ...) \
-    do { \
-        (tl)->checks++; \
-        if (!(cond)) { \
+#define CHECK(tl, cond, ...)        \
+    do {                            \
+        (tl)->checks++;             \
+        if (!(cond)) {              \
             if ((tl)->errors++ < 5) \
                 diag (__VA_ARGS__); \
-        } \
+        }                           \
     } while (0)
 
 static void check_single (const struct ref *t, struct tally *tl)
@@ -106,8 +106,8 @@ static void check_single (const struct ref *t, struct tally *tl)
     uint32_t n = t->size;
     int k = t->k;
 
-    CHECK (tl, topology_maxlevel (n, k) == t->maxlevel,
-           "maxlevel size=%u k=%d", n, k);
+    CHECK (tl, topology_maxlevel (n, k) == t->maxlevel, "maxlevel size=%u k=%d",
+           n, k);
     for (uint32_t r = 0; r < n; r++) {
         CHECK (tl, topology_parent (r, n, k) == t->parent[r],
                "parent r=%u size=%u k=%d", r, n, k);
@@ -136,8 +136,8 @@ static void check_pairs (const struct ref *t, struct tally *tl)
             errno = 0;
             int64_t got = topology_child_toward (r, x, n, k);
             CHECK (tl, got == hop && (hop >= 0 || errno == EINVAL),
-                   "child_toward r=%u x=%u size=%u k=%d got %lld", r, x, n,
-                   k, (long long)got);
+                   "child_toward r=%u x=%u size=%u k=%d got %lld", r, x, n, k,
+                   (long long)got);
         }
     }
 }
@@ -175,7 +175,7 @@ static void test_einval (void)
         uint32_t rank, size;
         int k;
     } bad[] = {
-        {0, 0, 2}, {4, 4, 2}, {5, 4, 2}, {UINT32_MAX, UINT32_MAX, 2},
+        {0, 0, 2}, {4, 4, 2},  {5, 4, 2},       {UINT32_MAX, UINT32_MAX, 2},
         {0, 4, 0}, {0, 4, -1}, {0, 4, INT_MIN},
     };
     int n = sizeof (bad) / sizeof (bad[0]);
@@ -247,8 +247,7 @@ static int64_t expected_maxlevel (uint64_t size, int k)
 }
 
 /* Relations that must hold for any rank, checked with calls only. */
-static void check_rank_huge (uint32_t r, uint32_t n, int k,
-                             struct tally *tl)
+static void check_rank_huge (uint32_t r, uint32_t n, int k, struct tally *tl)
 {
     int64_t p = topology_parent (r, n, k);
     if (r == 0) {
@@ -294,8 +293,9 @@ static void test_huge (void)
         for (size_t j = 0; j < sizeof (ks) / sizeof (ks[0]); j++) {
             int k = ks[j];
             struct tally tl = {0};
-            uint32_t probe[] = {0, 1, 2, 3, (uint32_t)k, (uint32_t)k + 1u,
-                                n / 3, n / 2, n - 3, n - 2, n - 1};
+            uint32_t probe[]
+                = {0,     1,     2,     3,     (uint32_t)k, (uint32_t)k + 1u,
+                   n / 3, n / 2, n - 3, n - 2, n - 1};
             for (size_t m = 0; m < sizeof (probe) / sizeof (probe[0]); m++)
                 if (probe[m] < n)
                     check_rank_huge (probe[m], n, k, &tl);
@@ -303,17 +303,18 @@ static void test_huge (void)
                    "maxlevel n=%u k=%d got %lld want %lld", n, k,
                    (long long)topology_maxlevel (n, k),
                    (long long)expected_maxlevel (n, k));
-            CHECK (&tl, topology_level (n - 1, n, k) ==
-                   topology_maxlevel (n, k), "last rank is deepest");
+            CHECK (&tl,
+                   topology_level (n - 1, n, k) == topology_maxlevel (n, k),
+                   "last rank is deepest");
             int64_t c0 = topology_child_count (0, n, k);
             int64_t want0 = (int64_t)n - 1 < k ? (int64_t)n - 1 : k;
-            CHECK (&tl, c0 == want0,
-                   "child_count of root n=%u k=%d", n, k);
-            CHECK (&tl, topology_child_toward (0, n - 1, n, k) >= 1 &&
-                   topology_child_toward (0, n - 1, n, k) <= c0,
+            CHECK (&tl, c0 == want0, "child_count of root n=%u k=%d", n, k);
+            CHECK (&tl,
+                   topology_child_toward (0, n - 1, n, k) >= 1
+                       && topology_child_toward (0, n - 1, n, k) <= c0,
                    "child_toward root to last n=%u k=%d", n, k);
-            ok (tl.errors == 0, "size %u k=%d: consistent (%ld checks)", n,
-                k, tl.checks);
+            ok (tl.errors == 0, "size %u k=%d: consistent (%ld checks)", n, k,
+                tl.checks);
         }
     }
 }
@@ -332,12 +333,14 @@ static void test_known_values (void)
     ok (topology_in_subtree (1, 4, 7, 2), "4 is below 1");
     ok (!topology_in_subtree (1, 5, 7, 2), "5 is not below 1");
     ok (topology_in_subtree (3, 3, 7, 2), "a rank is in its own subtree");
-    cmp_ok (topology_level (UINT32_MAX - 1, UINT32_MAX, 1), "==",
-            (int64_t)UINT32_MAX - 1, "chain: level of the last rank > INT_MAX");
+    cmp_ok (topology_level (UINT32_MAX - 1, UINT32_MAX, 1),
+            "==", (int64_t)UINT32_MAX - 1,
+            "chain: level of the last rank > INT_MAX");
     cmp_ok (topology_maxlevel (UINT32_MAX, 1), "==", (int64_t)UINT32_MAX - 1,
             "chain: maxlevel of 2^32-1 ranks");
-    cmp_ok (topology_descendants (0, UINT32_MAX, 1), "==",
-            (int64_t)UINT32_MAX - 1, "chain: root has 2^32-2 descendants");
+    cmp_ok (topology_descendants (0, UINT32_MAX, 1),
+            "==", (int64_t)UINT32_MAX - 1,
+            "chain: root has 2^32-2 descendants");
     cmp_ok (topology_child_toward (5, UINT32_MAX - 1, UINT32_MAX, 1), "==", 6,
             "chain: next hop down is rank + 1");
     cmp_ok (topology_maxlevel (UINT32_MAX, 2), "==", 31,

@@ -61,7 +61,8 @@ static void touch (const flux_msg_t *msg)
     free (str);
     if (count >= 0) {
         str = flux_msg_route_string (msg);
-        check (str != NULL && strlen (str) <= (size_t)count * 9, "route_string");
+        check (str != NULL && strlen (str) <= (size_t)count * 9,
+               "route_string");
         free (str);
     }
     (void)flux_msg_get_string (msg, &s);
@@ -70,8 +71,7 @@ static void touch (const flux_msg_t *msg)
 }
 
 /* Check that a copy and the multipart form both reproduce frame[len]. */
-static void check_same (const flux_msg_t *msg, const uint8_t *frame,
-                        size_t len)
+static void check_same (const flux_msg_t *msg, const uint8_t *frame, size_t len)
 {
     struct flux_msg_part parts[MAX_PARTS];
     uint8_t proto[FLUX_MSG_PROTO_SIZE];
@@ -110,8 +110,7 @@ static void roundtrip (const flux_msg_t *msg, const uint8_t *orig,
                "decoded frame re-encodes to the same bytes");
     check (flux_msg_frame_decode (buf, n, &again, &need) == (ssize_t)n,
            "re-encoded frame decodes");
-    check (flux_msg_frame_decode (buf, n - 1, &again, &need) == 0
-               && need == n,
+    check (flux_msg_frame_decode (buf, n - 1, &again, &need) == 0 && need == n,
            "re-encoded frame minus one byte needs more");
     check_same (again, buf, n);
     check_same (msg, buf, n);
@@ -202,11 +201,11 @@ static void fuzz_parts (const uint8_t *data, size_t size)
     check (flux_msg_to_parts (msg, proto, out, &n) == 0 && n == count,
            "to_parts gives back as many parts");
     for (int k = 0; k < count; k++)
-        check (out[k].size == parts[k].size
-                   && (out[k].size == 0
-                       || memcmp (out[k].data, parts[k].data, out[k].size)
-                              == 0),
-               "to_parts gives back the same parts");
+        check (
+            out[k].size == parts[k].size
+                && (out[k].size == 0
+                    || memcmp (out[k].data, parts[k].data, out[k].size) == 0),
+            "to_parts gives back the same parts");
     roundtrip (msg, NULL, 0);
     flux_msg_destroy (msg);
 }

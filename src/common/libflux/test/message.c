@@ -23,6 +23,7 @@
  * hosts), then the big-endian length of the parts, prefix excluded.
  */
 
+/* clang-format off */
 #define UUID "5e2b1c44-9a0f-4c1e-8b7d-3f6a2e9c0d11" /* 36 bytes */
 
 /* Request: routes sender UUID, newest "0"; topic "kvs.lookup"; payload
@@ -85,6 +86,8 @@ static const char big70000_head[] =
 static const char big_tail[] =
     "\x14" "\x8e\x01\x04\x03" "\xff\xff\xff\xff" "\x00\x00\x00\x00"
            "\x00\x00\x00\x01" "\x00\x00\x00\x00";
+
+/* clang-format on */
 
 #define LIT(a) (a), (sizeof (a) - 1)
 
@@ -173,7 +176,8 @@ static void mkproto (uint8_t *p, int type, int flags)
 }
 
 /* Both decoders must refuse these parts with EPROTO. */
-static void reject_parts (const struct flux_msg_part *parts, int n, const char *what)
+static void reject_parts (const struct flux_msg_part *parts, int n,
+                          const char *what)
 {
     static uint8_t buf[80000];
     flux_msg_t *msg = NULL;
@@ -188,12 +192,13 @@ static void reject_parts (const struct flux_msg_part *parts, int n, const char *
     len = mkframe (buf, parts, n);
     errno = 0;
     rc = flux_msg_frame_decode (buf, len, &msg, NULL);
-    ok (rc == -1 && errno == EPROTO && msg == NULL,
-        "frame_decode rejects %s", what);
+    ok (rc == -1 && errno == EPROTO && msg == NULL, "frame_decode rejects %s",
+        what);
     flux_msg_destroy (msg);
 }
 
-static void accept_parts (const struct flux_msg_part *parts, int n, const char *what)
+static void accept_parts (const struct flux_msg_part *parts, int n,
+                          const char *what)
 {
     static uint8_t buf[80000];
     flux_msg_t *msg = NULL;
@@ -216,8 +221,7 @@ static flux_msg_t *decode_all (const uint8_t *buf, size_t len)
     ssize_t rc = flux_msg_frame_decode (buf, len, &msg, NULL);
 
     if (rc != (ssize_t)len) {
-        diag ("frame_decode returned %zd (errno %d), want %zu", rc, errno,
-              len);
+        diag ("frame_decode returned %zd (errno %d), want %zu", rc, errno, len);
         flux_msg_destroy (msg);
         return NULL;
     }
@@ -233,8 +237,8 @@ static void check_encode (const flux_msg_t *msg, const uint8_t *want,
 
     if (!buf)
         BAIL_OUT ("out of memory");
-    cmp_ok (flux_msg_frame_size (msg), "==", len, "%s: frame_size is %zu",
-            name, len);
+    cmp_ok (flux_msg_frame_size (msg), "==", len, "%s: frame_size is %zu", name,
+            len);
     n = flux_msg_frame_encode (msg, buf, len + 16);
     cmp_ok (n, "==", len, "%s: frame_encode writes %zu bytes", name, len);
     if (n == (ssize_t)len)
@@ -243,22 +247,22 @@ static void check_encode (const flux_msg_t *msg, const uint8_t *want,
         fail ("%s: encoded bytes match the vector", name);
     errno = 0;
     ok (flux_msg_frame_encode (msg, buf, len - 1) < 0 && errno == EINVAL,
-        "%s: frame_encode into a buffer 1 byte short fails with EINVAL",
-        name);
+        "%s: frame_encode into a buffer 1 byte short fails with EINVAL", name);
     free (buf);
 }
 
 /* Compare the multipart form of msg with the expected parts. */
-static void check_parts (const flux_msg_t *msg, const struct flux_msg_part *want,
-                         int n, const char *name)
+static void check_parts (const flux_msg_t *msg,
+                         const struct flux_msg_part *want, int n,
+                         const char *name)
 {
     struct flux_msg_part parts[8];
     uint8_t proto[FLUX_MSG_PROTO_SIZE];
     int count = n - 1;
     flux_msg_t *back;
 
-    cmp_ok (flux_msg_part_count (msg), "==", n, "%s: part_count is %d",
-            name, n);
+    cmp_ok (flux_msg_part_count (msg), "==", n, "%s: part_count is %d", name,
+            n);
     errno = 0;
     ok (flux_msg_to_parts (msg, proto, parts, &count) < 0 && errno == EINVAL,
         "%s: to_parts with *count one short fails with EINVAL", name);
@@ -287,8 +291,12 @@ static void test_vector_request (void)
     uint8_t *want = wire (LIT (req_frame));
     size_t len = sizeof (req_frame) - 1;
     const struct flux_msg_part parts[] = {
-        { "0", 1 }, { UUID, 36 }, { "", 0 }, { "kvs.lookup", 10 },
-        { "{\"key\":\"a.b\"}", 14 }, { req_proto, 20 },
+        {"0", 1},
+        {UUID, 36},
+        {"", 0},
+        {"kvs.lookup", 10},
+        {"{\"key\":\"a.b\"}", 14},
+        {req_proto, 20},
     };
     flux_msg_t *msg;
     const char *s;
@@ -303,13 +311,15 @@ static void test_vector_request (void)
     if (!(msg = flux_msg_create (FLUX_MSGTYPE_REQUEST)))
         BAIL_OUT ("flux_msg_create failed");
     flux_msg_route_enable (msg);
-    ok (flux_msg_route_push (msg, UUID) == 0 && flux_msg_route_push (msg, "0") == 0,
+    ok (flux_msg_route_push (msg, UUID) == 0
+            && flux_msg_route_push (msg, "0") == 0,
         "request: pushed two routes");
     ok (flux_msg_set_topic (msg, "kvs.lookup") == 0
             && flux_msg_pack (msg, "{s:s}", "key", "a.b") == 0
             && flux_msg_set_streaming (msg) == 0
             && flux_msg_set_userid (msg, 1000) == 0
-            && flux_msg_set_rolemask (msg, FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL) == 0
+            && flux_msg_set_rolemask (msg, FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL)
+                   == 0
             && flux_msg_set_matchtag (msg, 42) == 0,
         "request: set topic, JSON payload, streaming, cred, matchtag");
     check_encode (msg, want, len, "request");
@@ -368,7 +378,7 @@ static void test_vector_response (void)
             && flux_msg_set_string (msg, "not found") == 0
             && flux_msg_set_errnum (msg, 2) == 0
             && flux_msg_set_matchtag (msg, 42) == 0
-            && flux_msg_set_cred (msg, (struct flux_msg_cred){ 1000, 2 }) == 0,
+            && flux_msg_set_cred (msg, (struct flux_msg_cred){1000, 2}) == 0,
         "response: built");
     check_encode (msg, want, len, "response");
     flux_msg_destroy (msg);
@@ -446,7 +456,7 @@ static void test_vector_control (void)
 {
     uint8_t *want = wire (LIT (control_frame));
     size_t len = sizeof (control_frame) - 1;
-    const struct flux_msg_part parts[] = { { control_frame + 9, 20 } };
+    const struct flux_msg_part parts[] = {{control_frame + 9, 20}};
     flux_msg_t *msg;
     uint32_t u;
     int type, ctype, status;
@@ -500,8 +510,10 @@ static void test_vector_big (const char *head, size_t headlen, size_t n)
             && flux_msg_set_payload (msg, payload, n) == 0
             && flux_msg_set_seq (msg, 1) == 0,
         "%zu-byte payload: built", n);
-    check_encode (msg, want, len, n == 254 ? "payload 254" : n == 255
-                                      ? "payload 255" : "payload 70000");
+    check_encode (msg, want, len,
+                  n == 254   ? "payload 254"
+                  : n == 255 ? "payload 255"
+                             : "payload 70000");
     ok (flux_msg_to_parts (msg, proto, parts, &count) == 0 && count == 3
             && parts[1].size == n && !memcmp (parts[1].data, payload, n)
             && !memcmp (parts[2].data, big_tail + 1, 20),
@@ -533,13 +545,13 @@ static void test_vectors (void)
 
 static void test_create (void)
 {
-    const int types[] = { FLUX_MSGTYPE_REQUEST, FLUX_MSGTYPE_RESPONSE,
-                          FLUX_MSGTYPE_EVENT, FLUX_MSGTYPE_CONTROL };
-    const int bad[] = { 0, 3, 5, 0x10, FLUX_MSGTYPE_ANY, -1 };
+    const int types[] = {FLUX_MSGTYPE_REQUEST, FLUX_MSGTYPE_RESPONSE,
+                         FLUX_MSGTYPE_EVENT, FLUX_MSGTYPE_CONTROL};
+    const int bad[] = {0, 3, 5, 0x10, FLUX_MSGTYPE_ANY, -1};
 
     for (size_t i = 0; i < sizeof (types) / sizeof (types[0]); i++) {
         flux_msg_t *msg = flux_msg_create (types[i]);
-        struct flux_msg_cred cred = { 0, 1 };
+        struct flux_msg_cred cred = {0, 1};
         uint8_t flags = 0xff;
         int type = 0;
         const char *name = flux_msg_typestr (types[i]);
@@ -549,8 +561,8 @@ static void test_create (void)
             continue;
         ok (flux_msg_get_type (msg, &type) == 0 && type == types[i],
             "%s: get_type", name);
-        ok (flux_msg_get_flags (msg, &flags) == 0 && flags == 0,
-            "%s: no flags", name);
+        ok (flux_msg_get_flags (msg, &flags) == 0 && flags == 0, "%s: no flags",
+            name);
         ok (flux_msg_get_cred (msg, &cred) == 0
                 && cred.userid == FLUX_USERID_UNKNOWN
                 && cred.rolemask == FLUX_ROLE_NONE,
@@ -600,13 +612,92 @@ static void test_refcount (void)
     ok (errno == 43, "destroy preserves errno");
 }
 
+/* Every type-specific setter and getter fails with EINVAL on m unless it
+ * applies to m's type.
+ */
+static void check_wrong_type (flux_msg_t *m)
+{
+    uint32_t u;
+    int i1, i2, t;
+    const char *name;
+
+    flux_msg_get_type (m, &t);
+    name = flux_msg_typestr (t);
+    if (t != FLUX_MSGTYPE_REQUEST) {
+        errno = 0;
+        ok (flux_msg_set_nodeid (m, 1) < 0 && errno == EINVAL,
+            "%s: set_nodeid EINVAL", name);
+        errno = 0;
+        ok (flux_msg_get_nodeid (m, &u) < 0 && errno == EINVAL,
+            "%s: get_nodeid EINVAL", name);
+        errno = 0;
+        ok (flux_msg_set_noresponse (m) < 0 && errno == EINVAL,
+            "%s: set_noresponse EINVAL", name);
+    }
+    if (t != FLUX_MSGTYPE_REQUEST && t != FLUX_MSGTYPE_RESPONSE) {
+        errno = 0;
+        ok (flux_msg_set_matchtag (m, 1) < 0 && errno == EINVAL,
+            "%s: set_matchtag EINVAL", name);
+        errno = 0;
+        ok (flux_msg_get_matchtag (m, &u) < 0 && errno == EINVAL,
+            "%s: get_matchtag EINVAL", name);
+        errno = 0;
+        ok (flux_msg_set_streaming (m) < 0 && errno == EINVAL,
+            "%s: set_streaming EINVAL", name);
+    }
+    if (t != FLUX_MSGTYPE_RESPONSE) {
+        errno = 0;
+        ok (flux_msg_set_errnum (m, 1) < 0 && errno == EINVAL,
+            "%s: set_errnum EINVAL", name);
+        errno = 0;
+        ok (flux_msg_get_errnum (m, &i1) < 0 && errno == EINVAL,
+            "%s: get_errnum EINVAL", name);
+    }
+    if (t != FLUX_MSGTYPE_EVENT) {
+        errno = 0;
+        ok (flux_msg_set_seq (m, 1) < 0 && errno == EINVAL,
+            "%s: set_seq EINVAL", name);
+        errno = 0;
+        ok (flux_msg_get_seq (m, &u) < 0 && errno == EINVAL,
+            "%s: get_seq EINVAL", name);
+        errno = 0;
+        ok (flux_msg_set_private (m) < 0 && errno == EINVAL,
+            "%s: set_private EINVAL", name);
+    }
+    if (t != FLUX_MSGTYPE_CONTROL) {
+        errno = 0;
+        ok (flux_msg_set_control (m, 1, 1) < 0 && errno == EINVAL,
+            "%s: set_control EINVAL", name);
+        errno = 0;
+        ok (flux_msg_get_control (m, &i1, &i2) < 0 && errno == EINVAL,
+            "%s: get_control EINVAL", name);
+    }
+    else {
+        errno = 0;
+        ok (flux_msg_set_topic (m, "x") < 0 && errno == EINVAL,
+            "control: set_topic EINVAL");
+        errno = 0;
+        ok (flux_msg_set_payload (m, "x", 1) < 0 && errno == EINVAL,
+            "control: set_payload EINVAL");
+        errno = 0;
+        ok (flux_msg_set_string (m, "x") < 0 && errno == EINVAL,
+            "control: set_string EINVAL");
+        errno = 0;
+        ok (flux_msg_pack (m, "{}") < 0 && errno == EINVAL,
+            "control: pack EINVAL");
+        flux_msg_route_enable (m);
+        ok (!flux_msg_has_flag (m, FLUX_MSGFLAG_ROUTE),
+            "control: route_enable has no effect");
+    }
+}
+
 static void test_fields (void)
 {
     flux_msg_t *req = flux_msg_create (FLUX_MSGTYPE_REQUEST);
     flux_msg_t *rsp = flux_msg_create (FLUX_MSGTYPE_RESPONSE);
     flux_msg_t *ev = flux_msg_create (FLUX_MSGTYPE_EVENT);
     flux_msg_t *ctl = flux_msg_create (FLUX_MSGTYPE_CONTROL);
-    flux_msg_t *all[] = { req, rsp, ev, ctl };
+    flux_msg_t *all[] = {req, rsp, ev, ctl};
     uint32_t u;
     int i1, i2;
 
@@ -640,8 +731,8 @@ static void test_fields (void)
     ok (flux_msg_set_errnum (rsp, 113) == 0
             && flux_msg_get_errnum (rsp, &i1) == 0 && i1 == 113,
         "response: errnum");
-    ok (flux_msg_set_seq (ev, 0xffffffff) == 0
-            && flux_msg_get_seq (ev, &u) == 0 && u == 0xffffffff,
+    ok (flux_msg_set_seq (ev, 0xffffffff) == 0 && flux_msg_get_seq (ev, &u) == 0
+            && u == 0xffffffff,
         "event: seq");
     ok (flux_msg_set_control (ctl, -5, 77) == 0
             && flux_msg_get_control (ctl, &i1, &i2) == 0 && i1 == -5
@@ -649,79 +740,8 @@ static void test_fields (void)
         "control: type/status");
 
     /* wrong type: EINVAL for every setter and getter */
-    for (int i = 0; i < 4; i++) {
-        flux_msg_t *m = all[i];
-        int t;
-        const char *name;
-        flux_msg_get_type (m, &t);
-        name = flux_msg_typestr (t);
-        if (t != FLUX_MSGTYPE_REQUEST) {
-            errno = 0;
-            ok (flux_msg_set_nodeid (m, 1) < 0 && errno == EINVAL,
-                "%s: set_nodeid EINVAL", name);
-            errno = 0;
-            ok (flux_msg_get_nodeid (m, &u) < 0 && errno == EINVAL,
-                "%s: get_nodeid EINVAL", name);
-            errno = 0;
-            ok (flux_msg_set_noresponse (m) < 0 && errno == EINVAL,
-                "%s: set_noresponse EINVAL", name);
-        }
-        if (t != FLUX_MSGTYPE_REQUEST && t != FLUX_MSGTYPE_RESPONSE) {
-            errno = 0;
-            ok (flux_msg_set_matchtag (m, 1) < 0 && errno == EINVAL,
-                "%s: set_matchtag EINVAL", name);
-            errno = 0;
-            ok (flux_msg_get_matchtag (m, &u) < 0 && errno == EINVAL,
-                "%s: get_matchtag EINVAL", name);
-            errno = 0;
-            ok (flux_msg_set_streaming (m) < 0 && errno == EINVAL,
-                "%s: set_streaming EINVAL", name);
-        }
-        if (t != FLUX_MSGTYPE_RESPONSE) {
-            errno = 0;
-            ok (flux_msg_set_errnum (m, 1) < 0 && errno == EINVAL,
-                "%s: set_errnum EINVAL", name);
-            errno = 0;
-            ok (flux_msg_get_errnum (m, &i1) < 0 && errno == EINVAL,
-                "%s: get_errnum EINVAL", name);
-        }
-        if (t != FLUX_MSGTYPE_EVENT) {
-            errno = 0;
-            ok (flux_msg_set_seq (m, 1) < 0 && errno == EINVAL,
-                "%s: set_seq EINVAL", name);
-            errno = 0;
-            ok (flux_msg_get_seq (m, &u) < 0 && errno == EINVAL,
-                "%s: get_seq EINVAL", name);
-            errno = 0;
-            ok (flux_msg_set_private (m) < 0 && errno == EINVAL,
-                "%s: set_private EINVAL", name);
-        }
-        if (t != FLUX_MSGTYPE_CONTROL) {
-            errno = 0;
-            ok (flux_msg_set_control (m, 1, 1) < 0 && errno == EINVAL,
-                "%s: set_control EINVAL", name);
-            errno = 0;
-            ok (flux_msg_get_control (m, &i1, &i2) < 0 && errno == EINVAL,
-                "%s: get_control EINVAL", name);
-        }
-        else {
-            errno = 0;
-            ok (flux_msg_set_topic (m, "x") < 0 && errno == EINVAL,
-                "control: set_topic EINVAL");
-            errno = 0;
-            ok (flux_msg_set_payload (m, "x", 1) < 0 && errno == EINVAL,
-                "control: set_payload EINVAL");
-            errno = 0;
-            ok (flux_msg_set_string (m, "x") < 0 && errno == EINVAL,
-                "control: set_string EINVAL");
-            errno = 0;
-            ok (flux_msg_pack (m, "{}") < 0 && errno == EINVAL,
-                "control: pack EINVAL");
-            flux_msg_route_enable (m);
-            ok (!flux_msg_has_flag (m, FLUX_MSGFLAG_ROUTE),
-                "control: route_enable has no effect");
-        }
-    }
+    for (int i = 0; i < 4; i++)
+        check_wrong_type (all[i]);
     flux_msg_route_enable (ev);
     ok (!flux_msg_has_flag (ev, FLUX_MSGFLAG_ROUTE),
         "event: route_enable has no effect");
@@ -916,8 +936,7 @@ static void test_topic (void)
             && flux_msg_get_topic (msg, &s) == 0 && !strcmp (s, "tttttttt"),
         "set_topic from an overlapping inline suffix");
     ok (flux_msg_set_topic (msg, "") == 0 && flux_msg_get_topic (msg, &s) == 0
-            && !strcmp (s, "")
-            && flux_msg_has_flag (msg, FLUX_MSGFLAG_TOPIC),
+            && !strcmp (s, "") && flux_msg_has_flag (msg, FLUX_MSGFLAG_TOPIC),
         "empty topic keeps the TOPIC flag");
     ok (flux_msg_set_topic (msg, NULL) == 0
             && !flux_msg_has_flag (msg, FLUX_MSGFLAG_TOPIC),
@@ -980,13 +999,15 @@ static void test_payload (void)
     errno = 0;
     ok (flux_msg_get_string (msg, &s) < 0 && errno == EPROTO,
         "get_string on a zero-length payload fails with EPROTO");
-    cmp_ok (flux_msg_part_count (msg), "==", 2, "zero-length payload is a part");
+    cmp_ok (flux_msg_part_count (msg), "==", 2,
+            "zero-length payload is a part");
     ok (flux_msg_set_payload (msg, NULL, 0) == 0 && !flux_msg_has_payload (msg),
         "set_payload NULL, 0 removes the payload");
     errno = 0;
     ok (flux_msg_set_payload (msg, NULL, 5) < 0 && errno == EINVAL,
         "set_payload NULL, 5 fails with EINVAL");
-    ok (flux_msg_set_string (msg, "x") == 0 && flux_msg_set_string (msg, NULL) == 0
+    ok (flux_msg_set_string (msg, "x") == 0
+            && flux_msg_set_string (msg, NULL) == 0
             && !flux_msg_has_payload (msg),
         "set_string NULL removes the payload");
     errno = 0;
@@ -1025,7 +1046,8 @@ static void test_json (void)
         "unpack");
     ok (flux_msg_unpack (msg, "{s:s}", "b", &s2) == 0 && s1 == s2,
         "second unpack uses the cached object (same string pointer)");
-    ok (flux_msg_unpack (msg, "{s:o}", "a", &o) == 0 && json_integer_value (o) == 1,
+    ok (flux_msg_unpack (msg, "{s:o}", "a", &o) == 0
+            && json_integer_value (o) == 1,
         "unpack o");
     errno = 0;
     ok (flux_msg_unpack (msg, "{s:i}", "missing", &i) < 0 && errno == EPROTO,
@@ -1072,6 +1094,21 @@ static void test_json (void)
     ok (flux_msg_unpack (msg, "{}") < 0 && errno == EPROTO,
         "unpack of an empty string fails with EPROTO");
     errno = 0;
+    ok (flux_msg_unpack (msg, NULL) < 0 && errno == EINVAL,
+        "unpack NULL fmt fails with EINVAL");
+    flux_msg_destroy (msg);
+}
+
+static void test_json_pack (void)
+{
+    flux_msg_t *msg = flux_msg_create (FLUX_MSGTYPE_REQUEST);
+    char big[5000];
+    const char *s1 = NULL;
+    const void *buf;
+    size_t size;
+
+    flux_msg_set_string (msg, "");
+    errno = 0;
     ok (flux_msg_pack (msg, "[i]", 1) < 0 && errno == EINVAL,
         "pack of an array fails with EINVAL");
     is (flux_msg_last_error (msg), "payload is not a JSON object",
@@ -1086,27 +1123,18 @@ static void test_json (void)
     errno = 0;
     ok (flux_msg_pack (NULL, "{}") < 0 && errno == EINVAL,
         "pack NULL msg fails with EINVAL");
-    errno = 0;
-    ok (flux_msg_unpack (msg, NULL) < 0 && errno == EINVAL,
-        "unpack NULL fmt fails with EINVAL");
     ok (flux_msg_pack (msg, "{}") == 0
             && flux_msg_get_payload (msg, &buf, &size) == 0 && size == 3
             && !memcmp (buf, "{}", 3),
         "pack {} gives 3 bytes");
-    flux_msg_destroy (msg);
 
     /* a large object crosses the dump buffer growth */
-    msg = flux_msg_create (FLUX_MSGTYPE_EVENT);
-    {
-        char big[5000];
-        const char *got = NULL;
-        memset (big, 'q', sizeof (big) - 1);
-        big[sizeof (big) - 1] = '\0';
-        ok (flux_msg_pack (msg, "{s:s}", "big", big) == 0
-                && flux_msg_unpack (msg, "{s:s}", "big", &got) == 0
-                && !strcmp (got, big),
-            "pack/unpack a 5000-byte string");
-    }
+    memset (big, 'q', sizeof (big) - 1);
+    big[sizeof (big) - 1] = '\0';
+    ok (flux_msg_pack (msg, "{s:s}", "big", big) == 0
+            && flux_msg_unpack (msg, "{s:s}", "big", &s1) == 0
+            && !strcmp (s1, big),
+        "pack/unpack a 5000-byte string");
     flux_msg_destroy (msg);
 }
 
@@ -1115,7 +1143,8 @@ static void test_cred (void)
     flux_msg_t *msg = flux_msg_create (FLUX_MSGTYPE_REQUEST);
     struct flux_msg_cred cred;
 
-    ok (flux_msg_set_cred (msg, (struct flux_msg_cred){ 100, FLUX_ROLE_USER }) == 0
+    ok (flux_msg_set_cred (msg, (struct flux_msg_cred){100, FLUX_ROLE_USER})
+                == 0
             && flux_msg_get_cred (msg, &cred) == 0 && cred.userid == 100
             && cred.rolemask == FLUX_ROLE_USER,
         "set_cred/get_cred");
@@ -1157,7 +1186,6 @@ static void test_routes (void)
     flux_msg_t *other = flux_msg_create (FLUX_MSGTYPE_REQUEST);
     char id[300];
     char *s;
-    int n;
 
     errno = 0;
     ok (flux_msg_route_push (msg, "a") < 0 && errno == EPROTO,
@@ -1209,8 +1237,8 @@ static void test_routes (void)
     ok (flux_msg_route_push (msg, id) < 0 && errno == EINVAL,
         "push 256-byte id fails with EINVAL");
     id[255] = '\0';
-    ok (flux_msg_route_push (msg, id) == 0 && strlen (flux_msg_route_last (msg))
-            == 255,
+    ok (flux_msg_route_push (msg, id) == 0
+            && strlen (flux_msg_route_last (msg)) == 255,
         "push 255-byte id");
     errno = 0;
     ok (flux_msg_route_push (msg, NULL) < 0 && errno == EINVAL,
@@ -1238,8 +1266,23 @@ static void test_routes (void)
     ok (!flux_msg_route_match_first (msg, NULL), "match_first NULL is false");
     ok (!flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE),
         "route_disable clears the flag");
+    flux_msg_destroy (msg);
+    flux_msg_destroy (other);
+}
 
-    /* fill to the limit: 64 ids of 255 bytes (the largest pool) */
+/* Fill to the limit: 64 ids of 255 bytes (the largest pool). */
+static void test_routes_limit (void)
+{
+    flux_msg_t *msg = flux_msg_create (FLUX_MSGTYPE_REQUEST);
+    flux_msg_t *back = NULL;
+    char id[256];
+    uint8_t *buf;
+    size_t len;
+    char *s;
+    int n;
+
+    memset (id, 'r', 255);
+    id[255] = '\0';
     flux_msg_route_enable (msg);
     for (n = 0; n < FLUX_MSG_MAX_ROUTES; n++) {
         id[0] = 'A' + n % 26;
@@ -1250,25 +1293,21 @@ static void test_routes (void)
     errno = 0;
     ok (flux_msg_route_push (msg, "x") < 0 && errno == EOVERFLOW,
         "push 65th id fails with EOVERFLOW");
-    {
-        size_t len = flux_msg_frame_size (msg);
-        uint8_t *buf = malloc (len);
-        flux_msg_t *back = NULL;
-        if (!buf)
-            BAIL_OUT ("out of memory");
-        ok (flux_msg_frame_encode (msg, buf, len) == (ssize_t)len
-                && flux_msg_frame_decode (buf, len, &back, NULL) == (ssize_t)len,
-            "64-route message round-trips through a frame");
-        ok (back && flux_msg_route_count (back) == 64
-                && flux_msg_route_first (back)[0] == 'A'
-                && flux_msg_route_last (back)[0] == 'A' + 63 % 26,
-            "64 routes in order after decode");
-        s = flux_msg_route_string (back);
-        ok (s && strlen (s) == 64 * 9 - 1, "route_string of 64 hops");
-        free (s);
-        flux_msg_destroy (back);
-        free (buf);
-    }
+    len = flux_msg_frame_size (msg);
+    if (!(buf = malloc (len)))
+        BAIL_OUT ("out of memory");
+    ok (flux_msg_frame_encode (msg, buf, len) == (ssize_t)len
+            && flux_msg_frame_decode (buf, len, &back, NULL) == (ssize_t)len,
+        "64-route message round-trips through a frame");
+    ok (back && flux_msg_route_count (back) == 64
+            && flux_msg_route_first (back)[0] == 'A'
+            && flux_msg_route_last (back)[0] == 'A' + 63 % 26,
+        "64 routes in order after decode");
+    s = flux_msg_route_string (back);
+    ok (s && strlen (s) == 64 * 9 - 1, "route_string of 64 hops");
+    free (s);
+    flux_msg_destroy (back);
+    free (buf);
     for (n = 0; flux_msg_route_count (msg) > 0; n++)
         flux_msg_route_pop (msg);
     cmp_ok (n, "==", 64, "popped 64 ids");
@@ -1280,7 +1319,6 @@ static void test_routes (void)
     flux_msg_route_clear (NULL);
     pass ("route enable/disable/clear accept NULL");
     flux_msg_destroy (msg);
-    flux_msg_destroy (other);
 }
 
 static bool same_encoding (const flux_msg_t *a, const flux_msg_t *b)
@@ -1362,7 +1400,7 @@ static void test_truncation (const uint8_t *buf, size_t len, const char *name)
  */
 static void test_bitflips (const uint8_t *orig, size_t len, const char *name)
 {
-    static const uint8_t masks[] = { 0x01, 0x10, 0x80, 0xff };
+    static const uint8_t masks[] = {0x01, 0x10, 0x80, 0xff};
     uint8_t *buf = malloc (len);
     uint8_t *out = malloc (len + 64);
     size_t bad = 0, decoded = 0;
@@ -1388,8 +1426,10 @@ static void test_bitflips (const uint8_t *orig, size_t len, const char *name)
             flux_msg_destroy (msg);
         }
     }
-    ok (bad == 0, "%s: bit flips decode canonically or fail with EPROTO "
-        "(%zu of %zu decoded)", name, decoded, len * sizeof (masks));
+    ok (bad == 0,
+        "%s: bit flips decode canonically or fail with EPROTO "
+        "(%zu of %zu decoded)",
+        name, decoded, len * sizeof (masks));
     free (buf);
     free (out);
 }
@@ -1442,6 +1482,17 @@ static void test_frame_errors (void)
     errno = 0;
     ok (flux_msg_frame_decode (buf, 8, &msg, &need) < 0 && errno == EPROTO,
         "length 20 (shorter than a PROTO part) fails with EPROTO");
+    free (ev);
+}
+
+/* Well-framed prefixes whose parts are malformed. */
+static void test_frame_part_errors (void)
+{
+    uint8_t *ev = wire (LIT (event_frame));
+    size_t evlen = sizeof (event_frame) - 1;
+    uint8_t buf[512];
+    flux_msg_t *msg = NULL;
+    size_t need = 0;
 
     /* length one short: the PROTO part overruns it */
     memcpy (buf, ev, evlen);
@@ -1516,91 +1567,101 @@ static void test_frame_errors (void)
 
 static void test_part_errors (void)
 {
-    uint8_t p[21], big[300];
-    char routes[66][4];
-    struct flux_msg_part parts[70];
-    int n;
+    uint8_t p[21];
 
-    memset (big, 'b', sizeof (big));
     /* PROTO */
     mkproto (p, FLUX_MSGTYPE_EVENT, 0);
-    accept_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, "bare event PROTO");
-    reject_parts ((struct flux_msg_part[]){ { p, 19 } }, 1, "19-byte PROTO");
+    accept_parts ((struct flux_msg_part[]){{p, 20}}, 1, "bare event PROTO");
+    reject_parts ((struct flux_msg_part[]){{p, 19}}, 1, "19-byte PROTO");
     p[20] = 0;
-    reject_parts ((struct flux_msg_part[]){ { p, 21 } }, 1, "21-byte PROTO");
+    reject_parts ((struct flux_msg_part[]){{p, 21}}, 1, "21-byte PROTO");
     p[0] = 0x8f;
-    reject_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, "PROTO magic 0x8f");
+    reject_parts ((struct flux_msg_part[]){{p, 20}}, 1, "PROTO magic 0x8f");
     p[0] = 0x8e;
     p[1] = 2;
-    reject_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, "PROTO version 2");
+    reject_parts ((struct flux_msg_part[]){{p, 20}}, 1, "PROTO version 2");
     p[1] = 0;
-    reject_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, "PROTO version 0");
+    reject_parts ((struct flux_msg_part[]){{p, 20}}, 1, "PROTO version 0");
     p[1] = 1;
     {
-        const int badtypes[] = { 0, 3, 5, 6, 0x0f, 0x10, 0x80 };
+        const int badtypes[] = {0, 3, 5, 6, 0x0f, 0x10, 0x80};
         for (size_t i = 0; i < sizeof (badtypes) / sizeof (badtypes[0]); i++) {
             char what[32];
             p[2] = badtypes[i];
             snprintf (what, sizeof (what), "PROTO type 0x%02x", badtypes[i]);
-            reject_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, what);
+            reject_parts ((struct flux_msg_part[]){{p, 20}}, 1, what);
         }
     }
     /* flags against parts */
     mkproto (p, FLUX_MSGTYPE_EVENT, FLUX_MSGFLAG_TOPIC);
-    reject_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, "TOPIC flag without a topic");
+    reject_parts ((struct flux_msg_part[]){{p, 20}}, 1,
+                  "TOPIC flag without a topic");
     mkproto (p, FLUX_MSGTYPE_EVENT, 0);
-    reject_parts ((struct flux_msg_part[]){ { "a.b", 3 }, { p, 20 } }, 2,
-            "topic without the TOPIC flag");
+    reject_parts ((struct flux_msg_part[]){{"a.b", 3}, {p, 20}}, 2,
+                  "topic without the TOPIC flag");
     mkproto (p, FLUX_MSGTYPE_EVENT, FLUX_MSGFLAG_TOPIC | FLUX_MSGFLAG_PAYLOAD);
-    reject_parts ((struct flux_msg_part[]){ { "a.b", 3 }, { p, 20 } }, 2,
-            "PAYLOAD flag with only a topic part");
-    accept_parts ((struct flux_msg_part[]){ { "a.b", 3 }, { "", 0 }, { p, 20 } }, 3,
-            "PAYLOAD-flagged zero-length payload");
-    accept_parts ((struct flux_msg_part[]){ { "", 0 }, { "", 0 }, { p, 20 } }, 3,
-            "TOPIC-flagged empty topic and empty payload");
-    reject_parts ((struct flux_msg_part[]){ { "x", 1 }, { "a.b", 3 }, { "", 0 }, { p, 20 } },
-            4, "event with an unclaimed leading part");
-    reject_parts ((struct flux_msg_part[]){ { "a\0b", 3 }, { "", 0 }, { p, 20 } }, 3,
-            "topic with an interior NUL");
-    reject_parts ((struct flux_msg_part[]){ { "a.b", 4 }, { "", 0 }, { p, 20 } }, 3,
-            "topic with a trailing NUL");
+    reject_parts ((struct flux_msg_part[]){{"a.b", 3}, {p, 20}}, 2,
+                  "PAYLOAD flag with only a topic part");
+    accept_parts ((struct flux_msg_part[]){{"a.b", 3}, {"", 0}, {p, 20}}, 3,
+                  "PAYLOAD-flagged zero-length payload");
+    accept_parts ((struct flux_msg_part[]){{"", 0}, {"", 0}, {p, 20}}, 3,
+                  "TOPIC-flagged empty topic and empty payload");
+    reject_parts (
+        (struct flux_msg_part[]){{"x", 1}, {"a.b", 3}, {"", 0}, {p, 20}}, 4,
+        "event with an unclaimed leading part");
+    reject_parts ((struct flux_msg_part[]){{"a\0b", 3}, {"", 0}, {p, 20}}, 3,
+                  "topic with an interior NUL");
+    reject_parts ((struct flux_msg_part[]){{"a.b", 4}, {"", 0}, {p, 20}}, 3,
+                  "topic with a trailing NUL");
     mkproto (p, FLUX_MSGTYPE_EVENT, FLUX_MSGFLAG_TOPIC | FLUX_MSGFLAG_ROUTE);
-    reject_parts ((struct flux_msg_part[]){ { "", 0 }, { "a.b", 3 }, { p, 20 } }, 3,
-            "event with ROUTE flag and delimiter");
+    reject_parts ((struct flux_msg_part[]){{"", 0}, {"a.b", 3}, {p, 20}}, 3,
+                  "event with ROUTE flag and delimiter");
     mkproto (p, FLUX_MSGTYPE_CONTROL, FLUX_MSGFLAG_TOPIC);
-    reject_parts ((struct flux_msg_part[]){ { "a.b", 3 }, { p, 20 } }, 2,
-            "control with a topic");
+    reject_parts ((struct flux_msg_part[]){{"a.b", 3}, {p, 20}}, 2,
+                  "control with a topic");
     mkproto (p, FLUX_MSGTYPE_CONTROL, FLUX_MSGFLAG_PAYLOAD);
-    reject_parts ((struct flux_msg_part[]){ { "{}", 3 }, { p, 20 } }, 2,
-            "control with a payload");
+    reject_parts ((struct flux_msg_part[]){{"{}", 3}, {p, 20}}, 2,
+                  "control with a payload");
     mkproto (p, FLUX_MSGTYPE_CONTROL, FLUX_MSGFLAG_ROUTE);
-    reject_parts ((struct flux_msg_part[]){ { "", 0 }, { p, 20 } }, 2,
-            "control with a delimiter");
+    reject_parts ((struct flux_msg_part[]){{"", 0}, {p, 20}}, 2,
+                  "control with a delimiter");
     mkproto (p, FLUX_MSGTYPE_EVENT, FLUX_MSGFLAG_PRIVATE);
-    accept_parts ((struct flux_msg_part[]){ { p, 20 } }, 1, "event with only PRIVATE");
+    accept_parts ((struct flux_msg_part[]){{p, 20}}, 1,
+                  "event with only PRIVATE");
     mkproto (p, FLUX_MSGTYPE_REQUEST, FLUX_MSGFLAG_PRIVATE | 0x04 | 0x40);
-    accept_parts ((struct flux_msg_part[]){ { p, 20 } }, 1,
-            "request with PRIVATE|NORESPONSE|STREAMING (RFC 3 allows)");
+    accept_parts ((struct flux_msg_part[]){{p, 20}}, 1,
+                  "request with PRIVATE|NORESPONSE|STREAMING (RFC 3 allows)");
+}
 
-    /* route stack */
+static void test_route_part_errors (void)
+{
+    uint8_t p[20], big[300];
+    char routes[66][12];
+    struct flux_msg_part parts[70];
+    int n;
+
+    memset (big, 'b', sizeof (big));
     mkproto (p, FLUX_MSGTYPE_REQUEST, FLUX_MSGFLAG_TOPIC | FLUX_MSGFLAG_ROUTE);
-    accept_parts ((struct flux_msg_part[]){ { "", 0 }, { "t", 1 }, { p, 20 } }, 3,
-            "request with an empty route stack");
-    reject_parts ((struct flux_msg_part[]){ { "t", 1 }, { p, 20 } }, 2,
-            "ROUTE flag without a delimiter");
-    reject_parts ((struct flux_msg_part[]){ { "x", 1 }, { "t", 1 }, { p, 20 } }, 3,
-            "ROUTE flag with a non-empty part as delimiter");
-    reject_parts ((struct flux_msg_part[]){ { "", 0 }, { "", 0 }, { "t", 1 }, { p, 20 } }, 4,
-            "empty route id");
-    reject_parts ((struct flux_msg_part[]){ { "a\0", 2 }, { "", 0 }, { "t", 1 }, { p, 20 } },
-            4, "route id with a NUL");
-    accept_parts ((struct flux_msg_part[]){ { big, 255 }, { "", 0 }, { "t", 1 }, { p, 20 } },
-            4, "255-byte route id");
-    reject_parts ((struct flux_msg_part[]){ { big, 256 }, { "", 0 }, { "t", 1 }, { p, 20 } },
-            4, "256-byte route id");
+    accept_parts ((struct flux_msg_part[]){{"", 0}, {"t", 1}, {p, 20}}, 3,
+                  "request with an empty route stack");
+    reject_parts ((struct flux_msg_part[]){{"t", 1}, {p, 20}}, 2,
+                  "ROUTE flag without a delimiter");
+    reject_parts ((struct flux_msg_part[]){{"x", 1}, {"t", 1}, {p, 20}}, 3,
+                  "ROUTE flag with a non-empty part as delimiter");
+    reject_parts ((struct flux_msg_part[]){{"", 0}, {"", 0}, {"t", 1}, {p, 20}},
+                  4, "empty route id");
+    reject_parts (
+        (struct flux_msg_part[]){{"a\0", 2}, {"", 0}, {"t", 1}, {p, 20}}, 4,
+        "route id with a NUL");
+    accept_parts (
+        (struct flux_msg_part[]){{big, 255}, {"", 0}, {"t", 1}, {p, 20}}, 4,
+        "255-byte route id");
+    reject_parts (
+        (struct flux_msg_part[]){{big, 256}, {"", 0}, {"t", 1}, {p, 20}}, 4,
+        "256-byte route id");
     mkproto (p, FLUX_MSGTYPE_REQUEST, FLUX_MSGFLAG_TOPIC);
-    reject_parts ((struct flux_msg_part[]){ { "", 0 }, { "t", 1 }, { p, 20 } }, 3,
-            "delimiter without the ROUTE flag");
+    reject_parts ((struct flux_msg_part[]){{"", 0}, {"t", 1}, {p, 20}}, 3,
+                  "delimiter without the ROUTE flag");
     mkproto (p, FLUX_MSGTYPE_REQUEST, FLUX_MSGFLAG_ROUTE);
     for (n = 0; n < 65; n++) {
         snprintf (routes[n], sizeof (routes[n]), "%d", n);
@@ -1633,15 +1694,14 @@ static void test_part_errors (void)
     ok (flux_msg_from_parts (NULL, 1) == NULL && errno == EINVAL,
         "from_parts NULL parts fails with EINVAL");
     errno = 0;
-    ok (flux_msg_from_parts ((struct flux_msg_part[]){ { NULL, 3 }, { p, 20 } },
-                             2)
+    ok (flux_msg_from_parts ((struct flux_msg_part[]){{NULL, 3}, {p, 20}}, 2)
                 == NULL
             && errno == EINVAL,
         "from_parts NULL data with a size fails with EINVAL");
     mkproto (p, FLUX_MSGTYPE_REQUEST, FLUX_MSGFLAG_ROUTE | FLUX_MSGFLAG_TOPIC);
     {
         flux_msg_t *msg = flux_msg_from_parts (
-            (struct flux_msg_part[]){ { NULL, 0 }, { NULL, 0 }, { p, 20 } }, 3);
+            (struct flux_msg_part[]){{NULL, 0}, {NULL, 0}, {p, 20}}, 3);
         const char *t = NULL;
         ok (msg && flux_msg_get_topic (msg, &t) == 0 && !strcmp (t, ""),
             "from_parts accepts NULL data for empty parts");
@@ -1656,10 +1716,10 @@ static void test_multiple_frames (void)
         size_t len;
         int type;
     } v[] = {
-        { LIT (req_frame), FLUX_MSGTYPE_REQUEST },
-        { LIT (resp_frame), FLUX_MSGTYPE_RESPONSE },
-        { LIT (event_frame), FLUX_MSGTYPE_EVENT },
-        { LIT (control_frame), FLUX_MSGTYPE_CONTROL },
+        {LIT (req_frame), FLUX_MSGTYPE_REQUEST},
+        {LIT (resp_frame), FLUX_MSGTYPE_RESPONSE},
+        {LIT (event_frame), FLUX_MSGTYPE_EVENT},
+        {LIT (control_frame), FLUX_MSGTYPE_CONTROL},
     };
     uint8_t buf[512];
     size_t total = 0, off = 0;
@@ -1677,8 +1737,8 @@ static void test_multiple_frames (void)
         flux_msg_t *msg = NULL;
         size_t need = 0;
         int type;
-        ssize_t rc = flux_msg_frame_decode (buf + off, total - off, &msg,
-                                            &need);
+        ssize_t rc
+            = flux_msg_frame_decode (buf + off, total - off, &msg, &need);
         if (rc == 0) {
             ok (i == 4 && need == v[0].len && total - off == 10,
                 "back-to-back frames: 4 decoded, the partial 5th needs %zu",
@@ -1704,10 +1764,10 @@ static void test_robustness (void)
         const char *lit;
         size_t len;
     } v[] = {
-        { "request", LIT (req_frame) },
-        { "response", LIT (resp_frame) },
-        { "event", LIT (event_frame) },
-        { "control", LIT (control_frame) },
+        {"request", LIT (req_frame)},
+        {"response", LIT (resp_frame)},
+        {"event", LIT (event_frame)},
+        {"control", LIT (control_frame)},
     };
     uint8_t *w;
     size_t len;
@@ -1790,8 +1850,8 @@ static void test_describe (void)
 /* Round trip every type with a spread of flags and parts. */
 static void test_roundtrip_matrix (void)
 {
-    const int types[] = { FLUX_MSGTYPE_REQUEST, FLUX_MSGTYPE_RESPONSE,
-                          FLUX_MSGTYPE_EVENT, FLUX_MSGTYPE_CONTROL };
+    const int types[] = {FLUX_MSGTYPE_REQUEST, FLUX_MSGTYPE_RESPONSE,
+                         FLUX_MSGTYPE_EVENT, FLUX_MSGTYPE_CONTROL};
     int built = 0, bad = 0;
 
     for (int t = 0; t < 4; t++) {
@@ -1810,9 +1870,10 @@ static void test_roundtrip_matrix (void)
             }
             built++;
             if ((f & FLUX_MSGFLAG_TOPIC))
-                flux_msg_set_topic (msg, f & 0x10 ? "a-topic-longer-than-64-"
+                flux_msg_set_topic (
+                    msg, f & 0x10 ? "a-topic-longer-than-64-"
                                     "bytes-to-leave-the-inline-storage-behind"
-                                    : "t.x");
+                                  : "t.x");
             if ((f & FLUX_MSGFLAG_PAYLOAD) && (f & 0x80))
                 flux_msg_pack (msg, "{s:i}", "f", f);
             if ((f & FLUX_MSGFLAG_ROUTE)) {
@@ -1836,8 +1897,7 @@ static void test_roundtrip_matrix (void)
     }
     cmp_ok (built, "==", 256 * 2 + 128 + 32,
             "set_flags accepted exactly the valid flag bytes per type");
-    ok (bad == 0, "all %d messages round-trip through frames and parts",
-        built);
+    ok (bad == 0, "all %d messages round-trip through frames and parts", built);
 }
 
 int main (int argc, char *argv[])
@@ -1851,12 +1911,16 @@ int main (int argc, char *argv[])
     test_topic ();
     test_payload ();
     test_json ();
+    test_json_pack ();
     test_cred ();
     test_routes ();
+    test_routes_limit ();
     test_copy ();
     test_vectors ();
     test_frame_errors ();
+    test_frame_part_errors ();
     test_part_errors ();
+    test_route_part_errors ();
     test_multiple_frames ();
     test_robustness ();
     test_describe ();

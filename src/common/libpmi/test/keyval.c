@@ -104,15 +104,18 @@ static void test_values (void)
     check_str (kv, "x", "\\back\\slash");
     keyval_destroy (kv);
 
-    kv = keyval_parse ("kvsname=\xc6\x92" "4Zz key=k");
+    kv = keyval_parse ("kvsname=\xc6\x92"
+                       "4Zz key=k");
     ok (kv != NULL, "UTF-8 bytes accepted");
-    check_str (kv, "kvsname", "\xc6\x92" "4Zz");
+    check_str (kv, "kvsname",
+               "\xc6\x92"
+               "4Zz");
     keyval_destroy (kv);
 }
 
 static void test_tail (void)
 {
-    const char *tails[] = { "error_msg", "message", NULL };
+    const char *tails[] = {"error_msg", "message", NULL};
     struct keyval *kv;
 
     kv = keyval_parse_tail ("cmd=abort exitcode=3 error_msg=it broke  "
@@ -149,24 +152,11 @@ static void test_tail (void)
 static void test_malformed (void)
 {
     const char *bad[] = {
-        "",
-        "\n",
-        "   \n",
-        " \t ",
-        "cmd",
-        "cmd\n",
-        "cmd=put key",
-        "=value",
-        "cmd=get =x",
-        "cmd=a cmd=b",
-        "cmd=a x=1 x=1",
-        "cmd=a\nb=c",
-        "cmd=a\n\n",
-        "cmd=a\r\n",
-        "cmd=a\x01 b=c",
-        "cmd=a b=\x7f",
-        "cmd=a\vb=c",
-        "cmd=a b=c\nd",
+        "",           "\n",           "   \n",         " \t ",
+        "cmd",        "cmd\n",        "cmd=put key",   "=value",
+        "cmd=get =x", "cmd=a cmd=b",  "cmd=a x=1 x=1", "cmd=a\nb=c",
+        "cmd=a\n\n",  "cmd=a\r\n",    "cmd=a\x01 b=c", "cmd=a b=\x7f",
+        "cmd=a\vb=c", "cmd=a b=c\nd",
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         char desc[64];
@@ -199,7 +189,7 @@ static void test_int (void)
     ok (keyval_get_int (kv, "d", &v) == 0 && v == INT_MAX, "INT_MAX");
     ok (keyval_get_int (kv, "e", &v) == 0 && v == INT_MIN, "INT_MIN");
     ok (keyval_get_int (kv, "n", &v) == 0 && v == 7, "leading zeros");
-    const char *bad[] = { "f", "g", "h", "i", "j", "k", "l", "m" };
+    const char *bad[] = {"f", "g", "h", "i", "j", "k", "l", "m"};
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         const char *s = "";
         keyval_get_str (kv, bad[i], &s);

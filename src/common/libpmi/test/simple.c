@@ -178,8 +178,7 @@ static void op_debug_trace (void *client, const char *line)
     struct ctx *ctx = trace_ctx;
 
     if (ctx && ctx->ntrace < 8)
-        snprintf (ctx->trace[ctx->ntrace], sizeof (ctx->trace[0]), "%s",
-                  line);
+        snprintf (ctx->trace[ctx->ntrace], sizeof (ctx->trace[0]), "%s", line);
     if (ctx)
         ctx->ntrace++;
 }
@@ -259,8 +258,8 @@ static void expect (struct ctx *ctx, struct peer *p, const char *line,
     else
         good = good && p->nsent == before;
     if (!ok (good, "%s", desc))
-        diag ("rc=%d errno=%d sent=%d last=%s", rc, errno,
-              p->nsent - before, p->last);
+        diag ("rc=%d errno=%d sent=%d last=%s", rc, errno, p->nsent - before,
+              p->last);
 }
 
 static void expect_eproto (struct ctx *ctx, struct peer *p, const char *line,
@@ -282,12 +281,12 @@ static void test_server_create (void)
     memset (longname, 'n', sizeof (longname) - 1);
     longname[sizeof (longname) - 1] = '\0';
 
-#define CREATE_EINVAL(desc, ...) \
-    do { \
-        errno = 0; \
-        s = pmi_simple_server_create (__VA_ARGS__); \
+#define CREATE_EINVAL(desc, ...)                                       \
+    do {                                                               \
+        errno = 0;                                                     \
+        s = pmi_simple_server_create (__VA_ARGS__);                    \
         ok (s == NULL && errno == EINVAL, "create: %s: EINVAL", desc); \
-        pmi_simple_server_destroy (s); \
+        pmi_simple_server_destroy (s);                                 \
     } while (0)
 
     CREATE_EINVAL ("NULL ops", NULL, 0, 1, 1, "k", 0, NULL);
@@ -426,8 +425,7 @@ static void test_server_limits (void)
               KVSNAME, key);
     expect (ctx, &p, line, 0, "cmd=put_result rc=5 msg=key_too_long\n",
             "put: key of KEYLEN_MAX chars: INVALID_KEY_LENGTH reply");
-    snprintf (line, sizeof (line), "cmd=get kvsname=%s key=%s\n", KVSNAME,
-              key);
+    snprintf (line, sizeof (line), "cmd=get kvsname=%s key=%s\n", KVSNAME, key);
     expect (ctx, &p, line, 0, "cmd=get_result rc=5 msg=key_too_long\n",
             "get: key of KEYLEN_MAX chars: INVALID_KEY_LENGTH reply");
 
@@ -597,13 +595,22 @@ static void test_server_async_get (void)
             && errno == ENOENT,
         "second get_complete: ENOENT");
 
+    ctx_destroy (ctx);
+}
+
+static void test_server_get_gone (void)
+{
+    struct ctx *ctx = ctx_create (1, true, 0);
+    struct peer p;
+
+    peer_init (&p, 0);
     /* a get whose client goes away before the owner answers */
     expect (ctx, &p, "cmd=get kvsname=" KVSNAME " key=a\n", 0, NULL,
             "async get pending");
     pmi_simple_server_disconnect (ctx->s, &p);
     errno = 0;
     ok (pmi_simple_server_kvs_get_complete (ctx->s, &p, "b") < 0
-            && errno == ENOENT && p.nsent == 3,
+            && errno == ENOENT && p.nsent == 0,
         "after disconnect, get_complete: ENOENT, nothing sent");
     ctx->ngets = 0;
     pmi_simple_server_disconnect (ctx->s, &p); // unknown: ignored
@@ -665,30 +672,36 @@ static void test_server_barrier (void)
         "barrier_complete with rc=5");
     ctx->barrier_pending = false;
     ok (!strcmp (p[0].last, "cmd=barrier_out rc=-1 msg=barrier_failed\n")
-            && !strcmp (p[1].last, p[0].last)
-            && !strcmp (p[2].last, p[0].last),
+            && !strcmp (p[1].last, p[0].last) && !strcmp (p[2].last, p[0].last),
         "all released with rc=-1");
 
     /* barrier_enter itself fails */
     ctx->barrier_errno = ECONNREFUSED;
     for (int i = 0; i < 3; i++)
         expect (ctx, &p[i], "cmd=barrier_in\n", 0,
-                i < 2 ? NULL
-                      : "cmd=barrier_out rc=-1 msg=Connection_refused\n",
+                i < 2 ? NULL : "cmd=barrier_out rc=-1 msg=Connection_refused\n",
                 "enter (barrier_enter will fail)");
     ok (!strcmp (p[0].last, "cmd=barrier_out rc=-1 msg=Connection_refused\n")
             && !strcmp (p[1].last, p[0].last),
         "failed barrier_enter releases everyone with rc=-1");
-    ctx->barrier_errno = 0;
+    ctx_destroy (ctx);
+}
 
+static void test_server_barrier_leave (void)
+{
+    struct ctx *ctx = ctx_create (3, true, 0);
+    struct peer p[4];
+
+    for (int i = 0; i < 4; i++)
+        peer_init (&p[i], i);
     /* a client leaves the barrier before it fills */
     expect (ctx, &p[0], "cmd=barrier_in\n", 0, NULL, "rank 0 enters");
     expect (ctx, &p[1], "cmd=barrier_in\n", 0, NULL, "rank 1 enters");
     pmi_simple_server_disconnect (ctx->s, &p[1]);
     expect (ctx, &p[2], "cmd=barrier_in\n", 0, NULL, "rank 2 enters");
-    ok (ctx->barrier_enters == 3, "disconnected client no longer counted");
+    ok (ctx->barrier_enters == 0, "disconnected client no longer counted");
     expect (ctx, &p[3], "cmd=barrier_in\n", 0, NULL, "rank 3 enters");
-    ok (ctx->barrier_enters == 4, "third live client fills the barrier");
+    ok (ctx->barrier_enters == 1, "third live client fills the barrier");
 
     /* a client leaves after barrier_enter: the others are still released */
     pmi_simple_server_disconnect (ctx->s, &p[0]);
@@ -723,7 +736,7 @@ static void test_server_spawn (void)
         "endcmd\n",
     };
     const char *seg2[] = {
-        "mcmd=spawn\n", "nprocs=1\n", "execname=/bin/false\n",
+        "mcmd=spawn\n",  "nprocs=1\n",      "execname=/bin/false\n",
         "totspawns=2\n", "spawnssofar=2\n", "argcnt=0\n",
         "info_num=0\n",
     };
@@ -760,8 +773,8 @@ static void test_server_abort (void)
     ok (ctx->aborts == 1 && ctx->abort_code == 7 && ctx->abort_client == &p
             && !strcmp (ctx->abort_msg, "it all went wrong: x=1"),
         "abort op got exit code, client and message with blanks");
-    expect (ctx, &p, "cmd=abort isworld=1 exitcode=3 message=MPI says bye\n",
-            1, NULL, "abort (MPICH 4 style)");
+    expect (ctx, &p, "cmd=abort isworld=1 exitcode=3 message=MPI says bye\n", 1,
+            NULL, "abort (MPICH 4 style)");
     ok (ctx->aborts == 2 && ctx->abort_code == 3
             && !strcmp (ctx->abort_msg, "MPI says bye"),
         "abort op got MPICH's message");
@@ -774,7 +787,7 @@ static void test_server_abort (void)
 
     struct pmi_simple_ops ops = test_ops;
     ops.abort = NULL;
-    struct ctx ctx2 = { 0 };
+    struct ctx ctx2 = {0};
     ctx2.s = pmi_simple_server_create (&ops, 0, 1, 1, KVSNAME, 0, &ctx2);
     ok (pmi_simple_server_request (ctx2.s, "cmd=abort exitcode=2", &p, 0) == 1
             && ctx2.aborts == 0,
@@ -819,7 +832,7 @@ static const char *srv_recv (int fd)
 {
     static char buf[PMI_SIMPLE_LINE_MAX + 1];
     size_t len = 0;
-    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
     while (len < sizeof (buf) - 1 && poll (&pfd, 1, 100) == 1) {
         if (read (fd, &buf[len], 1) != 1)
@@ -869,25 +882,25 @@ static void test_client_create (void)
     struct {
         const char *fd, *rank, *size, *spawned, *desc;
     } bad[] = {
-        { NULL, "0", "1", NULL, "PMI_FD unset" },
-        { fdstr, NULL, "1", NULL, "PMI_RANK unset" },
-        { fdstr, "0", NULL, NULL, "PMI_SIZE unset" },
-        { "", "0", "1", NULL, "empty PMI_FD" },
-        { "abc", "0", "1", NULL, "non-numeric PMI_FD" },
-        { "-1", "0", "1", NULL, "negative PMI_FD" },
-        { fdstr, "+0", "1", NULL, "signed PMI_RANK" },
-        { fdstr, " 0", "1", NULL, "PMI_RANK with blank" },
-        { fdstr, "0x", "1", NULL, "PMI_RANK with junk" },
-        { fdstr, "1", "1", NULL, "rank == size" },
-        { fdstr, "0", "0", NULL, "size 0" },
-        { fdstr, "0", "99999999999", NULL, "size overflows int" },
-        { fdstr, "0", "1", "yes", "non-numeric PMI_SPAWNED" },
-        { fdstr, "0", "1", "", "empty PMI_SPAWNED" },
+        {NULL, "0", "1", NULL, "PMI_FD unset"},
+        {fdstr, NULL, "1", NULL, "PMI_RANK unset"},
+        {fdstr, "0", NULL, NULL, "PMI_SIZE unset"},
+        {"", "0", "1", NULL, "empty PMI_FD"},
+        {"abc", "0", "1", NULL, "non-numeric PMI_FD"},
+        {"-1", "0", "1", NULL, "negative PMI_FD"},
+        {fdstr, "+0", "1", NULL, "signed PMI_RANK"},
+        {fdstr, " 0", "1", NULL, "PMI_RANK with blank"},
+        {fdstr, "0x", "1", NULL, "PMI_RANK with junk"},
+        {fdstr, "1", "1", NULL, "rank == size"},
+        {fdstr, "0", "0", NULL, "size 0"},
+        {fdstr, "0", "99999999999", NULL, "size overflows int"},
+        {fdstr, "0", "1", "yes", "non-numeric PMI_SPAWNED"},
+        {fdstr, "0", "1", "", "empty PMI_SPAWNED"},
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         errno = 0;
-        pmi = pmi_simple_client_create_fd (bad[i].fd, bad[i].rank,
-                                           bad[i].size, bad[i].spawned);
+        pmi = pmi_simple_client_create_fd (bad[i].fd, bad[i].rank, bad[i].size,
+                                           bad[i].spawned);
         ok (pmi == NULL && errno == EINVAL, "create_fd: %s: EINVAL",
             bad[i].desc);
         pmi_simple_client_destroy (pmi);
@@ -943,24 +956,27 @@ static void test_client_init (void)
         pmi_simple_client_destroy (pmi);
         close (srv);
     }
+}
 
+static void test_client_init_bad (void)
+{
     struct {
         const char *reply;
         int errnum;
         const char *desc;
     } bad[] = {
-        { "cmd=response_to_init rc=-1 msg=go_away\n", EIO, "rc=-1" },
-        { "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n",
-          EPROTONOSUPPORT, "server chose PMI-2" },
-        { "cmd=response_to_init rc=0 pmi_version=one\n", EPROTO,
-          "malformed version" },
-        { "cmd=response_to_init rc=zero\n", EPROTO, "malformed rc" },
-        { "cmd=maxes rc=0\n", EPROTO, "wrong cmd" },
-        { "rc=0\n", EPROTO, "no cmd" },
-        { "cmd=response_to_init rc=0 pmi_version\n", EPROTO, "bare word" },
-        { "\n", EPROTO, "empty line" },
-        { "", ECONNRESET, "EOF" },
-        { "cmd=response_to_init rc", ECONNRESET, "EOF mid-line" },
+        {"cmd=response_to_init rc=-1 msg=go_away\n", EIO, "rc=-1"},
+        {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n",
+         EPROTONOSUPPORT, "server chose PMI-2"},
+        {"cmd=response_to_init rc=0 pmi_version=one\n", EPROTO,
+         "malformed version"},
+        {"cmd=response_to_init rc=zero\n", EPROTO, "malformed rc"},
+        {"cmd=maxes rc=0\n", EPROTO, "wrong cmd"},
+        {"rc=0\n", EPROTO, "no cmd"},
+        {"cmd=response_to_init rc=0 pmi_version\n", EPROTO, "bare word"},
+        {"\n", EPROTO, "empty line"},
+        {"", ECONNRESET, "EOF"},
+        {"cmd=response_to_init rc", ECONNRESET, "EOF mid-line"},
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         int srv;
@@ -989,8 +1005,10 @@ static void test_client_init (void)
         pmi_simple_client_destroy (pmi);
         close (srv);
     }
+}
 
-    /* a reply longer than the line limit */
+static void test_client_long_reply (void)
+{
     int srv;
     struct pmi_simple_client *pmi = pair_create (&srv);
     char *big = malloc (PMI_SIMPLE_LINE_MAX + 2);
@@ -999,7 +1017,7 @@ static void test_client_init (void)
     strcpy (big, "cmd=response_to_init x=");
     memset (big + strlen (big), 'x', PMI_SIMPLE_LINE_MAX + 1 - strlen (big));
     big[PMI_SIMPLE_LINE_MAX + 1] = '\0';
-    srv_send (srv, big);
+    srv_send (srv, big); // no newline within the limit
     errno = 0;
     ok (pmi_simple_client_init (pmi) < 0 && errno == EPROTO,
         "reply longer than PMI_SIMPLE_LINE_MAX: EPROTO");
@@ -1021,7 +1039,7 @@ static void test_client_init (void)
 static void *slow_writer (void *arg)
 {
     int fd = *(int *)arg;
-    struct timespec ts = { 0, 50 * 1000 * 1000 };
+    struct timespec ts = {0, 50 * 1000 * 1000};
 
     srv_send (fd, "cmd=get_result ");
     nanosleep (&ts, NULL);
@@ -1031,7 +1049,7 @@ static void *slow_writer (void *arg)
     return NULL;
 }
 
-static void test_client_requests (void)
+static void test_client_queries (void)
 {
     int srv;
     struct pmi_simple_client *pmi = pair_create_init (&srv);
@@ -1049,6 +1067,10 @@ static void test_client_requests (void)
     ok (pmi_simple_client_get_universe_size (pmi, &a) == 0 && a == 4,
         "get_universe_size without rc");
     is (srv_recv (srv), "cmd=get_universe_size\n", "request text");
+    srv_send (srv, "cmd=universe_size size=-1\n");
+    ok (pmi_simple_client_get_universe_size (pmi, &a) == 0 && a == -1,
+        "get_universe_size: hydra's size=-1 (unknown) is passed on");
+    (void)srv_recv (srv);
 
     srv_send (srv, "cmd=appnum rc=0 appnum=2 msg=success\n");
     ok (pmi_simple_client_get_appnum (pmi, &a) == 0 && a == 2,
@@ -1066,6 +1088,14 @@ static void test_client_requests (void)
             && errno == EOVERFLOW,
         "kvs_get_my_name into a short buffer: EOVERFLOW");
     (void)srv_recv (srv);
+    pmi_simple_client_destroy (pmi);
+    close (srv);
+}
+
+static void test_client_put (void)
+{
+    int srv;
+    struct pmi_simple_client *pmi = pair_create_init (&srv);
 
     srv_send (srv, "cmd=put_result rc=0 msg=success\n");
     ok (pmi_simple_client_kvs_put (pmi, "kvs_0", "k-1", "a=b,(c)") == 0,
@@ -1079,9 +1109,9 @@ static void test_client_requests (void)
         "empty put request text");
 
     const char *badput[][3] = {
-        { "kvs 0", "k", "v" }, { "kvs_0", "k=1", "v" }, { "kvs_0", "", "v" },
-        { "kvs_0", "k", "v v" }, { "kvs_0", "k", "v\n" }, { NULL, "k", "v" },
-        { "kvs_0", NULL, "v" },  { "kvs_0", "k", NULL },
+        {"kvs 0", "k", "v"},   {"kvs_0", "k=1", "v"}, {"kvs_0", "", "v"},
+        {"kvs_0", "k", "v v"}, {"kvs_0", "k", "v\n"}, {NULL, "k", "v"},
+        {"kvs_0", NULL, "v"},  {"kvs_0", "k", NULL},
     };
     for (size_t i = 0; i < sizeof (badput) / sizeof (badput[0]); i++) {
         errno = 0;
@@ -1112,6 +1142,15 @@ static void test_client_requests (void)
     srv_send (srv, "cmd=barrier_out\n");
     ok (pmi_simple_client_barrier (pmi) == 0, "barrier");
     is (srv_recv (srv), "cmd=barrier_in\n", "barrier request text");
+    pmi_simple_client_destroy (pmi);
+    close (srv);
+}
+
+static void test_client_get (void)
+{
+    int srv;
+    struct pmi_simple_client *pmi = pair_create_init (&srv);
+    char buf[64];
 
     srv_send (srv, "cmd=get_result rc=0 msg=success value=v1\n");
     ok (pmi_simple_client_kvs_get (pmi, "kvs_0", "k1", buf, sizeof (buf)) == 0
@@ -1136,6 +1175,16 @@ static void test_client_requests (void)
     is (pmi_simple_client_last_error (pmi), "key_not_found",
         "server's msg is kept");
     (void)srv_recv (srv);
+    /* verbatim from MPICH 4.0 hydra: a value comes with the error */
+    srv_send (srv, "cmd=get_result rc=-1 msg=key_nokey_not_found "
+                   "value=unknown\n");
+    errno = 0;
+    ok (pmi_simple_client_kvs_get (pmi, "kvs_0", "nokey", buf, sizeof (buf)) < 0
+            && errno == ENOENT,
+        "kvs_get: hydra's not-found reply (with value=unknown): ENOENT");
+    is (pmi_simple_client_last_error (pmi), "key_nokey_not_found",
+        "hydra's msg is kept");
+    (void)srv_recv (srv);
     srv_send (srv, "cmd=get_result rc=4\n");
     errno = 0;
     ok (pmi_simple_client_kvs_get (pmi, "kvs_0", "k", buf, sizeof (buf)) < 0
@@ -1155,6 +1204,17 @@ static void test_client_requests (void)
             && errno == EINVAL,
         "kvs_get with bad key: EINVAL");
 
+    pmi_simple_client_destroy (pmi);
+    close (srv);
+}
+
+static void test_client_buffering (void)
+{
+    int srv;
+    struct pmi_simple_client *pmi = pair_create_init (&srv);
+    char buf[64];
+    int a = -1, b = -1;
+
     /* two replies arriving in one write: the second one is kept */
     srv_send (srv, "cmd=appnum appnum=5\ncmd=universe_size size=9\n");
     ok (pmi_simple_client_get_appnum (pmi, &a) == 0 && a == 5
@@ -1173,20 +1233,27 @@ static void test_client_requests (void)
     pthread_join (t, NULL);
     (void)srv_recv (srv);
 
-    /* rc to errno mapping */
+    pmi_simple_client_destroy (pmi);
+    close (srv);
+}
+
+static void test_client_rc_errno (void)
+{
+    int srv;
+    struct pmi_simple_client *pmi = pair_create_init (&srv);
     struct {
         const char *reply;
         int errnum;
     } rcmap[] = {
-        { "cmd=put_result rc=-1\n", EIO },
-        { "cmd=put_result rc=1\n", EINVAL },
-        { "cmd=put_result rc=2\n", ENOMEM },
-        { "cmd=put_result rc=4\n", EINVAL },
-        { "cmd=put_result rc=5 msg=key_too_long\n", ENAMETOOLONG },
-        { "cmd=put_result rc=7\n", EOVERFLOW },
-        { "cmd=put_result rc=13\n", EINVAL },
-        { "cmd=put_result rc=99\n", EIO },
-        { "cmd=put_result rc=-7\n", EIO },
+        {"cmd=put_result rc=-1\n", EIO},
+        {"cmd=put_result rc=1\n", EINVAL},
+        {"cmd=put_result rc=2\n", ENOMEM},
+        {"cmd=put_result rc=4\n", EINVAL},
+        {"cmd=put_result rc=5 msg=key_too_long\n", ENAMETOOLONG},
+        {"cmd=put_result rc=7\n", EOVERFLOW},
+        {"cmd=put_result rc=13\n", EINVAL},
+        {"cmd=put_result rc=99\n", EIO},
+        {"cmd=put_result rc=-7\n", EIO},
     };
     for (size_t i = 0; i < sizeof (rcmap) / sizeof (rcmap[0]); i++) {
         srv_send (srv, rcmap[i].reply);
@@ -1197,6 +1264,16 @@ static void test_client_requests (void)
             rcmap[i].reply, strerror (rcmap[i].errnum));
         (void)srv_recv (srv);
     }
+    pmi_simple_client_destroy (pmi);
+    close (srv);
+}
+
+static void test_client_bad_replies (void)
+{
+    int srv;
+    struct pmi_simple_client *pmi = pair_create_init (&srv);
+    char buf[64];
+    int a = -1, b = -1, c = -1;
 
     srv_send (srv, "cmd=maxes rc=0 kvsname_max=1 keylen_max=2\n");
     errno = 0;
@@ -1227,6 +1304,14 @@ static void test_client_requests (void)
     close (srv);
 
     pmi = pair_create_init (&srv);
+    srv_send (srv, "cmd=universe_size size=-2\n");
+    errno = 0;
+    ok (pmi_simple_client_get_universe_size (pmi, &a) < 0 && errno == EPROTO,
+        "universe size below -1: EPROTO");
+    pmi_simple_client_destroy (pmi);
+    close (srv);
+
+    pmi = pair_create_init (&srv);
     close (srv);
     errno = 0;
     ok (pmi_simple_client_barrier (pmi) < 0
@@ -1249,7 +1334,8 @@ static void test_client_finalize_abort (void)
 
     ok (pmi_simple_client_abort (pmi, 7, "bad thing\nhappened\there") == 0,
         "abort returns without waiting for a reply");
-    is (srv_recv (srv), "cmd=abort exitcode=7 error_msg=bad thing happened here\n",
+    is (srv_recv (srv),
+        "cmd=abort exitcode=7 error_msg=bad thing happened here\n",
         "abort request text: control characters became spaces");
     ok (pmi_simple_client_abort (pmi, 0, NULL) == 0, "abort without message");
     is (srv_recv (srv), "cmd=abort exitcode=0\n", "no error_msg sent");
@@ -1298,8 +1384,8 @@ static bool wcheck (struct worker *w, bool pass, const char *fmt, ...)
     if (w->nchecks < MAX_CHECKS) {
         w->checks[w->nchecks].pass = pass;
         va_start (ap, fmt);
-        vsnprintf (w->checks[w->nchecks].desc,
-                   sizeof (w->checks[0].desc), fmt, ap);
+        vsnprintf (w->checks[w->nchecks].desc, sizeof (w->checks[0].desc), fmt,
+                   ap);
         va_end (ap);
         w->nchecks++;
     }
@@ -1318,8 +1404,7 @@ static void *worker_main (void *arg)
     pmi = pmi_simple_client_create_fd (fdstr, rankstr, sizestr, NULL);
     if (!wcheck (w, pmi != NULL, "create_fd"))
         return NULL;
-    if (wcheck (w, pmi_simple_client_init (pmi) == 0, "init (%s)",
-                pmi_simple_client_last_error (pmi)))
+    if (wcheck (w, pmi_simple_client_init (pmi) == 0, "init"))
         w->fn (w, pmi);
     pmi_simple_client_destroy (pmi);
     return NULL;
@@ -1334,41 +1419,47 @@ static void bootstrap (struct worker *w, struct pmi_simple_client *pmi)
     char key[32], val[PMI_SIMPLE_VALLEN_MAX], exp[64];
     int next = (w->rank + 1) % w->size;
 
-    wcheck (w, pmi_simple_client_get_maxes (pmi, &kvsname_max, &keylen_max,
-                                            &vallen_max) == 0
-                   && kvsname_max == PMI_SIMPLE_KVSNAME_MAX
-                   && keylen_max == PMI_SIMPLE_KEYLEN_MAX
-                   && vallen_max == PMI_SIMPLE_VALLEN_MAX,
+    wcheck (w,
+            pmi_simple_client_get_maxes (pmi, &kvsname_max, &keylen_max,
+                                         &vallen_max)
+                    == 0
+                && kvsname_max == PMI_SIMPLE_KVSNAME_MAX
+                && keylen_max == PMI_SIMPLE_KEYLEN_MAX
+                && vallen_max == PMI_SIMPLE_VALLEN_MAX,
             "get_maxes");
     wcheck (w, pmi_simple_client_get_appnum (pmi, &appnum) == 0 && appnum == 0,
             "get_appnum");
-    wcheck (w, pmi_simple_client_get_universe_size (pmi, &usize) == 0
-                   && usize == w->size,
+    wcheck (w,
+            pmi_simple_client_get_universe_size (pmi, &usize) == 0
+                && usize == w->size,
             "get_universe_size");
-    if (!wcheck (w, pmi_simple_client_kvs_get_my_name (pmi, kvsname,
-                                                       sizeof (kvsname)) == 0
-                        && !strcmp (kvsname, KVSNAME),
-                 "kvs_get_my_name"))
+    if (!wcheck (
+            w,
+            pmi_simple_client_kvs_get_my_name (pmi, kvsname, sizeof (kvsname))
+                    == 0
+                && !strcmp (kvsname, KVSNAME),
+            "kvs_get_my_name"))
         return;
     snprintf (key, sizeof (key), "business-card-%d", w->rank);
-    snprintf (val, sizeof (val), "tcp://10.0.0.%d:5000?x=%d", w->rank,
-              w->rank);
+    snprintf (val, sizeof (val), "tcp://10.0.0.%d:5000?x=%d", w->rank, w->rank);
     wcheck (w, pmi_simple_client_kvs_put (pmi, kvsname, key, val) == 0,
             "kvs_put own key");
-    wcheck (w, pmi_simple_client_kvs_commit (pmi, kvsname) == 0,
-            "kvs_commit");
+    wcheck (w, pmi_simple_client_kvs_commit (pmi, kvsname) == 0, "kvs_commit");
     if (!wcheck (w, pmi_simple_client_barrier (pmi) == 0, "barrier 1"))
         return;
     snprintf (key, sizeof (key), "business-card-%d", next);
     snprintf (exp, sizeof (exp), "tcp://10.0.0.%d:5000?x=%d", next, next);
-    wcheck (w, pmi_simple_client_kvs_get (pmi, kvsname, key, val,
-                                          sizeof (val)) == 0
-                   && !strcmp (val, exp),
+    wcheck (w,
+            pmi_simple_client_kvs_get (pmi, kvsname, key, val, sizeof (val))
+                    == 0
+                && !strcmp (val, exp),
             "kvs_get of rank %d's key", next);
     errno = 0;
-    wcheck (w, pmi_simple_client_kvs_get (pmi, kvsname, "no-such-key", val,
-                                          sizeof (val)) < 0
-                   && errno == ENOENT,
+    wcheck (w,
+            pmi_simple_client_kvs_get (pmi, kvsname, "no-such-key", val,
+                                       sizeof (val))
+                    < 0
+                && errno == ENOENT,
             "kvs_get of a missing key: ENOENT");
     wcheck (w, pmi_simple_client_barrier (pmi) == 0, "barrier 2");
     wcheck (w, pmi_simple_client_finalize (pmi) == 0, "finalize");
@@ -1385,22 +1476,25 @@ static void limits_and_abort (struct worker *w, struct pmi_simple_client *pmi)
     memset (val, 'v', sizeof (val) - 1);
     val[sizeof (val) - 1] = '\0';
     errno = 0;
-    wcheck (w, pmi_simple_client_kvs_put (pmi, KVSNAME, key, "x") < 0
-                   && errno == ENAMETOOLONG,
+    wcheck (w,
+            pmi_simple_client_kvs_put (pmi, KVSNAME, key, "x") < 0
+                && errno == ENAMETOOLONG,
             "put of an over-long key: ENAMETOOLONG");
     errno = 0;
-    wcheck (w, pmi_simple_client_kvs_put (pmi, KVSNAME, "k", val) < 0
-                   && errno == EOVERFLOW,
+    wcheck (w,
+            pmi_simple_client_kvs_put (pmi, KVSNAME, "k", val) < 0
+                && errno == EOVERFLOW,
             "put of an over-long value: EOVERFLOW (%s)",
             pmi_simple_client_last_error (pmi));
     errno = 0;
-    wcheck (w, pmi_simple_client_kvs_put (pmi, "wrong", "k", "v") < 0
-                   && errno == EINVAL,
+    wcheck (w,
+            pmi_simple_client_kvs_put (pmi, "wrong", "k", "v") < 0
+                && errno == EINVAL,
             "put to a foreign KVS: EINVAL");
     errno = 0;
-    wcheck (w, pmi_simple_client_kvs_get (pmi, KVSNAME, "k", val,
-                                          sizeof (val)) < 0
-                   && errno == ENOENT,
+    wcheck (w,
+            pmi_simple_client_kvs_get (pmi, KVSNAME, "k", val, sizeof (val)) < 0
+                && errno == ENOENT,
             "get of a missing key: ENOENT");
     wcheck (w, pmi_simple_client_abort (pmi, 42, "rank gives up") == 0,
             "abort");
@@ -1538,8 +1632,8 @@ static void test_job (const char *name, int size, bool async)
 
     run_job (name, size, async, bootstrap, &job);
     for (int i = 0; i < size; i++)
-        cmp_ok (job.workers[i].nchecks, "==", 13,
-                "%s: rank %d ran every step", name, i);
+        cmp_ok (job.workers[i].nchecks, "==", 13, "%s: rank %d ran every step",
+                name, i);
     cmp_ok (job.finalized, "==", size, "%s: every client finalized", name);
     cmp_ok (job.errors, "==", 0, "%s: no protocol errors", name);
     cmp_ok (job.ctx->barrier_enters, "==", 2,
@@ -1572,14 +1666,23 @@ int main (int argc, char *argv[])
     test_server_limits ();
     test_server_garbage ();
     test_server_async_get ();
+    test_server_get_gone ();
     test_server_barrier ();
+    test_server_barrier_leave ();
     test_server_spawn ();
     test_server_abort ();
     test_server_trace ();
 
     test_client_create ();
     test_client_init ();
-    test_client_requests ();
+    test_client_init_bad ();
+    test_client_long_reply ();
+    test_client_queries ();
+    test_client_put ();
+    test_client_get ();
+    test_client_buffering ();
+    test_client_rc_errno ();
+    test_client_bad_replies ();
     test_client_finalize_abort ();
 
     test_job ("sync-4", 4, false);

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* shutdown.c - `flux shutdown`: ask the instance to shut down through
+ * shutdown.start (PROTOCOLS.md section 3, State machine / shutdown).
+ *
+ * The request goes to the local broker (nodeid ANY, so a broker of rank
+ * above 0 refuses at once).  As a streaming RPC it returns {log} lines of
+ * the shutdown, filtered by the broker to our log level, until the
+ * instance reaches "goodbye" (ENODATA); they are copied to stderr.  A
+ * connection lost after the shutdown began counts as the end too.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmdutil.h"
+#include "stdlog.h"
+
+static const char usage[] =
+    "Usage: flux shutdown [OPTIONS]\n"
+    "Shut down the Flux instance (run on rank 0).\n"
+    "  -q, --quiet        Show only warnings and errors\n"
+    "  -v, --verbose      Show debug messages too\n"
+    "      --background   Return once the shutdown has started\n"
+    "  -h, --help         Display this message\n";
+
+const struct builtin builtin_shutdown = {
+    .name = "shutdown",
+    .summary = "Shut down the Flux instance",
+    .usage = usage,
+    .main = cmd_shutdown,
+};
+
+int cmd_shutdown (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"background", no_argument, NULL, 'B'},
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+    int loglevel = STDLOG_INFO;
+    bool background = false;
+    flux_future_t *f;
+    const char *s;
+    flux_t *h;
+    int c;
+
+    while ((c = cmd_getopt (argc, argv, "qv", longopts)) != -1) {
+        if (c == 'q')
+            loglevel = STDLOG_WARNING;
+        if (c == 'v')
+            loglevel = STDLOG_DEBUG;
+        if (c == 'B')
+            background = true;
+    }
+    if (optind != argc)
+        cmd_usage_error ("unexpected argument '%s'", argv[optind]);
+    h = cmd_open ();
+    if (!(f = flux_rpc_pack (h, "shutdown.start", FLUX_NODEID_ANY,
+                             background ? 0 : FLUX_RPC_STREAMING, "{s:i}",
+                             "loglevel", loglevel)))
+        cmd_die ("shutdown.start: %s", strerror (errno));
+    if (background) {
+        if (flux_rpc_get (f, NULL) < 0)
+            cmd_die ("%s", future_strerror (f, errno));
+    }
+    else {
+        int count = 0;
+        while (flux_rpc_get_unpack (f, "{s:s}", "log", &s) == 0) {
+            fputs (s, stderr);
+            flux_future_reset (f);
+            count++;
+        }
+        /* the broker may go away before its final response arrives */
+        if (errno != ENODATA && !(errno == ECONNRESET && count > 0))
+            cmd_die ("%s", future_strerror (f, errno));
+    }
+    flux_future_destroy (f);
+    flux_close (h);
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef FLUX_CMD_LAUNCH_H
+#define FLUX_CMD_LAUNCH_H
+
+/* Run a test instance of `flux start -s N`: start N brokers at once on
+ * this machine, serve them PMI-1 (RFC 13, simple wire protocol) over a
+ * socketpair each (PMI_FD=3, PMI_RANK, PMI_SIZE, PMI_SPAWNED=0 in their
+ * environment, any inherited PMI_* / PMIX_* variables removed), forward
+ * SIGINT and SIGTERM to them, and wait for all of them.
+ *
+ * Exit policy: when a broker exits on a signal, with a non-zero status,
+ * or aborts through PMI, the others get SIGTERM, then SIGKILL after the
+ * grace period.  After rank 0 exits, brokers still running after the
+ * grace period get SIGKILL.
+ */
+
+struct launch_params {
+    int size;            /* number of brokers, >= 1 */
+    char **argv;         /* broker command, NULL-terminated */
+    char **argv_rank0;   /* rank 0's command (with the initial program) */
+    double grace;        /* seconds between SIGTERM and SIGKILL */
+    int verbose;         /* print each command; trace PMI if >= 2 */
+};
+
+/* Run the instance.  Returns the exit status for flux start: rank 0's
+ * exit code, 128 + signal if rank 0 died of a signal, at least 1 if any
+ * broker failed on its own; -1 with errno if the instance could not be
+ * set up (nothing is left running then).
+ */
+int launch_run (const struct launch_params *params);
+
+#endif /* !FLUX_CMD_LAUNCH_H */
