@@ -119,7 +119,7 @@ test_expect_success 'commands needing a broker fail without FLUX_URI' '
 '
 test_expect_success 'an unreachable FLUX_URI is reported' '
 	test_expect_code 1 env FLUX_LOCAL_CONNECTOR_RETRY_COUNT=0 \
-		FLUX_URI=local://$PWD/nosock "$FLUX" getattr rank 2>err &&
+		FLUX_URI="local://$PWD/nosock" "$FLUX" getattr rank 2>err &&
 	grep "cannot connect" err
 '
 

@@ -102,4 +102,59 @@ test_expect_success 'SIGKILL of an interior broker: its subtree is unreachable' 
 	grep "No route to host" int7.err &&
 	sleep 1 && no_brokers_left
 '
+MOD="$FLUX_BUILD_DIR/t/module/.libs/testmod.so"
+test_expect_success 'modules: load, route requests to them, list, remove' '
+	cat >mod.sh <<-EOT &&
+	flux module load $MOD one two || exit 1
+	$RPC testmod.hello || exit 1
+	flux module list | grep testmod || exit 1
+	flux module remove testmod || exit 1
+	$RPC testmod.hello 2>gone.err && exit 1
+	flux module load $MOD fail-init 2>init.err && exit 1
+	exit 0
+	EOT
+	flux start sh mod.sh >mod.out &&
+	grep "{\"name\":\"testmod\",\"args\":\[\"one\",\"two\"\]}" mod.out &&
+	grep "Function not implemented" gone.err &&
+	test -s init.err
+'
+test_expect_success 'a module loaded on rank 2 of 4 serves nodeid 2' '
+	cat >mod2.sh <<-EOT &&
+	$RPC -r 2 module.load "{\"path\":\"$MOD\",\"args\":[]}" || exit 1
+	$RPC -r 2 testmod.hello || exit 1
+	$RPC -r 1 testmod.hello 2>r1.err && exit 1
+	exit 0
+	EOT
+	flux start -s 4 sh mod2.sh &&
+	grep "Function not implemented" r1.err
+'
+test_expect_success 'logger and dmesg' '
+	flux start -s 2 sh -c "flux logger hello-from-t0010 && flux dmesg" >dmesg.out &&
+	grep hello-from-t0010 dmesg.out
+'
+cat >garbage.py <<EOF
+import os, socket, sys, random
+path = os.environ["FLUX_URI"][len("local://"):]
+random.seed(42)
+payloads = [bytes(random.getrandbits(8) for _ in range(4096)),
+            b"\x12\x00\xee\xff\x00\x00\x00\x05abc",            # truncated
+            b"\x12\x00\xee\xff\x3f\xff\xff\xff" + b"x" * 100,  # huge length
+            b"\xff\xee\x00\x12\x00\x00\x00\x16" + b"\x00" * 22]  # bad magic
+for p in payloads:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.recv(1)
+    s.sendall(p)
+    s.close()
+EOF
+test_expect_success 'garbage on the local socket does not hurt the broker' '
+	flux start -s 2 sh -c "
+		python3 garbage.py &&
+		$RPC -r 1 broker.ping {} &&
+		flux getattr size"
+'
+test_expect_success 'flux overlay status draws the tree of 8 brokers' '
+	flux start -s 8 flux overlay status >overlay.out &&
+	test $(grep -c ": full" overlay.out) -eq 8
+'
 test_done

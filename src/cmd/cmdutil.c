@@ -123,9 +123,12 @@ flux_t *cmd_open (void)
                          "instance (e.g. flux start)\n");
         exit (1);
     }
-    if (!(h = flux_open_ex (NULL, 0, &error)))
+    if (!(h = flux_open_ex (NULL, 0, &error))) {
+        if (error.text[0])
+            cmd_die ("%s", error.text);
         cmd_die ("cannot connect to %s: %s", getenv ("FLUX_URI"),
-                 error.text[0] ? error.text : strerror (errno));
+                 strerror (errno));
+    }
     return h;
 }
 
