@@ -104,6 +104,7 @@ struct zwatch {
     void *zs;       /* NULL once closed (the watch is then being freed) */
     struct overlay *ov;
     zwatch_f handler;
+    bool dirty; /* operated on since ZMQ_EVENTS last said "nothing" */
 };
 
 struct peer {
@@ -495,6 +496,7 @@ static void watch_drain (struct zwatch *w)
         if (w->handler (w) == 0)
             break;
     }
+    w->dirty = true; /* any zmq call may have consumed the fd's edge */
 }
 
 static bool watch_readable (struct zwatch *w)
@@ -506,9 +508,12 @@ static bool watch_readable (struct zwatch *w)
            && (events & ZMQ_POLLIN);
 }
 
+/* Only the socket whose fd fired needs reading (plus any still dirty);
+ * drain_all keeps the zap/monitor-before-data order among them. */
 static void poll_cb (uv_poll_t *h, int status, int events)
 {
     struct zwatch *w = h->data;
+    w->dirty = true;
     drain_all (w->ov);
 }
 
@@ -533,6 +538,7 @@ static struct zwatch *watch_create (struct overlay *ov, void *zs,
     w->zs = zs;
     w->ov = ov;
     w->handler = handler;
+    w->dirty = true;
     if ((e = uv_poll_start (&w->poll, UV_READABLE, poll_cb)) < 0) {
         uv_close ((uv_handle_t *)&w->poll, watch_close_cb);
         errno = -e;
@@ -584,6 +590,14 @@ static struct zwatch *monitor_create (struct overlay *ov, void *zs,
     return w;
 }
 
+/* Sends on a watched socket leave it to be re-read before sleeping. */
+static int send_control_dirty (struct zwatch *w, const char *id, int type,
+                               int status)
+{
+    w->dirty = true;
+    return send_control (w->zs, id, type, status);
+}
+
 /* Loop handles */
 
 static void drain_all (struct overlay *ov)
@@ -594,7 +608,7 @@ static void drain_all (struct overlay *ov)
                                &ov->router, &ov->dealer};
 
     for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++) {
-        if (*order[i])
+        if (*order[i] && (*order[i])->dirty)
             watch_drain (*order[i]);
     }
 }
@@ -603,13 +617,31 @@ static void idle_cb (uv_idle_t *h)
 {
 }
 
+/* Re-read ZMQ_EVENTS only for sockets used since it last said "nothing":
+ * an untouched socket's fd still signals new input by itself.  This keeps
+ * an idle loop turn free of zmq calls (each costs a poll and a getpid). */
+static bool dirty_readable (struct zwatch *w)
+{
+    if (!w || !w->dirty)
+        return false;
+    if (watch_readable (w))
+        return true;
+    w->dirty = false;
+    return false;
+}
+
 static void prepare_cb (uv_prepare_t *h)
 {
     struct overlay *ov = h->data;
+    bool ready = false;
 
-    if (watch_readable (ov->zap) || watch_readable (ov->router_mon)
-        || watch_readable (ov->dealer_mon) || watch_readable (ov->router)
-        || watch_readable (ov->dealer))
+    /* evaluate all (no short circuit) so every clean socket is cleared */
+    ready |= dirty_readable (ov->zap);
+    ready |= dirty_readable (ov->router_mon);
+    ready |= dirty_readable (ov->dealer_mon);
+    ready |= dirty_readable (ov->router);
+    ready |= dirty_readable (ov->dealer);
+    if (ready)
         uv_idle_start (ov->idle, idle_cb);
     else
         uv_idle_stop (ov->idle);
@@ -702,7 +734,7 @@ static bool parse_rank (const void *data, size_t size, uint32_t *rank)
 
 static void refuse (struct overlay *ov, const char *id, int reason)
 {
-    if (send_control (ov->router->zs, id, OVERLAY_CONTROL_DISCONNECT, reason)
+    if (send_control_dirty (ov->router, id, OVERLAY_CONTROL_DISCONNECT, reason)
         < 0)
         ov_log (ov, LOG_DEBUG, "DISCONNECT to %s: %s", id, strerror (errno));
 }
@@ -718,7 +750,7 @@ static void child_hello (struct overlay *ov, struct peer *c, int version,
         refuse (ov, c->id, OVERLAY_DISCONNECT_VERSION);
         return;
     }
-    if (send_control (ov->router->zs, c->id, OVERLAY_CONTROL_WELCOME,
+    if (send_control_dirty (ov->router, c->id, OVERLAY_CONTROL_WELCOME,
                       OVERLAY_PROTOCOL_VERSION)
         < 0) {
         ov_log (ov, LOG_ERR, "WELCOME to child %s: %s", c->id,
@@ -975,7 +1007,7 @@ static void child_tick (struct overlay *ov, struct peer *c, double t)
     if (c->status == OVERLAY_PEER_ONLINE && quiet >= ov->cfg.torpid_max)
         set_status (ov, c, OVERLAY_PEER_TORPID, NULL, false);
     if (is_up (c)
-        && send_control (ov->router->zs, c->id, OVERLAY_CONTROL_HEARTBEAT, 0)
+        && send_control_dirty (ov->router, c->id, OVERLAY_CONTROL_HEARTBEAT, 0)
                < 0) {
         if (errno == EHOSTUNREACH)
             child_lost (ov, c, "connection to child is gone", false);
@@ -1004,7 +1036,7 @@ static void parent_tick (struct overlay *ov, double t)
     if (p->status == OVERLAY_PEER_ONLINE && quiet >= ov->cfg.torpid_max)
         set_status (ov, p, OVERLAY_PEER_TORPID, NULL, false);
     if (is_up (p) && ov->dealer
-        && send_control (ov->dealer->zs, NULL, OVERLAY_CONTROL_HEARTBEAT, 0)
+        && send_control_dirty (ov->dealer, NULL, OVERLAY_CONTROL_HEARTBEAT, 0)
                < 0)
         ov_log (ov, LOG_ERR, "heartbeat to parent: %s", strerror (errno));
 }
@@ -1386,6 +1418,7 @@ int overlay_send_parent (struct overlay *ov, const flux_msg_t *msg)
         errno = EHOSTUNREACH;
         return -1;
     }
+    ov->dealer->dirty = true;
     return send_msg (ov->dealer->zs, NULL, msg);
 }
 
@@ -1402,6 +1435,7 @@ int overlay_send_child (struct overlay *ov, uint32_t child_rank,
         errno = EHOSTUNREACH;
         return -1;
     }
+    ov->router->dirty = true;
     if (send_msg (ov->router->zs, c->id, msg) < 0) {
         if (errno == EHOSTUNREACH)
             child_lost (ov, c, "connection to child is gone", true);
