@@ -47,11 +47,19 @@ static int bench_ping (flux_t *h, uint32_t rank, int count)
     return 0;
 }
 
-static int received, expected;
+static int received, expected, disorder;
+static uint32_t last_seq;
 
+/* Sequence numbers must rise by exactly one: none lost, none reordered. */
 static void event_cb (flux_t *h, flux_msg_handler_t *mh,
                       const flux_msg_t *msg, void *arg)
 {
+    uint32_t seq = 0;
+
+    (void)flux_msg_get_seq (msg, &seq);
+    if (received > 0 && seq != last_seq + 1)
+        disorder++;
+    last_seq = seq;
     if (++received == expected)
         flux_reactor_stop (flux_get_reactor (h));
 }
@@ -90,11 +98,13 @@ static int bench_events (flux_t *h, int count)
         flux_msg_destroy (ev);
     }
     flux_reactor_run (flux_get_reactor (leaf), 0);
-    printf ("events: %d delivered to rank %u (through every level) at %.0f/s\n",
-            received, size - 1, received / (now () - t0));
+    printf ("events: %d delivered to rank %u (through every level) at %.0f/s"
+            ", %s\n",
+            received, size - 1, received / (now () - t0),
+            disorder ? "OUT OF ORDER" : "in order");
     flux_msg_handler_destroy (mh);
     flux_close (leaf);
-    return 0;
+    return disorder ? -1 : 0;
 }
 
 int main (int argc, char **argv)
@@ -111,8 +121,8 @@ int main (int argc, char **argv)
         die ("flux_open");
     if (!strcmp (argv[1], "ping"))
         bench_ping (h, strtoul (argv[2], NULL, 10), atoi (argv[3]));
-    else
-        bench_events (h, atoi (argv[2]));
+    else if (bench_events (h, atoi (argv[2])) < 0)
+        return 1;
     flux_close (h);
     return 0;
 }

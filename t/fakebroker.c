@@ -13,7 +13,7 @@
  * kvs.stats-get, overlay.topology/health (a canned 5-rank tree: 1 and 3
  * full, 2 lost) and shutdown.start.  Test hooks: badping.ping answers
  * with an extra key, padping.ping changes the pad.  Anything else gets
- * ENOSYS.  Exits on SIGTERM, or after 300 s as a safety net.
+ * ENOSYS.  Exits on SIGTERM, or after 120 s as a safety net.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -538,7 +538,7 @@ int main (int argc, char **argv)
     uv_signal_init (fb.loop, &sigterm);
     uv_signal_start (&sigterm, stop_cb, SIGTERM);
     uv_timer_init (fb.loop, &timer);
-    uv_timer_start (&timer, timeout_cb, 300 * 1000, 0);
+    uv_timer_start (&timer, timeout_cb, 120 * 1000, 0);
     uv_run (fb.loop, UV_RUN_DEFAULT);
     unlink (argv[1]);
     return 0;

@@ -2,9 +2,10 @@
 # pmi-broker.sh - a stand-in flux-broker for `flux start -s N` tests: it
 # does a PMI-1 exchange over PMI_FD, then rank 0 runs the initial program
 # (the arguments after "--"), exec'd so that signals reach it.
-# FAKE_BROKER_MODE selects misbehavior: kill1 (rank 1 kills itself),
-# abort1 (rank 1 sends cmd=abort), sleep1 (rank 1 ignores SIGTERM and
-# sleeps), sleepall (every rank sleeps after PMI).
+# FAKE_BROKER_MODE selects misbehavior: kill1early (rank 1 kills itself
+# before PMI), kill1 (rank 1 kills itself after PMI), abort1 (rank 1 sends
+# cmd=abort), sleep1 (rank 1 ignores SIGTERM and sleeps), sleepall (every
+# rank sleeps after PMI).
 log=${FAKE_BROKER_LOG:-/dev/null}
 
 pmi() {
@@ -14,6 +15,9 @@ pmi() {
 }
 
 test "$PMI_FD" = 3 || { echo "PMI_FD=$PMI_FD" >&2; exit 1; }
+if test "$FAKE_BROKER_MODE" = kill1early && test "$PMI_RANK" = 1; then
+    kill -9 $$
+fi
 if test "$FAKE_BROKER_MODE" = abort1 && test "$PMI_RANK" = 1; then
     printf 'cmd=abort exitcode=7 error_msg=rank one gives up\n' >&3
     exec sleep 30

@@ -8,13 +8,12 @@ The subcommands that need a broker run against t/fakebroker, which speaks
 the broker protocols of PROTOCOLS.md over fd:// with libflux.  flux start
 -s N runs t/pmi-broker.sh as its brokers, which do a real PMI-1 exchange.'
 
-. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 FLUX="$FLUX_BUILD_DIR/src/cmd/flux"
 FAKEBROKER="$FLUX_BUILD_DIR/t/fakebroker"
 PMIBROKER="$SHARNESS_TEST_SRCDIR/pmi-broker.sh"
 TAB=$(printf '\t')
-unset FLUX_URI FLUX_EXEC_PATH FLUX_BROKER_PATH
 
 # --- the front end -------------------------------------------------------
 
@@ -417,7 +416,7 @@ test_expect_success 'start rejects bad options' '
 test_expect_success 'start without -s execs the broker with its args' '
 	printf "#!/bin/sh\necho \"\$PMI_FD:\$*\"\nexit 3\n" >broker.sh &&
 	chmod +x broker.sh &&
-	test_expect_code 3 env FLUX_BROKER_PATH=$PWD/broker.sh "$FLUX" start \
+	test_expect_code 3 env FLUX_BROKER_PATH="$PWD/broker.sh" "$FLUX" start \
 		-Sx=y cmd arg >out &&
 	echo ":-Sx=y -- cmd arg" >expected &&
 	test_cmp expected out
@@ -441,14 +440,20 @@ test_expect_success 'start -vv traces PMI' '
 	grep "flux-start: rank 1:" err &&
 	grep "flux-start: pmi 1: C: cmd=barrier_in" err
 '
-test_expect_success 'start -s 2: a broker killed by a signal stops all' '
-	test_must_fail env FLUX_BROKER_PATH="$PMIBROKER" FAKE_BROKER_MODE=kill1 \
-		"$FLUX" start -s 2 sleep 30 2>err &&
+test_expect_success 'start -s 2: a broker lost in bootstrap stops all' '
+	test_expect_code 143 env FLUX_BROKER_PATH="$PMIBROKER" \
+		FAKE_BROKER_MODE=kill1early "$FLUX" start -s 2 sleep 30 2>err &&
 	grep "flux-start: rank 1: Killed" err
 '
-test_expect_success 'start -s 2: a PMI abort stops all' '
-	test_must_fail env FLUX_BROKER_PATH="$PMIBROKER" FAKE_BROKER_MODE=abort1 \
-		"$FLUX" start -s 2 sleep 30 2>err &&
+test_expect_success 'start -s 2: a broker lost after bootstrap is reported' '
+	env FLUX_BROKER_PATH="$PMIBROKER" FAKE_BROKER_MODE=kill1 \
+		"$FLUX" start -s 2 sh -c "sleep 0.5; exit 4" 2>err;
+	test $? = 4 &&
+	grep "flux-start: rank 1: Killed" err
+'
+test_expect_success 'start -s 2: a PMI abort stops all, with its exit code' '
+	test_expect_code 7 env FLUX_BROKER_PATH="$PMIBROKER" \
+		FAKE_BROKER_MODE=abort1 "$FLUX" start -s 2 sleep 30 2>err &&
 	grep "rank 1: PMI abort (exit code 7): rank one gives up" err
 '
 test_expect_success 'start -s 2: brokers left after rank 0 exits get SIGKILL' '
@@ -469,10 +474,10 @@ test_expect_success 'start -s 2: SIGTERM is forwarded to the brokers' '
 	test "$(cat start.status)" = 143
 '
 test_expect_success 'start reports a missing broker' '
-	test_expect_code 1 env FLUX_BROKER_PATH=$PWD/nosuch "$FLUX" start \
+	test_expect_code 1 env FLUX_BROKER_PATH="$PWD/nosuch" "$FLUX" start \
 		true 2>err &&
 	grep "nosuch: No such file" err &&
-	test_expect_code 1 env FLUX_BROKER_PATH=$PWD/nosuch "$FLUX" start \
+	test_expect_code 1 env FLUX_BROKER_PATH="$PWD/nosuch" "$FLUX" start \
 		-s 2 true 2>err &&
 	grep "nosuch: No such file" err
 '

@@ -157,4 +157,9 @@ test_expect_success 'flux overlay status draws the tree of 8 brokers' '
 	flux start -s 8 flux overlay status >overlay.out &&
 	test $(grep -c ": full" overlay.out) -eq 8
 '
+test_expect_success 'size 16: 2000 events reach the deepest leaf, all in order' '
+	flux start -s 16 $FLUX_BUILD_DIR/bench/brokerbench events 2000 >ev16.out &&
+	grep "2000 delivered to rank 15" ev16.out &&
+	grep "in order" ev16.out
+'
 test_done

@@ -29,6 +29,7 @@ struct broker {
     uv_poll_t poll;
     int fd;       /* our end of the PMI socketpair, -1 once closed */
     bool running; /* process not yet reaped */
+    bool booted;  /* finished its PMI exchange (finalize or abort) */
 };
 
 struct launch {
@@ -43,6 +44,7 @@ struct launch {
     bool terminating; /* we sent SIGTERM: exits are expected */
     int forwarded;    /* last signal forwarded from the user */
     bool failed;      /* a broker failed on its own */
+    int abort_code;   /* exit code of a PMI abort, if any */
     bool rank0_exited;
     int rank0_status;
 };
@@ -118,6 +120,8 @@ static void poll_cb (uv_poll_t *h, int status, int events)
     if ((rc = pmiserv_recv (b->l->pmi, b->rank, buf, n)) < 0)
         fprintf (stderr, "flux-start: rank %d: PMI error: %s\n", b->rank,
                  strerror (errno));
+    if (rc == 1)
+        b->booted = true;
     if (rc != 0)
         conn_close (b);
 }
@@ -151,6 +155,8 @@ static void abort_cb (int rank, int exit_code, const char *msg, void *arg)
     fprintf (stderr, "flux-start: rank %d: PMI abort (exit code %d)%s%s\n",
              rank, exit_code, *msg ? ": " : "", msg);
     l->failed = true;
+    if (l->abort_code == 0)
+        l->abort_code = exit_code != 0 ? exit_code : 1;
     terminate (l);
 }
 
@@ -175,8 +181,10 @@ static void exit_cb (uv_process_t *proc, int64_t status, int signum)
             fprintf (stderr, "flux-start: rank %d: exited with status %d\n",
                      b->rank, (int)status);
         /* A lost broker is the instance's business (its subtree goes, the
-         * rest carry on, as on a real cluster); only rank 0 ends it. */
-        if (b->rank == 0) {
+         * rest carry on, as on a real cluster); only rank 0 ends it.  But
+         * one lost during bootstrap leaves the others in the PMI barrier
+         * for ever: the instance cannot form. */
+        if (b->rank == 0 || !b->booted) {
             l->failed = true;
             terminate (l);
         }
@@ -270,11 +278,12 @@ static int spawn_broker (struct launch *l, struct broker *b)
         goto out;
     b->running = true;
     l->running++;
-    b->fd = sv[0];
-    sv[0] = -1;
     b->poll.data = b;
-    if ((e = uv_poll_init (&l->loop, &b->poll, b->fd)) == 0)
-        e = uv_poll_start (&b->poll, UV_READABLE | UV_DISCONNECT, poll_cb);
+    if ((e = uv_poll_init (&l->loop, &b->poll, sv[0])) < 0)
+        goto out;
+    b->fd = sv[0]; /* closed by conn_close() from now on */
+    sv[0] = -1;
+    e = uv_poll_start (&b->poll, UV_READABLE | UV_DISCONNECT, poll_cb);
 out:
     free (env.v);
     if (sv[0] >= 0)
@@ -303,12 +312,13 @@ static int launch_start (struct launch *l)
     uv_signal_start (&l->sigterm, signal_cb, SIGTERM);
     uv_unref ((uv_handle_t *)&l->sigint);
     uv_unref ((uv_handle_t *)&l->sigterm);
-    for (int i = 0; i < l->p->size && e == 0; i++) {
+    for (int i = 0; i < l->p->size; i++) {
         l->brokers[i].l = l;
         l->brokers[i].rank = i;
         l->brokers[i].fd = -1;
-        e = spawn_broker (l, &l->brokers[i]);
     }
+    for (int i = 0; i < l->p->size && e == 0; i++)
+        e = spawn_broker (l, &l->brokers[i]);
     if (e < 0) {
         l->terminating = true;
         kill_all (l, SIGKILL);
@@ -350,6 +360,8 @@ int launch_run (const struct launch_params *params)
         errno = -e;
         return -1;
     }
+    if (l.abort_code)
+        return l.abort_code;
     status = l.rank0_exited ? l.rank0_status : 1;
     if (status == 0 && l.failed)
         status = 1;

@@ -9,10 +9,13 @@
  * environment, any inherited PMI_* / PMIX_* variables removed), forward
  * SIGINT and SIGTERM to them, and wait for all of them.
  *
- * Exit policy: when a broker exits on a signal, with a non-zero status,
- * or aborts through PMI, the others get SIGTERM, then SIGKILL after the
- * grace period.  After rank 0 exits, brokers still running after the
- * grace period get SIGKILL.
+ * Exit policy: the instance is brought down (the brokers get SIGTERM,
+ * then SIGKILL after the grace period) when rank 0 dies on a signal, when
+ * any broker fails (signal or non-zero status) before finishing its PMI
+ * exchange, since the others would wait for it for ever, or when one
+ * aborts through PMI.  A broker of rank > 0 lost after bootstrap is only
+ * reported: the instance carries on without it, as on a cluster.  After
+ * rank 0 exits, brokers still running after the grace period get SIGKILL.
  */
 
 struct launch_params {
@@ -23,10 +26,11 @@ struct launch_params {
     int verbose;         /* print each command; trace PMI if >= 2 */
 };
 
-/* Run the instance.  Returns the exit status for flux start: rank 0's
- * exit code, 128 + signal if rank 0 died of a signal, at least 1 if any
- * broker failed on its own; -1 with errno if the instance could not be
- * set up (nothing is left running then).
+/* Run the instance.  Returns the exit status for flux start: the exit
+ * code of a PMI abort if there was one, else rank 0's exit code, or 128 +
+ * signal if rank 0 died of a signal, at least 1 if a failure brought the
+ * instance down; -1 with errno if the instance could not be set up
+ * (nothing is left running then).
  */
 int launch_run (const struct launch_params *params);
 

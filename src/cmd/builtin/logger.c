@@ -79,7 +79,7 @@ static void send_line (flux_t *h, struct stdlog_header *hdr,
         cmd_die ("cannot encode log entry: %s", strerror (errno));
     if (!(f = flux_rpc_raw (h, "log.append", buf, len, FLUX_NODEID_ANY,
                             last ? 0 : FLUX_RPC_NORESPONSE))
-        || flux_rpc_get (f, NULL) < 0)
+        || flux_future_get (f, NULL) < 0)
         cmd_die ("log.append: %s", f ? future_strerror (f, errno)
                                      : strerror (errno));
     flux_future_destroy (f);
