@@ -41,6 +41,23 @@ if [ "${SKIP_ASAN:-}" != 1 ]; then
         --enable-sanitizer=address,undefined || status=1
 fi
 
+# valgrind over the message/handle unit tests (the core of every message path)
+vg_pass=0 vg_fail=0
+if [ "${SKIP_VALGRIND:-}" != 1 ] && command -v valgrind >/dev/null; then
+    echo "=== valgrind: libflux unit tests"
+    for t in message future handle msgpipe; do
+        if "$top/build/ci/libtool" --mode=execute valgrind -q \
+               --leak-check=full --errors-for-leak-kinds=definite,indirect \
+               --error-exitcode=99 "$top/build/ci/src/common/libflux/test/$t.t" \
+               >"$top/build/ci/valgrind-$t.log" 2>&1; then
+            vg_pass=$((vg_pass + 1))
+        else
+            echo "valgrind: $t.t failed"; tail -30 "$top/build/ci/valgrind-$t.log"
+            vg_fail=$((vg_fail + 1)); status=1
+        fi
+    done
+fi
+
 fuzz_pass=0 fuzz_fail=0
 if [ "$fuzz_seconds" -gt 0 ]; then
     echo "=== fuzz message decoder for ${fuzz_seconds}s"
@@ -55,7 +72,7 @@ pass=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
        | grep -cE ':test-result: (PASS|XFAIL|SKIP)')
 fail=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
        | grep -cE ':test-result: (FAIL|ERROR|XPASS)')
-pass=$((pass + fuzz_pass)); fail=$((fail + fuzz_fail))
+pass=$((pass + fuzz_pass + vg_pass)); fail=$((fail + fuzz_fail + vg_fail))
 [ "$fail" -gt 0 ] && status=1
 echo "$pass passed, $fail failed"
 exit $status
