@@ -6,8 +6,13 @@ routing to every rank, events, attributes, orderly shutdown, lost brokers'
 
 RPC="$FLUX_BUILD_DIR/t/rpc"
 
+# No broker started from this test directory is still running (other
+# tests may run brokers at the same time: those have another cwd).
 no_brokers_left () {
-	! pgrep -x flux-broker >/dev/null
+	for p in $(pgrep -x flux-broker); do
+		test "$(readlink /proc/$p/cwd)" = "$(pwd -P)" && return 1
+	done
+	return 0
 }
 
 test_expect_success 'flux start runs the initial program and exits with its status' '
