@@ -13,6 +13,7 @@
 
 #include "broker.h"
 #include "libflux/base64.h"
+#include "methods.h"
 #include "module.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
@@ -33,46 +34,13 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                      void *arg)
 {
     struct broker *b = broker_of (arg);
-    const char *s = NULL;
-    json_t *o = NULL;
-    char *route = NULL, *full = NULL;
-    struct flux_msg_cred cred = {0};
-
-    if (flux_request_decode (msg, NULL, &s) < 0
-        || !(o = s ? json_loads (s, 0, NULL) : json_object ())
-        || !json_is_object (o)) {
-        flux_respond_error (h, msg, EPROTO, "ping: payload must be an object");
-        json_decref (o);
-        return;
-    }
-    (void)flux_msg_get_cred (msg, &cred);
-    route = flux_msg_route_string (msg);
-    if (asprintf (&full, "%s%s%.8s", route ? route : "",
-                  route && *route ? "!" : "", b->uuid)
-        < 0)
-        full = NULL;
-    json_object_set_new (o, "route", json_string (full ? full : ""));
-    json_object_set_new (o, "userid", json_integer (cred.userid));
-    json_object_set_new (o, "rolemask", json_integer (cred.rolemask));
-    json_object_set_new (o, "rank", json_integer (b->rank));
-    flux_respond_pack (h, msg, "O", o);
-    json_decref (o);
-    free (route);
-    free (full);
+    method_ping_respond (h, msg, b->uuid, b->rank);
 }
 
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
                       const flux_msg_t *msg, void *arg)
 {
-    struct flux_msgcounters c;
-
-    flux_get_msgcounters (h, &c);
-    flux_respond_pack (h, msg,
-                       "{s:{s:i s:i s:i s:i} s:{s:i s:i s:i s:i}}", "tx",
-                       "request", c.request_tx, "response", c.response_tx,
-                       "event", c.event_tx, "control", c.control_tx, "rx",
-                       "request", c.request_rx, "response", c.response_rx,
-                       "event", c.event_rx, "control", c.control_rx);
+    method_stats_respond (h, msg);
 }
 
 /* ---- event.publish ---- */

@@ -24,6 +24,7 @@
 
 #include "boot.h"
 #include "broker.h"
+#include "methods.h"
 #include "module.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
@@ -488,24 +489,6 @@ static const struct flux_msg_handler_spec main_htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-static void random_uuid (char *buf, size_t size)
-{
-    FILE *f = fopen ("/dev/urandom", "r");
-    unsigned char r[16] = {0};
-
-    if (f) {
-        if (fread (r, 1, sizeof (r), f) != sizeof (r))
-            r[0] ^= (unsigned char)getpid ();
-        fclose (f);
-    }
-    snprintf (buf, size,
-              "%02x%02x%02x%02x-%02x%02x-4%x%02x-%02x%02x-"
-              "%02x%02x%02x%02x%02x%02x",
-              r[0], r[1], r[2], r[3], r[4], r[5], r[6] & 15, r[7],
-              (r[8] & 0x3f) | 0x80, r[9], r[10], r[11], r[12], r[13], r[14],
-              r[15]);
-}
-
 static void close_walk_cb (uv_handle_t *h, void *arg)
 {
     if (!uv_is_closing (h))
@@ -528,7 +511,7 @@ int main (int argc, char **argv)
     b->owner = getuid ();
     b->fanout = 2;
     b->state = STATE_LOAD_BUILTINS;
-    random_uuid (b->uuid, sizeof (b->uuid));
+    method_uuid (b->uuid, sizeof (b->uuid));
     if (!(b->attrs = attr_create ()) || parse_args (b, argc, argv) < 0)
         return 1;
     if ((s = attr_get (b->attrs, "tbon.fanout", NULL)))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "libflux/msgpipe.h"
+#include "methods.h"
 #include "module.h"
 
 #define RECV_BATCH 64
@@ -43,26 +44,6 @@ struct module {
     void *arg;
     void *aux;
 };
-
-static void make_uuid (char *buf, size_t size)
-{
-    unsigned char r[16];
-    FILE *f = fopen ("/dev/urandom", "r");
-
-    if (!f || fread (r, 1, sizeof (r), f) != sizeof (r)) {
-        /* extremely unlikely; fall back to something unique enough */
-        snprintf ((char *)r, sizeof (r), "%lx", (long)random ());
-    }
-    if (f)
-        fclose (f);
-    r[6] = (r[6] & 0x0f) | 0x40;
-    r[8] = (r[8] & 0x3f) | 0x80;
-    snprintf (buf, size,
-              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-              "%02x%02x%02x%02x%02x%02x",
-              r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
-              r[10], r[11], r[12], r[13], r[14], r[15]);
-}
 
 char *module_find (const char *searchpath, const char *name)
 {
@@ -116,46 +97,16 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                      void *arg)
 {
     struct module *m = arg;
-    json_t *o = NULL;
-    const char *s = NULL;
-    char *route = NULL, *full = NULL;
     uint32_t rank = 0;
-    struct flux_msg_cred cred = {0};
 
-    if (flux_request_decode (msg, NULL, &s) < 0
-        || !(o = s ? json_loads (s, 0, NULL) : json_object ())
-        || !json_is_object (o)) {
-        flux_respond_error (h, msg, EPROTO, "ping: payload must be an object");
-        json_decref (o);
-        return;
-    }
     (void)flux_get_rank (h, &rank);
-    (void)flux_msg_get_cred (msg, &cred);
-    route = flux_msg_route_string (msg);
-    if (asprintf (&full, "%s!%.8s", route ? route : "", m->uuid) < 0)
-        full = NULL;
-    json_object_set_new (o, "route", json_string (full ? full : ""));
-    json_object_set_new (o, "userid", json_integer (cred.userid));
-    json_object_set_new (o, "rolemask", json_integer (cred.rolemask));
-    json_object_set_new (o, "rank", json_integer (rank));
-    flux_respond_pack (h, msg, "O", o);
-    json_decref (o);
-    free (route);
-    free (full);
+    method_ping_respond (h, msg, m->uuid, rank);
 }
 
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
                       const flux_msg_t *msg, void *arg)
 {
-    struct flux_msgcounters c;
-
-    flux_get_msgcounters (h, &c);
-    flux_respond_pack (h, msg,
-                       "{s:{s:i s:i s:i s:i} s:{s:i s:i s:i s:i}}", "tx",
-                       "request", c.request_tx, "response", c.response_tx,
-                       "event", c.event_tx, "control", c.control_tx, "rx",
-                       "request", c.request_rx, "response", c.response_rx,
-                       "event", c.event_rx, "control", c.control_rx);
+    method_stats_respond (h, msg);
 }
 
 static void rusage_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -419,7 +370,7 @@ struct module *module_create (uv_loop_t *loop, const char *path,
     m->recv_cb = recv_cb;
     m->status_cb = status_cb;
     m->arg = arg;
-    make_uuid (m->uuid, sizeof (m->uuid));
+    method_uuid (m->uuid, sizeof (m->uuid));
     if (!(m->path = strdup (path))
         || !(m->name = name ? strdup (name) : name_from_path (path)))
         goto error;
