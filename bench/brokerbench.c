@@ -51,8 +51,8 @@ static int received, expected, disorder;
 static uint32_t last_seq;
 
 /* Sequence numbers must rise by exactly one: none lost, none reordered. */
-static void event_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     uint32_t seq = 0;
 

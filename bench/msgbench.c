@@ -111,8 +111,8 @@ static double bench_bare (size_t size)
 }
 
 /* 2. RPC echo over local:// */
-static void echo_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void echo_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     const void *data;
     size_t len;
@@ -220,8 +220,7 @@ static double bench_codec (void)
                           "job.0000.0004.b200.0000.eventlog", "flags", 0,
                           "namespace", "primary", "ranks", 1, 2, 3)
                < 0
-        || flux_msg_route_push (msg, "b9d32a68-4a6f-4bde-9b38-2e4f1c35a1f0")
-               < 0
+        || flux_msg_route_push (msg, "b9d32a68-4a6f-4bde-9b38-2e4f1c35a1f0") < 0
         || flux_msg_route_push (msg, "3") < 0)
         die ("build message");
     flux_msg_set_matchtag (msg, 42);

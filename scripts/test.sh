@@ -13,6 +13,7 @@ status=0
 
 "$top/scripts/install-deps.sh" || { echo "install-deps failed"; exit 1; }
 (cd "$top" && ./autogen.sh >/dev/null) || { echo "autogen failed"; exit 1; }
+mkdir -p "$top/build"
 
 # run_suite NAME BUILDDIR [configure args...]
 run_suite() {
@@ -34,6 +35,16 @@ run_suite() {
     fi
     return $rc
 }
+
+# code style: .clang-format is the rule (scripts/check-format.sh -i fixes)
+fmt_pass=0 fmt_fail=0
+if command -v clang-format >/dev/null; then
+    echo "=== clang-format check"
+    "$top/scripts/check-format.sh" >"$top/build/format.log" 2>&1 || status=1
+    fmt_pass=$(grep -c '^ok' "$top/build/format.log")
+    fmt_fail=$(grep -c '^not ok' "$top/build/format.log")
+    grep '^not ok' "$top/build/format.log" || true
+fi
 
 run_suite "default build" "$top/build/ci" || status=1
 if [ "${SKIP_ASAN:-}" != 1 ]; then
@@ -72,7 +83,8 @@ pass=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
        | grep -cE ':test-result: (PASS|XFAIL|SKIP)')
 fail=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
        | grep -cE ':test-result: (FAIL|ERROR|XPASS)')
-pass=$((pass + fuzz_pass + vg_pass)); fail=$((fail + fuzz_fail + vg_fail))
+pass=$((pass + fuzz_pass + vg_pass + fmt_pass))
+fail=$((fail + fuzz_fail + vg_fail + fmt_fail))
 [ "$fail" -gt 0 ] && status=1
 echo "$pass passed, $fail failed"
 exit $status

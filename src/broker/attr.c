@@ -137,7 +137,8 @@ int attr_set_user (struct attr *a, const char *name, const char *value,
         }
         return attr_add (a, name, value, 0);
     }
-    if ((e->flags & ATTR_READONLY) || (!startup && (e->flags & ATTR_IMMUTABLE))) {
+    if ((e->flags & ATTR_READONLY)
+        || (!startup && (e->flags & ATTR_IMMUTABLE))) {
         errno = EPERM;
         return -1;
     }
@@ -197,8 +198,8 @@ static void set_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     const char *name, *value;
     int force = 0;
 
-    if (flux_request_unpack (msg, NULL, "{s:s s:s s?b}", "name", &name,
-                             "value", &value, "force", &force)
+    if (flux_request_unpack (msg, NULL, "{s:s s:s s?b}", "name", &name, "value",
+                             &value, "force", &force)
         < 0) {
         flux_respond_error (h, msg, EPROTO,
                             "attr.set: expected {name:s value:s force?:b}");
@@ -231,8 +232,8 @@ static void rm_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond (h, msg, NULL);
 }
 
-static void list_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     struct attr *a = arg;
     json_t *names;
@@ -243,9 +244,8 @@ static void list_cb (flux_t *h, flux_msg_handler_t *mh,
     for (i = 0; i < a->nbuckets; i++) {
         struct entry *e;
         for (e = a->buckets[i]; e; e = e->next) {
-            if (e->value && json_array_append_new (names,
-                                                   json_string (e->name))
-                                < 0)
+            if (e->value
+                && json_array_append_new (names, json_string (e->name)) < 0)
                 goto nomem;
         }
     }

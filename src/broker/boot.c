@@ -23,8 +23,7 @@
 #define VALMAX 1024
 
 static int pmi_get (struct pmi_simple_client *pmi, const char *kvsname,
-                    const char *key, char *buf, size_t len,
-                    flux_error_t *error)
+                    const char *key, char *buf, size_t len, flux_error_t *error)
 {
     if (pmi_simple_client_kvs_get (pmi, kvsname, key, buf, len) < 0)
         return errprintf (error, "PMI get %s: %s", key,
@@ -59,8 +58,8 @@ static int exchange (struct boot_info *info, struct pmi_simple_client *pmi,
         snprintf (host, sizeof (host), "localhost");
     host[sizeof (host) - 1] = '\0';
     snprintf (key, sizeof (key), "%u", info->rank);
-    snprintf (val, sizeof (val), "%s;%s;%s", bind_uri ? bind_uri : "-",
-              pubkey, host);
+    snprintf (val, sizeof (val), "%s;%s;%s", bind_uri ? bind_uri : "-", pubkey,
+              host);
     if (pmi_simple_client_kvs_put (pmi, kvsname, key, val) < 0
         || pmi_simple_client_kvs_commit (pmi, kvsname) < 0
         || pmi_simple_client_barrier (pmi) < 0)
@@ -175,8 +174,7 @@ int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
     if (!pmi)
         return 0;
     if (pmi_simple_client_kvs_get_my_name (pmi, kvsname, sizeof (kvsname)) < 0)
-        return errprintf (error, "PMI: %s",
-                          pmi_simple_client_last_error (pmi));
+        return errprintf (error, "PMI: %s", pmi_simple_client_last_error (pmi));
     if (exchange (info, pmi, kvsname, bind_uri, pubkey, error) < 0
         || share_hostlist (info, pmi, kvsname, error) < 0)
         return -1;

@@ -141,8 +141,8 @@ static int peer_remove_service (struct peer *p, const char *name)
 
 /* ---- errors ---- */
 
-void router_respond_error (struct broker *b, const flux_msg_t *req,
-                           int errnum, const char *errstr)
+void router_respond_error (struct broker *b, const flux_msg_t *req, int errnum,
+                           const char *errstr)
 {
     flux_msg_t *rsp;
 
@@ -251,7 +251,8 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 
 static void send_parent (struct broker *b, flux_msg_t *msg)
 {
-    if (b->rank == 0 || !b->overlay || overlay_send_parent (b->overlay, msg) < 0)
+    if (b->rank == 0 || !b->overlay
+        || overlay_send_parent (b->overlay, msg) < 0)
         router_respond_error (b, msg, b->rank == 0 ? ENOSYS : EHOSTUNREACH,
                               NULL);
     flux_msg_decref (msg);
@@ -259,8 +260,7 @@ static void send_parent (struct broker *b, flux_msg_t *msg)
 
 static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
 {
-    int64_t child = topology_child_toward (b->rank, target, b->size,
-                                           b->fanout);
+    int64_t child = topology_child_toward (b->rank, target, b->size, b->fanout);
     int idx;
 
     if (child < 0 || !b->overlay
@@ -272,8 +272,8 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
 }
 
 /* Requests the router answers itself for a local peer (PROTOCOLS 1.3). */
-static bool local_request (struct broker *b, struct peer *from,
-                           flux_msg_t *msg, const char *topic)
+static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
+                           const char *topic)
 {
     const char *arg;
     int rc;
@@ -558,9 +558,9 @@ static void self_cb (uv_poll_t *w, int status, int events)
         int type = 0;
         if (!msg)
             break;
-        (void)flux_msg_set_cred (msg, (struct flux_msg_cred){
-                                          b->owner, FLUX_ROLE_OWNER
-                                                        | FLUX_ROLE_LOCAL});
+        (void)flux_msg_set_cred (
+            msg, (struct flux_msg_cred){b->owner,
+                                        FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL});
         (void)flux_msg_get_type (msg, &type);
         if (type == FLUX_MSGTYPE_REQUEST) {
             if (flux_msg_route_push (msg, b->uuid) < 0)
@@ -637,8 +637,7 @@ static bool early_allowed (const char *topic)
            || !strcmp (topic, "attr.get") || !strcmp (topic, "log.dmesg");
 }
 
-static void client_message (struct usock_client *c, flux_msg_t *msg,
-                            void *arg)
+static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
 {
     struct broker *b = arg;
     struct peer *p = usock_client_aux_get (c);
@@ -690,7 +689,8 @@ static int send_disconnect (const char *key, void *val, void *arg)
     snprintf (topic, sizeof (topic), "%.*s.disconnect", len, key);
     if (!(msg = flux_request_encode (topic, NULL)))
         return 0;
-    if (flux_msg_set_nodeid (msg, nodeid) < 0 || flux_msg_set_noresponse (msg) < 0
+    if (flux_msg_set_nodeid (msg, nodeid) < 0
+        || flux_msg_set_noresponse (msg) < 0
         || (upstream && flux_msg_set_flag (msg, FLUX_MSGFLAG_UPSTREAM) < 0)
         || flux_msg_set_cred (msg, p->cred) < 0
         || flux_msg_route_push (msg, p->id) < 0) {
@@ -736,8 +736,8 @@ int router_usock_start (struct broker *b, const char *path)
         policy.allow_guest_user = !strcmp (s, "1") || !strcmp (s, "true");
     if ((s = attr_get (b->attrs, "access.allow-root-owner", NULL)))
         policy.allow_root_owner = !strcmp (s, "1") || !strcmp (s, "true");
-    if (!(b->usock = usock_server_create (b->loop, path, &policy, &usock_ops,
-                                          b, &error))) {
+    if (!(b->usock = usock_server_create (b->loop, path, &policy, &usock_ops, b,
+                                          &error))) {
         fprintf (stderr, "flux-broker: %s\n", error.text);
         return -1;
     }
@@ -756,14 +756,14 @@ int router_init (struct broker *b)
         || !(b->self = peer_create (b, PEER_SELF, b->uuid, NULL, cred)))
         return -1;
     b->nchildren = topology_child_count (b->rank, b->size, b->fanout);
-    b->first_child = (uint32_t)topology_first_child (b->rank, b->size,
-                                                     b->fanout);
+    b->first_child
+        = (uint32_t)topology_first_child (b->rank, b->size, b->fanout);
     if (b->nchildren > 0) {
         if (!(b->tracked = calloc (b->nchildren, sizeof (*b->tracked))))
             return -1;
         for (i = 0; i < b->nchildren; i++)
-            if (!(b->tracked[i] =
-                      strmap_create ((strmap_free_f)flux_msg_decref)))
+            if (!(b->tracked[i]
+                  = strmap_create ((strmap_free_f)flux_msg_decref)))
                 return -1;
     }
     if (uv_poll_init (b->loop, &b->self_poll,

@@ -104,8 +104,8 @@ int router_publish (struct broker *b, flux_msg_t *msg);
 void router_event (struct broker *b, flux_msg_t *msg);
 
 /* Send an error response to a request that cannot be delivered. */
-void router_respond_error (struct broker *b, const flux_msg_t *req,
-                           int errnum, const char *errstr);
+void router_respond_error (struct broker *b, const flux_msg_t *req, int errnum,
+                           const char *errstr);
 
 /* Modules as routing peers. */
 int router_module_add (struct broker *b, struct module *m);
@@ -128,8 +128,8 @@ void builtin_unregister (struct broker *b);
 void builtin_state_changed (struct broker *b);
 /* Load a module (name NULL: from the file name).  req, if given, is
  * answered when the module is running or has failed. */
-int broker_module_load (struct broker *b, const char *target,
-                        const char *name, json_t *args, const flux_msg_t *req,
+int broker_module_load (struct broker *b, const char *target, const char *name,
+                        json_t *args, const flux_msg_t *req,
                         flux_error_t *error);
 
 /* ---- state machine (main.c) ---- */

@@ -37,8 +37,8 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     method_ping_respond (h, msg, b->uuid, b->rank);
 }
 
-static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     method_stats_respond (h, msg);
 }
@@ -73,8 +73,8 @@ static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
     if (payload) {
         size_t slen = strlen (payload);
         if (!(data = malloc (base64_decoded_size (slen)))
-            || (len = base64_decode (data, base64_decoded_size (slen),
-                                     payload, slen))
+            || (len = base64_decode (data, base64_decoded_size (slen), payload,
+                                     slen))
                    < 0) {
             flux_respond_error (h, msg, EPROTO,
                                 "event.publish: payload is not base64");
@@ -180,9 +180,10 @@ static struct module *module_lookup (struct broker *b, const char *name)
 
 static json_t *cacheable_attrs (struct broker *b)
 {
-    static const char *names[] = {"rank", "size", "rundir", "local-uri",
-                                  "hostlist", "tbon.fanout", "version",
-                                  "security.owner", "instance-level", NULL};
+    static const char *names[]
+        = {"rank",           "size",        "rundir",  "local-uri",
+           "hostlist",       "tbon.fanout", "version", "security.owner",
+           "instance-level", NULL};
     json_t *o = json_object ();
     int i;
 
@@ -194,8 +195,8 @@ static json_t *cacheable_attrs (struct broker *b)
     return o;
 }
 
-int broker_module_load (struct broker *b, const char *target,
-                        const char *name, json_t *args, const flux_msg_t *req,
+int broker_module_load (struct broker *b, const char *target, const char *name,
+                        json_t *args, const flux_msg_t *req,
                         flux_error_t *error)
 {
     char *path = NULL;
@@ -272,8 +273,8 @@ static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     json_t *args = NULL;
     flux_error_t error = {{0}};
 
-    if (flux_request_unpack (msg, NULL, "{s:s s?s s?o}", "path", &path,
-                             "name", &name, "args", &args)
+    if (flux_request_unpack (msg, NULL, "{s:s s?s s?o}", "path", &path, "name",
+                             &name, "args", &args)
         < 0) {
         flux_respond_error (h, msg, EPROTO,
                             "module.load: expected {path:s name?:s args:a}");
@@ -283,8 +284,8 @@ static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, errno, error.text);
 }
 
-static void remove_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void remove_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     struct broker *b = broker_of (arg);
     const char *name;
@@ -321,11 +322,10 @@ static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
     for (i = 0; mods && i < b->nmodules; i++) {
         struct module *m = b->modules[i];
-        json_t *o = json_pack ("{s:s s:s s:i s:i s:[] s:i s:i}", "name",
-                               module_name (m), "path", module_path (m),
-                               "idle", (int)module_idle (m), "status",
-                               module_status (m), "services", "sendqueue", 0,
-                               "recvqueue", 0);
+        json_t *o = json_pack (
+            "{s:s s:s s:i s:i s:[] s:i s:i}", "name", module_name (m), "path",
+            module_path (m), "idle", (int)module_idle (m), "status",
+            module_status (m), "services", "sendqueue", 0, "recvqueue", 0);
         if (!o || json_array_append_new (mods, o) < 0) {
             json_decref (mods);
             mods = NULL;
@@ -344,8 +344,7 @@ static void state_get_cb (flux_t *h, flux_msg_handler_t *mh,
 {
     struct broker *b = broker_of (arg);
     flux_respond_pack (h, msg, "{s:s s:f}", "state", state_name (b->state),
-                       "duration",
-                       uv_now (b->loop) / 1000. - b->starttime);
+                       "duration", uv_now (b->loop) / 1000. - b->starttime);
 }
 
 /* state-machine.wait requests held until the broker reaches run */
@@ -426,11 +425,10 @@ static json_t *subtree (struct broker *b, uint32_t rank, int depth)
     }
     if (!children)
         return NULL;
-    return json_pack ("{s:i s:I s:o}", "rank", (int)rank, "size",
-                      (json_int_t)topology_descendants (rank, b->size,
-                                                        b->fanout)
-                          + 1,
-                      "children", children);
+    return json_pack (
+        "{s:i s:I s:o}", "rank", (int)rank, "size",
+        (json_int_t)topology_descendants (rank, b->size, b->fanout) + 1,
+        "children", children);
 }
 
 static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -471,8 +469,8 @@ static const char *peer_status_name (int s)
     }
 }
 
-static void health_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void health_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     struct broker *b = broker_of (arg);
     json_t *children = json_array ();
@@ -484,10 +482,9 @@ static void health_cb (flux_t *h, flux_msg_handler_t *mh,
         int s = b->overlay ? overlay_child_status (b->overlay,
                                                    b->first_child + i, &since)
                            : OVERLAY_PEER_OFFLINE;
-        json_t *c = json_pack ("{s:i s:s s:f}", "rank",
-                               (int)(b->first_child + i), "status",
-                               peer_status_name (s), "duration",
-                               uv_now (b->loop) / 1000. - since);
+        json_t *c = json_pack (
+            "{s:i s:s s:f}", "rank", (int)(b->first_child + i), "status",
+            peer_status_name (s), "duration", uv_now (b->loop) / 1000. - since);
         if (s == OVERLAY_PEER_ONLINE)
             online++;
         if (!c || json_array_append_new (children, c) < 0) {
@@ -516,17 +513,16 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "module.remove", remove_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "module.list", list_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "state-machine.get", state_get_cb, FLUX_ROLE_USER},
-    {FLUX_MSGTYPE_REQUEST, "state-machine.wait", state_wait_cb,
-     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "state-machine.wait", state_wait_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "shutdown.start", shutdown_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-static const char *self_services[] = {"broker", "attr", "log", "event",
-                                      "module", "state-machine", "shutdown",
-                                      "overlay", NULL};
+static const char *self_services[]
+    = {"broker",        "attr",     "log",     "event", "module",
+       "state-machine", "shutdown", "overlay", NULL};
 
 int builtin_register (struct broker *b)
 {

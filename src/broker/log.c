@@ -111,13 +111,13 @@ void brokerlog_msg (struct brokerlog *log, int severity, const char *fmt, ...)
                   (severity & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
                   (long)tv.tv_usec, log->rank, (int)getpid (), text);
     if (n > 0)
-        append_text (log, line, (size_t)n < sizeof (line) ? (size_t)n
-                                                          : sizeof (line) - 1,
+        append_text (log, line,
+                     (size_t)n < sizeof (line) ? (size_t)n : sizeof (line) - 1,
                      true, true);
 }
 
-static void append_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void append_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     struct brokerlog *log = arg;
     const void *data;
@@ -143,8 +143,8 @@ static void append_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond (h, msg, NULL);
 }
 
-static void dmesg_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void dmesg_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     struct brokerlog *log = arg;
     int follow = 0, nobacklog = 0;
@@ -202,8 +202,8 @@ static void drop_followers (struct brokerlog *log, const flux_msg_t *msg,
     }
 }
 
-static void cancel_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void cancel_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     int matchtag;
 
@@ -219,8 +219,8 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
     drop_followers (arg, msg, FLUX_MATCHTAG_NONE, false);
 }
 
-static void clear_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void clear_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     struct brokerlog *log = arg;
 
@@ -233,8 +233,8 @@ static void clear_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond (h, msg, NULL);
 }
 
-static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     struct brokerlog *log = arg;
     flux_respond_pack (h, msg, "{s:i s:i}", "ring-used", (int)log->count,
@@ -251,8 +251,7 @@ static const struct flux_msg_handler_spec htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-struct brokerlog *brokerlog_create (flux_t *h, uint32_t rank,
-                                    size_t ring_size)
+struct brokerlog *brokerlog_create (flux_t *h, uint32_t rank, size_t ring_size)
 {
     struct brokerlog *log;
 

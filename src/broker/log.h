@@ -19,8 +19,7 @@
 
 struct brokerlog;
 
-struct brokerlog *brokerlog_create (flux_t *h, uint32_t rank,
-                                    size_t ring_size);
+struct brokerlog *brokerlog_create (flux_t *h, uint32_t rank, size_t ring_size);
 void brokerlog_destroy (struct brokerlog *log);
 void brokerlog_set_stderr_level (struct brokerlog *log, int level);
 

@@ -30,9 +30,9 @@
 #include "overlay/topology.h"
 
 static const char *state_names[] = {
-    "load-builtins", "join",     "config-sync", "init",
-    "quorum",        "run",      "cleanup",     "shutdown",
-    "finalize",      "goodbye",  "unload-builtins", "exit",
+    "load-builtins", "join",    "config-sync",     "init",
+    "quorum",        "run",     "cleanup",         "shutdown",
+    "finalize",      "goodbye", "unload-builtins", "exit",
 };
 
 const char *state_name (enum broker_state s)
@@ -66,8 +66,7 @@ static void initial_exit_cb (uv_process_t *p, int64_t status, int sig)
         return;
     }
     if (rc != 0)
-        brokerlog_msg (b->log, LOG_INFO, "initial program exited with %d",
-                       rc);
+        brokerlog_msg (b->log, LOG_INFO, "initial program exited with %d", rc);
     broker_shutdown (b, rc);
 }
 
@@ -113,8 +112,8 @@ static void send_ready (struct broker *b)
 
 static int children_ready;
 
-static void ready_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     struct broker *b = arg;
 
@@ -280,14 +279,13 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
 
 static void usage (FILE *f)
 {
-    fprintf (f,
-             "Usage: flux-broker [OPTIONS] [INITIAL-PROGRAM [ARGS...]]\n"
-             "Run one Flux broker.  Under a PMI-1 launcher (PMI_FD set) it\n"
-             "joins the other brokers of the instance; otherwise it is a\n"
-             "singleton instance.  Rank 0 runs INITIAL-PROGRAM (default:\n"
-             "$SHELL) and the instance exits with its status.\n"
-             "  -S, --setattr=NAME=VALUE  set a broker attribute\n"
-             "  -h, --help                show this help\n");
+    fprintf (f, "Usage: flux-broker [OPTIONS] [INITIAL-PROGRAM [ARGS...]]\n"
+                "Run one Flux broker.  Under a PMI-1 launcher (PMI_FD set) it\n"
+                "joins the other brokers of the instance; otherwise it is a\n"
+                "singleton instance.  Rank 0 runs INITIAL-PROGRAM (default:\n"
+                "$SHELL) and the instance exits with its status.\n"
+                "  -S, --setattr=NAME=VALUE  set a broker attribute\n"
+                "  -h, --help                show this help\n");
 }
 
 static int parse_args (struct broker *b, int argc, char **argv)
@@ -309,8 +307,7 @@ static int parse_args (struct broker *b, int argc, char **argv)
                     return -1;
                 }
                 *eq = '\0';
-                if (attr_set_user (b->attrs, optarg, eq + 1, true, false)
-                    < 0) {
+                if (attr_set_user (b->attrs, optarg, eq + 1, true, false) < 0) {
                     fprintf (stderr, "flux-broker: %s: %s\n", optarg,
                              strerror (errno));
                     return -1;
@@ -354,9 +351,9 @@ static int set_attrs (struct broker *b, struct boot_info *info)
     const char *parent_uri = getenv ("FLUX_URI");
     int rc = 0;
 
-#define SETNUM(name, val)                                  \
-    do {                                                   \
-        snprintf (buf, sizeof (buf), "%lld", (long long)(val)); \
+#define SETNUM(name, val)                                                     \
+    do {                                                                      \
+        snprintf (buf, sizeof (buf), "%lld", (long long)(val));               \
         rc |= attr_add (b->attrs, name, buf, ATTR_IMMUTABLE | ATTR_READONLY); \
     } while (0)
     SETNUM ("rank", b->rank);
@@ -449,10 +446,9 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
             return -1;
         }
     }
-    if (boot_pmi_exchange (info,
-                           b->nchildren > 0 ? overlay_get_bind_uri (b->overlay)
-                                            : NULL,
-                           overlay_get_pubkey (b->overlay), &error)
+    if (boot_pmi_exchange (
+            info, b->nchildren > 0 ? overlay_get_bind_uri (b->overlay) : NULL,
+            overlay_get_pubkey (b->overlay), &error)
         < 0) {
         fprintf (stderr, "flux-broker: %s\n", error.text);
         return -1;
@@ -536,8 +532,8 @@ int main (int argc, char **argv)
         || !(b->h = flux_msgpipe_open (b->self_pipe, 1, 0))
         || flux_set_reactor (b->h, b->reactor) < 0
         || !(b->log = brokerlog_create (b->h, b->rank, 1024))
-        || attr_register_services (b->attrs, b->h) < 0
-        || router_init (b) < 0 || builtin_register (b) < 0
+        || attr_register_services (b->attrs, b->h) < 0 || router_init (b) < 0
+        || builtin_register (b) < 0
         || flux_msg_handler_addvec (b->h, main_htab, b, &handlers) < 0)
         goto done;
     if (overlay_setup (b, &info) < 0 || set_attrs (b, &info) < 0)

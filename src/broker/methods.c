@@ -48,11 +48,10 @@ void method_stats_respond (flux_t *h, const flux_msg_t *msg)
 
     flux_get_msgcounters (h, &c);
     flux_respond_pack (h, msg, "{s:{s:i s:i s:i s:i} s:{s:i s:i s:i s:i}}",
-                       "tx", "request", c.request_tx, "response",
-                       c.response_tx, "event", c.event_tx, "control",
-                       c.control_tx, "rx", "request", c.request_rx,
-                       "response", c.response_rx, "event", c.event_rx,
-                       "control", c.control_rx);
+                       "tx", "request", c.request_tx, "response", c.response_tx,
+                       "event", c.event_tx, "control", c.control_tx, "rx",
+                       "request", c.request_rx, "response", c.response_rx,
+                       "event", c.event_rx, "control", c.control_rx);
 }
 
 void method_uuid (char *buf, size_t size)
@@ -66,6 +65,6 @@ void method_uuid (char *buf, size_t size)
     snprintf (buf, size,
               "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
               "%02x%02x%02x%02x%02x%02x",
-              r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
-              r[10], r[11], r[12], r[13], r[14], r[15]);
+              r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+              r[11], r[12], r[13], r[14], r[15]);
 }

@@ -103,14 +103,14 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     method_ping_respond (h, msg, m->uuid, rank);
 }
 
-static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     method_stats_respond (h, msg);
 }
 
-static void rusage_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void rusage_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     struct rusage ru;
     const char *who = "thread";
@@ -136,12 +136,12 @@ static void rusage_cb (flux_t *h, flux_msg_handler_t *mh,
         h, msg, "{s:f s:f s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i}",
         "utime", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, "stime",
         ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6, "maxrss",
-        (int)ru.ru_maxrss, "ixrss", (int)ru.ru_ixrss, "idrss",
-        (int)ru.ru_idrss, "isrss", (int)ru.ru_isrss, "minflt",
-        (int)ru.ru_minflt, "majflt", (int)ru.ru_majflt, "nswap",
-        (int)ru.ru_nswap, "inblock", (int)ru.ru_inblock, "oublock",
-        (int)ru.ru_oublock, "msgsnd", (int)ru.ru_msgsnd, "msgrcv",
-        (int)ru.ru_msgrcv, "nsignals", (int)ru.ru_nsignals);
+        (int)ru.ru_maxrss, "ixrss", (int)ru.ru_ixrss, "idrss", (int)ru.ru_idrss,
+        "isrss", (int)ru.ru_isrss, "minflt", (int)ru.ru_minflt, "majflt",
+        (int)ru.ru_majflt, "nswap", (int)ru.ru_nswap, "inblock",
+        (int)ru.ru_inblock, "oublock", (int)ru.ru_oublock, "msgsnd",
+        (int)ru.ru_msgsnd, "msgrcv", (int)ru.ru_msgrcv, "nsignals",
+        (int)ru.ru_nsignals);
 }
 
 static int default_handlers (struct module *m, flux_t *h,
@@ -191,7 +191,8 @@ static void cache_attrs (flux_t *h, json_t *attrs)
     const char *key;
     json_t *val;
 
-    json_object_foreach (attrs, key, val) {
+    json_object_foreach (attrs, key, val)
+    {
         if (json_is_string (val))
             (void)flux_attr_set_cacheonly (h, key, json_string_value (val));
     }
@@ -288,8 +289,7 @@ static bool handle_status (struct module *m, flux_msg_t *msg)
     if (flux_msg_get_topic (msg, &topic) < 0
         || strcmp (topic, "module.status") != 0)
         return false;
-    if (flux_msg_unpack (msg, "{s:i s?i}", "status", &status, "errnum",
-                         &errnum)
+    if (flux_msg_unpack (msg, "{s:i s?i}", "status", &status, "errnum", &errnum)
         < 0)
         return true; /* malformed from our own loader: drop */
     if (!flux_msg_is_noresponse (msg)) {
@@ -386,11 +386,13 @@ struct module *module_create (uv_loop_t *loop, const char *path,
     }
     if (!args)
         args = empty = json_array ();
-    if (!(m->welcome = welcome_create (m, args, attrs ? attrs : json_object ())))
+    if (!(m->welcome
+          = welcome_create (m, args, attrs ? attrs : json_object ())))
         goto nomem;
     json_decref (empty);
     empty = NULL;
-    if (!(m->pipe = flux_msgpipe_create ()) || !(m->poll = calloc (1, sizeof (*m->poll))))
+    if (!(m->pipe = flux_msgpipe_create ())
+        || !(m->poll = calloc (1, sizeof (*m->poll))))
         goto nomem;
     if (uv_poll_init (loop, m->poll, flux_msgpipe_pollfd (m->pipe, 0)) < 0) {
         free (m->poll);
@@ -448,8 +450,8 @@ int module_stop (struct module *m)
     if (!(msg = flux_request_encode (topic, NULL)))
         return -1;
     (void)flux_msg_set_noresponse (msg);
-    (void)flux_msg_set_cred (msg, (struct flux_msg_cred){m->owner,
-                                                         FLUX_ROLE_OWNER});
+    (void)flux_msg_set_cred (msg,
+                             (struct flux_msg_cred){m->owner, FLUX_ROLE_OWNER});
     rc = module_send (m, msg);
     flux_msg_decref (msg);
     return rc;

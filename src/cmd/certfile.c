@@ -18,12 +18,11 @@
 
 #include "certfile.h"
 
-static const char z85_chars[] =
-    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    ".-:+=^!/*?&<>()[]{}@%$#";
+static const char z85_chars[]
+    = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+      ".-:+=^!/*?&<>()[]{}@%$#";
 
-ssize_t z85_encode (char *dst, size_t dstsize, const uint8_t *src,
-                    size_t len)
+ssize_t z85_encode (char *dst, size_t dstsize, const uint8_t *src, size_t len)
 {
     size_t n = 0;
 
@@ -118,8 +117,7 @@ static int write_cert (FILE *f, const char *pub, const char *sec,
     return ferror (f) ? -1 : 0;
 }
 
-int certfile_write_secret (const char *path,
-                           const uint8_t pub[CERT_KEY_SIZE],
+int certfile_write_secret (const char *path, const uint8_t pub[CERT_KEY_SIZE],
                            const uint8_t sec[CERT_KEY_SIZE],
                            const char *const *meta)
 {
@@ -131,8 +129,7 @@ int certfile_write_secret (const char *path,
     if (!path || !*path || !pub || !sec
         || z85_encode (pubtxt, sizeof (pubtxt), pub, CERT_KEY_SIZE) < 0
         || z85_encode (sectxt, sizeof (sectxt), sec, CERT_KEY_SIZE) < 0
-        || snprintf (tmp, sizeof (tmp), "%s.XXXXXX", path)
-               >= (int)sizeof (tmp))
+        || snprintf (tmp, sizeof (tmp), "%s.XXXXXX", path) >= (int)sizeof (tmp))
         goto inval;
     for (int i = 0; meta && meta[i]; i += 2) {
         if (!valid_name (meta[i]) || !valid_value (meta[i + 1]))

@@ -23,8 +23,7 @@ extern "C" {
  * dstsize must be >= len * 5 / 4 + 1.  Returns the text length, or -1
  * with EINVAL.
  */
-ssize_t z85_encode (char *dst, size_t dstsize, const uint8_t *src,
-                    size_t len);
+ssize_t z85_encode (char *dst, size_t dstsize, const uint8_t *src, size_t len);
 
 /* Decode Z85 text src (length a multiple of 5, Z85 alphabet only, each
  * group at most 0xFFFFFFFF) into dst (dstsize >= strlen (src) * 4 / 5).
@@ -41,8 +40,7 @@ ssize_t z85_decode (uint8_t *dst, size_t dstsize, const char *src);
  * creating or writing the file (ENOENT, EACCES, ...); no file is left
  * behind on failure.
  */
-int certfile_write_secret (const char *path,
-                           const uint8_t pub[CERT_KEY_SIZE],
+int certfile_write_secret (const char *path, const uint8_t pub[CERT_KEY_SIZE],
                            const uint8_t sec[CERT_KEY_SIZE],
                            const char *const *meta);
 

@@ -140,8 +140,8 @@ long cmd_parse_long (const char *opt, const char *s, long min, long max)
     errno = 0;
     v = strtol (s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-        cmd_usage_error ("%s: '%s' is not an integer in [%ld:%ld]", opt, s,
-                         min, max);
+        cmd_usage_error ("%s: '%s' is not an integer in [%ld:%ld]", opt, s, min,
+                         max);
     return v;
 }
 
@@ -162,8 +162,7 @@ double cmd_parse_duration (const char *opt, const char *s)
     double d;
 
     if (fsd_parse_duration (s, &d) < 0)
-        cmd_usage_error ("%s: '%s' is not a duration (e.g. 0.5s, 2m)", opt,
-                         s);
+        cmd_usage_error ("%s: '%s' is not a duration (e.g. 0.5s, 2m)", opt, s);
     return d;
 }
 
@@ -177,8 +176,7 @@ static void group_usage (const struct builtin *group,
 }
 
 int cmd_run_group (const struct builtin *group,
-                   const struct builtin *const members[], int argc,
-                   char **argv)
+                   const struct builtin *const members[], int argc, char **argv)
 {
     const char *name = argc > 1 ? argv[1] : NULL;
 

@@ -20,7 +20,10 @@
 #include "builtin.h"
 
 /* Long option entry every option table must contain. */
-#define CMD_OPT_HELP {"help", no_argument, NULL, 'h'}
+#define CMD_OPT_HELP                   \
+    {                                  \
+        "help", no_argument, NULL, 'h' \
+    }
 
 /* Make b the running command: its name prefixes messages ("flux-NAME",
  * or "flux-GROUP" for a member of group), its usage answers --help.

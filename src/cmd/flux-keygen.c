@@ -25,13 +25,13 @@
 
 #define MAX_META 32
 
-static const char usage[] =
-    "Usage: flux keygen [OPTIONS] PATH\n"
-    "Generate a CURVE certificate for the overlay network and write it to\n"
-    "PATH (mode 0600).\n"
-    "  -n, --name=NAME       Certificate name (default: the host name)\n"
-    "  -m, --meta=KEY=VALUE  Add metadata (may be repeated)\n"
-    "  -h, --help            Display this message\n";
+static const char usage[]
+    = "Usage: flux keygen [OPTIONS] PATH\n"
+      "Generate a CURVE certificate for the overlay network and write it to\n"
+      "PATH (mode 0600).\n"
+      "  -n, --name=NAME       Certificate name (default: the host name)\n"
+      "  -m, --meta=KEY=VALUE  Add metadata (may be repeated)\n"
+      "  -h, --help            Display this message\n";
 
 static void die (const char *fmt, ...)
     __attribute__ ((format (printf, 1, 2), noreturn));
@@ -70,8 +70,10 @@ static void meta_add_option (struct meta *m, char *arg)
     char *eq = strchr (arg, '=');
 
     if (!eq || eq == arg) {
-        fprintf (stderr, "flux-keygen: --meta: expected KEY=VALUE, got '%s'"
-                         " (see 'flux keygen --help')\n", arg);
+        fprintf (stderr,
+                 "flux-keygen: --meta: expected KEY=VALUE, got '%s'"
+                 " (see 'flux keygen --help')\n",
+                 arg);
         exit (1);
     }
     *eq = '\0';
@@ -120,9 +122,11 @@ int main (int argc, char **argv)
         else if (c == 'm')
             meta_add_option (&user, optarg);
         else {
-            fprintf (stderr, "flux-keygen: %s '%s' (see 'flux keygen "
-                             "--help')\n", c == ':' ? "missing argument for"
-                             : "unknown option", argv[optind - 1]);
+            fprintf (stderr,
+                     "flux-keygen: %s '%s' (see 'flux keygen "
+                     "--help')\n",
+                     c == ':' ? "missing argument for" : "unknown option",
+                     argv[optind - 1]);
             return 1;
         }
     }

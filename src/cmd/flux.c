@@ -29,9 +29,18 @@
 #endif
 
 static const struct builtin *const builtins[] = {
-    &builtin_dmesg,    &builtin_event,   &builtin_getattr, &builtin_logger,
-    &builtin_lsattr,   &builtin_module,  &builtin_overlay, &builtin_ping,
-    &builtin_setattr,  &builtin_shutdown, &builtin_start,  &builtin_uptime,
+    &builtin_dmesg,
+    &builtin_event,
+    &builtin_getattr,
+    &builtin_logger,
+    &builtin_lsattr,
+    &builtin_module,
+    &builtin_overlay,
+    &builtin_ping,
+    &builtin_setattr,
+    &builtin_shutdown,
+    &builtin_start,
+    &builtin_uptime,
     NULL,
 };
 
@@ -44,10 +53,10 @@ static const struct {
     {NULL, NULL},
 };
 
-static const char *usage =
-    "Usage: flux [OPTIONS] COMMAND [ARGS...]\n"
-    "  -h, --help      Display this message and the list of commands\n"
-    "  -V, --version   Display the version\n";
+static const char *usage
+    = "Usage: flux [OPTIONS] COMMAND [ARGS...]\n"
+      "  -h, --help      Display this message and the list of commands\n"
+      "  -V, --version   Display the version\n";
 
 static void version (void)
 {
@@ -85,8 +94,7 @@ static const char *self_dir (void)
 /* Call fn on each directory of the exec search path until it returns
  * non-zero.
  */
-static int exec_path_foreach (int (*fn) (const char *dir, void *arg),
-                              void *arg)
+static int exec_path_foreach (int (*fn) (const char *dir, void *arg), void *arg)
 {
     const char *env = getenv ("FLUX_EXEC_PATH");
     char dir[PATH_MAX];
@@ -134,8 +142,10 @@ static void exec_external (const char *name, char **argv)
 
     if (strchr (name, '/') || name[0] == '\0' || name[0] == '.'
         || !exec_path_foreach (try_exec, &ctx)) {
-        fprintf (stderr, "flux: '%s' is not a flux command (see 'flux "
-                         "--help')\n", name);
+        fprintf (stderr,
+                 "flux: '%s' is not a flux command (see 'flux "
+                 "--help')\n",
+                 name);
         exit (1);
     }
 }

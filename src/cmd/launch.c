@@ -61,16 +61,17 @@ static void grace_cb (uv_timer_t *t)
 {
     struct launch *l = t->data;
 
-    fprintf (stderr, "flux-start: %d broker(s) still running after %gs: "
-                     "sending SIGKILL\n", l->running, l->p->grace);
+    fprintf (stderr,
+             "flux-start: %d broker(s) still running after %gs: "
+             "sending SIGKILL\n",
+             l->running, l->p->grace);
     kill_all (l, SIGKILL);
 }
 
 static void start_grace (struct launch *l)
 {
     if (!uv_is_active ((uv_handle_t *)&l->grace))
-        uv_timer_start (&l->grace, grace_cb, (uint64_t)(l->p->grace * 1000),
-                        0);
+        uv_timer_start (&l->grace, grace_cb, (uint64_t)(l->p->grace * 1000), 0);
 }
 
 /* Bring the instance down: SIGTERM now, SIGKILL after the grace period. */
@@ -299,8 +300,8 @@ static int launch_start (struct launch *l)
     int e = 0;
 
     snprintf (kvsname, sizeof (kvsname), "flux-start-%d", (int)getpid ());
-    if (!(l->pmi = pmiserv_create (l->p->size, kvsname, send_cb, abort_cb, l,
-                                   flags))
+    if (!(l->pmi
+          = pmiserv_create (l->p->size, kvsname, send_cb, abort_cb, l, flags))
         || !(l->brokers = calloc (l->p->size, sizeof (l->brokers[0]))))
         return -errno;
     uv_timer_init (&l->loop, &l->grace);

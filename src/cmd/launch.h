@@ -19,11 +19,11 @@
  */
 
 struct launch_params {
-    int size;            /* number of brokers, >= 1 */
-    char **argv;         /* broker command, NULL-terminated */
-    char **argv_rank0;   /* rank 0's command (with the initial program) */
-    double grace;        /* seconds between SIGTERM and SIGKILL */
-    int verbose;         /* print each command; trace PMI if >= 2 */
+    int size;          /* number of brokers, >= 1 */
+    char **argv;       /* broker command, NULL-terminated */
+    char **argv_rank0; /* rank 0's command (with the initial program) */
+    double grace;      /* seconds between SIGTERM and SIGKILL */
+    int verbose;       /* print each command; trace PMI if >= 2 */
 };
 
 /* Run the instance.  Returns the exit status for flux start: the exit

@@ -70,8 +70,8 @@ static int inval (flux_error_t *error, const char *fmt, const char *s)
 }
 
 int ping_target_parse (const char *target, const char *rankopt,
-                       ping_lookup_f lookup, void *arg,
-                       struct ping_target *t, flux_error_t *error)
+                       ping_lookup_f lookup, void *arg, struct ping_target *t,
+                       flux_error_t *error)
 {
     const char *bang;
 

@@ -34,8 +34,8 @@ enum ping_dest {
 };
 
 struct ping_target {
-    char *topic;  /* "SVC.ping" */
-    char *label;  /* the rank as the user wrote it, "" for an implied any */
+    char *topic; /* "SVC.ping" */
+    char *label; /* the rank as the user wrote it, "" for an implied any */
     enum ping_dest dest;
     uint32_t rank; /* for PING_DEST_RANK */
 };
@@ -50,8 +50,8 @@ typedef int (*ping_lookup_f) (const char *host, uint32_t *rank, void *arg);
  * a known host, a rank >= FLUX_NODEID_UPSTREAM), or ENOMEM.
  */
 int ping_target_parse (const char *target, const char *rankopt,
-                       ping_lookup_f lookup, void *arg,
-                       struct ping_target *t, flux_error_t *error);
+                       ping_lookup_f lookup, void *arg, struct ping_target *t,
+                       flux_error_t *error);
 
 /* Free what ping_target_parse() allocated.  NULL-safe. */
 void ping_target_clear (struct ping_target *t);

@@ -102,8 +102,7 @@ static const struct pmi_simple_ops ops = {
 
 struct pmiserv *pmiserv_create (int size, const char *kvsname,
                                 pmiserv_send_f send_cb,
-                                pmiserv_abort_f abort_cb, void *arg,
-                                int flags)
+                                pmiserv_abort_f abort_cb, void *arg, int flags)
 {
     struct pmiserv *ps;
     int sflags = (flags & PMISERV_TRACE) ? PMI_SIMPLE_SERVER_TRACE : 0;
@@ -125,8 +124,8 @@ struct pmiserv *pmiserv_create (int size, const char *kvsname,
         ps->clients[i].ps = ps;
         ps->clients[i].rank = i;
     }
-    if (!(ps->server = pmi_simple_server_create (&ops, 0, size, size,
-                                                 kvsname, sflags, ps)))
+    if (!(ps->server = pmi_simple_server_create (&ops, 0, size, size, kvsname,
+                                                 sflags, ps)))
         goto error;
     return ps;
 nomem:

@@ -37,8 +37,7 @@ struct pmiserv;
  */
 struct pmiserv *pmiserv_create (int size, const char *kvsname,
                                 pmiserv_send_f send_cb,
-                                pmiserv_abort_f abort_cb, void *arg,
-                                int flags);
+                                pmiserv_abort_f abort_cb, void *arg, int flags);
 
 /* Free the server.  NULL-safe, preserves errno. */
 void pmiserv_destroy (struct pmiserv *ps);

@@ -86,9 +86,8 @@ static const char *field_out (const char *s, size_t size)
     return s;
 }
 
-ssize_t stdlog_encode (char *buf, size_t size,
-                       const struct stdlog_header *hdr, const char *sd,
-                       const char *msg)
+ssize_t stdlog_encode (char *buf, size_t size, const struct stdlog_header *hdr,
+                       const char *sd, const char *msg)
 {
     const char *f[5];
     int n;
@@ -241,8 +240,7 @@ error:
     return -1;
 }
 
-int stdlog_timestamp_format (char *buf, size_t size,
-                             const struct timespec *ts)
+int stdlog_timestamp_format (char *buf, size_t size, const struct timespec *ts)
 {
     struct tm tm;
     char s[32];
@@ -337,8 +335,8 @@ int stdlog_timestamp_parse (const char *s, struct timespec *ts)
             goto inval;
     }
     if (get_offset (&s, &offset) < 0 || *s != '\0' || mon < 1 || mon > 12
-        || mday < 1 || mday > days_in_month (year, mon) || hour > 23
-        || min > 59 || sec > 60)
+        || mday < 1 || mday > days_in_month (year, mon) || hour > 23 || min > 59
+        || sec > 60)
         goto inval;
     tm.tm_year = year - 1900;
     tm.tm_mon = mon - 1;
@@ -356,8 +354,7 @@ inval:
     return -1;
 }
 
-int stdlog_timestamp_local (char *buf, size_t size,
-                            const struct timespec *ts)
+int stdlog_timestamp_local (char *buf, size_t size, const struct timespec *ts)
 {
     struct tm tm;
     char s[32];

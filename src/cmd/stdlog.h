@@ -85,9 +85,8 @@ void stdlog_header_init (struct stdlog_header *hdr);
  * version out of range, sd not starting with '['), EOVERFLOW (buf too
  * small; buf then holds "").
  */
-ssize_t stdlog_encode (char *buf, size_t size,
-                       const struct stdlog_header *hdr, const char *sd,
-                       const char *msg);
+ssize_t stdlog_encode (char *buf, size_t size, const struct stdlog_header *hdr,
+                       const char *sd, const char *msg);
 
 /* Decode the len bytes at buf.  The header fields are copied into hdr;
  * sd/sdlen and msg/msglen (each pair may be NULL) point into buf: the
@@ -104,8 +103,7 @@ int stdlog_decode (const char *buf, size_t len, struct stdlog_header *hdr,
 /* Format ts as RFC 3339 UTC with microseconds: 2024-01-31T23:59:59.123456Z
  * (size >= STDLOG_TIMESTAMP_SIZE).  EINVAL / EOVERFLOW.
  */
-int stdlog_timestamp_format (char *buf, size_t size,
-                             const struct timespec *ts);
+int stdlog_timestamp_format (char *buf, size_t size, const struct timespec *ts);
 
 /* Parse an RFC 3339 timestamp: YYYY-MM-DDTHH:MM:SS, an optional fraction
  * of 1-9 digits, then Z or +HH:MM / -HH:MM.  *ts is the instant (UTC).
@@ -117,8 +115,7 @@ int stdlog_timestamp_parse (const char *s, struct timespec *ts);
  * e.g. 2024-01-31T15:59:59.123456-08:00, or ...Z when the offset is 0.
  * EINVAL / EOVERFLOW.
  */
-int stdlog_timestamp_local (char *buf, size_t size,
-                            const struct timespec *ts);
+int stdlog_timestamp_local (char *buf, size_t size, const struct timespec *ts);
 
 #ifdef __cplusplus
 }

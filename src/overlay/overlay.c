@@ -751,7 +751,7 @@ static void child_hello (struct overlay *ov, struct peer *c, int version,
         return;
     }
     if (send_control_dirty (ov->router, c->id, OVERLAY_CONTROL_WELCOME,
-                      OVERLAY_PROTOCOL_VERSION)
+                            OVERLAY_PROTOCOL_VERSION)
         < 0) {
         ov_log (ov, LOG_ERR, "WELCOME to child %s: %s", c->id,
                 strerror (errno));

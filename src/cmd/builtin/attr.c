@@ -13,23 +13,22 @@
 
 #include "cmdutil.h"
 
-static const char getattr_usage[] =
-    "Usage: flux getattr NAME\n"
-    "Print the value of broker attribute NAME.\n"
-    "  -h, --help     Display this message\n";
+static const char getattr_usage[]
+    = "Usage: flux getattr NAME\n"
+      "Print the value of broker attribute NAME.\n"
+      "  -h, --help     Display this message\n";
 
-static const char setattr_usage[] =
-    "Usage: flux setattr NAME VALUE\n"
-    "   or: flux setattr --expunge NAME\n"
-    "Set (or remove) broker attribute NAME.\n"
-    "  -e, --expunge  Remove the attribute\n"
-    "  -h, --help     Display this message\n";
+static const char setattr_usage[] = "Usage: flux setattr NAME VALUE\n"
+                                    "   or: flux setattr --expunge NAME\n"
+                                    "Set (or remove) broker attribute NAME.\n"
+                                    "  -e, --expunge  Remove the attribute\n"
+                                    "  -h, --help     Display this message\n";
 
-static const char lsattr_usage[] =
-    "Usage: flux lsattr [-v]\n"
-    "List broker attributes, sorted by name.\n"
-    "  -v, --values   Show values too (\"-\" if unset)\n"
-    "  -h, --help     Display this message\n";
+static const char lsattr_usage[]
+    = "Usage: flux lsattr [-v]\n"
+      "List broker attributes, sorted by name.\n"
+      "  -v, --values   Show values too (\"-\" if unset)\n"
+      "  -h, --help     Display this message\n";
 
 const struct builtin builtin_getattr = {
     .name = "getattr",
@@ -79,11 +78,11 @@ static void attr_remove (flux_t *h, const char *name)
 {
     flux_future_t *f;
 
-    if (!(f = flux_rpc_pack (h, "attr.rm", FLUX_NODEID_ANY, 0, "{s:s}",
-                             "name", name))
+    if (!(f = flux_rpc_pack (h, "attr.rm", FLUX_NODEID_ANY, 0, "{s:s}", "name",
+                             name))
         || flux_rpc_get (f, NULL) < 0)
-        cmd_die ("%s: %s", name, f ? future_strerror (f, errno)
-                                   : strerror (errno));
+        cmd_die ("%s: %s", name,
+                 f ? future_strerror (f, errno) : strerror (errno));
     flux_future_destroy (f);
 }
 
@@ -92,11 +91,11 @@ static void attr_set (flux_t *h, const char *name, const char *value)
 {
     flux_future_t *f;
 
-    if (!(f = flux_rpc_pack (h, "attr.set", FLUX_NODEID_ANY, 0,
-                             "{s:s s:s}", "name", name, "value", value))
+    if (!(f = flux_rpc_pack (h, "attr.set", FLUX_NODEID_ANY, 0, "{s:s s:s}",
+                             "name", name, "value", value))
         || flux_rpc_get (f, NULL) < 0)
-        cmd_die ("%s: %s", name, f ? future_strerror (f, errno)
-                                   : strerror (errno));
+        cmd_die ("%s: %s", name,
+                 f ? future_strerror (f, errno) : strerror (errno));
     flux_future_destroy (f);
 }
 
@@ -156,8 +155,8 @@ int cmd_lsattr (int argc, char **argv)
     h = cmd_open ();
     if (!(f = flux_rpc (h, "attr.list", NULL, FLUX_NODEID_ANY, 0))
         || flux_rpc_get_unpack (f, "{s:o}", "names", &names) < 0)
-        cmd_die ("attr.list: %s", f ? future_strerror (f, errno)
-                                    : strerror (errno));
+        cmd_die ("attr.list: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
     n = json_array_size (names);
     if (!(v = calloc (n + 1, sizeof (v[0]))))
         cmd_die ("out of memory");

@@ -18,15 +18,15 @@
 #include "cmdutil.h"
 #include "stdlog.h"
 
-static const char usage[] =
-    "Usage: flux dmesg [OPTIONS]\n"
-    "Print the broker's log ring buffer.\n"
-    "  -C, --clear        Clear the ring buffer (print nothing)\n"
-    "  -c, --read-clear   Clear the ring buffer after printing it\n"
-    "  -f, --follow       Keep printing new entries as they are logged\n"
-    "  -n, --new          Print only entries logged from now on\n"
-    "  -H, --human        Human readable timestamps\n"
-    "  -h, --help         Display this message\n";
+static const char usage[]
+    = "Usage: flux dmesg [OPTIONS]\n"
+      "Print the broker's log ring buffer.\n"
+      "  -C, --clear        Clear the ring buffer (print nothing)\n"
+      "  -c, --read-clear   Clear the ring buffer after printing it\n"
+      "  -f, --follow       Keep printing new entries as they are logged\n"
+      "  -n, --new          Print only entries logged from now on\n"
+      "  -H, --human        Human readable timestamps\n"
+      "  -h, --help         Display this message\n";
 
 const struct builtin builtin_dmesg = {
     .name = "dmesg",
@@ -37,8 +37,8 @@ const struct builtin builtin_dmesg = {
 
 struct dmesg {
     bool human;
-    struct tm last_tm;     /* minute of the last header (--human) */
-    struct timespec last;  /* time of the last header (--human) */
+    struct tm last_tm;    /* minute of the last header (--human) */
+    struct timespec last; /* time of the last header (--human) */
     bool have_last;
 };
 
@@ -103,8 +103,8 @@ static void print_entry (struct dmesg *ctx, const char *buf, size_t len)
     }
     print_time (ctx, hdr.timestamp);
     printf ("%s.%s[%s]: %.*s\n", hdr.appname,
-            stdlog_severity_to_string (stdlog_severity (hdr.pri)),
-            hdr.hostname, (int)msglen, msg);
+            stdlog_severity_to_string (stdlog_severity (hdr.pri)), hdr.hostname,
+            (int)msglen, msg);
 }
 
 static void dmesg_read (flux_t *h, struct dmesg *ctx, bool follow,
@@ -115,8 +115,8 @@ static void dmesg_read (flux_t *h, struct dmesg *ctx, bool follow,
     size_t len;
 
     if (!(f = flux_rpc_pack (h, "log.dmesg", FLUX_NODEID_ANY,
-                             FLUX_RPC_STREAMING, "{s:b s:b}", "follow",
-                             follow, "nobacklog", nobacklog)))
+                             FLUX_RPC_STREAMING, "{s:b s:b}", "follow", follow,
+                             "nobacklog", nobacklog)))
         cmd_die ("log.dmesg: %s", strerror (errno));
     while (flux_rpc_get_raw (f, &data, &len) == 0) {
         if (!data)
@@ -139,8 +139,8 @@ static void dmesg_clear (flux_t *h)
 
     if (!(f = flux_rpc (h, "log.clear", NULL, FLUX_NODEID_ANY, 0))
         || flux_rpc_get (f, NULL) < 0)
-        cmd_die ("log.clear: %s", f ? future_strerror (f, errno)
-                                    : strerror (errno));
+        cmd_die ("log.clear: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
     flux_future_destroy (f);
 }
 
@@ -162,11 +162,21 @@ int cmd_dmesg (int argc, char **argv)
 
     while ((c = cmd_getopt (argc, argv, "CcfnH", longopts)) != -1) {
         switch (c) {
-            case 'C': clear = true; break;
-            case 'c': read_clear = true; break;
-            case 'f': follow = true; break;
-            case 'n': new = true; break;
-            case 'H': ctx.human = true; break;
+            case 'C':
+                clear = true;
+                break;
+            case 'c':
+                read_clear = true;
+                break;
+            case 'f':
+                follow = true;
+                break;
+            case 'n':
+                new = true;
+                break;
+            case 'H':
+                ctx.human = true;
+                break;
         }
     }
     if (optind != argc)

@@ -16,25 +16,24 @@
 
 #include "cmdutil.h"
 
-static const char usage[] =
-    "Usage: flux event COMMAND [OPTIONS] [ARGS...]\n"
-    "Publish and subscribe to Flux events.\n";
+static const char usage[] = "Usage: flux event COMMAND [OPTIONS] [ARGS...]\n"
+                            "Publish and subscribe to Flux events.\n";
 
-static const char pub_usage[] =
-    "Usage: flux event pub [OPTIONS] TOPIC [PAYLOAD...]\n"
-    "Publish an event.  PAYLOAD words are joined by spaces and must form\n"
-    "JSON unless --raw is given.\n"
-    "  -r, --raw          Send PAYLOAD as raw bytes, not JSON\n"
-    "  -p, --private      Only the instance owner and we receive it\n"
-    "  -l, --loopback     Wait until the event comes back to us\n"
-    "  -h, --help         Display this message\n";
+static const char pub_usage[]
+    = "Usage: flux event pub [OPTIONS] TOPIC [PAYLOAD...]\n"
+      "Publish an event.  PAYLOAD words are joined by spaces and must form\n"
+      "JSON unless --raw is given.\n"
+      "  -r, --raw          Send PAYLOAD as raw bytes, not JSON\n"
+      "  -p, --private      Only the instance owner and we receive it\n"
+      "  -l, --loopback     Wait until the event comes back to us\n"
+      "  -h, --help         Display this message\n";
 
-static const char sub_usage[] =
-    "Usage: flux event sub [OPTIONS] [TOPIC...]\n"
-    "Print events whose topic starts with one of the TOPIC prefixes (all\n"
-    "events if none), as TOPIC<tab>PAYLOAD.\n"
-    "  -c, --count=N      Exit after N events\n"
-    "  -h, --help         Display this message\n";
+static const char sub_usage[]
+    = "Usage: flux event sub [OPTIONS] [TOPIC...]\n"
+      "Print events whose topic starts with one of the TOPIC prefixes (all\n"
+      "events if none), as TOPIC<tab>PAYLOAD.\n"
+      "  -c, --count=N      Exit after N events\n"
+      "  -h, --help         Display this message\n";
 
 static int cmd_event_pub (int argc, char **argv);
 static int cmd_event_sub (int argc, char **argv);
@@ -153,8 +152,8 @@ static int cmd_event_pub (int argc, char **argv)
     else
         f = flux_event_publish (h, topic, flags, payload);
     if (!f || flux_event_publish_get_seq (f, &seq) < 0)
-        cmd_die ("publish %s: %s", topic, f ? future_strerror (f, errno)
-                                            : strerror (errno));
+        cmd_die ("publish %s: %s", topic,
+                 f ? future_strerror (f, errno) : strerror (errno));
     if (loopback)
         wait_loopback (h, topic, seq);
     flux_future_destroy (f);
@@ -168,8 +167,8 @@ struct sub {
     long received;
 };
 
-static void event_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     struct sub *sub = arg;
     const char *topic;

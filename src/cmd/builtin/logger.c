@@ -20,14 +20,14 @@
 #include "cmdutil.h"
 #include "stdlog.h"
 
-static const char usage[] =
-    "Usage: flux logger [OPTIONS] MESSAGE...\n"
-    "Append a message to the broker's log ring buffer (standard input if\n"
-    "no MESSAGE is given; one entry per line).\n"
-    "  -s, --severity=S   emerg, alert, crit, err, warning, notice, info\n"
-    "                     or debug (default: info)\n"
-    "  -n, --appname=NAME Application name (default: logger)\n"
-    "  -h, --help         Display this message\n";
+static const char usage[]
+    = "Usage: flux logger [OPTIONS] MESSAGE...\n"
+      "Append a message to the broker's log ring buffer (standard input if\n"
+      "no MESSAGE is given; one entry per line).\n"
+      "  -s, --severity=S   emerg, alert, crit, err, warning, notice, info\n"
+      "                     or debug (default: info)\n"
+      "  -n, --appname=NAME Application name (default: logger)\n"
+      "  -h, --help         Display this message\n";
 
 const struct builtin builtin_logger = {
     .name = "logger",
@@ -62,8 +62,8 @@ static char *read_message (int argc, char **argv)
     return buf;
 }
 
-static void send_line (flux_t *h, struct stdlog_header *hdr,
-                       const char *line, bool last)
+static void send_line (flux_t *h, struct stdlog_header *hdr, const char *line,
+                       bool last)
 {
     size_t size = strlen (line) + 1024;
     char *buf = malloc (size);
@@ -74,14 +74,15 @@ static void send_line (flux_t *h, struct stdlog_header *hdr,
     clock_gettime (CLOCK_REALTIME, &now);
     if (!buf
         || stdlog_timestamp_format (hdr->timestamp, sizeof (hdr->timestamp),
-                                    &now) < 0
+                                    &now)
+               < 0
         || (len = stdlog_encode (buf, size, hdr, NULL, line)) < 0)
         cmd_die ("cannot encode log entry: %s", strerror (errno));
     if (!(f = flux_rpc_raw (h, "log.append", buf, len, FLUX_NODEID_ANY,
                             last ? 0 : FLUX_RPC_NORESPONSE))
         || flux_future_get (f, NULL) < 0)
-        cmd_die ("log.append: %s", f ? future_strerror (f, errno)
-                                     : strerror (errno));
+        cmd_die ("log.append: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
     flux_future_destroy (f);
     free (buf);
 }

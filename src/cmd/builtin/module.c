@@ -14,36 +14,35 @@
 
 #include "cmdutil.h"
 
-static const char usage[] =
-    "Usage: flux module COMMAND [OPTIONS] [ARGS...]\n"
-    "Manage broker modules.\n";
+static const char usage[] = "Usage: flux module COMMAND [OPTIONS] [ARGS...]\n"
+                            "Manage broker modules.\n";
 
-static const char load_usage[] =
-    "Usage: flux module load [OPTIONS] NAME|PATH [ARGS...]\n"
-    "Load a broker module by name or by path (a target containing '/').\n"
-    "      --name=NAME    Load it under another name\n"
-    "  -h, --help         Display this message\n";
+static const char load_usage[]
+    = "Usage: flux module load [OPTIONS] NAME|PATH [ARGS...]\n"
+      "Load a broker module by name or by path (a target containing '/').\n"
+      "      --name=NAME    Load it under another name\n"
+      "  -h, --help         Display this message\n";
 
-static const char remove_usage[] =
-    "Usage: flux module remove [OPTIONS] NAME\n"
-    "Unload a broker module.\n"
-    "  -f, --force        Ignore a module that is not loaded\n"
-    "      --cancel       Stop an unresponsive module thread\n"
-    "  -h, --help         Display this message\n";
+static const char remove_usage[]
+    = "Usage: flux module remove [OPTIONS] NAME\n"
+      "Unload a broker module.\n"
+      "  -f, --force        Ignore a module that is not loaded\n"
+      "      --cancel       Stop an unresponsive module thread\n"
+      "  -h, --help         Display this message\n";
 
-static const char list_usage[] =
-    "Usage: flux module list [OPTIONS]\n"
-    "List loaded broker modules.\n"
-    "  -l, --long         Include the module path\n"
-    "  -h, --help         Display this message\n";
+static const char list_usage[]
+    = "Usage: flux module list [OPTIONS]\n"
+      "List loaded broker modules.\n"
+      "  -l, --long         Include the module path\n"
+      "  -h, --help         Display this message\n";
 
-static const char stats_usage[] =
-    "Usage: flux module stats [OPTIONS] NAME\n"
-    "Print the message statistics of a module (NAME.stats-get).\n"
-    "  -c, --clear        Clear the statistics instead\n"
-    "  -R, --rusage[=WHO] Print resource usage instead (self, children,\n"
-    "                     thread)\n"
-    "  -h, --help         Display this message\n";
+static const char stats_usage[]
+    = "Usage: flux module stats [OPTIONS] NAME\n"
+      "Print the message statistics of a module (NAME.stats-get).\n"
+      "  -c, --clear        Clear the statistics instead\n"
+      "  -R, --rusage[=WHO] Print resource usage instead (self, children,\n"
+      "                     thread)\n"
+      "  -h, --help         Display this message\n";
 
 static int cmd_module_load (int argc, char **argv);
 static int cmd_module_remove (int argc, char **argv);
@@ -58,16 +57,28 @@ const struct builtin builtin_module = {
 };
 
 static const struct builtin module_load = {
-    "load", "Load a module", load_usage, cmd_module_load,
+    "load",
+    "Load a module",
+    load_usage,
+    cmd_module_load,
 };
 static const struct builtin module_remove = {
-    "remove", "Unload a module", remove_usage, cmd_module_remove,
+    "remove",
+    "Unload a module",
+    remove_usage,
+    cmd_module_remove,
 };
 static const struct builtin module_list = {
-    "list", "List loaded modules", list_usage, cmd_module_list,
+    "list",
+    "List loaded modules",
+    list_usage,
+    cmd_module_list,
 };
 static const struct builtin module_stats = {
-    "stats", "Print module statistics", stats_usage, cmd_module_stats,
+    "stats",
+    "Print module statistics",
+    stats_usage,
+    cmd_module_stats,
 };
 
 static const struct builtin *const members[] = {
@@ -81,8 +92,7 @@ int cmd_module (int argc, char **argv)
 
 static void rpc_die (flux_future_t *f, const char *what)
 {
-    cmd_die ("%s: %s", what, f ? future_strerror (f, errno)
-                               : strerror (errno));
+    cmd_die ("%s: %s", what, f ? future_strerror (f, errno) : strerror (errno));
 }
 
 static int cmd_module_load (int argc, char **argv)
@@ -154,9 +164,9 @@ static int cmd_module_remove (int argc, char **argv)
     if (optind != argc - 1)
         cmd_usage_error ("expected one module NAME");
     h = cmd_open ();
-    if (!(f = flux_rpc_pack (h, "module.remove", FLUX_NODEID_ANY, 0,
-                             "{s:s s:b}", "name", argv[optind], "cancel",
-                             cancel))
+    if (!(f
+          = flux_rpc_pack (h, "module.remove", FLUX_NODEID_ANY, 0, "{s:s s:b}",
+                           "name", argv[optind], "cancel", cancel))
         || flux_rpc_get (f, NULL) < 0) {
         if (!(force && f && errno == ENOENT))
             rpc_die (f, argv[optind]);
@@ -173,7 +183,8 @@ static void print_services (json_t *services, const char *name)
     size_t i;
     json_t *v;
 
-    json_array_foreach (services, i, v) {
+    json_array_foreach (services, i, v)
+    {
         const char *s = json_string_value (v);
         if (s && strcmp (s, name) != 0) {
             printf ("%s%s", sep, s);
@@ -190,10 +201,10 @@ static void print_module (json_t *m, bool longfmt)
     char idlebuf[16];
     const char *states = "IRFX";
 
-    if (json_unpack (m, "{s:s s:s s:o s:i s?o s?i s?i}", "name", &name,
-                     "path", &path, "idle", &idle, "status", &status,
-                     "services", &services, "sendqueue", &sendq, "recvqueue",
-                     &recvq) < 0
+    if (json_unpack (m, "{s:s s:s s:o s:i s?o s?i s?i}", "name", &name, "path",
+                     &path, "idle", &idle, "status", &status, "services",
+                     &services, "sendqueue", &sendq, "recvqueue", &recvq)
+            < 0
         || !json_is_number (idle))
         cmd_die ("module.list: malformed module entry");
     if (json_number_value (idle) > 99)
@@ -237,8 +248,7 @@ static int cmd_module_list (int argc, char **argv)
         rpc_die (f, "module.list");
     printf ("%-24s %4s  %c %s %s %s%s\n", "Module", "Idle", 'S', "Sendq",
             "Recvq", "Service", longfmt ? " Path" : "");
-    json_array_foreach (mods, i, m)
-        print_module (m, longfmt);
+    json_array_foreach (mods, i, m) print_module (m, longfmt);
     flux_future_destroy (f);
     flux_close (h);
     return 0;
@@ -274,7 +284,9 @@ static int cmd_module_stats (int argc, char **argv)
     if (clear && rusage)
         cmd_usage_error ("--clear and --rusage are exclusive");
     snprintf (topic, sizeof (topic), "%s.%s", argv[optind],
-              clear ? "stats-clear" : rusage ? "rusage" : "stats-get");
+              clear    ? "stats-clear"
+              : rusage ? "rusage"
+                       : "stats-get");
     h = cmd_open ();
     if (who)
         f = flux_rpc_pack (h, topic, FLUX_NODEID_ANY, 0, "{s:s}", "who", who);

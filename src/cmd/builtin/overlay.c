@@ -24,23 +24,22 @@
 
 #include "cmdutil.h"
 
-static const char usage[] =
-    "Usage: flux overlay COMMAND [OPTIONS]\n"
-    "Show the tree based overlay network.\n";
+static const char usage[] = "Usage: flux overlay COMMAND [OPTIONS]\n"
+                            "Show the tree based overlay network.\n";
 
-static const char status_usage[] =
-    "Usage: flux overlay status [OPTIONS]\n"
-    "Show the status of each broker of the overlay network tree.\n"
-    "  -r, --rank=N       Show the subtree rooted at rank N (default 0)\n"
-    "  -v, --verbose      Show time in state (twice: also RPC times)\n"
-    "  -t, --timeout=FSD  RPC timeout, 0 for none (default 0.5s, none\n"
-    "                     with --wait)\n"
-    "  -w, --wait=STATE   Wait until each subtree is in STATE (full,\n"
-    "                     partial, degraded, lost, offline)\n"
-    "      --summary      Show only the root of the subtree\n"
-    "      --no-pretty    No indentation or line drawing\n"
-    "      --no-ghost     Do not show brokers behind an offline parent\n"
-    "  -h, --help         Display this message\n";
+static const char status_usage[]
+    = "Usage: flux overlay status [OPTIONS]\n"
+      "Show the status of each broker of the overlay network tree.\n"
+      "  -r, --rank=N       Show the subtree rooted at rank N (default 0)\n"
+      "  -v, --verbose      Show time in state (twice: also RPC times)\n"
+      "  -t, --timeout=FSD  RPC timeout, 0 for none (default 0.5s, none\n"
+      "                     with --wait)\n"
+      "  -w, --wait=STATE   Wait until each subtree is in STATE (full,\n"
+      "                     partial, degraded, lost, offline)\n"
+      "      --summary      Show only the root of the subtree\n"
+      "      --no-pretty    No indentation or line drawing\n"
+      "      --no-ghost     Do not show brokers behind an offline parent\n"
+      "  -h, --help         Display this message\n";
 
 static int cmd_overlay_status (int argc, char **argv);
 
@@ -52,7 +51,9 @@ const struct builtin builtin_overlay = {
 };
 
 static const struct builtin overlay_status = {
-    "status", "Show overlay network status", status_usage,
+    "status",
+    "Show overlay network status",
+    status_usage,
     cmd_overlay_status,
 };
 
@@ -72,13 +73,14 @@ struct status {
     const char *wait;
     bool summary, pretty, ghost;
     struct hostlist *hosts;
-    bool last[MAX_DEPTH]; /* last[k]: the ancestor at level k was a last child */
+    bool
+        last[MAX_DEPTH]; /* last[k]: the ancestor at level k was a last child */
     int errors;
 };
 
 static void print_node (struct status *ctx, int level, int rank,
-                        const char *status, double duration,
-                        const char *error, double rpc_ms)
+                        const char *status, double duration, const char *error,
+                        double rpc_ms)
 {
     const char *host = ctx->hosts ? hostlist_nth (ctx->hosts, rank) : NULL;
     char fsd[64];
@@ -156,7 +158,8 @@ static json_t *find_child (json_t *children, int rank)
     size_t i;
     json_t *c;
 
-    json_array_foreach (children, i, c) {
+    json_array_foreach (children, i, c)
+    {
         if (json_integer_value (json_object_get (c, "rank")) == rank)
             return c;
     }
@@ -173,8 +176,10 @@ static void child_walk (struct status *ctx, json_t *child, json_t *health,
     const char *status = "unknown", *error = NULL;
     double duration = -1;
 
-    if (h && json_unpack (h, "{s:s s?F s?s}", "status", &status, "duration",
-                          &duration, "error", &error) < 0)
+    if (h
+        && json_unpack (h, "{s:s s?F s?s}", "status", &status, "duration",
+                        &duration, "error", &error)
+               < 0)
         status = "unknown";
     if (is_online (status)) {
         health_walk (ctx, child, level);
@@ -227,7 +232,8 @@ static json_t *find_subtree (json_t *topo, int rank)
 
     if (json_integer_value (json_object_get (topo, "rank")) == rank)
         return topo;
-    json_array_foreach (children, i, c) {
+    json_array_foreach (children, i, c)
+    {
         if ((found = find_subtree (c, rank)))
             return found;
     }
@@ -254,16 +260,28 @@ static void parse_status_args (struct status *ctx, int argc, char **argv,
 
     while ((c = cmd_getopt (argc, argv, "r:vt:w:", longopts)) != -1) {
         switch (c) {
-            case 'r': *rank = cmd_parse_long ("--rank", optarg, 0, INT32_MAX);
-                      break;
-            case 'v': ctx->verbose++; break;
-            case 't': timeout = cmd_parse_duration ("--timeout", optarg);
-                      timeout_set = true;
-                      break;
-            case 'w': ctx->wait = optarg; break;
-            case 'S': ctx->summary = true; break;
-            case 'P': ctx->pretty = false; break;
-            case 'G': ctx->ghost = false; break;
+            case 'r':
+                *rank = cmd_parse_long ("--rank", optarg, 0, INT32_MAX);
+                break;
+            case 'v':
+                ctx->verbose++;
+                break;
+            case 't':
+                timeout = cmd_parse_duration ("--timeout", optarg);
+                timeout_set = true;
+                break;
+            case 'w':
+                ctx->wait = optarg;
+                break;
+            case 'S':
+                ctx->summary = true;
+                break;
+            case 'P':
+                ctx->pretty = false;
+                break;
+            case 'G':
+                ctx->ghost = false;
+                break;
         }
     }
     if (optind != argc)
@@ -286,11 +304,11 @@ static int cmd_overlay_status (int argc, char **argv)
     ctx.h = cmd_open ();
     if ((s = flux_attr_get (ctx.h, "hostlist")))
         ctx.hosts = hostlist_decode (s);
-    if (!(f = flux_rpc_pack (ctx.h, "overlay.topology", 0, 0, "{s:i}",
-                             "rank", 0))
+    if (!(f
+          = flux_rpc_pack (ctx.h, "overlay.topology", 0, 0, "{s:i}", "rank", 0))
         || flux_rpc_get_unpack (f, "o", &topology) < 0)
-        cmd_die ("overlay.topology: %s", f ? future_strerror (f, errno)
-                                           : strerror (errno));
+        cmd_die ("overlay.topology: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
     if (!(subtree = find_subtree (topology, rank)))
         cmd_die ("rank %ld is not in the overlay topology", rank);
     health_walk (&ctx, subtree, 0);

@@ -25,17 +25,17 @@
 #include "cmdutil.h"
 #include "ping_target.h"
 
-static const char usage[] =
-    "Usage: flux ping [OPTIONS] TARGET\n"
-    "Measure round-trip latency to a Flux service.  TARGET is SERVICE,\n"
-    "RANK!SERVICE, or RANK alone (the broker on RANK), where RANK is a\n"
-    "rank, a host name, any, upstream or all.\n"
-    "  -c, --count=N      Stop after N requests (default: no limit)\n"
-    "  -i, --interval=SEC Delay between requests (default 1.0, 0 allowed)\n"
-    "  -p, --pad=BYTES    Add a string of BYTES bytes to each request\n"
-    "  -r, --rank=RANK    Send to RANK (TARGET is then a service name)\n"
-    "  -u, --userid       Show the userid and rolemask of the request\n"
-    "  -h, --help         Display this message\n";
+static const char usage[]
+    = "Usage: flux ping [OPTIONS] TARGET\n"
+      "Measure round-trip latency to a Flux service.  TARGET is SERVICE,\n"
+      "RANK!SERVICE, or RANK alone (the broker on RANK), where RANK is a\n"
+      "rank, a host name, any, upstream or all.\n"
+      "  -c, --count=N      Stop after N requests (default: no limit)\n"
+      "  -i, --interval=SEC Delay between requests (default 1.0, 0 allowed)\n"
+      "  -p, --pad=BYTES    Add a string of BYTES bytes to each request\n"
+      "  -r, --rank=RANK    Send to RANK (TARGET is then a service name)\n"
+      "  -u, --userid       Show the userid and rolemask of the request\n"
+      "  -h, --help         Display this message\n";
 
 const struct builtin builtin_ping = {
     .name = "ping",
@@ -50,10 +50,10 @@ struct ping {
     struct hostlist *hosts;
     uv_timer_t timer;
     char *pad;
-    long count;       /* 0: no limit */
+    long count; /* 0: no limit */
     uint64_t interval_ms;
     bool show_userid;
-    uint32_t size;    /* ranks to send to per sequence number */
+    uint32_t size; /* ranks to send to per sequence number */
     int sent;
     int errors;
 };
@@ -88,8 +88,9 @@ static void seq_print (struct ping_seq *s)
     if (p->target.dest == PING_DEST_ALL) {
         double var = s->sumsq / s->received - mean * mean;
         printf ("%s!%s pad=%zu seq=%d time=(%0.3f:%0.3f:%0.3f) ms "
-                "stddev %0.3f\n", label, p->target.topic, strlen (p->pad),
-                s->seq, s->min, mean, s->max, var > 0 ? sqrt (var) : 0.);
+                "stddev %0.3f\n",
+                label, p->target.topic, strlen (p->pad), s->seq, s->min, mean,
+                s->max, var > 0 ? sqrt (var) : 0.);
     }
     else {
         char u[64] = "";
@@ -110,11 +111,11 @@ static int check_response (struct ping_seq *s, flux_future_t *f)
     const char *pad, *route;
     double ms;
 
-    if (flux_rpc_get_unpack (f, "{s:I s:I s:I s:s s:s s:I s:I s:I !}",
-                             "seq", &seq, "time.tv_sec", &sec,
-                             "time.tv_nsec", &nsec, "pad", &pad,
-                             "route", &route, "userid", &userid,
-                             "rolemask", &rolemask, "rank", &rank) < 0)
+    if (flux_rpc_get_unpack (f, "{s:I s:I s:I s:s s:s s:I s:I s:I !}", "seq",
+                             &seq, "time.tv_sec", &sec, "time.tv_nsec", &nsec,
+                             "pad", &pad, "route", &route, "userid", &userid,
+                             "rolemask", &rolemask, "rank", &rank)
+        < 0)
         return -1;
     if (seq != s->seq || sec != s->t0.tv_sec || nsec != s->t0.tv_nsec
         || strcmp (pad, s->p->pad) != 0) {
@@ -163,10 +164,9 @@ static int send_one (struct ping_seq *s, uint32_t nodeid)
     flux_future_t *f;
 
     if (!(f = flux_rpc_pack (p->h, p->target.topic, nodeid, 0,
-                             "{s:i s:I s:I s:s}", "seq", s->seq,
-                             "time.tv_sec", (json_int_t)s->t0.tv_sec,
-                             "time.tv_nsec", (json_int_t)s->t0.tv_nsec,
-                             "pad", p->pad))
+                             "{s:i s:I s:I s:s}", "seq", s->seq, "time.tv_sec",
+                             (json_int_t)s->t0.tv_sec, "time.tv_nsec",
+                             (json_int_t)s->t0.tv_nsec, "pad", p->pad))
         || flux_future_then (f, -1., response_cb, s) < 0) {
         flux_future_destroy (f);
         return -1;
@@ -241,8 +241,8 @@ static void parse_args (struct ping *p, int argc, char **argv,
                 p->count = cmd_parse_long ("--count", optarg, 0, INT32_MAX);
                 break;
             case 'i':
-                p->interval_ms =
-                    cmd_parse_double ("--interval", optarg, 0.) * 1000 + 0.5;
+                p->interval_ms
+                    = cmd_parse_double ("--interval", optarg, 0.) * 1000 + 0.5;
                 break;
             case 'p':
                 *padlen = cmd_parse_long ("--pad", optarg, 0, 1 << 30);
@@ -273,7 +273,8 @@ int cmd_ping (int argc, char **argv)
     p.pad[padlen] = '\0';
     p.h = cmd_open ();
     if (ping_target_parse (argv[optind], rankopt, lookup_host, &p, &p.target,
-                           &error) < 0)
+                           &error)
+        < 0)
         cmd_usage_error ("%s", error.text);
     if (p.target.dest == PING_DEST_ALL && flux_get_size (p.h, &p.size) < 0)
         cmd_die ("cannot get instance size: %s", strerror (errno));

@@ -18,13 +18,13 @@
 #include "cmdutil.h"
 #include "stdlog.h"
 
-static const char usage[] =
-    "Usage: flux shutdown [OPTIONS]\n"
-    "Shut down the Flux instance (run on rank 0).\n"
-    "  -q, --quiet        Show only warnings and errors\n"
-    "  -v, --verbose      Show debug messages too\n"
-    "      --background   Return once the shutdown has started\n"
-    "  -h, --help         Display this message\n";
+static const char usage[]
+    = "Usage: flux shutdown [OPTIONS]\n"
+      "Shut down the Flux instance (run on rank 0).\n"
+      "  -q, --quiet        Show only warnings and errors\n"
+      "  -v, --verbose      Show debug messages too\n"
+      "      --background   Return once the shutdown has started\n"
+      "  -h, --help         Display this message\n";
 
 const struct builtin builtin_shutdown = {
     .name = "shutdown",

@@ -26,20 +26,21 @@
 
 #define MAX_TEST_SIZE 16384
 
-static const char usage[] =
-    "Usage: flux start [OPTIONS] [COMMAND [ARGS...]]\n"
-    "Start a Flux instance on this machine; run COMMAND (default: an\n"
-    "interactive shell chosen by the broker) as its initial program.\n"
-    "  -s, --test-size=N          Start N brokers, with flux start as their\n"
-    "                             PMI server\n"
-    "  -o, --broker-opts=OPTS     Add broker options (comma separated)\n"
-    "  -S, --setattr=NAME=VALUE   Set a broker attribute\n"
-    "      --test-exit-timeout=FSD  Grace period before brokers left running\n"
-    "                             are killed (default 5s)\n"
-    "  -v, --verbose              Print the broker commands (twice: also\n"
-    "                             trace PMI)\n"
-    "  -X, --noexec               Do not run anything (use with -v)\n"
-    "  -h, --help                 Display this message\n";
+static const char usage[]
+    = "Usage: flux start [OPTIONS] [COMMAND [ARGS...]]\n"
+      "Start a Flux instance on this machine; run COMMAND (default: an\n"
+      "interactive shell chosen by the broker) as its initial program.\n"
+      "  -s, --test-size=N          Start N brokers, with flux start as their\n"
+      "                             PMI server\n"
+      "  -o, --broker-opts=OPTS     Add broker options (comma separated)\n"
+      "  -S, --setattr=NAME=VALUE   Set a broker attribute\n"
+      "      --test-exit-timeout=FSD  Grace period before brokers left "
+      "running\n"
+      "                             are killed (default 5s)\n"
+      "  -v, --verbose              Print the broker commands (twice: also\n"
+      "                             trace PMI)\n"
+      "  -X, --noexec               Do not run anything (use with -v)\n"
+      "  -h, --help                 Display this message\n";
 
 const struct builtin builtin_start = {
     .name = "start",
@@ -191,8 +192,8 @@ int cmd_start (int argc, char **argv)
     while ((c = cmd_getopt (argc, argv, "s:o:S:vX", longopts)) != -1) {
         switch (c) {
             case 's':
-                p.size = cmd_parse_long ("--test-size", optarg, 1,
-                                         MAX_TEST_SIZE);
+                p.size
+                    = cmd_parse_long ("--test-size", optarg, 1, MAX_TEST_SIZE);
                 break;
             case 'o':
                 add_broker_opts (&common, optarg);

@@ -25,10 +25,10 @@
 
 #include "cmdutil.h"
 
-static const char usage[] =
-    "Usage: flux uptime\n"
-    "Show how long the Flux instance has been running.\n"
-    "  -h, --help     Display this message\n";
+static const char usage[]
+    = "Usage: flux uptime\n"
+      "Show how long the Flux instance has been running.\n"
+      "  -h, --help     Display this message\n";
 
 const struct builtin builtin_uptime = {
     .name = "uptime",
@@ -63,8 +63,8 @@ static double rank0_starttime (flux_t *h)
     if (!(f = flux_rpc_pack (h, "attr.get", 0, 0, "{s:s}", "name",
                              "broker.starttime"))
         || flux_rpc_get_unpack (f, "{s:s}", "value", &s) < 0)
-        cmd_die ("broker.starttime: %s", f ? future_strerror (f, errno)
-                                           : strerror (errno));
+        cmd_die ("broker.starttime: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
     t = strtod (s, &end);
     if (end == s || *end != '\0')
         cmd_die ("broker.starttime is not a number: %s", s);
@@ -100,7 +100,8 @@ static int drained_count (flux_t *h)
 
     if ((f = flux_rpc (h, "resource.status", NULL, 0, 0))
         && flux_rpc_get_unpack (f, "{s:o}", "drain", &drain) == 0) {
-        json_object_foreach (drain, key, value) {
+        json_object_foreach (drain, key, value)
+        {
             struct idset *ids = idset_decode (key);
             count += ids ? (int)idset_count (ids) : 0;
             idset_destroy (ids);
@@ -156,9 +157,10 @@ int cmd_uptime (int argc, char **argv)
     size = attr_long (h, "size");
     if (!(f = flux_rpc (h, "state-machine.get", NULL, FLUX_NODEID_ANY, 0))
         || flux_rpc_get_unpack (f, "{s:s s:F}", "state", &state, "duration",
-                                &duration) < 0)
-        cmd_die ("state-machine.get: %s", f ? future_strerror (f, errno)
-                                            : strerror (errno));
+                                &duration)
+               < 0)
+        cmd_die ("state-machine.get: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
     gettimeofday (&now, NULL);
     if (!strcmp (state, "run")) {
         int online = group_count (h, "broker.online");
@@ -170,8 +172,7 @@ int cmd_uptime (int argc, char **argv)
             snprintf (extra + strlen (extra), sizeof (extra) - strlen (extra),
                       ",  %ld offline", size - online);
     }
-    if (fsd_format_duration (fsd, sizeof (fsd), duration < 0 ? 0 : duration)
-            < 0
+    if (fsd_format_duration (fsd, sizeof (fsd), duration < 0 ? 0 : duration) < 0
         || !localtime_r (&now.tv_sec, &tm)
         || strftime (now_s, sizeof (now_s), "%H:%M:%S", &tm) == 0)
         cmd_die ("cannot format the time");

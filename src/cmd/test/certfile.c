@@ -23,9 +23,11 @@ static void test_z85 (void)
     char txt[128], ref[128];
 
     ok (z85_encode (txt, sizeof (txt), hello, 8) == 10
-            && !strcmp (txt, "HelloWorld"), "RFC 32 test vector encodes");
+            && !strcmp (txt, "HelloWorld"),
+        "RFC 32 test vector encodes");
     ok (z85_decode (back, sizeof (back), "HelloWorld") == 8
-            && !memcmp (back, hello, 8), "and decodes");
+            && !memcmp (back, hello, 8),
+        "and decodes");
     ok (z85_encode (txt, sizeof (txt), hello, 0) == 0 && txt[0] == '\0',
         "empty input encodes to the empty string");
     int matched = 0;
@@ -34,8 +36,7 @@ static void test_z85 (void)
         if (!zmq_z85_encode (ref, bytes, sizeof (bytes)))
             BAIL_OUT ("zmq_z85_encode failed");
         if (z85_encode (txt, sizeof (txt), bytes, sizeof (bytes)) == 80
-            && !strcmp (txt, ref)
-            && z85_decode (back, sizeof (back), txt) == 64
+            && !strcmp (txt, ref) && z85_decode (back, sizeof (back), txt) == 64
             && !memcmp (back, bytes, 64))
             matched++;
     }
@@ -54,8 +55,7 @@ static void test_z85 (void)
         "length not a multiple of 5: EINVAL");
     ok (z85_decode (back, sizeof (back), "Hel o") < 0 && errno == EINVAL,
         "a blank is not Z85");
-    ok (z85_decode (back, sizeof (back), "Hel\"o") < 0,
-        "a quote is not Z85");
+    ok (z85_decode (back, sizeof (back), "Hel\"o") < 0, "a quote is not Z85");
     ok (z85_decode (back, sizeof (back), "%nSc1") < 0 && errno == EINVAL,
         "a group over 0xffffffff: EINVAL");
     ok (z85_decode (back, 3, "Hello") < 0 && errno == EINVAL,
@@ -66,8 +66,7 @@ static void test_write (const char *dir)
 {
     uint8_t pub[32], sec[32], check[32];
     char path[PATH_MAX], txt[CERT_KEY_Z85_SIZE];
-    const char *meta[] = {"name", "host-1", "keygen.time", "2024-01-01",
-                          NULL};
+    const char *meta[] = {"name", "host-1", "keygen.time", "2024-01-01", NULL};
     const char *badkey[] = {"bad key", "v", NULL};
     const char *badval[] = {"k", "quote\"", NULL};
     zcert_t *cert;
@@ -76,8 +75,7 @@ static void test_write (const char *dir)
     crypto_box_keypair (pub, sec);
     snprintf (path, sizeof (path), "%s/curve.cert", dir);
     ok (certfile_write_secret (path, pub, sec, meta) == 0, "write a cert");
-    ok (stat (path, &sb) == 0 && (sb.st_mode & 0777) == 0600,
-        "mode is 0600");
+    ok (stat (path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "mode is 0600");
     if (!(cert = zcert_load (path)))
         BAIL_OUT ("zcert_load %s failed", path);
     z85_encode (txt, sizeof (txt), pub, 32);
@@ -112,8 +110,10 @@ static void test_write (const char *dir)
     ok (certfile_write_secret (path, pub, sec, NULL) < 0 && errno == ENOENT,
         "missing directory: ENOENT");
     unlink (path);
-    snprintf (path, sizeof (path), "ls -A %s | grep -v '^curve.cert$' | "
-              "grep -q .", dir);
+    snprintf (path, sizeof (path),
+              "ls -A %s | grep -v '^curve.cert$' | "
+              "grep -q .",
+              dir);
     ok (system (path) != 0, "failed writes leave no temporary file behind");
 }
 

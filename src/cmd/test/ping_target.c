@@ -61,10 +61,10 @@ static void test_good (void)
         struct ping_target t;
         flux_error_t error;
 
-        if (ping_target_parse (g->target, g->rankopt, lookup, NULL, &t,
-                               &error) < 0) {
-            fail ("%s --rank=%s: %s", g->target,
-                  g->rankopt ? g->rankopt : "-", error.text);
+        if (ping_target_parse (g->target, g->rankopt, lookup, NULL, &t, &error)
+            < 0) {
+            fail ("%s --rank=%s: %s", g->target, g->rankopt ? g->rankopt : "-",
+                  error.text);
             continue;
         }
         ok (!strcmp (t.topic, g->topic) && !strcmp (t.label, g->label)
@@ -103,18 +103,21 @@ static void test_bad (void)
         flux_error_t error = {.text = ""};
 
         errno = 0;
-        ok (ping_target_parse (bad[i].target, bad[i].rankopt, lookup, NULL,
-                               &t, &error) < 0 && errno == EINVAL
-                && strlen (error.text) > 0,
+        ok (ping_target_parse (bad[i].target, bad[i].rankopt, lookup, NULL, &t,
+                               &error)
+                    < 0
+                && errno == EINVAL && strlen (error.text) > 0,
             "'%s' --rank=%s: EINVAL (%s)", bad[i].target,
             bad[i].rankopt ? bad[i].rankopt : "-", error.text);
     }
     struct ping_target t;
     errno = 0;
     ok (ping_target_parse (NULL, NULL, NULL, NULL, &t, NULL) < 0
-            && errno == EINVAL, "NULL target: EINVAL (NULL error is fine)");
+            && errno == EINVAL,
+        "NULL target: EINVAL (NULL error is fine)");
     ok (ping_target_parse ("x", NULL, NULL, NULL, NULL, NULL) < 0
-            && errno == EINVAL, "NULL result: EINVAL");
+            && errno == EINVAL,
+        "NULL result: EINVAL");
 }
 
 static void test_no_lookup (void)
@@ -129,7 +132,8 @@ static void test_no_lookup (void)
         "without lookup a host name cannot be a rank");
     lookups = 0;
     ok (ping_target_parse ("12!kvs", NULL, lookup, NULL, &t, NULL) == 0
-            && lookups == 0, "a numeric rank needs no lookup");
+            && lookups == 0,
+        "a numeric rank needs no lookup");
     ping_target_clear (&t);
     ping_target_clear (NULL);
     pass ("ping_target_clear (NULL) is a no-op");

@@ -94,15 +94,19 @@ static void test_create (void)
 
     errno = 0;
     ok (pmiserv_create (0, "k", send_cb, NULL, &c, 0) == NULL
-            && errno == EINVAL, "size 0: EINVAL");
+            && errno == EINVAL,
+        "size 0: EINVAL");
     ok (pmiserv_create (1, "k", NULL, NULL, &c, 0) == NULL && errno == EINVAL,
         "no send callback: EINVAL");
     ok (pmiserv_create (1, NULL, send_cb, NULL, &c, 0) == NULL
-            && errno == EINVAL, "no kvsname: EINVAL");
+            && errno == EINVAL,
+        "no kvsname: EINVAL");
     ok (pmiserv_create (1, "k", send_cb, NULL, &c, 0x100) == NULL
-            && errno == EINVAL, "unknown flag: EINVAL");
+            && errno == EINVAL,
+        "unknown flag: EINVAL");
     ok (pmiserv_create (1, "bad name", send_cb, NULL, &c, 0) == NULL
-            && errno == EINVAL, "kvsname with a blank: EINVAL");
+            && errno == EINVAL,
+        "kvsname with a blank: EINVAL");
     ok ((ps = pmiserv_create (1, "k", send_cb, NULL, &c, 0)) != NULL,
         "size 1 without abort callback");
     errno = 42;
@@ -120,15 +124,20 @@ static void test_lines (void)
     if (!ps)
         BAIL_OUT ("pmiserv_create: %s", strerror (errno));
     ok (feed (ps, 0, "cmd=init pmi_version=1 pmi_subversion=1\n") == 0
-            && reply_is (&c, 0, "response_to_init", "0"), "init");
+            && reply_is (&c, 0, "response_to_init", "0"),
+        "init");
     ok (feed (ps, 0, "cmd=get_my_kvsname\n") == 0
-            && !strcmp (reply_get (&c, 0, "kvsname"), "kvs0"), "kvsname");
+            && !strcmp (reply_get (&c, 0, "kvsname"), "kvs0"),
+        "kvsname");
     ok (feed (ps, 0, "cmd=get_universe_size\n") == 0
-            && !strcmp (reply_get (&c, 0, "size"), "2"), "universe size 2");
+            && !strcmp (reply_get (&c, 0, "size"), "2"),
+        "universe size 2");
     ok (feed (ps, 0, "cmd=get_appnum\n") == 0
-            && !strcmp (reply_get (&c, 0, "appnum"), "0"), "appnum 0");
+            && !strcmp (reply_get (&c, 0, "appnum"), "0"),
+        "appnum 0");
     ok (feed (ps, 0, "cmd=put kvsname=kvs0 key=a value=x=1\n") == 0
-            && reply_is (&c, 0, "put_result", "0"), "put a");
+            && reply_is (&c, 0, "put_result", "0"),
+        "put a");
     ok (feed (ps, 1, "cmd=put kvsname=kvs0 key=a value=2\n") == 0
             && !reply_is (&c, 1, "put_result", "0"),
         "a second put of the same key fails");
@@ -153,7 +162,8 @@ static void test_lines (void)
             && !strcmp (reply_get (&c, 1, "value"), "x=1"),
         "its end completes the get");
     ok (feed (ps, 1, "cmd=get kvsname=kvs0 key=nope\ncmd=get_appnum\n") == 0
-            && c.count[1] == n1 + 3, "two lines in one buffer: two replies");
+            && c.count[1] == n1 + 3,
+        "two lines in one buffer: two replies");
     ok (feed (ps, 1, "cmd=get kvsname=kvs0 key=nope\n") == 0
             && reply_is (&c, 1, "get_result", "-1")
             && !strcmp (reply_get (&c, 1, "msg"), "key_not_found"),
@@ -185,7 +195,8 @@ static void test_lines (void)
     c.fail_errno = 0;
 
     ok (feed (ps, 1, "cmd=finalize\n") == 1
-            && reply_is (&c, 1, "finalize_ack", "0"), "finalize returns 1");
+            && reply_is (&c, 1, "finalize_ack", "0"),
+        "finalize returns 1");
     errno = 0;
     ok (feed (ps, 1, "cmd=get_appnum\n") < 0 && errno == EPIPE,
         "after finalize: EPIPE");
@@ -244,8 +255,8 @@ static void *client_thread (void *arg)
         && pmi_simple_client_kvs_put (pmi, kvs, key, val) == 0
         && pmi_simple_client_barrier (pmi) == 0) {
         snprintf (key, sizeof (key), "key%d", (a->rank + 1) % a->size);
-        if (pmi_simple_client_kvs_get (pmi, kvs, key, a->got,
-                                       sizeof (a->got)) == 0
+        if (pmi_simple_client_kvs_get (pmi, kvs, key, a->got, sizeof (a->got))
+                == 0
             && pmi_simple_client_finalize (pmi) == 0)
             a->rc = 0;
     }
@@ -259,16 +270,15 @@ static void test_end_to_end (void)
     struct client_arg args[MAXRANKS];
     pthread_t t[MAXRANKS];
     int sv[MAXRANKS][2];
-    struct pmiserv *ps = pmiserv_create (MAXRANKS, "e2e", send_cb, NULL, &c,
-                                         0);
+    struct pmiserv *ps = pmiserv_create (MAXRANKS, "e2e", send_cb, NULL, &c, 0);
     int done = 0;
 
     for (int i = 0; i < MAXRANKS; i++) {
         if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv[i]) < 0)
             BAIL_OUT ("socketpair: %s", strerror (errno));
         c.fds[i] = sv[i][0];
-        args[i] = (struct client_arg){.fd = sv[i][1], .rank = i,
-                                      .size = MAXRANKS};
+        args[i]
+            = (struct client_arg){.fd = sv[i][1], .rank = i, .size = MAXRANKS};
         pthread_create (&t[i], NULL, client_thread, &args[i]);
     }
     /* serve all ranks until each finalized (or hung up) */

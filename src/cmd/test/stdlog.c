@@ -60,8 +60,10 @@ static void test_encode (void)
     strcpy (hdr.procid, "42");
     hdr.pri = stdlog_pri (STDLOG_ERR, 1);
     stdlog_encode (buf, sizeof (buf), &hdr, "[x@1 a=\"b\"]", "two words");
-    is (buf, "<25>1 2024-01-02T03:04:05.000006Z 3 logger 42 - [x@1 a=\"b\"] "
-             "two words", "encode all fields");
+    is (buf,
+        "<25>1 2024-01-02T03:04:05.000006Z 3 logger 42 - [x@1 a=\"b\"] "
+        "two words",
+        "encode all fields");
     stdlog_encode (buf, sizeof (buf), &hdr, NULL, "");
     is (buf, "<25>1 2024-01-02T03:04:05.000006Z 3 logger 42 - -",
         "empty message: no trailing space");
@@ -73,13 +75,15 @@ static void test_encode (void)
     strcpy (hdr.appname, "has space");
     errno = 0;
     ok (stdlog_encode (buf, sizeof (buf), &hdr, NULL, "m") < 0
-            && errno == EINVAL, "field with a space: EINVAL");
+            && errno == EINVAL,
+        "field with a space: EINVAL");
     strcpy (hdr.appname, "tab\t");
     ok (stdlog_encode (buf, sizeof (buf), &hdr, NULL, "m") < 0,
         "field with a tab fails");
     strcpy (hdr.appname, "ok");
     ok (stdlog_encode (buf, sizeof (buf), &hdr, "oops", "m") < 0
-            && errno == EINVAL, "sd not starting with [: EINVAL");
+            && errno == EINVAL,
+        "sd not starting with [: EINVAL");
     hdr.pri = 192;
     ok (stdlog_encode (buf, sizeof (buf), &hdr, NULL, "m") < 0,
         "pri 192 fails");
@@ -91,7 +95,8 @@ static void test_encode (void)
     errno = 0;
     strcpy (buf, "junk");
     ok (stdlog_encode (buf, 10, &hdr, NULL, "m") < 0 && errno == EOVERFLOW
-            && buf[0] == '\0', "small buffer: EOVERFLOW, empty string");
+            && buf[0] == '\0',
+        "small buffer: EOVERFLOW, empty string");
     ok (stdlog_encode (buf, 0, &hdr, NULL, "m") < 0 && errno == EINVAL,
         "size 0: EINVAL");
     ok (stdlog_encode (NULL, 10, &hdr, NULL, "m") < 0, "NULL buf fails");
@@ -118,7 +123,8 @@ static void test_decode_good (void)
     is (hdr.msgid, "-", "msgid nil");
     ok (sdlen == 1 && sd[0] == '-', "sd is -");
     ok (msglen == strlen ("msg with  spaces")
-            && !strncmp (msg, "msg with  spaces", msglen), "msg");
+            && !strncmp (msg, "msg with  spaces", msglen),
+        "msg");
 
     s = "<0>1 - - - - - [a@1 x=\"q]\\\"\"][b@2]";
     ok (stdlog_decode (s, strlen (s), &hdr, &sd, &sdlen, &msg, &msglen) == 0,
@@ -132,8 +138,9 @@ static void test_decode_good (void)
 
     /* len, not NUL, bounds the entry */
     s = "<14>1 - - - - - - abcdef";
-    ok (stdlog_decode (s, strlen (s) - 3, &hdr, NULL, NULL, &msg, &msglen)
-            == 0 && msglen == 3, "length bounds the message");
+    ok (stdlog_decode (s, strlen (s) - 3, &hdr, NULL, NULL, &msg, &msglen) == 0
+            && msglen == 3,
+        "length bounds the message");
 
     /* round trip */
     stdlog_header_init (&hdr);
@@ -141,8 +148,8 @@ static void test_decode_good (void)
     stdlog_encode (buf, sizeof (buf), &hdr, NULL, "round trip");
     struct stdlog_header h2;
     ok (stdlog_decode (buf, strlen (buf), &h2, NULL, NULL, &msg, &msglen) == 0
-            && !strcmp (h2.appname, "rt") && h2.pri == hdr.pri
-            && msglen == 10 && !strncmp (msg, "round trip", 10),
+            && !strcmp (h2.appname, "rt") && h2.pri == hdr.pri && msglen == 10
+            && !strncmp (msg, "round trip", 10),
         "encode then decode gives the same entry");
 }
 
@@ -175,7 +182,9 @@ static void test_decode_bad (void)
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         errno = 0;
         ok (stdlog_decode (bad[i], strlen (bad[i]), &hdr, NULL, NULL, NULL,
-                           NULL) < 0 && errno == EPROTO,
+                           NULL)
+                    < 0
+                && errno == EPROTO,
             "'%s' fails with EPROTO", bad[i]);
     }
     /* appname longer than 48 characters */
@@ -186,15 +195,18 @@ static void test_decode_bad (void)
     snprintf (buf, sizeof (buf), "<25>1 - - %s - - - m",
               "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
     ok (stdlog_decode (buf, strlen (buf), &hdr, NULL, NULL, NULL, NULL) == 0
-            && strlen (hdr.appname) == 48, "48-character appname is fine");
+            && strlen (hdr.appname) == 48,
+        "48-character appname is fine");
     strcpy (buf, "<25>1 - h\x01 - - - - m");
     ok (stdlog_decode (buf, strlen (buf), &hdr, NULL, NULL, NULL, NULL) < 0,
         "control character in a field fails");
     errno = 0;
     ok (stdlog_decode (NULL, 0, &hdr, NULL, NULL, NULL, NULL) < 0
-            && errno == EINVAL, "NULL buf: EINVAL");
-    ok (stdlog_decode ("<1>1 - - - - - -", 16, NULL, NULL, NULL, NULL, NULL)
-            < 0 && errno == EINVAL, "NULL hdr: EINVAL");
+            && errno == EINVAL,
+        "NULL buf: EINVAL");
+    ok (stdlog_decode ("<1>1 - - - - - -", 16, NULL, NULL, NULL, NULL, NULL) < 0
+            && errno == EINVAL,
+        "NULL hdr: EINVAL");
     strcpy (hdr.appname, "keep");
     stdlog_decode ("<25>1 - - new - - x", 19, &hdr, NULL, NULL, NULL, NULL);
     is (hdr.appname, "keep", "failed decode leaves hdr unchanged");
@@ -212,8 +224,8 @@ static void test_timestamps (void)
     ok (stdlog_timestamp_format (buf, 20, &ts) < 0 && errno == EOVERFLOW,
         "small buffer: EOVERFLOW");
     ts.tv_nsec = 1000000000;
-    ok (stdlog_timestamp_format (buf, sizeof (buf), &ts) < 0
-            && errno == EINVAL, "tv_nsec out of range: EINVAL");
+    ok (stdlog_timestamp_format (buf, sizeof (buf), &ts) < 0 && errno == EINVAL,
+        "tv_nsec out of range: EINVAL");
 
     ok (stdlog_timestamp_parse ("2024-01-02T03:04:05.000006Z", &ts) == 0
             && ts.tv_sec == 1704164645 && ts.tv_nsec == 6000,
@@ -224,19 +236,27 @@ static void test_timestamps (void)
     ok (stdlog_timestamp_parse ("2024-01-01T19:04:05.5-08:00", &ts) == 0
             && ts.tv_sec == 1704164645 && ts.tv_nsec == 500000000,
         "parse a negative offset");
-    ok (stdlog_timestamp_parse ("2024-01-02T08:34:05.123456789+05:30", &ts)
-            == 0 && ts.tv_sec == 1704164645 && ts.tv_nsec == 123456789,
+    ok (stdlog_timestamp_parse ("2024-01-02T08:34:05.123456789+05:30", &ts) == 0
+            && ts.tv_sec == 1704164645 && ts.tv_nsec == 123456789,
         "parse a positive offset and nanoseconds");
     ok (stdlog_timestamp_parse ("2024-02-29T00:00:00Z", &ts) == 0,
         "Feb 29 in a leap year");
     const char *bad[] = {
-        "2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z",
-        "2024-01-32T00:00:00Z", "2024-01-01T24:00:00Z",
-        "2024-01-01T00:60:00Z", "2024-01-01T00:00:00",
-        "2024-01-01T00:00:00.Z", "2024-01-01T00:00:00.1234567890Z",
-        "2024-01-01 00:00:00Z", "2024-01-01T00:00:00+5:00",
-        "2024-01-01T00:00:00+05:60", "2024-01-01T00:00:00Zjunk",
-        "24-01-01T00:00:00Z", "-", "",
+        "2023-02-29T00:00:00Z",
+        "2024-13-01T00:00:00Z",
+        "2024-01-32T00:00:00Z",
+        "2024-01-01T24:00:00Z",
+        "2024-01-01T00:60:00Z",
+        "2024-01-01T00:00:00",
+        "2024-01-01T00:00:00.Z",
+        "2024-01-01T00:00:00.1234567890Z",
+        "2024-01-01 00:00:00Z",
+        "2024-01-01T00:00:00+5:00",
+        "2024-01-01T00:00:00+05:60",
+        "2024-01-01T00:00:00Zjunk",
+        "24-01-01T00:00:00Z",
+        "-",
+        "",
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         errno = 0;

@@ -31,7 +31,8 @@ static int entry_check (const json_t *entry, double *tsp, const char **namep,
 
     if (!json_is_object (entry))
         return -1;
-    json_object_foreach ((json_t *)entry, key, value) {
+    json_object_foreach ((json_t *)entry, key, value)
+    {
         if (strcmp (key, "timestamp") != 0 && strcmp (key, "name") != 0
             && strcmp (key, "context") != 0)
             return -1;
@@ -77,8 +78,7 @@ int eventlog_entry_parse (const json_t *entry, double *timestamp,
 }
 
 /* Build an entry, taking ownership of 'context' (may be NULL). */
-static json_t *entry_build (double timestamp, const char *name,
-                            json_t *context)
+static json_t *entry_build (double timestamp, const char *name, json_t *context)
 {
     json_t *entry = NULL;
     json_t *jname = NULL;
@@ -125,8 +125,7 @@ json_t *eventlog_entry_create (double timestamp, const char *name,
 {
     json_t *o = NULL;
 
-    if (context && !(o = json_loads (context, JSON_REJECT_DUPLICATES,
-                                     NULL))) {
+    if (context && !(o = json_loads (context, JSON_REJECT_DUPLICATES, NULL))) {
         errno = EINVAL;
         return NULL;
     }
@@ -270,7 +269,8 @@ char *eventlog_encode (const json_t *log)
         errno = ENOMEM;
         return NULL;
     }
-    json_array_foreach (log, i, entry) {
+    json_array_foreach (log, i, entry)
+    {
         char *ns;
         size_t n;
         if (!(line = eventlog_entry_encode (entry)))

@@ -98,8 +98,8 @@ const char *flux_attr_get (flux_t *h, const char *name)
         return NULL;
     if ((e = cache_lookup (c, name)) && (e->flags & FLUX_ATTRFLAG_IMMUTABLE))
         return e->value;
-    if (!(f = flux_rpc_pack (h, "attr.get", FLUX_NODEID_ANY, 0, "{s:s}",
-                             "name", name))
+    if (!(f = flux_rpc_pack (h, "attr.get", FLUX_NODEID_ANY, 0, "{s:s}", "name",
+                             name))
         || flux_rpc_get_unpack (f, "{s:s s:i}", "value", &value, "flags",
                                 &flags)
                < 0
@@ -136,8 +136,8 @@ int flux_attr_set_cacheonly (flux_t *h, const char *name, const char *value)
         errno = EINVAL;
         return -1;
     }
-    if (!(c = cache_get (h)) || !cache_store (c, name, value,
-                                              FLUX_ATTRFLAG_IMMUTABLE))
+    if (!(c = cache_get (h))
+        || !cache_store (c, name, value, FLUX_ATTRFLAG_IMMUTABLE))
         return -1;
     return 0;
 }

@@ -7,8 +7,7 @@
 #include "handle.h"
 
 /* local://PATH: connect to a broker's unix socket, read the accept byte. */
-flux_t *connector_local_open (const char *path, int flags,
-                              flux_error_t *error);
+flux_t *connector_local_open (const char *path, int flags, flux_error_t *error);
 
 /* fd://N: framed messages over an already connected unix stream socket
  * (no accept byte).  The handle owns the fd and closes it.  Received
@@ -19,7 +18,6 @@ flux_t *connector_local_open (const char *path, int flags,
 flux_t *connector_fd_open (const char *arg, int flags, flux_error_t *error);
 
 /* loop://: messages sent are received back by the same handle. */
-flux_t *connector_loop_open (const char *arg, int flags,
-                             flux_error_t *error);
+flux_t *connector_loop_open (const char *arg, int flags, flux_error_t *error);
 
 #endif /* !FLUX_CONNECTOR_H */

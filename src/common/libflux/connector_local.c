@@ -29,8 +29,8 @@ struct stream {
     size_t ioff, ilen, icap; /* unread bytes are ibuf[ioff..ilen) */
     uint8_t *obuf;
     size_t ocap;
-    int error; /* sticky decode error */
-    bool stamp;               /* fd://: stamp the peer's credentials */
+    int error;                 /* sticky decode error */
+    bool stamp;                /* fd://: stamp the peer's credentials */
     struct flux_msg_cred peer; /* from SO_PEERCRED */
 };
 
@@ -65,8 +65,8 @@ static int stream_pollevents (void *impl)
     if (s->error)
         return FLUX_POLLERR | FLUX_POLLOUT;
     if (avail >= FLUX_MSG_FRAME_PREFIX) {
-        len = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16
-              | (uint32_t)p[6] << 8 | p[7];
+        len = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8
+              | p[7];
         if (avail - FLUX_MSG_FRAME_PREFIX >= len)
             return FLUX_POLLIN | FLUX_POLLOUT;
     }
@@ -190,8 +190,8 @@ static flux_msg_t *stream_recv (void *impl, int flags)
             errno = s->error;
             return NULL;
         }
-        n = flux_msg_frame_decode (s->ibuf + s->ioff, s->ilen - s->ioff,
-                                   &msg, &need);
+        n = flux_msg_frame_decode (s->ibuf + s->ioff, s->ilen - s->ioff, &msg,
+                                   &need);
         if (n > 0) {
             s->ioff += n;
             if (s->ioff == s->ilen)

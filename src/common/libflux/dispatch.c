@@ -18,8 +18,8 @@ struct flux_msg_handler {
     flux_t *h;
     int typemask;
     uint32_t matchtag;
-    char *topic;      /* NULL matches any */
-    bool topic_glob;  /* topic has glob characters */
+    char *topic;     /* NULL matches any */
+    bool topic_glob; /* topic has glob characters */
     uint32_t rolemask;
     flux_msg_handler_f cb;
     void *arg;
@@ -52,7 +52,8 @@ void dispatch_destroy (flux_t *h)
         return;
     /* Handlers outliving the handle are a caller bug; detach them so a
      * later destroy does not touch freed memory. */
-    list_for_each_safe (pos, tmp, &d->handlers) {
+    list_for_each_safe (pos, tmp, &d->handlers)
+    {
         flux_msg_handler_t *mh = list_entry (pos, flux_msg_handler_t, node);
         list_del (&mh->node);
         mh->started = false;
@@ -105,8 +106,7 @@ static bool handler_matches (const flux_msg_handler_t *mh, int type,
 
 flux_msg_handler_t *flux_msg_handler_create (flux_t *h,
                                              const struct flux_match match,
-                                             flux_msg_handler_f cb,
-                                             void *arg)
+                                             flux_msg_handler_f cb, void *arg)
 {
     flux_msg_handler_t *mh;
 
@@ -175,15 +175,13 @@ void flux_msg_handler_destroy (flux_msg_handler_t *mh)
     }
 }
 
-void flux_msg_handler_allow_rolemask (flux_msg_handler_t *mh,
-                                      uint32_t rolemask)
+void flux_msg_handler_allow_rolemask (flux_msg_handler_t *mh, uint32_t rolemask)
 {
     if (mh)
         mh->rolemask |= rolemask;
 }
 
-void flux_msg_handler_deny_rolemask (flux_msg_handler_t *mh,
-                                     uint32_t rolemask)
+void flux_msg_handler_deny_rolemask (flux_msg_handler_t *mh, uint32_t rolemask)
 {
     if (mh)
         mh->rolemask = (mh->rolemask & ~rolemask) | FLUX_ROLE_OWNER;
@@ -210,8 +208,7 @@ static void call_handler (flux_t *h, flux_msg_handler_t *mh, int type,
 
 /* Events go to every match: collect the matches first (with references)
  * because callbacks may start, stop or destroy handlers. */
-static void dispatch_event (flux_t *h, const flux_msg_t *msg,
-                            const char *topic)
+static void dispatch_event (flux_t *h, const flux_msg_t *msg, const char *topic)
 {
     struct list_node *pos, *tmp;
     flux_msg_handler_t *stackbuf[16], **v = stackbuf;
@@ -220,7 +217,8 @@ static void dispatch_event (flux_t *h, const flux_msg_t *msg,
     if (h->dispatch->count > 16
         && !(v = malloc (h->dispatch->count * sizeof (*v))))
         return;
-    list_for_each_safe (pos, tmp, &h->dispatch->handlers) {
+    list_for_each_safe (pos, tmp, &h->dispatch->handlers)
+    {
         flux_msg_handler_t *mh = list_entry (pos, flux_msg_handler_t, node);
         if (handler_matches (mh, FLUX_MSGTYPE_EVENT, 0, topic)) {
             mh->refcount++;
@@ -257,10 +255,10 @@ void dispatch_message (flux_t *h, const flux_msg_t *msg)
     }
     if (type & (FLUX_MSGTYPE_REQUEST | FLUX_MSGTYPE_RESPONSE))
         (void)flux_msg_get_matchtag (msg, &tag);
-    list_for_each_safe (pos, tmp, &h->dispatch->handlers) {
+    list_for_each_safe (pos, tmp, &h->dispatch->handlers)
+    {
         flux_msg_handler_t *mh = list_entry (pos, flux_msg_handler_t, node);
-        if (handler_matches (mh, type,
-                             type == FLUX_MSGTYPE_RESPONSE ? tag : 0,
+        if (handler_matches (mh, type, type == FLUX_MSGTYPE_RESPONSE ? tag : 0,
                              topic)) {
             mh->refcount++;
             call_handler (h, mh, type, msg);

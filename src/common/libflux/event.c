@@ -122,9 +122,8 @@ int flux_event_unpack (const flux_msg_t *msg, const char **topic,
     return rc;
 }
 
-flux_future_t *flux_event_publish_raw (flux_t *h, const char *topic,
-                                       int flags, const void *data,
-                                       size_t len)
+flux_future_t *flux_event_publish_raw (flux_t *h, const char *topic, int flags,
+                                       const void *data, size_t len)
 {
     flux_future_t *f;
     char *b64 = NULL;
@@ -139,8 +138,8 @@ flux_future_t *flux_event_publish_raw (flux_t *h, const char *topic,
         if (!(b64 = malloc (size)))
             return NULL;
         (void)base64_encode (b64, size, data, len);
-        f = flux_rpc_pack (h, "event.publish", 0, 0, "{s:s s:i s:s}",
-                           "topic", topic, "flags", flags, "payload", b64);
+        f = flux_rpc_pack (h, "event.publish", 0, 0, "{s:s s:i s:s}", "topic",
+                           topic, "flags", flags, "payload", b64);
     }
     else
         f = flux_rpc_pack (h, "event.publish", 0, 0, "{s:s s:i}", "topic",
@@ -152,12 +151,11 @@ flux_future_t *flux_event_publish_raw (flux_t *h, const char *topic,
 flux_future_t *flux_event_publish (flux_t *h, const char *topic, int flags,
                                    const char *s)
 {
-    return flux_event_publish_raw (h, topic, flags, s,
-                                   s ? strlen (s) + 1 : 0);
+    return flux_event_publish_raw (h, topic, flags, s, s ? strlen (s) + 1 : 0);
 }
 
-flux_future_t *flux_event_publish_pack (flux_t *h, const char *topic,
-                                        int flags, const char *fmt, ...)
+flux_future_t *flux_event_publish_pack (flux_t *h, const char *topic, int flags,
+                                        const char *fmt, ...)
 {
     flux_future_t *f;
     json_t *o;

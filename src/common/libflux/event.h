@@ -34,11 +34,10 @@ int flux_event_unpack (const flux_msg_t *msg, const char **topic,
 
 flux_future_t *flux_event_publish (flux_t *h, const char *topic, int flags,
                                    const char *s);
-flux_future_t *flux_event_publish_raw (flux_t *h, const char *topic,
-                                       int flags, const void *data,
-                                       size_t len);
-flux_future_t *flux_event_publish_pack (flux_t *h, const char *topic,
-                                        int flags, const char *fmt, ...);
+flux_future_t *flux_event_publish_raw (flux_t *h, const char *topic, int flags,
+                                       const void *data, size_t len);
+flux_future_t *flux_event_publish_pack (flux_t *h, const char *topic, int flags,
+                                        const char *fmt, ...);
 int flux_event_publish_get_seq (flux_future_t *f, int *seq);
 
 /* Register / remove a service name for this client (service.add /

@@ -216,8 +216,8 @@ static void schedule_continuation (flux_future_t *f)
 
 static void deferred_cb (struct flux_deferred *d)
 {
-    flux_future_t *f =
-        (flux_future_t *)((char *)d - offsetof (flux_future_t, deferred));
+    flux_future_t *f
+        = (flux_future_t *)((char *)d - offsetof (flux_future_t, deferred));
 
     if (f->current && f->then_cb) {
         if (f->timer)
@@ -258,8 +258,8 @@ static void call_init (flux_future_t *f)
     }
 }
 
-int flux_future_then (flux_future_t *f, double timeout,
-                      flux_continuation_f cb, void *arg)
+int flux_future_then (flux_future_t *f, double timeout, flux_continuation_f cb,
+                      void *arg)
 {
     if (!f || !cb || !flux_future_get_reactor (f)) {
         errno = EINVAL;

@@ -48,8 +48,8 @@ void flux_future_destroy (flux_future_t *f);
  * ETIMEDOUT.  Errors: EINVAL (no reactor can be found: set one with
  * flux_future_set_reactor or flux_future_set_flux).
  */
-int flux_future_then (flux_future_t *f, double timeout,
-                      flux_continuation_f cb, void *arg);
+int flux_future_then (flux_future_t *f, double timeout, flux_continuation_f cb,
+                      void *arg);
 
 /* Block until ready or timeout (< 0: forever).  0 if ready, -1 with
  * ETIMEDOUT (the future is not fulfilled by this) or another error.
@@ -117,8 +117,8 @@ const char *flux_future_next_child (flux_future_t *cf);
  */
 flux_future_t *flux_future_and_then (flux_future_t *prev,
                                      flux_continuation_f cb, void *arg);
-flux_future_t *flux_future_or_then (flux_future_t *prev,
-                                    flux_continuation_f cb, void *arg);
+flux_future_t *flux_future_or_then (flux_future_t *prev, flux_continuation_f cb,
+                                    void *arg);
 int flux_future_continue (flux_future_t *prev, flux_future_t *f);
 void flux_future_continue_error (flux_future_t *prev, int errnum,
                                  const char *errstr);

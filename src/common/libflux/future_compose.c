@@ -18,8 +18,7 @@ static void pass_result (flux_future_t *dst, flux_future_t *src)
     const void *value = NULL;
 
     if (flux_future_get (src, &value) < 0)
-        flux_future_fulfill_error (dst, errno,
-                                   flux_future_error_string (src));
+        flux_future_fulfill_error (dst, errno, flux_future_error_string (src));
     else
         flux_future_fulfill (dst, (void *)value, NULL);
 }
@@ -320,8 +319,7 @@ static int chain_wait (flux_future_t *f, double timeout)
         errno = EDEADLK; /* callback neither continued nor failed */
         return -1;
     }
-    if (flux_future_wait_for (c->follow, future_remaining (start, timeout))
-        < 0)
+    if (flux_future_wait_for (c->follow, future_remaining (start, timeout)) < 0)
         return -1;
     if (!flux_future_is_ready (f))
         pass_result (f, c->follow);
@@ -383,8 +381,8 @@ flux_future_t *flux_future_and_then (flux_future_t *prev,
     return c->next;
 }
 
-flux_future_t *flux_future_or_then (flux_future_t *prev,
-                                    flux_continuation_f cb, void *arg)
+flux_future_t *flux_future_or_then (flux_future_t *prev, flux_continuation_f cb,
+                                    void *arg)
 {
     struct chain *c;
 

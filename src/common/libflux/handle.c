@@ -107,8 +107,7 @@ flux_t *flux_handle_create (void *impl, const struct flux_handle_ops *ops,
 {
     flux_t *h;
 
-    if (!ops || !ops->send || !ops->recv || !ops->pollfd
-        || !ops->pollevents) {
+    if (!ops || !ops->send || !ops->recv || !ops->pollfd || !ops->pollevents) {
         if (ops && ops->impl_destroy)
             ops->impl_destroy (impl);
         errno = EINVAL;
@@ -235,9 +234,9 @@ void handle_trace (flux_t *h, const char *dir, const flux_msg_t *msg)
     (void)flux_msg_get_matchtag (msg, &tag);
     if (type == FLUX_MSGTYPE_RESPONSE)
         (void)flux_msg_get_errnum (msg, &errnum);
-    fprintf (stderr, "%s %s %s matchtag=%u%s%s\n", dir,
-             flux_msg_typestr (type), topic ? topic : "-", tag,
-             errnum ? " error=" : "", errnum ? strerror (errnum) : "");
+    fprintf (stderr, "%s %s %s matchtag=%u%s%s\n", dir, flux_msg_typestr (type),
+             topic ? topic : "-", tag, errnum ? " error=" : "",
+             errnum ? strerror (errnum) : "");
 }
 
 static void count_msg (flux_t *h, const flux_msg_t *msg, bool tx)
@@ -389,8 +388,7 @@ int handle_waiter_set (flux_t *h, uint32_t tag, struct tag_waiter *w)
             ncap *= 2;
         if (!(nw = realloc (h->waiters, ncap * sizeof (*nw))))
             return -1;
-        memset (nw + h->waiters_cap, 0,
-                (ncap - h->waiters_cap) * sizeof (*nw));
+        memset (nw + h->waiters_cap, 0, (ncap - h->waiters_cap) * sizeof (*nw));
         h->waiters = nw;
         h->waiters_cap = ncap;
     }
@@ -424,9 +422,8 @@ bool handle_deliver_response (flux_t *h, const flux_msg_t *msg)
     struct tag_waiter *w;
 
     if (flux_msg_get_type (msg, &type) < 0 || type != FLUX_MSGTYPE_RESPONSE
-        || flux_msg_get_matchtag (msg, &tag) < 0
-        || tag == FLUX_MATCHTAG_NONE || tag >= h->waiters_cap
-        || !(w = h->waiters[tag]))
+        || flux_msg_get_matchtag (msg, &tag) < 0 || tag == FLUX_MATCHTAG_NONE
+        || tag >= h->waiters_cap || !(w = h->waiters[tag]))
         return false;
     if (w == &handle_orphan_waiter) {
         if (response_is_final (msg))
@@ -474,8 +471,7 @@ static void deliver_requeued_responses (flux_t *h)
         flux_msg_t *msg = deque_peek (&h->requeue, i);
         int type = 0;
         uint32_t tag = 0;
-        if (flux_msg_get_type (msg, &type) == 0
-            && type == FLUX_MSGTYPE_RESPONSE
+        if (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_RESPONSE
             && flux_msg_get_matchtag (msg, &tag) == 0 && tag != 0
             && tag < h->waiters_cap && h->waiters[tag]) {
             msg = deque_take (&h->requeue, i);
@@ -718,8 +714,7 @@ void handle_active_decref (flux_t *h)
 
 /* aux, flags, counters, subscriptions */
 
-int flux_aux_set (flux_t *h, const char *name, void *val,
-                  flux_free_f destroy)
+int flux_aux_set (flux_t *h, const char *name, void *val, flux_free_f destroy)
 {
     struct aux_item **pp, *item;
 

@@ -132,8 +132,7 @@ uint32_t flux_matchtag_avail (flux_t *h);
 /* Auxiliary data attached to the handle, destroyed with it.
  * Setting a NULL val deletes the key.
  */
-int flux_aux_set (flux_t *h, const char *name, void *val,
-                  flux_free_f destroy);
+int flux_aux_set (flux_t *h, const char *name, void *val, flux_free_f destroy);
 void *flux_aux_get (flux_t *h, const char *name);
 
 /* Handle flags (FLUX_O_TRACE) */

@@ -60,13 +60,13 @@ static inline void list_del (struct list_node *n)
 }
 
 #define list_entry(ptr, type, member) \
-    ((type *)((char *)(ptr) - offsetof (type, member)))
+    ((type *)((char *)(ptr)-offsetof (type, member)))
 
 #define list_first_entry_or_null(head, type, member) \
     (list_empty (head) ? NULL : list_entry ((head)->next, type, member))
 
 /* Iterate; safe against removal of the current node (uses a lookahead). */
-#define list_for_each_safe(pos, tmp, head) \
+#define list_for_each_safe(pos, tmp, head)                   \
     for (pos = (head)->next, tmp = pos->next; pos != (head); \
          pos = tmp, tmp = pos->next)
 

@@ -34,19 +34,31 @@ typedef void (*flux_msg_handler_f) (flux_t *h, flux_msg_handler_t *mh,
                                     const flux_msg_t *msg, void *arg);
 
 struct flux_match {
-    int typemask;          /* FLUX_MSGTYPE_* bits */
-    uint32_t matchtag;     /* FLUX_MATCHTAG_NONE matches any */
+    int typemask;           /* FLUX_MSGTYPE_* bits */
+    uint32_t matchtag;      /* FLUX_MATCHTAG_NONE matches any */
     const char *topic_glob; /* NULL or "*" matches any topic */
 };
 
-#define FLUX_MATCH_ANY \
-    (struct flux_match){FLUX_MSGTYPE_ANY, FLUX_MATCHTAG_NONE, NULL}
-#define FLUX_MATCH_EVENT \
-    (struct flux_match){FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, NULL}
-#define FLUX_MATCH_REQUEST \
-    (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE, NULL}
-#define FLUX_MATCH_RESPONSE \
-    (struct flux_match){FLUX_MSGTYPE_RESPONSE, FLUX_MATCHTAG_NONE, NULL}
+#define FLUX_MATCH_ANY                             \
+    (struct flux_match)                            \
+    {                                              \
+        FLUX_MSGTYPE_ANY, FLUX_MATCHTAG_NONE, NULL \
+    }
+#define FLUX_MATCH_EVENT                             \
+    (struct flux_match)                              \
+    {                                                \
+        FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, NULL \
+    }
+#define FLUX_MATCH_REQUEST                             \
+    (struct flux_match)                                \
+    {                                                  \
+        FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE, NULL \
+    }
+#define FLUX_MATCH_RESPONSE                             \
+    (struct flux_match)                                 \
+    {                                                   \
+        FLUX_MSGTYPE_RESPONSE, FLUX_MATCHTAG_NONE, NULL \
+    }
 
 /* True if msg matches. */
 bool flux_msg_cmp (const flux_msg_t *msg, struct flux_match match);
@@ -54,8 +66,7 @@ bool flux_msg_cmp (const flux_msg_t *msg, struct flux_match match);
 /* Create a handler (stopped).  The topic glob is copied. */
 flux_msg_handler_t *flux_msg_handler_create (flux_t *h,
                                              const struct flux_match match,
-                                             flux_msg_handler_f cb,
-                                             void *arg);
+                                             flux_msg_handler_f cb, void *arg);
 void flux_msg_handler_destroy (flux_msg_handler_t *mh);
 void flux_msg_handler_start (flux_msg_handler_t *mh);
 void flux_msg_handler_stop (flux_msg_handler_t *mh);
@@ -64,8 +75,7 @@ void flux_msg_handler_stop (flux_msg_handler_t *mh);
  * allowed). */
 void flux_msg_handler_allow_rolemask (flux_msg_handler_t *mh,
                                       uint32_t rolemask);
-void flux_msg_handler_deny_rolemask (flux_msg_handler_t *mh,
-                                     uint32_t rolemask);
+void flux_msg_handler_deny_rolemask (flux_msg_handler_t *mh, uint32_t rolemask);
 
 /* A handler table: each row creates and starts one handler.
  * rolemask 0 means owner only; FLUX_ROLE_USER lets guests in.
@@ -76,7 +86,10 @@ struct flux_msg_handler_spec {
     flux_msg_handler_f cb;
     uint32_t rolemask;
 };
-#define FLUX_MSGHANDLER_TABLE_END {0, NULL, NULL, 0}
+#define FLUX_MSGHANDLER_TABLE_END \
+    {                             \
+        0, NULL, NULL, 0          \
+    }
 
 /* Create and start every handler in tab (terminated by TABLE_END).
  * *handlers is a NULL-terminated array for flux_msg_handler_delvec().

@@ -16,8 +16,8 @@
 struct queue {
     flux_msg_t **v;
     size_t head, count, cap;
-    int efd;       /* readable while count > 0 or peer closed */
-    bool closed;   /* the owning end closed */
+    int efd;     /* readable while count > 0 or peer closed */
+    bool closed; /* the owning end closed */
 };
 
 struct flux_msgpipe {

@@ -136,8 +136,7 @@ static int response_check (const flux_msg_t *msg, const char **topic)
     int errnum;
 
     if (check_type (msg, FLUX_MSGTYPE_RESPONSE) < 0
-        || get_topic (msg, topic) < 0
-        || flux_msg_get_errnum (msg, &errnum) < 0)
+        || get_topic (msg, topic) < 0 || flux_msg_get_errnum (msg, &errnum) < 0)
         return -1;
     if (errnum != 0) {
         errno = errnum;
@@ -199,8 +198,7 @@ int flux_response_decode_error (const flux_msg_t *msg, const char **errstr)
     return 0;
 }
 
-static int send_response (flux_t *h, const flux_msg_t *request,
-                          flux_msg_t *msg)
+static int send_response (flux_t *h, const flux_msg_t *request, flux_msg_t *msg)
 {
     int rc = flux_send (h, msg, 0);
     flux_msg_destroy (msg);
@@ -235,8 +233,8 @@ int flux_respond (flux_t *h, const flux_msg_t *request, const char *s)
     return flux_respond_raw (h, request, s, s ? strlen (s) + 1 : 0);
 }
 
-int flux_respond_pack (flux_t *h, const flux_msg_t *request,
-                       const char *fmt, ...)
+int flux_respond_pack (flux_t *h, const flux_msg_t *request, const char *fmt,
+                       ...)
 {
     flux_msg_t *msg;
     va_list ap;

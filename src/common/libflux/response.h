@@ -61,8 +61,8 @@ int flux_response_decode_error (const flux_msg_t *msg, const char **errstr);
 int flux_respond (flux_t *h, const flux_msg_t *request, const char *s);
 int flux_respond_raw (flux_t *h, const flux_msg_t *request, const void *data,
                       size_t len);
-int flux_respond_pack (flux_t *h, const flux_msg_t *request,
-                       const char *fmt, ...);
+int flux_respond_pack (flux_t *h, const flux_msg_t *request, const char *fmt,
+                       ...);
 /* Respond with an error.  errnum 0 is replaced by EINVAL; errstr may be
  * NULL.
  */

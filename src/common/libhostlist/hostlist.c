@@ -44,12 +44,12 @@ struct hostlist {
     size_t maxruns;
     size_t count;
 
-    int pos;      /* cursor: on host 'pos', or in the gap before it */
+    int pos; /* cursor: on host 'pos', or in the gap before it */
     bool on;
-    bool cached;  /* if true, run 'crun' starts at host index 'cbase' */
+    bool cached; /* if true, run 'crun' starts at host index 'cbase' */
     size_t crun;
     size_t cbase;
-    char *buf;    /* name returned by the cursor functions */
+    char *buf; /* name returned by the cursor functions */
     size_t bufsize;
 };
 
@@ -211,8 +211,8 @@ static int reserve_runs (struct hostlist *hl, size_t n)
 static bool same_affixes (const struct run *r, const struct span *sp)
 {
     return r->plen == sp->plen && r->slen == sp->slen
-        && !memcmp (r->prefix, sp->prefix, sp->plen)
-        && !memcmp (r->suffix, sp->suffix, sp->slen);
+           && !memcmp (r->prefix, sp->prefix, sp->plen)
+           && !memcmp (r->suffix, sp->suffix, sp->slen);
 }
 
 /* True if the names of 'sp' continue run 'r'.  r->hi + 1 cannot wrap.
@@ -220,8 +220,8 @@ static bool same_affixes (const struct run *r, const struct span *sp)
 static bool continues (const struct run *r, const struct span *sp)
 {
     return r->numeric && sp->numeric && r->hi + 1 == sp->lo
-        && printed_len (sp->lo, r->width) == printed_len (sp->lo, sp->width)
-        && same_affixes (r, sp);
+           && printed_len (sp->lo, r->width) == printed_len (sp->lo, sp->width)
+           && same_affixes (r, sp);
 }
 
 static int check_room (const struct hostlist *hl, size_t n)
@@ -316,8 +316,8 @@ static int parse_elem (const char *s, size_t len, struct elem *e,
     if (parse_number (s, n1, &e->lo) < 0)
         return -1;
     e->hi = e->lo;
-    if (dash && (parse_number (dash + 1, len - n1 - 1, &e->hi) < 0
-                 || e->hi < e->lo))
+    if (dash
+        && (parse_number (dash + 1, len - n1 - 1, &e->hi) < 0 || e->hi < e->lo))
         return -1;
     if (width)
         *width = s[0] == '0' && n1 > 1 ? n1 : 0;
@@ -371,8 +371,9 @@ static int push_idlist (struct hostlist *hl, const char *prefix, size_t plen,
             fast = false;
     if (fast) {
         for (size_t i = 0; i < il->n; i++) {
-            struct span sp = { prefix, plen, suffix, slen, true,
-                               il->elems[i].lo, il->elems[i].hi, il->width };
+            struct span sp = {
+                prefix,          plen,     suffix, slen, true, il->elems[i].lo,
+                il->elems[i].hi, il->width};
             if (push (hl, &sp) < 0)
                 return -1;
         }
@@ -442,8 +443,7 @@ static int expr_parse (const char *e, size_t len, struct expr *x)
         x->litlen[n] = (e + i) - x->lit[n];
         if (n < x->k) {
             const char *close = memchr (e + i, ']', len - i);
-            if (parse_idlist (e + i + 1, close - (e + i + 1), &x->lists[n])
-                < 0)
+            if (parse_idlist (e + i + 1, close - (e + i + 1), &x->lists[n]) < 0)
                 return -1;
             i = (close - e) + 1;
         }
@@ -530,7 +530,7 @@ done:
  */
 static int push_expr (struct hostlist *hl, const char *e, size_t len)
 {
-    struct expr x = { 0 };
+    struct expr x = {0};
     int rc = -1;
 
     if (!memchr (e, '[', len)) {
@@ -736,7 +736,7 @@ static int encode_group (struct strbuf *sb, const struct run *runs,
 
 char *hostlist_encode (const struct hostlist *hl)
 {
-    struct strbuf sb = { 0 };
+    struct strbuf sb = {0};
     size_t i = 0;
 
     if (!hl) {
@@ -1116,7 +1116,7 @@ static void take_runs (struct hostlist *hl, struct hostlist *tmp)
 
 static int sort_uniq (struct hostlist *hl, bool uniq)
 {
-    struct hostlist tmp = { 0 };
+    struct hostlist tmp = {0};
     struct span *sp;
     unsigned int *ends = NULL;
     size_t n, g = 0;
@@ -1209,9 +1209,9 @@ struct delete_ctx {
     struct hostlist *out;
     const struct span *del; /* names to delete, from disjoint_spans() */
     size_t ndel;
-    size_t cursor;      /* the cursor position in the old list */
-    size_t before;      /* deleted hosts before the cursor */
-    bool cursor_gone;   /* the host the cursor was on got deleted */
+    size_t cursor;    /* the cursor position in the old list */
+    size_t before;    /* deleted hosts before the cursor */
+    bool cursor_gone; /* the host the cursor was on got deleted */
 };
 
 static void note_deleted (struct delete_ctx *ctx, size_t first, size_t last)
@@ -1259,8 +1259,8 @@ static int delete_span (struct delete_ctx *ctx, const struct span *p,
 
 int hostlist_delete (struct hostlist *hl, const char *hosts)
 {
-    struct hostlist tmp = { 0 };
-    struct delete_ctx ctx = { .out = &tmp };
+    struct hostlist tmp = {0};
+    struct delete_ctx ctx = {.out = &tmp};
     struct hostlist *d;
     struct span *del = NULL;
     size_t base = 0;

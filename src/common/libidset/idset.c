@@ -441,7 +441,7 @@ static int encode_tree (struct strbuf *sb, const struct node *t, int flags)
 
 char *idset_encode (const struct idset *idset, int flags)
 {
-    struct strbuf sb = { 0 };
+    struct strbuf sb = {0};
     bool brackets;
 
     if (!idset || (flags & ~ENCODE_FLAGS)) {
@@ -509,8 +509,8 @@ static int unexpected (struct parser *p)
     unsigned char c = p->s[p->pos];
 
     if (c > 0x20 && c < 0x7f)
-        return parse_error (p, "unexpected character '%c' at position %zu",
-                            c, p->pos);
+        return parse_error (p, "unexpected character '%c' at position %zu", c,
+                            p->pos);
     return parse_error (p, "unexpected character 0x%02x at position %zu", c,
                         p->pos);
 }
@@ -530,8 +530,8 @@ static int parse_id (struct parser *p, unsigned int *id)
             return parse_error (p, "expected an id at end of input");
         return unexpected (p);
     }
-    if (p->s[p->pos] == '0' && p->pos + 1 < p->end
-        && p->s[p->pos + 1] >= '0' && p->s[p->pos + 1] <= '9')
+    if (p->s[p->pos] == '0' && p->pos + 1 < p->end && p->s[p->pos + 1] >= '0'
+        && p->s[p->pos + 1] <= '9')
         return parse_error (p, "leading zero in id at position %zu", start);
     while (at_digit (p)) {
         val = val * 10 + (p->s[p->pos++] - '0');
@@ -545,8 +545,7 @@ static int parse_id (struct parser *p, unsigned int *id)
 
 /* Parse "N" or "N-M" into [lo,hi].
  */
-static int parse_element (struct parser *p, unsigned int *lo,
-                          unsigned int *hi)
+static int parse_element (struct parser *p, unsigned int *lo, unsigned int *hi)
 {
     if (parse_id (p, lo) < 0)
         return -1;
@@ -592,13 +591,10 @@ static int parse_list (struct parser *p, struct idset *s)
     }
 }
 
-struct idset *idset_decode_ex (const char *s,
-                               ssize_t len,
-                               ssize_t size,
-                               int flags,
-                               idset_error_t *error)
+struct idset *idset_decode_ex (const char *s, ssize_t len, ssize_t size,
+                               int flags, idset_error_t *error)
 {
-    struct parser p = { .s = s, .error = error };
+    struct parser p = {.s = s, .error = error};
     struct idset *set;
 
     if (error)

@@ -104,11 +104,8 @@ struct idset *idset_decode (const char *s);
  * Returns a new set, or NULL with errno = EINVAL or ENOMEM; on failure a
  * message is written to 'error' if it is not NULL.
  */
-struct idset *idset_decode_ex (const char *s,
-                               ssize_t len,
-                               ssize_t size,
-                               int flags,
-                               idset_error_t *error);
+struct idset *idset_decode_ex (const char *s, ssize_t len, ssize_t size,
+                               int flags, idset_error_t *error);
 
 /* Add 'id', or every id from lo to hi inclusive (lo and hi are swapped if
  * lo > hi), to the set.  Setting ids already present is not an error.

@@ -40,7 +40,7 @@ void BAIL_OUT (const char *fmt, ...)
 
 #define ok(cond, ...) ok_at_loc (__FILE__, __LINE__, !!(cond), __VA_ARGS__)
 #define is(got, exp, ...) is_at_loc (__FILE__, __LINE__, got, exp, __VA_ARGS__)
-#define cmp_ok(a, op, b, ...) \
+#define cmp_ok(a, op, b, ...)                                              \
     cmp_ok_at_loc (__FILE__, __LINE__, (long long)(a), op, (long long)(b), \
                    __VA_ARGS__)
 #define cmp_mem(a, b, n, ...) \

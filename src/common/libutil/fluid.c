@@ -16,8 +16,8 @@
 
 #include "fluid.h"
 
-static const char f58_alphabet[] =
-    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+static const char f58_alphabet[]
+    = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 #define F58_PREFIX "\xc6\x92" /* U+0192 LATIN SMALL LETTER F WITH HOOK */
 #define F58_MAXDIGITS 12      /* 11 suffice for 64 bits; PROTOCOLS.md 7 */
 #define KVS_PREFIX "job."
@@ -83,10 +83,9 @@ static int current_timestamp (struct fluid_generator *gen, uint64_t *tsp)
 }
 
 /* Wait until the generator's clock passes 'last'. */
-static int wait_past (struct fluid_generator *gen, uint64_t last,
-                      uint64_t *tsp)
+static int wait_past (struct fluid_generator *gen, uint64_t last, uint64_t *tsp)
 {
-    const struct timespec pause = { .tv_nsec = 50 * 1000 };
+    const struct timespec pause = {.tv_nsec = 50 * 1000};
 
     for (;;) {
         if (current_timestamp (gen, tsp) < 0)
@@ -184,8 +183,10 @@ int fluid_encode (char *buf, int bufsz, fluid_t fluid,
                   enum fluid_string_type type)
 {
     unsigned int g[4] = {
-        (fluid >> 48) & 0xffff, (fluid >> 32) & 0xffff,
-        (fluid >> 16) & 0xffff, fluid & 0xffff,
+        (fluid >> 48) & 0xffff,
+        (fluid >> 32) & 0xffff,
+        (fluid >> 16) & 0xffff,
+        fluid & 0xffff,
     };
     int n;
 
@@ -203,13 +204,14 @@ int fluid_encode (char *buf, int bufsz, fluid_t fluid,
         case FLUID_STRING_DOTHEX:
         case FLUID_STRING_KVS:
             n = snprintf (buf, bufsz, "%s%04x.%04x.%04x.%04x",
-                          type == FLUID_STRING_KVS ? KVS_PREFIX : "",
-                          g[0], g[1], g[2], g[3]);
+                          type == FLUID_STRING_KVS ? KVS_PREFIX : "", g[0],
+                          g[1], g[2], g[3]);
             break;
         case FLUID_STRING_F58:
         case FLUID_STRING_F58_PLAIN:
             if (encode_f58 (buf, bufsz, fluid,
-                            type == FLUID_STRING_F58 ? F58_PREFIX : "f") < 0) {
+                            type == FLUID_STRING_F58 ? F58_PREFIX : "f")
+                < 0) {
                 buf[0] = '\0';
                 return -1;
             }

@@ -20,11 +20,8 @@ struct unit {
 };
 
 static const struct unit units[] = {
-    { "ms", 1e-3, 1000 },
-    { "s", 1, 60 },
-    { "m", 60, 60 },
-    { "h", 3600, 24 },
-    { "d", 86400, 0 },
+    {"ms", 1e-3, 1000}, {"s", 1, 60},    {"m", 60, 60},
+    {"h", 3600, 24},    {"d", 86400, 0},
 };
 #define NUNITS ((int)(sizeof (units) / sizeof (units[0])))
 
@@ -97,8 +94,8 @@ int fsd_format_duration_ex (char *buf, size_t len, double duration,
     const char *suffix = "";
     int i = 0;
 
-    if (!buf || len == 0 || isnan (duration) || duration < 0
-        || precision < 0 || precision > 15) {
+    if (!buf || len == 0 || isnan (duration) || duration < 0 || precision < 0
+        || precision > 15) {
         errno = EINVAL;
         return -1;
     }
@@ -107,8 +104,7 @@ int fsd_format_duration_ex (char *buf, size_t len, double duration,
     else {
         while (i < NUNITS - 1 && duration >= units[i + 1].mult)
             i++;
-        format_number (num, sizeof (num), duration / units[i].mult,
-                       precision);
+        format_number (num, sizeof (num), duration / units[i].mult, precision);
         /* rounding may reach the next unit: 59.999s -> "60" -> 1m */
         while (i < NUNITS - 1 && strtod (num, NULL) >= units[i].next) {
             i++;

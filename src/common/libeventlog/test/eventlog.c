@@ -31,11 +31,11 @@ static const char *rfc_lines[] = {
     "{\"timestamp\":1552593348.104432,\"name\":\"clean\"}\n",
 };
 #define RFC_NLINES 8
-static const char *rfc_alloc_fixed =
-    "{\"timestamp\":1552593348.088391,\"name\":\"alloc\",\"context\":"
-    "{\"note\":\"rank0/core[0-1]\"}}\n";
-static const char *rfc_names[] = { "submit",  "urgency", "alloc",  "free",
-                                   "start",   "release", "finish", "clean" };
+static const char *rfc_alloc_fixed
+    = "{\"timestamp\":1552593348.088391,\"name\":\"alloc\",\"context\":"
+      "{\"note\":\"rank0/core[0-1]\"}}\n";
+static const char *rfc_names[] = {"submit", "urgency", "alloc",  "free",
+                                  "start",  "release", "finish", "clean"};
 
 /* The RFC example, concatenated; with fixed = 1, line 2 quoted. */
 static char *rfc_log (int fixed)
@@ -97,24 +97,23 @@ static void test_rfc_example (void)
     ok (eventlog_entry_parse (entry, &t, &name, &context) == 0
             && t == 1552593348.073045 && json_is_object (context)
             && json_integer_value (json_object_get (context, "urgency")) == 16
-            && json_integer_value (json_object_get (context, "userid"))
-                   == 5588,
+            && json_integer_value (json_object_get (context, "userid")) == 5588,
         "submit: timestamp and context as in the RFC");
     ok (eventlog_entry_parse (json_array_get (log, 1), &t, NULL, NULL) == 0
             && t == 1552593547.411336,
         "urgency: out of order timestamp is accepted");
     ok (eventlog_entry_parse (json_array_get (log, 2), NULL, NULL, &context)
-            == 0
+                == 0
             && !strcmp (json_string_value (json_object_get (context, "note")),
                         "rank0/core[0-1]"),
         "alloc: context note");
     context = (json_t *)1;
     ok (eventlog_entry_parse (json_array_get (log, 3), NULL, NULL, &context)
-            == 0
+                == 0
             && context == NULL,
         "free: no context gives NULL");
     ok (eventlog_entry_parse (json_array_get (log, 5), NULL, NULL, &context)
-            == 0
+                == 0
             && json_is_true (json_object_get (context, "final")),
         "release: context final is true");
 
@@ -211,20 +210,20 @@ static void test_create_errors (void)
         const char *context;
         const char *what;
     } bad[] = {
-        { -1, "a", NULL, "negative timestamp" },
-        { NAN, "a", NULL, "NaN timestamp" },
-        { INFINITY, "a", NULL, "infinite timestamp" },
-        { -INFINITY, "a", NULL, "-inf timestamp" },
-        { 1, NULL, NULL, "NULL name" },
-        { 1, "", NULL, "empty name" },
-        { 1, "\xff\xfe", NULL, "name not UTF-8" },
-        { 1, "a", "", "empty context text" },
-        { 1, "a", "not json", "context not JSON" },
-        { 1, "a", "[1]", "context an array" },
-        { 1, "a", "5", "context a number" },
-        { 1, "a", "null", "context null" },
-        { 1, "a", "{\"x\":1,\"x\":2}", "context with duplicate keys" },
-        { 1, "a", "{\"x\":1} {}", "context with trailing text" },
+        {-1, "a", NULL, "negative timestamp"},
+        {NAN, "a", NULL, "NaN timestamp"},
+        {INFINITY, "a", NULL, "infinite timestamp"},
+        {-INFINITY, "a", NULL, "-inf timestamp"},
+        {1, NULL, NULL, "NULL name"},
+        {1, "", NULL, "empty name"},
+        {1, "\xff\xfe", NULL, "name not UTF-8"},
+        {1, "a", "", "empty context text"},
+        {1, "a", "not json", "context not JSON"},
+        {1, "a", "[1]", "context an array"},
+        {1, "a", "5", "context a number"},
+        {1, "a", "null", "context null"},
+        {1, "a", "{\"x\":1,\"x\":2}", "context with duplicate keys"},
+        {1, "a", "{\"x\":1} {}", "context with trailing text"},
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         errno = 0;
@@ -240,63 +239,54 @@ static void test_create_errors (void)
     ok (eventlog_entry_pack (1, "a", "s", "str") == NULL && errno == EINVAL,
         "pack: a string context fails with EINVAL");
     errno = 0;
-    ok (eventlog_entry_pack (1, "a", "{s:i", "x", 1) == NULL
-            && errno == EINVAL,
+    ok (eventlog_entry_pack (1, "a", "{s:i", "x", 1) == NULL && errno == EINVAL,
         "pack: a bad format fails with EINVAL");
     errno = 0;
     ok (eventlog_entry_pack (-1, "a", "{s:i}", "x", 1) == NULL
             && errno == EINVAL,
         "pack: a bad timestamp fails with EINVAL (and frees the context)");
     errno = 0;
-    ok (eventlog_entry_pack (1, "", "{s:i}", "x", 1) == NULL
-            && errno == EINVAL,
+    ok (eventlog_entry_pack (1, "", "{s:i}", "x", 1) == NULL && errno == EINVAL,
         "pack: an empty name fails with EINVAL");
 }
 
 /* Lines that are not valid entries: every one must give EPROTO. */
 static const char *bad_lines[] = {
-    "",
-    "\n",
-    " \n",
-    "{\"timestamp\":1,\"name\":\"a\"}",          /* missing newline */
-    "{\"timestamp\":1,\"name\":\"a\"}\n\n",      /* two newlines */
-    "{\"timestamp\":1,\n\"name\":\"a\"}\n",      /* embedded newline */
+    "", "\n", " \n", "{\"timestamp\":1,\"name\":\"a\"}", /* missing newline */
+    "{\"timestamp\":1,\"name\":\"a\"}\n\n",              /* two newlines */
+    "{\"timestamp\":1,\n\"name\":\"a\"}\n",              /* embedded newline */
     "{\"timestamp\":1,\"name\":\"a\"}\n{\"timestamp\":1,\"name\":\"a\"}\n",
-    "{\"timestamp\":1,\"name\":\"a\"} x\n",      /* trailing garbage */
+    "{\"timestamp\":1,\"name\":\"a\"} x\n", /* trailing garbage */
     "{\"timestamp\":1,\"name\":\"a\"}{}\n",
-    "x{\"timestamp\":1,\"name\":\"a\"}\n",       /* leading garbage */
-    "{\"timestamp\":1,\"name\":\"a\"\n",         /* truncated */
+    "x{\"timestamp\":1,\"name\":\"a\"}\n", /* leading garbage */
+    "{\"timestamp\":1,\"name\":\"a\"\n",   /* truncated */
     /* from here on (FIRST_CONTENT_BAD) the line is framed correctly and
      * what is wrong is the content */
-    "[1]\n",                                     /* not an object */
-    "5\n",
-    "\"s\"\n",
-    "null\n",
-    "[{\"timestamp\":1,\"name\":\"a\"}]\n",
-    "{\"name\":\"a\"}\n",                        /* no timestamp */
-    "{\"timestamp\":\"1\",\"name\":\"a\"}\n",    /* bad timestamp types */
+    "[1]\n", /* not an object */
+    "5\n", "\"s\"\n", "null\n", "[{\"timestamp\":1,\"name\":\"a\"}]\n",
+    "{\"name\":\"a\"}\n",                     /* no timestamp */
+    "{\"timestamp\":\"1\",\"name\":\"a\"}\n", /* bad timestamp types */
     "{\"timestamp\":true,\"name\":\"a\"}\n",
     "{\"timestamp\":null,\"name\":\"a\"}\n",
     "{\"timestamp\":[1],\"name\":\"a\"}\n",
-    "{\"timestamp\":0,\"name\":\"a\"}\n",        /* not > 0 */
+    "{\"timestamp\":0,\"name\":\"a\"}\n", /* not > 0 */
     "{\"timestamp\":0.0,\"name\":\"a\"}\n",
     "{\"timestamp\":-1.5,\"name\":\"a\"}\n",
     "{\"timestamp\":1e999,\"name\":\"a\"}\n",
-    "{\"timestamp\":1}\n",                       /* no name */
-    "{\"timestamp\":1,\"name\":5}\n",            /* bad name types */
-    "{\"timestamp\":1,\"name\":null}\n",
-    "{\"timestamp\":1,\"name\":{}}\n",
-    "{\"timestamp\":1,\"name\":\"\"}\n",         /* empty name */
-    "{\"timestamp\":1,\"name\":\"a\\u0000b\"}\n", /* NUL in name */
+    "{\"timestamp\":1}\n",            /* no name */
+    "{\"timestamp\":1,\"name\":5}\n", /* bad name types */
+    "{\"timestamp\":1,\"name\":null}\n", "{\"timestamp\":1,\"name\":{}}\n",
+    "{\"timestamp\":1,\"name\":\"\"}\n",                    /* empty name */
+    "{\"timestamp\":1,\"name\":\"a\\u0000b\"}\n",           /* NUL in name */
     "{\"timestamp\":1,\"name\":\"a\",\"context\":\"x\"}\n", /* bad context */
     "{\"timestamp\":1,\"name\":\"a\",\"context\":[]}\n",
     "{\"timestamp\":1,\"name\":\"a\",\"context\":5}\n",
     "{\"timestamp\":1,\"name\":\"a\",\"context\":null}\n",
-    "{\"timestamp\":1,\"name\":\"a\",\"extra\":1}\n", /* unknown key */
+    "{\"timestamp\":1,\"name\":\"a\",\"extra\":1}\n",    /* unknown key */
     "{\"timestamp\":1,\"name\":\"a\",\"name\":\"b\"}\n", /* duplicate */
-    "{\"timestamp\":1,\"name\":\"a\",}\n",       /* invalid JSON */
+    "{\"timestamp\":1,\"name\":\"a\",}\n",               /* invalid JSON */
     "{timestamp:1,\"name\":\"a\"}\n",
-    "{\"timestamp\":1,\"name\":\"\xff\"}\n",     /* not UTF-8 */
+    "{\"timestamp\":1,\"name\":\"\xff\"}\n", /* not UTF-8 */
 };
 #define NBAD_LINES ((int)(sizeof (bad_lines) / sizeof (bad_lines[0])))
 #define FIRST_CONTENT_BAD 11
@@ -360,8 +350,7 @@ static void test_parse_errors (void)
     /* load the bad content as JSON values and check entry_parse/encode */
     for (int i = FIRST_CONTENT_BAD; i < NBAD_LINES; i++) {
         json_t *o = json_loads (bad_lines[i],
-                                JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-                                NULL);
+                                JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
         double t = 42;
         const char *name = (const char *)1;
         json_t *context = (json_t *)1;
@@ -380,7 +369,8 @@ static void test_parse_errors (void)
         free (s);
         json_decref (o);
     }
-    ok (failures == 0 && tested >= 20, "%d invalid entries fail entry_parse "
+    ok (failures == 0 && tested >= 20,
+        "%d invalid entries fail entry_parse "
         "with EPROTO (outputs untouched) and entry_encode with EINVAL",
         tested);
     errno = 0;
@@ -392,8 +382,8 @@ static void test_parse_errors (void)
 
     /* json_real refuses non-finite values, so build them via integers:
      * a huge integer is fine, a zero or negative one is not */
-    json_t *o = json_pack ("{s:I s:s}", "timestamp", (json_int_t)-5, "name",
-                           "a");
+    json_t *o
+        = json_pack ("{s:I s:s}", "timestamp", (json_int_t)-5, "name", "a");
     errno = 0;
     ok (eventlog_entry_parse (o, NULL, NULL, NULL) < 0 && errno == EPROTO,
         "a negative integer timestamp fails with EPROTO");
@@ -437,7 +427,7 @@ static void test_decode_log (void)
         }
     }
     ok (failures == 0, "a malformed line first, in the middle or last "
-        "fails decode with EPROTO");
+                       "fails decode with EPROTO");
     errno = 0;
     ok (eventlog_decode ("{\"timestamp\":1,\"name\":\"a\"}\n"
                          "{\"timestamp\":2,\"name\":\"b\"}")
@@ -450,8 +440,7 @@ static void test_decode_log (void)
         "an empty line fails with EPROTO");
 
     errno = 0;
-    json_t *arr = json_pack ("[{s:f s:s} i]", "timestamp", 1.0, "name", "a",
-                             5);
+    json_t *arr = json_pack ("[{s:f s:s} i]", "timestamp", 1.0, "name", "a", 5);
     ok (eventlog_encode (arr) == NULL && errno == EINVAL,
         "encode of an array holding a non-entry fails with EINVAL");
     json_decref (arr);
@@ -515,7 +504,7 @@ static void test_roundtrip (void)
         free (s);
     }
     ok (failures == 0, "2000 random entries round trip exactly, one line "
-        "each");
+                       "each");
 
     char *s = eventlog_encode (log);
     json_t *back = s ? eventlog_decode (s) : NULL;
@@ -527,7 +516,8 @@ static void test_roundtrip (void)
     int bad = 0;
     size_t i;
     json_t *entry;
-    json_array_foreach (log, i, entry) {
+    json_array_foreach (log, i, entry)
+    {
         char *line = eventlog_entry_encode (entry);
         if (!line || eventlog_append (&built, line) < 0)
             bad++;
@@ -549,7 +539,8 @@ static void test_append (void)
 
     ok (eventlog_append (&log, l1) == 0 && log && !strcmp (log, l1),
         "append to NULL starts a new log");
-    ok (eventlog_append (&log, l2) == 0 && log && !strncmp (log, l1, strlen (l1))
+    ok (eventlog_append (&log, l2) == 0 && log
+            && !strncmp (log, l1, strlen (l1))
             && !strcmp (log + strlen (l1), l2),
         "append adds the line at the end");
     char *saved = log ? strdup (log) : NULL;
@@ -562,7 +553,7 @@ static void test_append (void)
             failures++;
     }
     ok (failures == 0, "appending any malformed line fails with EPROTO and "
-        "leaves the log unchanged");
+                       "leaves the log unchanged");
     free (saved);
     free (log);
 

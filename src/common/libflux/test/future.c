@@ -45,8 +45,7 @@ static void test_basic (flux_reactor_t *r)
     errno = 0;
     ok (flux_future_get (f, NULL) < 0 && errno == ENOENT,
         "an error result fails get with its errnum");
-    is (flux_future_error_string (f), "no such thing",
-        "error string is kept");
+    is (flux_future_error_string (f), "no such thing", "error string is kept");
     is (future_strerror (f, ENOENT), "no such thing",
         "future_strerror prefers the error string");
     flux_future_reset (f);
@@ -188,7 +187,8 @@ static void test_composite (flux_reactor_t *r)
     all = flux_future_wait_all_create ();
     a = flux_future_create (NULL, NULL);
     b = flux_future_create (NULL, NULL);
-    ok (flux_future_push (all, "a", a) == 0 && flux_future_push (all, "b", b) == 0,
+    ok (flux_future_push (all, "a", a) == 0
+            && flux_future_push (all, "b", b) == 0,
         "push two children");
     errno = 0;
     ok (flux_future_push (all, "a", a) < 0 && errno == EEXIST,
@@ -200,7 +200,8 @@ static void test_composite (flux_reactor_t *r)
     ok (n == 2, "child iteration visits both");
     flux_future_set_reactor (all, r);
     calls = 0;
-    ok (flux_future_then (all, -1, composite_cb, NULL) == 0, "then on wait_all");
+    ok (flux_future_then (all, -1, composite_cb, NULL) == 0,
+        "then on wait_all");
     flux_future_fulfill (a, NULL, NULL);
     flux_reactor_run (r, FLUX_REACTOR_NOWAIT);
     flux_reactor_run (r, FLUX_REACTOR_NOWAIT);

@@ -21,8 +21,8 @@
 
 /* ---- a server, run in a child process ---- */
 
-static void echo_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void echo_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     const char *s;
     if (flux_request_decode (msg, NULL, &s) < 0)
@@ -32,8 +32,8 @@ static void echo_cb (flux_t *h, flux_msg_handler_t *mh,
 }
 
 /* responds {"n":i} for i in 0..count-1, then ENODATA */
-static void stream_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void stream_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     int count, i;
     if (!flux_msg_is_streaming (msg)) {
@@ -49,8 +49,8 @@ static void stream_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond_error (h, msg, ENODATA, NULL);
 }
 
-static void fail_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void fail_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     flux_respond_error (h, msg, EHOSTUNREACH, "it is far away");
 }
@@ -65,8 +65,8 @@ static void evfirst_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond (h, msg, "after-event");
 }
 
-static void attr_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void attr_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     const char *name;
     if (flux_request_unpack (msg, NULL, "{s:s}", "name", &name) < 0)
@@ -78,8 +78,8 @@ static void attr_cb (flux_t *h, flux_msg_handler_t *mh,
 }
 
 /* report how the request arrived */
-static void whoami_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void whoami_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     uint32_t nodeid = 0, userid = 0, rolemask = 0;
     flux_msg_get_nodeid (msg, &nodeid);
@@ -87,19 +87,18 @@ static void whoami_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_msg_get_rolemask (msg, &rolemask);
     flux_respond_pack (h, msg, "{s:I s:b s:I s:I}", "nodeid",
                        (json_int_t)nodeid, "upstream",
-                       flux_msg_has_flag (msg, FLUX_MSGFLAG_UPSTREAM),
-                       "userid", (json_int_t)userid, "rolemask",
-                       (json_int_t)rolemask);
+                       flux_msg_has_flag (msg, FLUX_MSGFLAG_UPSTREAM), "userid",
+                       (json_int_t)userid, "rolemask", (json_int_t)rolemask);
 }
 
-static void quit_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void quit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     flux_reactor_stop (flux_get_reactor (h));
 }
 
-static void silent_cb (flux_t *h, flux_msg_handler_t *mh,
-                       const flux_msg_t *msg, void *arg)
+static void silent_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
 {
     /* never answers */
 }
@@ -267,11 +266,10 @@ static void test_sync_rpc (void)
         "NODEID_UPSTREAM sends nodeid=rank with the UPSTREAM flag");
     flux_future_destroy (f);
     f = flux_rpc (h, "whoami", NULL, 7, 0);
-    ok (flux_rpc_get_unpack (f, "{s:I s:b s:I}", "nodeid", &nodeid,
-                             "upstream", &upstream, "userid", &userid)
+    ok (flux_rpc_get_unpack (f, "{s:I s:b s:I}", "nodeid", &nodeid, "upstream",
+                             &upstream, "userid", &userid)
                 == 0
-            && nodeid == 7 && !upstream
-            && (uint32_t)userid == getuid (),
+            && nodeid == 7 && !upstream && (uint32_t)userid == getuid (),
         "explicit nodeid is sent as is; fd:// stamped the peer's userid");
     flux_future_destroy (f);
 
@@ -450,8 +448,7 @@ static void test_local (void)
     errno = 0;
     ok (flux_open_ex (uri, 0, &error) == NULL && errno == ENOENT,
         "no socket: ENOENT after retries");
-    ok (strstr (error.text, "cannot connect") != NULL, "error: %s",
-        error.text);
+    ok (strstr (error.text, "cannot connect") != NULL, "error: %s", error.text);
     unsetenv ("FLUX_LOCAL_CONNECTOR_RETRY_COUNT");
     errno = 0;
     ok (flux_open_ex ("bogus://x", 0, &error) == NULL && errno == EINVAL,
@@ -540,7 +537,8 @@ static void test_loop (void)
     ok (events_b == 3, "handler b got its 3 events");
     ok (events_a == 1,
         "handler a got the first ev.b, then was destroyed by b's callback "
-        "(a=%d)", events_a);
+        "(a=%d)",
+        events_a);
     flux_msg_handler_destroy (hb);
 
     ok (flux_matchtag_alloc (h) != FLUX_MATCHTAG_NONE, "matchtag_alloc works");

@@ -9,8 +9,8 @@
 #include "libflux/msgpipe.h"
 #include "tap.h"
 
-static void echo_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void echo_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     const char *s;
     if (flux_request_decode (msg, NULL, &s) < 0)
@@ -19,8 +19,8 @@ static void echo_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond (h, msg, s);
 }
 
-static void stop_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void stop_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     flux_respond (h, msg, NULL);
     flux_reactor_stop (flux_get_reactor (h));
@@ -97,8 +97,9 @@ int main (int argc, char *argv[])
     flux_future_destroy (f);
     pthread_join (t, NULL);
     f = flux_rpc (h, "echo", "late", FLUX_NODEID_ANY, 0);
-    ok (f == NULL || (flux_future_get (f, NULL) < 0
-                      && (errno == ECONNRESET || errno == EPIPE)),
+    ok (f == NULL
+            || (flux_future_get (f, NULL) < 0
+                && (errno == ECONNRESET || errno == EPIPE)),
         "rpc after the other end closed fails");
     flux_future_destroy (f);
     flux_close (h);

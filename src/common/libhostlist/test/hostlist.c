@@ -164,22 +164,22 @@ static void test_destroy (void)
 /* RFC 29 "Test Vectors", verbatim: each side expands to the same list.
  */
 static const char *rfc29[][2] = {
-    { "", "" },
-    { "foox,fooy,fooz", "foox,fooy,fooz" },
-    { "[1-3,5-6]", "1,2,3,5,6" },
-    { "foo[1-5]", "foo1,foo2,foo3,foo4,foo5" },
-    { "foo[0-4]-eth2", "foo0-eth2,foo1-eth2,foo2-eth2,foo3-eth2,foo4-eth2" },
-    { "foo1,foo1,foo1", "foo1,foo1,foo1" },
-    { "[00-02]", "00,01,02" },
-    { "[00-2]", "00,01,02" },
-    { "foo[1,1,2,1]", "foo1,foo1,foo2,foo1" },
+    {"", ""},
+    {"foox,fooy,fooz", "foox,fooy,fooz"},
+    {"[1-3,5-6]", "1,2,3,5,6"},
+    {"foo[1-5]", "foo1,foo2,foo3,foo4,foo5"},
+    {"foo[0-4]-eth2", "foo0-eth2,foo1-eth2,foo2-eth2,foo3-eth2,foo4-eth2"},
+    {"foo1,foo1,foo1", "foo1,foo1,foo1"},
+    {"[00-02]", "00,01,02"},
+    {"[00-2]", "00,01,02"},
+    {"foo[1,1,2,1]", "foo1,foo1,foo2,foo1"},
     /* and from the RFC text */
-    { "host[0-10,12]", "host0,host1,host2,host3,host4,host5,host6,host7,"
-                       "host8,host9,host10,host12" },
-    { "[5,4,10,11,12,13]", "5,4,10,11,12,13" },
-    { "[5,4,11-13]", "5,4,11,12,13" },
-    { "[005,4,11-13]", "005,004,011,012,013" },
-    { "[2,2,2]", "2,2,2" },
+    {"host[0-10,12]", "host0,host1,host2,host3,host4,host5,host6,host7,"
+                      "host8,host9,host10,host12"},
+    {"[5,4,10,11,12,13]", "5,4,10,11,12,13"},
+    {"[5,4,11-13]", "5,4,11,12,13"},
+    {"[005,4,11-13]", "005,004,011,012,013"},
+    {"[2,2,2]", "2,2,2"},
 };
 
 static void test_rfc29 (void)
@@ -211,68 +211,64 @@ struct codec {
 };
 
 static const struct codec codec[] = {
-    { "foo1,foo2,foo3", "foo[1-3]", 3 },
-    { "foo-1a-2,foo-1a-3", "foo-1a-[2-3]", 2 },
-    { "foo1,foo2,foo3,fooi", "foo[1-3],fooi", 4 },
-    { "foo1,fooi,foo2,foo3", "foo1,fooi,foo[2-3]", 4 },
-    { "fooi,foo1,foo2,foo3,foo5,foo7,foo8", "fooi,foo[1-3,5,7-8]", 7 },
-    { "1,2,3,4,5,9", "[1-5,9]", 6 },
-    { ",1,2,3,4,5,9,", "[1-5,9]", 6 },
-    { "a,,b", "a,b", 2 },
-    { ",,,", "", 0 },
-    { "[1-5]", "[1-5]", 5 },
-    { "14636", "14636", 1 },
-    { "node9,node10", "node[9-10]", 2 },
-    { "node09,node10", "node[09-10]", 2 },
-    { "node9,node010", "node9,node010", 2 },
-    { "node8,node09", "node8,node09", 2 },
-    { "node10,node09", "node10,node09", 2 },
-    { "node[01-10]", "node[01-10]", 10 },
-    { "node[8-10]", "node[8-10]", 3 },
-    { "node[08-10]", "node[08-10]", 3 },
-    { "node[098-101]", "node[098-101]", 4 },
-    { "node[09-10],node11", "node[09-11]", 3 },
-    { "node[09-10],node011", "node[09-10],node011", 3 },
-    { "node[10-11],node[12-13]", "node[10-13]", 4 },
-    { "node[10-11],node[012-013]", "node[10-11],node[012-013]", 4 },
-    { "[00-02]", "[00-02]", 3 },
-    { "[00-2]", "[00-02]", 3 },
-    { "p[00-3]p", "p[00-03]p", 4 },
-    { "[005,4,11-13]", "[005,004,011-013]", 5 },
-    { "[1,02]", "[1-2]", 2 },
-    { "foo1,foo1,foo1", "foo[1,1,1]", 3 },
-    { "foo[1,1,2,1]", "foo[1,1-2,1]", 4 },
-    { "foo[3,1]", "foo[3,1]", 2 },
-    { "foo[5-6],foo3,foo4", "foo[5-6,3-4]", 4 },
-    { "foo[1-3],foo[4-6]", "foo[1-6]", 6 },
-    { "foo[3-3]", "foo3", 1 },
-    { "a[1-3],b[1-3]", "a[1-3],b[1-3]", 6 },
-    { "foo[0-4]-eth2", "foo0-eth2,foo1-eth2,foo2-eth2,foo3-eth2,foo4-eth2",
-      5 },
-    { "foo[1,3]-bar", "foo[1,3]-bar", 2 },
-    { "node[1-3]-ib", "node[1-3]-ib", 3 },
-    { "node1-ib,node2-ib,node3", "node[1-2]-ib,node3", 3 },
-    { "rack1-node[1-2]", "rack1-node[1-2]", 2 },
-    { "rack[1-2]-node[1-2]", "rack1-node[1-2],rack2-node[1-2]", 4 },
-    { "r[1-2]n[1-2]x", "r1n[1-2]x,r2n[1-2]x", 4 },
-    { "[1-2][3-4]", "[13-14,23-24]", 4 },
-    { "a[1,3]b[1-2]c[5]", "a1b1c5,a1b2c5,a3b1c5,a3b2c5", 4 },
-    { "foo1[2-3]", "foo[12-13]", 2 },
-    { "f00[7-8]", "f[007-008]", 2 },
-    { "login", "login", 1 },
-    { "login,login", "login,login", 2 },
-    { "node99999999999", "node99999999999", 1 },
-    { "node99999999999,node99999999998", "node99999999999,node99999999998",
-      2 },
-    { "x[4294967293-4294967294]", "x[4294967293-4294967294]", 2 },
-    { "x4294967294,x4294967295", "x4294967294,x4294967295", 2 },
-    { "n[0000000000000000000000000000001-2]",
-      "n[0000000000000000000000000000001-0000000000000000000000000000002]",
-      2 },
-    { "a-b_c.d:e@f+g", "a-b_c.d:e@f+g", 1 },
-    { "mcr[336-359,488-550,553,556,559,561,567,569-571,573-575,578,581]",
-      "mcr[336-359,488-550,553,556,559,561,567,569-571,573-575,578,581]",
-      100 },
+    {"foo1,foo2,foo3", "foo[1-3]", 3},
+    {"foo-1a-2,foo-1a-3", "foo-1a-[2-3]", 2},
+    {"foo1,foo2,foo3,fooi", "foo[1-3],fooi", 4},
+    {"foo1,fooi,foo2,foo3", "foo1,fooi,foo[2-3]", 4},
+    {"fooi,foo1,foo2,foo3,foo5,foo7,foo8", "fooi,foo[1-3,5,7-8]", 7},
+    {"1,2,3,4,5,9", "[1-5,9]", 6},
+    {",1,2,3,4,5,9,", "[1-5,9]", 6},
+    {"a,,b", "a,b", 2},
+    {",,,", "", 0},
+    {"[1-5]", "[1-5]", 5},
+    {"14636", "14636", 1},
+    {"node9,node10", "node[9-10]", 2},
+    {"node09,node10", "node[09-10]", 2},
+    {"node9,node010", "node9,node010", 2},
+    {"node8,node09", "node8,node09", 2},
+    {"node10,node09", "node10,node09", 2},
+    {"node[01-10]", "node[01-10]", 10},
+    {"node[8-10]", "node[8-10]", 3},
+    {"node[08-10]", "node[08-10]", 3},
+    {"node[098-101]", "node[098-101]", 4},
+    {"node[09-10],node11", "node[09-11]", 3},
+    {"node[09-10],node011", "node[09-10],node011", 3},
+    {"node[10-11],node[12-13]", "node[10-13]", 4},
+    {"node[10-11],node[012-013]", "node[10-11],node[012-013]", 4},
+    {"[00-02]", "[00-02]", 3},
+    {"[00-2]", "[00-02]", 3},
+    {"p[00-3]p", "p[00-03]p", 4},
+    {"[005,4,11-13]", "[005,004,011-013]", 5},
+    {"[1,02]", "[1-2]", 2},
+    {"foo1,foo1,foo1", "foo[1,1,1]", 3},
+    {"foo[1,1,2,1]", "foo[1,1-2,1]", 4},
+    {"foo[3,1]", "foo[3,1]", 2},
+    {"foo[5-6],foo3,foo4", "foo[5-6,3-4]", 4},
+    {"foo[1-3],foo[4-6]", "foo[1-6]", 6},
+    {"foo[3-3]", "foo3", 1},
+    {"a[1-3],b[1-3]", "a[1-3],b[1-3]", 6},
+    {"foo[0-4]-eth2", "foo0-eth2,foo1-eth2,foo2-eth2,foo3-eth2,foo4-eth2", 5},
+    {"foo[1,3]-bar", "foo[1,3]-bar", 2},
+    {"node[1-3]-ib", "node[1-3]-ib", 3},
+    {"node1-ib,node2-ib,node3", "node[1-2]-ib,node3", 3},
+    {"rack1-node[1-2]", "rack1-node[1-2]", 2},
+    {"rack[1-2]-node[1-2]", "rack1-node[1-2],rack2-node[1-2]", 4},
+    {"r[1-2]n[1-2]x", "r1n[1-2]x,r2n[1-2]x", 4},
+    {"[1-2][3-4]", "[13-14,23-24]", 4},
+    {"a[1,3]b[1-2]c[5]", "a1b1c5,a1b2c5,a3b1c5,a3b2c5", 4},
+    {"foo1[2-3]", "foo[12-13]", 2},
+    {"f00[7-8]", "f[007-008]", 2},
+    {"login", "login", 1},
+    {"login,login", "login,login", 2},
+    {"node99999999999", "node99999999999", 1},
+    {"node99999999999,node99999999998", "node99999999999,node99999999998", 2},
+    {"x[4294967293-4294967294]", "x[4294967293-4294967294]", 2},
+    {"x4294967294,x4294967295", "x4294967294,x4294967295", 2},
+    {"n[0000000000000000000000000000001-2]",
+     "n[0000000000000000000000000000001-0000000000000000000000000000002]", 2},
+    {"a-b_c.d:e@f+g", "a-b_c.d:e@f+g", 1},
+    {"mcr[336-359,488-550,553,556,559,561,567,569-571,573-575,578,581]",
+     "mcr[336-359,488-550,553,556,559,561,567,569-571,573-575,578,581]", 100},
 };
 
 static void test_codec (void)
@@ -293,8 +289,7 @@ static void test_codec (void)
         again = s ? hostlist_decode (s) : NULL;
         ok (again && enc_is (again, s), "\"%s\" survives a round trip", t->in);
         copy = hostlist_copy (hl);
-        ok (copy && enc_is (copy, t->out)
-                && hostlist_count (copy) == t->count,
+        ok (copy && enc_is (copy, t->out) && hostlist_count (copy) == t->count,
             "a copy of \"%s\" encodes alike", t->in);
         free (s);
         hostlist_destroy (copy);
@@ -331,46 +326,46 @@ struct bad {
 };
 
 static const struct bad bad[] = {
-    { "foo[1-", EINVAL },
-    { "foo[3-1]", EINVAL },
-    { "foo[]", EINVAL },
-    { "[]", EINVAL },
-    { "[1-2]x[", EINVAL },
-    { "foo[", EINVAL },
-    { "foo]", EINVAL },
-    { "]", EINVAL },
-    { "foo[1,3", EINVAL },
-    { "foo[[1]]", EINVAL },
-    { "foo[1]]", EINVAL },
-    { "foo[1[2]]", EINVAL },
-    { "foo]1[", EINVAL },
-    { "foo[x-y]", EINVAL },
-    { "foo[1a]", EINVAL },
-    { "foo[0-1,2--5]", EINVAL },
-    { "foo[-1]", EINVAL },
-    { "foo[1-]", EINVAL },
-    { "foo[1,]", EINVAL },
-    { "foo[,1]", EINVAL },
-    { "foo[1,,2]", EINVAL },
-    { "foo[1-2-3]", EINVAL },
-    { "foo[ 1]", EINVAL },
-    { "foo[+1]", EINVAL },
-    { "foo bar", EINVAL },
-    { " foo", EINVAL },
-    { "foo,bar ", EINVAL },
-    { "foo\tbar", EINVAL },
-    { "foo\nbar", EINVAL },
-    { "caf\xc3\xa9", EINVAL },
-    { "foo\x7f", EINVAL },
-    { "foo[4294967295]", EINVAL },
-    { "foo[99999999999]", EINVAL },
-    { "foo[1-4294967295]", EINVAL },
-    { "foo[000000000000000000000000000000001]", EINVAL },
-    { "foo[0-1048576]", ERANGE },
-    { "foo[0-4294967294]", ERANGE },
-    { "foo[0-524287,0-524288]", ERANGE },
-    { "a[0-1024]b[0-1023]", ERANGE },
-    { "a[0-1023]b[0-1023]c[1-2]", ERANGE },
+    {"foo[1-", EINVAL},
+    {"foo[3-1]", EINVAL},
+    {"foo[]", EINVAL},
+    {"[]", EINVAL},
+    {"[1-2]x[", EINVAL},
+    {"foo[", EINVAL},
+    {"foo]", EINVAL},
+    {"]", EINVAL},
+    {"foo[1,3", EINVAL},
+    {"foo[[1]]", EINVAL},
+    {"foo[1]]", EINVAL},
+    {"foo[1[2]]", EINVAL},
+    {"foo]1[", EINVAL},
+    {"foo[x-y]", EINVAL},
+    {"foo[1a]", EINVAL},
+    {"foo[0-1,2--5]", EINVAL},
+    {"foo[-1]", EINVAL},
+    {"foo[1-]", EINVAL},
+    {"foo[1,]", EINVAL},
+    {"foo[,1]", EINVAL},
+    {"foo[1,,2]", EINVAL},
+    {"foo[1-2-3]", EINVAL},
+    {"foo[ 1]", EINVAL},
+    {"foo[+1]", EINVAL},
+    {"foo bar", EINVAL},
+    {" foo", EINVAL},
+    {"foo,bar ", EINVAL},
+    {"foo\tbar", EINVAL},
+    {"foo\nbar", EINVAL},
+    {"caf\xc3\xa9", EINVAL},
+    {"foo\x7f", EINVAL},
+    {"foo[4294967295]", EINVAL},
+    {"foo[99999999999]", EINVAL},
+    {"foo[1-4294967295]", EINVAL},
+    {"foo[000000000000000000000000000000001]", EINVAL},
+    {"foo[0-1048576]", ERANGE},
+    {"foo[0-4294967294]", ERANGE},
+    {"foo[0-524287,0-524288]", ERANGE},
+    {"a[0-1024]b[0-1023]", ERANGE},
+    {"a[0-1023]b[0-1023]c[1-2]", ERANGE},
 };
 
 static const char *visible (const char *s)
@@ -448,9 +443,9 @@ static void test_append (void)
     hostlist_destroy (hl2);
 
     /* 10,000 hosts, one by one */
-    const char *fmts[] = { "node%d", "node%05d", "rack1-node%d-ib" };
-    const char *expect[] = { "node[1-10000]", "node[00001-10000]",
-                             "rack1-node[1-10000]-ib" };
+    const char *fmts[] = {"node%d", "node%05d", "rack1-node%d-ib"};
+    const char *expect[]
+        = {"node[1-10000]", "node[00001-10000]", "rack1-node[1-10000]-ib"};
     for (int f = 0; f < 3; f++) {
         hl = hostlist_create ();
         errors = 0;
@@ -563,33 +558,33 @@ struct find {
 };
 
 static const struct find finds[] = {
-    { "tst0", "tst", -1 },
-    { "tst0,tst", "tst", 1 },
-    { "tst,tst0", "tst", 0 },
-    { "tst", "tst0", -1 },
-    { "foo[1-5]-eth0", "foo3-eth0", 2 },
-    { "foo[1-5]", "foo3-eth0", -1 },
-    { "node[1-5]-ib", "node4-ib", 3 },
-    { "node[1-5]-ib", "node4", -1 },
-    { "[0-5]", "3", 3 },
-    { "[0-5]i", "0", -1 },
-    { "i[0-5]", "i00", -1 },
-    { "i[00-05]", "i0", -1 },
-    { "i[00-05]", "i00", 0 },
-    { "i[00-05]", "i04", 4 },
-    { "node[8-10]", "node09", -1 },
-    { "node[8-10]", "node9", 1 },
-    { "node[08-10]", "node10", 2 },
-    { "node[08-10]", "node010", -1 },
-    { "f00[7-8]", "f007", 0 },
-    { "f00[7-8,10]", "f0010", 2 },
-    { "f0010001[07-08]", "f001000108", 1 },
-    { "foo[1-3],foo[1-3]", "foo2", 1 },
-    { "bar,foo[1-3],foo[1-3]", "foo3", 3 },
-    { "cornp2", "corn", -1 },
-    { "cornp2", "corn2", -1 },
-    { "corn1-p2", "corn2", -1 },
-    { "node99999999999", "node99999999999", 0 },
+    {"tst0", "tst", -1},
+    {"tst0,tst", "tst", 1},
+    {"tst,tst0", "tst", 0},
+    {"tst", "tst0", -1},
+    {"foo[1-5]-eth0", "foo3-eth0", 2},
+    {"foo[1-5]", "foo3-eth0", -1},
+    {"node[1-5]-ib", "node4-ib", 3},
+    {"node[1-5]-ib", "node4", -1},
+    {"[0-5]", "3", 3},
+    {"[0-5]i", "0", -1},
+    {"i[0-5]", "i00", -1},
+    {"i[00-05]", "i0", -1},
+    {"i[00-05]", "i00", 0},
+    {"i[00-05]", "i04", 4},
+    {"node[8-10]", "node09", -1},
+    {"node[8-10]", "node9", 1},
+    {"node[08-10]", "node10", 2},
+    {"node[08-10]", "node010", -1},
+    {"f00[7-8]", "f007", 0},
+    {"f00[7-8,10]", "f0010", 2},
+    {"f0010001[07-08]", "f001000108", 1},
+    {"foo[1-3],foo[1-3]", "foo2", 1},
+    {"bar,foo[1-3],foo[1-3]", "foo3", 3},
+    {"cornp2", "corn", -1},
+    {"cornp2", "corn2", -1},
+    {"corn1-p2", "corn2", -1},
+    {"node99999999999", "node99999999999", 0},
 };
 
 static void test_find (void)
@@ -605,8 +600,8 @@ static void test_find (void)
         if (t->index >= 0) {
             ok (rc == t->index, "find (%s, %s) is %d", t->in, t->host,
                 t->index);
-            is (hostlist_current (hl), t->host,
-                "find leaves the cursor on %s", t->host);
+            is (hostlist_current (hl), t->host, "find leaves the cursor on %s",
+                t->host);
         }
         else {
             ok (rc < 0 && errno == ENOENT, "find (%s, %s) fails with ENOENT",
@@ -618,7 +613,7 @@ static void test_find (void)
         hostlist_destroy (hl);
     }
     struct hostlist *hl = mklist ("foo[1-3]");
-    const char *invalid[] = { "", "foo[1]", "foo 1", "foo,bar" };
+    const char *invalid[] = {"", "foo[1]", "foo 1", "foo,bar"};
     for (size_t i = 0; i < sizeof (invalid) / sizeof (invalid[0]); i++) {
         errno = 0;
         ok (hostlist_find (hl, invalid[i]) < 0 && errno == EINVAL,
@@ -635,26 +630,26 @@ struct del {
 };
 
 static const struct del dels[] = {
-    { "foo[2-5]", "foo6", 0, "foo[2-5]" },
-    { "foo[2-5]", "foo3", 1, "foo[2,4-5]" },
-    { "foo[2-5],fooi", "fooi", 1, "foo[2-5]" },
-    { "foo[2-5],fooi", "foo3", 1, "foo[2,4-5],fooi" },
-    { "foo[2-5],fooi", "foo[1-2]", 1, "foo[3-5],fooi" },
-    { "foo[0-7]", "foo[1,0,2-7]", 8, "" },
-    { "foo[2-4]-eth2", "foo3-eth2", 1, "foo2-eth2,foo4-eth2" },
-    { "node[1-9]-ib", "node[2-8]-ib", 7, "node[1,9]-ib" },
-    { "foo[1,1,2,1]", "foo1", 3, "foo2" },
-    { "login,node1,login", "login", 2, "node1" },
-    { "foo[1-10],bar,foo[5-15]", "foo[4-12],bar", 16, "foo[1-3,13-15]" },
-    { "foo[1-10]", "foo[1-3],foo[2-6],foo4", 6, "foo[7-10]" },
-    { "node[08-11]", "node10", 1, "node[08-09,11]" },
-    { "node[08-11]", "node9", 0, "node[08-11]" },
-    { "node[08-11]", "node[09-10]", 2, "node[08,11]" },
-    { "node[8-11],node[08-11]", "node[08-09]", 2, "node[8-11,10-11]" },
-    { "node[98-101]", "node[098-100]", 1, "node[98-99,101]" },
-    { "a[1-3],b[1-3]", "", 0, "a[1-3],b[1-3]" },
-    { "a[1-3],b[1-3]", "b2,a2", 2, "a[1,3],b[1,3]" },
-    { "a[1-3],b[1-3]", "c[1-3]", 0, "a[1-3],b[1-3]" },
+    {"foo[2-5]", "foo6", 0, "foo[2-5]"},
+    {"foo[2-5]", "foo3", 1, "foo[2,4-5]"},
+    {"foo[2-5],fooi", "fooi", 1, "foo[2-5]"},
+    {"foo[2-5],fooi", "foo3", 1, "foo[2,4-5],fooi"},
+    {"foo[2-5],fooi", "foo[1-2]", 1, "foo[3-5],fooi"},
+    {"foo[0-7]", "foo[1,0,2-7]", 8, ""},
+    {"foo[2-4]-eth2", "foo3-eth2", 1, "foo2-eth2,foo4-eth2"},
+    {"node[1-9]-ib", "node[2-8]-ib", 7, "node[1,9]-ib"},
+    {"foo[1,1,2,1]", "foo1", 3, "foo2"},
+    {"login,node1,login", "login", 2, "node1"},
+    {"foo[1-10],bar,foo[5-15]", "foo[4-12],bar", 16, "foo[1-3,13-15]"},
+    {"foo[1-10]", "foo[1-3],foo[2-6],foo4", 6, "foo[7-10]"},
+    {"node[08-11]", "node10", 1, "node[08-09,11]"},
+    {"node[08-11]", "node9", 0, "node[08-11]"},
+    {"node[08-11]", "node[09-10]", 2, "node[08,11]"},
+    {"node[8-11],node[08-11]", "node[08-09]", 2, "node[8-11,10-11]"},
+    {"node[98-101]", "node[098-100]", 1, "node[98-99,101]"},
+    {"a[1-3],b[1-3]", "", 0, "a[1-3],b[1-3]"},
+    {"a[1-3],b[1-3]", "b2,a2", 2, "a[1,3],b[1,3]"},
+    {"a[1-3],b[1-3]", "c[1-3]", 0, "a[1-3],b[1-3]"},
 };
 
 static void test_delete (void)
@@ -682,16 +677,16 @@ struct cursor_del {
 };
 
 static const struct cursor_del cursor_dels[] = {
-    { "foo[0-7]", 1, "foo1", NULL, "foo2" },
-    { "foo[0-7]", 4, "foo1", "foo4", "foo5" },
-    { "foo[0,2,4-5]", 1, "foo2", NULL, "foo4" },
-    { "foo[0,2,4-5]", 2, "foo2", "foo4", "foo5" },
-    { "foo[0-15]", 0, "foo0", NULL, "foo1" },
-    { "foo[0-15]", 7, "foo[0-15]", NULL, NULL },
-    { "foo[0-100]", 50, "foo0", "foo50", "foo51" },
-    { "foo[0-100]", 50, "foo[40-60]", NULL, "foo61" },
-    { "foo[0-100]", 50, "foo[60-70]", "foo50", "foo51" },
-    { "foo[0-3],bar,foo[0-3]", 5, "foo0", NULL, "foo1" },
+    {"foo[0-7]", 1, "foo1", NULL, "foo2"},
+    {"foo[0-7]", 4, "foo1", "foo4", "foo5"},
+    {"foo[0,2,4-5]", 1, "foo2", NULL, "foo4"},
+    {"foo[0,2,4-5]", 2, "foo2", "foo4", "foo5"},
+    {"foo[0-15]", 0, "foo0", NULL, "foo1"},
+    {"foo[0-15]", 7, "foo[0-15]", NULL, NULL},
+    {"foo[0-100]", 50, "foo0", "foo50", "foo51"},
+    {"foo[0-100]", 50, "foo[40-60]", NULL, "foo61"},
+    {"foo[0-100]", 50, "foo[60-70]", "foo50", "foo51"},
+    {"foo[0-3],bar,foo[0-3]", 5, "foo0", NULL, "foo1"},
 };
 
 static void test_cursor_delete (void)
@@ -729,20 +724,20 @@ struct sortuniq {
 };
 
 static const struct sortuniq sortuniq[] = {
-    { "foo,f,bar,baz", "bar,baz,f,foo", "bar,baz,f,foo" },
-    { "[5-6],[3-4],[1-2,0]", "[0-6]", "[0-6]" },
-    { "[0-20],12,15", "[0-12,12-15,15-20]", "[0-20]" },
-    { "0,1,2,3,4,5,1,5", "[0-1,1-5,5]", "[0-5]" },
-    { "[0-20],45,12,015", "[0-12,12-20,45],015", "[0-20,45],015" },
-    { "bar1,bar2,foo1,foo,foo", "bar[1-2],foo,foo,foo1", "bar[1-2],foo,foo1" },
-    { "foo[5-6],foo3,foo4", "foo[3-6]", "foo[3-6]" },
-    { "foo[5-6],foo[4-7]", "foo[4-5,5-6,6-7]", "foo[4-7]" },
-    { "foo[0-3],foo[0-3]", "foo[0,0-1,1-2,2-3,3]", "foo[0-3]" },
-    { "foo[0-2],foo[0-2],foo[0-2]", "foo[0,0,0-1,1,1-2,2,2]", "foo[0-2]" },
-    { "node[09-11],node10", "node[10,10-11],node09", "node[10-11],node09" },
-    { "node2-ib,node1,node1-ib", "node1,node[1-2]-ib", "node1,node[1-2]-ib" },
-    { "b,a,b,a", "a,a,b,b", "a,b" },
-    { "n[10-1000],n[1-9]", "n[1-1000]", "n[1-1000]" },
+    {"foo,f,bar,baz", "bar,baz,f,foo", "bar,baz,f,foo"},
+    {"[5-6],[3-4],[1-2,0]", "[0-6]", "[0-6]"},
+    {"[0-20],12,15", "[0-12,12-15,15-20]", "[0-20]"},
+    {"0,1,2,3,4,5,1,5", "[0-1,1-5,5]", "[0-5]"},
+    {"[0-20],45,12,015", "[0-12,12-20,45],015", "[0-20,45],015"},
+    {"bar1,bar2,foo1,foo,foo", "bar[1-2],foo,foo,foo1", "bar[1-2],foo,foo1"},
+    {"foo[5-6],foo3,foo4", "foo[3-6]", "foo[3-6]"},
+    {"foo[5-6],foo[4-7]", "foo[4-5,5-6,6-7]", "foo[4-7]"},
+    {"foo[0-3],foo[0-3]", "foo[0,0-1,1-2,2-3,3]", "foo[0-3]"},
+    {"foo[0-2],foo[0-2],foo[0-2]", "foo[0,0,0-1,1,1-2,2,2]", "foo[0-2]"},
+    {"node[09-11],node10", "node[10,10-11],node09", "node[10-11],node09"},
+    {"node2-ib,node1,node1-ib", "node1,node[1-2]-ib", "node1,node[1-2]-ib"},
+    {"b,a,b,a", "a,a,b,b", "a,b"},
+    {"n[10-1000],n[1-9]", "n[1-1000]", "n[1-1000]"},
 };
 
 static void test_sortuniq (void)
@@ -752,8 +747,8 @@ static void test_sortuniq (void)
         struct hostlist *a = mklist (t->in);
         struct hostlist *b = mklist (t->in);
 
-        ok (hostlist_sort (a) == 0 && enc_is (a, t->sorted),
-            "sort (%s) = %s", t->in, t->sorted);
+        ok (hostlist_sort (a) == 0 && enc_is (a, t->sorted), "sort (%s) = %s",
+            t->in, t->sorted);
         ok (hostlist_uniq (b) == 0 && enc_is (b, t->uniq), "uniq (%s) = %s",
             t->in, t->uniq);
         hostlist_destroy (a);
@@ -775,8 +770,8 @@ static unsigned int rnd (unsigned int n)
 
 static void random_name (char *buf, size_t size)
 {
-    const char *prefixes[] = { "n", "node", "r1n", "" };
-    const char *suffixes[] = { "", "", "-ib", "x" };
+    const char *prefixes[] = {"n", "node", "r1n", ""};
+    const char *suffixes[] = {"", "", "-ib", "x"};
     unsigned int num = rnd (25) + (rnd (4) == 0 ? 90 : 0);
 
     if (rnd (10) == 0)
@@ -829,10 +824,10 @@ static bool same_names (struct hostlist *hl, const struct model *m,
 static bool check_random_list (struct hostlist *hl, struct model *m)
 {
     struct hostlist *again, *sorted, *d;
-    struct model keep = { .n = 0 };
+    struct model keep = {.n = 0};
     char *enc = hostlist_encode (hl);
     char delstr[64 * 64] = "";
-    bool chosen[64] = { false };
+    bool chosen[64] = {false};
     int ndel = 0;
     bool good = true;
 
@@ -888,7 +883,7 @@ static void test_random (void)
 
     for (int iter = 0; iter < 300 && failures < 3; iter++) {
         struct hostlist *hl = hostlist_create ();
-        struct model m = { .n = 0 };
+        struct model m = {.n = 0};
         int len = rnd (40);
         char name[64];
 

@@ -131,22 +131,22 @@ struct codec {
 };
 
 static const struct codec good[] = {
-    { "", 0, "", "", "" },
-    { "[]", 0, "", "", "" },
-    { "0", 1, "0", "0", "0" },
-    { "1", 1, "1", "1", "1" },
-    { "[7]", 1, "7", "7", "7" },
-    { "1-5", 5, "1,2,3,4,5", "1-5", "[1-5]" },
-    { "1,3,5-7", 5, "1,3,5,6,7", "1,3,5-7", "[1,3,5-7]" },
-    { "[1-3,5]", 4, "1,2,3,5", "1-3,5", "[1-3,5]" },
-    { "0,1", 2, "0,1", "0-1", "[0-1]" },
-    { "1,2,3", 3, "1,2,3", "1-3", "[1-3]" },
-    { "1-3,4-5", 5, "1,2,3,4,5", "1-5", "[1-5]" },
-    { "1-3,4,6-7,8", 7, "1,2,3,4,6,7,8", "1-4,6-8", "[1-4,6-8]" },
-    { "10,20,30", 3, "10,20,30", "10,20,30", "[10,20,30]" },
-    { "4294967294", 1, "4294967294", "4294967294", "4294967294" },
-    { "4294967293-4294967294", 2, "4294967293,4294967294",
-      "4294967293-4294967294", "[4294967293-4294967294]" },
+    {"", 0, "", "", ""},
+    {"[]", 0, "", "", ""},
+    {"0", 1, "0", "0", "0"},
+    {"1", 1, "1", "1", "1"},
+    {"[7]", 1, "7", "7", "7"},
+    {"1-5", 5, "1,2,3,4,5", "1-5", "[1-5]"},
+    {"1,3,5-7", 5, "1,3,5,6,7", "1,3,5-7", "[1,3,5-7]"},
+    {"[1-3,5]", 4, "1,2,3,5", "1-3,5", "[1-3,5]"},
+    {"0,1", 2, "0,1", "0-1", "[0-1]"},
+    {"1,2,3", 3, "1,2,3", "1-3", "[1-3]"},
+    {"1-3,4-5", 5, "1,2,3,4,5", "1-5", "[1-5]"},
+    {"1-3,4,6-7,8", 7, "1,2,3,4,6,7,8", "1-4,6-8", "[1-4,6-8]"},
+    {"10,20,30", 3, "10,20,30", "10,20,30", "[10,20,30]"},
+    {"4294967294", 1, "4294967294", "4294967294", "4294967294"},
+    {"4294967293-4294967294", 2, "4294967293,4294967294",
+     "4294967293-4294967294", "[4294967293-4294967294]"},
 };
 
 static void test_decode_good (void)
@@ -160,8 +160,8 @@ static void test_decode_good (void)
         ok (set != NULL, "decode \"%s\" works", t->in);
         if (!set)
             continue;
-        cmp_ok (idset_count (set), "==", t->count, "\"%s\" has %zu ids",
-                t->in, t->count);
+        cmp_ok (idset_count (set), "==", t->count, "\"%s\" has %zu ids", t->in,
+                t->count);
         ok (enc_is (set, 0, t->list), "\"%s\" encodes as \"%s\"", t->in,
             t->list);
         ok (enc_is (set, IDSET_FLAG_RANGE, t->range),
@@ -179,17 +179,57 @@ static void test_decode_good (void)
 }
 
 static const char *bad[] = {
-    " ",          " 1",         "1 ",         "1, 2",       "1 ,2",
-    "1\t",        "\n",         "-1",         "-",          "1--2",
-    "1-",         "-5",         "5-1",        "1-1",        "3,1",
-    "1,1",        "1-3,2",      "1-3,3",      "2-4,1-5",    "1,",
-    ",1",         ",",          "1,,2",       "[1,]",       "[,1]",
-    "01",         "00",         "1-02",       "007",        "a",
-    "1a",         "0x10",       "+1",         "1.5",        "1e3",
-    "[",          "]",          "[1",         "1]",         "[[1]]",
-    "[1-3]]",     "[[1-3]",     "[1,[2]]",    "[ ]",        "[,]",
-    "1[2]",       "4294967295", "4294967296", "0-4294967295",
-    "99999999999999999999",     "18446744073709551617",
+    " ",
+    " 1",
+    "1 ",
+    "1, 2",
+    "1 ,2",
+    "1\t",
+    "\n",
+    "-1",
+    "-",
+    "1--2",
+    "1-",
+    "-5",
+    "5-1",
+    "1-1",
+    "3,1",
+    "1,1",
+    "1-3,2",
+    "1-3,3",
+    "2-4,1-5",
+    "1,",
+    ",1",
+    ",",
+    "1,,2",
+    "[1,]",
+    "[,1]",
+    "01",
+    "00",
+    "1-02",
+    "007",
+    "a",
+    "1a",
+    "0x10",
+    "+1",
+    "1.5",
+    "1e3",
+    "[",
+    "]",
+    "[1",
+    "1]",
+    "[[1]]",
+    "[1-3]]",
+    "[[1-3]",
+    "[1,[2]]",
+    "[ ]",
+    "[,]",
+    "1[2]",
+    "4294967295",
+    "4294967296",
+    "0-4294967295",
+    "99999999999999999999",
+    "18446744073709551617",
 };
 
 /* Show control characters in test descriptions so TAP lines stay whole.
@@ -233,7 +273,11 @@ static void test_decode_bad (void)
     errno = 0;
     ok (idset_decode_ex (NULL, -1, 0, 0, NULL) == NULL && errno == EINVAL,
         "idset_decode_ex (NULL) fails with EINVAL, NULL error is ok");
-    ok (idset_decode_ex ("1\0" "2", 3, 0, 0, &error) == NULL && errno == EINVAL,
+    ok (idset_decode_ex ("1\0"
+                         "2",
+                         3, 0, 0, &error)
+                == NULL
+            && errno == EINVAL,
         "an embedded NUL within len is rejected: %s", error.text);
 }
 
@@ -241,7 +285,7 @@ static void test_decode_ex (void)
 {
     idset_error_t error;
     struct idset *set;
-    const char buf[3] = { '1', '-', '5' }; /* not NUL-terminated */
+    const char buf[3] = {'1', '-', '5'}; /* not NUL-terminated */
 
     set = idset_decode_ex ("1-3,garbage", 3, 0, 0, &error);
     ok (set && enc_is (set, IDSET_FLAG_RANGE, "1-3"),
@@ -290,8 +334,7 @@ static void test_set_clear (void)
 
     if (!set)
         BAIL_OUT ("idset_create failed");
-    ok (idset_set (set, 1) == 0 && idset_set (set, 3) == 0,
-        "set 1 and 3");
+    ok (idset_set (set, 1) == 0 && idset_set (set, 3) == 0, "set 1 and 3");
     ok (enc_is (set, IDSET_FLAG_RANGE, "1,3"), "set is 1,3");
     ok (idset_set (set, 2) == 0 && enc_is (set, IDSET_FLAG_RANGE, "1-3"),
         "set 2 merges into 1-3");
@@ -396,9 +439,9 @@ static void test_set_clear_limits (void)
 static void test_iteration (void)
 {
     struct idset *set = mkset ("0,2-4,10,4294967290-4294967294");
-    const unsigned int fwd[] = { 0,          2,          3,          4,
-                                 10,         4294967290, 4294967291,
-                                 4294967292, 4294967293, 4294967294 };
+    const unsigned int fwd[]
+        = {0,          2,          3,          4,          10,
+           4294967290, 4294967291, 4294967292, 4294967293, 4294967294};
     size_t n = sizeof (fwd) / sizeof (fwd[0]);
     unsigned int id;
     size_t i;
@@ -461,19 +504,19 @@ struct algebra {
 };
 
 static const struct algebra algebra[] = {
-    { "", "", "", "", "" },
-    { "1-5", "", "1-5", "1-5", "" },
-    { "", "1-5", "1-5", "", "" },
-    { "1-5", "1-5", "1-5", "", "1-5" },
-    { "1-5", "3-8", "1-8", "1-2", "3-5" },
-    { "1-5", "6-8", "1-8", "1-5", "" },
-    { "1-10", "3,5,7", "1-10", "1-2,4,6,8-10", "3,5,7" },
-    { "3,5,7", "1-10", "1-10", "", "3,5,7" },
-    { "0-3,10-13,20-23", "2-11,22", "0-13,20-23", "0-1,12-13,20-21,23",
-      "2-3,10-11,22" },
-    { "0,2,4,6,8", "1,3,5,7,9", "0-9", "0,2,4,6,8", "" },
-    { "0-4294967294", "1-4294967293", "0-4294967294", "0,4294967294",
-      "1-4294967293" },
+    {"", "", "", "", ""},
+    {"1-5", "", "1-5", "1-5", ""},
+    {"", "1-5", "1-5", "", ""},
+    {"1-5", "1-5", "1-5", "", "1-5"},
+    {"1-5", "3-8", "1-8", "1-2", "3-5"},
+    {"1-5", "6-8", "1-8", "1-5", ""},
+    {"1-10", "3,5,7", "1-10", "1-2,4,6,8-10", "3,5,7"},
+    {"3,5,7", "1-10", "1-10", "", "3,5,7"},
+    {"0-3,10-13,20-23", "2-11,22", "0-13,20-23", "0-1,12-13,20-21,23",
+     "2-3,10-11,22"},
+    {"0,2,4,6,8", "1,3,5,7,9", "0-9", "0,2,4,6,8", ""},
+    {"0-4294967294", "1-4294967293", "0-4294967294", "0,4294967294",
+     "1-4294967293"},
 };
 
 static void test_algebra (void)
@@ -486,8 +529,8 @@ static void test_algebra (void)
         bool intersects = strlen (t->a_and_b) > 0;
 
         r = idset_union (a, b);
-        ok (r && enc_is (r, IDSET_FLAG_RANGE, t->a_or_b),
-            "union (%s, %s) = %s", t->a, t->b, t->a_or_b);
+        ok (r && enc_is (r, IDSET_FLAG_RANGE, t->a_or_b), "union (%s, %s) = %s",
+            t->a, t->b, t->a_or_b);
         idset_destroy (r);
         r = idset_difference (a, b);
         ok (r && enc_is (r, IDSET_FLAG_RANGE, t->a_minus_b),
@@ -607,8 +650,7 @@ static void test_pool (void)
             match = false;
     }
     ok (match && idset_count (pool) == 10, "alloc hands out 0..9 in order");
-    ok (idset_free (pool, 3) == 0 && idset_free (pool, 7) == 0,
-        "free 3 and 7");
+    ok (idset_free (pool, 3) == 0 && idset_free (pool, 7) == 0, "free 3 and 7");
     ok (idset_alloc (pool, &id) == 0 && id == 3, "alloc reuses 3 first");
     ok (idset_alloc (pool, &id) == 0 && id == 7, "then 7");
     ok (idset_alloc (pool, &id) == 0 && id == 10, "then 10");
@@ -806,7 +848,7 @@ static bool check_model (const struct idset *set, const char *model)
 static void test_random_model (void)
 {
     struct idset *set = idset_create (0, 0);
-    char model[N] = { 0 };
+    char model[N] = {0};
     int failures = 0;
 
     for (int step = 0; step < 3000; step++) {
@@ -842,7 +884,7 @@ static void test_random_model (void)
 
     /* set algebra against the model */
     struct idset *other = idset_create (0, 0);
-    char omodel[N] = { 0 };
+    char omodel[N] = {0};
     char tmp[N];
     for (int i = 0; i < N; i++)
         if (rnd () % 3 == 0) {

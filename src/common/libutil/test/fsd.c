@@ -16,10 +16,10 @@ static void test_rfc_vectors (void)
         const char *s;
         double d;
     } v[] = {
-        { "2ms", 0.002 }, { "0.1s", 0.1 },     { "30", 30 },
-        { "1.2h", 4320 }, { "5m", 300 },       { "0s", 0 },
-        { "5d", 432000 }, { "inf", INFINITY }, { "INF", INFINITY },
-        { "infinity", INFINITY },
+        {"2ms", 0.002},         {"0.1s", 0.1},     {"30", 30},
+        {"1.2h", 4320},         {"5m", 300},       {"0s", 0},
+        {"5d", 432000},         {"inf", INFINITY}, {"INF", INFINITY},
+        {"infinity", INFINITY},
     };
     for (size_t i = 0; i < sizeof (v) / sizeof (v[0]); i++) {
         double d = -1;
@@ -34,17 +34,17 @@ static void test_parse_more (void)
         const char *s;
         double d;
     } v[] = {
-        { "1.5m", 90 },        { "+5", 5 },           { ".5s", 0.5 },
-        { "5.", 5 },           { "1e3", 1000 },       { "1e3ms", 1 },
-        { "0.5ms", 0.0005 },   { "0d", 0 },           { "0ms", 0 },
-        { "0x10", 16 },        { "0x1p1h", 7200 },    { "Infinity", INFINITY },
-        { "+inf", INFINITY },  { "iNf", INFINITY },   { "1e-400", 0 },
-        { "24h", 86400 },      { "0.25d", 21600 },    { "1000000000d", 8.64e13 },
+        {"1.5m", 90},       {"+5", 5},         {".5s", 0.5},
+        {"5.", 5},          {"1e3", 1000},     {"1e3ms", 1},
+        {"0.5ms", 0.0005},  {"0d", 0},         {"0ms", 0},
+        {"0x10", 16},       {"0x1p1h", 7200},  {"Infinity", INFINITY},
+        {"+inf", INFINITY}, {"iNf", INFINITY}, {"1e-400", 0},
+        {"24h", 86400},     {"0.25d", 21600},  {"1000000000d", 8.64e13},
     };
     for (size_t i = 0; i < sizeof (v) / sizeof (v[0]); i++) {
         double d = -1;
-        ok (fsd_parse_duration (v[i].s, &d) == 0 && d == v[i].d,
-            "%s = %g", v[i].s, v[i].d);
+        ok (fsd_parse_duration (v[i].s, &d) == 0 && d == v[i].d, "%s = %g",
+            v[i].s, v[i].d);
     }
     double d;
     errno = EBADF;
@@ -55,12 +55,13 @@ static void test_parse_more (void)
 static void test_parse_errors (void)
 {
     const char *bad[] = {
-        "", " 5", "\t5", "5 ", "5s ", "5 s", "\n", "-1", "-0", "-0s",
-        "-inf", "--5", "+-5", "nan", "NaN", "nans", "-nan", "5x", "5S",
-        "5M", "5H", "5D", "5MS", "5Ms", "5ss", "5sm", "5msm", "5mss", "infs",
-        "infinityd", "infms", "inf ", "in", "s", "ms", "m", ".s", "1e",
-        "1e999", "1e999s", "1e308d", "1e306h", "1,5s", "1.5.s", "5sec",
-        "5min", "0x", "s5", "5\xc2\xb5s",
+        "",     " 5",        "\t5",   "5 ",    "5s ",    "5 s",    "\n",
+        "-1",   "-0",        "-0s",   "-inf",  "--5",    "+-5",    "nan",
+        "NaN",  "nans",      "-nan",  "5x",    "5S",     "5M",     "5H",
+        "5D",   "5MS",       "5Ms",   "5ss",   "5sm",    "5msm",   "5mss",
+        "infs", "infinityd", "infms", "inf ",  "in",     "s",      "ms",
+        "m",    ".s",        "1e",    "1e999", "1e999s", "1e308d", "1e306h",
+        "1,5s", "1.5.s",     "5sec",  "5min",  "0x",     "s5",     "5\xc2\xb5s",
     };
     int nbad = sizeof (bad) / sizeof (bad[0]);
     int failures = 0;
@@ -74,8 +75,10 @@ static void test_parse_errors (void)
             failures++;
         }
     }
-    ok (failures == 0, "%d malformed durations fail with EINVAL, output "
-        "untouched", nbad);
+    ok (failures == 0,
+        "%d malformed durations fail with EINVAL, output "
+        "untouched",
+        nbad);
     double d;
     errno = 0;
     ok (fsd_parse_duration (NULL, &d) < 0 && errno == EINVAL,
@@ -150,13 +153,13 @@ static void test_format_errors (void)
         double d;
         int precision;
     } bad[] = {
-        { -1, 2 }, { -1e-300, 2 }, { -INFINITY, 2 }, { NAN, 2 },
-        { 1, -1 }, { 1, 16 },
+        {-1, 2}, {-1e-300, 2}, {-INFINITY, 2}, {NAN, 2}, {1, -1}, {1, 16},
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         errno = 0;
         ok (fsd_format_duration_ex (buf, sizeof (buf), bad[i].d,
-                                    bad[i].precision) < 0
+                                    bad[i].precision)
+                    < 0
                 && errno == EINVAL,
             "format %g with precision %d fails with EINVAL", bad[i].d,
             bad[i].precision);
@@ -208,8 +211,10 @@ static void test_roundtrip (int precision, double tolerance)
                 diag ("%.17g -> '%s' -> %.17g", d, buf, got);
         }
     }
-    ok (failures == 0, "%d durations round trip at precision %d within "
-        "relative error %g", n, precision, tolerance);
+    ok (failures == 0,
+        "%d durations round trip at precision %d within "
+        "relative error %g",
+        n, precision, tolerance);
 }
 
 int main (int argc, char *argv[])
