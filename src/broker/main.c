@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boot.h"
@@ -366,7 +367,11 @@ static int set_attrs (struct broker *b, struct boot_info *info)
     SETNUM ("broker.pid", getpid ());
     SETNUM ("security.owner", b->owner);
 #undef SETNUM
-    snprintf (buf, sizeof (buf), "%.6f", b->starttime);
+    {
+        struct timespec ts; /* wall clock: flux uptime shows it as a date */
+        clock_gettime (CLOCK_REALTIME, &ts);
+        snprintf (buf, sizeof (buf), "%.6f", ts.tv_sec + ts.tv_nsec * 1e-9);
+    }
     rc |= attr_add (b->attrs, "broker.starttime", buf, ATTR_IMMUTABLE);
     snprintf (uri, sizeof (uri), "local://%s/local-%u", rundir, b->rank);
     rc |= attr_add (b->attrs, "local-uri", uri, ATTR_IMMUTABLE);

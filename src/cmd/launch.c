@@ -134,7 +134,8 @@ static int send_cb (int rank, const char *line, void *arg)
     size_t len = strlen (line);
 
     while (len > 0) {
-        ssize_t n = write (fd, line, len);
+        /* the broker may be gone: EPIPE, not SIGPIPE */
+        ssize_t n = send (fd, line, len, MSG_NOSIGNAL);
         if (n < 0) {
             struct pollfd pfd = {.fd = fd, .events = POLLOUT};
             if (errno == EAGAIN)

@@ -174,6 +174,8 @@ int pmiserv_recv (struct pmiserv *ps, int rank, const void *buf, size_t len)
         errno = EPIPE;
         return -1;
     }
+    if (len == 0)
+        return 0;
     if (memchr (p, '\0', len)) {
         errno = EPROTO;
         return -1;

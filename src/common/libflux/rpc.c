@@ -59,8 +59,11 @@ static void rpc_destroy (flux_future_t *f)
 {
     struct rpc *rpc = future_impl (f);
 
-    if (rpc->matchtag != FLUX_MATCHTAG_NONE)
-        handle_waiter_clear (rpc->h, rpc->matchtag, rpc->final_received);
+    /* After the final response the handle has already released the tag
+     * (and may have given it to a newer RPC): touch it only if responses
+     * may still come, leaving it orphaned until they do. */
+    if (rpc->matchtag != FLUX_MATCHTAG_NONE && !rpc->final_received)
+        handle_waiter_clear (rpc->h, rpc->matchtag, false);
     free (rpc);
 }
 
@@ -131,7 +134,9 @@ flux_future_t *flux_rpc_message (flux_t *h, const flux_msg_t *msg,
         }
         if (flux_msg_set_matchtag (cpy, rpc->matchtag) < 0
             || flux_send (h, cpy, 0) < 0) {
-            rpc->final_received = true; /* nothing will come: free the tag */
+            /* nothing will come: release the tag now */
+            handle_waiter_clear (h, rpc->matchtag, true);
+            rpc->matchtag = FLUX_MATCHTAG_NONE;
             goto error;
         }
     }

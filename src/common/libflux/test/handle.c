@@ -240,6 +240,19 @@ static void test_sync_rpc (void)
         "and it is the event");
     flux_msg_destroy (msg);
 
+    /* a finished RPC destroyed after its tag was reused must not take the
+     * tag away from the newer RPC */
+    f = flux_rpc (h, "echo", "first", FLUX_NODEID_ANY, 0);
+    flux_rpc_get (f, NULL);
+    f2 = flux_rpc (h, "echo", "second", FLUX_NODEID_ANY, 0);
+    ok (flux_rpc_get_matchtag (f2) == flux_rpc_get_matchtag (f),
+        "a new rpc reuses the tag of a finished one");
+    flux_future_destroy (f);
+    ok (flux_future_wait_for (f2, 5.0) == 0 && flux_rpc_get (f2, &s) == 0
+            && !strcmp (s, "second"),
+        "destroying the finished rpc leaves the newer one its response");
+    flux_future_destroy (f2);
+
     /* an abandoned RPC keeps its matchtag until its response arrives */
     f = flux_rpc (h, "silent", NULL, FLUX_NODEID_ANY, 0);
     ok (flux_rpc_get_matchtag (f) == 1, "silent rpc has matchtag 1");
