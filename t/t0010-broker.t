@@ -145,6 +145,22 @@ payloads = [bytes(random.getrandbits(8) for _ in range(4096)),
             b"\x12\x00\xee\xff\x00\x00\x00\x05abc",            # truncated
             b"\x12\x00\xee\xff\x3f\xff\xff\xff" + b"x" * 100,  # huge length
             b"\xff\xee\x00\x12\x00\x00\x00\x16" + b"\x00" * 22]  # bad magic
+def frame(mtype, flags, parts, aux1=0, aux2=0):
+    import struct
+    proto = struct.pack(">BBBBIIII", 0x8E, 1, mtype, flags, 0xFFFFFFFF, 0,
+                        aux1, aux2)
+    body = b"".join(bytes([len(x)]) + x for x in parts + [proto])
+    return b"\x12\x00\xee\xff" + struct.pack(">I", len(body)) + body
+# valid frames with nonsense in them
+payloads += [
+    frame(2, 0x09, [b"", b"no.such.topic"], 0, 7),                 # response to nobody
+    frame(2, 0x09, [b"deadbeef", b"", b"x.y"], 0, 7),              # response, bogus route
+    frame(8, 0, [], 1, 2),                                         # control message
+    frame(1, 0x0b, [b"", b"broker.ping", b"not json\x00"], 5, 1),  # ping to rank 5
+    frame(1, 0x0b, [b"", b"attr.get", b"[1,2]\x00"], 0xFFFFFFFF, 2),  # array payload
+    frame(1, 0x09, [b"", b"event.subscribe"], 0xFFFFFFFF, 3),      # no payload
+    frame(4, 0x01, [b"t" * 200]),                                  # event from a client
+]
 for p in payloads:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
