@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "connector.h"
+#include "msgdeque.h"
 
 struct loop {
     int efd;
-    flux_msg_t **q;
-    size_t head, count, cap;
+    struct msgdeque q;
 };
 
 static void loop_destroy (void *impl)
@@ -24,12 +24,7 @@ static void loop_destroy (void *impl)
     struct loop *l = impl;
     if (l) {
         int saved_errno = errno;
-        while (l->count > 0) {
-            flux_msg_decref (l->q[l->head]);
-            l->head = (l->head + 1) % l->cap;
-            l->count--;
-        }
-        free (l->q);
+        msgdeque_clear (&l->q);
         if (l->efd >= 0)
             close (l->efd);
         free (l);
@@ -46,7 +41,7 @@ static int loop_pollfd (void *impl)
 static int loop_pollevents (void *impl)
 {
     struct loop *l = impl;
-    return FLUX_POLLOUT | (l->count > 0 ? FLUX_POLLIN : 0);
+    return FLUX_POLLOUT | (l->q.count > 0 ? FLUX_POLLIN : 0);
 }
 
 static int loop_send (void *impl, const flux_msg_t *msg, int flags)
@@ -56,19 +51,6 @@ static int loop_send (void *impl, const flux_msg_t *msg, int flags)
     struct flux_msg_cred cred;
     uint64_t one = 1;
 
-    if (l->count == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 64;
-        flux_msg_t **nq = malloc (ncap * sizeof (*nq));
-        size_t i;
-        if (!nq)
-            return -1;
-        for (i = 0; i < l->count; i++)
-            nq[i] = l->q[(l->head + i) % l->cap];
-        free (l->q);
-        l->q = nq;
-        l->cap = ncap;
-        l->head = 0;
-    }
     if (!(cpy = flux_msg_copy (msg, true)))
         return -1;
     if (flux_msg_get_cred (cpy, &cred) == 0) {
@@ -78,8 +60,11 @@ static int loop_send (void *impl, const flux_msg_t *msg, int flags)
             cred.rolemask = FLUX_ROLE_OWNER;
         (void)flux_msg_set_cred (cpy, cred);
     }
-    l->q[(l->head + l->count) % l->cap] = cpy;
-    if (l->count++ == 0) {
+    if (msgdeque_push (&l->q, cpy, false) < 0) {
+        flux_msg_decref (cpy);
+        return -1;
+    }
+    if (l->q.count == 1) {
         if (write (l->efd, &one, sizeof (one)) < 0) {
             /* the counter cannot overflow here; nothing else to do */
         }
@@ -93,14 +78,12 @@ static flux_msg_t *loop_recv (void *impl, int flags)
     flux_msg_t *msg;
     uint64_t val;
 
-    if (l->count == 0) {
+    if (!(msg = msgdeque_pop (&l->q))) {
         /* a blocking wait could never end: nothing else can send */
         errno = (flags & FLUX_O_NONBLOCK) ? EWOULDBLOCK : EDEADLK;
         return NULL;
     }
-    msg = l->q[l->head];
-    l->head = (l->head + 1) % l->cap;
-    if (--l->count == 0) {
+    if (l->q.count == 0) {
         if (read (l->efd, &val, sizeof (val)) < 0) {
             /* EAGAIN: already clear */
         }

@@ -27,68 +27,6 @@ struct tag_waiter handle_orphan_waiter;
 
 #define DISPATCH_BATCH 64
 
-/* Message deque (requeue list) */
-
-static int deque_grow (struct msgdeque *q)
-{
-    size_t ncap = q->cap ? q->cap * 2 : 16;
-    flux_msg_t **nv;
-    size_t i;
-
-    if (!(nv = malloc (ncap * sizeof (*nv))))
-        return -1;
-    for (i = 0; i < q->count; i++)
-        nv[i] = q->v[(q->head + i) % q->cap];
-    free (q->v);
-    q->v = nv;
-    q->cap = ncap;
-    q->head = 0;
-    return 0;
-}
-
-static int deque_push (struct msgdeque *q, flux_msg_t *msg, bool head)
-{
-    if (q->count == q->cap && deque_grow (q) < 0)
-        return -1;
-    if (head) {
-        q->head = (q->head + q->cap - 1) % q->cap;
-        q->v[q->head] = msg;
-    }
-    else
-        q->v[(q->head + q->count) % q->cap] = msg;
-    q->count++;
-    return 0;
-}
-
-static flux_msg_t *deque_pop (struct msgdeque *q)
-{
-    flux_msg_t *msg;
-
-    if (q->count == 0)
-        return NULL;
-    msg = q->v[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->count--;
-    return msg;
-}
-
-/* Remove entry i (0 = head), preserving order. */
-static flux_msg_t *deque_take (struct msgdeque *q, size_t i)
-{
-    flux_msg_t *msg = q->v[(q->head + i) % q->cap];
-    size_t j;
-
-    for (j = i; j + 1 < q->count; j++)
-        q->v[(q->head + j) % q->cap] = q->v[(q->head + j + 1) % q->cap];
-    q->count--;
-    return msg;
-}
-
-static flux_msg_t *deque_peek (struct msgdeque *q, size_t i)
-{
-    return q->v[(q->head + i) % q->cap];
-}
-
 int errprintf (flux_error_t *error, const char *fmt, ...)
 {
     if (error) {
@@ -196,14 +134,11 @@ void flux_close (flux_t *h)
     if (h) {
         int saved_errno = errno;
         struct aux_item *item;
-        flux_msg_t *msg;
 
         fail_all_waiters (h, ECONNRESET);
         dispatch_destroy (h);
         watchers_destroy (h);
-        while ((msg = deque_pop (&h->requeue)))
-            flux_msg_decref (msg);
-        free (h->requeue.v);
+        msgdeque_clear (&h->requeue);
         while ((item = h->aux)) {
             h->aux = item->next;
             if (item->destroy)
@@ -303,7 +238,7 @@ flux_msg_t *flux_recv (flux_t *h, int flags)
         errno = EINVAL;
         return NULL;
     }
-    if ((msg = deque_pop (&h->requeue)))
+    if ((msg = msgdeque_pop (&h->requeue)))
         return msg;
     return handle_recv_connector (h, flags);
 }
@@ -314,8 +249,8 @@ int flux_requeue (flux_t *h, const flux_msg_t *msg, int flags)
         errno = EINVAL;
         return -1;
     }
-    if (deque_push (&h->requeue, (flux_msg_t *)flux_msg_incref (msg),
-                    flags == FLUX_RQ_HEAD)
+    if (msgdeque_push (&h->requeue, (flux_msg_t *)flux_msg_incref (msg),
+                       flags == FLUX_RQ_HEAD)
         < 0) {
         flux_msg_decref (msg);
         return -1;
@@ -468,13 +403,13 @@ static void deliver_requeued_responses (flux_t *h)
     size_t i = 0;
 
     while (i < h->requeue.count) {
-        flux_msg_t *msg = deque_peek (&h->requeue, i);
+        flux_msg_t *msg = msgdeque_peek (&h->requeue, i);
         int type = 0;
         uint32_t tag = 0;
         if (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_RESPONSE
             && flux_msg_get_matchtag (msg, &tag) == 0 && tag != 0
             && tag < h->waiters_cap && h->waiters[tag]) {
-            msg = deque_take (&h->requeue, i);
+            msg = msgdeque_take (&h->requeue, i);
             handle_deliver_response (h, msg);
             flux_msg_decref (msg);
         }
@@ -524,7 +459,7 @@ int handle_sync_wait (flux_t *h, bool (*done) (void *arg), void *arg,
             continue;
         }
         if (!handle_deliver_response (h, msg)) {
-            if (deque_push (&h->requeue, msg, false) < 0) {
+            if (msgdeque_push (&h->requeue, msg, false) < 0) {
                 flux_msg_decref (msg);
                 return -1;
             }

@@ -8,6 +8,7 @@
 
 #include "handle.h"
 #include "list.h"
+#include "msgdeque.h"
 
 /* A waiter for responses carrying one matchtag (an RPC in flight).
  * deliver() gets each response; it returns true when the waiter is done
@@ -15,11 +16,6 @@
  */
 struct tag_waiter {
     bool (*deliver) (struct tag_waiter *w, const flux_msg_t *msg);
-};
-
-struct msgdeque {
-    flux_msg_t **v;
-    size_t head, count, cap;
 };
 
 struct flux_handle {

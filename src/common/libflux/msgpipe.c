@@ -11,11 +11,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "msgdeque.h"
 #include "msgpipe.h"
 
 struct queue {
-    flux_msg_t **v;
-    size_t head, count, cap;
+    struct msgdeque m;
     int efd;     /* readable while count > 0 or peer closed */
     bool closed; /* the owning end closed */
 };
@@ -82,12 +82,7 @@ void flux_msgpipe_decref (struct flux_msgpipe *p)
         if (n == 0) {
             for (i = 0; i < 2; i++) {
                 struct queue *q = &p->q[i];
-                while (q->count > 0) {
-                    flux_msg_decref (q->v[q->head]);
-                    q->head = (q->head + 1) % q->cap;
-                    q->count--;
-                }
-                free (q->v);
+                msgdeque_clear (&q->m);
                 if (q->efd >= 0)
                     close (q->efd);
             }
@@ -96,26 +91,6 @@ void flux_msgpipe_decref (struct flux_msgpipe *p)
         }
         errno = saved_errno;
     }
-}
-
-static int queue_push (struct queue *q, flux_msg_t *msg)
-{
-    if (q->count == q->cap) {
-        size_t ncap = q->cap ? q->cap * 2 : 64;
-        flux_msg_t **nv = malloc (ncap * sizeof (*nv));
-        size_t i;
-        if (!nv)
-            return -1;
-        for (i = 0; i < q->count; i++)
-            nv[i] = q->v[(q->head + i) % q->cap];
-        free (q->v);
-        q->v = nv;
-        q->cap = ncap;
-        q->head = 0;
-    }
-    q->v[(q->head + q->count) % q->cap] = msg;
-    q->count++;
-    return 0;
 }
 
 int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
@@ -131,8 +106,8 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
     pthread_mutex_lock (&p->lock);
     if (q->closed)
         errno = EPIPE;
-    else if (queue_push (q, msg) == 0) {
-        if (q->count == 1)
+    else if (msgdeque_push (&q->m, msg, false) == 0) {
+        if (q->m.count == 1)
             efd_set (q->efd);
         rc = 0;
     }
@@ -151,10 +126,8 @@ flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
     }
     q = &p->q[end];
     pthread_mutex_lock (&p->lock);
-    if (q->count > 0) {
-        msg = q->v[q->head];
-        q->head = (q->head + 1) % q->cap;
-        if (--q->count == 0 && !p->q[!end].closed)
+    if ((msg = msgdeque_pop (&q->m))) {
+        if (q->m.count == 0 && !p->q[!end].closed)
             efd_clear (q->efd);
     }
     else
@@ -198,7 +171,7 @@ static int end_pollevents (void *impl)
     int ev = FLUX_POLLOUT;
 
     pthread_mutex_lock (&pe->p->lock);
-    if (q->count > 0)
+    if (q->m.count > 0)
         ev |= FLUX_POLLIN;
     else if (pe->p->q[!pe->end].closed)
         ev |= FLUX_POLLERR;
