@@ -512,7 +512,10 @@ int main (int argc, char **argv)
     b->owner = getuid ();
     b->fanout = 2;
     b->state = STATE_LOAD_BUILTINS;
-    method_uuid (b->uuid, sizeof (b->uuid));
+    if (method_uuid (b->uuid, sizeof (b->uuid)) < 0) {
+        fprintf (stderr, "flux-broker: cannot generate a UUID\n");
+        return 1;
+    }
     if (!(b->attrs = attr_create ()) || parse_args (b, argc, argv) < 0)
         return 1;
     if ((s = attr_get (b->attrs, "tbon.fanout", NULL)))

@@ -54,12 +54,12 @@ void method_stats_respond (flux_t *h, const flux_msg_t *msg)
                        "event", c.event_rx, "control", c.control_rx);
 }
 
-void method_uuid (char *buf, size_t size)
+int method_uuid (char *buf, size_t size)
 {
-    unsigned char r[16] = {0};
+    unsigned char r[16];
 
-    if (getrandom (r, sizeof (r), 0) != (ssize_t)sizeof (r))
-        r[0] ^= (unsigned char)getpid (); /* never expected to happen */
+    if (size < 37 || getrandom (r, sizeof (r), 0) != (ssize_t)sizeof (r))
+        return -1;
     r[6] = (r[6] & 0x0f) | 0x40;
     r[8] = (r[8] & 0x3f) | 0x80;
     snprintf (buf, size,
@@ -67,4 +67,5 @@ void method_uuid (char *buf, size_t size)
               "%02x%02x%02x%02x%02x%02x",
               r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
               r[11], r[12], r[13], r[14], r[15]);
+    return 0;
 }

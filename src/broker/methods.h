@@ -20,7 +20,8 @@ void method_ping_respond (flux_t *h, const flux_msg_t *msg, const char *self_id,
 /* Answer NAME.stats-get with the handle's message counters. */
 void method_stats_respond (flux_t *h, const flux_msg_t *msg);
 
-/* A random (version 4) UUID string; size >= 37. */
-void method_uuid (char *buf, size_t size);
+/* A random (version 4) UUID string; size >= 37.  -1 if no randomness
+ * could be had (getrandom failed) or size is too small. */
+int method_uuid (char *buf, size_t size);
 
 #endif /* !BROKER_METHODS_H */

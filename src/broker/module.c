@@ -370,7 +370,10 @@ struct module *module_create (uv_loop_t *loop, const char *path,
     m->recv_cb = recv_cb;
     m->status_cb = status_cb;
     m->arg = arg;
-    method_uuid (m->uuid, sizeof (m->uuid));
+    if (method_uuid (m->uuid, sizeof (m->uuid)) < 0) {
+        errprintf (error, "cannot generate a module UUID");
+        goto error;
+    }
     if (!(m->path = strdup (path))
         || !(m->name = name ? strdup (name) : name_from_path (path)))
         goto error;

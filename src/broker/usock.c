@@ -16,13 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "libflux/list.h"
+#include "methods.h"
 #include "usock.h"
 
 #define RBUF_SIZE (256 * 1024) /* shared read buffer */
@@ -571,27 +571,6 @@ void *usock_client_aux_get (struct usock_client *c)
 
 /* Accepting */
 
-/* A random (version 4, RFC 4122) UUID as 36 characters. */
-static int make_uuid (char out[37])
-{
-    static const char hex[] = "0123456789abcdef";
-    uint8_t r[16];
-    char *p = out;
-
-    if (getrandom (r, sizeof (r), 0) != sizeof (r))
-        return -1;
-    r[6] = (r[6] & 0x0f) | 0x40;
-    r[8] = (r[8] & 0x3f) | 0x80;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            *p++ = '-';
-        *p++ = hex[r[i] >> 4];
-        *p++ = hex[r[i] & 0xf];
-    }
-    *p = '\0';
-    return 0;
-}
-
 /* PROTOCOLS.md 1.2 role assignment; 0 means refuse. */
 static uint32_t policy_roles (const struct usock_policy *p, uint32_t uid)
 {
@@ -619,7 +598,8 @@ static struct usock_client *client_create (struct usock_server *s, int fd,
 
     if (!(c = calloc (1, sizeof (*c))))
         return NULL;
-    if (make_uuid (c->uuid) < 0 || uv_poll_init (s->loop, &c->w, fd) < 0) {
+    if (method_uuid (c->uuid, sizeof (c->uuid)) < 0
+        || uv_poll_init (s->loop, &c->w, fd) < 0) {
         free (c);
         return NULL;
     }
