@@ -11,6 +11,7 @@
 #include "base64.h"
 #include "event.h"
 #include "handle_private.h"
+#include "msg_decode.h"
 #include "rpc.h"
 
 flux_msg_t *flux_event_encode_raw (const char *topic, const void *data,
@@ -55,57 +56,20 @@ flux_msg_t *flux_event_pack (const char *topic, const char *fmt, ...)
     return msg;
 }
 
-static int check_event (const flux_msg_t *msg, const char **topic)
-{
-    int type;
-    const char *t;
-
-    if (!msg) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (flux_msg_get_type (msg, &type) < 0)
-        return -1;
-    if (type != FLUX_MSGTYPE_EVENT) {
-        errno = EPROTO;
-        return -1;
-    }
-    if (flux_msg_get_topic (msg, &t) < 0)
-        return -1;
-    if (topic)
-        *topic = t;
-    return 0;
-}
-
 int flux_event_decode (const flux_msg_t *msg, const char **topic,
                        const char **s)
 {
-    const char *str = NULL;
-
-    if (check_event (msg, topic) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_EVENT, topic) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_string (msg, &str) < 0)
-        return -1;
-    if (s)
-        *s = str;
-    return 0;
+    return msg_optional_string (msg, s);
 }
 
 int flux_event_decode_raw (const flux_msg_t *msg, const char **topic,
                            const void **data, size_t *len)
 {
-    const void *d = NULL;
-    size_t l = 0;
-
-    if (check_event (msg, topic) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_EVENT, topic) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_payload (msg, &d, &l) < 0)
-        return -1;
-    if (data)
-        *data = d;
-    if (len)
-        *len = l;
-    return 0;
+    return msg_optional_raw (msg, data, len);
 }
 
 int flux_event_unpack (const flux_msg_t *msg, const char **topic,
@@ -114,7 +78,7 @@ int flux_event_unpack (const flux_msg_t *msg, const char **topic,
     va_list ap;
     int rc;
 
-    if (check_event (msg, topic) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_EVENT, topic) < 0)
         return -1;
     va_start (ap, fmt);
     rc = flux_msg_vunpack (msg, fmt, ap);

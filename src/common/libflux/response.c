@@ -4,67 +4,23 @@
 #include <errno.h>
 #include <string.h>
 
+#include "msg_decode.h"
 #include "response.h"
-
-static int check_type (const flux_msg_t *msg, int want)
-{
-    int type;
-
-    if (!msg) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (flux_msg_get_type (msg, &type) < 0)
-        return -1;
-    if (type != want) {
-        errno = EPROTO;
-        return -1;
-    }
-    return 0;
-}
-
-static int get_topic (const flux_msg_t *msg, const char **topic)
-{
-    const char *t;
-
-    if (flux_msg_get_topic (msg, &t) < 0)
-        return -1;
-    if (topic)
-        *topic = t;
-    return 0;
-}
 
 int flux_request_decode (const flux_msg_t *msg, const char **topic,
                          const char **s)
 {
-    const char *str = NULL;
-
-    if (check_type (msg, FLUX_MSGTYPE_REQUEST) < 0
-        || get_topic (msg, topic) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_REQUEST, topic) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_string (msg, &str) < 0)
-        return -1;
-    if (s)
-        *s = str;
-    return 0;
+    return msg_optional_string (msg, s);
 }
 
 int flux_request_decode_raw (const flux_msg_t *msg, const char **topic,
                              const void **data, size_t *len)
 {
-    const void *d = NULL;
-    size_t l = 0;
-
-    if (check_type (msg, FLUX_MSGTYPE_REQUEST) < 0
-        || get_topic (msg, topic) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_REQUEST, topic) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_payload (msg, &d, &l) < 0)
-        return -1;
-    if (data)
-        *data = d;
-    if (len)
-        *len = l;
-    return 0;
+    return msg_optional_raw (msg, data, len);
 }
 
 int flux_request_unpack (const flux_msg_t *msg, const char **topic,
@@ -73,8 +29,7 @@ int flux_request_unpack (const flux_msg_t *msg, const char **topic,
     va_list ap;
     int rc;
 
-    if (check_type (msg, FLUX_MSGTYPE_REQUEST) < 0
-        || get_topic (msg, topic) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_REQUEST, topic) < 0)
         return -1;
     va_start (ap, fmt);
     rc = flux_msg_vunpack (msg, fmt, ap);
@@ -113,7 +68,7 @@ flux_msg_t *flux_response_derive (const flux_msg_t *request, int errnum)
     uint32_t tag;
     bool streaming;
 
-    if (check_type (request, FLUX_MSGTYPE_REQUEST) < 0
+    if (msg_check_type (request, FLUX_MSGTYPE_REQUEST) < 0
         || flux_msg_get_matchtag (request, &tag) < 0)
         return NULL;
     streaming = flux_msg_is_streaming (request);
@@ -135,8 +90,8 @@ static int response_check (const flux_msg_t *msg, const char **topic)
 {
     int errnum;
 
-    if (check_type (msg, FLUX_MSGTYPE_RESPONSE) < 0
-        || get_topic (msg, topic) < 0 || flux_msg_get_errnum (msg, &errnum) < 0)
+    if (msg_check_topic (msg, FLUX_MSGTYPE_RESPONSE, topic) < 0
+        || flux_msg_get_errnum (msg, &errnum) < 0)
         return -1;
     if (errnum != 0) {
         errno = errnum;
@@ -148,32 +103,17 @@ static int response_check (const flux_msg_t *msg, const char **topic)
 int flux_response_decode (const flux_msg_t *msg, const char **topic,
                           const char **s)
 {
-    const char *str = NULL;
-
     if (response_check (msg, topic) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_string (msg, &str) < 0)
-        return -1;
-    if (s)
-        *s = str;
-    return 0;
+    return msg_optional_string (msg, s);
 }
 
 int flux_response_decode_raw (const flux_msg_t *msg, const char **topic,
                               const void **data, size_t *len)
 {
-    const void *d = NULL;
-    size_t l = 0;
-
     if (response_check (msg, topic) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_payload (msg, &d, &l) < 0)
-        return -1;
-    if (data)
-        *data = d;
-    if (len)
-        *len = l;
-    return 0;
+    return msg_optional_raw (msg, data, len);
 }
 
 int flux_response_decode_error (const flux_msg_t *msg, const char **errstr)
@@ -181,7 +121,7 @@ int flux_response_decode_error (const flux_msg_t *msg, const char **errstr)
     int errnum;
     const char *s = NULL;
 
-    if (check_type (msg, FLUX_MSGTYPE_RESPONSE) < 0
+    if (msg_check_type (msg, FLUX_MSGTYPE_RESPONSE) < 0
         || flux_msg_get_errnum (msg, &errnum) < 0)
         return -1;
     if (errnum == 0) {
@@ -215,7 +155,7 @@ int flux_respond_raw (flux_t *h, const flux_msg_t *request, const void *data,
 {
     flux_msg_t *msg;
 
-    if (!h || check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
+    if (!h || msg_check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
         return -1;
     if (wants_no_response (request))
         return 0;
@@ -240,7 +180,7 @@ int flux_respond_pack (flux_t *h, const flux_msg_t *request, const char *fmt,
     va_list ap;
     int rc;
 
-    if (!h || check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
+    if (!h || msg_check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
         return -1;
     if (wants_no_response (request))
         return 0;
@@ -261,7 +201,7 @@ int flux_respond_error (flux_t *h, const flux_msg_t *request, int errnum,
 {
     flux_msg_t *msg;
 
-    if (!h || check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
+    if (!h || msg_check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
         return -1;
     if (wants_no_response (request))
         return 0;

@@ -10,6 +10,7 @@
 #include "attr.h"
 #include "future_private.h"
 #include "handle_private.h"
+#include "msg_decode.h"
 #include "response.h"
 #include "rpc.h"
 
@@ -207,32 +208,19 @@ int flux_future_get_msg (flux_future_t *f, const flux_msg_t **msgp)
 int flux_rpc_get (flux_future_t *f, const char **s)
 {
     const flux_msg_t *msg;
-    const char *str = NULL;
 
     if (flux_future_get_msg (f, &msg) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_string (msg, &str) < 0)
-        return -1;
-    if (s)
-        *s = str;
-    return 0;
+    return msg_optional_string (msg, s);
 }
 
 int flux_rpc_get_raw (flux_future_t *f, const void **data, size_t *len)
 {
     const flux_msg_t *msg;
-    const void *d = NULL;
-    size_t l = 0;
 
     if (flux_future_get_msg (f, &msg) < 0)
         return -1;
-    if (flux_msg_has_payload (msg) && flux_msg_get_payload (msg, &d, &l) < 0)
-        return -1;
-    if (data)
-        *data = d;
-    if (len)
-        *len = l;
-    return 0;
+    return msg_optional_raw (msg, data, len);
 }
 
 int flux_rpc_get_unpack (flux_future_t *f, const char *fmt, ...)
