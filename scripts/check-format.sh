@@ -4,7 +4,9 @@
 #   -i  reformat the files in place instead of checking
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
-files=$(git ls-files 'src/*.c' 'src/*.h' 'bench/*.c' 2>/dev/null)
+# tracked files and new ones not yet added (but not ignored ones)
+files=$(git ls-files --cached --others --exclude-standard \
+    'src/*.c' 'src/*.h' 'bench/*.c' 't/*.c' 2>/dev/null)
 if [ "$1" = "-i" ]; then
     clang-format -i $files
     exit 0

@@ -92,8 +92,9 @@ static void attr_cb (struct conn *c, const flux_msg_t *msg, const char *topic)
         return;
     }
     if (!strcmp (topic, "attr.set")) {
-        if (flux_request_unpack (msg, NULL, "{s:s s:s}", "name", &name,
-                                 "value", &value) < 0)
+        if (flux_request_unpack (msg, NULL, "{s:s s:s}", "name", &name, "value",
+                                 &value)
+            < 0)
             return respond_errno (c, msg, EPROTO, NULL);
         if (!json_object_get (fb.attrs, name))
             return respond_errno (c, msg, ENOENT, "unknown attribute");
@@ -184,7 +185,8 @@ static void log_dmesg_cb (struct conn *c, const flux_msg_t *msg)
     if (!flux_msg_is_streaming (msg))
         return respond_errno (c, msg, EPROTO, "streaming required");
     if (flux_request_unpack (msg, NULL, "{s:b s?b}", "follow", &follow,
-                             "nobacklog", &nobacklog) < 0)
+                             "nobacklog", &nobacklog)
+        < 0)
         return respond_errno (c, msg, EPROTO, NULL);
     if (!nobacklog) {
         json_array_foreach (fb.ring, i, v)
@@ -205,13 +207,15 @@ static void followers_drop (struct conn *c, const flux_msg_t *cancel)
     struct follower **fp = &fb.followers;
     uint32_t tag = 0, ftag;
 
-    if (cancel && flux_request_unpack (cancel, NULL, "{s:i}", "matchtag",
-                                       &tag) < 0)
+    if (cancel
+        && flux_request_unpack (cancel, NULL, "{s:i}", "matchtag", &tag) < 0)
         return;
     while (*fp) {
         struct follower *f = *fp;
-        if (f->c == c && (!cancel || (flux_msg_get_matchtag (f->req, &ftag)
-                                          == 0 && ftag == tag))) {
+        if (f->c == c
+            && (!cancel
+                || (flux_msg_get_matchtag (f->req, &ftag) == 0
+                    && ftag == tag))) {
             if (cancel)
                 respond_errno (c, f->req, ENODATA, NULL);
             *fp = f->next;
@@ -233,10 +237,13 @@ static void event_publish_cb (struct conn *c, const flux_msg_t *msg)
     int flags;
 
     if (flux_request_unpack (msg, NULL, "{s:s s:i s?s}", "topic", &topic,
-                             "flags", &flags, "payload", &payload) < 0
+                             "flags", &flags, "payload", &payload)
+            < 0
         || (flags & ~FLUX_MSGFLAG_PRIVATE)
-        || (payload && (len = base64_decode (buf, sizeof (buf), payload,
-                                             strlen (payload))) < 0))
+        || (payload
+            && (len
+                = base64_decode (buf, sizeof (buf), payload, strlen (payload)))
+                   < 0))
         return respond_errno (c, msg, EPROTO, NULL);
     if (!(ev = flux_event_encode_raw (topic, payload ? buf : NULL, len)))
         return respond_errno (c, msg, errno, NULL);
@@ -248,7 +255,8 @@ static void event_publish_cb (struct conn *c, const flux_msg_t *msg)
     for (struct conn *k = fb.conns; k; k = k->next) {
         size_t i;
         json_t *v;
-        json_array_foreach (k->subs, i, v) {
+        json_array_foreach (k->subs, i, v)
+        {
             const char *p = json_string_value (v);
             if (!strncmp (topic, p, strlen (p))) {
                 flux_send (k->h, ev, 0);
@@ -271,7 +279,8 @@ static void subscribe_cb (struct conn *c, const flux_msg_t *msg, bool sub)
     if (sub)
         json_array_append_new (c->subs, json_string (topic));
     else {
-        json_array_foreach (c->subs, i, v) {
+        json_array_foreach (c->subs, i, v)
+        {
             if (!strcmp (json_string_value (v), topic))
                 break;
         }
@@ -282,8 +291,7 @@ static void subscribe_cb (struct conn *c, const flux_msg_t *msg, bool sub)
     flux_respond (c->h, msg, NULL);
 }
 
-static void module_cb (struct conn *c, const flux_msg_t *msg,
-                       const char *topic)
+static void module_cb (struct conn *c, const flux_msg_t *msg, const char *topic)
 {
     const char *path, *name = NULL;
     json_t *args;
@@ -296,21 +304,22 @@ static void module_cb (struct conn *c, const flux_msg_t *msg,
     }
     if (!strcmp (topic, "module.load")) {
         if (flux_request_unpack (msg, NULL, "{s:s s:o s?s}", "path", &path,
-                                 "args", &args, "name", &name) < 0)
+                                 "args", &args, "name", &name)
+            < 0)
             return respond_errno (c, msg, EPROTO, NULL);
         if (strstr (path, "nosuch"))
             return respond_errno (c, msg, ENOENT, "module not found");
-        json_array_append_new (fb.mods,
-                               json_pack ("{s:s s:s s:i s:i s:[] s:O}",
-                                          "name", name ? name : path, "path",
-                                          path, "idle", 0, "status", 1,
-                                          "services", "args", args));
+        json_array_append_new (
+            fb.mods, json_pack ("{s:s s:s s:i s:i s:[] s:O}", "name",
+                                name ? name : path, "path", path, "idle", 0,
+                                "status", 1, "services", "args", args));
         flux_respond (c->h, msg, NULL);
         return;
     }
     if (flux_request_unpack (msg, NULL, "{s:s}", "name", &name) < 0)
         return respond_errno (c, msg, EPROTO, NULL);
-    json_array_foreach (fb.mods, i, m) {
+    json_array_foreach (fb.mods, i, m)
+    {
         if (!strcmp (json_string_value (json_object_get (m, "name")), name)) {
             json_array_remove (fb.mods, i);
             flux_respond (c->h, msg, NULL);
@@ -330,11 +339,10 @@ static void overlay_cb (struct conn *c, const flux_msg_t *msg,
         flux_respond_pack (c->h, msg,
                            "{s:i s:i s:[{s:i s:i s:[{s:i s:i s:[]}]}"
                            " {s:i s:i s:[{s:i s:i s:[]}]}]}",
-                           "rank", 0, "size", 5, "children",
-                           "rank", 1, "size", 2, "children",
-                           "rank", 3, "size", 1, "children",
-                           "rank", 2, "size", 2, "children",
-                           "rank", 4, "size", 1, "children");
+                           "rank", 0, "size", 5, "children", "rank", 1, "size",
+                           2, "children", "rank", 3, "size", 1, "children",
+                           "rank", 2, "size", 2, "children", "rank", 4, "size",
+                           1, "children");
         return;
     }
     flux_msg_get_nodeid (msg, &nodeid);
@@ -343,17 +351,16 @@ static void overlay_cb (struct conn *c, const flux_msg_t *msg,
                            "{s:i s:s s:f s:[{s:i s:s s:f}"
                            " {s:i s:s s:f s:s}]}",
                            "rank", 0, "status", "partial", "duration", 90.0,
-                           "children", "rank", 1, "status", "full",
-                           "duration", 80.0, "rank", 2, "status", "lost",
-                           "duration", 30.0, "error", "lost connection");
+                           "children", "rank", 1, "status", "full", "duration",
+                           80.0, "rank", 2, "status", "lost", "duration", 30.0,
+                           "error", "lost connection");
     else if (nodeid == 1)
-        flux_respond_pack (c->h, msg, "{s:i s:s s:f s:[{s:i s:s s:f}]}",
-                           "rank", 1, "status", "full", "duration", 80.0,
-                           "children", "rank", 3, "status", "full",
-                           "duration", 70.0);
+        flux_respond_pack (c->h, msg, "{s:i s:s s:f s:[{s:i s:s s:f}]}", "rank",
+                           1, "status", "full", "duration", 80.0, "children",
+                           "rank", 3, "status", "full", "duration", 70.0);
     else if (nodeid == 3)
-        flux_respond_pack (c->h, msg, "{s:i s:s s:f s:[]}", "rank", 3,
-                           "status", "full", "duration", 70.0, "children");
+        flux_respond_pack (c->h, msg, "{s:i s:s s:f s:[]}", "rank", 3, "status",
+                           "full", "duration", 70.0, "children");
     else
         respond_errno (c, msg, EHOSTUNREACH, NULL);
 }
@@ -398,13 +405,13 @@ static void request_cb (struct conn *c, const flux_msg_t *msg)
     else if (!strcmp (topic, "event.unsubscribe"))
         subscribe_cb (c, msg, false);
     else if (!strcmp (topic, "state-machine.get"))
-        flux_respond_pack (c->h, msg, "{s:s s:f}", "state", "run",
-                           "duration", now () - fb.start);
+        flux_respond_pack (c->h, msg, "{s:s s:f}", "state", "run", "duration",
+                           now () - fb.start);
     else if (!strncmp (topic, "module.", 7))
         module_cb (c, msg, topic);
     else if (!strcmp (topic, "kvs.stats-get"))
-        flux_respond_pack (c->h, msg, "{s:{s:i} s:{s:i}}", "tx", "request",
-                           7, "rx", "request", 3);
+        flux_respond_pack (c->h, msg, "{s:{s:i} s:{s:i}}", "tx", "request", 7,
+                           "rx", "request", 3);
     else if (!strncmp (topic, "overlay.", 8))
         overlay_cb (c, msg, topic);
     else if (!strcmp (topic, "shutdown.start"))
@@ -441,8 +448,7 @@ static void conn_cb (uv_poll_t *p, int status, int events)
     int type;
 
     while ((msg = flux_recv (c->h, FLUX_O_NONBLOCK))) {
-        if (flux_msg_get_type (msg, &type) == 0
-            && type == FLUX_MSGTYPE_REQUEST)
+        if (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_REQUEST)
             request_cb (c, msg);
         flux_msg_destroy (msg);
     }
@@ -516,14 +522,13 @@ int main (int argc, char **argv)
     fb.loop = uv_default_loop ();
     fb.start = now ();
     fb.ring = json_array ();
-    fb.mods = json_pack ("[{s:s s:s s:i s:i s:[ss] s:i s:i}"
-                         " {s:s s:s s:f s:i s:[s] s:i s:i}]",
-                         "name", "kvs", "path", "/lib/flux/kvs.so", "idle", 3,
-                         "status", 1, "services", "kvs", "kvs-watch",
-                         "sendqueue", 0, "recvqueue", 2, "name",
-                         "connector-local", "path", "builtin", "idle", 150.5,
-                         "status", 1, "services", "connector-local",
-                         "sendqueue", 0, "recvqueue", 0);
+    fb.mods = json_pack (
+        "[{s:s s:s s:i s:i s:[ss] s:i s:i}"
+        " {s:s s:s s:f s:i s:[s] s:i s:i}]",
+        "name", "kvs", "path", "/lib/flux/kvs.so", "idle", 3, "status", 1,
+        "services", "kvs", "kvs-watch", "sendqueue", 0, "recvqueue", 2, "name",
+        "connector-local", "path", "builtin", "idle", 150.5, "status", 1,
+        "services", "connector-local", "sendqueue", 0, "recvqueue", 0);
     attrs_init ();
     strcpy (sun.sun_path, argv[1]);
     unlink (argv[1]);

@@ -19,8 +19,8 @@ struct ctx {
     int failed;
 };
 
-static void hello_cb (flux_t *h, flux_msg_handler_t *mh,
-                      const flux_msg_t *msg, void *arg)
+static void hello_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
 {
     struct ctx *c = arg;
     json_t *args = json_array ();
@@ -31,8 +31,8 @@ static void hello_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond_pack (h, msg, "{s:s s:o}", "name", c->name, "args", args);
 }
 
-static void fail_cb (flux_t *h, flux_msg_handler_t *mh,
-                     const flux_msg_t *msg, void *arg)
+static void fail_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
 {
     struct ctx *c = arg;
     c->failed = 1;
