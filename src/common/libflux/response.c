@@ -2,6 +2,7 @@
  * Copyright the flux-c authors */
 /* response.c - building and decoding requests and responses (RFC 6). */
 #include <errno.h>
+#include <jansson.h>
 #include <string.h>
 
 #include "msg_decode.h"
@@ -182,8 +183,14 @@ int flux_respond_pack (flux_t *h, const flux_msg_t *request, const char *fmt,
 
     if (!h || msg_check_type (request, FLUX_MSGTYPE_REQUEST) < 0)
         return -1;
-    if (wants_no_response (request))
+    if (wants_no_response (request)) {
+        /* "o" arguments are ours whatever happens (as in json_pack):
+         * pack them to release them. */
+        va_start (ap, fmt);
+        json_decref (json_vpack_ex (NULL, 0, fmt, ap));
+        va_end (ap);
         return 0;
+    }
     if (!(msg = flux_response_derive (request, 0)))
         return -1;
     va_start (ap, fmt);
