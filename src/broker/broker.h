@@ -83,6 +83,15 @@ struct broker {
     char **initial_program; /* argv, NULL-terminated, or NULL */
     uv_process_t *init_proc;
     int shutdown_requested;
+    int children_ready;              /* broker.ready from children */
+    size_t modlist_pos;              /* next entry of broker.modules */
+    struct module *modlist_loading;  /* waiting for it to run */
+    struct module *modlist_stopping; /* shutdown: waiting for it to exit */
+    uv_check_t shutdown_check;
+    uv_idle_t module_reaper;          /* destroys exited modules */
+    const flux_msg_t **state_waiters; /* state-machine.wait until run */
+    size_t nstate_waiters;
+    flux_msg_handler_t **state_handlers;
     flux_msg_handler_t **builtin_handlers;
 };
 
@@ -132,8 +141,15 @@ int broker_module_load (struct broker *b, const char *target, const char *name,
                         json_t *args, const flux_msg_t *req,
                         flux_error_t *error);
 
-/* ---- state machine (main.c) ---- */
+/* ---- state machine (state.c) ---- */
+int state_machine_init (struct broker *b);
+void state_machine_fini (struct broker *b);
 const char *state_name (enum broker_state s);
+void state_enter (struct broker *b, enum broker_state s);
+/* A module changed status (called by the module service). */
+void state_module_status (struct broker *b, struct module *m, int status);
+/* Ask every module to stop at once (signals, lost parent). */
+void state_stop_all_modules (struct broker *b);
 /* Begin an orderly shutdown (from flux shutdown, a signal, or the end of
  * the initial program). */
 void broker_shutdown (struct broker *b, int exit_rc);

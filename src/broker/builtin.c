@@ -106,8 +106,10 @@ static void module_reap (struct broker *b, struct module *m)
     size_t i;
 
     for (i = 0; i < b->nmodules; i++) {
-        if (b->modules[i] == m) {
-            b->modules[i] = b->modules[--b->nmodules];
+        if (b->modules[i] == m) { /* keep load order for shutdown */
+            memmove (&b->modules[i], &b->modules[i + 1],
+                     (b->nmodules - i - 1) * sizeof (b->modules[0]));
+            b->nmodules--;
             break;
         }
     }
@@ -131,8 +133,6 @@ static void reap_cb (uv_idle_t *w)
             i++;
     }
 }
-
-static uv_idle_t reaper;
 
 static void module_status_cb (struct module *m, int prev, void *arg)
 {
@@ -163,9 +163,10 @@ static void module_status_cb (struct module *m, int prev, void *arg)
         }
         /* no new requests may reach it */
         router_module_remove (b, m);
-        reaper.data = b;
-        uv_idle_start (&reaper, reap_cb);
+        b->module_reaper.data = b;
+        uv_idle_start (&b->module_reaper, reap_cb);
     }
+    state_module_status (b, m, status);
 }
 
 static struct module *module_lookup (struct broker *b, const char *name)
@@ -347,10 +348,6 @@ static void state_get_cb (flux_t *h, flux_msg_handler_t *mh,
                        "duration", uv_now (b->loop) / 1000. - b->starttime);
 }
 
-/* state-machine.wait requests held until the broker reaches run */
-static const flux_msg_t **waiters;
-static size_t nwaiters;
-
 static void state_wait_cb (flux_t *h, flux_msg_handler_t *mh,
                            const flux_msg_t *msg, void *arg)
 {
@@ -361,11 +358,12 @@ static void state_wait_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond (h, msg, NULL);
     else if (b->state > STATE_RUN)
         flux_respond_error (h, msg, ENOENT, "broker is past the run state");
-    else if (!(v = realloc (waiters, (nwaiters + 1) * sizeof (*v))))
+    else if (!(v = realloc (b->state_waiters,
+                            (b->nstate_waiters + 1) * sizeof (*v))))
         flux_respond_error (h, msg, ENOMEM, NULL);
     else {
-        waiters = v;
-        waiters[nwaiters++] = flux_msg_incref (msg);
+        b->state_waiters = v;
+        b->state_waiters[b->nstate_waiters++] = flux_msg_incref (msg);
     }
 }
 
@@ -375,17 +373,17 @@ void builtin_state_changed (struct broker *b)
 
     if (b->state < STATE_RUN)
         return;
-    for (i = 0; i < nwaiters; i++) {
+    for (i = 0; i < b->nstate_waiters; i++) {
         if (b->state == STATE_RUN)
-            flux_respond (b->h, waiters[i], NULL);
+            flux_respond (b->h, b->state_waiters[i], NULL);
         else
-            flux_respond_error (b->h, waiters[i], ENOENT,
+            flux_respond_error (b->h, b->state_waiters[i], ENOENT,
                                 "broker is past the run state");
-        flux_msg_decref (waiters[i]);
+        flux_msg_decref (b->state_waiters[i]);
     }
-    free (waiters);
-    waiters = NULL;
-    nwaiters = 0;
+    free (b->state_waiters);
+    b->state_waiters = NULL;
+    b->nstate_waiters = 0;
 }
 
 static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -528,7 +526,7 @@ int builtin_register (struct broker *b)
 {
     int i;
 
-    uv_idle_init (b->loop, &reaper);
+    uv_idle_init (b->loop, &b->module_reaper);
     for (i = 0; self_services[i]; i++)
         if (router_self_service (b, self_services[i]) < 0)
             return -1;
@@ -543,6 +541,6 @@ void builtin_unregister (struct broker *b)
         free (module_get_aux (b->modules[i]));
     flux_msg_handler_delvec (b->builtin_handlers);
     b->builtin_handlers = NULL;
-    if (!uv_is_closing ((uv_handle_t *)&reaper))
-        uv_close ((uv_handle_t *)&reaper, NULL);
+    if (!uv_is_closing ((uv_handle_t *)&b->module_reaper))
+        uv_close ((uv_handle_t *)&b->module_reaper, NULL);
 }

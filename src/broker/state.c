@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* state.c - the broker state machine (PROTOCOLS.md 3).
+ *
+ * join (wait for the parent) -> init (load the modules of broker.modules
+ * in order, then the rc1 script if any) -> quorum (wait for every child's
+ * subtree) -> run (rank 0 runs the initial program) -> cleanup ->
+ * shutdown (unload the modules in reverse order, one at a time) ->
+ * finalize (wait for the children to leave) -> goodbye -> exit.
+ * Leaves leave first, rank 0 last, so nothing is left behind.
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "broker.h"
+#include "libidset/idset.h"
+#include "module.h"
+#include "overlay/overlay.h"
+#include "overlay/topology.h"
+
+static const char *state_names[] = {
+    "load-builtins", "join",    "config-sync",     "init",
+    "quorum",        "run",     "cleanup",         "shutdown",
+    "finalize",      "goodbye", "unload-builtins", "exit",
+};
+
+const char *state_name (enum broker_state s)
+{
+    return (s >= 0 && s <= STATE_EXIT) ? state_names[s] : "unknown";
+}
+
+/* ---- child processes: rc1 and the initial program ---- */
+
+static void proc_close_cb (uv_handle_t *h)
+{
+    free (h);
+}
+
+static void initial_exit_cb (uv_process_t *p, int64_t status, int sig)
+{
+    struct broker *b = p->data;
+    int rc = sig ? 128 + sig : (int)status;
+
+    b->init_proc = NULL;
+    uv_close ((uv_handle_t *)p, proc_close_cb);
+    if (b->state == STATE_INIT) { /* rc1 */
+        if (rc != 0) {
+            brokerlog_msg (b->log, LOG_ERR, "rc1 exited with status %d", rc);
+            broker_shutdown (b, rc);
+            return;
+        }
+        state_enter (b, STATE_QUORUM);
+        return;
+    }
+    if (rc != 0)
+        brokerlog_msg (b->log, LOG_INFO, "initial program exited with %d", rc);
+    broker_shutdown (b, rc);
+}
+
+static int spawn (struct broker *b, char **argv)
+{
+    uv_process_options_t opts = {0};
+    uv_stdio_container_t stdio[3];
+    int i, rc;
+
+    if (!(b->init_proc = calloc (1, sizeof (*b->init_proc))))
+        return -1;
+    for (i = 0; i < 3; i++) {
+        stdio[i].flags = UV_INHERIT_FD;
+        stdio[i].data.fd = i;
+    }
+    opts.file = argv[0];
+    opts.args = argv;
+    opts.exit_cb = initial_exit_cb;
+    opts.stdio = stdio;
+    opts.stdio_count = 3;
+    b->init_proc->data = b;
+    if ((rc = uv_spawn (b->loop, b->init_proc, &opts)) < 0) {
+        fprintf (stderr, "flux-broker: %s: %s\n", argv[0], uv_strerror (rc));
+        uv_close ((uv_handle_t *)b->init_proc, proc_close_cb);
+        b->init_proc = NULL;
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the default modules (broker.modules) ---- */
+
+/* Does the entry "NAME" or "NAME@IDSET" apply to this rank?  The name is
+ * copied into name[].  -1 if the entry is malformed. */
+static int modlist_entry (struct broker *b, const char *entry, char *name,
+                          size_t size, bool *applies)
+{
+    const char *at = strchr (entry, '@');
+    size_t len = at ? (size_t)(at - entry) : strlen (entry);
+    struct idset *ids;
+
+    if (len == 0 || len >= size)
+        return -1;
+    memcpy (name, entry, len);
+    name[len] = '\0';
+    *applies = true;
+    if (at) {
+        if (!(ids = idset_decode (at + 1)))
+            return -1;
+        *applies = idset_test (ids, b->rank);
+        idset_destroy (ids);
+    }
+    return 0;
+}
+
+/* Load the next module of broker.modules that applies to this rank.
+ * Returns 1 if one is loading (its RUNNING status continues the walk),
+ * 0 when the list is done, -1 on error (logged). */
+static int modlist_next (struct broker *b)
+{
+    const char *list = attr_get (b->attrs, "broker.modules", NULL);
+    char entry[256], name[256];
+    flux_error_t error = {{0}};
+    bool applies;
+
+    while (list && list[b->modlist_pos]) {
+        const char *p = list + b->modlist_pos;
+        size_t len = strcspn (p, ",");
+
+        b->modlist_pos += len + (p[len] == ',');
+        if (len == 0)
+            continue;
+        if (len >= sizeof (entry)
+            || (memcpy (entry, p, len), entry[len] = '\0',
+                modlist_entry (b, entry, name, sizeof (name), &applies) < 0)) {
+            brokerlog_msg (b->log, LOG_ERR, "broker.modules: bad entry '%.*s'",
+                           (int)len, p);
+            return -1;
+        }
+        if (!applies)
+            continue;
+        if (broker_module_load (b, name, NULL, NULL, NULL, &error) < 0) {
+            brokerlog_msg (b->log, LOG_ERR, "loading %s: %s", name,
+                           error.text[0] ? error.text : strerror (errno));
+            return -1;
+        }
+        b->modlist_loading = b->modules[b->nmodules - 1];
+        return 1;
+    }
+    return 0;
+}
+
+static void init_continue (struct broker *b)
+{
+    const char *rc1;
+    int rc;
+
+    if ((rc = modlist_next (b)) < 0) {
+        broker_shutdown (b, 1);
+        return;
+    }
+    if (rc > 0)
+        return;
+    rc1 = attr_get (b->attrs, "broker.rc1_path", NULL);
+    if (rc1 && *rc1) {
+        char *argv[] = {(char *)rc1, NULL};
+        if (spawn (b, argv) < 0)
+            broker_shutdown (b, 1);
+    }
+    else
+        state_enter (b, STATE_QUORUM);
+}
+
+void state_module_status (struct broker *b, struct module *m, int status)
+{
+    if (m != b->modlist_loading)
+        return;
+    if (status == MODSTATE_RUNNING) {
+        b->modlist_loading = NULL;
+        if (b->state == STATE_INIT)
+            init_continue (b);
+    }
+    else if (status == MODSTATE_EXITED) {
+        b->modlist_loading = NULL;
+        brokerlog_msg (b->log, LOG_ERR, "module %s failed to start: %s",
+                       module_name (m), strerror (module_errnum (m)));
+        broker_shutdown (b, 1);
+    }
+}
+
+/* Shutdown: stop the most recently loaded module, and the next one only
+ * once it has gone (the KVS flushes to content before content stops). */
+static void modules_unload_next (struct broker *b)
+{
+    struct module *last;
+
+    if (b->nmodules == 0) {
+        state_enter (b, STATE_FINALIZE);
+        return;
+    }
+    last = b->modules[b->nmodules - 1];
+    if (last != b->modlist_stopping) {
+        b->modlist_stopping = last;
+        (void)module_stop (last);
+    }
+}
+
+/* Emergency paths (signal on rank > 0, parent lost): everything at once. */
+void state_stop_all_modules (struct broker *b)
+{
+    size_t i;
+    for (i = b->nmodules; i > 0; i--)
+        (void)module_stop (b->modules[i - 1]);
+}
+
+/* ---- state machine ---- */
+
+static void send_ready (struct broker *b)
+{
+    int64_t parent = topology_parent (b->rank, b->size, b->fanout);
+    flux_future_t *f;
+
+    f = flux_rpc_pack (b->h, "broker.ready", (uint32_t)parent,
+                       FLUX_RPC_NORESPONSE, "{s:i}", "rank", (int)b->rank);
+    flux_future_destroy (f);
+}
+
+static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct broker *b = arg;
+
+    b->children_ready++;
+    if (b->state == STATE_QUORUM && b->children_ready >= b->nchildren)
+        state_enter (b, STATE_RUN);
+}
+
+static void run_initial_program (struct broker *b)
+{
+    char *shell_argv[] = {getenv ("SHELL"), NULL};
+
+    if (b->rank != 0)
+        return;
+    if (!b->initial_program) {
+        if (!shell_argv[0])
+            shell_argv[0] = "/bin/sh";
+        if (spawn (b, shell_argv) < 0)
+            broker_shutdown (b, 1);
+        return;
+    }
+    if (spawn (b, b->initial_program) < 0)
+        broker_shutdown (b, 127);
+}
+
+void state_enter (struct broker *b, enum broker_state s)
+{
+    if (s <= b->state && s != STATE_LOAD_BUILTINS)
+        return;
+    b->state = s;
+    builtin_state_changed (b);
+    switch (s) {
+        case STATE_JOIN:
+            if (b->rank == 0 || b->parent_online)
+                state_enter (b, STATE_INIT);
+            break;
+        case STATE_INIT:
+            b->modlist_pos = 0;
+            init_continue (b);
+            break;
+        case STATE_QUORUM:
+            if (b->children_ready >= b->nchildren)
+                state_enter (b, STATE_RUN);
+            break;
+        case STATE_RUN:
+            if (b->rank > 0)
+                send_ready (b);
+            else
+                run_initial_program (b);
+            break;
+        case STATE_CLEANUP:
+            if (b->rank == 0) {
+                flux_msg_t *ev = flux_event_encode ("broker.shutdown", NULL);
+                if (ev)
+                    (void)router_publish (b, ev);
+            }
+            state_enter (b, STATE_SHUTDOWN);
+            break;
+        case STATE_SHUTDOWN:
+            modules_unload_next (b);
+            break;
+        case STATE_FINALIZE:
+            if (b->children_online == 0)
+                state_enter (b, STATE_GOODBYE);
+            break;
+        case STATE_GOODBYE:
+            state_enter (b, STATE_EXIT);
+            break;
+        case STATE_EXIT:
+            flux_reactor_stop (b->reactor);
+            break;
+        default:
+            break;
+    }
+}
+
+void broker_shutdown (struct broker *b, int exit_rc)
+{
+    if (b->shutdown_requested)
+        return;
+    b->shutdown_requested = 1;
+    b->exit_rc = exit_rc;
+    if (b->init_proc)
+        uv_process_kill (b->init_proc, SIGTERM);
+    state_enter (b, STATE_CLEANUP);
+}
+
+static void shutdown_event_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = arg;
+    if (b->rank > 0)
+        broker_shutdown (b, 0);
+}
+
+/* Modules exiting during shutdown let it proceed (checked each turn,
+ * after the reaper has removed them). */
+static void shutdown_check_cb (uv_check_t *w)
+{
+    struct broker *b = w->data;
+    if (b->state == STATE_SHUTDOWN)
+        modules_unload_next (b);
+}
+
+void broker_peer_status (struct broker *b, uint32_t peer, int status,
+                         const char *error)
+{
+    int64_t parent = topology_parent (b->rank, b->size, b->fanout);
+
+    if ((int64_t)peer == parent) {
+        if (status == OVERLAY_PEER_ONLINE) {
+            b->parent_online = 1;
+            if (b->state == STATE_JOIN)
+                state_enter (b, STATE_INIT);
+        }
+        else if (status == OVERLAY_PEER_LOST) {
+            b->parent_online = 0;
+            if (b->state < STATE_FINALIZE)
+                brokerlog_msg (b->log, LOG_ERR, "parent lost: %s",
+                               error ? error : "connection lost");
+            /* nothing above us: leave now, children follow */
+            b->exit_rc = b->shutdown_requested ? b->exit_rc : 1;
+            b->shutdown_requested = 1;
+            state_stop_all_modules (b);
+            state_enter (b, STATE_EXIT);
+        }
+        return;
+    }
+    if (status == OVERLAY_PEER_ONLINE)
+        b->children_online++;
+    else if (status == OVERLAY_PEER_LOST || status == OVERLAY_PEER_OFFLINE) {
+        if (b->children_online > 0)
+            b->children_online--;
+        router_child_lost (b, peer);
+        if (b->state < STATE_SHUTDOWN)
+            brokerlog_msg (b->log, LOG_ERR, "broker on rank %u lost: %s", peer,
+                           error ? error : "connection lost");
+        if (b->state == STATE_FINALIZE && b->children_online == 0)
+            state_enter (b, STATE_GOODBYE);
+    }
+    else if (status == OVERLAY_PEER_TORPID)
+        brokerlog_msg (b->log, LOG_WARNING, "broker on rank %u is torpid",
+                       peer);
+}
+
+static const struct flux_msg_handler_spec state_htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "broker.ready", ready_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "broker.shutdown", shutdown_event_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+int state_machine_init (struct broker *b)
+{
+    if (flux_msg_handler_addvec (b->h, state_htab, b, &b->state_handlers) < 0)
+        return -1;
+    uv_check_init (b->loop, &b->shutdown_check);
+    b->shutdown_check.data = b;
+    uv_check_start (&b->shutdown_check, shutdown_check_cb);
+    uv_unref ((uv_handle_t *)&b->shutdown_check);
+    return 0;
+}
+
+void state_machine_fini (struct broker *b)
+{
+    flux_msg_handler_delvec (b->state_handlers);
+    b->state_handlers = NULL;
+}
