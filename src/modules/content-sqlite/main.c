@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the content-sqlite module (rank 0): the content service's
+ * backing store.  Opens STATEDIR/content.sqlite (or RUNDIR/content.sqlite
+ * when the statedir attribute is unset: gone when the instance ends),
+ * registers the content-backing service and tells the content module.
+ * On unload it first has content flush, then unregister, answering the
+ * writes that causes, so that nothing dirty is lost.
+ * Argument: "truncate" starts from an empty database.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db.h"
+#include "service.h"
+
+static void stop_cb (flux_future_t *f, void *arg)
+{
+    flux_reactor_stop (flux_future_get_reactor (f));
+}
+
+/* Send topic to the content module and keep serving until it answers. */
+static int rpc_serving (flux_t *h, const char *topic)
+{
+    flux_future_t *f;
+    int rc;
+
+    if (!(f = flux_rpc (h, topic, NULL, FLUX_NODEID_ANY, 0))
+        || flux_future_then (f, -1., stop_cb, NULL) < 0) {
+        flux_future_destroy (f);
+        return -1;
+    }
+    while (!flux_future_is_ready (f))
+        if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+            break;
+    if ((rc = flux_future_get (f, NULL)) < 0) {
+        int saved_errno = errno;
+        sqlite_log (h, 3, "%s: %s", topic, future_strerror (f, saved_errno));
+        errno = saved_errno;
+    }
+    flux_future_destroy (f);
+    return rc;
+}
+
+static char *db_path (flux_t *h)
+{
+    const char *dir = flux_attr_get (h, "statedir");
+    char *path;
+
+    if (dir && *dir) {
+        if (mkdir (dir, 0700) < 0 && errno != EEXIST) {
+            sqlite_log (h, 3, "statedir %s: %s", dir, strerror (errno));
+            return NULL;
+        }
+    }
+    else if (!(dir = flux_attr_get (h, "rundir"))) {
+        sqlite_log (h, 3, "neither statedir nor rundir is set");
+        errno = EINVAL;
+        return NULL;
+    }
+    if (asprintf (&path, "%s/content.sqlite", dir) < 0)
+        return NULL;
+    return path;
+}
+
+static int register_backing (flux_t *h)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_service_register (h, "content-backing"))
+        || flux_future_get (f, NULL) < 0) {
+        sqlite_log (h, 3, "cannot register content-backing: %s",
+                    f ? future_strerror (f, errno) : strerror (errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    flux_future_destroy (f);
+    if (!(f = flux_rpc_pack (h, "content.register-backing", FLUX_NODEID_ANY, 0,
+                             "{s:s}", "name", "content-sqlite"))
+        || flux_future_get (f, NULL) < 0) {
+        sqlite_log (h, 3, "content.register-backing: %s",
+                    f ? future_strerror (f, errno) : strerror (errno));
+        flux_future_destroy (f);
+        flux_future_destroy (flux_service_unregister (h, "content-backing"));
+        return -1;
+    }
+    flux_future_destroy (f);
+    return 0;
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    const char *hashtype = flux_attr_get (h, "content.hash");
+    struct sqlite_service *svc = NULL;
+    struct db *db = NULL;
+    bool truncate = false;
+    flux_error_t error;
+    char *path = NULL;
+    uint32_t rank;
+    int rc = -1, i;
+
+    for (i = 0; i < argc; i++) {
+        if (strcmp (argv[i], "truncate") != 0) {
+            sqlite_log (h, 3, "unknown module argument: %s", argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
+        truncate = true;
+    }
+    if (flux_get_rank (h, &rank) < 0 || rank != 0) {
+        sqlite_log (h, 3, "content-sqlite runs on rank 0 only");
+        errno = EINVAL;
+        return -1;
+    }
+    if (!hashtype)
+        hashtype = "sha1";
+    if (!(path = db_path (h)))
+        return -1;
+    if (!(db = db_open (path, hashtype, truncate, &error))
+        || !(svc = sqlite_service_create (h, db, hashtype, path, &error))) {
+        sqlite_log (h, 3, "%s: %s", path, error.text);
+        goto done;
+    }
+    if (register_backing (h) < 0)
+        goto done;
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        sqlite_log (h, 3, "reactor: %s", strerror (errno));
+    /* the first error is the one reported */
+    rc = rpc_serving (h, "content.flush");
+    if (rpc_serving (h, "content.unregister-backing") < 0 && rc == 0)
+        rc = -1;
+    {
+        int saved_errno = errno;
+        flux_future_destroy (flux_service_unregister (h, "content-backing"));
+        errno = saved_errno;
+    }
+done:
+    sqlite_service_destroy (svc);
+    db_close (db);
+    free (path);
+    return rc;
+}

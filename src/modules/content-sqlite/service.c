@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* service.c - content-backing.* requests over the sqlite db, with group
+ * commit: writes join the open transaction and wait in the batch until
+ * the idle watcher commits it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "libcontent/blobref.h"
+
+#include "service.h"
+
+enum { OP_STORE, OP_CHECKPOINT };
+
+struct deferred {
+    const flux_msg_t *msg;
+    int op;
+    unsigned char digest[BLOBREF_MAX_DIGEST_SIZE];
+};
+
+struct sqlite_service {
+    flux_t *h;
+    struct db *db;
+    char hashtype[16];
+    int hash_size;
+    char *dbpath;
+    flux_msg_handler_t **handlers;
+    uv_idle_t *idle;
+
+    /* the batch: writes of this turn, answered after the commit */
+    struct deferred *batch;
+    int n, cap;
+    int batch_errnum; /* a write failed: the batch fails */
+    char batch_errstr[256];
+    bool batch_has_checkpoint;
+
+    /* checkpoint-get requests that must see this batch's checkpoint */
+    const flux_msg_t **gets;
+    int ngets, capgets;
+
+    long long commits;
+    int batch_max;
+};
+
+void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
+{
+    char buf[1024];
+    struct timespec ts;
+    struct tm tm;
+    uint32_t rank = 0;
+    va_list ap;
+    int n, saved_errno = errno;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    gmtime_r (&ts.tv_sec, &tm);
+    (void)flux_get_rank (h, &rank);
+    n = snprintf (buf, sizeof (buf),
+                  "<%d>1 %04d-%02d-%02dT%02d:%02d:%02d.%06ldZ %u content-sqlite"
+                  " - - - ",
+                  (severity << 3) | 1, tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  ts.tv_nsec / 1000, rank);
+    if (n < 0 || n >= (int)sizeof (buf)) {
+        errno = saved_errno;
+        return;
+    }
+    va_start (ap, fmt);
+    vsnprintf (buf + n, sizeof (buf) - n, fmt, ap);
+    va_end (ap);
+    flux_future_destroy (flux_rpc_raw (h, "log.append", buf, strlen (buf),
+                                       FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE));
+    errno = saved_errno;
+}
+
+static void respond_checkpoint (struct sqlite_service *s, const flux_msg_t *msg)
+{
+    const char *text;
+    json_t *o;
+
+    if (db_checkpoint_get (s->db, &text) < 0) {
+        flux_respond_error (s->h, msg, errno, db_errstr (s->db));
+        return;
+    }
+    if (!(o = json_loads (text, 0, NULL))) {
+        flux_respond_error (s->h, msg, EIO,
+                            "the checkpoint in the database is not JSON");
+        return;
+    }
+    if (flux_respond_pack (s->h, msg, "{s:[o]}", "value", o) < 0)
+        flux_respond_error (s->h, msg, errno, NULL);
+}
+
+/* Commit the batch and answer it. */
+static void batch_finish (struct sqlite_service *s)
+{
+    int errnum = s->batch_errnum;
+    const char *errstr = s->batch_errstr;
+    int i;
+
+    if (errnum == 0 && db_in_transaction (s->db)) {
+        if (db_commit (s->db) < 0) {
+            errnum = errno;
+            snprintf (s->batch_errstr, sizeof (s->batch_errstr), "%s",
+                      db_errstr (s->db));
+        }
+        else
+            s->commits++;
+    }
+    else if (errnum)
+        db_rollback (s->db);
+    if (errnum)
+        sqlite_log (s->h, 3, "%d writes rolled back: %s", s->n, errstr);
+    if (s->n > s->batch_max)
+        s->batch_max = s->n;
+    for (i = 0; i < s->n; i++) {
+        struct deferred *d = &s->batch[i];
+        if (errnum)
+            flux_respond_error (s->h, d->msg, errnum, errstr);
+        else if (d->op == OP_STORE)
+            flux_respond_raw (s->h, d->msg, d->digest, s->hash_size);
+        else
+            flux_respond (s->h, d->msg, NULL);
+        flux_msg_decref (d->msg);
+    }
+    s->n = 0;
+    s->batch_errnum = 0;
+    s->batch_errstr[0] = '\0';
+    s->batch_has_checkpoint = false;
+    for (i = 0; i < s->ngets; i++) {
+        respond_checkpoint (s, s->gets[i]);
+        flux_msg_decref (s->gets[i]);
+    }
+    s->ngets = 0;
+}
+
+static void idle_cb (uv_idle_t *w)
+{
+    struct sqlite_service *s = w->data;
+
+    uv_idle_stop (w);
+    batch_finish (s);
+}
+
+static int batch_add (struct sqlite_service *s, const flux_msg_t *msg, int op,
+                      const void *digest)
+{
+    struct deferred *d;
+
+    if (s->n == s->cap) {
+        int ncap = s->cap ? s->cap * 2 : 64;
+        struct deferred *nb = realloc (s->batch, ncap * sizeof (*nb));
+        if (!nb)
+            return -1;
+        s->batch = nb;
+        s->cap = ncap;
+    }
+    d = &s->batch[s->n++];
+    d->msg = flux_msg_incref (msg);
+    d->op = op;
+    if (digest)
+        memcpy (d->digest, digest, s->hash_size);
+    /* the commit runs at the start of the next loop turn, after every
+     * message of this turn has joined the batch */
+    uv_idle_start (s->idle, idle_cb);
+    return 0;
+}
+
+/* Open the batch's transaction if needed.  -1 if the batch has failed. */
+static int batch_begin (struct sqlite_service *s)
+{
+    if (s->batch_errnum)
+        return -1;
+    if (!db_in_transaction (s->db) && db_begin (s->db) < 0) {
+        s->batch_errnum = errno;
+        snprintf (s->batch_errstr, sizeof (s->batch_errstr), "%s",
+                  db_errstr (s->db));
+        return -1;
+    }
+    return 0;
+}
+
+static void batch_fail (struct sqlite_service *s)
+{
+    s->batch_errnum = errno;
+    snprintf (s->batch_errstr, sizeof (s->batch_errstr), "%s",
+              db_errstr (s->db));
+}
+
+static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct sqlite_service *s = arg;
+    const void *data;
+    size_t len;
+    unsigned char digest[BLOBREF_MAX_DIGEST_SIZE];
+    char errbuf[128];
+
+    if (flux_request_decode_raw (msg, NULL, &data, &len) < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "content-backing.store: malformed request");
+        return;
+    }
+    if (len > db_blob_limit (s->db)) {
+        snprintf (errbuf, sizeof (errbuf),
+                  "blob of %zu bytes exceeds the database limit", len);
+        flux_respond_error (h, msg, EFBIG, errbuf);
+        return;
+    }
+    if (blobref_hash_raw (s->hashtype, data, len, digest, sizeof (digest))
+        < 0) {
+        flux_respond_error (h, msg, errno, NULL);
+        return;
+    }
+    if (batch_begin (s) == 0
+        && db_store (s->db, digest, s->hash_size, data, len) < 0)
+        batch_fail (s);
+    if (batch_add (s, msg, OP_STORE, digest) < 0)
+        flux_respond_error (h, msg, ENOMEM, NULL);
+}
+
+static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    struct sqlite_service *s = arg;
+    const void *digest, *data;
+    size_t len;
+    char errbuf[128];
+
+    if (flux_request_decode_raw (msg, NULL, &digest, &len) < 0
+        || len != (size_t)s->hash_size) {
+        snprintf (errbuf, sizeof (errbuf),
+                  "content-backing.load: payload must be a %d-byte %s digest",
+                  s->hash_size, s->hashtype);
+        flux_respond_error (h, msg, EPROTO, errbuf);
+        return;
+    }
+    if (db_load (s->db, digest, len, &data, &len) < 0) {
+        flux_respond_error (h, msg, errno,
+                            errno == ENOENT ? NULL : db_errstr (s->db));
+        return;
+    }
+    flux_respond_raw (h, msg, data, len);
+}
+
+static void checkpoint_put_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    struct sqlite_service *s = arg;
+    json_t *value;
+    char *text;
+
+    if (flux_request_unpack (msg, NULL, "{s:o}", "value", &value) < 0
+        || !json_is_object (value)) {
+        flux_respond_error (h, msg, EPROTO,
+                            "content-backing.checkpoint-put: expected "
+                            "{value:{...}}");
+        return;
+    }
+    if (!(text = json_dumps (value, JSON_COMPACT | JSON_SORT_KEYS))) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    if (batch_begin (s) == 0 && db_checkpoint_put (s->db, text) < 0)
+        batch_fail (s);
+    free (text);
+    if (batch_add (s, msg, OP_CHECKPOINT, NULL) < 0) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    s->batch_has_checkpoint = true;
+}
+
+static void checkpoint_get_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    struct sqlite_service *s = arg;
+
+    /* A checkpoint put in this batch is not durable yet: answer after. */
+    if (s->batch_has_checkpoint) {
+        if (s->ngets == s->capgets) {
+            int ncap = s->capgets ? s->capgets * 2 : 4;
+            const flux_msg_t **nv = realloc (s->gets, ncap * sizeof (*nv));
+            if (!nv) {
+                flux_respond_error (h, msg, ENOMEM, NULL);
+                return;
+            }
+            s->gets = nv;
+            s->capgets = ncap;
+        }
+        s->gets[s->ngets++] = flux_msg_incref (msg);
+        return;
+    }
+    respond_checkpoint (s, msg);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct sqlite_service *s = arg;
+
+    if (flux_respond_pack (h, msg, "{s:I s:s s:I s:i}", "object_count",
+                           (json_int_t)db_object_count (s->db), "dbfile",
+                           s->dbpath, "commits", (json_int_t)s->commits,
+                           "batch_max", s->batch_max)
+        < 0)
+        flux_respond_error (h, msg, errno, NULL);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "content-backing.load", load_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "content-backing.store", store_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "content-backing.checkpoint-get", checkpoint_get_cb,
+     0},
+    {FLUX_MSGTYPE_REQUEST, "content-backing.checkpoint-put", checkpoint_put_cb,
+     0},
+    {FLUX_MSGTYPE_REQUEST, "content-sqlite.stats-get", stats_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+static void close_free_cb (uv_handle_t *w)
+{
+    free (w);
+}
+
+struct sqlite_service *sqlite_service_create (flux_t *h, struct db *db,
+                                              const char *hashtype,
+                                              const char *dbpath,
+                                              flux_error_t *error)
+{
+    struct sqlite_service *s;
+    int size;
+
+    if (!h || !db || !dbpath || (size = blobref_hashtype_size (hashtype)) < 0) {
+        errprintf (error, "bad arguments");
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(s = calloc (1, sizeof (*s))) || !(s->dbpath = strdup (dbpath))
+        || !(s->idle = calloc (1, sizeof (*s->idle))))
+        goto nomem;
+    s->h = h;
+    s->db = db;
+    s->hash_size = size;
+    snprintf (s->hashtype, sizeof (s->hashtype), "%s", hashtype);
+    uv_idle_init (flux_reactor_uv (flux_get_reactor (h)), s->idle);
+    s->idle->data = s;
+    if (flux_msg_handler_addvec (h, htab, s, &s->handlers) < 0) {
+        errprintf (error, "cannot register handlers: %s", strerror (errno));
+        sqlite_service_destroy (s);
+        return NULL;
+    }
+    return s;
+nomem:
+    errprintf (error, "out of memory");
+    if (s) {
+        free (s->dbpath);
+        free (s);
+    }
+    errno = ENOMEM;
+    return NULL;
+}
+
+void sqlite_service_destroy (struct sqlite_service *s)
+{
+    if (s) {
+        int saved_errno = errno;
+        flux_msg_handler_delvec (s->handlers);
+        batch_finish (s);
+        uv_close ((uv_handle_t *)s->idle, close_free_cb);
+        free (s->batch);
+        free (s->gets);
+        free (s->dbpath);
+        free (s);
+        errno = saved_errno;
+    }
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the content module: read the configuration, run the service.
+ *
+ * Settings, from broker attributes, overridden by module arguments
+ * NAME=VALUE (sizes take an optional k, M or G suffix, powers of 1024):
+ *   content.hash              hash type (attribute only; default sha1)
+ *   purge-target-size         bytes of clean blobs cached (16M)
+ *     (attribute content.purge-target-size)
+ *   blob-size-limit           largest blob accepted (1G)
+ *     (attribute content.blob-size-limit)
+ *   flush-batch-limit         writes in flight at most (256)
+ *     (attribute content.flush-batch-limit)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service.h"
+
+static int parse_size (const char *s, size_t *val)
+{
+    unsigned long long v;
+    char *end;
+
+    errno = 0;
+    if (!s || *s == '-' || *s == '\0')
+        goto inval;
+    v = strtoull (s, &end, 10);
+    if (errno != 0 || end == s)
+        goto inval;
+    switch (*end) {
+        case 'k':
+        case 'K':
+            v <<= 10;
+            end++;
+            break;
+        case 'M':
+            v <<= 20;
+            end++;
+            break;
+        case 'G':
+            v <<= 30;
+            end++;
+            break;
+    }
+    if (*end != '\0')
+        goto inval;
+    *val = (size_t)v;
+    return 0;
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+struct setting {
+    const char *name; /* argument name; the attribute is content.NAME */
+    size_t *val;
+};
+
+static int configure (flux_t *h, struct content_config *cfg, int argc,
+                      char **argv)
+{
+    size_t write_limit = (size_t)cfg->write_limit;
+    struct setting settings[] = {
+        {"purge-target-size", &cfg->purge_target},
+        {"blob-size-limit", &cfg->blob_size_limit},
+        {"flush-batch-limit", &write_limit},
+    };
+    const size_t nsettings = sizeof (settings) / sizeof (settings[0]);
+    const char *s;
+    size_t i;
+    int a;
+
+    if ((s = flux_attr_get (h, "content.hash")))
+        cfg->hashtype = s;
+    for (i = 0; i < nsettings; i++) {
+        char attr[64];
+        snprintf (attr, sizeof (attr), "content.%s", settings[i].name);
+        if ((s = flux_attr_get (h, attr))
+            && parse_size (s, settings[i].val) < 0) {
+            content_log (h, 3, "bad value for attribute %s: %s", attr, s);
+            return -1;
+        }
+    }
+    for (a = 0; a < argc; a++) {
+        const char *eq = strchr (argv[a], '=');
+        for (i = 0; eq && i < nsettings; i++) {
+            size_t n = strlen (settings[i].name);
+            if ((size_t)(eq - argv[a]) == n
+                && !strncmp (argv[a], settings[i].name, n))
+                break;
+        }
+        if (!eq || i == nsettings) {
+            content_log (h, 3, "unknown module argument: %s", argv[a]);
+            errno = EINVAL;
+            return -1;
+        }
+        if (parse_size (eq + 1, settings[i].val) < 0) {
+            content_log (h, 3, "bad value in module argument: %s", argv[a]);
+            return -1;
+        }
+    }
+    if (write_limit < 1 || write_limit > 65536) {
+        content_log (h, 3, "flush-batch-limit must be 1..65536");
+        errno = EINVAL;
+        return -1;
+    }
+    cfg->write_limit = (int)write_limit;
+    return 0;
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    struct content_config cfg = {
+        .hashtype = "sha1",
+        .purge_target = (size_t)16 << 20,
+        .blob_size_limit = (size_t)1 << 30,
+        .write_limit = 256,
+    };
+    struct content_service *svc;
+    flux_error_t error;
+    int rc;
+
+    if (flux_get_rank (h, &cfg.rank) < 0) {
+        content_log (h, 3, "cannot get the broker rank: %s", strerror (errno));
+        return -1;
+    }
+    if (configure (h, &cfg, argc, argv) < 0)
+        return -1;
+    if (!(svc = content_service_create (h, &cfg, &error))) {
+        content_log (h, 3, "%s", error.text);
+        return -1;
+    }
+    rc = flux_reactor_run (flux_get_reactor (h), 0);
+    content_service_destroy (svc);
+    return rc;
+}

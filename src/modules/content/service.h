@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef CONTENT_SERVICE_H
+#define CONTENT_SERVICE_H
+
+/* The content service of one broker (RFC 10): content.load, .validate,
+ * .store, .flush, .dropcache, .stats-get, .register-backing,
+ * .unregister-backing, .checkpoint-get and .checkpoint-put, all owner
+ * only, over a cache (cache.h).
+ *
+ * Rank > 0: misses are loaded from the parent; stores are written to the
+ * parent and answered when it has answered.  Rank 0: stores are answered
+ * from the cache at once; with a backing store registered every new blob
+ * is written through to content-backing.store, in arrival order, and a
+ * checkpoint-put is answered only after every blob stored before it is
+ * durable (api-contracts.md, ordering contract).  Without a backing store
+ * blobs and the checkpoint stay in memory.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libflux/flux.h"
+
+struct content_config {
+    const char *hashtype;   /* "sha1" or "sha256" */
+    uint32_t rank;          /* this broker's rank */
+    size_t purge_target;    /* bytes of clean blobs kept at most */
+    size_t blob_size_limit; /* larger stores get EFBIG */
+    int write_limit;        /* writes in flight at most */
+};
+
+struct content_service;
+
+/* Create the service and register its handlers on h.  EINVAL (with text)
+ * for a bad configuration. */
+struct content_service *content_service_create (
+    flux_t *h, const struct content_config *cfg, flux_error_t *error);
+
+/* Unregister, answer every request still held with ENOSYS, free.
+ * Dirty blobs are lost (logged).  NULL-safe, preserves errno. */
+void content_service_destroy (struct content_service *svc);
+
+/* Log to the broker's log ring (log.append, RFC 5424 severity).
+ * Preserves errno. */
+void content_log (flux_t *h, int severity, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+#endif /* !CONTENT_SERVICE_H */

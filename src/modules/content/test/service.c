@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* Unit tests for the content service on rank 0, without a broker: over
+ * loop:// with a fake content-backing service in the same handle that can
+ * hold requests (answering them when told) and fail stores.  Covers the
+ * write-through, the write limit, the checkpoint ordering contract,
+ * failures and retries, shared misses, unregistering with writes in
+ * flight, purge, bad payloads and guests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "libcontent/blobref.h"
+#include "libflux/flux.h"
+#include "service.h"
+#include "tap.h"
+
+#define MAXB 64
+
+struct fake {
+    bool hold;       /* keep requests until release() */
+    int fail_errnum; /* answer stores with this error */
+    bool corrupt;    /* answer loads with the wrong blob */
+    const flux_msg_t *held[256];
+    int nheld;
+    struct {
+        uint8_t digest[20];
+        char *data;
+        size_t len;
+    } blobs[MAXB];
+    int nblobs;
+    int nstore, nload, ncp;
+    char log[512]; /* S: store received, s: store answered, C: checkpoint */
+    json_t *checkpoint;
+};
+
+static flux_t *h;
+static struct fake fk;
+
+static void logc (char c)
+{
+    size_t n = strlen (fk.log);
+    if (n + 1 < sizeof (fk.log)) {
+        fk.log[n] = c;
+        fk.log[n + 1] = '\0';
+    }
+}
+
+static void answer (const flux_msg_t *msg)
+{
+    const char *topic;
+    const void *data;
+    size_t len;
+    int i;
+
+    flux_request_decode_raw (msg, &topic, &data, &len);
+    if (!strcmp (topic, "content-backing.store")) {
+        uint8_t d[20];
+        logc ('s');
+        if (fk.fail_errnum) {
+            flux_respond_error (h, msg, fk.fail_errnum, "fake failure");
+            return;
+        }
+        blobref_hash_raw ("sha1", data, len, d, sizeof (d));
+        for (i = 0; i < fk.nblobs; i++)
+            if (!memcmp (fk.blobs[i].digest, d, 20))
+                break;
+        if (i == fk.nblobs && fk.nblobs < MAXB) {
+            memcpy (fk.blobs[i].digest, d, 20);
+            fk.blobs[i].data = len ? malloc (len) : NULL;
+            if (len)
+                memcpy (fk.blobs[i].data, data, len);
+            fk.blobs[i].len = len;
+            fk.nblobs++;
+        }
+        flux_respond_raw (h, msg, d, 20);
+    }
+    else if (!strcmp (topic, "content-backing.load")) {
+        for (i = 0; i < fk.nblobs; i++)
+            if (len == 20 && !memcmp (fk.blobs[i].digest, data, 20))
+                break;
+        if (i == fk.nblobs)
+            flux_respond_error (h, msg, ENOENT, NULL);
+        else if (fk.corrupt)
+            flux_respond_raw (h, msg, "corrupt", 7);
+        else
+            flux_respond_raw (h, msg, fk.blobs[i].data, fk.blobs[i].len);
+    }
+    else if (!strcmp (topic, "content-backing.checkpoint-put")) {
+        json_t *value;
+        flux_msg_unpack (msg, "{s:o}", "value", &value);
+        json_decref (fk.checkpoint);
+        fk.checkpoint = json_incref (value);
+        flux_respond (h, msg, NULL);
+    }
+    else if (!strcmp (topic, "content-backing.checkpoint-get")) {
+        if (fk.checkpoint)
+            flux_respond_pack (h, msg, "{s:[O]}", "value", fk.checkpoint);
+        else
+            flux_respond_error (h, msg, ENOENT, NULL);
+    }
+}
+
+static void backing_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    const char *topic;
+
+    flux_msg_get_topic (msg, &topic);
+    if (!strcmp (topic, "content-backing.store")) {
+        fk.nstore++;
+        logc ('S');
+    }
+    else if (!strcmp (topic, "content-backing.load"))
+        fk.nload++;
+    else if (!strcmp (topic, "content-backing.checkpoint-put")) {
+        fk.ncp++;
+        logc ('C');
+    }
+    if (fk.hold && fk.nheld < 256)
+        fk.held[fk.nheld++] = flux_msg_incref (msg);
+    else
+        answer (msg);
+}
+
+/* Let the reactor run until nothing more happens right away. */
+static void settle (void)
+{
+    for (int i = 0; i < 50; i++)
+        flux_reactor_run (flux_get_reactor (h), FLUX_REACTOR_NOWAIT);
+}
+
+static void release (void)
+{
+    int i, n = fk.nheld;
+
+    fk.nheld = 0;
+    for (i = 0; i < n; i++) {
+        answer (fk.held[i]);
+        flux_msg_decref (fk.held[i]);
+    }
+    settle ();
+}
+
+static void wait_ready (flux_future_t *f)
+{
+    for (int i = 0; i < 1000 && !flux_future_is_ready (f); i++)
+        flux_reactor_run (flux_get_reactor (h), FLUX_REACTOR_ONCE);
+    if (!flux_future_is_ready (f))
+        BAIL_OUT ("a future never became ready");
+}
+
+static flux_future_t *store (const char *s)
+{
+    return flux_rpc_raw (h, "content.store", s, strlen (s), FLUX_NODEID_ANY, 0);
+}
+
+static int store_sync (const char *s, uint8_t digest[20])
+{
+    flux_future_t *f = store (s);
+    const void *d;
+    size_t len;
+    int rc;
+
+    wait_ready (f);
+    if ((rc = flux_rpc_get_raw (f, &d, &len)) == 0 && digest && len == 20)
+        memcpy (digest, d, 20);
+    flux_future_destroy (f);
+    return rc;
+}
+
+static flux_future_t *load (const uint8_t digest[20])
+{
+    return flux_rpc_raw (h, "content.load", digest, 20, FLUX_NODEID_ANY, 0);
+}
+
+static int simple (const char *topic, const char *payload, int *errnum)
+{
+    flux_future_t *f = flux_rpc (h, topic, payload, FLUX_NODEID_ANY, 0);
+    int rc;
+
+    wait_ready (f);
+    rc = flux_rpc_get (f, NULL);
+    if (errnum)
+        *errnum = rc < 0 ? errno : 0;
+    flux_future_destroy (f);
+    return rc;
+}
+
+static int stat_int (const char *key)
+{
+    flux_future_t *f = flux_rpc (h, "content.stats-get", NULL, 0, 0);
+    json_int_t v = -1;
+
+    wait_ready (f);
+    if (flux_rpc_get_unpack (f, "{s:I}", key, &v) < 0)
+        v = -1;
+    flux_future_destroy (f);
+    return (int)v;
+}
+
+static flux_future_t *checkpoint_put (int seq)
+{
+    return flux_rpc_pack (h, "content.checkpoint-put", 0, 0,
+                          "{s:{s:i s:s s:i s:f}}", "value", "version", 1,
+                          "rootref",
+                          "sha1-c0a9faf907dda6216fd73bf81d0b3b21a1a8cb91",
+                          "sequence", seq, "timestamp", 1.0);
+}
+
+static void test_no_backing (void)
+{
+    uint8_t d[20];
+    flux_future_t *f;
+    const void *data;
+    size_t len;
+    int errnum, seq = 0;
+
+    ok (store_sync ("alpha", d) == 0, "store without a backing store");
+    f = load (d);
+    wait_ready (f);
+    ok (flux_rpc_get_raw (f, &data, &len) == 0 && len == 5
+            && !memcmp (data, "alpha", 5),
+        "and load it back");
+    flux_future_destroy (f);
+    ok (stat_int ("dirty") == 1, "it stays dirty");
+    ok (simple ("content.flush", NULL, &errnum) < 0 && errnum == ENOSYS,
+        "flush without a backing store: ENOSYS");
+    ok (simple ("content.dropcache", NULL, NULL) == 0
+            && stat_int ("count") == 1,
+        "dropcache keeps dirty blobs");
+    f = checkpoint_put (1);
+    wait_ready (f);
+    ok (flux_future_get (f, NULL) == 0, "checkpoint-put goes to memory");
+    flux_future_destroy (f);
+    f = flux_rpc (h, "content.checkpoint-get", NULL, 0, 0);
+    wait_ready (f);
+    ok (flux_rpc_get_unpack (f, "{s:[{s:i}]}", "value", "sequence", &seq) == 0
+            && seq == 1,
+        "checkpoint-get from memory");
+    flux_future_destroy (f);
+    ok (simple ("content.unregister-backing", NULL, &errnum) < 0
+            && errnum == EINVAL,
+        "unregister without a backing store: EINVAL");
+}
+
+static void test_register (void)
+{
+    int errnum;
+
+    ok (simple ("content.register-backing", "{\"name\":\"fake\"}", NULL) == 0,
+        "register-backing");
+    settle ();
+    ok (fk.nstore == 1 && fk.nblobs == 1, "the dirty blob is written out");
+    ok (fk.ncp == 1 && fk.checkpoint, "so is the checkpoint kept in memory");
+    ok (stat_int ("dirty") == 0, "nothing dirty any more");
+    ok (simple ("content.register-backing", "{\"name\":\"other\"}", &errnum) < 0
+            && errnum == EBUSY,
+        "a second backing store: EBUSY");
+    ok (simple ("content.flush", NULL, NULL) == 0, "flush succeeds");
+}
+
+static void test_ordering (void)
+{
+    flux_future_t *fs[6], *cf;
+    char buf[32];
+    int i, answered = 0;
+    const char *c;
+
+    fk.hold = true;
+    fk.log[0] = '\0';
+    for (i = 0; i < 6; i++) {
+        snprintf (buf, sizeof (buf), "blob-%d", i);
+        fs[i] = store (buf);
+    }
+    cf = checkpoint_put (2);
+    settle ();
+    for (i = 0; i < 6; i++)
+        if (flux_future_is_ready (fs[i]) && flux_future_get (fs[i], NULL) == 0)
+            answered++;
+    ok (answered == 6, "stores are answered from the cache at once");
+    ok (fk.nheld == 4, "the write limit (4) holds back two writes");
+    ok (!flux_future_is_ready (cf), "checkpoint-put waits");
+    ok (strchr (fk.log, 'C') == NULL, "and is not sent to the backing store");
+    release (); /* four answered; two more sent */
+    ok (fk.nheld == 2 && !flux_future_is_ready (cf) && !strchr (fk.log, 'C'),
+        "after four writes, the checkpoint still waits for two");
+    release (); /* the last two; then the checkpoint goes */
+    release (); /* the checkpoint */
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0, "then checkpoint-put succeeds");
+    c = strchr (fk.log, 'C');
+    ok (c && strlen (fk.log) == 13 && c == fk.log + 12,
+        "backing saw every store answered before the checkpoint: %s", fk.log);
+    for (i = 0; i < 6; i++)
+        flux_future_destroy (fs[i]);
+    flux_future_destroy (cf);
+    fk.hold = false;
+}
+
+static void test_failure (void)
+{
+    flux_future_t *cf, *ff;
+    int errnum;
+
+    fk.hold = true;
+    fk.fail_errnum = ENOSPC;
+    ok (store_sync ("gamma", NULL) == 0, "store gamma (answered from cache)");
+    cf = checkpoint_put (3);
+    settle ();
+    release ();
+    wait_ready (cf);
+    errnum = flux_future_get (cf, NULL) < 0 ? errno : 0;
+    ok (errnum == ENOSPC, "its write fails: the checkpoint-put gets ENOSPC");
+    ok (fk.checkpoint
+            && json_integer_value (json_object_get (fk.checkpoint, "sequence"))
+                   == 2,
+        "the failed checkpoint never reached the backing store");
+    ok (stat_int ("dirty") == 1, "gamma is still dirty");
+    flux_future_destroy (cf);
+    fk.fail_errnum = 0;
+    ff = flux_rpc (h, "content.flush", NULL, 0, 0);
+    settle ();
+    ok (fk.nheld == 1, "flush retries the failed write");
+    release ();
+    wait_ready (ff);
+    ok (flux_future_get (ff, NULL) == 0 && stat_int ("dirty") == 0,
+        "and succeeds once the backing store does");
+    flux_future_destroy (ff);
+    fk.hold = false;
+}
+
+static void test_shared_miss (void)
+{
+    uint8_t d[20];
+    flux_future_t *f[3];
+    const void *data;
+    size_t len;
+    int i, good = 0, errnum;
+
+    store_sync ("delta", d);
+    settle ();
+    ok (simple ("content.dropcache", NULL, NULL) == 0, "dropcache");
+    ok (stat_int ("count") == 0, "the cache is empty");
+    fk.hold = true;
+    fk.nload = 0;
+    for (i = 0; i < 3; i++)
+        f[i] = load (d);
+    settle ();
+    ok (fk.nload == 1, "three loads of one missing blob: one backing load");
+    ok (stat_int ("load-pending") == 1, "stats: one load pending");
+    release ();
+    for (i = 0; i < 3; i++) {
+        wait_ready (f[i]);
+        if (flux_rpc_get_raw (f[i], &data, &len) == 0 && len == 5
+            && !memcmp (data, "delta", 5))
+            good++;
+        flux_future_destroy (f[i]);
+    }
+    ok (good == 3, "all three get the blob");
+    ok (stat_int ("count") == 1 && stat_int ("dirty") == 0,
+        "it is cached, clean");
+    fk.hold = false;
+
+    simple ("content.dropcache", NULL, NULL);
+    fk.corrupt = true;
+    f[0] = load (d);
+    wait_ready (f[0]);
+    errnum = flux_rpc_get_raw (f[0], &data, &len) < 0 ? errno : 0;
+    ok (errnum == EPROTO, "a blob that does not match its digest: EPROTO");
+    flux_future_destroy (f[0]);
+    ok (stat_int ("count") == 0, "and is not cached");
+    fk.corrupt = false;
+
+    memset (d, 0x42, sizeof (d));
+    f[0] = load (d);
+    wait_ready (f[0]);
+    errnum = flux_rpc_get_raw (f[0], &data, &len) < 0 ? errno : 0;
+    ok (errnum == ENOENT, "a blob the backing store lacks: ENOENT");
+    flux_future_destroy (f[0]);
+}
+
+static void test_purge (void)
+{
+    char buf[1100];
+    int i;
+
+    for (i = 0; i < 10; i++) {
+        memset (buf, 'a' + i, sizeof (buf) - 1);
+        buf[sizeof (buf) - 1] = '\0';
+        store_sync (buf, NULL);
+    }
+    settle ();
+    ok (stat_int ("size") <= 4096 && stat_int ("dirty") == 0,
+        "clean blobs are purged down to purge-target-size (%d bytes)",
+        stat_int ("size"));
+}
+
+static void test_bad_requests (void)
+{
+    flux_msg_t *msg;
+    flux_future_t *f;
+    char *big;
+    int errnum;
+
+    f = flux_rpc_raw (h, "content.load", "abc", 3, 0, 0);
+    wait_ready (f);
+    ok (flux_rpc_get (f, NULL) < 0 && errno == EPROTO,
+        "load of a 3-byte digest: EPROTO");
+    flux_future_destroy (f);
+    f = flux_rpc (h, "content.load", NULL, 0, 0);
+    wait_ready (f);
+    ok (flux_rpc_get (f, NULL) < 0 && errno == EPROTO,
+        "load without payload: EPROTO");
+    flux_future_destroy (f);
+    big = calloc (1, 1024 * 1024 + 1);
+    f = flux_rpc_raw (h, "content.store", big, 1024 * 1024 + 1, 0, 0);
+    wait_ready (f);
+    ok (flux_rpc_get (f, NULL) < 0 && errno == EFBIG,
+        "a blob over the limit: EFBIG");
+    flux_future_destroy (f);
+    free (big);
+    ok (simple ("content.checkpoint-put", "{\"value\":{}}", &errnum) < 0
+            && errnum == EPROTO,
+        "checkpoint-put of an empty object: EPROTO");
+    ok (simple ("content.register-backing", "[]", &errnum) < 0
+            && errnum == EPROTO,
+        "register-backing of an array: EPROTO");
+    ok (store_sync ("", NULL) == 0, "the empty blob stores");
+
+    msg = flux_request_encode ("content.stats-get", NULL);
+    flux_msg_set_cred (msg, (struct flux_msg_cred){1234, FLUX_ROLE_USER});
+    f = flux_rpc_message (h, msg, FLUX_NODEID_ANY, 0);
+    wait_ready (f);
+    ok (flux_rpc_get (f, NULL) < 0 && errno == EPERM, "a guest gets EPERM");
+    flux_future_destroy (f);
+    flux_msg_decref (msg);
+}
+
+static void test_unregister (void)
+{
+    flux_future_t *uf;
+    int errnum;
+
+    fk.hold = true;
+    ok (store_sync ("epsilon", NULL) == 0, "store with the write held");
+    settle ();
+    uf = flux_rpc (h, "content.unregister-backing", NULL, 0, 0);
+    settle ();
+    ok (!flux_future_is_ready (uf), "unregister waits for the write");
+    release ();
+    wait_ready (uf);
+    ok (flux_future_get (uf, NULL) == 0 && stat_int ("dirty") == 0,
+        "then succeeds, the blob written");
+    flux_future_destroy (uf);
+    fk.hold = false;
+    ok (store_sync ("zeta", NULL) == 0 && stat_int ("dirty") == 1,
+        "afterwards blobs stay dirty in memory");
+    ok (simple ("content.flush", NULL, &errnum) < 0 && errnum == ENOSYS,
+        "and flush is ENOSYS again");
+}
+
+int main (void)
+{
+    struct flux_msg_handler_spec tab[] = {
+        {FLUX_MSGTYPE_REQUEST, "content-backing.*", backing_cb, 0},
+        FLUX_MSGHANDLER_TABLE_END,
+    };
+    struct content_config cfg = {
+        .hashtype = "sha1",
+        .rank = 0,
+        .purge_target = 4096,
+        .blob_size_limit = 1024 * 1024,
+        .write_limit = 4,
+    };
+    flux_msg_handler_t **handlers;
+    struct content_service *svc;
+    flux_error_t error;
+
+    plan (NO_PLAN);
+    if (!(h = flux_open ("loop://", 0)))
+        BAIL_OUT ("loop://");
+    flux_attr_set_cacheonly (h, "rank", "0");
+    if (!(svc = content_service_create (h, &cfg, &error)))
+        BAIL_OUT ("content_service_create: %s", error.text);
+    if (flux_msg_handler_addvec (h, tab, NULL, &handlers) < 0)
+        BAIL_OUT ("handlers");
+    cfg.hashtype = "md5";
+    ok (content_service_create (h, &cfg, &error) == NULL && errno == EINVAL,
+        "an unknown hash type is refused: %s", error.text);
+
+    test_no_backing ();
+    test_register ();
+    test_ordering ();
+    test_failure ();
+    test_shared_miss ();
+    test_purge ();
+    test_bad_requests ();
+    test_unregister ();
+
+    content_service_destroy (svc);
+    flux_msg_handler_delvec (handlers);
+    for (int i = 0; i < fk.nblobs; i++)
+        free (fk.blobs[i].data);
+    json_decref (fk.checkpoint);
+    flux_close (h);
+    done_testing ();
+    return 0;
+}
