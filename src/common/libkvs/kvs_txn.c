@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* kvs_txn.c - KVS transactions: a JSON array of operations
+ * {key:s, flags:i, dirent:<treeobj>|null}, exactly as kvs.commit takes
+ * them (PROTOCOLS.md 4), plus the client-side TXN_COMPACT pass.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvs.h"
+#include "kvs_private.h"
+#include "kvs_util.h"
+#include "treeobj.h"
+
+struct flux_kvs_txn {
+    json_t *ops;
+};
+
+flux_kvs_txn_t *flux_kvs_txn_create (void)
+{
+    flux_kvs_txn_t *txn;
+
+    if (!(txn = calloc (1, sizeof (*txn))))
+        return NULL;
+    if (!(txn->ops = json_array ())) {
+        free (txn);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return txn;
+}
+
+void flux_kvs_txn_destroy (flux_kvs_txn_t *txn)
+{
+    if (txn) {
+        int saved_errno = errno;
+        json_decref (txn->ops);
+        free (txn);
+        errno = saved_errno;
+    }
+}
+
+int flux_kvs_txn_clear (flux_kvs_txn_t *txn)
+{
+    if (!txn) {
+        errno = EINVAL;
+        return -1;
+    }
+    json_array_clear (txn->ops);
+    return 0;
+}
+
+json_t *kvs_txn__ops (const flux_kvs_txn_t *txn)
+{
+    return txn ? txn->ops : NULL;
+}
+
+/* Append {key, flags, dirent} with key normalized; dirent is stolen
+ * (NULL: a null dirent, i.e. unlink).  On failure txn is unchanged.
+ */
+static int append_op (flux_kvs_txn_t *txn, const char *key, int flags,
+                      json_t *dirent)
+{
+    json_t *op = NULL;
+    char *nkey = NULL;
+
+    if (!txn || !key || !(nkey = kvs_util_normalize_key (key, NULL)))
+        goto inval;
+    if (!strcmp (nkey, "."))
+        goto inval;
+    if (!dirent)
+        dirent = json_null ();
+    if (!(op = json_object ())
+        || json_object_set_new (op, "key", json_string (nkey)) < 0
+        || json_object_set_new (op, "flags", json_integer (flags)) < 0
+        || json_object_set (op, "dirent", dirent) < 0
+        || json_array_append_new (txn->ops, op) < 0) {
+        json_decref (op);
+        json_decref (dirent);
+        free (nkey);
+        errno = ENOMEM;
+        return -1;
+    }
+    json_decref (dirent);
+    free (nkey);
+    return 0;
+inval:
+    json_decref (dirent);
+    free (nkey);
+    errno = EINVAL;
+    return -1;
+}
+
+int flux_kvs_txn_put_raw (flux_kvs_txn_t *txn, int flags, const char *key,
+                          const void *data, size_t len)
+{
+    json_t *dirent;
+
+    if (!txn || !key || (flags & ~FLUX_KVS_APPEND) || (!data && len > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(dirent = treeobj_create_val (data, len)))
+        return -1;
+    return append_op (txn, key, flags, dirent);
+}
+
+int flux_kvs_txn_put (flux_kvs_txn_t *txn, int flags, const char *key,
+                      const char *value)
+{
+    return flux_kvs_txn_put_raw (txn, flags, key, value,
+                                 value ? strlen (value) : 0);
+}
+
+int flux_kvs_txn_vpack (flux_kvs_txn_t *txn, int flags, const char *key,
+                        const char *fmt, va_list ap)
+{
+    json_t *o;
+    char *s;
+    int rc;
+
+    if (!txn || !key || !fmt) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(o = json_vpack_ex (NULL, 0, fmt, ap))) {
+        errno = EINVAL;
+        return -1;
+    }
+    s = json_dumps (o, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref (o);
+    if (!s) {
+        errno = ENOMEM;
+        return -1;
+    }
+    rc = flux_kvs_txn_put (txn, flags, key, s);
+    free (s);
+    return rc;
+}
+
+int flux_kvs_txn_pack (flux_kvs_txn_t *txn, int flags, const char *key,
+                       const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start (ap, fmt);
+    rc = flux_kvs_txn_vpack (txn, flags, key, fmt, ap);
+    va_end (ap);
+    return rc;
+}
+
+int flux_kvs_txn_put_treeobj (flux_kvs_txn_t *txn, int flags, const char *key,
+                              const char *treeobj)
+{
+    json_t *dirent;
+
+    if (!txn || !key || !treeobj || flags != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(dirent = treeobj_decode (treeobj)))
+        return -1;
+    return append_op (txn, key, flags, dirent);
+}
+
+int flux_kvs_txn_mkdir (flux_kvs_txn_t *txn, int flags, const char *key)
+{
+    json_t *dirent;
+
+    if (!txn || !key || flags != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(dirent = treeobj_create_dir ()))
+        return -1;
+    return append_op (txn, key, flags, dirent);
+}
+
+int flux_kvs_txn_unlink (flux_kvs_txn_t *txn, int flags, const char *key)
+{
+    if (!txn || !key || flags != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return append_op (txn, key, flags, NULL);
+}
+
+int flux_kvs_txn_symlink (flux_kvs_txn_t *txn, int flags, const char *key,
+                          const char *ns, const char *target)
+{
+    json_t *dirent;
+
+    if (!txn || !key || !target || flags != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(dirent = treeobj_create_symlink (ns, target)))
+        return -1;
+    return append_op (txn, key, flags, dirent);
+}
+
+/* Compaction
+ */
+
+/* a is b's ancestor: b starts with a followed by '.'. */
+static bool is_ancestor (const char *a, const char *b)
+{
+    size_t len = strlen (a);
+    return strncmp (a, b, len) == 0 && b[len] == '.';
+}
+
+static bool op_is_val (json_t *op, int *flags)
+{
+    json_t *dirent = json_object_get (op, "dirent");
+    json_int_t f = json_integer_value (json_object_get (op, "flags"));
+
+    *flags = (int)f;
+    return treeobj_is_val (dirent) && (f == 0 || f == FLUX_KVS_APPEND);
+}
+
+/* The concatenation of two val dirents, or NULL. */
+static json_t *val_concat (json_t *a, json_t *b)
+{
+    void *da = NULL, *db = NULL;
+    size_t la, lb;
+    json_t *v = NULL;
+    char *buf;
+
+    if (treeobj_decode_val (a, &da, &la) < 0
+        || treeobj_decode_val (b, &db, &lb) < 0
+        || !(buf = malloc (la + lb + 1)))
+        goto done;
+    memcpy (buf, da, la);
+    memcpy (buf + la, db, lb);
+    v = treeobj_create_val (buf, la + lb);
+    free (buf);
+done:
+    free (da);
+    free (db);
+    return v;
+}
+
+/* Try to merge append operation op into an earlier operation of out.
+ * Returns 1 if merged, 0 if not, -1 on error.
+ */
+static int merge_append (json_t *out, json_t *op)
+{
+    const char *key = json_string_value (json_object_get (op, "key"));
+    size_t i = json_array_size (out);
+
+    while (i-- > 0) {
+        json_t *prev = json_array_get (out, i);
+        const char *pkey = json_string_value (json_object_get (prev, "key"));
+        json_t *v;
+        int pflags;
+
+        if (!strcmp (pkey, key)) {
+            if (!op_is_val (prev, &pflags))
+                return 0;
+            if (!(v = val_concat (json_object_get (prev, "dirent"),
+                                  json_object_get (op, "dirent"))))
+                return -1;
+            if (json_object_set_new (prev, "dirent", v) < 0)
+                return -1;
+            return 1;
+        }
+        if (is_ancestor (pkey, key) || is_ancestor (key, pkey))
+            return 0;
+    }
+    return 0;
+}
+
+json_t *kvs_txn__compact (const flux_kvs_txn_t *txn)
+{
+    json_t *out, *op;
+    size_t i;
+
+    if (!txn) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(out = json_array ()))
+        goto nomem;
+    json_array_foreach (txn->ops, i, op)
+    {
+        int flags, rc = 0;
+
+        if (op_is_val (op, &flags) && flags == FLUX_KVS_APPEND
+            && (rc = merge_append (out, op)) == 1)
+            continue;
+        /* shallow copy: a later merge replaces the copy's dirent only */
+        if (rc < 0 || json_array_append_new (out, json_copy (op)) < 0)
+            goto nomem;
+    }
+    return out;
+nomem:
+    json_decref (out);
+    errno = ENOMEM;
+    return NULL;
+}

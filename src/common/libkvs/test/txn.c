@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* test/txn.c - transactions encode their operations exactly as kvs.commit
+ * takes them, {key:s, flags:i, dirent:<treeobj>|null}; bad arguments are
+ * refused without side effects; TXN_COMPACT merges appends.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libkvs/kvs.h"
+#include "libkvs/kvs_private.h"
+#include "tap.h"
+
+#define EMPTY_DIR "{\"data\":{},\"type\":\"dir\",\"ver\":1}"
+
+static char *op_text (json_t *ops, int index)
+{
+    return json_dumps (json_array_get (ops, index),
+                       JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+static void is_op (flux_kvs_txn_t *txn, int index, const char *exp)
+{
+    json_t *op = json_array_get (kvs_txn__ops (txn), index);
+    char *s = op_text (kvs_txn__ops (txn), index);
+
+    is (s, exp, "op %d is %s", index, exp);
+    ok (op && json_object_size (op) == 3, "op %d has exactly 3 keys", index);
+    free (s);
+}
+
+static int count (flux_kvs_txn_t *txn)
+{
+    return json_array_size (kvs_txn__ops (txn));
+}
+
+static void test_ops (void)
+{
+    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
+    int n = 0;
+
+    ok (txn != NULL && count (txn) == 0, "txn_create makes an empty txn");
+
+    ok (flux_kvs_txn_put (txn, 0, "a.b", "hello") == 0, "put a.b=hello");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"aGVsbG8=\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":0,\"key\":\"a.b\"}");
+
+    ok (flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "log", "x\n") == 0,
+        "put with FLUX_KVS_APPEND");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"eAo=\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":32,\"key\":\"log\"}");
+
+    ok (flux_kvs_txn_put (txn, 0, "e", NULL) == 0, "put NULL value");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":0,\"key\":\"e\"}");
+
+    ok (flux_kvs_txn_put_raw (txn, 0, "raw", "a\0b", 3) == 0,
+        "put_raw with a NUL inside");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"YQBi\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":0,\"key\":\"raw\"}");
+
+    ok (flux_kvs_txn_pack (txn, 0, "j", "{s:i}", "x", 1) == 0, "pack object");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"eyJ4IjoxfQ==\",\"type\":\"val\","
+           "\"ver\":1},\"flags\":0,\"key\":\"j\"}");
+
+    ok (flux_kvs_txn_pack (txn, 0, "i", "i", 42) == 0, "pack integer");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"NDI=\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":0,\"key\":\"i\"}");
+
+    ok (flux_kvs_txn_mkdir (txn, 0, "d") == 0, "mkdir");
+    is_op (txn, n++, "{\"dirent\":" EMPTY_DIR ",\"flags\":0,\"key\":\"d\"}");
+
+    ok (flux_kvs_txn_unlink (txn, 0, "a.b") == 0, "unlink");
+    is_op (txn, n++, "{\"dirent\":null,\"flags\":0,\"key\":\"a.b\"}");
+
+    ok (flux_kvs_txn_symlink (txn, 0, "l", NULL, "a.b") == 0, "symlink");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":{\"target\":\"a.b\"},\"type\":\"symlink\","
+           "\"ver\":1},\"flags\":0,\"key\":\"l\"}");
+
+    ok (flux_kvs_txn_symlink (txn, 0, "l2", "ns", "x") == 0,
+        "symlink with namespace");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":{\"namespace\":\"ns\",\"target\":\"x\"},"
+           "\"type\":\"symlink\",\"ver\":1},\"flags\":0,\"key\":\"l2\"}");
+
+    ok (flux_kvs_txn_put_treeobj (txn, 0, "t", EMPTY_DIR) == 0, "put_treeobj");
+    is_op (txn, n++, "{\"dirent\":" EMPTY_DIR ",\"flags\":0,\"key\":\"t\"}");
+
+    ok (flux_kvs_txn_put (txn, 0, "..x...y..", "v") == 0,
+        "put to an unnormalized key");
+    is_op (txn, n++,
+           "{\"dirent\":{\"data\":\"dg==\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":0,\"key\":\"x.y\"}");
+
+    ok (count (txn) == n, "txn holds %d operations", n);
+    ok (flux_kvs_txn_clear (txn) == 0 && count (txn) == 0, "clear empties it");
+    flux_kvs_txn_destroy (txn);
+    flux_kvs_txn_destroy (NULL);
+    pass ("txn_destroy (NULL) is harmless");
+}
+
+static void test_invalid (void)
+{
+    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
+    struct {
+        int rc;
+        const char *what;
+    } t[] = {
+        {flux_kvs_txn_put (NULL, 0, "a", "b"), "put to a NULL txn"},
+        {flux_kvs_txn_put (txn, 0, NULL, "b"), "put with a NULL key"},
+        {flux_kvs_txn_put (txn, 0, ".", "b"), "put to the root"},
+        {flux_kvs_txn_put (txn, 0, "", "b"), "put to an empty key"},
+        {flux_kvs_txn_put (txn, 0, "...", "b"), "put to only dots"},
+        {flux_kvs_txn_put (txn, FLUX_KVS_READDIR, "a", "b"),
+         "put with a lookup flag"},
+        {flux_kvs_txn_put (txn, 0x10000, "a", "b"), "put with an unknown flag"},
+        {flux_kvs_txn_put_raw (txn, 0, "a", NULL, 3),
+         "put_raw NULL data, len 3"},
+        {flux_kvs_txn_pack (txn, 0, "a", "{s:i", "x", 1), "pack bad format"},
+        {flux_kvs_txn_pack (txn, 0, "a", NULL), "pack NULL format"},
+        {flux_kvs_txn_put_treeobj (txn, 0, "a", "{}"), "put_treeobj of {}"},
+        {flux_kvs_txn_put_treeobj (txn, 0, "a", "not json"),
+         "put_treeobj of non-JSON"},
+        {flux_kvs_txn_put_treeobj (txn, FLUX_KVS_APPEND, "a", EMPTY_DIR),
+         "put_treeobj with APPEND"},
+        {flux_kvs_txn_put_treeobj (txn, 0, "a", NULL), "put_treeobj NULL"},
+        {flux_kvs_txn_mkdir (txn, FLUX_KVS_APPEND, "a"), "mkdir with APPEND"},
+        {flux_kvs_txn_mkdir (txn, 0, "."), "mkdir of the root"},
+        {flux_kvs_txn_unlink (txn, FLUX_KVS_APPEND, "a"), "unlink with APPEND"},
+        {flux_kvs_txn_unlink (txn, 0, "."), "unlink of the root"},
+        {flux_kvs_txn_symlink (txn, 0, "a", NULL, NULL), "symlink no target"},
+        {flux_kvs_txn_symlink (txn, 0, "a", NULL, ""), "symlink empty target"},
+        {flux_kvs_txn_symlink (txn, 0, "a", "", "b"), "symlink empty ns"},
+        {flux_kvs_txn_symlink (txn, FLUX_KVS_APPEND, "a", NULL, "b"),
+         "symlink with APPEND"},
+    };
+
+    for (size_t i = 0; i < sizeof (t) / sizeof (t[0]); i++)
+        ok (t[i].rc == -1, "%s fails", t[i].what);
+    errno = 0;
+    ok (flux_kvs_txn_put (txn, 0, ".", "b") < 0 && errno == EINVAL,
+        "errno is EINVAL");
+    ok (count (txn) == 0, "no failed call left an operation");
+    ok (flux_kvs_txn_clear (NULL) < 0 && errno == EINVAL,
+        "clear (NULL) fails with EINVAL");
+    flux_kvs_txn_destroy (txn);
+}
+
+static char *ops_text (json_t *ops)
+{
+    return json_dumps (ops, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+static void test_compact (void)
+{
+    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
+    json_t *ops;
+    char *s;
+
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "x");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "y");
+    flux_kvs_txn_put (txn, 0, "b", "1");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "z");
+    ops = kvs_txn__compact (txn);
+    s = ops_text (ops);
+    is (s,
+        "[{\"dirent\":{\"data\":\"eHl6\",\"type\":\"val\",\"ver\":1},"
+        "\"flags\":32,\"key\":\"a\"},{\"dirent\":{\"data\":\"MQ==\","
+        "\"type\":\"val\",\"ver\":1},\"flags\":0,\"key\":\"b\"}]",
+        "appends to a are merged past an unrelated key");
+    ok (count (txn) == 4, "the txn itself is unchanged");
+    free (s);
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, 0, "a", "x");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "y");
+    ops = kvs_txn__compact (txn);
+    s = ops_text (ops);
+    is (s,
+        "[{\"dirent\":{\"data\":\"eHk=\",\"type\":\"val\",\"ver\":1},"
+        "\"flags\":0,\"key\":\"a\"}]",
+        "an append after a put becomes part of the put");
+    free (s);
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "x");
+    flux_kvs_txn_unlink (txn, 0, "a");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "y");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 3, "no merge across an unlink of the key");
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b", "x");
+    flux_kvs_txn_mkdir (txn, 0, "a");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b", "y");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 3, "no merge across an op on a parent");
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "x");
+    flux_kvs_txn_put (txn, 0, "a.c", "1");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "y");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 3, "no merge across an op on a child");
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_mkdir (txn, 0, "a");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "y");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 2, "no merge into a mkdir");
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "ab", "x");
+    flux_kvs_txn_put (txn, 0, "a", "1");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "ab", "y");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 2,
+        "a key that is a string prefix but not a parent does not block");
+    json_decref (ops);
+    flux_kvs_txn_destroy (txn);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    test_ops ();
+    test_invalid ();
+    test_compact ();
+    done_testing ();
+    return 0;
+}
