@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the kvs-watch broker module (runs on every rank): wires the
+ * kvs-watch.* requests and the kvs.namespace-* events to the engine in
+ * kvswatch.c.
+ *
+ * Arguments: max-lookups=N  watchers with a lookup in flight at once
+ *                           (default KVSWATCH_DEFAULT_MAX_LOOKUPS).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvswatch.h"
+#include "libflux/flux.h"
+
+static void lookup_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    kvswatch_lookup (arg, msg);
+}
+
+static void cancel_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    kvswatch_cancel (arg, msg);
+}
+
+static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    kvswatch_disconnect (arg, msg);
+}
+
+static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    kvswatch_event (arg, msg);
+}
+
+static json_t *counters (int request, int response, int event, int control)
+{
+    return json_pack ("{s:i s:i s:i s:i}", "request", request, "response",
+                      response, "event", event, "control", control);
+}
+
+/* Overrides the default kvs-watch.stats-get: the engine's numbers plus
+ * the usual message counters.
+ */
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct flux_msgcounters mc;
+    json_t *o;
+
+    flux_get_msgcounters (h, &mc);
+    if (!(o = kvswatch_stats (arg))
+        || json_object_set_new (o, "tx",
+                                counters (mc.request_tx, mc.response_tx,
+                                          mc.event_tx, mc.control_tx))
+               < 0
+        || json_object_set_new (o, "rx",
+                                counters (mc.request_rx, mc.response_rx,
+                                          mc.event_rx, mc.control_rx))
+               < 0) {
+        json_decref (o);
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    flux_respond_pack (h, msg, "o", o);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "kvs-watch.lookup", lookup_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs-watch.cancel", cancel_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs-watch.disconnect", disconnect_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs-watch.stats-get", stats_cb, FLUX_ROLE_ALL},
+    /* owner only: a guest's event could otherwise fake a removal */
+    {FLUX_MSGTYPE_EVENT, "kvs.namespace-*", event_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+static int parse_args (int argc, char **argv, int *max_lookups)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "max-lookups=", 12)) {
+            char *end;
+            long n = strtol (argv[i] + 12, &end, 10);
+            if (*end != '\0' || end == argv[i] + 12 || n < 1 || n > 1000000)
+                goto inval;
+            *max_lookups = (int)n;
+        }
+        else
+            goto inval;
+    }
+    return 0;
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    int max_lookups = KVSWATCH_DEFAULT_MAX_LOOKUPS;
+    uint32_t rank;
+    kvswatch_t *kw;
+    flux_msg_handler_t **handlers = NULL;
+    int rc = -1;
+
+    if (parse_args (argc, argv, &max_lookups) < 0
+        || flux_get_rank (h, &rank) < 0)
+        return -1;
+    if (!(kw = kvswatch_create (h, rank, max_lookups)))
+        return -1;
+    if (flux_event_subscribe (h, "kvs.namespace-") < 0)
+        goto done;
+    if (flux_msg_handler_addvec (h, htab, kw, &handlers) < 0)
+        goto done;
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        goto done;
+    rc = 0;
+done:
+    flux_msg_handler_delvec (handlers);
+    kvswatch_destroy (kw);
+    return rc;
+}

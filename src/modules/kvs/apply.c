@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* apply.c - apply commits to a copy-on-write root (see apply.h).
+ *
+ * Ownership: the working tree mixes directories copied by this batch
+ * ("owned": private, mutable) with objects shared with the cache or with
+ * requests (immutable).  The owned set holds a reference on each owned
+ * dir, so no address in it is ever reused while the batch lives.  Only
+ * owned dirs are modified, and every modification is recorded in the
+ * undo log of the current commit.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libkvs/kvs.h"
+#include "libkvs/kvs_util.h"
+#include "libkvs/treeobj.h"
+
+#include "apply.h"
+#include "dict.h"
+#include "encode.h"
+#include "lookup.h"
+
+struct undo {
+    json_t *dir;
+    char *name;
+    json_t *old; /* NULL: the entry did not exist */
+};
+
+struct ptrset {
+    void **slot;
+    size_t size; /* power of 2, 0 when empty */
+    size_t count;
+};
+
+struct apply {
+    struct cache *cache;
+    char *ns;
+    char rootref[BLOBREF_MAX_STRING_SIZE];
+    char hashtype[16];
+    size_t inline_max;
+
+    json_t *root; /* owned working copy, NULL until first written */
+    struct ptrset owned;
+
+    struct undo *log;
+    int nlog, maxlog;
+
+    struct apply_blob *blobs;
+    int nblobs, maxblobs;
+    struct dict *blobidx; /* ref -> index + 1 */
+
+    json_t *keys;
+    json_t *keyset;
+    char missing[BLOBREF_MAX_STRING_SIZE];
+    bool changed; /* an applied commit modified the tree */
+    bool finalized;
+};
+
+/* pointer set */
+
+static size_t ptr_hash (const void *p)
+{
+    uint64_t x = (uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static bool ptrset_has (const struct ptrset *s, const void *p)
+{
+    if (s->size == 0)
+        return false;
+    for (size_t i = ptr_hash (p) & (s->size - 1);;
+         i = (i + 1) & (s->size - 1)) {
+        if (s->slot[i] == p)
+            return true;
+        if (!s->slot[i])
+            return false;
+    }
+}
+
+static void ptrset_put (void **slot, size_t size, void *p)
+{
+    size_t i = ptr_hash (p) & (size - 1);
+    while (slot[i])
+        i = (i + 1) & (size - 1);
+    slot[i] = p;
+}
+
+static int ptrset_add (struct ptrset *s, void *p)
+{
+    if ((s->count + 1) * 2 > s->size) {
+        size_t n = s->size ? s->size * 2 : 64;
+        void **slot = calloc (n, sizeof (*slot));
+        if (!slot)
+            return -1;
+        for (size_t i = 0; i < s->size; i++) {
+            if (s->slot[i])
+                ptrset_put (slot, n, s->slot[i]);
+        }
+        free (s->slot);
+        s->slot = slot;
+        s->size = n;
+    }
+    ptrset_put (s->slot, s->size, p);
+    s->count++;
+    return 0;
+}
+
+/* Take ownership of a fresh dir (the set keeps a reference). */
+static int own (struct apply *a, json_t *dir)
+{
+    if (ptrset_add (&a->owned, dir) < 0)
+        return -1;
+    json_incref (dir);
+    return 0;
+}
+
+static bool is_owned (struct apply *a, const json_t *obj)
+{
+    return ptrset_has (&a->owned, obj);
+}
+
+/* life cycle */
+
+struct apply *apply_create (struct cache *cache, const char *ns,
+                            const char *rootref, const char *hashtype,
+                            size_t inline_max)
+{
+    struct apply *a;
+
+    if (!cache || !ns || !rootref || !hashtype || blobref_validate (rootref) < 0
+        || blobref_hashtype_size (hashtype) < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(a = calloc (1, sizeof (*a))))
+        return NULL;
+    a->cache = cache;
+    a->inline_max = inline_max;
+    snprintf (a->rootref, sizeof (a->rootref), "%s", rootref);
+    snprintf (a->hashtype, sizeof (a->hashtype), "%s", hashtype);
+    if (!(a->ns = strdup (ns)) || !(a->blobidx = dict_create (NULL))
+        || !(a->keys = json_array ()) || !(a->keyset = json_object ())) {
+        apply_destroy (a);
+        return NULL;
+    }
+    return a;
+}
+
+static void log_clear (struct apply *a)
+{
+    for (int i = 0; i < a->nlog; i++) {
+        json_decref (a->log[i].dir);
+        json_decref (a->log[i].old);
+        free (a->log[i].name);
+    }
+    a->nlog = 0;
+}
+
+static void blobs_truncate (struct apply *a, int n)
+{
+    while (a->nblobs > n) {
+        struct apply_blob *b = &a->blobs[--a->nblobs];
+        (void)dict_take (a->blobidx, b->ref);
+        free (b->data);
+        json_decref (b->obj);
+    }
+}
+
+void apply_destroy (struct apply *a)
+{
+    if (a) {
+        int saved_errno = errno;
+        log_clear (a);
+        free (a->log);
+        blobs_truncate (a, 0);
+        free (a->blobs);
+        dict_destroy (a->blobidx);
+        for (size_t i = 0; i < a->owned.size; i++)
+            json_decref (a->owned.slot[i]);
+        free (a->owned.slot);
+        json_decref (a->root);
+        json_decref (a->keys);
+        json_decref (a->keyset);
+        free (a->ns);
+        free (a);
+        errno = saved_errno;
+    }
+}
+
+/* logged modification of an owned dir: obj NULL unlinks */
+
+static int set_entry (struct apply *a, json_t *dir, const char *name,
+                      json_t *obj)
+{
+    json_t *old = treeobj_get_entry (dir, name);
+    struct undo *u;
+
+    if (!obj && !old)
+        return 0;
+    if (a->nlog == a->maxlog) {
+        int n = a->maxlog ? a->maxlog * 2 : 16;
+        struct undo *tmp = realloc (a->log, n * sizeof (*tmp));
+        if (!tmp)
+            return -1;
+        a->log = tmp;
+        a->maxlog = n;
+    }
+    u = &a->log[a->nlog];
+    if (!(u->name = strdup (name)))
+        return -1;
+    u->dir = json_incref (dir);
+    u->old = json_incref (old);
+    a->nlog++;
+    if (obj)
+        return treeobj_insert_entry (dir, name, obj);
+    return treeobj_delete_entry (dir, name);
+}
+
+static void log_revert (struct apply *a)
+{
+    for (int i = a->nlog - 1; i >= 0; i--) {
+        struct undo *u = &a->log[i];
+        if (u->old)
+            (void)treeobj_insert_entry (u->dir, u->name, u->old);
+        else
+            (void)treeobj_delete_entry (u->dir, u->name);
+    }
+    log_clear (a);
+}
+
+/* blobs */
+
+/* Record a blob to store; data is taken over (freed on failure too). */
+static int add_blob (struct apply *a, void *data, size_t len, json_t *obj,
+                     char *ref, size_t size)
+{
+    struct apply_blob *b;
+
+    if (blobref_hash (a->hashtype, data, len, ref, size) < 0)
+        goto error;
+    if (dict_lookup (a->blobidx, ref)) {
+        free (data);
+        return 0;
+    }
+    if (a->nblobs == a->maxblobs) {
+        int n = a->maxblobs ? a->maxblobs * 2 : 16;
+        struct apply_blob *tmp = realloc (a->blobs, n * sizeof (*tmp));
+        if (!tmp)
+            goto error;
+        a->blobs = tmp;
+        a->maxblobs = n;
+    }
+    if (dict_insert (a->blobidx, ref, (void *)(intptr_t)(a->nblobs + 1)) < 0)
+        goto error;
+    b = &a->blobs[a->nblobs++];
+    snprintf (b->ref, sizeof (b->ref), "%s", ref);
+    b->data = data;
+    b->len = len;
+    b->obj = json_incref (obj);
+    return 0;
+error:
+    free (data);
+    return -1;
+}
+
+/* A blob of the value of val: its blobref into ref. */
+static int val_to_blob (struct apply *a, const json_t *val, char *ref,
+                        size_t size)
+{
+    void *data;
+    size_t len;
+
+    if (treeobj_decode_val (val, &data, &len) < 0)
+        return -1;
+    return add_blob (a, data, len, NULL, ref, size);
+}
+
+/* val, or a valref of its blob if longer than inline_max (new ref). */
+static json_t *store_large (struct apply *a, json_t *dirent)
+{
+    char ref[BLOBREF_MAX_STRING_SIZE];
+    json_t *data;
+
+    if (!treeobj_is_val (dirent) || !(data = treeobj_get_data (dirent))
+        || json_string_length (data) / 4 * 3 <= a->inline_max)
+        return json_incref (dirent);
+    /* base64 may round up: decode to know */
+    {
+        void *buf;
+        size_t len;
+        if (treeobj_decode_val (dirent, &buf, &len) < 0)
+            return NULL;
+        if (len <= a->inline_max) {
+            free (buf);
+            return json_incref (dirent);
+        }
+        if (add_blob (a, buf, len, NULL, ref, sizeof (ref)) < 0)
+            return NULL;
+    }
+    return treeobj_create_valref (ref);
+}
+
+/* applying ops */
+
+static json_t *get_root (struct apply *a)
+{
+    json_t *obj;
+
+    if (a->root)
+        return a->root;
+    if (!(obj = cache_get_treeobj (a->cache, a->rootref))) {
+        if (errno == ENOENT) {
+            snprintf (a->missing, sizeof (a->missing), "%s", a->rootref);
+            errno = EAGAIN;
+        }
+        return NULL;
+    }
+    if (!treeobj_is_dir (obj)) {
+        errno = ENOTRECOVERABLE;
+        return NULL;
+    }
+    if (!(a->root = treeobj_copy (obj)))
+        return NULL;
+    if (own (a, a->root) < 0) {
+        json_decref (a->root);
+        a->root = NULL;
+        return NULL;
+    }
+    return a->root;
+}
+
+/* An owned copy of the directory entry e, installed under name in dir. */
+static json_t *subdir_for_write (struct apply *a, json_t *dir, const char *name,
+                                 json_t *e)
+{
+    json_t *src, *sub;
+
+    if (!e) {
+        if (!(sub = treeobj_create_dir ()))
+            return NULL;
+    }
+    else {
+        if (treeobj_is_dir (e))
+            src = e;
+        else { /* dirref */
+            const char *ref;
+            if (treeobj_get_count (e) != 1
+                || !(ref = treeobj_get_blobref (e, 0))) {
+                errno = ENOTRECOVERABLE;
+                return NULL;
+            }
+            if (!(src = cache_get_treeobj (a->cache, ref))) {
+                if (errno == ENOENT) {
+                    snprintf (a->missing, sizeof (a->missing), "%s", ref);
+                    errno = EAGAIN;
+                }
+                return NULL;
+            }
+            if (!treeobj_is_dir (src)) {
+                errno = ENOTRECOVERABLE;
+                return NULL;
+            }
+        }
+        if (!(sub = treeobj_copy (src)))
+            return NULL;
+    }
+    if (own (a, sub) < 0 || set_entry (a, dir, name, sub) < 0) {
+        json_decref (sub);
+        return NULL;
+    }
+    json_decref (sub); /* dir and the owned set hold it */
+    return sub;
+}
+
+static int append_entry (struct apply *a, json_t *dir, const char *name,
+                         json_t *dirent)
+{
+    json_t *old = treeobj_get_entry (dir, name);
+    char ref[BLOBREF_MAX_STRING_SIZE];
+    json_t *nobj = NULL;
+    int rc;
+
+    if (!old)
+        nobj = store_large (a, dirent);
+    else if (treeobj_is_val (old)) {
+        if (val_to_blob (a, old, ref, sizeof (ref)) < 0
+            || !(nobj = treeobj_create_valref (ref))
+            || val_to_blob (a, dirent, ref, sizeof (ref)) < 0
+            || treeobj_append_blobref (nobj, ref) < 0) {
+            json_decref (nobj);
+            return -1;
+        }
+    }
+    else if (treeobj_is_valref (old)) {
+        if (!(nobj = treeobj_deep_copy (old))
+            || val_to_blob (a, dirent, ref, sizeof (ref)) < 0
+            || treeobj_append_blobref (nobj, ref) < 0) {
+            json_decref (nobj);
+            return -1;
+        }
+    }
+    else if (treeobj_is_dir (old) || treeobj_is_dirref (old)) {
+        errno = EISDIR;
+        return -1;
+    }
+    else if (treeobj_is_symlink (old)) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    else {
+        errno = ENOTRECOVERABLE;
+        return -1;
+    }
+    if (!nobj)
+        return -1;
+    rc = set_entry (a, dir, name, nobj);
+    json_decref (nobj);
+    return rc;
+}
+
+static int apply_op (struct apply *a, const struct txn_op *op,
+                     flux_error_t *error)
+{
+    char *path, *p;
+    json_t *dir;
+    int depth = 0, rc = -1;
+
+    if (!(path = strdup (op->key)))
+        return -1;
+restart:
+    if (!(dir = get_root (a)))
+        goto done;
+    p = path;
+    for (char *dot; (dot = strchr (p, '.')); p = dot + 1) {
+        json_t *e;
+        *dot = '\0';
+        e = treeobj_get_entry (dir, p);
+        if (e && treeobj_is_symlink (e)) {
+            const char *ns, *target;
+            char *tmp = NULL, *npath;
+            if (treeobj_get_symlink (e, &ns, &target) < 0) {
+                errno = ENOTRECOVERABLE;
+                goto done;
+            }
+            if (ns && strcmp (ns, a->ns) != 0) {
+                errno = EINVAL;
+                errprintf (error, "%s: symlink to namespace %s", op->key, ns);
+                goto done;
+            }
+            if (++depth > LOOKUP_SYMLINK_MAX) {
+                errno = ELOOP;
+                goto done;
+            }
+            if (asprintf (&tmp, "%s.%s", target, dot + 1) < 0)
+                goto done;
+            npath = kvs_util_normalize_key (tmp, NULL);
+            free (tmp);
+            if (!npath)
+                goto done;
+            free (path);
+            path = npath;
+            if (!strcmp (path, ".")) {
+                errno = EINVAL;
+                goto done;
+            }
+            goto restart;
+        }
+        if (e && (treeobj_is_val (e) || treeobj_is_valref (e))) {
+            if (!op->dirent)
+                goto success; /* nothing to unlink */
+            errno = ENOTDIR;
+            errprintf (error, "%s: a path component is a value", op->key);
+            goto done;
+        }
+        if (!e && !op->dirent)
+            goto success;
+        if (!e || !is_owned (a, e)) {
+            if (!(e = subdir_for_write (a, dir, p, e)))
+                goto done;
+        }
+        dir = e;
+    }
+    if (!op->dirent) {
+        if (set_entry (a, dir, p, NULL) < 0)
+            goto done;
+    }
+    else if ((op->flags & FLUX_KVS_APPEND)) {
+        if (append_entry (a, dir, p, op->dirent) < 0)
+            goto done;
+    }
+    else {
+        json_t *obj = store_large (a, op->dirent);
+        int n = obj ? set_entry (a, dir, p, obj) : -1;
+        json_decref (obj);
+        if (n < 0)
+            goto done;
+    }
+success:
+    rc = 0;
+done:
+    free (path);
+    return rc;
+}
+
+static int add_key (struct apply *a, const char *key)
+{
+    json_t *s;
+
+    if (json_object_get (a->keyset, key))
+        return 0;
+    if (json_object_set_new (a->keyset, key, json_true ()) < 0
+        || !(s = json_string (key)) || json_array_append_new (a->keys, s) < 0)
+        return -1;
+    return 0;
+}
+
+int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
+{
+    int blob_mark;
+
+    if (!a || !t || a->finalized) {
+        errno = EINVAL;
+        return -1;
+    }
+    a->missing[0] = '\0';
+    blob_mark = a->nblobs;
+    for (int i = 0; i < txn_count (t); i++) {
+        if (apply_op (a, txn_op (t, i), error) < 0) {
+            int saved_errno = errno;
+            log_revert (a);
+            blobs_truncate (a, blob_mark);
+            errno = saved_errno;
+            if (errno == ENOTRECOVERABLE)
+                errprintf (error, "%s: corrupt object in the store",
+                           txn_op (t, i)->key);
+            return -1;
+        }
+    }
+    if (a->nlog > 0)
+        a->changed = true;
+    log_clear (a);
+    /* the commit is applied: running out of memory here only shortens
+     * the keys list (a watcher may miss a wakeup), never the data */
+    for (int i = 0; i < txn_count (t); i++)
+        (void)add_key (a, txn_op (t, i)->key);
+    return 0;
+}
+
+const char *apply_missing_ref (struct apply *a)
+{
+    return a && a->missing[0] ? a->missing : NULL;
+}
+
+/* finalize */
+
+/* Store dir (owned) and everything new below it; its blobref into ref. */
+static int unroll (struct apply *a, json_t *dir, char *ref, size_t size)
+{
+    json_t *data = treeobj_get_data (dir);
+    json_t *e;
+    void *iter;
+    char *enc;
+    size_t len;
+
+    if (!data)
+        return -1;
+    for (iter = json_object_iter (data); iter;
+         iter = json_object_iter_next (data, iter)) {
+        char subref[BLOBREF_MAX_STRING_SIZE];
+        json_t *nobj = NULL;
+        e = json_object_iter_value (iter);
+        if (treeobj_is_dir (e)) {
+            json_t *sub = e;
+            if (!is_owned (a, e)) { /* a dir given inline by a commit */
+                if (!(sub = treeobj_copy (e)) || own (a, sub) < 0) {
+                    json_decref (sub);
+                    return -1;
+                }
+                json_decref (sub); /* the owned set holds it */
+            }
+            if (unroll (a, sub, subref, sizeof (subref)) < 0
+                || !(nobj = treeobj_create_dirref (subref)))
+                return -1;
+        }
+        else if (treeobj_is_val (e)) {
+            if (!(nobj = store_large (a, e)))
+                return -1;
+            if (nobj == e) {
+                json_decref (nobj);
+                continue;
+            }
+        }
+        else
+            continue;
+        if (json_object_iter_set_new (data, iter, nobj) < 0) {
+            json_decref (nobj);
+            return -1;
+        }
+    }
+    if (!(enc = kvs_encode (dir, &len)))
+        return -1;
+    return add_blob (a, enc, len, dir, ref, size);
+}
+
+int apply_finalize (struct apply *a, char *rootref, size_t size)
+{
+    if (!a || !rootref || a->finalized) {
+        errno = EINVAL;
+        return -1;
+    }
+    a->finalized = true;
+    if (!a->root || !a->changed) {
+        snprintf (rootref, size, "%s", a->rootref);
+        return 0;
+    }
+    return unroll (a, a->root, rootref, size);
+}
+
+int apply_blob_count (struct apply *a)
+{
+    return a ? a->nblobs : 0;
+}
+
+const struct apply_blob *apply_blob (struct apply *a, int index)
+{
+    if (!a || index < 0 || index >= a->nblobs)
+        return NULL;
+    return &a->blobs[index];
+}
+
+json_t *apply_keys (struct apply *a)
+{
+    return a ? a->keys : NULL;
+}

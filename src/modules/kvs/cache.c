@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* cache.c - kvs object cache (see cache.h): a dict of entries plus an LRU
+ * list, one load in flight per blobref, waiters per entry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libcontent/blobref.h"
+#include "libflux/list.h"
+#include "libkvs/treeobj.h"
+
+#include "cache.h"
+#include "dict.h"
+
+struct waiter {
+    struct waiter *next;
+    cache_wait_f cb;
+    void *arg;
+};
+
+struct entry {
+    struct list_node lru; /* head = most recently used */
+    json_t *obj;          /* decoded tree object, or NULL */
+    void *data;           /* raw blob, or NULL (has_raw tells) */
+    size_t len;
+    size_t size; /* bytes accounted: len, or the encoded size of obj */
+    bool has_raw;
+    bool stored; /* known to be in the content store */
+    int dirty;   /* stores pending */
+    void *load;  /* load in flight, or NULL */
+    struct waiter *waiters, **tail;
+    char ref[BLOBREF_MAX_STRING_SIZE];
+};
+
+struct cache {
+    struct dict *entries;
+    struct list_node lru;
+    size_t max_entries;
+    size_t max_bytes;
+    cache_load_f load;
+    cache_free_f free_handle;
+    void *arg;
+    struct cache_stats st;
+};
+
+static void entry_free (struct cache *c, struct entry *e)
+{
+    struct waiter *w = e->waiters;
+
+    while (w) {
+        struct waiter *next = w->next;
+        free (w);
+        w = next;
+    }
+    if (e->load) {
+        c->free_handle (e->load);
+        c->st.loading--;
+    }
+    if (e->dirty)
+        c->st.dirty--;
+    c->st.bytes -= e->size;
+    json_decref (e->obj);
+    free (e->data);
+    list_del (&e->lru);
+    free (e);
+}
+
+static void entry_remove (struct cache *c, struct entry *e)
+{
+    (void)dict_take (c->entries, e->ref);
+    c->st.count--;
+    entry_free (c, e);
+}
+
+struct cache *cache_create (size_t max_entries, size_t max_bytes,
+                            cache_load_f load, cache_free_f free_handle,
+                            void *arg)
+{
+    struct cache *c;
+
+    if (!load || !free_handle) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(c = calloc (1, sizeof (*c))))
+        return NULL;
+    if (!(c->entries = dict_create (NULL))) {
+        free (c);
+        return NULL;
+    }
+    list_init (&c->lru);
+    c->max_entries = max_entries;
+    c->max_bytes = max_bytes;
+    c->load = load;
+    c->free_handle = free_handle;
+    c->arg = arg;
+    return c;
+}
+
+void cache_destroy (struct cache *c)
+{
+    if (c) {
+        int saved_errno = errno;
+        struct list_node *pos, *tmp;
+        list_for_each_safe (pos, tmp, &c->lru)
+        {
+            entry_free (c, list_entry (pos, struct entry, lru));
+        }
+        dict_destroy (c->entries);
+        free (c);
+        errno = saved_errno;
+    }
+}
+
+static bool expirable (const struct entry *e)
+{
+    return !e->dirty && !e->load && !e->waiters;
+}
+
+static bool over (struct cache *c, size_t target)
+{
+    return (c->max_entries && c->st.count > target)
+           || (c->max_bytes && c->st.bytes > c->max_bytes);
+}
+
+/* Expire LRU clean entries until at most target remain and the bytes
+ * are within bounds.
+ */
+static void expire_to (struct cache *c, size_t target)
+{
+    struct list_node *pos = c->lru.prev;
+
+    while (over (c, target) && pos != &c->lru) {
+        struct entry *e = list_entry (pos, struct entry, lru);
+        pos = pos->prev;
+        if (expirable (e)) {
+            entry_remove (c, e);
+            c->st.expired++;
+        }
+    }
+}
+
+void cache_expire (struct cache *c)
+{
+    if (c)
+        expire_to (c, c->max_entries);
+}
+
+/* Find ref, or create an empty entry for it (expiring first if full). */
+static struct entry *entry_get (struct cache *c, const char *ref, bool create)
+{
+    struct entry *e = dict_lookup (c->entries, ref);
+
+    if (e || !create)
+        return e;
+    if (strlen (ref) >= sizeof (e->ref)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if ((c->max_entries && c->st.count >= c->max_entries)
+        || (c->max_bytes && c->st.bytes > c->max_bytes))
+        expire_to (c, c->max_entries ? c->max_entries - 1 : 0);
+    if (!(e = calloc (1, sizeof (*e))))
+        return NULL;
+    strcpy (e->ref, ref);
+    e->tail = &e->waiters;
+    if (dict_insert (c->entries, e->ref, e) < 0) {
+        free (e);
+        return NULL;
+    }
+    list_add_head (&c->lru, &e->lru);
+    c->st.count++;
+    return e;
+}
+
+static void touch (struct cache *c, struct entry *e)
+{
+    list_del (&e->lru);
+    list_add_head (&c->lru, &e->lru);
+}
+
+json_t *cache_get_treeobj (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(e = entry_get (c, ref, false)) || (!e->obj && !e->has_raw)) {
+        c->st.misses++;
+        errno = ENOENT;
+        return NULL;
+    }
+    c->st.hits++;
+    touch (c, e);
+    if (!e->obj) {
+        /* a blob that is not a tree object is a corrupt store here; keep
+         * the raw bytes, they may still serve as a value */
+        if (!(e->obj = treeobj_decodeb (e->data, e->len))) {
+            errno = ENOTRECOVERABLE;
+            return NULL;
+        }
+    }
+    return e->obj;
+}
+
+int cache_get_raw (struct cache *c, const char *ref, const void **data,
+                   size_t *len)
+{
+    struct entry *e;
+
+    if (!c || !ref) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = entry_get (c, ref, false)) || !e->has_raw) {
+        c->st.misses++;
+        errno = ENOENT;
+        return -1;
+    }
+    c->st.hits++;
+    touch (c, e);
+    if (data)
+        *data = e->data;
+    if (len)
+        *len = e->len;
+    return 0;
+}
+
+int cache_wait (struct cache *c, const char *ref, cache_wait_f cb, void *arg)
+{
+    struct entry *e;
+    struct waiter *w;
+
+    if (!c || !ref || !cb || blobref_validate (ref) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = entry_get (c, ref, true)))
+        return -1;
+    if (!(w = calloc (1, sizeof (*w))))
+        goto error;
+    if (!e->load) {
+        if (!(e->load = c->load (ref, c->arg))) {
+            free (w);
+            goto error;
+        }
+        c->st.loading++;
+        c->st.loads++;
+    }
+    w->cb = cb;
+    w->arg = arg;
+    *e->tail = w;
+    e->tail = &w->next;
+    return 0;
+error:
+    if (!e->obj && !e->has_raw && !e->waiters && !e->load) {
+        int saved_errno = errno;
+        entry_remove (c, e);
+        errno = saved_errno;
+    }
+    return -1;
+}
+
+static int set_raw (struct cache *c, struct entry *e, const void *data,
+                    size_t len)
+{
+    void *cpy = NULL;
+
+    if (e->has_raw)
+        return 0;
+    if (len > 0) {
+        if (!(cpy = malloc (len)))
+            return -1;
+        memcpy (cpy, data, len);
+    }
+    e->data = cpy;
+    e->len = len;
+    e->has_raw = true;
+    c->st.bytes += len - e->size;
+    e->size = len;
+    return 0;
+}
+
+static int check_hash (const char *ref, const void *data, size_t len)
+{
+    char hashtype[16];
+    char computed[BLOBREF_MAX_STRING_SIZE];
+
+    if (blobref_hashtype (ref, hashtype, sizeof (hashtype)) < 0
+        || blobref_hash (hashtype, data, len, computed, sizeof (computed)) < 0
+        || strcmp (computed, ref) != 0)
+        return -1;
+    return 0;
+}
+
+void cache_load_response (struct cache *c, const char *ref, int errnum,
+                          const void *data, size_t len)
+{
+    struct entry *e;
+    struct waiter *w;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false)) || !e->load)
+        return;
+    if (errnum == 0) {
+        if (len > 0 && !data)
+            errnum = EPROTO;
+        else if (check_hash (ref, data, len) < 0)
+            errnum = ENOTRECOVERABLE;
+        else if (set_raw (c, e, data, len) < 0)
+            errnum = errno ? errno : ENOMEM;
+        else
+            e->stored = true;
+    }
+    /* data may belong to the load handle: it is not used past here */
+    c->free_handle (e->load);
+    e->load = NULL;
+    c->st.loading--;
+    w = e->waiters;
+    e->waiters = NULL;
+    e->tail = &e->waiters;
+    if (!e->obj && !e->has_raw)
+        entry_remove (c, e);
+    /* e may be gone (or expired by a waiter) from here on */
+    while (w) {
+        struct waiter *next = w->next;
+        w->cb (errnum, w->arg);
+        free (w);
+        w = next;
+    }
+}
+
+static struct entry *insert_common (struct cache *c, const char *ref,
+                                    bool dirty)
+{
+    struct entry *e;
+
+    if (!c || !ref || blobref_validate (ref) < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(e = entry_get (c, ref, true)))
+        return NULL;
+    if (dirty) {
+        if (e->dirty++ == 0)
+            c->st.dirty++;
+    }
+    touch (c, e);
+    return e;
+}
+
+int cache_insert_treeobj (struct cache *c, const char *ref, json_t *obj,
+                          size_t size, bool dirty)
+{
+    struct entry *e;
+
+    if (!obj) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = insert_common (c, ref, dirty)))
+        return -1;
+    if (!e->obj)
+        e->obj = json_incref (obj);
+    if (!e->has_raw && size > e->size) {
+        c->st.bytes += size - e->size;
+        e->size = size;
+    }
+    return 0;
+}
+
+int cache_insert_raw (struct cache *c, const char *ref, const void *data,
+                      size_t len, bool dirty)
+{
+    struct entry *e;
+
+    if (len > 0 && !data) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = insert_common (c, ref, dirty)))
+        return -1;
+    if (set_raw (c, e, data, len) < 0) {
+        int saved_errno = errno;
+        cache_clear_dirty (c, ref, false);
+        errno = saved_errno;
+        return -1;
+    }
+    return 0;
+}
+
+void cache_clear_dirty (struct cache *c, const char *ref, bool stored)
+{
+    struct entry *e;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false)))
+        return;
+    if (stored)
+        e->stored = true;
+    if (e->dirty > 0 && --e->dirty == 0)
+        c->st.dirty--;
+}
+
+bool cache_is_clean (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false)))
+        return false;
+    return e->stored && e->dirty == 0 && (e->obj || e->has_raw);
+}
+
+void cache_get_stats (struct cache *c, struct cache_stats *st)
+{
+    if (c && st)
+        *st = c->st;
+}

@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* commit.c - kvs.commit and kvs.relaycommit.
+ *
+ * Ranks > 0 relay each commit to rank 0 (kvs.relaycommit, with the
+ * requester's credentials) and answer their client when rank 0 answers,
+ * once their own root has reached the commit's (read your writes).
+ *
+ * Rank 0: group commit.  Commits to a namespace queue in arrival order.
+ * While a batch is in flight (applying, or its blobs and checkpoint being
+ * stored), newly arriving commits wait; when it finishes, every queued
+ * commit (up to batch_max, stopping before a NO_MERGE commit, which goes
+ * alone) forms the next batch: one root change, one checkpoint.  The
+ * commits are applied one by one (apply.c): one that fails is answered
+ * with its error at once and leaves no trace in the others.
+ *
+ * Gathering: clients answered by a batch usually commit again at once.
+ * Starting the next batch with only the commits that arrived meanwhile
+ * splits N busy clients into two groups that alternate, each waiting for
+ * the other's storage.  So after a batch of k commits, with q queued, the
+ * next batch waits (at most linger_ms) until k + q commits are queued: a
+ * single client is never delayed (k + q = 1), N clients stay together.
+ *
+ * Pipelining (pipeline > 1, off by default): the next batch may be
+ * applied to the root of a batch not yet durable; it completes only after
+ * that one, and fails with it.  The content service answers checkpoints
+ * in order, so this is safe, but with a backing store that makes each
+ * checkpoint durable separately it only adds checkpoints.
+ *
+ * Durability: a batch's new blobs are sent with content.store all at
+ * once, and for the primary namespace content.checkpoint-put follows
+ * right behind them without waiting: the content service answers a
+ * checkpoint only after every store it received earlier is durable.  The
+ * commits are answered, and the setroot event published, only after the
+ * checkpoint AND every store succeeded; any error fails every commit of
+ * the batch and the root does not move.  Other namespaces are answered
+ * once their stores succeeded (they are not checkpointed).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libcontent/content.h"
+#include "libkvs/kvs.h"
+
+#include "apply.h"
+#include "kvs.h"
+#include "txn.h"
+
+struct commit {
+    struct list_node node;
+    const flux_msg_t *msg;
+    struct txn *txn;
+    char name[64];
+};
+
+struct batch {
+    struct list_node node; /* in ctx->batches */
+    struct kvs_ctx *ctx;
+    struct kvs_ns *ns;
+    struct list_node commits;
+    int ncommits;
+    struct list_node *cur; /* next commit to apply */
+    struct apply *apply;
+    char newroot[BLOBREF_MAX_STRING_SIZE];
+    int newseq;
+    struct list_node nsnode; /* in the namespace's pipeline */
+    bool done;               /* applied and every RPC answered */
+    int pending;             /* store and checkpoint RPCs outstanding */
+    double t_start, t_store; /* when applying and storing began */
+    int errnum;
+    char errstr[160];
+    struct list_node rpcs;
+};
+
+struct batch_rpc {
+    struct list_node node;
+    struct batch *b;
+    flux_future_t *f;
+    bool checkpoint;
+    bool dirty; /* a dirty count was taken in the cache */
+    char ref[BLOBREF_MAX_STRING_SIZE];
+};
+
+struct relay {
+    struct list_node node;
+    struct kvs_ctx *ctx;
+    const flux_msg_t *msg;
+    char *ns;
+    flux_future_t *f;
+};
+
+static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns);
+static void ns_settle (struct kvs_ctx *ctx, struct kvs_ns *ns);
+
+/* ---- commits ---- */
+
+static void commit_destroy (struct commit *c)
+{
+    if (c) {
+        list_del (&c->node);
+        txn_destroy (c->txn);
+        flux_msg_decref (c->msg);
+        free (c);
+    }
+}
+
+static void commit_fail (struct kvs_ctx *ctx, struct commit *c, int errnum,
+                         const char *errstr)
+{
+    kvs_respond_error (ctx, c->msg, errnum, "%s",
+                       errstr && *errstr ? errstr : strerror (errnum));
+    ctx->stats.commit_errors++;
+    commit_destroy (c);
+}
+
+static void commit_enqueue (struct kvs_ctx *ctx, const flux_msg_t *msg,
+                            const char *nsname, int flags, json_t *ops,
+                            struct flux_msg_cred cred, const char *name)
+{
+    flux_error_t error = {{0}};
+    struct commit *c;
+    struct kvs_ns *ns;
+    struct txn *txn;
+    bool guest = !(cred.rolemask & FLUX_ROLE_OWNER);
+
+    if (!(txn = txn_create (ops, flags, guest, &error))) {
+        kvs_respond_error (ctx, msg, errno, "%s", error.text);
+        return;
+    }
+    if (!(ns = nstab_lookup (ctx->nstab, nsname))) {
+        kvs_respond_error (ctx, msg, ENOTSUP, "namespace %s does not exist",
+                           nsname);
+        goto error;
+    }
+    if (flux_msg_cred_authorize (cred, ns->owner) < 0) {
+        kvs_respond_error (ctx, msg, EPERM,
+                           "namespace %s belongs to another user", nsname);
+        goto error;
+    }
+    if ((flags & FLUX_KVS_SYNC) && strcmp (nsname, KVS_PRIMARY) != 0) {
+        kvs_respond_error (ctx, msg, EINVAL,
+                           "SYNC applies to the primary namespace only");
+        goto error;
+    }
+    if (!(c = calloc (1, sizeof (*c)))) {
+        kvs_respond_error (ctx, msg, ENOMEM, NULL);
+        goto error;
+    }
+    list_init (&c->node);
+    c->msg = flux_msg_incref (msg);
+    c->txn = txn;
+    if (name)
+        snprintf (c->name, sizeof (c->name), "%s", name);
+    else
+        snprintf (c->name, sizeof (c->name), "%u.%lu", ctx->rank,
+                  ++ctx->name_seq);
+    list_add_tail (&ns->queue, &c->node);
+    ns->queued++;
+    ns_settle (ctx, ns);
+    return;
+error:
+    txn_destroy (txn);
+}
+
+static void fail_queue (struct kvs_ctx *ctx, struct kvs_ns *ns, int errnum,
+                        const char *errstr)
+{
+    struct list_node *pos, *tmp;
+
+    list_for_each_safe (pos, tmp, &ns->queue)
+    {
+        commit_fail (ctx, list_entry (pos, struct commit, node), errnum,
+                     errstr);
+    }
+    ns->queued = 0;
+}
+
+void commit_ns_removed (struct kvs_ctx *ctx, struct kvs_ns *ns)
+{
+    fail_queue (ctx, ns, ENOTSUP, "namespace was removed");
+}
+
+/* ---- batches (rank 0) ---- */
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void batch_rpc_destroy (struct batch_rpc *r)
+{
+    if (r) {
+        list_del (&r->node);
+        flux_future_destroy (r->f);
+        free (r);
+    }
+}
+
+static void batch_destroy (struct batch *b)
+{
+    if (b) {
+        struct list_node *pos, *tmp;
+        list_for_each_safe (pos, tmp, &b->rpcs)
+        {
+            struct batch_rpc *r = list_entry (pos, struct batch_rpc, node);
+            if (r->dirty)
+                cache_clear_dirty (b->ctx->cache, r->ref, false);
+            batch_rpc_destroy (r);
+        }
+        list_for_each_safe (pos, tmp, &b->commits)
+        {
+            commit_destroy (list_entry (pos, struct commit, node));
+        }
+        list_del (&b->node);
+        list_del (&b->nsnode);
+        apply_destroy (b->apply);
+        kvs_ns_decref (b->ns);
+        free (b);
+    }
+}
+
+static void batch_error (struct batch *b, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void batch_error (struct batch *b, int errnum, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (b->errnum)
+        return;
+    b->errnum = errnum;
+    va_start (ap, fmt);
+    vsnprintf (b->errstr, sizeof (b->errstr), fmt, ap);
+    va_end (ap);
+}
+
+static void publish (struct kvs_ctx *ctx, flux_msg_t *ev)
+{
+    if (!ev || flux_msg_set_private (ev) < 0 || flux_send (ctx->h, ev, 0) < 0)
+        kvs_log (ctx, LOG_ERR, "publishing a setroot event: %s",
+                 strerror (errno));
+    flux_msg_decref (ev);
+}
+
+static json_t *batch_names (struct batch *b)
+{
+    json_t *names = json_array ();
+    struct list_node *pos;
+
+    for (pos = b->commits.next; names && pos != &b->commits; pos = pos->next) {
+        struct commit *c = list_entry (pos, struct commit, node);
+        json_t *s = json_string (c->name);
+        if (!s || json_array_append_new (names, s) < 0) {
+            json_decref (names);
+            return NULL;
+        }
+    }
+    return names;
+}
+
+/* The batches after b were built on b's root: they fail with it, and
+ * the next batch starts again from the last durable root.
+ */
+static void abort_following (struct batch *b)
+{
+    struct kvs_ns *ns = b->ns;
+    struct list_node *pos;
+
+    for (pos = b->nsnode.next; pos != &ns->batches; pos = pos->next) {
+        struct batch *b2 = list_entry (pos, struct batch, nsnode);
+        batch_error (b2, b->errnum, "an earlier commit failed: %s", b->errstr);
+    }
+    snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s", ns->rootref);
+    ns->tent_seq = ns->rootseq;
+}
+
+/* b is the oldest batch of its namespace and all its RPCs have answered:
+ * answer its commits and move the root (or fail them all).
+ */
+static void batch_complete (struct batch *b)
+{
+    struct kvs_ctx *ctx = b->ctx;
+    struct kvs_ns *ns = b->ns;
+    char topic[512];
+    struct list_node *pos, *tmp;
+    json_t *names;
+
+    if (b->ncommits == 0)
+        return; /* every commit failed alone: nothing changes */
+    if (!b->errnum && ns->removed)
+        batch_error (b, ENOTSUP, "namespace %s was removed", ns->name);
+    names = batch_names (b);
+    if (!b->errnum) {
+        nssvc_set_root (ctx, ns, b->newroot, b->newseq);
+        snprintf (topic, sizeof (topic), "kvs.namespace-%s-setroot", ns->name);
+        publish (ctx, flux_event_pack (topic, "{s:s s:i s:s s:O s:O s:I}",
+                                       "namespace", ns->name, "rootseq",
+                                       b->newseq, "rootref", b->newroot,
+                                       "names", names ? names : json_null (),
+                                       "keys", apply_keys (b->apply), "owner",
+                                       (json_int_t)ns->owner));
+        list_for_each_safe (pos, tmp, &b->commits)
+        {
+            struct commit *c = list_entry (pos, struct commit, node);
+            if (flux_respond_pack (ctx->h, c->msg, "{s:s s:i}", "rootref",
+                                   b->newroot, "rootseq", b->newseq)
+                < 0)
+                kvs_log (ctx, LOG_ERR, "kvs.commit: respond: %s",
+                         strerror (errno));
+            ctx->stats.commits++;
+            commit_destroy (c);
+        }
+        ctx->stats.batches++;
+        /* the clients just answered will probably commit again */
+        ns->linger_target = b->ncommits + ns->queued;
+        if (ns->linger_target > ctx->batch_max)
+            ns->linger_target = ctx->batch_max;
+        if (ns->linger_target < 2)
+            ns->linger_target = 0;
+        ctx->stats.apply_time += b->t_store - b->t_start;
+        ctx->stats.store_time += now () - b->t_store;
+        if ((unsigned long)b->ncommits > ctx->stats.max_batch)
+            ctx->stats.max_batch = b->ncommits;
+    }
+    else {
+        abort_following (b);
+        if (!ns->removed) {
+            snprintf (topic, sizeof (topic), "kvs.namespace-%s-error",
+                      ns->name);
+            publish (ctx, flux_event_pack (topic, "{s:s s:O s:i}", "namespace",
+                                           ns->name, "names",
+                                           names ? names : json_null (),
+                                           "errnum", b->errnum));
+        }
+        kvs_log (ctx, LOG_ERR, "%s: commit of %d transaction(s) failed: %s",
+                 ns->name, b->ncommits, b->errstr);
+        list_for_each_safe (pos, tmp, &b->commits)
+        {
+            commit_fail (ctx, list_entry (pos, struct commit, node), b->errnum,
+                         b->errstr);
+        }
+    }
+    json_decref (names);
+}
+
+/* Complete the finished batches at the head of ns's pipeline, in order,
+ * and start new ones while there is room (a loop, not recursion: a batch
+ * may finish as soon as it starts).
+ */
+static void ns_settle (struct kvs_ctx *ctx, struct kvs_ns *ns)
+{
+    struct batch *b;
+
+    kvs_ns_incref (ns);
+    do {
+        while (
+            (b = list_first_entry_or_null (&ns->batches, struct batch, nsnode))
+            && b->done) {
+            batch_complete (b);
+            ctx->inflight--;
+            batch_destroy (b);
+            ns->nbatches--;
+        }
+    } while (batch_start (ctx, ns));
+    cache_expire (ctx->cache);
+    kvs_ns_decref (ns);
+    kvs_check_stop (ctx);
+}
+
+static void batch_rpc_continuation (flux_future_t *f, void *arg)
+{
+    struct batch_rpc *r = arg;
+    struct batch *b = r->b;
+    struct kvs_ctx *ctx = b->ctx;
+    bool ok = false;
+
+    if (r->checkpoint) {
+        if (flux_future_get (f, NULL) == 0)
+            ok = true;
+        else
+            batch_error (b, errno, "checkpoint of %s: %s", b->newroot,
+                         future_strerror (f, errno));
+    }
+    else {
+        const char *ref;
+        if (content_store_get_blobref (f, ctx->hashtype, &ref) < 0)
+            batch_error (b, errno, "store of %s: %s", r->ref,
+                         future_strerror (f, errno));
+        else if (strcmp (ref, r->ref) != 0)
+            batch_error (b, EPROTO, "store of %s returned %s", r->ref, ref);
+        else
+            ok = true;
+        if (r->dirty) {
+            cache_clear_dirty (ctx->cache, r->ref, ok);
+            r->dirty = false;
+        }
+    }
+    batch_rpc_destroy (r);
+    if (--b->pending == 0) {
+        b->done = true;
+        ns_settle (ctx, b->ns);
+    }
+}
+
+static int batch_rpc (struct batch *b, flux_future_t *f, const char *ref,
+                      bool dirty)
+{
+    struct batch_rpc *r;
+
+    if (!f)
+        return -1;
+    if (!(r = calloc (1, sizeof (*r)))) {
+        flux_future_destroy (f);
+        return -1;
+    }
+    list_init (&r->node);
+    r->b = b;
+    r->f = f;
+    r->checkpoint = (ref == NULL);
+    r->dirty = dirty;
+    if (ref)
+        snprintf (r->ref, sizeof (r->ref), "%s", ref);
+    if (flux_future_then (f, -1., batch_rpc_continuation, r) < 0) {
+        batch_rpc_destroy (r);
+        return -1;
+    }
+    list_add_tail (&b->rpcs, &r->node);
+    b->pending++;
+    return 0;
+}
+
+/* Store the batch's new blobs and (primary) checkpoint its root, all at
+ * once.  The cache holds the new objects as dirty meanwhile, so the next
+ * batch of the pipeline finds them.
+ */
+static void batch_store (struct batch *b)
+{
+    struct kvs_ctx *ctx = b->ctx;
+    int n = apply_blob_count (b->apply);
+
+    for (int i = 0; i < n; i++) {
+        const struct apply_blob *blob = apply_blob (b->apply, i);
+        bool dirty = false;
+        if (cache_is_clean (ctx->cache, blob->ref))
+            continue; /* already in the content store */
+        if (blob->obj)
+            dirty = cache_insert_treeobj (ctx->cache, blob->ref, blob->obj,
+                                          blob->len, true)
+                    == 0;
+        else
+            dirty = cache_insert_raw (ctx->cache, blob->ref, blob->data,
+                                      blob->len, true)
+                    == 0;
+        if (batch_rpc (b, content_store (ctx->h, blob->data, blob->len, 0),
+                       blob->ref, dirty)
+            < 0) {
+            if (dirty)
+                cache_clear_dirty (ctx->cache, blob->ref, false);
+            batch_error (b, errno, "store of %s: %s", blob->ref,
+                         strerror (errno));
+            break;
+        }
+    }
+    if (!b->errnum && ctx->checkpoint && !strcmp (b->ns->name, KVS_PRIMARY)) {
+        if (batch_rpc (b,
+                       content_checkpoint_put (ctx->h, b->newroot, b->newseq),
+                       NULL, false)
+            < 0)
+            batch_error (b, errno, "checkpoint: %s", strerror (errno));
+    }
+}
+
+static void batch_wait_cb (int errnum, void *arg);
+
+/* Apply the batch's commits from b->cur on, then finalize and store.
+ * Returns false if it parked on a missing object (batch_wait_cb resumes).
+ */
+static bool batch_apply (struct batch *b)
+{
+    struct kvs_ctx *ctx = b->ctx;
+    struct kvs_ns *ns = b->ns;
+
+    while (b->cur != &b->commits) {
+        struct commit *c = list_entry (b->cur, struct commit, node);
+        flux_error_t error = {{0}};
+        int errnum;
+
+        if (apply_txn (b->apply, c->txn, &error) == 0) {
+            b->cur = b->cur->next;
+            continue;
+        }
+        errnum = errno;
+        if (errnum == EAGAIN) {
+            const char *ref = apply_missing_ref (b->apply);
+            if (ref && cache_wait (ctx->cache, ref, batch_wait_cb, b) == 0)
+                return false;
+            errnum = errno;
+            snprintf (error.text, sizeof (error.text), "cannot load %s",
+                      ref ? ref : "an object");
+        }
+        b->cur = b->cur->next;
+        b->ncommits--;
+        commit_fail (ctx, c, errnum, error.text);
+    }
+    ns->applying = false;
+    b->t_store = now ();
+    if (b->ncommits > 0 && !b->errnum) {
+        if (apply_finalize (b->apply, b->newroot, sizeof (b->newroot)) < 0)
+            batch_error (b, errno, "cannot serialize the new root: %s",
+                         strerror (errno));
+        else {
+            /* the next batch builds on this root, durable or not yet */
+            b->newseq = ns->tent_seq + 1;
+            snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s", b->newroot);
+            ns->tent_seq = b->newseq;
+            batch_store (b);
+        }
+    }
+    if (b->pending == 0)
+        b->done = true;
+    return true;
+}
+
+static void batch_wait_cb (int errnum, void *arg)
+{
+    struct batch *b = arg;
+
+    if (errnum) { /* the current commit cannot be applied */
+        struct commit *c = list_entry (b->cur, struct commit, node);
+        char text[160];
+        snprintf (text, sizeof (text), "cannot load %s: %s",
+                  apply_missing_ref (b->apply), strerror (errnum));
+        b->cur = b->cur->next;
+        b->ncommits--;
+        commit_fail (b->ctx, c, errnum == ENOENT ? ENOTRECOVERABLE : errnum,
+                     text);
+    }
+    if (batch_apply (b))
+        ns_settle (b->ctx, b->ns);
+}
+
+static int linger_expire (struct kvs_ns *ns, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+
+    if (ns->linger_target > 0) {
+        ns->linger_expired = true;
+        ns_settle (ctx, ns);
+    }
+    return 0;
+}
+
+static void linger_cb (uv_timer_t *t)
+{
+    (void)nstab_foreach (((struct kvs_ctx *)t->data)->nstab, linger_expire,
+                         t->data);
+}
+
+/* Arm the linger timer (if not armed).  False if it cannot be. */
+static bool linger_arm (struct kvs_ctx *ctx)
+{
+    if (!ctx->linger_timer) {
+        if (!(ctx->linger_timer = calloc (1, sizeof (*ctx->linger_timer))))
+            return false;
+        uv_timer_init (flux_reactor_uv (flux_get_reactor (ctx->h)),
+                       ctx->linger_timer);
+        ctx->linger_timer->data = ctx;
+    }
+    if (!uv_is_active ((uv_handle_t *)ctx->linger_timer))
+        uv_timer_start (ctx->linger_timer, linger_cb, ctx->linger_ms, 0);
+    return true;
+}
+
+/* Start the next batch of ns if its pipeline has room: it is applied to
+ * the root of the batch before it (tent_ref), durable or not yet.
+ * Returns true if a batch was started (it may be done already).
+ */
+static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
+{
+    struct batch *b;
+    struct commit *c;
+
+    if (ns->applying || ns->nbatches >= ctx->pipeline || list_empty (&ns->queue)
+        || ns->removed)
+        return false;
+    if (ns->nbatches == 0) {
+        if (ns->linger_target > 0 && ns->queued < ns->linger_target
+            && !ns->linger_expired && ctx->linger_ms > 0 && linger_arm (ctx))
+            return false;
+        ns->linger_target = 0;
+        ns->linger_expired = false;
+        snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s", ns->rootref);
+        ns->tent_seq = ns->rootseq;
+    }
+    if (!(b = calloc (1, sizeof (*b)))
+        || !(b->apply = apply_create (ctx->cache, ns->name, ns->tent_ref,
+                                      ctx->hashtype, ctx->inline_max))) {
+        kvs_log (ctx, LOG_ERR, "%s: cannot start a batch: %s", ns->name,
+                 strerror (errno));
+        free (b);
+        fail_queue (ctx, ns, ENOMEM, "cannot start a batch");
+        return false;
+    }
+    b->ctx = ctx;
+    b->ns = kvs_ns_incref (ns);
+    list_init (&b->node);
+    list_init (&b->nsnode);
+    list_init (&b->commits);
+    list_init (&b->rpcs);
+    /* take the queue head, then followers until a NO_MERGE commit */
+    while ((c = list_first_entry_or_null (&ns->queue, struct commit, node))) {
+        bool nomerge = (txn_flags (c->txn) & FLUX_KVS_NO_MERGE);
+        if (b->ncommits > 0 && (nomerge || b->ncommits >= ctx->batch_max))
+            break;
+        list_del (&c->node);
+        list_add_tail (&b->commits, &c->node);
+        ns->queued--;
+        b->ncommits++;
+        if (nomerge)
+            break;
+    }
+    b->cur = b->commits.next;
+    b->t_start = now ();
+    ns->applying = true;
+    list_add_tail (&ns->batches, &b->nsnode);
+    ns->nbatches++;
+    list_add_tail (&ctx->batches, &b->node);
+    ctx->inflight++;
+    (void)batch_apply (b);
+    return true;
+}
+
+/* ---- relaying (ranks > 0) ---- */
+
+static void relay_destroy (struct relay *r)
+{
+    if (r) {
+        list_del (&r->node);
+        flux_future_destroy (r->f);
+        flux_msg_decref (r->msg);
+        free (r->ns);
+        free (r);
+    }
+}
+
+static void relay_continuation (flux_future_t *f, void *arg)
+{
+    struct relay *r = arg;
+    struct kvs_ctx *ctx = r->ctx;
+    const char *ref;
+    int seq;
+    struct kvs_ns *ns;
+
+    if (flux_rpc_get_unpack (f, "{s:s s:i}", "rootref", &ref, "rootseq", &seq)
+        < 0) {
+        kvs_respond_error (ctx, r->msg, errno, "%s",
+                           future_strerror (f, errno));
+        ctx->stats.commit_errors++;
+    }
+    else if ((ns = nstab_lookup (ctx->nstab, r->ns))) {
+        /* answer once this rank's root contains the commit */
+        nssvc_set_root (ctx, ns, ref, seq);
+        if (nssvc_wait_root (ctx, ns, r->msg, seq, ref) < 0)
+            kvs_respond_error (ctx, r->msg, errno, NULL);
+        ctx->stats.commits++;
+    }
+    else {
+        if (flux_respond_pack (ctx->h, r->msg, "{s:s s:i}", "rootref", ref,
+                               "rootseq", seq)
+            < 0)
+            kvs_log (ctx, LOG_ERR, "kvs.commit: respond: %s", strerror (errno));
+        ctx->stats.commits++;
+    }
+    relay_destroy (r);
+    ctx->inflight--;
+    kvs_check_stop (ctx);
+}
+
+static void relay (struct kvs_ctx *ctx, const flux_msg_t *msg,
+                   const char *nsname, int flags, json_t *ops,
+                   struct flux_msg_cred cred)
+{
+    flux_error_t error = {{0}};
+    struct txn *txn;
+    struct relay *r;
+    char name[64];
+
+    /* malformed commits are answered here, not at rank 0 */
+    if (!(txn = txn_create (ops, flags, !(cred.rolemask & FLUX_ROLE_OWNER),
+                            &error))) {
+        kvs_respond_error (ctx, msg, errno, "%s", error.text);
+        return;
+    }
+    txn_destroy (txn);
+    if (!(r = calloc (1, sizeof (*r))) || !(r->ns = strdup (nsname))) {
+        free (r);
+        kvs_respond_error (ctx, msg, ENOMEM, NULL);
+        return;
+    }
+    list_init (&r->node);
+    r->ctx = ctx;
+    r->msg = flux_msg_incref (msg);
+    snprintf (name, sizeof (name), "%u.%lu", ctx->rank, ++ctx->name_seq);
+    if (!(r->f = flux_rpc_pack (ctx->h, "kvs.relaycommit", 0, 0,
+                                "{s:s s:i s:O s:I s:I s:s}", "namespace",
+                                nsname, "flags", flags, "ops", ops, "userid",
+                                (json_int_t)cred.userid, "rolemask",
+                                (json_int_t)cred.rolemask, "name", name))
+        || flux_future_then (r->f, -1., relay_continuation, r) < 0) {
+        kvs_respond_error (ctx, msg, errno, "cannot relay the commit");
+        relay_destroy (r);
+        return;
+    }
+    list_add_tail (&ctx->relays, &r->node);
+    ctx->inflight++;
+    ctx->stats.relays++;
+}
+
+/* ---- requests ---- */
+
+void commit_request_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    const char *nsname;
+    int flags;
+    json_t *ops;
+    struct flux_msg_cred cred;
+
+    if (ctx->stopping) {
+        kvs_respond_error (ctx, msg, ENOSYS, "kvs module is unloading");
+        return;
+    }
+    if (flux_request_unpack (msg, NULL, "{s:s s:i s:o}", "namespace", &nsname,
+                             "flags", &flags, "ops", &ops)
+            < 0
+        || flux_msg_get_cred (msg, &cred) < 0) {
+        kvs_respond_error (ctx, msg, EPROTO,
+                           "kvs.commit: expected {namespace:s flags:i ops:a}");
+        return;
+    }
+    if (ctx->rank > 0)
+        relay (ctx, msg, nsname, flags, ops, cred);
+    else
+        commit_enqueue (ctx, msg, nsname, flags, ops, cred, NULL);
+}
+
+void relaycommit_request_cb (flux_t *h, flux_msg_handler_t *mh,
+                             const flux_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    const char *nsname, *name = NULL;
+    int flags;
+    json_t *ops;
+    json_int_t userid, rolemask;
+    struct flux_msg_cred cred;
+
+    if (ctx->stopping) {
+        kvs_respond_error (ctx, msg, ENOSYS, "kvs module is unloading");
+        return;
+    }
+    if (flux_request_unpack (msg, NULL, "{s:s s:i s:o s:I s:I s?s}",
+                             "namespace", &nsname, "flags", &flags, "ops", &ops,
+                             "userid", &userid, "rolemask", &rolemask, "name",
+                             &name)
+            < 0
+        || userid < 0 || userid > 0xFFFFFFFFLL || rolemask < 0
+        || rolemask > 0xFFFFFFFFLL) {
+        kvs_respond_error (ctx, msg, EPROTO,
+                           "kvs.relaycommit: expected {namespace:s flags:i"
+                           " ops:a userid:i rolemask:i name?:s}");
+        return;
+    }
+    if (ctx->rank > 0) {
+        kvs_respond_error (ctx, msg, EINVAL,
+                           "kvs.relaycommit is served by rank 0");
+        return;
+    }
+    cred.userid = (uint32_t)userid;
+    cred.rolemask = (uint32_t)rolemask;
+    commit_enqueue (ctx, msg, nsname, flags, ops, cred, name);
+}
+
+static int teardown_queue (struct kvs_ns *ns, void *arg)
+{
+    fail_queue (arg, ns, ENOSYS, "kvs module is unloading");
+    return 0;
+}
+
+/* Answer and free every commit (before the cache is destroyed). */
+void commit_teardown (struct kvs_ctx *ctx)
+{
+    struct list_node *pos, *tmp;
+
+    (void)nstab_foreach (ctx->nstab, teardown_queue, ctx);
+
+    list_for_each_safe (pos, tmp, &ctx->batches)
+    {
+        struct batch *b = list_entry (pos, struct batch, node);
+        struct list_node *p2, *t2;
+        list_for_each_safe (p2, t2, &b->commits)
+        {
+            commit_fail (ctx, list_entry (p2, struct commit, node), ENOSYS,
+                         "kvs module is unloading");
+        }
+        b->ns->nbatches--;
+        b->ns->applying = false;
+        batch_destroy (b);
+    }
+    if (ctx->linger_timer) {
+        uv_close ((uv_handle_t *)ctx->linger_timer, kvs_free_handle);
+        ctx->linger_timer = NULL;
+    }
+    list_for_each_safe (pos, tmp, &ctx->relays)
+    {
+        struct relay *r = list_entry (pos, struct relay, node);
+        kvs_respond_error (ctx, r->msg, ENOSYS, "kvs module is unloading");
+        relay_destroy (r);
+    }
+    ctx->inflight = 0;
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* encode.c - canonical tree object serialization (see encode.h).
+ *
+ * Canonical form: JSON without whitespace, object keys in byte order,
+ * strings escaped as jansson does ('"', '\\', the C escapes \b \f \n \r
+ * \t, other control characters as \u00XX, everything else verbatim).
+ * A tree object has exactly the keys data, type, ver, so it is written
+ * as {"data":D,"type":"T","ver":1}.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encode.h"
+
+struct buf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void grow (struct buf *b, size_t n)
+{
+    size_t cap = b->cap ? b->cap : 256;
+    char *s;
+
+    if (b->failed)
+        return;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    if (!(s = realloc (b->s, cap))) {
+        b->failed = true;
+        return;
+    }
+    b->s = s;
+    b->cap = cap;
+}
+
+static inline void put (struct buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        grow (b, n);
+        if (b->failed)
+            return;
+    }
+    memcpy (b->s + b->len, s, n);
+    b->len += n;
+}
+
+#define PUTS(b, lit) put ((b), (lit), sizeof (lit) - 1)
+
+static void put_string (struct buf *b, const char *s, size_t n)
+{
+    size_t start = 0;
+
+    PUTS (b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char ubuf[8];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put (b, s + start, i - start);
+        start = i + 1;
+        switch (c) {
+            case '"':
+                esc = "\\\"";
+                break;
+            case '\\':
+                esc = "\\\\";
+                break;
+            case '\b':
+                esc = "\\b";
+                break;
+            case '\f':
+                esc = "\\f";
+                break;
+            case '\n':
+                esc = "\\n";
+                break;
+            case '\r':
+                esc = "\\r";
+                break;
+            case '\t':
+                esc = "\\t";
+                break;
+            default:
+                snprintf (ubuf, sizeof (ubuf), "\\u%04X", c);
+                esc = ubuf;
+        }
+        put (b, esc, strlen (esc));
+    }
+    put (b, s + start, n - start);
+    PUTS (b, "\"");
+}
+
+static void put_json_string (struct buf *b, const json_t *s)
+{
+    put_string (b, json_string_value (s), json_string_length (s));
+}
+
+/* Anything else: jansson, as treeobj_encode would. */
+static void put_generic (struct buf *b, const json_t *o)
+{
+    char *s = json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!s) {
+        b->failed = true;
+        return;
+    }
+    put (b, s, strlen (s));
+    free (s);
+}
+
+struct item {
+    const char *key;
+    size_t klen;
+    json_t *val;
+};
+
+/* byte order, as jansson sorts (names hold no NUL) */
+static int cmp_item (const void *a, const void *b)
+{
+    const struct item *x = a, *y = b;
+    return strcmp (x->key, y->key);
+}
+
+static void put_treeobj (struct buf *b, const json_t *o);
+
+/* A dir's data: entries sorted, each a tree object. */
+static void put_entries (struct buf *b, const json_t *data)
+{
+    size_t n = json_object_size (data), i = 0;
+    struct item small[16], *items = small;
+    const char *key;
+    json_t *val;
+
+    if (n > 16 && !(items = malloc (n * sizeof (*items)))) {
+        b->failed = true;
+        return;
+    }
+    json_object_foreach ((json_t *)data, key, val)
+    {
+        items[i].key = key;
+        items[i].klen = strlen (key);
+        items[i].val = val;
+        i++;
+    }
+    qsort (items, n, sizeof (*items), cmp_item);
+    PUTS (b, "{");
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            PUTS (b, ",");
+        put_string (b, items[i].key, items[i].klen);
+        PUTS (b, ":");
+        put_treeobj (b, items[i].val);
+    }
+    PUTS (b, "}");
+    if (items != small)
+        free (items);
+}
+
+static bool is_string_array (const json_t *a)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach (a, i, v)
+    {
+        if (!json_is_string (v))
+            return false;
+    }
+    return true;
+}
+
+static void put_treeobj (struct buf *b, const json_t *o)
+{
+    json_t *data, *type, *ver;
+    const char *t;
+
+    if (!json_is_object (o) || json_object_size (o) != 3
+        || !(data = json_object_get (o, "data"))
+        || !(type = json_object_get (o, "type")) || !json_is_string (type)
+        || !(ver = json_object_get (o, "ver")) || !json_is_integer (ver)
+        || json_integer_value (ver) != 1) {
+        put_generic (b, o);
+        return;
+    }
+    t = json_string_value (type);
+    PUTS (b, "{\"data\":");
+    if (!strcmp (t, "val") && json_is_string (data))
+        put_json_string (b, data);
+    else if ((!strcmp (t, "dirref") || !strcmp (t, "valref"))
+             && json_is_array (data) && is_string_array (data)) {
+        size_t i;
+        json_t *v;
+        PUTS (b, "[");
+        json_array_foreach (data, i, v)
+        {
+            if (i > 0)
+                PUTS (b, ",");
+            put_json_string (b, v);
+        }
+        PUTS (b, "]");
+    }
+    else if (!strcmp (t, "dir") && json_is_object (data))
+        put_entries (b, data);
+    else
+        put_generic (b, data); /* symlink: a small object */
+    PUTS (b, ",\"type\":");
+    put_json_string (b, type);
+    PUTS (b, ",\"ver\":1}");
+}
+
+char *kvs_encode (const json_t *obj, size_t *len)
+{
+    struct buf b = {0};
+
+    if (!obj) {
+        errno = EINVAL;
+        return NULL;
+    }
+    put_treeobj (&b, obj);
+    if (!b.failed && b.len + 1 > b.cap)
+        grow (&b, 1);
+    if (b.failed || !b.s) {
+        free (b.s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    b.s[b.len] = '\0';
+    if (len)
+        *len = b.len;
+    return b.s;
+}

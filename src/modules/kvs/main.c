@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the kvs broker module: handler table, start-up and shutdown.
+ *
+ * Every rank runs kvs.  Rank 0 owns the namespaces: it applies commits
+ * and publishes root changes as private kvs.namespace-<NS>-* events; the
+ * primary root is checkpointed in the content store and restored at
+ * start.  Ranks > 0 relay commits to rank 0, follow root changes from
+ * the events, and answer lookups from their own object cache.
+ *
+ * Arguments: inline-max=BYTES (vals larger than this are stored as
+ * blobs, default 256), cache-max=N and cache-max-bytes=N (the object
+ * cache's bounds, default 100000 entries and 256 MiB), batch-max=N
+ * (commits per root change, default 4096), linger-ms=N (longest wait to
+ * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
+ * namespace in flight at once, default 1: see commit.c).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libcontent/content.h"
+#include "libkvs/treeobj.h"
+
+#include "kvs.h"
+
+#define STOP_TIMEOUT_MS 30000 /* give up on in-flight work at shutdown */
+
+/* ---- helpers shared by the service files ---- */
+
+void kvs_log (struct kvs_ctx *ctx, int severity, const char *fmt, ...)
+{
+    char ts[64], text[1024], line[1200];
+    struct timeval tv;
+    struct tm tm;
+    va_list ap;
+    flux_msg_t *msg;
+    int n;
+
+    gettimeofday (&tv, NULL);
+    gmtime_r (&tv.tv_sec, &tm);
+    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof (text), fmt, ap);
+    va_end (ap);
+    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %u kvs %d - - %s",
+                  (severity & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
+                  (long)tv.tv_usec, ctx->rank, (int)getpid (), text);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof (line))
+        n = sizeof (line) - 1;
+    if ((msg = flux_request_encode_raw ("log.append", line, n))
+        && flux_msg_set_noresponse (msg) == 0)
+        (void)flux_send (ctx->h, msg, 0);
+    flux_msg_decref (msg);
+}
+
+bool kvs_authorized (const flux_msg_t *msg, const struct kvs_ns *ns)
+{
+    struct flux_msg_cred cred;
+
+    if (flux_msg_get_cred (msg, &cred) < 0)
+        return false;
+    return flux_msg_cred_authorize (cred, ns->owner) == 0;
+}
+
+void kvs_respond_error (struct kvs_ctx *ctx, const flux_msg_t *msg, int errnum,
+                        const char *fmt, ...)
+{
+    char text[256] = "";
+    va_list ap;
+
+    if (fmt) {
+        va_start (ap, fmt);
+        vsnprintf (text, sizeof (text), fmt, ap);
+        va_end (ap);
+    }
+    if (flux_respond_error (ctx->h, msg, errnum, fmt ? text : NULL) < 0)
+        kvs_log (ctx, LOG_ERR, "error response: %s", strerror (errno));
+}
+
+static void stop_timer_cb (uv_timer_t *t)
+{
+    struct kvs_ctx *ctx = t->data;
+
+    kvs_log (ctx, LOG_ERR, "shutdown: %d commit(s) still in flight after %ds",
+             ctx->inflight, STOP_TIMEOUT_MS / 1000);
+    flux_reactor_stop (flux_get_reactor (ctx->h));
+}
+
+void kvs_free_handle (uv_handle_t *h)
+{
+    free (h);
+}
+
+void kvs_check_stop (struct kvs_ctx *ctx)
+{
+    if (ctx->stopping && ctx->inflight == 0)
+        flux_reactor_stop (flux_get_reactor (ctx->h));
+}
+
+/* ---- requests handled here ---- */
+
+/* kvs.shutdown (the broker unloading us): refuse new commits, finish
+ * the ones in flight, then leave the reactor.
+ */
+static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+
+    if (ctx->stopping)
+        return;
+    ctx->stopping = true;
+    if (ctx->inflight > 0
+        && (ctx->stop_timer = calloc (1, sizeof (uv_timer_t)))) {
+        uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), ctx->stop_timer);
+        ctx->stop_timer->data = ctx;
+        uv_timer_start (ctx->stop_timer, stop_timer_cb, STOP_TIMEOUT_MS, 0);
+    }
+    kvs_check_stop (ctx);
+}
+
+static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+
+    lookupsvc_disconnect (ctx, msg);
+    nssvc_disconnect (ctx, msg);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    struct cache_stats cs;
+    struct kvs_ns *primary = nstab_lookup (ctx->nstab, KVS_PRIMARY);
+
+    cache_get_stats (ctx->cache, &cs);
+    if (flux_respond_pack (
+            h, msg,
+            "{s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I s:I"
+            " s:i s:i s:f s:f s:i}",
+            "cache", "count", (json_int_t)cs.count, "dirty",
+            (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
+            (json_int_t)cs.loading, "loads", (json_int_t)cs.loads, "hits",
+            (json_int_t)cs.hits, "misses", (json_int_t)cs.misses, "expired",
+            (json_int_t)cs.expired, "namespaces", nstab_count (ctx->nstab),
+            "commits", (json_int_t)ctx->stats.commits, "commit-errors",
+            (json_int_t)ctx->stats.commit_errors, "batches",
+            (json_int_t)ctx->stats.batches, "max-batch",
+            (json_int_t)ctx->stats.max_batch, "lookups",
+            (json_int_t)ctx->stats.lookups, "relays",
+            (json_int_t)ctx->stats.relays, "rootseq",
+            primary ? primary->rootseq : -1, "inflight", ctx->inflight,
+            "apply-seconds", ctx->stats.apply_time, "store-seconds",
+            ctx->stats.store_time, "parked",
+            lookupsvc_parked (ctx) + nssvc_parked (ctx))
+        < 0)
+        kvs_log (ctx, LOG_ERR, "kvs.stats-get: respond: %s", strerror (errno));
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "kvs.lookup", lookup_request_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs.lookup-plus", lookup_plus_request_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs.commit", commit_request_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs.relaycommit", relaycommit_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.getroot", getroot_request_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs.wait-version", wait_version_request_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs.namespace-create", ns_create_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.namespace-remove", ns_remove_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.namespace-list", ns_list_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.setroot-pause", setroot_pause_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.setroot-unpause", setroot_unpause_request_cb,
+     0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.stats-get", stats_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "kvs.shutdown", shutdown_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "kvs.namespace-*", ns_event_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+/* ---- the object cache loads through the content service ---- */
+
+struct load {
+    struct kvs_ctx *ctx;
+    flux_future_t *f;
+    char ref[BLOBREF_MAX_STRING_SIZE];
+};
+
+static void load_free (void *handle)
+{
+    struct load *ld = handle;
+    if (ld) {
+        flux_future_destroy (ld->f);
+        free (ld);
+    }
+}
+
+static void load_continuation (flux_future_t *f, void *arg)
+{
+    struct load *ld = arg;
+    const void *data = NULL;
+    size_t len = 0;
+    int errnum = 0;
+
+    if (content_load_get (f, &data, &len) < 0)
+        errnum = errno;
+    /* frees ld (and f) once the data is copied, then calls the waiters */
+    cache_load_response (ld->ctx->cache, ld->ref, errnum, data, len);
+}
+
+static void *load_start (const char *ref, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    struct load *ld;
+
+    if (!(ld = calloc (1, sizeof (*ld))))
+        return NULL;
+    ld->ctx = ctx;
+    snprintf (ld->ref, sizeof (ld->ref), "%s", ref);
+    if (!(ld->f = content_load_byblobref (ctx->h, ref, 0))
+        || flux_future_then (ld->f, -1., load_continuation, ld) < 0) {
+        load_free (ld);
+        return NULL;
+    }
+    return ld;
+}
+
+/* ---- start-up ---- */
+
+static int parse_args (struct kvs_ctx *ctx, int argc, char **argv,
+                       flux_error_t *error)
+{
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        long long v;
+        const char *eq = strchr (argv[i], '=');
+        if (!eq)
+            goto bad;
+        errno = 0;
+        v = strtoll (eq + 1, &end, 10);
+        if (errno || *end || end == eq + 1 || v < 0)
+            goto bad;
+        if (!strncmp (argv[i], "inline-max=", 11))
+            ctx->inline_max = (size_t)v;
+        else if (!strncmp (argv[i], "cache-max=", 10))
+            ctx->cache_max = (size_t)v;
+        else if (!strncmp (argv[i], "cache-max-bytes=", 16))
+            ctx->cache_max_bytes = (size_t)v;
+        else if (!strncmp (argv[i], "batch-max=", 10) && v > 0 && v < 1 << 30)
+            ctx->batch_max = (int)v;
+        else if (!strncmp (argv[i], "pipeline=", 9) && v > 0 && v < 1024)
+            ctx->pipeline = (int)v;
+        else if (!strncmp (argv[i], "linger-ms=", 10) && v < 60000)
+            ctx->linger_ms = (int)v;
+        else
+            goto bad;
+        continue;
+    bad:
+        errno = EINVAL;
+        return errprintf (error, "invalid argument: %s", argv[i]);
+    }
+    return 0;
+}
+
+static int init_attrs (struct kvs_ctx *ctx, flux_error_t *error)
+{
+    const char *s;
+    json_t *empty;
+
+    if (flux_get_rank (ctx->h, &ctx->rank) < 0)
+        return errprintf (error, "cannot get rank: %s", strerror (errno));
+    ctx->owner = getuid ();
+    if ((s = flux_attr_get (ctx->h, "security.owner")))
+        ctx->owner = (uint32_t)strtoul (s, NULL, 10);
+    snprintf (ctx->hashtype, sizeof (ctx->hashtype), "sha1");
+    if ((s = flux_attr_get (ctx->h, "content.hash")))
+        snprintf (ctx->hashtype, sizeof (ctx->hashtype), "%s", s);
+    if (blobref_hashtype_size (ctx->hashtype) < 0) {
+        errno = EINVAL;
+        return errprintf (error, "unknown content.hash %s", ctx->hashtype);
+    }
+    if (!(empty = treeobj_create_dir ())
+        || treeobj_hash (ctx->hashtype, empty, ctx->empty_ref,
+                         sizeof (ctx->empty_ref))
+               < 0) {
+        json_decref (empty);
+        return errprintf (error, "cannot hash the empty directory");
+    }
+    json_decref (empty);
+    return 0;
+}
+
+/* Rank 0: store the empty dir (namespace-create's clients count on it),
+ * then restore primary from the checkpoint, or start it empty and
+ * checkpoint that.
+ */
+static int init_rank0 (struct kvs_ctx *ctx, flux_error_t *error)
+{
+    json_t *empty = treeobj_create_dir ();
+    char *enc = empty ? treeobj_encode (empty) : NULL;
+    const char *ref = ctx->empty_ref;
+    int seq = 0, rc = -1;
+    flux_future_t *f = NULL;
+
+    json_decref (empty);
+    if (!enc) {
+        errprintf (error, "cannot encode the empty directory");
+        goto done;
+    }
+    if (!(f = content_store (ctx->h, enc, strlen (enc), 0))
+        || flux_future_get (f, NULL) < 0) {
+        errprintf (error, "storing the empty directory: %s",
+                   f ? future_strerror (f, errno) : strerror (errno));
+        goto done;
+    }
+    flux_future_destroy (f);
+    if (!(f = content_checkpoint_get (ctx->h)))
+        goto done;
+    if (content_checkpoint_get_rootref (f, &ref, &seq) == 0) {
+        if (blobref_validate (ref) < 0 || seq < 0) {
+            errno = EINVAL;
+            errprintf (error, "checkpoint holds an invalid root");
+            goto done;
+        }
+        kvs_log (ctx, LOG_INFO, "restored primary at sequence %d", seq);
+    }
+    else if (errno == ENOENT) {
+        ref = ctx->empty_ref;
+        seq = 0;
+        flux_future_destroy (f);
+        if (!(f = content_checkpoint_put (ctx->h, ref, seq))
+            || flux_future_get (f, NULL) < 0) {
+            errprintf (error, "checkpoint of the empty root: %s",
+                       f ? future_strerror (f, errno) : strerror (errno));
+            goto done;
+        }
+    }
+    else if (errno == ENOSYS) {
+        /* no checkpoint service: nothing survives a restart anyway */
+        ctx->checkpoint = false;
+        ref = ctx->empty_ref;
+        seq = 0;
+        kvs_log (ctx, LOG_INFO, "no checkpoint service: primary not durable");
+    }
+    else {
+        errprintf (error, "checkpoint-get: %s", future_strerror (f, errno));
+        goto done;
+    }
+    if (!nstab_add (ctx->nstab, KVS_PRIMARY, ctx->owner, 0, ref, seq)) {
+        errprintf (error, "cannot create the primary namespace");
+        goto done;
+    }
+    rc = 0;
+done:
+    flux_future_destroy (f);
+    free (enc);
+    return rc;
+}
+
+static void primary_fetched (struct kvs_ctx *ctx, int errnum, void *arg)
+{
+    if (errnum)
+        kvs_log (ctx, LOG_ERR, "cannot learn the primary root: %s",
+                 strerror (errnum));
+}
+
+/* Ranks > 0: follow root changes; learn primary from upstream. */
+static int init_rankN (struct kvs_ctx *ctx, flux_error_t *error)
+{
+    if (flux_event_subscribe (ctx->h, "kvs.namespace-") < 0)
+        return errprintf (error, "event subscribe: %s", strerror (errno));
+    if (nssvc_fetch (ctx, KVS_PRIMARY, NULL, primary_fetched, NULL) < 0)
+        return errprintf (error, "cannot learn primary: %s", strerror (errno));
+    return 0;
+}
+
+static void ctx_destroy (struct kvs_ctx *ctx)
+{
+    if (ctx) {
+        int saved_errno = errno;
+        /* answer what is still parked, then drop the objects */
+        commit_teardown (ctx);
+        lookupsvc_teardown (ctx);
+        nssvc_teardown (ctx);
+        cache_destroy (ctx->cache);
+        nstab_destroy (ctx->nstab);
+        if (ctx->stop_timer)
+            uv_close ((uv_handle_t *)ctx->stop_timer, kvs_free_handle);
+        free (ctx);
+        errno = saved_errno;
+    }
+}
+
+static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
+                                   flux_error_t *error)
+{
+    struct kvs_ctx *ctx;
+
+    if (!(ctx = calloc (1, sizeof (*ctx)))) {
+        errprintf (error, "out of memory");
+        return NULL;
+    }
+    ctx->h = h;
+    ctx->inline_max = 256;
+    ctx->cache_max = 100000;
+    ctx->cache_max_bytes = 256 << 20;
+    ctx->batch_max = 4096;
+    ctx->pipeline = 1;
+    ctx->linger_ms = 1;
+    ctx->checkpoint = true;
+    list_init (&ctx->lookups);
+    list_init (&ctx->creates);
+    list_init (&ctx->relays);
+    list_init (&ctx->batches);
+    list_init (&ctx->forwards);
+    if (parse_args (ctx, argc, argv, error) < 0 || init_attrs (ctx, error) < 0)
+        goto error;
+    if (!(ctx->nstab = nstab_create ()) || nssvc_init (ctx) < 0
+        || !(ctx->cache = cache_create (ctx->cache_max, ctx->cache_max_bytes,
+                                        load_start, load_free, ctx))) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
+    if (ctx->rank == 0 ? init_rank0 (ctx, error) : init_rankN (ctx, error))
+        goto error;
+    return ctx;
+error:
+    ctx_destroy (ctx);
+    return NULL;
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    flux_error_t error = {{0}};
+    flux_msg_handler_t **handlers = NULL;
+    struct kvs_ctx *ctx;
+    int rc = -1;
+
+    if (!(ctx = ctx_create (h, argc, argv, &error))) {
+        fprintf (stderr, "kvs: %s\n", error.text);
+        return -1;
+    }
+    if (flux_msg_handler_addvec (h, htab, ctx, &handlers) < 0) {
+        kvs_log (ctx, LOG_ERR, "registering handlers: %s", strerror (errno));
+        goto done;
+    }
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0) {
+        kvs_log (ctx, LOG_ERR, "reactor: %s", strerror (errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    flux_msg_handler_delvec (handlers);
+    ctx_destroy (ctx);
+    return rc;
+}

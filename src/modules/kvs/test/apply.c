@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* apply unit tests: put, unlink, mkdir, symlink and append ops,
+ * intermediate directories, ENOTDIR, several commits merged into one
+ * root change, a failing commit inside a batch, missing objects, large
+ * values, and unchanged subtrees keeping their refs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libcontent/blobref.h"
+#include "libkvs/kvs.h"
+#include "libkvs/treeobj.h"
+#include "tap.h"
+
+#include "../apply.h"
+#include "../txn.h"
+#include "treeutil.h"
+
+static struct fakestore *fs;
+static struct cache *cache;
+
+static json_t *op (const char *key, int flags, json_t *dirent)
+{
+    return json_pack ("{s:s s:i s:o}", "key", key, "flags", flags, "dirent",
+                      dirent ? dirent : json_null ());
+}
+
+static json_t *put (const char *key, const char *s)
+{
+    return op (key, 0, val_str (s));
+}
+
+static json_t *append (const char *key, const char *s)
+{
+    return op (key, FLUX_KVS_APPEND, val_str (s));
+}
+
+static json_t *unlink_op (const char *key)
+{
+    return op (key, 0, NULL);
+}
+
+static json_t *link_op (const char *key, const char *ns, const char *target)
+{
+    return op (key, 0, treeobj_create_symlink (ns, target));
+}
+
+/* A txn of the NULL-terminated ops (references stolen). */
+static struct txn *mktxn (json_t *first, ...)
+{
+    json_t *ops = json_array ();
+    struct txn *t;
+    va_list ap;
+
+    va_start (ap, first);
+    for (json_t *o = first; o; o = va_arg (ap, json_t *))
+        json_array_append_new (ops, o);
+    va_end (ap);
+    if (!(t = txn_create (ops, 0, false, NULL)))
+        BAIL_OUT ("txn_create: %s", strerror (errno));
+    json_decref (ops);
+    return t;
+}
+
+static void noop_cb (int errnum, void *arg)
+{
+}
+
+/* Apply t, loading missing objects from the fake store.  0 or errno. */
+static int apply_one (struct apply *a, struct txn *t, int *stalls)
+{
+    flux_error_t error = {{0}};
+
+    for (int n = 0; n < 50; n++) {
+        const char *ref;
+        if (apply_txn (a, t, &error) == 0)
+            return 0;
+        if (errno != EAGAIN || !(ref = apply_missing_ref (a)))
+            return errno;
+        if (stalls)
+            (*stalls)++;
+        if (cache_wait (cache, ref, noop_cb, NULL) < 0)
+            return errno;
+        fakestore_deliver (fs);
+    }
+    return EIO;
+}
+
+/* Finalize and "store": every new blob goes to the fake store. */
+static void finish (struct apply *a, char *root, size_t size)
+{
+    int ok_all = 1;
+
+    if (apply_finalize (a, root, size) < 0)
+        BAIL_OUT ("apply_finalize: %s", strerror (errno));
+    for (int i = 0; i < apply_blob_count (a); i++) {
+        const struct apply_blob *b = apply_blob (a, i);
+        const char *ref = fakestore_put (fs, b->data, b->len);
+        if (strcmp (ref, b->ref) != 0)
+            ok_all = 0;
+        if (b->obj) {
+            char *enc = treeobj_encode (b->obj);
+            if (!enc || strlen (enc) != b->len || memcmp (enc, b->data, b->len))
+                ok_all = 0;
+            free (enc);
+        }
+    }
+    ok (ok_all, "every new blob hashes to its ref (dirs encode as stored)");
+}
+
+/* lookups through a fresh, cold cache: only the stored blobs count */
+static char *get (const char *root, const char *key)
+{
+    struct cache *saved = cache;
+    char *s;
+
+    cache = fakestore_cache (fs, 0);
+    s = get_string (fs, cache, root, key, 0);
+    {
+        int saved_errno = errno;
+        cache_destroy (cache);
+        errno = saved_errno;
+    }
+    cache = saved;
+    fakestore_set_cache (fs, cache);
+    return s;
+}
+
+static bool has (const char *root, const char *key, const char *expect)
+{
+    char *s = get (root, key);
+    bool eq = s && !strcmp (s, expect);
+    if (!eq)
+        diag ("%s: got %s", key, s ? s : strerror (errno));
+    free (s);
+    return eq;
+}
+
+static bool absent (const char *root, const char *key)
+{
+    char *s = get (root, key);
+    bool rc = !s && errno == ENOENT;
+    free (s);
+    return rc;
+}
+
+static json_t *treeobj_at (const char *root, const char *key)
+{
+    struct cache *c = fakestore_cache (fs, 0);
+    struct lookup *l
+        = lookup_create (c, "primary", root, key, FLUX_KVS_TREEOBJ, NULL, NULL);
+    json_t *v = NULL;
+
+    if (run_lookup (fs, c, l, &v, NULL) < 0)
+        v = NULL;
+    lookup_destroy (l);
+    cache_destroy (c);
+    fakestore_set_cache (fs, cache);
+    return v;
+}
+
+static char root0[BLOBREF_MAX_STRING_SIZE], root1[BLOBREF_MAX_STRING_SIZE],
+    root2[BLOBREF_MAX_STRING_SIZE], root3[BLOBREF_MAX_STRING_SIZE];
+
+static void test_merge (void)
+{
+    struct apply *a = apply_create (cache, "primary", root0, "sha1", 256);
+    struct txn *t[5];
+    json_t *keys;
+    int rc = 0;
+
+    t[0] = mktxn (put ("a", "1"), NULL);
+    t[1] = mktxn (put ("x.y.z", "deep"), NULL);
+    t[2] = mktxn (op ("m", 0, treeobj_create_dir ()), NULL);
+    t[3] = mktxn (put ("m.n", "inside"), put ("a", "2"), NULL);
+    t[4] = mktxn (put ("a", "3"), NULL);
+    for (int i = 0; i < 5; i++)
+        rc |= apply_one (a, t[i], NULL);
+    ok (rc == 0, "five commits applied to one working root");
+    finish (a, root1, sizeof (root1));
+    ok (strcmp (root0, root1) != 0, "the root changed");
+    ok (has (root1, "a", "3"), "a: the last commit wins");
+    ok (has (root1, "x.y.z", "deep"), "intermediate dirs were created");
+    ok (has (root1, "m.n", "inside"), "mkdir then a put inside it, same batch");
+    keys = apply_keys (a);
+    ok (json_array_size (keys) == 4
+            && !strcmp (json_string_value (json_array_get (keys, 0)), "a")
+            && !strcmp (json_string_value (json_array_get (keys, 3)), "m.n"),
+        "keys: each written key once, in order");
+    {
+        json_t *x = treeobj_at (root1, "x"), *m = treeobj_at (root1, "m");
+        ok (treeobj_is_dirref (x) && treeobj_is_dirref (m),
+            "new directories are stored as dirrefs");
+        json_decref (x);
+        json_decref (m);
+    }
+    for (int i = 0; i < 5; i++)
+        txn_destroy (t[i]);
+    apply_destroy (a);
+}
+
+static void test_failing_commit (void)
+{
+    struct apply *a = apply_create (cache, "primary", root1, "sha1", 256);
+    struct txn *bad, *good, *unl, *dot;
+    flux_error_t error = {{0}};
+    json_t *x1, *x2;
+
+    bad = mktxn (put ("p", "1"), put ("q.r", "2"), put ("a.b", "3"), NULL);
+    good = mktxn (put ("q.s", "4"), NULL);
+    unl = mktxn (unlink_op ("nosuch"), unlink_op ("a.b.c"), unlink_op ("x.y.z"),
+                 unlink_op ("nodir.at.all"), NULL);
+    dot = mktxn (link_op ("dotlink", NULL, "."), NULL);
+    ok (apply_one (a, bad, NULL) == ENOTDIR,
+        "a put through a value fails with ENOTDIR");
+    ok (apply_txn (a, bad, &error) < 0 && errno == ENOTDIR
+            && strlen (error.text) > 0,
+        "with a message: %s", error.text);
+    ok (apply_one (a, good, NULL) == 0, "the next commit applies");
+    ok (apply_one (a, unl, NULL) == 0,
+        "unlinks of missing keys and paths through values are no-ops");
+    ok (apply_one (a, dot, NULL) == 0, "a symlink to the root");
+    finish (a, root2, sizeof (root2));
+    ok (absent (root2, "p") && absent (root2, "q.r"),
+        "nothing of the failed commit was kept");
+    ok (has (root2, "q.s", "4"), "the other commit's key is there");
+    ok (has (root2, "a", "3"), "a is untouched");
+    ok (absent (root2, "x.y.z"), "x.y.z was unlinked");
+    x1 = treeobj_at (root2, "x.y");
+    ok (x1 && treeobj_is_dirref (x1), "its parent dir remains");
+    json_decref (x1);
+    x1 = treeobj_at (root1, "m");
+    x2 = treeobj_at (root2, "m");
+    ok (x1 && x2 && json_equal (x1, x2),
+        "an unchanged subtree keeps its dirref");
+    json_decref (x1);
+    json_decref (x2);
+    txn_destroy (bad);
+    txn_destroy (good);
+    txn_destroy (unl);
+    txn_destroy (dot);
+    apply_destroy (a);
+}
+
+static void test_append (void)
+{
+    struct apply *a = apply_create (cache, "primary", root2, "sha1", 256);
+    struct txn *t[4], *dir, *lnk, *lnkset;
+    json_t *v;
+    char r[BLOBREF_MAX_STRING_SIZE];
+
+    t[0] = mktxn (append ("log", "one,"), NULL);
+    t[1] = mktxn (append ("log", "two,"), NULL);
+    t[2] = mktxn (append ("log", "three,"), append ("log", "four,"), NULL);
+    t[3] = mktxn (append ("a", "+appended"), NULL);
+    lnkset = mktxn (link_op ("lnk", NULL, "a"), NULL);
+    dir = mktxn (append ("m", "x"), NULL);
+    lnk = mktxn (append ("lnk", "x"), NULL);
+    ok (apply_one (a, t[0], NULL) == 0 && apply_one (a, t[1], NULL) == 0
+            && apply_one (a, t[2], NULL) == 0 && apply_one (a, t[3], NULL) == 0
+            && apply_one (a, lnkset, NULL) == 0,
+        "appends in one batch");
+    ok (apply_one (a, dir, NULL) == EISDIR, "append to a dir: EISDIR");
+    ok (apply_one (a, lnk, NULL) == EOPNOTSUPP,
+        "append to a symlink: EOPNOTSUPP");
+    finish (a, r, sizeof (r));
+    ok (has (r, "log", "one,two,three,four,"), "appends kept in order");
+    v = treeobj_at (r, "log");
+    ok (v && treeobj_is_valref (v) && treeobj_get_count (v) == 4,
+        "the appended key is a valref of 4 blobs");
+    json_decref (v);
+    ok (has (r, "a", "3+appended"), "append to a val: old value + new");
+    v = treeobj_at (r, "a");
+    ok (v && treeobj_is_valref (v) && treeobj_get_count (v) == 2,
+        "and it became a valref of 2 blobs");
+    json_decref (v);
+    apply_destroy (a);
+
+    /* next batch: one more */
+    a = apply_create (cache, "primary", r, "sha1", 256);
+    txn_destroy (t[0]);
+    t[0] = mktxn (append ("log", "five"), NULL);
+    ok (apply_one (a, t[0], NULL) == 0, "append in a later batch");
+    finish (a, root3, sizeof (root3));
+    ok (has (root3, "log", "one,two,three,four,five"),
+        "appended after the earlier blobs");
+    v = treeobj_at (root3, "log");
+    ok (v && treeobj_get_count (v) == 5, "5 blobs");
+    json_decref (v);
+    for (int i = 0; i < 4; i++)
+        txn_destroy (t[i]);
+    txn_destroy (dir);
+    txn_destroy (lnk);
+    txn_destroy (lnkset);
+    apply_destroy (a);
+}
+
+static void test_symlinks (void)
+{
+    struct apply *a = apply_create (cache, "primary", root3, "sha1", 256);
+    struct txn *t1, *t2, *t3, *t4, *t5, *t6;
+    char r[BLOBREF_MAX_STRING_SIZE];
+    json_t *v;
+
+    t1 = mktxn (link_op ("ln", NULL, "x"), link_op ("s1", NULL, "s2"),
+                link_op ("s2", NULL, "s1"), link_op ("lo", "other", "k"),
+                link_op ("lp", "primary", "q"), NULL);
+    t2 = mktxn (put ("ln.w", "5"), NULL);
+    t3 = mktxn (put ("lo.k", "x"), NULL);
+    t4 = mktxn (put ("s1.k", "x"), NULL);
+    t5 = mktxn (put ("lp.t", "6"), put ("ln", "replaced?"), NULL);
+    t6 = mktxn (put ("dotlink.viaroot", "7"), NULL);
+    ok (apply_one (a, t1, NULL) == 0, "symlinks put");
+    ok (apply_one (a, t2, NULL) == 0, "a put through a symlink");
+    ok (apply_one (a, t3, NULL) == EINVAL,
+        "a put through a symlink to another namespace: EINVAL");
+    ok (apply_one (a, t4, NULL) == ELOOP, "a symlink loop: ELOOP");
+    ok (apply_one (a, t5, NULL) == 0,
+        "a symlink naming this namespace is followed; the last component "
+        "is replaced, not followed");
+    ok (apply_one (a, t6, NULL) == 0, "a symlink to the root");
+    finish (a, r, sizeof (r));
+    ok (has (r, "x.w", "5"), "the put landed at the target");
+    ok (has (r, "q.t", "6"), "same for the namespaced symlink");
+    ok (has (r, "viaroot", "7"), "and for the root symlink");
+    ok (has (r, "ln", "replaced?"), "ln itself was replaced by a value");
+    v = treeobj_at (r, "s1");
+    ok (v && treeobj_is_symlink (v), "s1 is still a symlink");
+    json_decref (v);
+    txn_destroy (t1);
+    txn_destroy (t2);
+    txn_destroy (t3);
+    txn_destroy (t4);
+    txn_destroy (t5);
+    txn_destroy (t6);
+    apply_destroy (a);
+}
+
+static void test_large_and_inline (void)
+{
+    struct apply *a = apply_create (cache, "primary", root3, "sha1", 8);
+    struct txn *t;
+    char r[BLOBREF_MAX_STRING_SIZE];
+    json_t *v, *d = treeobj_create_dir (), *e = val_str ("a long inline value");
+
+    treeobj_insert_entry (d, "e", e);
+    json_decref (e);
+    t = mktxn (put ("big", "0123456789abcdef"), put ("small", "01234567"),
+               op ("d", 0, d), NULL);
+    ok (apply_one (a, t, NULL) == 0, "put a large, a small value, a full dir");
+    finish (a, r, sizeof (r));
+    v = treeobj_at (r, "big");
+    ok (v && treeobj_is_valref (v) && treeobj_get_count (v) == 1,
+        "a value over inline-max is stored as a valref");
+    json_decref (v);
+    v = treeobj_at (r, "small");
+    ok (v && treeobj_is_val (v), "a value of inline-max bytes stays a val");
+    json_decref (v);
+    ok (has (r, "big", "0123456789abcdef"), "the large value reads back");
+    v = treeobj_at (r, "d");
+    ok (v && treeobj_is_dirref (v), "a dir given inline is stored as dirref");
+    json_decref (v);
+    ok (has (r, "d.e", "a long inline value"), "with its contents");
+    v = treeobj_at (r, "d.e");
+    ok (v && treeobj_is_valref (v), "whose large value became a valref too");
+    json_decref (v);
+    txn_destroy (t);
+    apply_destroy (a);
+}
+
+static void test_missing (void)
+{
+    struct apply *a;
+    struct txn *t;
+    char r[BLOBREF_MAX_STRING_SIZE];
+    int stalls = 0, rc;
+    const char *ref;
+
+    /* cold cache */
+    cache_destroy (cache);
+    cache = fakestore_cache (fs, 0);
+    a = apply_create (cache, "primary", root3, "sha1", 4);
+    t = mktxn (put ("big", "a value of more than four bytes"),
+               put ("x.y.new", "1"), put ("m.n", "2"), NULL);
+    ok (apply_txn (a, t, NULL) < 0 && errno == EAGAIN
+            && (ref = apply_missing_ref (a)) && !strcmp (ref, root3),
+        "cold cache: EAGAIN on the root");
+    cache_wait (cache, root3, noop_cb, NULL);
+    fakestore_deliver (fs);
+    ok (apply_txn (a, t, NULL) < 0 && errno == EAGAIN && apply_missing_ref (a)
+            && apply_blob_count (a) == 0,
+        "then EAGAIN on a subdir, with nothing of the commit kept");
+    rc = apply_one (a, t, &stalls);
+    ok (rc == 0 && stalls >= 2,
+        "applies once the objects are loaded (%d more stalls)", stalls);
+    cmp_ok (apply_blob_count (a), "==", 1, "one value blob before finalize");
+    finish (a, r, sizeof (r));
+    ok (has (r, "x.y.new", "1") && has (r, "m.n", "2") && absent (r, "x.w"),
+        "values in the new root (x.w was only in the symlink test)");
+    ok (has (r, "log", "one,two,three,four,five"),
+        "untouched keys still there");
+    txn_destroy (t);
+    apply_destroy (a);
+}
+
+static void test_nothing_changed (void)
+{
+    struct apply *a = apply_create (cache, "primary", root3, "sha1", 256);
+    struct txn *t = mktxn (put ("a.b", "x"), NULL);
+    struct txn *e = mktxn (NULL);
+    char r[BLOBREF_MAX_STRING_SIZE];
+
+    ok (apply_one (a, t, NULL) == ENOTDIR, "a failing commit");
+    ok (apply_finalize (a, r, sizeof (r)) == 0 && !strcmp (r, root3)
+            && apply_blob_count (a) == 0,
+        "all commits failed: the root is unchanged, no blobs");
+    ok (apply_txn (a, t, NULL) < 0 && errno == EINVAL,
+        "apply after finalize: EINVAL");
+    apply_destroy (a);
+    a = apply_create (cache, "primary", root3, "sha1", 256);
+    ok (apply_one (a, e, NULL) == 0 && apply_finalize (a, r, sizeof (r)) == 0
+            && !strcmp (r, root3),
+        "an empty commit leaves the root as it is");
+    apply_destroy (a);
+    ok (apply_create (cache, "primary", "bad", "sha1", 1) == NULL
+            && errno == EINVAL,
+        "apply_create with a bad root: EINVAL");
+    ok (apply_create (cache, "primary", root3, "md5", 1) == NULL
+            && errno == EINVAL,
+        "apply_create with an unknown hash: EINVAL");
+    txn_destroy (t);
+    txn_destroy (e);
+}
+
+int main (void)
+{
+    json_t *empty = treeobj_create_dir ();
+
+    plan (NO_PLAN);
+    fs = fakestore_create ("sha1");
+    cache = fakestore_cache (fs, 0);
+    snprintf (root0, sizeof (root0), "%s", fakestore_put_obj (fs, empty));
+    json_decref (empty);
+    /* the working cache starts warm with the empty root */
+    cache_wait (cache, root0, noop_cb, NULL);
+    fakestore_deliver (fs);
+
+    test_merge ();
+    test_failing_commit ();
+    test_append ();
+    test_symlinks ();
+    test_large_and_inline ();
+    test_missing ();
+    test_nothing_changed ();
+
+    cache_destroy (cache);
+    fakestore_destroy (fs);
+    done_testing ();
+    return 0;
+}

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* cache unit tests: hits and misses, one load per blobref, hash checks,
+ * decoding, dirty entries, LRU expiry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libcontent/blobref.h"
+#include "libkvs/treeobj.h"
+#include "tap.h"
+
+#include "../cache.h"
+#include "treeutil.h"
+
+struct wres {
+    int calls;
+    int errnum;
+    int order;
+};
+
+static int order_counter;
+
+static void wait_cb (int errnum, void *arg)
+{
+    struct wres *w = arg;
+    w->calls++;
+    w->errnum = errnum;
+    w->order = ++order_counter;
+}
+
+static void *fail_load (const char *ref, void *arg)
+{
+    errno = EHOSTUNREACH;
+    return NULL;
+}
+
+static void nofree (void *h)
+{
+}
+
+static void test_basic (void)
+{
+    struct fakestore *fs = fakestore_create ("sha1");
+    struct cache *c = fakestore_cache (fs, 0);
+    json_t *dir = treeobj_create_dir (), *got;
+    const char *ref;
+    const void *data;
+    size_t len;
+    struct cache_stats st;
+    struct wres w1 = {0}, w2 = {0};
+
+    got = val_str ("x");
+    treeobj_insert_entry (dir, "a", got);
+    json_decref (got);
+    ref = fakestore_put_obj (fs, dir);
+
+    ok (cache_get_treeobj (c, ref) == NULL && errno == ENOENT,
+        "get_treeobj of an absent ref: ENOENT");
+    ok (cache_get_raw (c, ref, &data, &len) < 0 && errno == ENOENT,
+        "get_raw of an absent ref: ENOENT");
+    ok (cache_wait (c, ref, wait_cb, &w1) == 0
+            && cache_wait (c, ref, wait_cb, &w2) == 0,
+        "two waiters on the same ref");
+    cmp_ok (fakestore_loads (fs), "==", 1, "only one load was started");
+    ok (w1.calls == 0 && w2.calls == 0, "waiters are not called before");
+    cache_get_stats (c, &st);
+    ok (st.loading == 1 && st.count == 1, "stats: one entry, one load");
+    fakestore_deliver (fs);
+    ok (w1.calls == 1 && w2.calls == 1 && w1.errnum == 0 && w2.errnum == 0,
+        "both waiters called once with success");
+    ok (w1.order < w2.order, "waiters called in registration order");
+    got = cache_get_treeobj (c, ref);
+    ok (got && json_equal (got, dir), "get_treeobj gives the decoded object");
+    ok (cache_get_raw (c, ref, &data, &len) == 0 && len > 0,
+        "get_raw gives the blob too");
+    ok (cache_is_clean (c, ref), "a loaded entry is clean");
+    cache_get_stats (c, &st);
+    ok (st.loading == 0 && st.count == 1 && st.hits >= 2,
+        "stats: load finished, hits counted");
+
+    ok (cache_wait (c, "sha1-zz", wait_cb, &w1) < 0 && errno == EINVAL,
+        "cache_wait of a malformed ref: EINVAL");
+
+    json_decref (dir);
+    cache_destroy (c);
+    fakestore_destroy (fs);
+}
+
+static void test_errors (void)
+{
+    struct fakestore *fs = fakestore_create ("sha1");
+    struct cache *c = fakestore_cache (fs, 0);
+    const char *bad, *val;
+    char missing[BLOBREF_MAX_STRING_SIZE], ref[BLOBREF_MAX_STRING_SIZE];
+    struct wres w = {0};
+    const void *data;
+    size_t len;
+
+    /* unknown blob: the load fails with ENOENT */
+    blobref_hash ("sha1", "nothing", 7, missing, sizeof (missing));
+    ok (cache_wait (c, missing, wait_cb, &w) == 0, "wait for an unknown blob");
+    fakestore_deliver (fs);
+    ok (w.calls == 1 && w.errnum == ENOENT, "waiter gets ENOENT");
+    ok (cache_get_raw (c, missing, &data, &len) < 0 && errno == ENOENT,
+        "and nothing is cached");
+
+    /* corrupt store: bytes that do not hash to the ref */
+    snprintf (ref, sizeof (ref), "%s", fakestore_put (fs, "hello", 5));
+    fakestore_corrupt (fs, ref, "HELLO");
+    memset (&w, 0, sizeof (w));
+    ok (cache_wait (c, ref, wait_cb, &w) == 0, "wait for a corrupt blob");
+    fakestore_deliver (fs);
+    ok (w.calls == 1 && w.errnum == ENOTRECOVERABLE,
+        "hash mismatch: waiter gets ENOTRECOVERABLE");
+    ok (cache_get_raw (c, ref, &data, &len) < 0,
+        "and the bad bytes are not cached");
+
+    /* a blob that is not a tree object */
+    bad = fakestore_put (fs, "{not json", 9);
+    memset (&w, 0, sizeof (w));
+    cache_wait (c, bad, wait_cb, &w);
+    fakestore_deliver (fs);
+    ok (w.calls == 1 && w.errnum == 0, "a non-treeobj blob loads fine");
+    ok (cache_get_treeobj (c, bad) == NULL && errno == ENOTRECOVERABLE,
+        "get_treeobj of it: ENOTRECOVERABLE (no crash)");
+    ok (cache_get_raw (c, bad, &data, &len) == 0 && len == 9
+            && !memcmp (data, "{not json", 9),
+        "it is still usable as raw value bytes");
+
+    /* empty blob */
+    val = fakestore_put (fs, "", 0);
+    memset (&w, 0, sizeof (w));
+    cache_wait (c, val, wait_cb, &w);
+    fakestore_deliver (fs);
+    ok (w.errnum == 0 && cache_get_raw (c, val, &data, &len) == 0 && len == 0,
+        "an empty blob is cached with length 0");
+
+    /* the load function fails: no waiter is registered */
+    cache_destroy (c);
+    c = cache_create (0, 0, fail_load, nofree, NULL);
+    memset (&w, 0, sizeof (w));
+    ok (cache_wait (c, ref, wait_cb, &w) < 0 && errno == EHOSTUNREACH,
+        "cache_wait fails when the load cannot start");
+    {
+        struct cache_stats st;
+        cache_get_stats (c, &st);
+        ok (st.count == 0, "and leaves no entry behind");
+    }
+    cache_destroy (c);
+    fakestore_destroy (fs);
+}
+
+static void test_insert_dirty_expire (void)
+{
+    struct fakestore *fs = fakestore_create ("sha1");
+    struct cache *c = fakestore_cache (fs, 3);
+    char refs[6][BLOBREF_MAX_STRING_SIZE];
+    struct cache_stats st;
+    json_t *obj = val_str ("v");
+    struct wres w = {0};
+    const char *pending;
+
+    for (int i = 0; i < 6; i++) {
+        char s[16];
+        snprintf (s, sizeof (s), "blob%d", i);
+        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
+    }
+    ok (cache_insert_raw (c, refs[0], "blob0", 5, true) == 0,
+        "insert a dirty raw blob");
+    ok (!cache_is_clean (c, refs[0]), "a dirty entry is not clean");
+    ok (cache_insert_treeobj (c, refs[1], obj, 10, false) == 0,
+        "insert a clean object");
+    ok (!cache_is_clean (c, refs[1]),
+        "an inserted, never stored entry is not known to be stored");
+    cache_insert_raw (c, refs[2], "blob2", 5, false);
+    cache_insert_raw (c, refs[3], "blob3", 5, false);
+    cache_insert_raw (c, refs[4], "blob4", 5, false);
+    cache_get_stats (c, &st);
+    ok (st.count == 3 && st.dirty == 1, "bound 3: expired down to 3 entries");
+    ok (cache_get_raw (c, refs[0], NULL, NULL) == 0,
+        "the dirty entry was not expired");
+    ok (cache_get_raw (c, refs[1], NULL, NULL) < 0
+            && cache_get_raw (c, refs[2], NULL, NULL) < 0,
+        "the least recently used clean entries were");
+    /* touch 3, insert 5: 4 goes */
+    cache_get_raw (c, refs[3], NULL, NULL);
+    cache_insert_raw (c, refs[5], "blob5", 5, false);
+    ok (cache_get_raw (c, refs[3], NULL, NULL) == 0
+            && cache_get_raw (c, refs[4], NULL, NULL) < 0,
+        "a recently used entry survives, the older one is expired");
+    cache_clear_dirty (c, refs[0], true);
+    ok (cache_is_clean (c, refs[0]), "after its store it is clean");
+    cache_get_raw (c, refs[3], NULL, NULL);
+    cache_get_raw (c, refs[5], NULL, NULL);
+    cache_insert_raw (c, refs[1], "blob1", 5, false);
+    ok (cache_get_raw (c, refs[0], NULL, NULL) < 0,
+        "and now it can be expired");
+
+    /* an entry with a load in flight is not expired */
+    pending = fakestore_put (fs, "pending", 7);
+    cache_wait (c, pending, wait_cb, &w);
+    for (int i = 0; i < 5; i++)
+        cache_insert_raw (c, refs[i], "x", 1, false); /* wrong bytes, fine */
+    cache_get_stats (c, &st);
+    ok (st.loading == 1, "a load in flight survives expiry");
+    fakestore_deliver (fs);
+    ok (w.calls == 1 && w.errnum == 0, "and completes");
+    cache_expire (c);
+    cache_get_stats (c, &st);
+    cmp_ok (st.count, "<=", 3, "cache_expire keeps the bound");
+
+    /* dirty twice needs two clears */
+    cache_insert_raw (c, refs[2], "blob2", 5, true);
+    cache_insert_raw (c, refs[2], "blob2", 5, true);
+    cache_clear_dirty (c, refs[2], true);
+    ok (!cache_is_clean (c, refs[2]), "two inserts: still dirty after one");
+    cache_clear_dirty (c, refs[2], true);
+    ok (cache_is_clean (c, refs[2]), "clean after the second");
+
+    json_decref (obj);
+    cache_destroy (c);
+    fakestore_destroy (fs);
+}
+
+static void test_bytes (void)
+{
+    struct cache *c = cache_create (0, 20, fail_load, nofree, NULL);
+    char refs[4][BLOBREF_MAX_STRING_SIZE];
+    struct cache_stats st;
+    json_t *obj = val_str ("o");
+
+    for (int i = 0; i < 4; i++) {
+        char s[16];
+        snprintf (s, sizeof (s), "bytes%d", i);
+        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
+    }
+    cache_insert_raw (c, refs[0], "12345678", 8, true);
+    cache_insert_raw (c, refs[1], "12345678", 8, false);
+    cache_insert_raw (c, refs[2], "12345678", 8, false);
+    cache_get_stats (c, &st);
+    ok (st.bytes == 24 && st.count == 3, "24 bytes held (bound 20)");
+    cache_expire (c);
+    cache_get_stats (c, &st);
+    ok (st.bytes == 16 && cache_get_raw (c, refs[0], NULL, NULL) == 0
+            && cache_get_raw (c, refs[1], NULL, NULL) < 0,
+        "expiry drops the oldest clean entry, keeps the dirty one");
+    ok (cache_insert_treeobj (c, refs[3], obj, 100, false) == 0,
+        "insert an object of encoded size 100");
+    cache_get_stats (c, &st);
+    ok (st.bytes == 116, "its size is accounted");
+    cache_expire (c);
+    cache_get_stats (c, &st);
+    ok (st.bytes == 8 && st.count == 1, "over the bound: only the dirty entry"
+                                        " is left");
+    json_decref (obj);
+    cache_destroy (c);
+}
+
+static void test_destroy_pending (void)
+{
+    struct fakestore *fs = fakestore_create ("sha1");
+    struct cache *c = fakestore_cache (fs, 0);
+    const char *ref = fakestore_put (fs, "abc", 3);
+    struct wres w = {0};
+
+    cache_wait (c, ref, wait_cb, &w);
+    cmp_ok (fakestore_pending (fs), "==", 1, "a load is pending");
+    cache_destroy (c);
+    ok (fakestore_pending (fs) == 0 && w.calls == 0,
+        "destroy frees the load handle without calling the waiter");
+    fakestore_destroy (fs);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    test_basic ();
+    test_errors ();
+    test_insert_dirty_expire ();
+    test_bytes ();
+    test_destroy_pending ();
+    done_testing ();
+    return 0;
+}
