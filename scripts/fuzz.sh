@@ -1,14 +1,17 @@
 #!/bin/sh
-# Build the Flux message decoder fuzz target (libFuzzer, clang) and run it
-# for a bounded time on a scratch copy of the seed corpus.
+# Build the fuzz targets (libFuzzer, clang) and run each for a bounded
+# time on a scratch copy of its seed corpus:
+#   msg_fuzz     the Flux message decoders (src/common/libflux/fuzz)
+#   router_fuzz  the broker's router and services (src/broker/fuzz); its
+#                seeds are written by src/broker/fuzz/mkcorpus.c
 #
 # Usage: scripts/fuzz.sh [SECONDS] [BUILDDIR]
-#   SECONDS   total fuzzing time (default 60)
-#   BUILDDIR  where msg_fuzz is built (default ${TMPDIR:-/tmp}/flux-c-fuzz)
+#   SECONDS   total fuzzing time, split between the targets (default 60)
+#   BUILDDIR  where the targets are built (default ${TMPDIR:-/tmp}/flux-c-fuzz)
 #
-# Exits non-zero if the build fails or the fuzzer finds a crash, a leak,
-# an ASAN/UBSAN error or a failed round-trip check; the reproducer is then
-# kept and its path printed.  Replay one with: BUILDDIR/msg_fuzz FILE
+# Exits non-zero if a build fails or a fuzzer finds a crash, a leak,
+# an ASAN/UBSAN error or a failed check; the reproducer is then
+# kept and its path printed.  Replay one with: BUILDDIR/TARGET FILE
 set -eu
 
 secs=${1:-60}
@@ -25,26 +28,55 @@ builddir=$(cd "$builddir" && pwd)
 
 cd "$top"
 # UBSAN findings must abort to count as crashes, hence no recovery.
-clang -g -O1 -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined \
-    -Wall -Wextra -Werror -Wno-unused-parameter \
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+    -Wall -Wextra -Werror -Wno-unused-parameter"
+clang $cflags \
     -I src/common $(pkg-config --cflags jansson) \
     src/common/libflux/fuzz/msg_fuzz.c src/common/libflux/message*.c \
     $(pkg-config --libs jansson) -o "$builddir/msg_fuzz"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/msg_fuzz.XXXXXX")
-mkdir "$work/corpus" "$work/artifacts"
-cp src/common/libflux/fuzz/corpus/* "$work/corpus/"
+# The broker without main() and PMI boot, with all of libflux, the overlay
+# and libidset.  There is no configure step: an empty config.h stands in
+# for the generated one (_GNU_SOURCE is what sources need from it).
+: >"$builddir/config.h"
+clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
+    -I "$builddir" -I src/common -I src -I src/broker \
+    $(pkg-config --cflags jansson libuv libzmq) \
+    src/broker/fuzz/router_fuzz.c \
+    $(ls src/broker/*.c | grep -v -e '/main\.c$' -e '/boot\.c$') \
+    src/overlay/*.c src/common/libflux/*.c src/common/libidset/*.c \
+    $(pkg-config --libs jansson libuv libzmq) -ldl -lpthread \
+    -o "$builddir/router_fuzz"
+clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
+    -I src/common $(pkg-config --cflags jansson) \
+    src/broker/fuzz/mkcorpus.c src/common/libflux/message*.c \
+    $(pkg-config --libs jansson) -o "$builddir/mkcorpus"
 
-rc=0
-"$builddir/msg_fuzz" -max_total_time="$secs" -timeout=10 -max_len=4096 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" || rc=$?
+# run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with
+# TMPDIR there too: router_fuzz makes its socket directory in it)
+run() {
+    mkdir "$work/$1" "$work/$1.artifacts"
+    cp "$work/$1.seeds"/* "$work/$1/"
+    rc=0
+    TMPDIR="$work" "$builddir/$1" -max_total_time="$2" -timeout=10 -max_len=4096 \
+        -print_final_stats=1 -artifact_prefix="$work/$1.artifacts/" \
+        "$work/$1" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "fuzz.sh: $1 failed (exit $rc); reproducers:" >&2
+        ls -l "$work/$1.artifacts" >&2
+        exit "$rc"
+    fi
+}
 
-if [ "$rc" -ne 0 ]; then
-    echo "fuzz.sh: msg_fuzz failed (exit $rc); reproducers:" >&2
-    ls -l "$work/artifacts" >&2
-    exit "$rc"
-fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX")
+mkdir "$work/msg_fuzz.seeds" "$work/router_fuzz.seeds"
+cp src/common/libflux/fuzz/corpus/* "$work/msg_fuzz.seeds/"
+"$builddir/mkcorpus" "$work/router_fuzz.seeds"
+
+# SECONDS in all, at least 1 each (libFuzzer reads 0 as "no limit")
+half=$((secs / 2))
+[ "$half" -ge 1 ] || half=1
+run msg_fuzz "$half"
+run router_fuzz $((secs - half > 0 ? secs - half : 1))
 rm -rf "$work"
 echo "fuzz.sh: no crash in ${secs}s"

@@ -3,7 +3,8 @@
 #   1. install the Debian build/test dependencies
 #   2. build and run `make check` (unit + integration tests)
 #   3. rebuild with AddressSanitizer+UBSan and run the unit tests again
-#   4. fuzz the message decoder for a bounded time (FUZZ_SECONDS, default 60)
+#   4. fuzz the message decoder and the broker router for a bounded time
+#      (FUZZ_SECONDS, default 60, split between the two targets)
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,7 +72,7 @@ fi
 
 fuzz_pass=0 fuzz_fail=0
 if [ "$fuzz_seconds" -gt 0 ]; then
-    echo "=== fuzz message decoder for ${fuzz_seconds}s"
+    echo "=== fuzz the message decoder and the broker router for ${fuzz_seconds}s"
     if "$top/scripts/fuzz.sh" "$fuzz_seconds" "$top/build/fuzz"; then
         fuzz_pass=1
     else
