@@ -40,9 +40,9 @@ int main (int argc, char **argv)
         perror ("flux_open");
         return 1;
     }
-    if (!(f = flux_rpc (h, argv[optind], optind + 1 < argc ? argv[optind + 1]
-                                                           : NULL,
-                        nodeid, flags))) {
+    if (!(f = flux_rpc (h, argv[optind],
+                        optind + 1 < argc ? argv[optind + 1] : NULL, nodeid,
+                        flags))) {
         perror ("flux_rpc");
         return 1;
     }
@@ -52,6 +52,8 @@ int main (int argc, char **argv)
             if (flags && e == ENODATA)
                 break;
             fprintf (stderr, "%s: %s\n", argv[optind], future_strerror (f, e));
+            flux_future_destroy (f); /* exit quietly under LeakSanitizer */
+            flux_close (h);
             return e;
         }
         printf ("%s\n", s ? s : "");

@@ -24,6 +24,7 @@ struct builtin {
 };
 
 extern const struct builtin builtin_getattr;
+extern const struct builtin builtin_content;
 extern const struct builtin builtin_setattr;
 extern const struct builtin builtin_lsattr;
 extern const struct builtin builtin_ping;
@@ -35,8 +36,12 @@ extern const struct builtin builtin_overlay;
 extern const struct builtin builtin_uptime;
 extern const struct builtin builtin_shutdown;
 extern const struct builtin builtin_start;
+extern const struct builtin builtin_kvs;
+extern const struct builtin builtin_dump;
+extern const struct builtin builtin_restore;
 
 int cmd_getattr (int argc, char **argv);
+int cmd_content (int argc, char **argv);
 int cmd_setattr (int argc, char **argv);
 int cmd_lsattr (int argc, char **argv);
 int cmd_ping (int argc, char **argv);
@@ -48,5 +53,8 @@ int cmd_overlay (int argc, char **argv);
 int cmd_uptime (int argc, char **argv);
 int cmd_shutdown (int argc, char **argv);
 int cmd_start (int argc, char **argv);
+int cmd_kvs (int argc, char **argv);
+int cmd_dump (int argc, char **argv);
+int cmd_restore (int argc, char **argv);
 
 #endif /* !FLUX_CMD_BUILTIN_H */

@@ -29,14 +29,18 @@
 #endif
 
 static const struct builtin *const builtins[] = {
+    &builtin_content,
     &builtin_dmesg,
+    &builtin_dump,
     &builtin_event,
     &builtin_getattr,
+    &builtin_kvs,
     &builtin_logger,
     &builtin_lsattr,
     &builtin_module,
     &builtin_overlay,
     &builtin_ping,
+    &builtin_restore,
     &builtin_setattr,
     &builtin_shutdown,
     &builtin_start,

@@ -1,0 +1,373 @@
+#!/bin/sh
+test_description='the kvs module: put/get on 1 and 4 brokers, read your
+writes across ranks, namespaces and guests, malformed requests, and no
+acknowledged write lost when rank 0 is killed'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+K="$FLUX_BUILD_DIR/src/modules/kvs/test/kvstest"
+MODS="-Sbroker.modules=content,content-sqlite@0,kvs"
+EMPTY=sha1-c0a9faf907dda6216fd73bf81d0b3b21a1a8cb91
+
+# kvs_run N SCRIPT: run SCRIPT (sh) in an instance of N brokers
+kvs_run () {
+	n=$1; shift
+	flux start -s $n $MODS sh "$@"
+}
+
+test_expect_success 'size 1: put, get, append, unlink, mkdir, symlink' '
+	cat >basic.sh <<-EOT &&
+	$K put a=1 b.c=2 b.d.e=3 || exit 1
+	$K get a && $K get b.c && $K get b.d.e || exit 1
+	$K append log=x && $K append log=y && $K get log || exit 1
+	$K unlink a && $K mkdir m && $K link l b.d || exit 1
+	$K get l.e || exit 1
+	$K get -f 2 l || exit 1
+	$K get a 2>a.err; echo "a: \$?"
+	EOT
+	kvs_run 1 basic.sh >basic.out &&
+	cat >basic.exp <<-EOT &&
+	1
+	1
+	2
+	3
+	2
+	3
+	xy
+	4
+	5
+	6
+	3
+	{"data":{"target":"b.d"},"type":"symlink","ver":1}
+	a: 2
+	EOT
+	test_cmp basic.exp basic.out
+'
+test_expect_success 'lookup errors: ENOENT, EISDIR, ENOTDIR, EINVAL' '
+	cat >errs.sh <<-EOT &&
+	$K put v=1 d.x=2 || exit 1
+	$K get nosuch; echo "nosuch \$?"
+	$K get v.x; echo "through a value \$?"
+	$K get d; echo "dir \$?"
+	$K get -f 1 v; echo "readdir value \$?"
+	$K get -f 2 v; echo "readlink value \$?"
+	$K get -f 1 d
+	$K get -f 16 d.x
+	EOT
+	kvs_run 1 errs.sh >errs.out 2>errs.err &&
+	cat >errs.exp <<-EOT &&
+	1
+	nosuch 2
+	through a value 2
+	dir 21
+	readdir value 20
+	readlink value 22
+	{"data":{"x":{"data":"Mg==","type":"val","ver":1}},"type":"dir","ver":1}
+	{"data":"Mg==","type":"val","ver":1}
+	EOT
+	test_cmp errs.exp errs.out
+'
+test_expect_success 'commit errors: ENOTDIR fails alone, root key EINVAL' '
+	cat >cerr.sh <<-EOT &&
+	$K put a=1 || exit 1
+	$K put x=1 a.b=2; echo "enotdir \$?"
+	$K get x; echo "x \$?"
+	$K put .=1; echo "root \$?"
+	$K append b.c=1 && $K mkdir dd && $K append dd=z; echo "append to dir \$?"
+	EOT
+	kvs_run 1 cerr.sh >cerr.out 2>cerr.err &&
+	cat >cerr.exp <<-EOT &&
+	1
+	enotdir 20
+	x 2
+	root 22
+	2
+	3
+	append to dir 21
+	EOT
+	test_cmp cerr.exp cerr.out
+'
+test_expect_success 'size 4: put from every rank, read from every rank' '
+	cat >ranks.sh <<-EOT &&
+	for r in 0 1 2 3; do
+		$K -r \$r put r\$r=v\$r >seq.\$r || exit 1
+	done
+	v=\$(cat seq.3)
+	for r in 0 1 2 3; do
+		$K -r \$r wait \$v || exit 1
+		for w in 0 1 2 3; do $K -r \$r get r\$w || exit 1; done
+	done
+	EOT
+	kvs_run 4 ranks.sh >ranks.out &&
+	for r in 0 1 2 3; do printf "v0\nv1\nv2\nv3\n"; done >ranks.exp &&
+	test_cmp ranks.exp ranks.out
+'
+test_expect_success 'size 4: a commit on rank N is visible on rank N at once' '
+	cat >ryw.sh <<-EOT &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		for r in 1 2 3; do
+			$K -r \$r put k\$r=\$i >/dev/null || exit 1
+			test "\$($K -r \$r get k\$r)" = \$i || exit 1
+		done
+	done
+	EOT
+	kvs_run 4 ryw.sh
+'
+test_expect_success 'size 4: appends from several ranks stay in order' '
+	cat >app.sh <<-EOT &&
+	for i in 1 2 3 4 5 6 7 8; do
+		$K -r \$((i % 4)) append log=\$i, >/dev/null || exit 1
+	done
+	$K -r 3 wait \$($K version) && $K -r 3 get log
+	EOT
+	kvs_run 4 app.sh >app.out &&
+	echo "1,2,3,4,5,6,7,8," >app.exp &&
+	test_cmp app.exp app.out
+'
+test_expect_success 'wait-version waits for the version, on any rank' '
+	cat >wv.sh <<-EOT &&
+	v=\$($K version)
+	$K -r 2 wait \$((v + 2)) && echo done >wv.done &
+	sleep 0.3
+	test -e wv.done && exit 1
+	$K -r 1 put a=1 >/dev/null && $K -r 3 put b=1 >/dev/null || exit 1
+	wait \$! && test -e wv.done
+	EOT
+	kvs_run 4 wv.sh
+'
+test_expect_success 'setroot-pause holds root changes back on a rank' '
+	cat >pause.sh <<-EOT &&
+	$K put a=1 >/dev/null && $K -r 1 wait \$($K version) || exit 1
+	$K -r 1 rpc kvs.setroot-pause >/dev/null || exit 1
+	v=\$($K put a=2)
+	$K -r 1 get a
+	$K -r 1 wait \$v && echo done >p.done &
+	sleep 0.3
+	test -e p.done && exit 1
+	$K -r 1 rpc kvs.setroot-unpause >/dev/null || exit 1
+	wait \$! && $K -r 1 get a
+	$K rpc kvs.setroot-pause; echo "rank 0: \$?"
+	EOT
+	kvs_run 2 pause.sh >pause.out 2>pause.err &&
+	printf "1\n2\nrank 0: 22\n" >pause.exp &&
+	test_cmp pause.exp pause.out
+'
+test_expect_success 'namespaces: create, list, use from any rank, remove' '
+	cat >ns.sh <<-EOT &&
+	$K rpc kvs.namespace-create "{\"namespace\":\"t1\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}" || exit 1
+	$K rpc kvs.namespace-create "{\"namespace\":\"t1\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}"; echo "again \$?"
+	$K -r 2 -n t1 put x=1 && $K -r 3 -n t1 wait 1 && $K -r 3 -n t1 get x || exit 1
+	$K get x; echo "primary x \$?"
+	$K -r 1 rpc kvs.namespace-list | grep -c t1
+	($K -r 2 -n t1 wait 100 2>wait.err; echo "waiter \$?" >wait.out) &
+	sleep 0.5
+	$K rpc kvs.namespace-remove "{\"namespace\":\"t1\"}" || exit 1
+	wait
+	cat wait.out
+	$K -n t1 get x; echo "removed \$?"
+	$K -r 3 -n t1 get x; echo "removed on rank 3 \$?"
+	$K rpc kvs.namespace-remove "{\"namespace\":\"t1\"}" && echo "absent ok"
+	$K rpc kvs.namespace-remove "{\"namespace\":\"primary\"}"; echo "primary \$?"
+	$K rpc kvs.namespace-create "{\"namespace\":\"t2\",\"rootref\":\"sha1-0000000000000000000000000000000000000000\",\"owner\":-1,\"flags\":0}"; echo "bad root \$?"
+	$K -n nosuch put a=1; echo "no namespace \$?"
+	$K -n t2 get a; echo "no namespace \$?"
+	EOT
+	kvs_run 4 ns.sh >ns.out 2>ns.err &&
+	cat >ns.exp <<-EOT &&
+
+	again 17
+	1
+	1
+	primary x 2
+	1
+
+	waiter 95
+	removed 95
+	removed on rank 3 95
+
+	absent ok
+	primary 95
+	bad root 22
+	no namespace 95
+	no namespace 95
+	EOT
+	test_cmp ns.exp ns.out
+'
+test_expect_success 'SYNC on a namespace other than primary is EINVAL' '
+	cat >sync.sh <<-EOT &&
+	$K rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":4,\"ops\":[]}" >/dev/null || exit 1
+	$K rpc kvs.namespace-create "{\"namespace\":\"s\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}" >/dev/null || exit 1
+	$K rpc kvs.commit "{\"namespace\":\"s\",\"flags\":4,\"ops\":[]}"; echo "sync \$?"
+	EOT
+	kvs_run 1 sync.sh >sync.out 2>sync.err &&
+	echo "sync 22" >sync.exp &&
+	test_cmp sync.exp sync.out
+'
+test_expect_success 'guests: their own namespace only (preset credentials)' '
+	cat >guest.sh <<-EOT &&
+	$K rpc kvs.namespace-create "{\"namespace\":\"g\",\"rootref\":\"$EMPTY\",\"owner\":4242,\"flags\":0}" >/dev/null || exit 1
+	$K -g 4242 -n g put a=guest >/dev/null || exit 1
+	$K -g 4242 -n g get a || exit 1
+	$K -r 1 -g 4242 -n g get a || exit 1
+	$K -g 4242 -n g append log=x >/dev/null || exit 1
+	$K -g 4242 -n g mkdir d >/dev/null || exit 1
+	$K -g 4242 -n g link l a; echo "symlink \$?"
+	$K -g 4242 get a; echo "primary \$?"
+	$K -g 4242 put a=1; echo "primary put \$?"
+	$K -r 1 -g 4242 put a=1; echo "primary put rank 1 \$?"
+	$K -g 4343 -n g get a; echo "other guest \$?"
+	$K -r 1 -g 4343 -n g put a=x; echo "other guest put rank 1 \$?"
+	$K -g 4242 -n g version
+	$K -g 4242 rpc kvs.namespace-list; echo "list \$?"
+	$K -g 4242 rpc kvs.stats-get >/dev/null; echo "stats \$?"
+	$K -g 4242 rpc kvs.relaycommit "{}"; echo "relay \$?"
+	$K -n g get a
+	EOT
+	kvs_run 2 guest.sh >guest.out 2>guest.err &&
+	cat >guest.exp <<-EOT &&
+	guest
+	guest
+	symlink 1
+	primary 1
+	primary put 1
+	primary put rank 1 1
+	other guest 1
+	other guest put rank 1 1
+	3
+	list 1
+	stats 1
+	relay 1
+	guest
+	EOT
+	test_cmp guest.exp guest.out
+'
+test_expect_success 'a real guest connection (uid 65534) is held to its namespace' '
+	cat >realguest.sh <<-EOT &&
+	chmod 755 \$(flux getattr rundir) || exit 1
+	$K rpc kvs.namespace-create "{\"namespace\":\"ng\",\"rootref\":\"$EMPTY\",\"owner\":65534,\"flags\":0}" >/dev/null || exit 1
+	G="setpriv --reuid=65534 --regid=65534 --clear-groups $K"
+	\$G -n ng put a=nobody >/dev/null && \$G -n ng get a || exit 1
+	\$G get a; echo "primary \$?"
+	\$G -n ng link l a; echo "symlink \$?"
+	EOT
+	flux start -Saccess.allow-guest-user=true $MODS sh realguest.sh \
+		>realguest.out 2>realguest.err &&
+	printf "nobody\nprimary 1\nsymlink 1\n" >realguest.exp &&
+	test_cmp realguest.exp realguest.out
+'
+test_expect_success 'malformed requests get EPROTO and kvs keeps serving' '
+	cat >proto.sh <<-EOT &&
+	$K put a=1 >/dev/null || exit 1
+	for req in \
+	    "kvs.lookup {}" \
+	    "kvs.lookup {\"key\":\"a\",\"flags\":0}" \
+	    "kvs.lookup {\"key\":1,\"flags\":0,\"namespace\":\"primary\"}" \
+	    "kvs.lookup {\"key\":\"a\",\"flags\":0,\"rootdir\":{\"ver\":1}}" \
+	    "kvs.lookup not-json" \
+	    "kvs.lookup-plus []" \
+	    "kvs.commit {\"namespace\":\"primary\",\"flags\":0,\"ops\":{}}" \
+	    "kvs.commit {\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"a\"}]}" \
+	    "kvs.commit {\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"a\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"val\",\"data\":\"!!\"}}]}" \
+	    "kvs.commit {\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"a\",\"flags\":9,\"dirent\":null}]}" \
+	    "kvs.commit {\"namespace\":\"primary\",\"flags\":1024,\"ops\":[]}" \
+	    "kvs.relaycommit {\"namespace\":\"primary\"}" \
+	    "kvs.getroot {}" \
+	    "kvs.getroot [1]" \
+	    "kvs.wait-version {\"rootseq\":\"x\",\"namespace\":\"primary\"}" \
+	    "kvs.namespace-create {\"namespace\":\"z\"}" \
+	    "kvs.namespace-remove {}" \
+	    "kvs.namespace-list [1]" \
+	    "kvs.setroot-pause [1]"; do
+		set -- \$req
+		$K rpc \$1 "\$2" 2>>proto.err; echo "\$1 \$?"
+	done
+	$K -r 1 rpc kvs.lookup "{}"; echo "rank 1 kvs.lookup \$?"
+	$K -r 1 rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":0,\"ops\":7}"; echo "rank 1 kvs.commit \$?"
+	$K get a
+	EOT
+	kvs_run 2 proto.sh >proto.out 2>proto.err2 &&
+	test $(grep -c " 71$" proto.out) -eq 21 &&
+	tail -1 proto.out | grep "^1$" &&
+	test $(wc -l <proto.err) -eq 19 &&
+	! grep "Protocol error" proto.err
+'
+test_expect_success 'lookup-plus: ENOENT is a success carrying errno' '
+	cat >plus.sh <<-EOT &&
+	$K put a=1 >/dev/null || exit 1
+	$K rpc kvs.lookup-plus "{\"key\":\"nosuch\",\"flags\":0,\"namespace\":\"primary\"}"
+	$K rpc kvs.lookup-plus "{\"key\":\"a\",\"flags\":0,\"namespace\":\"primary\"}"
+	EOT
+	kvs_run 1 plus.sh >plus.out &&
+	grep "\"errno\":2" plus.out &&
+	grep "\"rootseq\":1" plus.out | grep "\"val\""
+'
+test_expect_success 'lookupat a snapshot root' '
+	cat >at.sh <<-EOT &&
+	$K put d.a=old >/dev/null || exit 1
+	ref=\$($K rpc kvs.getroot "{\"namespace\":\"primary\"}" | sed -e "s/.*\"rootref\":\"\\([^\"]*\\)\".*/\\1/")
+	$K put d.a=new >/dev/null || exit 1
+	$K rpc kvs.lookup "{\"key\":\"d.a\",\"flags\":0,\"rootdir\":{\"ver\":1,\"type\":\"dirref\",\"data\":[\"\$ref\"]}}"
+	$K get d.a
+	EOT
+	kvs_run 2 at.sh >at.out &&
+	test $(wc -l <at.out) -eq 2 &&
+	head -1 at.out | grep "\"data\":\"b2xk\"" &&
+	tail -1 at.out | grep "^new$"
+'
+test_expect_success 'a clean restart keeps everything' '
+	rm -rf sd1 && mkdir sd1 &&
+	flux start -Sstatedir="$PWD/sd1" $MODS sh -c "
+		$K put a=1 b.c=2 && $K append log=x && $K append log=y" &&
+	flux start -s 2 -Sstatedir="$PWD/sd1" $MODS sh -c "
+		$K version && $K get a && $K -r 1 get b.c && $K get log &&
+		$K put a=3" >restart.out &&
+	flux start -Sstatedir="$PWD/sd1" $MODS $K get a >>restart.out &&
+	printf "3\n1\n2\nxy\n4\n3\n" >restart.exp &&
+	test_cmp restart.exp restart.out
+'
+test_expect_success 'a disconnecting client: its parked requests are dropped' '
+	cat >disc.sh <<-EOT &&
+	parked () {
+		$K -r \$1 rpc kvs.stats-get | sed -e "s/.*\"parked\":\([0-9]*\).*/\1/"
+	}
+	$K wait 1000 & p0=\$!
+	$K -r 1 wait 1000 & p1=\$!
+	sleep 0.5
+	echo "\$(parked 0) \$(parked 1)"
+	kill \$p0 \$p1
+	sleep 0.5
+	echo "\$(parked 0) \$(parked 1)"
+	EOT
+	kvs_run 2 disc.sh >disc.out 2>disc.err &&
+	printf "1 1\n0 0\n" >disc.exp &&
+	test_cmp disc.exp disc.out
+'
+test_expect_success 'shutdown while commits are in flight: acknowledged ones survive' '
+	rm -rf sd3 && mkdir sd3 &&
+	flux start -Sstatedir="$PWD/sd3" $MODS \
+		sh -c "$K loop 1000000 sh >acked.sh 2>loop.sh.err & sleep 1" &&
+	n=$(wc -l <acked.sh) && echo "$n acknowledged" && test $n -gt 10 &&
+	flux start -Sstatedir="$PWD/sd3" $MODS $K verify $n sh
+'
+# fault test: the broker of rank 0 dies while commits are in flight.
+# kill0.sh DELAY PREFIX
+cat >kill0.sh <<EOT
+$K loop 1000000 \$2 >acked.\$2 2>loop.\$2.err &
+sleep \$1
+kill -9 \$(flux getattr broker.pid)
+EOT
+test_expect_success 'SIGKILL of rank 0 mid-loop: every acknowledged write survives' '
+	rm -rf sd2 && mkdir sd2 &&
+	{ flux start -Sstatedir="$PWD/sd2" $MODS sh kill0.sh 2 d1 || true; } &&
+	n=$(wc -l <acked.d1) && echo "$n acknowledged" &&
+	test $n -gt 100 &&
+	flux start -Sstatedir="$PWD/sd2" $MODS $K verify $n d1
+'
+test_expect_success 'SIGKILL again after the restart: both loops survive' '
+	{ flux start -Sstatedir="$PWD/sd2" $MODS sh kill0.sh 1 d2 || true; } &&
+	n=$(wc -l <acked.d1) && m=$(wc -l <acked.d2) &&
+	echo "$m more acknowledged" && test $m -gt 10 &&
+	flux start -Sstatedir="$PWD/sd2" $MODS sh -c \
+		"$K verify $n d1 && $K verify $m d2"
+'
+test_done
