@@ -126,7 +126,8 @@ static char *default_module_path (void)
     while ((d = readdir (dir))) {
         size_t add = strlen (ABS_TOP_BUILDDIR) + strlen (d->d_name) + 32;
         char *np;
-        if (d->d_name[0] == '.' || !(np = realloc (path, len + add)))
+        if (d->d_name[0] == '.' || d->d_type != DT_DIR
+            || !(np = realloc (path, len + add)))
             continue;
         path = np;
         len += sprintf (path + len, "%s%s/src/modules/%s/.libs", len ? ":" : "",
