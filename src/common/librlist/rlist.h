@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef FLUX_RLIST_RLIST_H
+#define FLUX_RLIST_RLIST_H
+/* A set of resources by rank — Rv1 (RFC 20) in memory — and the
+ * first-fit allocator sched-simple uses.
+ *
+ * An rlist holds, for each rank, its hostname, its cores and gpus (idsets
+ * of local ids) and which of them are allocated; ranks may be marked down
+ * (drained, offline, excluded) so they are skipped by the allocator.
+ * All operations are O(ranks touched) or O(ranks * log), never a scan of
+ * every rank for each core.
+ */
+#include <jansson.h>
+#include "libflux/flux.h"
+
+struct rlist;
+
+struct rlist *rlist_create (void);
+void rlist_destroy (struct rlist *rl);
+struct rlist *rlist_copy (const struct rlist *rl); /* all, none allocated */
+
+/* Rv1 <-> rlist.  rlist_from_R accepts the RFC 20 object (version 1,
+ * execution.R_lite, nodelist, starttime, expiration); EINVAL with error
+ * text on anything malformed.  rlist_to_R emits version 1 with R_lite
+ * compressed (ranks with identical children grouped into one idset),
+ * nodelist as RFC 29 hostlist strings, and starttime/expiration. */
+struct rlist *rlist_from_R (json_t *R, flux_error_t *error);
+json_t *rlist_to_R (const struct rlist *rl);
+void rlist_set_times (struct rlist *rl, double starttime, double expiration);
+
+/* Add one rank: hostname, cores and gpus as idset strings ("0-63", ""). */
+int rlist_add_rank (struct rlist *rl, unsigned int rank, const char *hostname,
+                    const char *cores, const char *gpus);
+/* Discover this node with hwloc: cores (physical cores, one id each),
+ * gpus (CUDA/OpenCL/RSMI osdevs) and the hostname, as rank `rank`. */
+struct rlist *rlist_from_hwloc (unsigned int rank, flux_error_t *error);
+/* Merge b into a (ranks must not overlap: EEXIST). */
+int rlist_append (struct rlist *a, const struct rlist *b);
+
+int rlist_nnodes (const struct rlist *rl);
+int rlist_count_cores (const struct rlist *rl); /* all */
+int rlist_count_gpus (const struct rlist *rl);
+int rlist_avail_cores (const struct rlist *rl); /* up and not allocated */
+char *rlist_ranks (const struct rlist *rl);     /* idset string, caller frees */
+char *rlist_nodelist (const struct rlist *rl);  /* hostlist string */
+
+/* Mark ranks (idset string) up or down; down ranks are not allocated. */
+int rlist_mark_down (struct rlist *rl, const char *ranks);
+int rlist_mark_up (struct rlist *rl, const char *ranks);
+
+/* The request of a job: nnodes (0 = any), nslots, cores and gpus per
+ * slot, exclusive (whole nodes). */
+struct rlist_request {
+    int nnodes;
+    int nslots;
+    int cores_per_slot;
+    int gpus_per_slot;
+    int exclusive;
+};
+/* First fit.  Returns a new rlist of what was taken (and marks it
+ * allocated in rl), or NULL with errno:
+ *   ENOSPC  - it fits the instance but not now (wait);
+ *   EOVERFLOW - it can never fit the instance as configured (deny);
+ *   EINVAL  - a malformed request. */
+struct rlist *rlist_alloc (struct rlist *rl, const struct rlist_request *req);
+/* Return an allocation (an rlist from rlist_alloc or from an R).
+ * ENOENT if something in it is not allocated in rl. */
+int rlist_free (struct rlist *rl, const struct rlist *alloc);
+/* Mark an allocation allocated (scheduler reload: hello replay).
+ * EEXIST if some of it is already allocated. */
+int rlist_set_allocated (struct rlist *rl, const struct rlist *alloc);
+
+#endif /* !FLUX_RLIST_RLIST_H */
