@@ -123,6 +123,24 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'broker.modules: NAME@IDSET with arguments, in order' '
+	cat >modlist.sh <<-EOT &&
+	$RPC -r 1 testmod.hello || exit 1
+	$RPC -r 2 testmod.hello || exit 1
+	$RPC -r 3 testmod.hello 2>r3.err && exit 1
+	$RPC -r 0 testmod.hello 2>r0.err && exit 1
+	exit 0
+	EOT
+	flux start -s 4 "-Sbroker.modules=content,$MOD@1-2 a1  a2,kvs" \
+		sh modlist.sh >modlist.out &&
+	test $(grep -c "{\"name\":\"testmod\",\"args\":\[\"a1\",\"a2\"\]}" modlist.out) -eq 2 &&
+	grep "Function not implemented" r3.err &&
+	grep "Function not implemented" r0.err
+'
+test_expect_success 'broker.modules: a bad entry fails the start with a message' '
+	test_must_fail flux start "-Sbroker.modules=content,@1" true 2>bad.err &&
+	grep "bad entry" bad.err
+'
 test_expect_success 'a module loaded on rank 2 of 4 serves nodeid 2' '
 	cat >mod2.sh <<-EOT &&
 	$RPC -r 2 module.load "{\"path\":\"$MOD\",\"args\":[]}" || exit 1

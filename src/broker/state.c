@@ -92,20 +92,30 @@ static int spawn (struct broker *b, char **argv)
     return 0;
 }
 
-/* ---- the default modules (broker.modules) ---- */
+/* ---- the default modules (broker.modules) ----
+ * A comma-separated list of entries "NAME[@IDSET] [ARG...]": the module
+ * NAME (or a path to one), loaded only on the ranks in IDSET (default all),
+ * with the blank-separated ARGs as its argv. */
 
-/* Does the entry "NAME" or "NAME@IDSET" apply to this rank?  The name is
- * copied into name[].  -1 if the entry is malformed. */
-static int modlist_entry (struct broker *b, const char *entry, char *name,
-                          size_t size, bool *applies)
+/* Parse an entry "NAME[@IDSET] [ARG...]": the name is copied into name[],
+ * *applies says whether it is for this rank, and *args (when it applies and
+ * there are arguments) is a new JSON array of the ARGs, split on blanks.
+ * -1 if the entry is malformed. */
+static int modlist_entry (struct broker *b, char *entry, char *name,
+                          size_t size, bool *applies, json_t **args)
 {
-    const char *at = strchr (entry, '@');
-    size_t len = at ? (size_t)(at - entry) : strlen (entry);
+    char *save = NULL, *tok, *first = strtok_r (entry, " \t", &save);
+    char *at = first ? strchr (first, '@') : NULL;
+    size_t len;
     struct idset *ids;
 
+    *args = NULL;
+    if (!first)
+        return -1;
+    len = at ? (size_t)(at - first) : strlen (first);
     if (len == 0 || len >= size)
         return -1;
-    memcpy (name, entry, len);
+    memcpy (name, first, len);
     name[len] = '\0';
     *applies = true;
     if (at) {
@@ -113,6 +123,14 @@ static int modlist_entry (struct broker *b, const char *entry, char *name,
             return -1;
         *applies = idset_test (ids, b->rank);
         idset_destroy (ids);
+    }
+    while (*applies && (tok = strtok_r (NULL, " \t", &save))) {
+        if ((!*args && !(*args = json_array ()))
+            || json_array_append_new (*args, json_string (tok)) < 0) {
+            json_decref (*args);
+            *args = NULL;
+            return -1;
+        }
     }
     return 0;
 }
@@ -123,27 +141,32 @@ static int modlist_entry (struct broker *b, const char *entry, char *name,
 static int modlist_next (struct broker *b)
 {
     const char *list = attr_get (b->attrs, "broker.modules", NULL);
-    char entry[256], name[256];
+    char entry[1024], name[256];
     flux_error_t error = {{0}};
     bool applies;
+    json_t *args;
+    int rc;
 
     while (list && list[b->modlist_pos]) {
         const char *p = list + b->modlist_pos;
         size_t len = strcspn (p, ",");
 
         b->modlist_pos += len + (p[len] == ',');
-        if (len == 0)
+        if (len == 0 || strspn (p, " \t") >= len)
             continue;
         if (len >= sizeof (entry)
             || (memcpy (entry, p, len), entry[len] = '\0',
-                modlist_entry (b, entry, name, sizeof (name), &applies) < 0)) {
+                modlist_entry (b, entry, name, sizeof (name), &applies, &args)
+                    < 0)) {
             brokerlog_msg (b->log, LOG_ERR, "broker.modules: bad entry '%.*s'",
                            (int)len, p);
             return -1;
         }
         if (!applies)
             continue;
-        if (broker_module_load (b, name, NULL, NULL, NULL, &error) < 0) {
+        rc = broker_module_load (b, name, NULL, args, NULL, &error);
+        json_decref (args);
+        if (rc < 0) {
             brokerlog_msg (b->log, LOG_ERR, "loading %s: %s", name,
                            error.text[0] ? error.text : strerror (errno));
             return -1;
