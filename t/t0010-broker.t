@@ -123,6 +123,11 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'tbon.endpoint with a wildcard port shows the bound port' '
+	flux start -s 2 "-Stbon.endpoint=tcp://127.0.0.1:*" \
+		flux getattr tbon.endpoint >ep.out &&
+	grep -E "^tcp://127.0.0.1:[0-9]+$" ep.out
+'
 test_expect_success 'broker.modules: NAME@IDSET with arguments, in order' '
 	cat >modlist.sh <<-EOT &&
 	$RPC -r 1 testmod.hello || exit 1

@@ -260,6 +260,12 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
                      strerror (errno));
             return -1;
         }
+        /* the endpoint as bound: a wildcard port ("tcp://host:*") becomes
+         * the port the kernel chose */
+        if (attr_add (b->attrs, "tbon.endpoint",
+                      overlay_get_bind_uri (b->overlay), ATTR_IMMUTABLE)
+            < 0)
+            return -1;
     }
     if (boot_pmi_exchange (
             info, b->nchildren > 0 ? overlay_get_bind_uri (b->overlay) : NULL,
