@@ -123,6 +123,28 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'a size 1 instance has its host name in hostlist' '
+	flux start -s 1 flux getattr hostlist >hl.out &&
+	test "$(cat hl.out)" = "$(hostname)"
+'
+test_expect_success 'log-stderr-level: set at runtime, checked, takes effect' '
+	flux start sh -c "flux logger -s debug before; \
+		flux setattr log-stderr-level 7 && flux logger -s debug after; \
+		flux setattr log-stderr-level 8" 2>lvl.err >lvl.out;
+	! grep before lvl.err &&
+	grep after lvl.err &&
+	grep "invalid value" lvl.err &&
+	test_must_fail flux start -Slog-stderr-level=x true 2>lvl2.err &&
+	grep "must be 0-7" lvl2.err
+'
+test_expect_success 'what the initial program left in the background is stopped' '
+	flux start sh -c "sleep 1000 & echo \$! >bg.pid" &&
+	pid=$(cat bg.pid) &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 $pid 2>/dev/null || break; sleep 0.2
+	done &&
+	! kill -0 $pid 2>/dev/null
+'
 test_expect_success 'tbon.endpoint with a wildcard port shows the bound port' '
 	flux start -s 2 "-Stbon.endpoint=tcp://127.0.0.1:*" \
 		flux getattr tbon.endpoint >ep.out &&

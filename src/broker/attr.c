@@ -14,6 +14,8 @@ struct entry {
     char *name;
     char *value; /* NULL: registered but unset */
     int flags;
+    attr_hook_f hook;
+    void *hook_arg;
 };
 
 struct attr {
@@ -146,7 +148,25 @@ int attr_set_user (struct attr *a, const char *name, const char *value,
         errno = EINVAL;
         return -1;
     }
+    if (e->hook && e->hook (e->name, value, e->hook_arg) < 0)
+        return -1;
     return store (e, value);
+}
+
+int attr_set_hook (struct attr *a, const char *name, attr_hook_f hook,
+                   void *arg)
+{
+    struct entry *e = lookup (a, name);
+
+    if (!e) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (hook && hook (e->name, e->value, arg) < 0)
+        return -1;
+    e->hook = hook;
+    e->hook_arg = arg;
+    return 0;
 }
 
 int attr_remove (struct attr *a, const char *name)
@@ -206,10 +226,12 @@ static void set_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         return;
     }
     if (attr_set_user (a, name, value, false, force) < 0) {
+        struct entry *e = lookup (a, name);
         const char *why = errno == ENOENT  ? "unknown attribute"
                           : errno == EPERM ? "attribute is immutable"
-                                           : "attribute cannot be changed "
-                                             "at runtime";
+                          : e && (e->flags & ATTR_RUNTIME)
+                              ? "invalid value"
+                              : "attribute cannot be changed at runtime";
         flux_respond_error (h, msg, errno, why);
         return;
     }

@@ -41,6 +41,15 @@ int attr_set_user (struct attr *a, const char *name, const char *value,
                    bool startup, bool force);
 int attr_remove (struct attr *a, const char *name);
 
+/* Call hook(name, value, arg) before a user sets the attribute at runtime
+ * (attr.set); a hook returning -1 (errno set, e.g. EINVAL for a bad
+ * value) refuses the change.  The attribute must exist.  The hook also
+ * runs once now on the current value, so a value given at startup takes
+ * effect; if that call fails, so does attr_set_hook(). */
+typedef int (*attr_hook_f) (const char *name, const char *value, void *arg);
+int attr_set_hook (struct attr *a, const char *name, attr_hook_f hook,
+                   void *arg);
+
 /* Register attr.* message handlers on h. */
 int attr_register_services (struct attr *a, flux_t *h);
 void attr_unregister_services (struct attr *a);

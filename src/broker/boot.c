@@ -138,16 +138,17 @@ int boot_pmi_open (struct boot_info *info, flux_error_t *error)
 {
     const char *fd = getenv ("PMI_FD");
     struct pmi_simple_client *pmi;
+    char host[256];
 
+    /* the hostlist of a size 1 instance (the PMI exchange replaces it) */
+    if (gethostname (host, sizeof (host)) < 0)
+        snprintf (host, sizeof (host), "localhost");
+    host[sizeof (host) - 1] = '\0';
+    snprintf (info->hostlist, sizeof (info->hostlist), "%s", host);
     if (!fd) {
-        char host[256];
         info->rank = 0;
         info->size = 1;
         info->pmi = NULL;
-        if (gethostname (host, sizeof (host)) < 0)
-            snprintf (host, sizeof (host), "localhost");
-        host[sizeof (host) - 1] = '\0';
-        snprintf (info->hostlist, sizeof (info->hostlist), "%s", host);
         return 0;
     }
     if (!(pmi = pmi_simple_client_create_fd (fd, getenv ("PMI_RANK"),

@@ -82,6 +82,7 @@ struct broker {
     int exit_rc;
     char **initial_program; /* argv, NULL-terminated, or NULL */
     uv_process_t *init_proc;
+    bool init_pgrp; /* init_proc leads its own process group */
     int shutdown_requested;
     int children_ready;              /* broker.ready from children */
     size_t modlist_pos;              /* next entry of broker.modules */

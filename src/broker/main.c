@@ -155,11 +155,28 @@ static int set_defaults (struct broker *b)
     return rc ? -1 : 0;
 }
 
+/* log-stderr-level: messages of this severity or more urgent (0-7) that
+ * this broker logs are copied to its stderr. */
+static int stderr_level_hook (const char *name, const char *value, void *arg)
+{
+    struct broker *b = arg;
+    char *end;
+    long level = strtol (value ? value : "", &end, 10);
+
+    if (!value || end == value || *end != '\0' || level < 0 || level > 7) {
+        errno = EINVAL;
+        return -1;
+    }
+    brokerlog_set_stderr_level (b->log, (int)level);
+    return 0;
+}
+
 static int set_attrs (struct broker *b, struct boot_info *info)
 {
     char buf[64], uri[4200];
     const char *rundir = attr_get (b->attrs, "rundir", NULL);
     const char *parent_uri = getenv ("FLUX_URI");
+    const char *s;
     int rc = 0;
 
 #define SETNUM(name, val)                                                     \
@@ -191,8 +208,14 @@ static int set_attrs (struct broker *b, struct boot_info *info)
         rc |= attr_add (b->attrs, "instance-level", "0", ATTR_IMMUTABLE);
     rc |= attr_add (b->attrs, "version", PACKAGE_VERSION, ATTR_IMMUTABLE);
     rc |= attr_add (b->attrs, "hostlist", info->hostlist, ATTR_IMMUTABLE);
-    if (!attr_get (b->attrs, "log-stderr-level", NULL))
-        rc |= attr_add (b->attrs, "log-stderr-level", "3", ATTR_RUNTIME);
+    s = attr_get (b->attrs, "log-stderr-level", NULL);
+    rc |= attr_add (b->attrs, "log-stderr-level", s ? s : "3", ATTR_RUNTIME);
+    if (rc == 0
+        && attr_set_hook (b->attrs, "log-stderr-level", stderr_level_hook, b)
+               < 0) {
+        fprintf (stderr, "flux-broker: log-stderr-level must be 0-7\n");
+        return -1;
+    }
     return rc ? -1 : 0;
 }
 

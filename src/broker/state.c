@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "broker.h"
 #include "libidset/idset.h"
@@ -43,10 +44,24 @@ static void proc_close_cb (uv_handle_t *h)
     free (h);
 }
 
+/* Signal the child process: its whole process group when it has one of
+ * its own (not interactive), so what it started in the background goes
+ * too. */
+static void proc_signal (struct broker *b, int signum)
+{
+    if (b->init_pgrp)
+        kill (-b->init_proc->pid, signum);
+    else
+        uv_process_kill (b->init_proc, signum);
+}
+
 static void initial_exit_cb (uv_process_t *p, int64_t status, int sig)
 {
     struct broker *b = p->data;
     int rc = sig ? 128 + sig : (int)status;
+
+    if (b->init_pgrp) /* leave nothing of it behind */
+        kill (-p->pid, SIGTERM);
 
     b->init_proc = NULL;
     uv_close ((uv_handle_t *)p, proc_close_cb);
@@ -81,6 +96,12 @@ static int spawn (struct broker *b, char **argv)
     opts.exit_cb = initial_exit_cb;
     opts.stdio = stdio;
     opts.stdio_count = 3;
+    /* A non-interactive program gets a process group of its own (a new
+     * session) so that shutdown reaches everything it started; an
+     * interactive shell keeps the terminal and handles its own jobs. */
+    b->init_pgrp = !isatty (STDIN_FILENO);
+    if (b->init_pgrp)
+        opts.flags |= UV_PROCESS_DETACHED;
     b->init_proc->data = b;
     if ((rc = uv_spawn (b->loop, b->init_proc, &opts)) < 0) {
         fprintf (stderr, "flux-broker: %s: %s\n", argv[0], uv_strerror (rc));
@@ -337,7 +358,7 @@ void broker_shutdown (struct broker *b, int exit_rc)
     b->shutdown_requested = 1;
     b->exit_rc = exit_rc;
     if (b->init_proc)
-        uv_process_kill (b->init_proc, SIGTERM);
+        proc_signal (b, SIGTERM);
     state_enter (b, STATE_CLEANUP);
 }
 
