@@ -123,6 +123,16 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'overlay status --wait follows the status as it changes' '
+	cat >wait.sh <<-EOT &&
+	pid=\$($RPC -r 2 attr.get "{\"name\":\"broker.pid\"}" | sed "s/.*value\":\"\([0-9]*\).*/\1/")
+	(sleep 1; kill -9 \$pid) &
+	flux overlay status --wait=partial --timeout=20 >wait.out
+	EOT
+	flux start -s 4 sh wait.sh;
+	grep "^0 .*partial" wait.out &&
+	grep "2 .*lost" wait.out
+'
 test_expect_success 'a size 1 instance has its host name in hostlist' '
 	flux start -s 1 flux getattr hostlist >hl.out &&
 	test "$(cat hl.out)" = "$(hostname)"

@@ -92,6 +92,8 @@ struct broker {
     uv_idle_t module_reaper;          /* destroys exited modules */
     const flux_msg_t **state_waiters; /* state-machine.wait until run */
     size_t nstate_waiters;
+    const flux_msg_t **health_watchers; /* streaming overlay.health */
+    size_t nhealth_watchers;
     flux_msg_handler_t **state_handlers;
     flux_msg_handler_t **builtin_handlers;
 };
@@ -136,6 +138,9 @@ int builtin_register (struct broker *b);
 void builtin_unregister (struct broker *b);
 /* Tell the built-ins the state changed (answers state-machine.wait). */
 void builtin_state_changed (struct broker *b);
+/* A child's status changed: streaming overlay.health requests get the
+ * new health. */
+void builtin_health_changed (struct broker *b);
 /* Load a module (name NULL: from the file name).  req, if given, is
  * answered when the module is running or has failed. */
 int broker_module_load (struct broker *b, const char *target, const char *name,

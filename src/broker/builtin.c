@@ -467,11 +467,10 @@ static const char *peer_status_name (int s)
     }
 }
 
-static void health_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
-                       void *arg)
+/* This broker's health: its own status from its direct children's. */
+static json_t *health_get (struct broker *b)
 {
-    struct broker *b = broker_of (arg);
-    json_t *children = json_array ();
+    json_t *children = json_array (), *o;
     int online = 0, i;
     const char *status;
 
@@ -490,17 +489,73 @@ static void health_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             children = NULL;
         }
     }
-    if (!children) {
-        flux_respond_error (h, msg, ENOMEM, NULL);
-        return;
-    }
+    if (!children)
+        return NULL;
     status = online == b->nchildren ? "full"
              : online > 0           ? "partial"
                                     : "degraded";
-    flux_respond_pack (h, msg, "{s:i s:s s:f s:o}", "rank", (int)b->rank,
-                       "status", status, "duration",
-                       uv_now (b->loop) / 1000. - b->starttime, "children",
-                       children);
+    if (!(o = json_pack ("{s:i s:s s:f s:o}", "rank", (int)b->rank, "status",
+                         status, "duration",
+                         uv_now (b->loop) / 1000. - b->starttime, "children",
+                         children)))
+        json_decref (children);
+    return o;
+}
+
+/* overlay.health: one response, or with the streaming flag, one now and
+ * one after each change of a child's status until the client goes away. */
+static void health_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    struct broker *b = broker_of (arg);
+    json_t *o = health_get (b);
+
+    if (!o) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    if (flux_msg_is_streaming (msg)) {
+        const flux_msg_t **v = realloc (
+            b->health_watchers, (b->nhealth_watchers + 1) * sizeof (*v));
+        if (!v) {
+            flux_respond_error (h, msg, ENOMEM, NULL);
+            json_decref (o);
+            return;
+        }
+        b->health_watchers = v;
+        b->health_watchers[b->nhealth_watchers++] = flux_msg_incref (msg);
+    }
+    flux_respond_pack (h, msg, "O", o);
+    json_decref (o);
+}
+
+void builtin_health_changed (struct broker *b)
+{
+    json_t *o;
+    size_t i;
+
+    if (b->nhealth_watchers == 0 || !(o = health_get (b)))
+        return;
+    for (i = 0; i < b->nhealth_watchers; i++)
+        flux_respond_pack (b->h, b->health_watchers[i], "O", o);
+    json_decref (o);
+}
+
+/* A client went away: drop its streaming health requests. */
+static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                                   const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    size_t i = 0;
+
+    while (i < b->nhealth_watchers) {
+        if (flux_msg_route_match_first (b->health_watchers[i], msg)) {
+            flux_msg_decref (b->health_watchers[i]);
+            b->health_watchers[i] = b->health_watchers[--b->nhealth_watchers];
+        }
+        else
+            i++;
+    }
 }
 
 static const struct flux_msg_handler_spec htab[] = {
@@ -515,6 +570,8 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "shutdown.start", shutdown_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "overlay.disconnect", overlay_disconnect_cb,
+     FLUX_ROLE_ALL},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -541,6 +598,11 @@ void builtin_unregister (struct broker *b)
         free (module_get_aux (b->modules[i]));
     flux_msg_handler_delvec (b->builtin_handlers);
     b->builtin_handlers = NULL;
+    for (i = 0; i < b->nhealth_watchers; i++)
+        flux_msg_decref (b->health_watchers[i]);
+    free (b->health_watchers);
+    b->health_watchers = NULL;
+    b->nhealth_watchers = 0;
     if (!uv_is_closing ((uv_handle_t *)&b->module_reaper))
         uv_close ((uv_handle_t *)&b->module_reaper, NULL);
 }

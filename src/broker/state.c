@@ -418,6 +418,7 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
     else if (status == OVERLAY_PEER_TORPID)
         brokerlog_msg (b->log, LOG_WARNING, "broker on rank %u is torpid",
                        peer);
+    builtin_health_changed (b);
 }
 
 static const struct flux_msg_handler_spec state_htab[] = {

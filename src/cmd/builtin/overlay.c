@@ -34,7 +34,7 @@ static const char status_usage[]
       "  -v, --verbose      Show time in state (twice: also RPC times)\n"
       "  -t, --timeout=FSD  RPC timeout, 0 for none (default 0.5s, none\n"
       "                     with --wait)\n"
-      "  -w, --wait=STATE   Wait until each subtree is in STATE (full,\n"
+      "  -w, --wait=STATE   Wait until the subtree is in STATE (full,\n"
       "                     partial, degraded, lost, offline)\n"
       "      --summary      Show only the root of the subtree\n"
       "      --no-pretty    No indentation or line drawing\n"
@@ -108,15 +108,15 @@ static bool is_online (const char *status)
            || !strcmp (status, "degraded");
 }
 
-/* overlay.health on rank, waiting for --wait STATE if requested. */
-static flux_future_t *health_rpc (struct status *ctx, int rank)
+/* overlay.health on rank, waiting for --wait STATE if wait is set. */
+static flux_future_t *health_rpc (struct status *ctx, int rank, bool wait)
 {
     double start = cmd_monotime ();
     const char *status;
     flux_future_t *f;
 
     if (!(f = flux_rpc (ctx->h, "overlay.health", NULL, rank,
-                        ctx->wait ? FLUX_RPC_STREAMING : 0)))
+                        wait ? FLUX_RPC_STREAMING : 0)))
         return NULL;
     for (;;) {
         double left = -1.;
@@ -129,8 +129,8 @@ static flux_future_t *health_rpc (struct status *ctx, int rank)
             flux_future_destroy (f); /* not fulfilled: errno ETIMEDOUT */
             return NULL;
         }
-        if (flux_rpc_get_unpack (f, "{s:s}", "status", &status) < 0
-            || !ctx->wait || !strcmp (ctx->wait, status))
+        if (flux_rpc_get_unpack (f, "{s:s}", "status", &status) < 0 || !wait
+            || !strcmp (ctx->wait, status))
             return f; /* ready: the caller decodes it or its error */
         flux_future_reset (f);
     }
@@ -201,7 +201,8 @@ static void health_walk (struct status *ctx, json_t *topo, int level)
     double duration;
     flux_future_t *f;
 
-    if (!(f = health_rpc (ctx, rank))
+    /* --wait applies to the root of the subtree shown */
+    if (!(f = health_rpc (ctx, rank, ctx->wait && level == 0))
         || flux_rpc_get_unpack (f, "{s:s s:F s:o}", "status", &status,
                                 "duration", &duration, "children", &health)
                < 0) {
