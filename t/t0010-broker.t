@@ -133,6 +133,10 @@ test_expect_success 'overlay status --wait follows the status as it changes' '
 	grep "^0 .*partial" wait.out &&
 	grep "2 .*lost" wait.out
 '
+test_expect_success 'module list shows the services a module registered' '
+	flux start flux module list >modsvc.out &&
+	grep "^content-sqlite .* content-backing$" modsvc.out
+'
 test_expect_success 'a size 1 instance has its host name in hostlist' '
 	flux start -s 1 flux getattr hostlist >hl.out &&
 	test "$(cat hl.out)" = "$(hostname)"

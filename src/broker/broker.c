@@ -593,6 +593,30 @@ int router_module_add (struct broker *b, struct module *m)
     return 0;
 }
 
+static int service_append (const char *name, void *val, void *arg)
+{
+    json_t *a = ((void **)arg)[0];
+    const char *self = ((void **)arg)[1];
+
+    if (strcmp (name, self) != 0
+        && json_array_append_new (a, json_string (name)) < 0)
+        return -1;
+    return 0;
+}
+
+json_t *router_module_services (struct broker *b, struct module *m)
+{
+    struct peer *p = strmap_get (b->peers, module_uuid (m));
+    json_t *a = json_array ();
+    void *arg[2] = {a, (void *)module_name (m)};
+
+    if (a && p && strmap_foreach (p->services, service_append, arg) != 0) {
+        json_decref (a);
+        return NULL;
+    }
+    return a;
+}
+
 void router_module_remove (struct broker *b, struct module *m)
 {
     struct peer *p = strmap_get (b->peers, module_uuid (m));

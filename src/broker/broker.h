@@ -120,6 +120,9 @@ void router_respond_error (struct broker *b, const flux_msg_t *req, int errnum,
                            const char *errstr);
 
 /* Modules as routing peers. */
+/* The services a module registered, besides its own name (a new array,
+ * NULL on ENOMEM). */
+json_t *router_module_services (struct broker *b, struct module *m);
 int router_module_add (struct broker *b, struct module *m);
 void router_module_remove (struct broker *b, struct module *m);
 void router_from_module (struct module *m, flux_msg_t *msg, void *arg);

@@ -323,10 +323,17 @@ static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
     for (i = 0; mods && i < b->nmodules; i++) {
         struct module *m = b->modules[i];
-        json_t *o = json_pack (
-            "{s:s s:s s:i s:i s:[] s:i s:i}", "name", module_name (m), "path",
-            module_path (m), "idle", (int)module_idle (m), "status",
-            module_status (m), "services", "sendqueue", 0, "recvqueue", 0);
+        json_t *svcs = router_module_services (b, m);
+        size_t sendq, recvq;
+        json_t *o;
+
+        module_queue_counts (m, &sendq, &recvq);
+        o = svcs ? json_pack ("{s:s s:s s:i s:i s:o s:i s:i}", "name",
+                              module_name (m), "path", module_path (m), "idle",
+                              (int)module_idle (m), "status", module_status (m),
+                              "services", svcs, "sendqueue", (int)sendq,
+                              "recvqueue", (int)recvq)
+                 : NULL;
         if (!o || json_array_append_new (mods, o) < 0) {
             json_decref (mods);
             mods = NULL;

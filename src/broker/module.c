@@ -496,6 +496,12 @@ int module_errnum (struct module *m)
     return m->errnum;
 }
 
+void module_queue_counts (struct module *m, size_t *sendq, size_t *recvq)
+{
+    *sendq = m->pipe ? flux_msgpipe_count (m->pipe, 1) : 0;
+    *recvq = m->pipe ? flux_msgpipe_count (m->pipe, 0) : 0;
+}
+
 double module_idle (struct module *m)
 {
     return m->poll ? uv_now (m->poll->loop) / 1000. - m->last_seen : 0;

@@ -63,6 +63,9 @@ const char *module_uuid (struct module *m);
 int module_status (struct module *m);
 int module_errnum (struct module *m);
 double module_idle (struct module *m); /* seconds since last message */
+/* Messages queued to the module (not yet read by it) and from it (not
+ * yet routed by the broker). */
+void module_queue_counts (struct module *m, size_t *sendq, size_t *recvq);
 
 /* Per-module slot for the broker (e.g. the pending load request). */
 void module_set_aux (struct module *m, void *aux);

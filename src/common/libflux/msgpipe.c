@@ -136,6 +136,16 @@ flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
     return msg;
 }
 
+size_t flux_msgpipe_count (struct flux_msgpipe *p, int end)
+{
+    size_t n;
+
+    pthread_mutex_lock (&p->lock);
+    n = p->q[end].m.count;
+    pthread_mutex_unlock (&p->lock);
+    return n;
+}
+
 int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end)
 {
     return p->q[end].efd;

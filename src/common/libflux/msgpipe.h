@@ -33,6 +33,9 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg);
  */
 flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end);
 
+/* How many messages wait for this end (a snapshot). */
+size_t flux_msgpipe_count (struct flux_msgpipe *p, int end);
+
 /* Readable while messages wait for this end (or the other end closed). */
 int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end);
 
