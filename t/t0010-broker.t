@@ -137,6 +137,15 @@ test_expect_success 'module list shows the services a module registered' '
 	flux start flux module list >modsvc.out &&
 	grep "^content-sqlite .* content-backing$" modsvc.out
 '
+test_expect_success 'flux shutdown from outside streams the log of the shutdown' '
+	flux start -s 2 sh -c "flux getattr local-uri >sd.uri; sleep 60" &
+	pid=$! &&
+	for i in $(seq 1 50); do test -s sd.uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat sd.uri) flux shutdown 2>sd.err &&
+	wait $pid;
+	grep "broker.info\[0\]: shutdown: run->cleanup" sd.err &&
+	! grep "unloading" sd.err
+'
 test_expect_success 'a size 1 instance has its host name in hostlist' '
 	flux start -s 1 flux getattr hostlist >hl.out &&
 	test "$(cat hl.out)" = "$(hostname)"

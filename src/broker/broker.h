@@ -92,6 +92,9 @@ struct broker {
     uv_idle_t module_reaper;          /* destroys exited modules */
     const flux_msg_t **state_waiters; /* state-machine.wait until run */
     size_t nstate_waiters;
+    double state_time;              /* when the current state was entered (s) */
+    const flux_msg_t *shutdown_req; /* streaming shutdown.start */
+    int shutdown_loglevel;
     const flux_msg_t **health_watchers; /* streaming overlay.health */
     size_t nhealth_watchers;
     flux_msg_handler_t **state_handlers;
@@ -144,6 +147,8 @@ void builtin_state_changed (struct broker *b);
 /* A child's status changed: streaming overlay.health requests get the
  * new health. */
 void builtin_health_changed (struct broker *b);
+/* The shutdown is over: end a streaming shutdown.start (ENODATA). */
+void builtin_shutdown_done (struct broker *b);
 /* Load a module (name NULL: from the file name).  req, if given, is
  * answered when the module is running or has failed. */
 int broker_module_load (struct broker *b, const char *target, const char *name,

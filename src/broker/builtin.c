@@ -5,6 +5,7 @@
  * overlay.topology/health.  (attr.* and log.* live in attr.c and log.c.)
  */
 #include <errno.h>
+#include <syslog.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,11 +394,37 @@ void builtin_state_changed (struct broker *b)
     b->nstate_waiters = 0;
 }
 
+/* A streaming shutdown.start gets the log lines of the shutdown, at or
+ * above its loglevel, until the broker says goodbye (ENODATA). */
+static void shutdown_tap (const char *line, int severity, void *arg)
+{
+    struct broker *b = arg;
+
+    if (b->shutdown_req && severity <= b->shutdown_loglevel)
+        flux_respond_pack (b->h, b->shutdown_req, "{s:s+}", "log", line, "\n");
+}
+
+void builtin_shutdown_done (struct broker *b)
+{
+    if (b->shutdown_req) {
+        brokerlog_set_tap (b->log, NULL, NULL);
+        flux_respond_error (b->h, b->shutdown_req, ENODATA, NULL);
+        flux_msg_decref (b->shutdown_req);
+        b->shutdown_req = NULL;
+    }
+}
+
 static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
                          const flux_msg_t *msg, void *arg)
 {
     struct broker *b = broker_of (arg);
+    int loglevel = LOG_INFO;
 
+    if (flux_request_unpack (msg, NULL, "{s?i}", "loglevel", &loglevel) < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "shutdown.start: expected {loglevel?:i}");
+        return;
+    }
     if (b->rank != 0 || b->state != STATE_RUN || b->shutdown_requested) {
         flux_respond_error (h, msg, EINVAL,
                             b->rank != 0 ? "shutdown must be sent to rank 0"
@@ -406,8 +433,11 @@ static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
                                 : "broker is not in the run state");
         return;
     }
-    if (flux_msg_is_streaming (msg))
-        flux_respond_error (h, msg, ENODATA, NULL);
+    if (flux_msg_is_streaming (msg)) {
+        b->shutdown_req = flux_msg_incref (msg);
+        b->shutdown_loglevel = loglevel;
+        brokerlog_set_tap (b->log, shutdown_tap, b);
+    }
     else
         flux_respond (h, msg, NULL);
     broker_shutdown (b, 0);
@@ -601,6 +631,7 @@ void builtin_unregister (struct broker *b)
 {
     size_t i;
 
+    builtin_shutdown_done (b);
     for (i = 0; i < b->nmodules; i++)
         free (module_get_aux (b->modules[i]));
     flux_msg_handler_delvec (b->builtin_handlers);

@@ -24,6 +24,8 @@ struct brokerlog {
     size_t size, head, count; /* oldest at head */
     int stderr_level;
     struct follower *followers;
+    brokerlog_tap_f tap;
+    void *tap_arg;
     flux_msg_handler_t **handlers;
 };
 
@@ -64,6 +66,8 @@ static void store_line (struct brokerlog *log, const char *text, size_t len,
         fprintf (stderr, "%s\n", line);
     for (f = log->followers; f; f = f->next)
         flux_respond (log->h, f->req, line);
+    if (log->tap)
+        log->tap (line, line_severity (line), log->tap_arg);
     ring_push (log, line);
 }
 
@@ -273,6 +277,14 @@ void brokerlog_set_stderr_level (struct brokerlog *log, int level)
 {
     if (log)
         log->stderr_level = level;
+}
+
+void brokerlog_set_tap (struct brokerlog *log, brokerlog_tap_f tap, void *arg)
+{
+    if (log) {
+        log->tap = tap;
+        log->tap_arg = arg;
+    }
 }
 
 void brokerlog_destroy (struct brokerlog *log)

@@ -23,6 +23,12 @@ struct brokerlog *brokerlog_create (flux_t *h, uint32_t rank, size_t ring_size);
 void brokerlog_destroy (struct brokerlog *log);
 void brokerlog_set_stderr_level (struct brokerlog *log, int level);
 
+/* Call tap(line, severity, arg) for each line stored from now on (one tap
+ * at a time; NULL removes it).  line is an RFC 5424 line without newline,
+ * valid only during the call. */
+typedef void (*brokerlog_tap_f) (const char *line, int severity, void *arg);
+void brokerlog_set_tap (struct brokerlog *log, brokerlog_tap_f tap, void *arg);
+
 /* The broker's own messages (severity: LOG_ERR, LOG_INFO, ...). */
 void brokerlog_msg (struct brokerlog *log, int severity, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));

@@ -249,6 +249,9 @@ static void modules_unload_next (struct broker *b)
     last = b->modules[b->nmodules - 1];
     if (last != b->modlist_stopping) {
         b->modlist_stopping = last;
+        if (b->rank == 0)
+            brokerlog_msg (b->log, LOG_DEBUG, "shutdown: unloading %s",
+                           module_name (last));
         (void)module_stop (last);
     }
 }
@@ -302,10 +305,21 @@ static void run_initial_program (struct broker *b)
 
 void state_enter (struct broker *b, enum broker_state s)
 {
+    double now;
+
     if (s <= b->state && s != STATE_LOAD_BUILTINS)
         return;
+    now = uv_now (b->loop) / 1000.;
+    if (s > STATE_LOAD_BUILTINS)
+        brokerlog_msg (
+            b->log, s >= STATE_CLEANUP ? LOG_INFO : LOG_DEBUG,
+            "%s: %s->%s %.3fs", s >= STATE_CLEANUP ? "shutdown" : "start",
+            state_name (b->state), state_name (s), now - b->state_time);
     b->state = s;
+    b->state_time = now;
     builtin_state_changed (b);
+    if (s == STATE_GOODBYE || s == STATE_EXIT)
+        builtin_shutdown_done (b);
     switch (s) {
         case STATE_JOIN:
             if (b->rank == 0 || b->parent_online)

@@ -71,7 +71,16 @@ int cmd_shutdown (int argc, char **argv)
     else {
         int count = 0;
         while (flux_rpc_get_unpack (f, "{s:s}", "log", &s) == 0) {
-            fputs (s, stderr);
+            struct stdlog_header hdr;
+            const char *msg;
+            size_t len = strcspn (s, "\n"), msglen;
+
+            if (stdlog_decode (s, len, &hdr, NULL, NULL, &msg, &msglen) < 0)
+                fprintf (stderr, "%.*s\n", (int)len, s);
+            else
+                fprintf (stderr, "%s.%s[%s]: %.*s\n", hdr.appname,
+                         stdlog_severity_to_string (stdlog_severity (hdr.pri)),
+                         hdr.hostname, (int)msglen, msg);
             flux_future_reset (f);
             count++;
         }
