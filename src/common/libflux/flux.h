@@ -17,6 +17,7 @@
  */
 #include "attr.h"
 #include "event.h"
+#include "flog.h"
 #include "future.h"
 #include "handle.h"
 #include "message.h"
