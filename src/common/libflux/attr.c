@@ -111,6 +111,19 @@ const char *flux_attr_get (flux_t *h, const char *name)
     return e->value;
 }
 
+const char *flux_attr_peek (flux_t *h, const char *name)
+{
+    struct attr_cache *c = h ? flux_aux_get (h, CACHE_AUX) : NULL;
+    struct attr_entry *e;
+
+    if (!c || !name || !(e = cache_lookup (c, name))
+        || !(e->flags & FLUX_ATTRFLAG_IMMUTABLE)) {
+        errno = ENOENT;
+        return NULL;
+    }
+    return e->value;
+}
+
 int flux_attr_set (flux_t *h, const char *name, const char *value)
 {
     flux_future_t *f;

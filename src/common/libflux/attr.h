@@ -22,6 +22,9 @@ extern "C" {
 
 const char *flux_attr_get (flux_t *h, const char *name);
 int flux_attr_set (flux_t *h, const char *name, const char *value);
+/* The cached value of an immutable attribute, without asking the broker
+ * (never blocks, so it is safe anywhere); NULL with ENOENT if not cached. */
+const char *flux_attr_peek (flux_t *h, const char *name);
 
 /* Pre-load a value into the cache (as immutable); used by brokers and
  * tests to avoid a round trip.  */

@@ -50,7 +50,7 @@ void flux_vlog (flux_t *h, int level, const char *fmt, va_list ap)
     char ts[32], line[2048];
     struct timeval tv;
     struct tm tm;
-    uint32_t rank;
+    const char *rank;
     flux_msg_t *msg;
     int n, len;
 
@@ -59,11 +59,12 @@ void flux_vlog (flux_t *h, int level, const char *fmt, va_list ap)
     gettimeofday (&tv, NULL);
     gmtime_r (&tv.tv_sec, &tm);
     strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    if (flux_get_rank (h, &rank) < 0)
-        rank = 0;
-    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %u %s %d - - ",
+    /* never an RPC here: a log call must not block or reenter */
+    if (!(rank = flux_attr_peek (h, "rank")))
+        rank = "-";
+    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %s %s %d - - ",
                   (level & 7) << 3 | (LOG_USER >> 3 & 7), ts, (long)tv.tv_usec,
-                  (unsigned)rank, appname (h), (int)getpid ());
+                  rank, appname (h), (int)getpid ());
     if (n < 0 || (size_t)n >= sizeof (line))
         goto done;
     len = vsnprintf (line + n, sizeof (line) - n, fmt, ap);

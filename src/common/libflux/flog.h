@@ -8,7 +8,8 @@
  * Each call sends one RFC 5424 line "<PRI>1 TIMESTAMP RANK APPNAME PID - -
  * MESSAGE" as a log.append request with no response, so it never blocks
  * and never waits; PRI is Flux's severity << 3 | facility (LOG_USER).
- * RANK is the broker rank of the handle (the cached "rank" attribute),
+ * RANK is the broker rank of the handle if the "rank" attribute is cached
+ * (always so in a module; flux_log never asks the broker), else "-";
  * APPNAME the name set with flux_log_set_appname(), else the module name
  * (aux "flux::name") for a module, else the program name.
  * level is a syslog severity (LOG_ERR, LOG_INFO, ...).  The functions

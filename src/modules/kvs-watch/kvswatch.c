@@ -21,14 +21,11 @@
  * so neither may be assumed to come first: sequence numbers decide.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kvswatch.h"
@@ -69,46 +66,13 @@ struct kvswatch {
 static void run_queue (kvswatch_t *kw);
 static void schedule (kvswatch_t *kw, struct watcher *w);
 
-/* Log an RFC 5424 line to the broker log (log.append, no response).  As
- * in Flux, PRI is severity << 3 | facility (PROTOCOLS.md 3).
- */
-static void kw_log (kvswatch_t *kw, int severity, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-static void kw_log (kvswatch_t *kw, int severity, const char *fmt, ...)
-{
-    char ts[64], text[512], line[700];
-    struct timeval tv;
-    struct tm tm;
-    va_list ap;
-    flux_msg_t *msg;
-    int n;
-
-    gettimeofday (&tv, NULL);
-    gmtime_r (&tv.tv_sec, &tm);
-    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    va_start (ap, fmt);
-    vsnprintf (text, sizeof (text), fmt, ap);
-    va_end (ap);
-    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %u kvs-watch %d - - %s",
-                  (severity & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
-                  (long)tv.tv_usec, (unsigned)kw->rank, (int)getpid (), text);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof (line))
-        n = sizeof (line) - 1;
-    if ((msg = flux_request_encode_raw ("log.append", line, n))
-        && flux_msg_set_noresponse (msg) == 0)
-        (void)flux_send (kw->h, msg, 0);
-    flux_msg_decref (msg);
-}
-
 static void bad_event (kvswatch_t *kw, const flux_msg_t *msg, const char *why)
 {
     const char *topic = "?";
 
     (void)flux_msg_get_topic (msg, &topic);
     kw->stats.bad_events++;
-    kw_log (kw, LOG_ERR, "%s: %s", topic, why);
+    flux_log (kw->h, LOG_ERR, "%s: %s", topic, why);
 }
 
 /* Indexes */
@@ -324,7 +288,7 @@ static void reap_failed (struct flux_deferred *d)
     while (!list_empty (&kw->failed)) {
         struct watcher *w
             = list_entry (kw->failed.next, struct watcher, runnode);
-        kw_log (kw, LOG_ERR, "%s: sending a lookup failed: %s", w->key,
+        flux_log (kw->h, LOG_ERR, "%s: sending a lookup failed: %s", w->key,
                 strerror (w->failed_errno));
         watcher_end (kw, w, w->failed_errno, "kvs-watch: sending lookup failed",
                      false);
@@ -679,7 +643,7 @@ void kvswatch_cancel (kvswatch_t *kw, const flux_msg_t *msg)
         || !(sender = flux_msg_route_first (msg))
         || flux_msg_get_cred (msg, &cred) < 0) {
         kw->stats.bad_requests++;
-        kw_log (kw, LOG_WARNING, "malformed kvs-watch.cancel: %s",
+        flux_log (kw->h, LOG_WARNING, "malformed kvs-watch.cancel: %s",
                 flux_msg_last_error (msg));
         return;
     }

@@ -78,6 +78,15 @@ int main (int argc, char *argv[])
     ok (line && strlen (line) < 2048 && line[strlen (line) - 1] == 'x',
         "an overlong message is truncated, still one line");
 
+    {
+        flux_t *h2 = flux_open ("loop://", 0);
+        flux_log (h2, LOG_INFO, "x");
+        line = next_line (h2);
+        ok (line && strstr (line, "Z - flog.t "),
+            "rank not cached: the rank field is - and no RPC is sent");
+        ok (flux_recv (h2, FLUX_O_NONBLOCK) == NULL, "nothing else was sent");
+        flux_close (h2);
+    }
     flux_log (NULL, LOG_INFO, "nothing");
     ok (true, "flux_log (NULL) is a no-op");
     flux_close (h);
