@@ -68,7 +68,7 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
     p->ptr = ptr;
     p->cred = cred;
     if (!(p->services = strmap_create (NULL))
-        || (kind == PEER_CLIENT && !(p->disconnects = strmap_create (NULL)))
+        || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))
         || strmap_put (b->peers, p->id, p) < 0) {
         peer_free (p);
         return NULL;
@@ -376,7 +376,7 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
         return;
     }
-    if (from && from->kind == PEER_CLIENT)
+    if (from && from->disconnects) /* a client or a module */
         note_disconnect (from, msg, topic, nodeid);
     if (nodeid == FLUX_NODEID_ANY) {
         if ((svc = service_lookup (b, topic)))
@@ -617,11 +617,17 @@ json_t *router_module_services (struct broker *b, struct module *m)
     return a;
 }
 
+static int send_disconnect (const char *key, void *val, void *arg);
+
+/* A removed module, like a client that went away, disconnects from every
+ * service it sent requests to, so they drop its streams and holds. */
 void router_module_remove (struct broker *b, struct module *m)
 {
     struct peer *p = strmap_get (b->peers, module_uuid (m));
-    if (p)
+    if (p) {
+        strmap_foreach (p->disconnects, send_disconnect, b);
         peer_remove (b, p);
+    }
 }
 
 void router_from_module (struct module *m, flux_msg_t *msg, void *arg)
