@@ -2,12 +2,14 @@
  * Copyright the flux-c authors */
 /* kvs-commit - KVS commit throughput, like flux-core's t/kvs/commit.
  *
- * Usage: kvs-commit [--stats] NTHREADS COUNT PREFIX
+ * Usage: kvs-commit [--stats] [--append] NTHREADS COUNT PREFIX
  *
  * Each thread opens its own handle and COUNT times puts one small key
  * (PREFIX.<thread>.<i> = i) and commits it, waiting for each commit
  * before the next.  Prints the commit rate; --stats adds the commit
- * latency distribution.
+ * latency distribution.  With --append each thread instead appends an
+ * RFC 18 event to its own eventlog PREFIX.<thread> in each commit (the
+ * way the job manager writes job eventlogs).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +20,8 @@
 
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
+
+static int append;
 
 struct thd {
     pthread_t t;
@@ -50,9 +54,24 @@ static void *run (void *arg)
         flux_future_t *f = NULL;
         double t0 = now ();
 
-        snprintf (key, sizeof (key), "%s.%d.%d", t->prefix, t->id, i);
-        if (!txn || flux_kvs_txn_pack (txn, 0, key, "i", i) < 0
-            || !(f = flux_kvs_commit (h, NULL, 0, txn))
+        int rc;
+
+        if (append) {
+            char event[128];
+            struct timespec ts;
+            clock_gettime (CLOCK_REALTIME, &ts);
+            snprintf (key, sizeof (key), "%s.%d", t->prefix, t->id);
+            snprintf (event, sizeof (event),
+                      "{\"timestamp\":%.6f,\"name\":\"test\","
+                      "\"context\":{\"i\":%d}}\n",
+                      ts.tv_sec + ts.tv_nsec * 1e-9, i);
+            rc = txn ? flux_kvs_txn_put (txn, FLUX_KVS_APPEND, key, event) : -1;
+        }
+        else {
+            snprintf (key, sizeof (key), "%s.%d.%d", t->prefix, t->id, i);
+            rc = txn ? flux_kvs_txn_pack (txn, 0, key, "i", i) : -1;
+        }
+        if (rc < 0 || !(f = flux_kvs_commit (h, NULL, 0, txn))
             || flux_future_get (f, NULL) < 0) {
             t->errnum = errno;
             fprintf (stderr, "kvs-commit: thread %d: %s: %s\n", t->id, key,
@@ -82,14 +101,21 @@ int main (int argc, char **argv)
     double t0, elapsed, *all;
     const char *prefix;
 
-    if (argc > 1 && !strcmp (argv[1], "--stats")) {
-        stats = 1;
+    while (argc > 1 && !strncmp (argv[1], "--", 2)) {
+        if (!strcmp (argv[1], "--stats"))
+            stats = 1;
+        else if (!strcmp (argv[1], "--append"))
+            append = 1;
+        else
+            argc = 0; /* usage */
         argc--;
         argv++;
     }
     if (argc != 4 || (nthreads = atoi (argv[1])) < 1
         || (count = atoi (argv[2])) < 1) {
-        fprintf (stderr, "Usage: kvs-commit [--stats] NTHREADS COUNT PREFIX\n");
+        fprintf (stderr,
+                 "Usage: kvs-commit [--stats] [--append] NTHREADS COUNT "
+                 "PREFIX\n");
         return 1;
     }
     prefix = argv[3];
@@ -119,8 +145,9 @@ int main (int argc, char **argv)
         if (all[i] > 0)
             all[n++] = all[i];
     }
-    printf ("%d threads x %d commits: %d in %.3fs, %.0f commits/s\n", nthreads,
-            count, n, elapsed, n / elapsed);
+    printf ("%d threads x %d %s: %d in %.3fs, %.0f commits/s\n", nthreads,
+            count, append ? "eventlog appends" : "commits", n, elapsed,
+            n / elapsed);
     if (stats && n > 0) {
         double sum = 0;
         qsort (all, n, sizeof (double), cmp_double);

@@ -370,4 +370,51 @@ test_expect_success 'SIGKILL again after the restart: both loops survive' '
 	flux start -Sstatedir="$PWD/sd2" $MODS sh -c \
 		"$K verify $n d1 && $K verify $m d2"
 '
+# commits: the "commits" count of content-sqlite (its transactions)
+cat >txcount.sh <<EOT
+$K rpc content-sqlite.stats-get | sed -e 's/.*"commits":\([0-9]*\).*/\1/'
+EOT
+test_expect_success 'a commit costs one sqlite transaction: blobs and checkpoint together' '
+	cat >tx.sh <<-EOT &&
+	c0=\$(sh txcount.sh)
+	$K loop 50 tx >/dev/null || exit 1
+	c1=\$(sh txcount.sh)
+	echo \$((c1 - c0))
+	EOT
+	rm -rf sd4 && mkdir sd4 &&
+	flux start -Sstatedir="$PWD/sd4" $MODS sh tx.sh >tx.out &&
+	n=$(cat tx.out) && echo "$n transactions for 50 commits" &&
+	test $n -ge 1 && test $n -le 52
+'
+test_expect_success 'a commit of more blobs than one content.write takes goes in chunks' '
+	rm -rf sd6 && mkdir sd6 &&
+	flux start -Sstatedir="$PWD/sd6" \
+		-Sbroker.modules=content,content-sqlite@0 sh -c "
+		flux module load kvs write-chunk=2 inline-max=4 &&
+		$K put c.a=value-a c.b=value-b c.c=value-c c.d=value-d c.e=value-e
+		" >chunk.out &&
+	flux start -Sstatedir="$PWD/sd6" $MODS sh -c "
+		$K get c.a && $K get c.c && $K get c.e" >chunk.out &&
+	printf "value-a\nvalue-c\nvalue-e\n" >chunk.exp &&
+	test_cmp chunk.exp chunk.out
+'
+# four loops at once, rank 0 killed: commits share transactions
+cat >kill4.sh <<EOT
+for p in a b c d; do
+	$K loop 1000000 \$p >acked4.\$p 2>loop4.\$p.err &
+done
+sleep \$1
+kill -9 \$(flux getattr broker.pid)
+EOT
+test_expect_success 'SIGKILL with four loops at once: every acknowledged write survives' '
+	rm -rf sd5 && mkdir sd5 &&
+	{ flux start -Sstatedir="$PWD/sd5" $MODS sh kill4.sh 2 || true; } &&
+	for p in a b c d; do
+		n=$(wc -l <acked4.$p) && echo "$p: $n acknowledged" &&
+		test $n -gt 10 || return 1
+	done &&
+	flux start -Sstatedir="$PWD/sd5" $MODS sh -c "
+		$K verify $(wc -l <acked4.a) a && $K verify $(wc -l <acked4.b) b &&
+		$K verify $(wc -l <acked4.c) c && $K verify $(wc -l <acked4.d) d"
+'
 test_done

@@ -154,6 +154,44 @@ flux_future_t *content_checkpoint_put (flux_t *h, const char *rootref,
                           now);
 }
 
+flux_future_t *content_write (flux_t *h, int digest_size,
+                              const struct content_write_blob *blobs, int n,
+                              const char *rootref, int sequence)
+{
+    json_t *cp = NULL;
+    char *cptext = NULL;
+    void *buf = NULL;
+    size_t len;
+    flux_future_t *f = NULL;
+    int saved_errno;
+
+    if (!h || (rootref && (blobref_validate (rootref) < 0 || sequence < 0))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (rootref) {
+        struct timespec ts;
+        clock_gettime (CLOCK_REALTIME, &ts);
+        if (!(cp = json_pack ("{s:i s:s s:i s:f}", "version", 1, "rootref",
+                              rootref, "sequence", sequence, "timestamp",
+                              ts.tv_sec + ts.tv_nsec * 1e-9))
+            || !(cptext = json_dumps (cp, JSON_COMPACT | JSON_SORT_KEYS))) {
+            errno = ENOMEM;
+            goto done;
+        }
+    }
+    if (!(buf = content_write_encode (digest_size, blobs, n, cptext, 0, &len)))
+        goto done;
+    f = flux_rpc_raw (h, "content.write", buf, len, 0, 0);
+done:
+    saved_errno = errno;
+    free (buf);
+    free (cptext);
+    json_decref (cp);
+    errno = saved_errno;
+    return f;
+}
+
 flux_future_t *content_checkpoint_get (flux_t *h)
 {
     if (!h) {

@@ -20,6 +20,8 @@
 
 #include "libflux/flux.h"
 
+#include "write.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -62,6 +64,17 @@ int content_store_get_blobref (flux_future_t *f, const char *hashtype,
  */
 flux_future_t *content_checkpoint_put (flux_t *h, const char *rootref,
                                        int sequence);
+
+/* Store n blobs, with the digests the caller computed (digest_size
+ * bytes, the instance's hash), and if rootref is not NULL checkpoint it
+ * after them, in one request to the content service of rank 0
+ * (content.write, write.h): fulfilled (use flux_future_get()) once the
+ * blobs are cached, and with a checkpoint once it and every blob stored
+ * before it are durable.  EPROTO if a digest does not match its blob,
+ * EFBIG, EINVAL. */
+flux_future_t *content_write (flux_t *h, int digest_size,
+                              const struct content_write_blob *blobs, int n,
+                              const char *rootref, int sequence);
 
 /* Fetch the latest checkpoint (ENOENT if none). */
 flux_future_t *content_checkpoint_get (flux_t *h);

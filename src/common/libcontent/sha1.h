@@ -7,6 +7,7 @@
  * use blobref.h.  init, any number of updates, then final, which writes
  * the 20-byte digest and leaves the context to be re-initialized.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,5 +23,11 @@ struct sha1_ctx {
 void sha1_init (struct sha1_ctx *ctx);
 void sha1_update (struct sha1_ctx *ctx, const void *data, size_t len);
 void sha1_final (struct sha1_ctx *ctx, uint8_t digest[SHA1_DIGEST_SIZE]);
+
+/* The CPU's SHA instructions are used when present.  For tests: whether
+ * they are, and a switch between them and the portable code (process
+ * wide; not for use while other threads hash). */
+bool sha1_accel_available (void);
+void sha1_use_accel (bool on);
 
 #endif /* !CONTENT_SHA1_H */

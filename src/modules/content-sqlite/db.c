@@ -24,6 +24,8 @@ struct db {
     sqlite3_stmt *cp_put;
     sqlite3_stmt *cp_get;
     sqlite3_stmt *count;
+    int wal_pages; /* frames in the WAL (after the last commit) */
+    int page_size; /* of this file */
     char errbuf[256];
 };
 
@@ -176,6 +178,15 @@ done:
     return result;
 }
 
+/* After each commit: remember how big the WAL is (db_checkpoint). */
+static int wal_hook (void *arg, sqlite3 *sq, const char *name, int npages)
+{
+    struct db *db = arg;
+
+    db->wal_pages = npages;
+    return SQLITE_OK;
+}
+
 static int prepare (struct db *db, sqlite3_stmt **st, const char *sql)
 {
     int rc;
@@ -229,8 +240,12 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     if (exec (db, "PRAGMA locking_mode=EXCLUSIVE") < 0
         || exec (db, "PRAGMA journal_mode=WAL") < 0
         || exec (db, "PRAGMA synchronous=FULL") < 0
-        || exec (db, "PRAGMA journal_size_limit=67108864") < 0)
+        || exec (db, "PRAGMA journal_size_limit=67108864") < 0
+        || exec (db, "PRAGMA wal_autocheckpoint=0") < 0)
         goto error;
+    /* the caller checkpoints, when the commits it waits for are answered */
+    sqlite3_wal_hook (db->sq, wal_hook, db);
+    db->page_size = 4096;
     if (schema (db, hashtype, error) < 0)
         goto error_set;
     if (prepare (db, &db->store,
@@ -248,6 +263,14 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
                < 0
         || prepare (db, &db->count, "SELECT count(*) FROM objects") < 0)
         goto error;
+    {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2 (db->sq, "PRAGMA page_size", -1, &st, NULL)
+                == SQLITE_OK
+            && sqlite3_step (st) == SQLITE_ROW)
+            db->page_size = sqlite3_column_int (st, 0);
+        sqlite3_finalize (st);
+    }
     return db;
 error:
     errprintf (error, "%s", db->errbuf);
@@ -381,6 +404,28 @@ int db_checkpoint_get (struct db *db, const char **value)
         return fail (db, rc, "checkpoint-get");
     if (value)
         *value = (const char *)sqlite3_column_text (db->cp_get, 0);
+    return 0;
+}
+
+size_t db_wal_size (struct db *db)
+{
+    return db ? (size_t)db->wal_pages * db->page_size : 0;
+}
+
+int db_checkpoint (struct db *db)
+{
+    int rc;
+
+    reset_reads (db);
+    if (db_in_transaction (db)) {
+        errno = EBUSY;
+        return -1;
+    }
+    rc = sqlite3_wal_checkpoint_v2 (db->sq, NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                    NULL, NULL);
+    if (rc != SQLITE_OK)
+        return fail (db, rc, "checkpoint");
+    db->wal_pages = 0;
     return 0;
 }
 

@@ -62,6 +62,14 @@ int db_checkpoint_put (struct db *db, const char *value);
 /* The checkpoint (JSON text, valid until the next call), ENOENT if none. */
 int db_checkpoint_get (struct db *db, const char **value);
 
+/* The WAL is not checkpointed into the database file by the commits
+ * themselves (that would delay them): the caller does it with
+ * db_checkpoint() when it suits it, e.g. once db_wal_size() (bytes,
+ * an upper bound) is over some megabytes.  EBUSY inside a transaction.
+ */
+size_t db_wal_size (struct db *db);
+int db_checkpoint (struct db *db);
+
 /* Number of blobs stored. */
 long long db_object_count (struct db *db);
 

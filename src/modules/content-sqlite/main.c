@@ -66,9 +66,13 @@ static char *db_path (flux_t *h)
     return path;
 }
 
-static int register_backing (flux_t *h)
+/* Register with the content module.  Asking for write mode, the answer
+ * names the content module's route id: its content-backing.write
+ * requests are trusted (see service.h). */
+static int register_backing (flux_t *h, struct sqlite_service *svc)
 {
     flux_future_t *f;
+    const char *sender = NULL;
 
     if (!(f = flux_service_register (h, "content-backing"))
         || flux_future_get (f, NULL) < 0) {
@@ -79,14 +83,17 @@ static int register_backing (flux_t *h)
     }
     flux_future_destroy (f);
     if (!(f = flux_rpc_pack (h, "content.register-backing", FLUX_NODEID_ANY, 0,
-                             "{s:s}", "name", "content-sqlite"))
-        || flux_future_get (f, NULL) < 0) {
+                             "{s:s s:b}", "name", "content-sqlite", "write", 1))
+        || flux_rpc_get_unpack (f, "{s?s}", "sender", &sender) < 0) {
         sqlite_log (h, 3, "content.register-backing: %s",
                     f ? future_strerror (f, errno) : strerror (errno));
         flux_future_destroy (f);
         flux_future_destroy (flux_service_unregister (h, "content-backing"));
         return -1;
     }
+    if (sender && sqlite_service_trust (svc, sender) < 0)
+        sqlite_log (h, 3, "cannot accept content-backing.write: %s",
+                    strerror (errno));
     flux_future_destroy (f);
     return 0;
 }
@@ -124,7 +131,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         sqlite_log (h, 3, "%s: %s", path, error.text);
         goto done;
     }
-    if (register_backing (h) < 0)
+    if (register_backing (h, svc) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         sqlite_log (h, 3, "reactor: %s", strerror (errno));

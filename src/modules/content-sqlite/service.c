@@ -14,10 +14,14 @@
 #include <jansson.h>
 
 #include "libcontent/blobref.h"
+#include "libcontent/write.h"
 
 #include "service.h"
 
-enum { OP_STORE, OP_CHECKPOINT };
+enum { OP_STORE, OP_CHECKPOINT, OP_WRITE };
+
+/* WAL size beyond which it is checkpointed after a batch */
+#define WAL_CHECKPOINT_BYTES ((size_t)8 << 20)
 
 struct deferred {
     const flux_msg_t *msg;
@@ -45,7 +49,15 @@ struct sqlite_service {
     const flux_msg_t **gets;
     int ngets, capgets;
 
+    /* content-backing.write: accepted only from the content module (its
+     * route id), which counts our failed answers as we do */
+    char *trusted;
+    uint32_t write_failures;
+
     long long commits;
+    double commit_time;    /* seconds in commits (writing, fsync) */
+    long long checkpoints; /* of the WAL into the database file */
+    long long writes;
     int batch_max;
 };
 
@@ -105,7 +117,14 @@ static void batch_finish (struct sqlite_service *s)
     int i;
 
     if (errnum == 0 && db_in_transaction (s->db)) {
-        if (db_commit (s->db) < 0) {
+        struct timespec t0, t1;
+        int rc;
+        clock_gettime (CLOCK_MONOTONIC, &t0);
+        rc = db_commit (s->db);
+        clock_gettime (CLOCK_MONOTONIC, &t1);
+        s->commit_time
+            += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (rc < 0) {
             errnum = errno;
             snprintf (s->batch_errstr, sizeof (s->batch_errstr), "%s",
                       db_errstr (s->db));
@@ -121,8 +140,11 @@ static void batch_finish (struct sqlite_service *s)
         s->batch_max = s->n;
     for (i = 0; i < s->n; i++) {
         struct deferred *d = &s->batch[i];
-        if (errnum)
+        if (errnum) {
             flux_respond_error (s->h, d->msg, errnum, errstr);
+            if (d->op == OP_WRITE)
+                s->write_failures++;
+        }
         else if (d->op == OP_STORE)
             flux_respond_raw (s->h, d->msg, d->digest, s->hash_size);
         else
@@ -138,6 +160,13 @@ static void batch_finish (struct sqlite_service *s)
         flux_msg_decref (s->gets[i]);
     }
     s->ngets = 0;
+    /* with everything answered, fold the WAL into the database file */
+    if (db_wal_size (s->db) > WAL_CHECKPOINT_BYTES) {
+        if (db_checkpoint (s->db) < 0)
+            sqlite_log (s->h, 4, "checkpoint: %s", db_errstr (s->db));
+        else
+            s->checkpoints++;
+    }
 }
 
 static void idle_cb (uv_idle_t *w)
@@ -148,11 +177,10 @@ static void idle_cb (uv_idle_t *w)
     batch_finish (s);
 }
 
-static int batch_add (struct sqlite_service *s, const flux_msg_t *msg, int op,
-                      const void *digest)
+/* Make room for one more write in the batch (before writing it, so that
+ * a write in the transaction is always answered with its outcome). */
+static int batch_reserve (struct sqlite_service *s)
 {
-    struct deferred *d;
-
     if (s->n == s->cap) {
         int ncap = s->cap ? s->cap * 2 : 64;
         struct deferred *nb = realloc (s->batch, ncap * sizeof (*nb));
@@ -161,6 +189,16 @@ static int batch_add (struct sqlite_service *s, const flux_msg_t *msg, int op,
         s->batch = nb;
         s->cap = ncap;
     }
+    return 0;
+}
+
+static int batch_add (struct sqlite_service *s, const flux_msg_t *msg, int op,
+                      const void *digest)
+{
+    struct deferred *d;
+
+    if (batch_reserve (s) < 0)
+        return -1;
     d = &s->batch[s->n++];
     d->msg = flux_msg_incref (msg);
     d->op = op;
@@ -218,11 +256,14 @@ static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, errno, NULL);
         return;
     }
+    if (batch_reserve (s) < 0) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
     if (batch_begin (s) == 0
         && db_store (s->db, digest, s->hash_size, data, len) < 0)
         batch_fail (s);
-    if (batch_add (s, msg, OP_STORE, digest) < 0)
-        flux_respond_error (h, msg, ENOMEM, NULL);
+    (void)batch_add (s, msg, OP_STORE, digest); /* room was reserved */
 }
 
 static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -263,18 +304,100 @@ static void checkpoint_put_cb (flux_t *h, flux_msg_handler_t *mh,
                             "{value:{...}}");
         return;
     }
-    if (!(text = json_dumps (value, JSON_COMPACT | JSON_SORT_KEYS))) {
+    if (!(text = json_dumps (value, JSON_COMPACT | JSON_SORT_KEYS))
+        || batch_reserve (s) < 0) {
+        free (text);
         flux_respond_error (h, msg, ENOMEM, NULL);
         return;
     }
     if (batch_begin (s) == 0 && db_checkpoint_put (s->db, text) < 0)
         batch_fail (s);
     free (text);
-    if (batch_add (s, msg, OP_CHECKPOINT, NULL) < 0) {
-        flux_respond_error (h, msg, ENOMEM, NULL);
+    (void)batch_add (s, msg, OP_CHECKPOINT, NULL);
+    s->batch_has_checkpoint = true;
+}
+
+static void write_error (struct sqlite_service *s, const flux_msg_t *msg,
+                         int errnum, const char *errstr)
+{
+    flux_respond_error (s->h, msg, errnum, errstr);
+    s->write_failures++;
+}
+
+/* The checkpoint value of a write, NUL-terminated, if it is a JSON
+ * object. */
+static char *checkpoint_text (const struct content_write *w)
+{
+    json_t *o = json_loadb (w->checkpoint, w->checkpoint_len, 0, NULL);
+    char *text = NULL;
+
+    if (o && json_is_object (o))
+        text = strndup (w->checkpoint, w->checkpoint_len);
+    json_decref (o);
+    return text;
+}
+
+/* content-backing.write (libcontent/write.h): blobs under the digests
+ * the content module computed, and the checkpoint, in the batch's
+ * transaction, in arrival order.  A checkpoint is refused if a write
+ * failed that its sender has not seen fail yet: it may reference a blob
+ * of that write. */
+static void write_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct sqlite_service *s = arg;
+    const char *sender = flux_msg_route_first (msg);
+    struct content_write w;
+    const void *data;
+    size_t len;
+    char *cp = NULL;
+    int i;
+
+    if (!s->trusted || !sender || strcmp (sender, s->trusted) != 0) {
+        flux_respond_error (h, msg, EPERM,
+                            "content-backing.write is reserved for the content "
+                            "module");
         return;
     }
-    s->batch_has_checkpoint = true;
+    if (flux_request_decode_raw (msg, NULL, &data, &len) < 0
+        || content_write_decode (data, len, s->hash_size, &w) < 0) {
+        write_error (s, msg, EPROTO,
+                     "content-backing.write: malformed request");
+        return;
+    }
+    if (w.checkpoint && !(cp = checkpoint_text (&w))) {
+        write_error (s, msg, EPROTO,
+                     "content-backing.write: the checkpoint is not an object");
+        goto done;
+    }
+    if (cp && w.failures != s->write_failures) {
+        write_error (s, msg, EIO,
+                     "checkpoint refused: an earlier write failed");
+        goto done;
+    }
+    if (batch_reserve (s) < 0) {
+        write_error (s, msg, ENOMEM, NULL);
+        goto done;
+    }
+    if (batch_begin (s) == 0) {
+        for (i = 0; i < w.nblobs; i++) {
+            if (db_store (s->db, w.blobs[i].digest, s->hash_size,
+                          w.blobs[i].data, w.blobs[i].len)
+                < 0) {
+                batch_fail (s);
+                break;
+            }
+        }
+        if (i == w.nblobs && cp && db_checkpoint_put (s->db, cp) < 0)
+            batch_fail (s);
+    }
+    (void)batch_add (s, msg, OP_WRITE, NULL); /* room was reserved */
+    if (cp)
+        s->batch_has_checkpoint = true;
+    s->writes++;
+done:
+    free (cp);
+    content_write_clear (&w);
 }
 
 static void checkpoint_get_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -305,10 +428,13 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 {
     struct sqlite_service *s = arg;
 
-    if (flux_respond_pack (h, msg, "{s:I s:s s:I s:i}", "object_count",
-                           (json_int_t)db_object_count (s->db), "dbfile",
-                           s->dbpath, "commits", (json_int_t)s->commits,
-                           "batch_max", s->batch_max)
+    if (flux_respond_pack (
+            h, msg, "{s:I s:s s:I s:f s:I s:I s:i s:i}", "object_count",
+            (json_int_t)db_object_count (s->db), "dbfile", s->dbpath, "commits",
+            (json_int_t)s->commits, "commit_seconds", s->commit_time,
+            "wal_checkpoints", (json_int_t)s->checkpoints, "writes",
+            (json_int_t)s->writes, "write_failures", (int)s->write_failures,
+            "batch_max", s->batch_max)
         < 0)
         flux_respond_error (h, msg, errno, NULL);
 }
@@ -320,6 +446,7 @@ static const struct flux_msg_handler_spec htab[] = {
      0},
     {FLUX_MSGTYPE_REQUEST, "content-backing.checkpoint-put", checkpoint_put_cb,
      0},
+    {FLUX_MSGTYPE_REQUEST, "content-backing.write", write_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "content-sqlite.stats-get", stats_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
@@ -367,6 +494,22 @@ nomem:
     return NULL;
 }
 
+int sqlite_service_trust (struct sqlite_service *s, const char *sender)
+{
+    char *cpy;
+
+    if (!s || !sender || !*sender) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(cpy = strdup (sender)))
+        return -1;
+    free (s->trusted);
+    s->trusted = cpy;
+    s->write_failures = 0;
+    return 0;
+}
+
 void sqlite_service_destroy (struct sqlite_service *s)
 {
     if (s) {
@@ -376,6 +519,7 @@ void sqlite_service_destroy (struct sqlite_service *s)
         uv_close ((uv_handle_t *)s->idle, close_free_cb);
         free (s->batch);
         free (s->gets);
+        free (s->trusted);
         free (s->dbpath);
         free (s);
         errno = saved_errno;

@@ -4,15 +4,19 @@
 #define CONTENT_SQLITE_SERVICE_H
 
 /* The content-backing service over a db (db.h): content-backing.load,
- * .store, .checkpoint-get, .checkpoint-put, and content-sqlite.stats-get,
- * owner only.
+ * .store, .checkpoint-get, .checkpoint-put, .write, and
+ * content-sqlite.stats-get, owner only.  .store hashes what it stores;
+ * .write (blobs and the checkpoint in one request, from the content
+ * module only) trusts the digests the content module computed.
  *
- * Group commit: the writes (store, checkpoint-put) received in one loop
- * turn share one transaction, committed (fsync) from an idle watcher at
- * the start of the next turn; only then are they answered, in arrival
- * order.  If any write or the commit fails (ENOSPC: disk full), the
+ * Group commit: the writes (store, checkpoint-put, write) received in
+ * one loop turn share one transaction, committed (fsync) from an idle
+ * watcher at the start of the next turn; only then are they answered, in
+ * arrival order.  If any write or the commit fails (ENOSPC: disk full), the
  * transaction is rolled back and every write of the batch is answered
  * with that error; the service carries on.  Loads are answered at once.
+ * Once a batch is answered, the WAL is checkpointed into the database
+ * file if it holds more than 8 MiB (never within a commit's latency).
  */
 #include "libflux/flux.h"
 
@@ -26,6 +30,12 @@ struct sqlite_service *sqlite_service_create (flux_t *h, struct db *db,
                                               const char *hashtype,
                                               const char *dbpath,
                                               flux_error_t *error);
+
+/* Accept content-backing.write (libcontent/write.h) from sender, the
+ * route id of the content module this store registered with; until then
+ * (and from anyone else) it is EPERM.  Resets the count of failed writes
+ * the sender and this service keep in step.  EINVAL, ENOMEM. */
+int sqlite_service_trust (struct sqlite_service *s, const char *sender);
 
 /* Commit and answer the batch in progress, unregister, free.  NULL-safe,
  * preserves errno. */

@@ -5,11 +5,11 @@
  * Three things are in progress at any time, each kept where it belongs:
  *  - per blob (struct pending, the cache entry's aux): requests waiting
  *    for a load from upstream/backing, rank > 0 stores waiting for the
- *    parent, and the load or write RPC in flight;
- *  - writes to do (the send queue), started in order, at most
- *    write_limit at once;
- *  - barriers (struct waiter): a flush or checkpoint-put waits until no
- *    blob made dirty before it (cache sequence numbers) is still dirty.
+ *    parent, and the load or write in flight;
+ *  - writes to do (the send queue, writer.c);
+ *  - barriers (struct waiter, writer.c): a flush or checkpoint-put waits
+ *    until no blob made dirty before it (cache sequence numbers) is still
+ *    dirty, or, with a batching backing store, until they are all sent.
  * Every continuation ends with after_io(), which starts queued writes,
  * releases barriers, finishes a backing store's departure and purges.
  */
@@ -23,74 +23,9 @@
 #include <jansson.h>
 
 #include "libcontent/blobref.h"
+#include "libcontent/write.h"
 
-#include "cache.h"
-#include "service.h"
-
-struct msgvec {
-    const flux_msg_t **v;
-    int n, cap;
-};
-
-struct pending {
-    struct content_service *svc;
-    struct cache_entry *e;
-    struct msgvec loads;     /* content.load requests */
-    struct msgvec validates; /* content.validate requests */
-    struct msgvec stores;    /* rank > 0: content.store requests */
-    flux_future_t *load_f;
-    flux_future_t *write_f;
-    bool queued;
-    struct pending *qprev, *qnext; /* send queue */
-    struct pending *prev, *next;   /* svc->pendings */
-};
-
-enum { W_FLUSH, W_CHECKPOINT };
-
-struct waiter {
-    struct waiter *next;
-    int type;
-    uint64_t barrier;
-    const flux_msg_t *msg; /* NULL: internal checkpoint push */
-    json_t *value;         /* W_CHECKPOINT */
-};
-
-/* A request forwarded as is (checkpoints). */
-struct op {
-    struct content_service *svc;
-    flux_future_t *f;
-    const flux_msg_t *msg; /* NULL: internal */
-    json_t *value;         /* checkpoint-put: what was sent */
-    bool backing;
-    struct op *prev, *next;
-};
-
-struct content_service {
-    flux_t *h;
-    struct content_config cfg;
-    char hashtype[16];
-    int hash_size;
-    struct cache *cache;
-    flux_msg_handler_t **handlers;
-
-    char *backing; /* registered backing store, or NULL */
-    bool detaching;
-    const flux_msg_t *unregister_req;
-    int backing_inflight; /* RPCs to content-backing.* */
-
-    struct pending *sendq_head, *sendq_tail;
-    int writes; /* writes in flight */
-    struct pending *pendings;
-    struct waiter *waiters_head, *waiters_tail;
-    struct op *ops;
-
-    json_t *checkpoint;      /* rank 0: latest value kept in memory */
-    bool checkpoint_unsaved; /* not yet given to a backing store */
-};
-
-static void after_io (struct content_service *svc);
-static void checkpoint_commit (struct content_service *svc,
-                               const flux_msg_t *msg, json_t *value);
+#include "service_priv.h"
 
 /* ---- logging ---- */
 
@@ -142,8 +77,8 @@ static int msgvec_add (struct msgvec *mv, const flux_msg_t *msg)
 
 /* Answer every request with data (or with no payload if data is NULL
  * and len 0), or with an error if errnum != 0, and empty the list. */
-static void msgvec_respond (flux_t *h, struct msgvec *mv, const void *data,
-                            size_t len, int errnum, const char *errstr)
+void msgvec_respond (flux_t *h, struct msgvec *mv, const void *data, size_t len,
+                     int errnum, const char *errstr)
 {
     int i;
 
@@ -172,8 +107,7 @@ static void msg_release (void *owner)
 
 /* ---- per-entry state ---- */
 
-static struct pending *pending_get (struct content_service *svc,
-                                    struct cache_entry *e)
+struct pending *pending_get (struct content_service *svc, struct cache_entry *e)
 {
     struct pending *p = cache_entry_aux (e);
 
@@ -193,11 +127,11 @@ static struct pending *pending_get (struct content_service *svc,
 
 /* Free p once nothing is in progress for its entry; an entry still
  * without its blob then goes too. */
-static void pending_gc (struct pending *p)
+void pending_gc (struct pending *p)
 {
     struct content_service *svc = p->svc;
 
-    if (p->loads.n || p->validates.n || p->stores.n || p->load_f || p->write_f
+    if (p->loads.n || p->validates.n || p->stores.n || p->load_f || p->wop
         || p->queued)
         return;
     if (p->prev)
@@ -215,238 +149,25 @@ static void pending_gc (struct pending *p)
     free (p);
 }
 
-/* ---- writes: the send queue ---- */
+/* ---- writes go where they must ---- */
 
-static bool have_destination (struct content_service *svc)
+bool have_destination (struct content_service *svc)
 {
     if (svc->cfg.rank > 0)
         return true;
     return svc->backing && !svc->detaching;
 }
 
-static void sendq_remove (struct content_service *svc, struct pending *p)
-{
-    if (!p->queued)
-        return;
-    if (p->qprev)
-        p->qprev->qnext = p->qnext;
-    else
-        svc->sendq_head = p->qnext;
-    if (p->qnext)
-        p->qnext->qprev = p->qprev;
-    else
-        svc->sendq_tail = p->qprev;
-    p->qprev = p->qnext = NULL;
-    p->queued = false;
-}
-
-/* Queue a dirty entry to be written unless it already is, or is being
- * written, or there is nowhere to write it.  -1 only if out of memory. */
-static int enqueue_write (struct content_service *svc, struct cache_entry *e)
-{
-    struct pending *p;
-
-    if (!have_destination (svc) || !cache_entry_dirty (e))
-        return 0;
-    if (!(p = pending_get (svc, e)))
-        return -1;
-    if (p->queued || p->write_f)
-        return 0;
-    p->qprev = svc->sendq_tail;
-    p->qnext = NULL;
-    if (svc->sendq_tail)
-        svc->sendq_tail->qnext = p;
-    else
-        svc->sendq_head = p;
-    svc->sendq_tail = p;
-    p->queued = true;
-    return 0;
-}
-
-/* Queue every idle dirty entry with seq <= barrier (retries included). */
-static void requeue_dirty (struct content_service *svc, uint64_t barrier)
-{
-    struct cache_entry *e, *next;
-
-    for (e = cache_dirty_first (svc->cache);
-         e && cache_entry_seq (e) <= barrier; e = next) {
-        next = cache_dirty_next (e);
-        (void)enqueue_write (svc, e);
-    }
-}
-
-/* Fail (and drop) every barrier covering seq. */
-static void waiters_fail (struct content_service *svc, uint64_t seq, int errnum,
-                          const char *errstr)
-{
-    struct waiter **wp = &svc->waiters_head, *w;
-
-    svc->waiters_tail = NULL;
-    while ((w = *wp)) {
-        if (w->barrier >= seq) {
-            *wp = w->next;
-            if (w->msg) {
-                flux_respond_error (svc->h, w->msg, errnum, errstr);
-                flux_msg_decref (w->msg);
-            }
-            else
-                content_log (svc->h, 3, "checkpoint not saved: %s",
-                             errstr ? errstr : strerror (errnum));
-            json_decref (w->value);
-            free (w);
-        }
-        else {
-            svc->waiters_tail = w;
-            wp = &w->next;
-        }
-    }
-}
-
 static void start_detach (struct content_service *svc);
 
 /* A content-backing request got ENOSYS: the backing store went away
  * without unregistering. */
-static void backing_lost (struct content_service *svc)
+void backing_lost (struct content_service *svc)
 {
     if (svc->backing && !svc->detaching) {
         content_log (svc->h, 3, "backing store %s stopped answering",
                      svc->backing);
         start_detach (svc);
-    }
-}
-
-static void write_continuation (flux_future_t *f, void *arg)
-{
-    struct pending *p = arg;
-    struct content_service *svc = p->svc;
-    const void *hash;
-    size_t len;
-    int errnum = 0;
-    const char *errstr = NULL;
-
-    p->write_f = NULL;
-    svc->writes--;
-    if (svc->cfg.rank == 0)
-        svc->backing_inflight--;
-    if (flux_rpc_get_raw (f, &hash, &len) < 0) {
-        errnum = errno;
-        errstr = flux_future_error_string (f);
-    }
-    else if (len != (size_t)svc->hash_size
-             || memcmp (hash, cache_entry_digest (p->e), len) != 0) {
-        errnum = EPROTO;
-        errstr = "store answered with the wrong digest";
-    }
-    if (errnum == 0) {
-        cache_entry_set_clean (svc->cache, p->e);
-        msgvec_respond (svc->h, &p->stores, cache_entry_digest (p->e),
-                        svc->hash_size, 0, NULL);
-    }
-    else {
-        if (!errstr)
-            errstr = strerror (errnum);
-        content_log (svc->h, 3, "store to %s failed: %s",
-                     svc->cfg.rank > 0 ? "parent" : svc->backing, errstr);
-        msgvec_respond (svc->h, &p->stores, NULL, 0, errnum, errstr);
-        waiters_fail (svc, cache_entry_seq (p->e), errnum, errstr);
-        if (svc->cfg.rank == 0 && errnum == ENOSYS)
-            backing_lost (svc);
-    }
-    flux_future_destroy (f);
-    pending_gc (p);
-    after_io (svc);
-}
-
-static void send_write (struct content_service *svc, struct pending *p)
-{
-    size_t len;
-    const void *data = cache_entry_data (p->e, &len);
-    const char *topic;
-    uint32_t nodeid;
-    flux_future_t *f;
-
-    if (svc->cfg.rank > 0) {
-        topic = "content.store";
-        nodeid = FLUX_NODEID_UPSTREAM;
-    }
-    else {
-        topic = "content-backing.store";
-        nodeid = FLUX_NODEID_ANY;
-    }
-    if (!(f = flux_rpc_raw (svc->h, topic, len ? data : NULL, len, nodeid, 0))
-        || flux_future_then (f, -1., write_continuation, p) < 0) {
-        int errnum = errno;
-        flux_future_destroy (f);
-        content_log (svc->h, 3, "%s: %s", topic, strerror (errnum));
-        msgvec_respond (svc->h, &p->stores, NULL, 0, errnum, NULL);
-        waiters_fail (svc, cache_entry_seq (p->e), errnum, NULL);
-        pending_gc (p);
-        return;
-    }
-    p->write_f = f;
-    svc->writes++;
-    if (svc->cfg.rank == 0)
-        svc->backing_inflight++;
-}
-
-static void pump (struct content_service *svc)
-{
-    while (svc->sendq_head && svc->writes < svc->cfg.write_limit
-           && have_destination (svc)) {
-        struct pending *p = svc->sendq_head;
-        sendq_remove (svc, p);
-        send_write (svc, p);
-    }
-}
-
-/* ---- barriers ---- */
-
-static int waiter_add (struct content_service *svc, int type,
-                       const flux_msg_t *msg, json_t *value)
-{
-    struct waiter *w;
-
-    if (!(w = calloc (1, sizeof (*w))))
-        return -1;
-    w->type = type;
-    w->barrier = cache_last_seq (svc->cache);
-    w->msg = msg ? flux_msg_incref (msg) : NULL;
-    w->value = json_incref (value);
-    if (svc->waiters_tail)
-        svc->waiters_tail->next = w;
-    else
-        svc->waiters_head = w;
-    svc->waiters_tail = w;
-    requeue_dirty (svc, w->barrier);
-    return 0;
-}
-
-/* True if nothing made dirty up to now is still dirty, and no earlier
- * barrier waits (barriers are released in order). */
-static bool barrier_clear (struct content_service *svc)
-{
-    uint64_t oldest = cache_oldest_dirty (svc->cache);
-
-    return !svc->waiters_head
-           && (oldest == 0 || oldest > cache_last_seq (svc->cache));
-}
-
-static void waiters_check (struct content_service *svc)
-{
-    uint64_t oldest = cache_oldest_dirty (svc->cache);
-    struct waiter *w;
-
-    while ((w = svc->waiters_head) && (oldest == 0 || oldest > w->barrier)) {
-        svc->waiters_head = w->next;
-        if (!svc->waiters_head)
-            svc->waiters_tail = NULL;
-        if (w->type == W_FLUSH)
-            flux_respond (svc->h, w->msg, NULL);
-        else
-            checkpoint_commit (svc, w->msg, w->value);
-        flux_msg_decref (w->msg);
-        json_decref (w->value);
-        free (w);
     }
 }
 
@@ -465,6 +186,7 @@ static void detach_check (struct content_service *svc)
     free (svc->backing);
     svc->backing = NULL;
     svc->detaching = false;
+    svc->backing_write = false;
     waiters_fail (svc, 0, ENOSYS, "the backing store was unregistered");
     if (svc->unregister_req) {
         flux_respond (svc->h, svc->unregister_req, NULL);
@@ -476,17 +198,13 @@ static void detach_check (struct content_service *svc)
 static void start_detach (struct content_service *svc)
 {
     svc->detaching = true;
-    while (svc->sendq_head) {
-        struct pending *p = svc->sendq_head;
-        sendq_remove (svc, p);
-        pending_gc (p);
-    }
+    sendq_drop (svc);
     detach_check (svc);
 }
 
-static void after_io (struct content_service *svc)
+void after_io (struct content_service *svc)
 {
-    pump (svc);
+    writer_kick (svc);
     waiters_check (svc);
     detach_check (svc);
     (void)cache_purge (svc->cache, svc->cfg.purge_target);
@@ -637,6 +355,47 @@ error:
 
 /* ---- content.store ---- */
 
+/* Cache a stored blob (dirty unless it already was there).  msg's
+ * payload, which holds data, is kept instead of a copy when data is most
+ * of it: a small blob must not keep a big message alive.  NULL with
+ * errno. */
+static struct cache_entry *cache_blob (struct content_service *svc,
+                                       const flux_msg_t *msg,
+                                       const void *digest, const void *data,
+                                       size_t len, size_t payload_len)
+{
+    struct cache_entry *e;
+    struct pending *p;
+
+    if (!(e = cache_lookup (svc->cache, digest))
+        && !(e = cache_insert (svc->cache, digest)))
+        return NULL;
+    if (!cache_entry_valid (e)) {
+        int rc;
+        if (len < payload_len / 2)
+            rc = cache_entry_fill (svc->cache, e, data, len);
+        else if ((rc = cache_entry_fill_borrow (svc->cache, e, data, len,
+                                                (void *)flux_msg_incref (msg),
+                                                msg_release))
+                 < 0)
+            flux_msg_decref (msg);
+        if (rc < 0) {
+            int saved_errno = errno;
+            if (!cache_entry_aux (e))
+                cache_remove (svc->cache, e);
+            errno = saved_errno;
+            return NULL;
+        }
+        (void)cache_entry_set_dirty (svc->cache, e);
+        if ((p = cache_entry_aux (e))) {
+            /* loads waiting for this blob need not wait any longer */
+            msgvec_respond (svc->h, &p->loads, data, len, 0, NULL);
+            msgvec_respond (svc->h, &p->validates, NULL, 0, 0, NULL);
+        }
+    }
+    return e;
+}
+
 static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
@@ -659,28 +418,9 @@ static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, EFBIG, errbuf);
         return;
     }
-    if (blobref_hash_raw (svc->hashtype, data, len, digest, sizeof (digest))
-        < 0)
+    if (blobref_hash_raw (svc->hashtype, data, len, digest, sizeof (digest)) < 0
+        || !(e = cache_blob (svc, msg, digest, data, len, len)))
         goto error;
-    if (!(e = cache_lookup (svc->cache, digest))
-        && !(e = cache_insert (svc->cache, digest)))
-        goto error;
-    if (!cache_entry_valid (e)) {
-        if (cache_entry_fill_borrow (svc->cache, e, data, len,
-                                     (void *)flux_msg_incref (msg), msg_release)
-            < 0) {
-            flux_msg_decref (msg);
-            if (!cache_entry_aux (e))
-                cache_remove (svc->cache, e);
-            goto error;
-        }
-        (void)cache_entry_set_dirty (svc->cache, e);
-        if ((p = cache_entry_aux (e))) {
-            /* loads waiting for this blob need not wait any longer */
-            msgvec_respond (h, &p->loads, data, len, 0, NULL);
-            msgvec_respond (h, &p->validates, NULL, 0, 0, NULL);
-        }
-    }
     if (svc->cfg.rank == 0 || !cache_entry_dirty (e)) {
         flux_respond_raw (h, msg, digest, svc->hash_size);
         if (enqueue_write (svc, e) < 0)
@@ -759,16 +499,24 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
 /* ---- content.register-backing, content.unregister-backing ---- */
 
+/* {name:s, write?:b}.  With write (rank 0, under a broker: this module
+ * has a route id), the backing store takes content-backing.write from us:
+ * the answer names our route id so that it can tell our requests. */
 static void register_cb (flux_t *h, flux_msg_handler_t *mh,
                          const flux_msg_t *msg, void *arg)
 {
     struct content_service *svc = arg;
-    const char *name;
+    const char *name, *sender = flux_aux_get (h, "flux::uuid");
+    int write = 0;
     char errbuf[128];
 
-    if (flux_request_unpack (msg, NULL, "{s:s}", "name", &name) < 0 || !*name) {
+    if (flux_request_unpack (msg, NULL, "{s:s s?b}", "name", &name, "write",
+                             &write)
+            < 0
+        || !*name) {
         flux_respond_error (h, msg, EPROTO,
-                            "content.register-backing: expected {name:s}");
+                            "content.register-backing: expected {name:s "
+                            "write?:b}");
         return;
     }
     if (svc->cfg.rank != 0) {
@@ -786,8 +534,16 @@ static void register_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond_error (h, msg, ENOMEM, NULL);
         return;
     }
-    flux_respond (h, msg, NULL);
-    content_log (h, 6, "backing store %s registered", name);
+    svc->backing_write = write && sender;
+    svc->write_failures = 0;
+    if ((svc->backing_write
+             ? flux_respond_pack (h, msg, "{s:s}", "sender", sender)
+             : flux_respond_pack (h, msg, "{}"))
+        < 0)
+        content_log (h, 3, "content.register-backing: respond: %s",
+                     strerror (errno));
+    content_log (h, 6, "backing store %s registered%s", name,
+                 svc->backing_write ? " (batched writes)" : "");
     requeue_dirty (svc, UINT64_MAX);
     if (svc->checkpoint && svc->checkpoint_unsaved
         && waiter_add (svc, W_CHECKPOINT, NULL, svc->checkpoint) < 0)
@@ -849,23 +605,28 @@ static void op_continuation (flux_future_t *f, void *arg)
         if (op->backing && errnum == ENOSYS)
             backing_lost (svc);
     }
-    else {
-        /* Keep the saved checkpoint in memory too: it answers
-         * checkpoint-get while no backing store is registered.  A newer
-         * one put in memory meanwhile (while detaching) stays. */
-        if (op->backing && op->value) {
-            if (op->value == svc->checkpoint)
-                svc->checkpoint_unsaved = false;
-            else if (!svc->checkpoint_unsaved) {
-                json_decref (svc->checkpoint);
-                svc->checkpoint = json_incref (op->value);
-            }
-        }
-        if (op->msg)
-            flux_respond (svc->h, op->msg, s);
-    }
+    else if (op->backing && op->value)
+        checkpoint_saved (svc, op->msg, op->value);
+    else if (op->msg)
+        flux_respond (svc->h, op->msg, s);
     op_destroy (op);
     after_io (svc);
+}
+
+void checkpoint_saved (struct content_service *svc, const flux_msg_t *msg,
+                       json_t *value)
+{
+    /* Keep the saved checkpoint in memory too: it answers checkpoint-get
+     * while no backing store is registered.  A newer one put in memory
+     * meanwhile (while detaching) stays. */
+    if (value == svc->checkpoint)
+        svc->checkpoint_unsaved = false;
+    else if (!svc->checkpoint_unsaved) {
+        json_decref (svc->checkpoint);
+        svc->checkpoint = json_incref (value);
+    }
+    if (msg)
+        flux_respond (svc->h, msg, NULL);
 }
 
 /* Send topic (to the backing store, or upstream), answer msg with the
@@ -903,9 +664,8 @@ static int forward (struct content_service *svc, const flux_msg_t *msg,
     return 0;
 }
 
-/* Every blob stored before it is durable: save the checkpoint. */
-static void checkpoint_commit (struct content_service *svc,
-                               const flux_msg_t *msg, json_t *value)
+void checkpoint_commit (struct content_service *svc, const flux_msg_t *msg,
+                        json_t *value)
 {
     if (have_destination (svc)) {
         if (forward (svc, msg, "content-backing.checkpoint-put", value, true)
@@ -943,64 +703,173 @@ static void checkpoint_get_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond_error (h, msg, errno, NULL);
 }
 
-/* {value:{version:1, rootref:s, sequence:i, timestamp:f}} */
-static json_t *checkpoint_decode (const flux_msg_t *msg, int *errnum,
-                                  const char **errstr)
+/* value is {version:1, rootref:s, sequence:i, timestamp:f}: 0, or -1
+ * with *errnum and *errstr. */
+static int checkpoint_check (json_t *value, int *errnum, const char **errstr)
 {
-    json_t *value;
     const char *rootref;
     int version, seq;
     double ts;
 
     *errnum = EPROTO;
-    *errstr = "content.checkpoint-put: expected {value:{version:i rootref:s "
-              "sequence:i timestamp:f}}";
-    if (flux_request_unpack (msg, NULL, "{s:o}", "value", &value) < 0
+    *errstr = "checkpoint: expected {version:i rootref:s sequence:i "
+              "timestamp:f}";
+    if (!value
         || json_unpack (value, "{s:i s:s s:i s:F}", "version", &version,
                         "rootref", &rootref, "sequence", &seq, "timestamp", &ts)
                < 0)
-        return NULL;
+        return -1;
     if (version != 1) {
         *errnum = EINVAL;
-        *errstr = "content.checkpoint-put: unsupported checkpoint version";
-        return NULL;
+        *errstr = "checkpoint: unsupported checkpoint version";
+        return -1;
     }
     if (blobref_validate (rootref) < 0) {
         *errnum = EINVAL;
-        *errstr = "content.checkpoint-put: rootref is not a blobref";
-        return NULL;
+        *errstr = "checkpoint: rootref is not a blobref";
+        return -1;
     }
-    return value;
+    return 0;
+}
+
+/* Save the checkpoint value for msg (a checkpoint-put or a write). */
+static void checkpoint_request (struct content_service *svc,
+                                const flux_msg_t *msg, json_t *value)
+{
+    if (svc->cfg.rank > 0) {
+        if (forward (svc, msg, "content.checkpoint-put", value, false) < 0)
+            flux_respond_error (svc->h, msg, errno, NULL);
+        return;
+    }
+    /* Ordering contract: answer only once every earlier store is durable.
+     * A batching backing store gets the checkpoint with (or after) those
+     * stores and makes them durable together (writer.c); any other gets
+     * it only once they are. */
+    if (!have_destination (svc)
+        || (!svc->backing_write && barrier_clear (svc))) {
+        checkpoint_commit (svc, msg, value);
+        return;
+    }
+    if (waiter_add (svc, W_CHECKPOINT, msg, value) < 0) {
+        flux_respond_error (svc->h, msg, errno, NULL);
+        return;
+    }
+    after_io (svc);
 }
 
 static void checkpoint_put_cb (flux_t *h, flux_msg_handler_t *mh,
                                const flux_msg_t *msg, void *arg)
 {
     struct content_service *svc = arg;
-    json_t *value;
+    json_t *value = NULL;
     int errnum;
     const char *errstr;
 
-    if (!(value = checkpoint_decode (msg, &errnum, &errstr))) {
+    if (flux_request_unpack (msg, NULL, "{s:o}", "value", &value) < 0
+        || checkpoint_check (value, &errnum, &errstr) < 0) {
+        if (!value) {
+            errnum = EPROTO;
+            errstr = "content.checkpoint-put: expected {value:{version:i "
+                     "rootref:s sequence:i timestamp:f}}";
+        }
         flux_respond_error (h, msg, errnum, errstr);
         return;
     }
-    if (svc->cfg.rank > 0) {
-        if (forward (svc, msg, "content.checkpoint-put", value, false) < 0)
+    checkpoint_request (svc, msg, value);
+}
+
+/* ---- content.write ---- */
+
+/* Every blob of w matches its digest and is not too large, and the
+ * checkpoint (if any) is valid: 0, or -1 with the error in errbuf. */
+static int write_check (struct content_service *svc,
+                        const struct content_write *w, json_t **value,
+                        int *errnum, char *errbuf, size_t size)
+{
+    uint8_t digest[BLOBREF_MAX_DIGEST_SIZE];
+    const char *errstr;
+
+    for (int i = 0; i < w->nblobs; i++) {
+        const struct content_write_blob *b = &w->blobs[i];
+        if (b->len > svc->cfg.blob_size_limit) {
+            *errnum = EFBIG;
+            snprintf (errbuf, size,
+                      "content.write: blob of %zu bytes exceeds the limit of "
+                      "%zu",
+                      b->len, svc->cfg.blob_size_limit);
+            return -1;
+        }
+        if (blobref_hash_raw (svc->hashtype, b->data, b->len, digest,
+                              sizeof (digest))
+                < 0
+            || memcmp (digest, b->digest, svc->hash_size) != 0) {
+            *errnum = EPROTO;
+            snprintf (errbuf, size,
+                      "content.write: blob %d does not match its digest", i);
+            return -1;
+        }
+    }
+    if (w->checkpoint) {
+        *value = json_loadb (w->checkpoint, w->checkpoint_len, 0, NULL);
+        if (checkpoint_check (*value, errnum, &errstr) < 0) {
+            snprintf (errbuf, size, "content.write: %s", errstr);
+            json_decref (*value);
+            *value = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* content.write (rank 0): the blobs of a KVS commit and its checkpoint
+ * in one request (libcontent/write.h; the failures field is not used).
+ * Each blob is checked against its digest, cached and written like a
+ * content.store; the checkpoint is then saved like a checkpoint-put.
+ * The answer (empty) comes at once without a checkpoint, else once the
+ * checkpoint and every blob before it are durable. */
+static void write_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct content_service *svc = arg;
+    struct content_write w;
+    json_t *value = NULL;
+    const void *data;
+    size_t len;
+    char errbuf[160];
+    int errnum;
+
+    if (flux_request_decode_raw (msg, NULL, &data, &len) < 0
+        || content_write_decode (data, len, svc->hash_size, &w) < 0) {
+        flux_respond_error (h, msg, EPROTO, "content.write: malformed request");
+        return;
+    }
+    if (svc->cfg.rank != 0) {
+        flux_respond_error (h, msg, EINVAL,
+                            "content.write is served on rank 0");
+        goto done;
+    }
+    if (write_check (svc, &w, &value, &errnum, errbuf, sizeof (errbuf)) < 0) {
+        flux_respond_error (h, msg, errnum, errbuf);
+        goto done;
+    }
+    for (int i = 0; i < w.nblobs; i++) {
+        struct cache_entry *e;
+        if (!(e = cache_blob (svc, msg, w.blobs[i].digest, w.blobs[i].data,
+                              w.blobs[i].len, len))
+            || enqueue_write (svc, e) < 0) {
             flux_respond_error (h, msg, errno, NULL);
-        return;
+            after_io (svc); /* the blobs cached so far are written */
+            goto done;
+        }
     }
-    /* Ordering contract: answer only once every earlier store is durable;
-     * the checkpoint itself is sent to the backing store only then. */
-    if (!have_destination (svc) || barrier_clear (svc)) {
-        checkpoint_commit (svc, msg, value);
-        return;
-    }
-    if (waiter_add (svc, W_CHECKPOINT, msg, value) < 0) {
-        flux_respond_error (h, msg, errno, NULL);
-        return;
-    }
+    if (value)
+        checkpoint_request (svc, msg, value);
+    else
+        flux_respond (h, msg, NULL);
     after_io (svc);
+done:
+    json_decref (value);
+    content_write_clear (&w);
 }
 
 /* ---- create / destroy ---- */
@@ -1016,6 +885,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "content.unregister-backing", unregister_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "content.checkpoint-get", checkpoint_get_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "content.checkpoint-put", checkpoint_put_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "content.write", write_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -1044,7 +914,7 @@ struct content_service *content_service_create (
     snprintf (svc->hashtype, sizeof (svc->hashtype), "%s", cfg->hashtype);
     svc->cfg.hashtype = svc->hashtype;
     svc->hash_size = size;
-    if (!(svc->cache = cache_create (size)))
+    if (!(svc->cache = cache_create (size)) || writer_init (svc) < 0)
         goto nomem;
     if (flux_msg_handler_addvec (h, htab, svc, &svc->handlers) < 0) {
         errprintf (error, "cannot register handlers: %s", strerror (errno));
@@ -1067,18 +937,17 @@ void content_service_destroy (struct content_service *svc)
         struct cache_stats st;
 
         flux_msg_handler_delvec (svc->handlers);
+        writer_teardown (svc, why);
         while (svc->pendings) {
             struct pending *p = svc->pendings;
             flux_future_destroy (p->load_f);
-            flux_future_destroy (p->write_f);
-            p->load_f = p->write_f = NULL;
+            p->load_f = NULL;
             msgvec_respond (svc->h, &p->loads, NULL, 0, ENOSYS, why);
             msgvec_respond (svc->h, &p->validates, NULL, 0, ENOSYS, why);
             msgvec_respond (svc->h, &p->stores, NULL, 0, ENOSYS, why);
             sendq_remove (svc, p);
             pending_gc (p);
         }
-        waiters_fail (svc, 0, ENOSYS, why);
         while (svc->ops) {
             struct op *op = svc->ops;
             if (op->msg)

@@ -6,15 +6,20 @@
 /* The content service of one broker (RFC 10): content.load, .validate,
  * .store, .flush, .dropcache, .stats-get, .register-backing,
  * .unregister-backing, .checkpoint-get and .checkpoint-put, all owner
- * only, over a cache (cache.h).
+ * only, over a cache (cache.h); and on rank 0 content.write, the KVS's
+ * blobs and checkpoint in one request (libcontent/write.h).
  *
  * Rank > 0: misses are loaded from the parent; stores are written to the
  * parent and answered when it has answered.  Rank 0: stores are answered
  * from the cache at once; with a backing store registered every new blob
- * is written through to content-backing.store, in arrival order, and a
- * checkpoint-put is answered only after every blob stored before it is
- * durable (api-contracts.md, ordering contract).  Without a backing store
- * blobs and the checkpoint stay in memory.
+ * is written through to it, in arrival order, and a checkpoint-put is
+ * answered only after the checkpoint and every blob stored before it are
+ * durable (api-contracts.md, ordering contract).  A backing store that
+ * registers with "write" gets the blobs of a loop turn and the
+ * checkpoint in one content-backing.write, made durable in one
+ * transaction (writer.c); any other gets content-backing.store for each
+ * blob and the checkpoint once they are all durable.  Without a backing
+ * store blobs and the checkpoint stay in memory.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -4,10 +4,20 @@
  *
  * Ownership: the working tree mixes directories copied by this batch
  * ("owned": private, mutable) with objects shared with the cache or with
- * requests (immutable).  The owned set holds a reference on each owned
+ * requests (immutable).  The owned map holds a reference on each owned
  * dir, so no address in it is ever reused while the batch lives.  Only
  * owned dirs are modified, and every modification is recorded in the
  * undo log of the current commit.
+ *
+ * Copy-on-write of a stored dir does not copy it: the owned dir starts
+ * empty, on top of the stored blob (its "base", blob.h), and holds only
+ * the entries the batch changed, JSON null for the ones it removed.
+ * Reading an entry looks there first, then decodes just that entry of
+ * the base; finalizing writes the new blob as the base with those
+ * changes merged in (kvs_encode_dir).  So a commit to a directory of n
+ * entries costs O(changes * log n) plus copying its bytes, not decoding,
+ * copying, sorting and encoding n entries.  A stored dir that is not in
+ * canonical form is copied whole, as an owned dir without a base.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +30,7 @@
 #include "libkvs/treeobj.h"
 
 #include "apply.h"
+#include "blob.h"
 #include "dict.h"
 #include "encode.h"
 #include "lookup.h"
@@ -30,8 +41,14 @@ struct undo {
     json_t *old; /* NULL: the entry did not exist */
 };
 
-struct ptrset {
-    void **slot;
+/* owned dir -> its base blob (or NULL) */
+struct owned_slot {
+    json_t *dir;
+    struct blob *base;
+};
+
+struct ownmap {
+    struct owned_slot *slot;
     size_t size; /* power of 2, 0 when empty */
     size_t count;
 };
@@ -44,7 +61,8 @@ struct apply {
     size_t inline_max;
 
     json_t *root; /* owned working copy, NULL until first written */
-    struct ptrset owned;
+    struct ownmap owned;
+    json_t *keep; /* entries decoded from bases, kept for the batch */
 
     struct undo *log;
     int nlog, maxlog;
@@ -55,12 +73,13 @@ struct apply {
 
     json_t *keys;
     json_t *keyset;
+    json_t *replaced; /* blobrefs of the stored dirs copied */
     char missing[BLOBREF_MAX_STRING_SIZE];
     bool changed; /* an applied commit modified the tree */
     bool finalized;
 };
 
-/* pointer set */
+/* owned map */
 
 static size_t ptr_hash (const void *p)
 {
@@ -71,59 +90,70 @@ static size_t ptr_hash (const void *p)
     return (size_t)x;
 }
 
-static bool ptrset_has (const struct ptrset *s, const void *p)
+static struct owned_slot *ownmap_find (const struct ownmap *m, const void *p)
 {
-    if (s->size == 0)
-        return false;
-    for (size_t i = ptr_hash (p) & (s->size - 1);;
-         i = (i + 1) & (s->size - 1)) {
-        if (s->slot[i] == p)
-            return true;
-        if (!s->slot[i])
-            return false;
+    if (m->size == 0)
+        return NULL;
+    for (size_t i = ptr_hash (p) & (m->size - 1);;
+         i = (i + 1) & (m->size - 1)) {
+        if (m->slot[i].dir == p)
+            return &m->slot[i];
+        if (!m->slot[i].dir)
+            return NULL;
     }
 }
 
-static void ptrset_put (void **slot, size_t size, void *p)
+static void ownmap_put (struct owned_slot *slot, size_t size, json_t *dir,
+                        struct blob *base)
 {
-    size_t i = ptr_hash (p) & (size - 1);
-    while (slot[i])
+    size_t i = ptr_hash (dir) & (size - 1);
+    while (slot[i].dir)
         i = (i + 1) & (size - 1);
-    slot[i] = p;
+    slot[i].dir = dir;
+    slot[i].base = base;
 }
 
-static int ptrset_add (struct ptrset *s, void *p)
+static int ownmap_add (struct ownmap *m, json_t *dir, struct blob *base)
 {
-    if ((s->count + 1) * 2 > s->size) {
-        size_t n = s->size ? s->size * 2 : 64;
-        void **slot = calloc (n, sizeof (*slot));
+    if ((m->count + 1) * 2 > m->size) {
+        size_t n = m->size ? m->size * 2 : 64;
+        struct owned_slot *slot = calloc (n, sizeof (*slot));
         if (!slot)
             return -1;
-        for (size_t i = 0; i < s->size; i++) {
-            if (s->slot[i])
-                ptrset_put (slot, n, s->slot[i]);
+        for (size_t i = 0; i < m->size; i++) {
+            if (m->slot[i].dir)
+                ownmap_put (slot, n, m->slot[i].dir, m->slot[i].base);
         }
-        free (s->slot);
-        s->slot = slot;
-        s->size = n;
+        free (m->slot);
+        m->slot = slot;
+        m->size = n;
     }
-    ptrset_put (s->slot, s->size, p);
-    s->count++;
+    ownmap_put (m->slot, m->size, dir, base);
+    m->count++;
     return 0;
 }
 
-/* Take ownership of a fresh dir (the set keeps a reference). */
-static int own (struct apply *a, json_t *dir)
+/* Take ownership of a fresh dir, on top of base (or NULL): the map keeps
+ * a reference on both. */
+static int own (struct apply *a, json_t *dir, struct blob *base)
 {
-    if (ptrset_add (&a->owned, dir) < 0)
+    if (ownmap_add (&a->owned, dir, base) < 0)
         return -1;
     json_incref (dir);
+    blob_incref (base);
     return 0;
 }
 
 static bool is_owned (struct apply *a, const json_t *obj)
 {
-    return ptrset_has (&a->owned, obj);
+    return ownmap_find (&a->owned, obj) != NULL;
+}
+
+/* The base of an owned dir, or NULL. */
+static struct blob *base_of (struct apply *a, const json_t *dir)
+{
+    struct owned_slot *s = ownmap_find (&a->owned, dir);
+    return s ? s->base : NULL;
 }
 
 /* life cycle */
@@ -146,7 +176,8 @@ struct apply *apply_create (struct cache *cache, const char *ns,
     snprintf (a->rootref, sizeof (a->rootref), "%s", rootref);
     snprintf (a->hashtype, sizeof (a->hashtype), "%s", hashtype);
     if (!(a->ns = strdup (ns)) || !(a->blobidx = dict_create (NULL))
-        || !(a->keys = json_array ()) || !(a->keyset = json_object ())) {
+        || !(a->keys = json_array ()) || !(a->keyset = json_object ())
+        || !(a->keep = json_array ()) || !(a->replaced = json_array ())) {
         apply_destroy (a);
         return NULL;
     }
@@ -168,8 +199,7 @@ static void blobs_truncate (struct apply *a, int n)
     while (a->nblobs > n) {
         struct apply_blob *b = &a->blobs[--a->nblobs];
         (void)dict_take (a->blobidx, b->ref);
-        free (b->data);
-        json_decref (b->obj);
+        blob_decref (b->blob);
     }
 }
 
@@ -182,9 +212,13 @@ void apply_destroy (struct apply *a)
         blobs_truncate (a, 0);
         free (a->blobs);
         dict_destroy (a->blobidx);
-        for (size_t i = 0; i < a->owned.size; i++)
-            json_decref (a->owned.slot[i]);
+        for (size_t i = 0; i < a->owned.size; i++) {
+            json_decref (a->owned.slot[i].dir);
+            blob_decref (a->owned.slot[i].base);
+        }
         free (a->owned.slot);
+        json_decref (a->keep);
+        json_decref (a->replaced);
         json_decref (a->root);
         json_decref (a->keys);
         json_decref (a->keyset);
@@ -194,16 +228,64 @@ void apply_destroy (struct apply *a)
     }
 }
 
+/* reading entries */
+
+/* The entry name of dir into *entry (borrowed; NULL if there is none).
+ * An owned dir's own entries come first (null: removed), then its
+ * base's.  -1 with errno ENOTRECOVERABLE (a corrupt base entry), ENOMEM.
+ */
+static int get_entry (struct apply *a, json_t *dir, const char *name,
+                      json_t **entry)
+{
+    json_t *data = treeobj_get_data (dir), *v;
+    struct blob *base;
+    bool found;
+    int i;
+
+    *entry = NULL;
+    if (!data)
+        return 0;
+    if ((v = json_object_get (data, name))) {
+        if (!json_is_null (v))
+            *entry = v;
+        return 0;
+    }
+    if (!(base = base_of (a, dir)))
+        return 0;
+    i = blob_dir_find (base, name, &found);
+    if (!found)
+        return 0;
+    if (!(v = blob_dir_value (base, i)))
+        return -1;
+    if (json_array_append_new (a->keep, v) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    *entry = v;
+    return 0;
+}
+
 /* logged modification of an owned dir: obj NULL unlinks */
 
 static int set_entry (struct apply *a, json_t *dir, const char *name,
                       json_t *obj)
 {
-    json_t *old = treeobj_get_entry (dir, name);
+    json_t *data = treeobj_get_data (dir);
+    json_t *cur;
+    bool has_base = base_of (a, dir) != NULL;
     struct undo *u;
 
-    if (!obj && !old)
-        return 0;
+    if (!data) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!obj) {
+        json_t *old;
+        if (get_entry (a, dir, name, &old) < 0)
+            return -1;
+        if (!old)
+            return 0; /* nothing to unlink */
+    }
     if (a->nlog == a->maxlog) {
         int n = a->maxlog ? a->maxlog * 2 : 16;
         struct undo *tmp = realloc (a->log, n * sizeof (*tmp));
@@ -215,38 +297,45 @@ static int set_entry (struct apply *a, json_t *dir, const char *name,
     u = &a->log[a->nlog];
     if (!(u->name = strdup (name)))
         return -1;
+    cur = json_object_get (data, name);
     u->dir = json_incref (dir);
-    u->old = json_incref (old);
+    u->old = json_incref (cur); /* NULL: not among the dir's own */
     a->nlog++;
     if (obj)
-        return treeobj_insert_entry (dir, name, obj);
-    return treeobj_delete_entry (dir, name);
+        return json_object_set (data, name, obj) < 0 ? -1 : 0;
+    if (has_base)
+        return json_object_set_new (data, name, json_null ()) < 0 ? -1 : 0;
+    return json_object_del (data, name) < 0 ? -1 : 0;
 }
 
 static void log_revert (struct apply *a)
 {
     for (int i = a->nlog - 1; i >= 0; i--) {
         struct undo *u = &a->log[i];
+        json_t *data = treeobj_get_data (u->dir);
         if (u->old)
-            (void)treeobj_insert_entry (u->dir, u->name, u->old);
+            (void)json_object_set (data, u->name, u->old);
         else
-            (void)treeobj_delete_entry (u->dir, u->name);
+            (void)json_object_del (data, u->name);
     }
     log_clear (a);
 }
 
 /* blobs */
 
-/* Record a blob to store; data is taken over (freed on failure too). */
-static int add_blob (struct apply *a, void *data, size_t len, json_t *obj,
-                     char *ref, size_t size)
+/* Record a blob to store (taking over the caller's reference, dropped
+ * on failure too); its blobref into ref. */
+static int add_blob (struct apply *a, struct blob *blob, bool dir, char *ref,
+                     size_t size)
 {
     struct apply_blob *b;
 
-    if (blobref_hash (a->hashtype, data, len, ref, size) < 0)
+    if (!blob)
+        return -1;
+    if (blobref_hash (a->hashtype, blob->data, blob->len, ref, size) < 0)
         goto error;
     if (dict_lookup (a->blobidx, ref)) {
-        free (data);
+        blob_decref (blob);
         return 0;
     }
     if (a->nblobs == a->maxblobs) {
@@ -261,13 +350,21 @@ static int add_blob (struct apply *a, void *data, size_t len, json_t *obj,
         goto error;
     b = &a->blobs[a->nblobs++];
     snprintf (b->ref, sizeof (b->ref), "%s", ref);
-    b->data = data;
-    b->len = len;
-    b->obj = json_incref (obj);
+    b->blob = blob;
+    b->data = blob->data;
+    b->len = blob->len;
+    b->dir = dir;
     return 0;
 error:
-    free (data);
+    blob_decref (blob);
     return -1;
+}
+
+/* A blob of len bytes at data, a malloc'ed buffer of len + 1 bytes
+ * (taken over). */
+static struct blob *take_bytes (void *data, size_t len)
+{
+    return blob_create_take (data, len, NULL, 0);
 }
 
 /* A blob of the value of val: its blobref into ref. */
@@ -279,7 +376,7 @@ static int val_to_blob (struct apply *a, const json_t *val, char *ref,
 
     if (treeobj_decode_val (val, &data, &len) < 0)
         return -1;
-    return add_blob (a, data, len, NULL, ref, size);
+    return add_blob (a, take_bytes (data, len), false, ref, size);
 }
 
 /* val, or a valref of its blob if longer than inline_max (new ref). */
@@ -301,7 +398,7 @@ static json_t *store_large (struct apply *a, json_t *dirent)
             free (buf);
             return json_incref (dirent);
         }
-        if (add_blob (a, buf, len, NULL, ref, sizeof (ref)) < 0)
+        if (add_blob (a, take_bytes (buf, len), false, ref, sizeof (ref)) < 0)
             return NULL;
     }
     return treeobj_create_valref (ref);
@@ -309,29 +406,49 @@ static json_t *store_large (struct apply *a, json_t *dirent)
 
 /* applying ops */
 
+/* A new owned dir copying the stored dir ref: on top of its blob if
+ * that is indexed, else a full copy of its decoded object.  NULL with
+ * errno EAGAIN (ref not cached: a->missing names it), ENOTRECOVERABLE. */
+static json_t *own_stored (struct apply *a, const char *ref)
+{
+    struct blob *base = cache_get_blob (a->cache, ref);
+    json_t *src, *dir;
+
+    if (base && blob_dir_index (base) == 0) {
+        if (!(dir = treeobj_create_dir ()))
+            return NULL;
+    }
+    else {
+        base = NULL;
+        if (!(src = cache_get_treeobj (a->cache, ref))) {
+            if (errno == ENOENT) {
+                snprintf (a->missing, sizeof (a->missing), "%s", ref);
+                errno = EAGAIN;
+            }
+            return NULL;
+        }
+        if (!treeobj_is_dir (src)) {
+            errno = ENOTRECOVERABLE;
+            return NULL;
+        }
+        if (!(dir = treeobj_copy (src)))
+            return NULL;
+    }
+    if (own (a, dir, base) < 0) {
+        json_decref (dir);
+        return NULL;
+    }
+    json_decref (dir); /* the owned map holds it */
+    (void)json_array_append_new (a->replaced, json_string (ref));
+    return dir;
+}
+
 static json_t *get_root (struct apply *a)
 {
-    json_t *obj;
-
-    if (a->root)
-        return a->root;
-    if (!(obj = cache_get_treeobj (a->cache, a->rootref))) {
-        if (errno == ENOENT) {
-            snprintf (a->missing, sizeof (a->missing), "%s", a->rootref);
-            errno = EAGAIN;
-        }
-        return NULL;
-    }
-    if (!treeobj_is_dir (obj)) {
-        errno = ENOTRECOVERABLE;
-        return NULL;
-    }
-    if (!(a->root = treeobj_copy (obj)))
-        return NULL;
-    if (own (a, a->root) < 0) {
-        json_decref (a->root);
-        a->root = NULL;
-        return NULL;
+    if (!a->root) {
+        if (!(a->root = own_stored (a, a->rootref)))
+            return NULL;
+        json_incref (a->root);
     }
     return a->root;
 }
@@ -340,53 +457,42 @@ static json_t *get_root (struct apply *a)
 static json_t *subdir_for_write (struct apply *a, json_t *dir, const char *name,
                                  json_t *e)
 {
-    json_t *src, *sub;
+    json_t *sub;
 
-    if (!e) {
-        if (!(sub = treeobj_create_dir ()))
+    if (!e || treeobj_is_dir (e)) {
+        /* a new dir, or a copy of one given inline */
+        if (!(sub = e ? treeobj_copy (e) : treeobj_create_dir ()))
             return NULL;
-    }
-    else {
-        if (treeobj_is_dir (e))
-            src = e;
-        else { /* dirref */
-            const char *ref;
-            if (treeobj_get_count (e) != 1
-                || !(ref = treeobj_get_blobref (e, 0))) {
-                errno = ENOTRECOVERABLE;
-                return NULL;
-            }
-            if (!(src = cache_get_treeobj (a->cache, ref))) {
-                if (errno == ENOENT) {
-                    snprintf (a->missing, sizeof (a->missing), "%s", ref);
-                    errno = EAGAIN;
-                }
-                return NULL;
-            }
-            if (!treeobj_is_dir (src)) {
-                errno = ENOTRECOVERABLE;
-                return NULL;
-            }
+        if (own (a, sub, NULL) < 0) {
+            json_decref (sub);
+            return NULL;
         }
-        if (!(sub = treeobj_copy (src)))
+        json_decref (sub); /* the owned map holds it */
+    }
+    else { /* dirref */
+        const char *ref;
+        if (treeobj_get_count (e) != 1 || !(ref = treeobj_get_blobref (e, 0))) {
+            errno = ENOTRECOVERABLE;
+            return NULL;
+        }
+        if (!(sub = own_stored (a, ref)))
             return NULL;
     }
-    if (own (a, sub) < 0 || set_entry (a, dir, name, sub) < 0) {
-        json_decref (sub);
+    if (set_entry (a, dir, name, sub) < 0)
         return NULL;
-    }
-    json_decref (sub); /* dir and the owned set hold it */
     return sub;
 }
 
 static int append_entry (struct apply *a, json_t *dir, const char *name,
                          json_t *dirent)
 {
-    json_t *old = treeobj_get_entry (dir, name);
+    json_t *old;
     char ref[BLOBREF_MAX_STRING_SIZE];
     json_t *nobj = NULL;
     int rc;
 
+    if (get_entry (a, dir, name, &old) < 0)
+        return -1;
     if (!old)
         nobj = store_large (a, dirent);
     else if (treeobj_is_val (old)) {
@@ -441,7 +547,8 @@ restart:
     for (char *dot; (dot = strchr (p, '.')); p = dot + 1) {
         json_t *e;
         *dot = '\0';
-        e = treeobj_get_entry (dir, p);
+        if (get_entry (a, dir, p, &e) < 0)
+            goto done;
         if (e && treeobj_is_symlink (e)) {
             const char *ns, *target;
             char *tmp = NULL, *npath;
@@ -566,11 +673,10 @@ static int unroll (struct apply *a, json_t *dir, char *ref, size_t size)
     json_t *data = treeobj_get_data (dir);
     json_t *e;
     void *iter;
-    char *enc;
-    size_t len;
 
     if (!data)
         return -1;
+    /* only the dir's own entries: its base's are stored already */
     for (iter = json_object_iter (data); iter;
          iter = json_object_iter_next (data, iter)) {
         char subref[BLOBREF_MAX_STRING_SIZE];
@@ -579,11 +685,11 @@ static int unroll (struct apply *a, json_t *dir, char *ref, size_t size)
         if (treeobj_is_dir (e)) {
             json_t *sub = e;
             if (!is_owned (a, e)) { /* a dir given inline by a commit */
-                if (!(sub = treeobj_copy (e)) || own (a, sub) < 0) {
+                if (!(sub = treeobj_copy (e)) || own (a, sub, NULL) < 0) {
                     json_decref (sub);
                     return -1;
                 }
-                json_decref (sub); /* the owned set holds it */
+                json_decref (sub); /* the owned map holds it */
             }
             if (unroll (a, sub, subref, sizeof (subref)) < 0
                 || !(nobj = treeobj_create_dirref (subref)))
@@ -598,15 +704,14 @@ static int unroll (struct apply *a, json_t *dir, char *ref, size_t size)
             }
         }
         else
-            continue;
+            continue; /* refs, symlinks, null (removed) */
         if (json_object_iter_set_new (data, iter, nobj) < 0) {
             json_decref (nobj);
             return -1;
         }
     }
-    if (!(enc = kvs_encode (dir, &len)))
-        return -1;
-    return add_blob (a, enc, len, dir, ref, size);
+    return add_blob (a, kvs_encode_dir (base_of (a, dir), data), true, ref,
+                     size);
 }
 
 int apply_finalize (struct apply *a, char *rootref, size_t size)
@@ -638,4 +743,23 @@ const struct apply_blob *apply_blob (struct apply *a, int index)
 json_t *apply_keys (struct apply *a)
 {
     return a ? a->keys : NULL;
+}
+
+int apply_replaced_count (struct apply *a)
+{
+    return a && a->finalized && a->changed ? (int)json_array_size (a->replaced)
+                                           : 0;
+}
+
+const char *apply_replaced (struct apply *a, int index)
+{
+    const char *ref;
+
+    if (index < 0 || index >= apply_replaced_count (a))
+        return NULL;
+    ref = json_string_value (json_array_get (a->replaced, index));
+    /* a dir changed and changed back is still current */
+    if (!ref || dict_lookup (a->blobidx, ref))
+        return NULL;
+    return ref;
 }

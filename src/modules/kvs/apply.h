@@ -33,6 +33,7 @@
 #define KVS_APPLY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "libcontent/blobref.h"
@@ -41,11 +42,14 @@
 #include "cache.h"
 #include "txn.h"
 
+struct blob;
+
 struct apply_blob {
     char ref[BLOBREF_MAX_STRING_SIZE];
-    void *data; /* the bytes to store */
+    struct blob *blob; /* the bytes to store (blob.h) */
+    const void *data;  /* blob's bytes */
     size_t len;
-    json_t *obj; /* the dir this blob encodes, or NULL for a value blob */
+    bool dir; /* a directory (else a value) */
 };
 
 struct apply;
@@ -85,5 +89,11 @@ const struct apply_blob *apply_blob (struct apply *a, int index);
  * written (borrowed JSON array of strings).
  */
 json_t *apply_keys (struct apply *a);
+
+/* After apply_finalize: the blobrefs of the stored directories the
+ * batch replaced with new versions (apply_replaced() gives NULL for one
+ * that is still current, or out of range). */
+int apply_replaced_count (struct apply *a);
+const char *apply_replaced (struct apply *a, int index);
 
 #endif /* !KVS_APPLY_H */

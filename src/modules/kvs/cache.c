@@ -11,8 +11,13 @@
 #include "libflux/list.h"
 #include "libkvs/treeobj.h"
 
+#include "blob.h"
 #include "cache.h"
 #include "dict.h"
+
+/* Replaced directory versions (cache_forget) are kept this long in case
+ * they are still in use elsewhere: identical directories share a blob. */
+#define CACHE_COLD_BYTES ((size_t)8 << 20)
 
 struct waiter {
     struct waiter *next;
@@ -21,12 +26,11 @@ struct waiter {
 };
 
 struct entry {
-    struct list_node lru; /* head = most recently used */
-    json_t *obj;          /* decoded tree object, or NULL */
-    void *data;           /* raw blob, or NULL (has_raw tells) */
-    size_t len;
-    size_t size; /* bytes accounted: len, or the encoded size of obj */
-    bool has_raw;
+    struct list_node lru; /* on c->lru (head = most recently used) or c->cold */
+    bool cold;
+    json_t *obj;      /* decoded tree object, or NULL */
+    struct blob *raw; /* the blob, or NULL */
+    size_t size; /* bytes accounted: the blob's, or the encoded size of obj */
     bool stored; /* known to be in the content store */
     int dirty;   /* stores pending */
     void *load;  /* load in flight, or NULL */
@@ -37,6 +41,8 @@ struct entry {
 struct cache {
     struct dict *entries;
     struct list_node lru;
+    struct list_node cold; /* replaced dir versions, newest first */
+    size_t cold_bytes;
     size_t max_entries;
     size_t max_bytes;
     cache_load_f load;
@@ -62,8 +68,10 @@ static void entry_free (struct cache *c, struct entry *e)
         c->st.dirty--;
     c->st.bytes -= e->size;
     json_decref (e->obj);
-    free (e->data);
+    blob_decref (e->raw);
     list_del (&e->lru);
+    if (e->cold)
+        c->cold_bytes -= e->size;
     free (e);
 }
 
@@ -91,6 +99,7 @@ struct cache *cache_create (size_t max_entries, size_t max_bytes,
         return NULL;
     }
     list_init (&c->lru);
+    list_init (&c->cold);
     c->max_entries = max_entries;
     c->max_bytes = max_bytes;
     c->load = load;
@@ -105,6 +114,10 @@ void cache_destroy (struct cache *c)
         int saved_errno = errno;
         struct list_node *pos, *tmp;
         list_for_each_safe (pos, tmp, &c->lru)
+        {
+            entry_free (c, list_entry (pos, struct entry, lru));
+        }
+        list_for_each_safe (pos, tmp, &c->cold)
         {
             entry_free (c, list_entry (pos, struct entry, lru));
         }
@@ -130,8 +143,14 @@ static bool over (struct cache *c, size_t target)
  */
 static void expire_to (struct cache *c, size_t target)
 {
-    struct list_node *pos = c->lru.prev;
+    struct list_node *pos;
 
+    /* replaced versions first (all of them expirable), oldest first */
+    while (over (c, target) && c->cold.prev != &c->cold) {
+        entry_remove (c, list_entry (c->cold.prev, struct entry, lru));
+        c->st.expired++;
+    }
+    pos = c->lru.prev;
     while (over (c, target) && pos != &c->lru) {
         struct entry *e = list_entry (pos, struct entry, lru);
         pos = pos->prev;
@@ -175,10 +194,31 @@ static struct entry *entry_get (struct cache *c, const char *ref, bool create)
     return e;
 }
 
+void cache_forget (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false)) || !expirable (e)
+        || e->cold)
+        return;
+    list_del (&e->lru);
+    list_add_head (&c->cold, &e->lru);
+    e->cold = true;
+    c->cold_bytes += e->size;
+    while (c->cold_bytes > CACHE_COLD_BYTES) {
+        entry_remove (c, list_entry (c->cold.prev, struct entry, lru));
+        c->st.expired++;
+    }
+}
+
 static void touch (struct cache *c, struct entry *e)
 {
     list_del (&e->lru);
     list_add_head (&c->lru, &e->lru);
+    if (e->cold) {
+        e->cold = false;
+        c->cold_bytes -= e->size;
+    }
 }
 
 json_t *cache_get_treeobj (struct cache *c, const char *ref)
@@ -189,7 +229,7 @@ json_t *cache_get_treeobj (struct cache *c, const char *ref)
         errno = EINVAL;
         return NULL;
     }
-    if (!(e = entry_get (c, ref, false)) || (!e->obj && !e->has_raw)) {
+    if (!(e = entry_get (c, ref, false)) || (!e->obj && !e->raw)) {
         c->st.misses++;
         errno = ENOENT;
         return NULL;
@@ -199,7 +239,7 @@ json_t *cache_get_treeobj (struct cache *c, const char *ref)
     if (!e->obj) {
         /* a blob that is not a tree object is a corrupt store here; keep
          * the raw bytes, they may still serve as a value */
-        if (!(e->obj = treeobj_decodeb (e->data, e->len))) {
+        if (!(e->obj = treeobj_decodeb (e->raw->data, e->raw->len))) {
             errno = ENOTRECOVERABLE;
             return NULL;
         }
@@ -216,7 +256,7 @@ int cache_get_raw (struct cache *c, const char *ref, const void **data,
         errno = EINVAL;
         return -1;
     }
-    if (!(e = entry_get (c, ref, false)) || !e->has_raw) {
+    if (!(e = entry_get (c, ref, false)) || !e->raw) {
         c->st.misses++;
         errno = ENOENT;
         return -1;
@@ -224,10 +264,28 @@ int cache_get_raw (struct cache *c, const char *ref, const void **data,
     c->st.hits++;
     touch (c, e);
     if (data)
-        *data = e->data;
+        *data = e->raw->data;
     if (len)
-        *len = e->len;
+        *len = e->raw->len;
     return 0;
+}
+
+struct blob *cache_get_blob (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(e = entry_get (c, ref, false)) || !e->raw) {
+        c->st.misses++;
+        errno = ENOENT;
+        return NULL;
+    }
+    c->st.hits++;
+    touch (c, e);
+    return e->raw;
 }
 
 int cache_wait (struct cache *c, const char *ref, cache_wait_f cb, void *arg)
@@ -257,7 +315,7 @@ int cache_wait (struct cache *c, const char *ref, cache_wait_f cb, void *arg)
     e->tail = &w->next;
     return 0;
 error:
-    if (!e->obj && !e->has_raw && !e->waiters && !e->load) {
+    if (!e->obj && !e->raw && !e->waiters && !e->load) {
         int saved_errno = errno;
         entry_remove (c, e);
         errno = saved_errno;
@@ -265,24 +323,15 @@ error:
     return -1;
 }
 
-static int set_raw (struct cache *c, struct entry *e, const void *data,
-                    size_t len)
+/* Give e its blob (a new reference on b) unless it has one. */
+static void set_blob (struct cache *c, struct entry *e, struct blob *b)
 {
-    void *cpy = NULL;
-
-    if (e->has_raw)
-        return 0;
-    if (len > 0) {
-        if (!(cpy = malloc (len)))
-            return -1;
-        memcpy (cpy, data, len);
-    }
-    e->data = cpy;
-    e->len = len;
-    e->has_raw = true;
-    c->st.bytes += len - e->size;
-    e->size = len;
-    return 0;
+    if (e->raw)
+        return;
+    e->raw = blob_incref (b);
+    c->st.bytes += b->len;
+    c->st.bytes -= e->size;
+    e->size = b->len;
 }
 
 static int check_hash (const char *ref, const void *data, size_t len)
@@ -310,10 +359,17 @@ void cache_load_response (struct cache *c, const char *ref, int errnum,
             errnum = EPROTO;
         else if (check_hash (ref, data, len) < 0)
             errnum = ENOTRECOVERABLE;
-        else if (set_raw (c, e, data, len) < 0)
-            errnum = errno ? errno : ENOMEM;
-        else
-            e->stored = true;
+        else {
+            struct blob *b = e->raw ? NULL : blob_create (data, len);
+            if (!e->raw && !b)
+                errnum = errno ? errno : ENOMEM;
+            else {
+                if (b)
+                    set_blob (c, e, b);
+                e->stored = true;
+            }
+            blob_decref (b);
+        }
     }
     /* data may belong to the load handle: it is not used past here */
     c->free_handle (e->load);
@@ -322,7 +378,7 @@ void cache_load_response (struct cache *c, const char *ref, int errnum,
     w = e->waiters;
     e->waiters = NULL;
     e->tail = &e->waiters;
-    if (!e->obj && !e->has_raw)
+    if (!e->obj && !e->raw)
         entry_remove (c, e);
     /* e may be gone (or expired by a waiter) from here on */
     while (w) {
@@ -365,7 +421,7 @@ int cache_insert_treeobj (struct cache *c, const char *ref, json_t *obj,
         return -1;
     if (!e->obj)
         e->obj = json_incref (obj);
-    if (!e->has_raw && size > e->size) {
+    if (!e->raw && size > e->size) {
         c->st.bytes += size - e->size;
         e->size = size;
     }
@@ -375,20 +431,32 @@ int cache_insert_treeobj (struct cache *c, const char *ref, json_t *obj,
 int cache_insert_raw (struct cache *c, const char *ref, const void *data,
                       size_t len, bool dirty)
 {
-    struct entry *e;
+    struct blob *b;
+    int rc;
 
     if (len > 0 && !data) {
         errno = EINVAL;
         return -1;
     }
-    if (!(e = insert_common (c, ref, dirty)))
+    if (!(b = blob_create (data, len)))
         return -1;
-    if (set_raw (c, e, data, len) < 0) {
-        int saved_errno = errno;
-        cache_clear_dirty (c, ref, false);
-        errno = saved_errno;
+    rc = cache_insert_blob (c, ref, b, dirty);
+    blob_decref (b);
+    return rc;
+}
+
+int cache_insert_blob (struct cache *c, const char *ref, struct blob *b,
+                       bool dirty)
+{
+    struct entry *e;
+
+    if (!b) {
+        errno = EINVAL;
         return -1;
     }
+    if (!(e = insert_common (c, ref, dirty)))
+        return -1;
+    set_blob (c, e, b);
     return 0;
 }
 
@@ -410,7 +478,7 @@ bool cache_is_clean (struct cache *c, const char *ref)
 
     if (!c || !ref || !(e = entry_get (c, ref, false)))
         return false;
-    return e->stored && e->dirty == 0 && (e->obj || e->has_raw);
+    return e->stored && e->dirty == 0 && (e->obj || e->raw);
 }
 
 void cache_get_stats (struct cache *c, struct cache_stats *st)

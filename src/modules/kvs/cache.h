@@ -77,6 +77,13 @@ json_t *cache_get_treeobj (struct cache *c, const char *ref);
 int cache_get_raw (struct cache *c, const char *ref, const void **data,
                    size_t *len);
 
+struct blob;
+
+/* The blob of ref (borrowed: blob_incref() it to keep it past the next
+ * call that may expire entries), or NULL with errno ENOENT (not cached,
+ * or only as an object). */
+struct blob *cache_get_blob (struct cache *c, const char *ref);
+
 /* Park: call cb (errnum, arg) when ref has been loaded or has failed to
  * load, starting a load unless one is already in flight for ref.  Call
  * it only after a miss.  Returns 0, or -1 with errno (EINVAL: malformed
@@ -102,6 +109,9 @@ int cache_insert_treeobj (struct cache *c, const char *ref, json_t *obj,
                           size_t size, bool dirty);
 int cache_insert_raw (struct cache *c, const char *ref, const void *data,
                       size_t len, bool dirty);
+/* Like cache_insert_raw(), sharing b (a new reference) instead of a copy. */
+int cache_insert_blob (struct cache *c, const char *ref, struct blob *b,
+                       bool dirty);
 
 /* One pending store of ref completed; stored tells if it succeeded. */
 void cache_clear_dirty (struct cache *c, const char *ref, bool stored);
@@ -110,6 +120,13 @@ void cache_clear_dirty (struct cache *c, const char *ref, bool stored);
  * be in the content store (it was loaded from there or stored).
  */
 bool cache_is_clean (struct cache *c, const char *ref);
+
+/* ref is a directory version that a commit replaced: it will most
+ * likely never be read again, but identical directories share a blob,
+ * so it may be.  Expire it before anything else, and in any case once
+ * the replaced versions hold more than a few MiB (unless it is used
+ * again meanwhile). */
+void cache_forget (struct cache *c, const char *ref);
 
 /* Expire clean entries (LRU first) down to the bound. */
 void cache_expire (struct cache *c);

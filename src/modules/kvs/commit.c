@@ -27,14 +27,14 @@
  * in order, so this is safe, but with a backing store that makes each
  * checkpoint durable separately it only adds checkpoints.
  *
- * Durability: a batch's new blobs are sent with content.store all at
- * once, and for the primary namespace content.checkpoint-put follows
- * right behind them without waiting: the content service answers a
- * checkpoint only after every store it received earlier is durable.  The
- * commits are answered, and the setroot event published, only after the
- * checkpoint AND every store succeeded; any error fails every commit of
- * the batch and the root does not move.  Other namespaces are answered
- * once their stores succeeded (they are not checkpointed).
+ * Durability: a batch's new blobs and, for the primary namespace, the
+ * checkpoint of its root go in ONE content.write request: the content
+ * service answers it only once the checkpoint and every blob stored
+ * before it are durable (one sqlite transaction with content-sqlite).
+ * The commits are answered, and the setroot event published, only
+ * after that succeeded; any error fails every commit of the batch and
+ * the root does not move.  Other namespaces are answered once their
+ * blobs are cached (they are not checkpointed).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -76,14 +76,25 @@ struct batch {
     struct list_node rpcs;
 };
 
+/* The batch's content.write requests: its new blobs, and with the last
+ * one the (primary) checkpoint.  Normally one request; a batch of more
+ * than WRITE_CHUNK_BYTES or ctx->write_chunk blobs is sent in chunks,
+ * each once the previous one succeeded, so that the checkpoint is never
+ * saved when blobs before it were refused. */
 struct batch_rpc {
     struct list_node node;
     struct batch *b;
     flux_future_t *f;
     bool checkpoint;
-    bool dirty; /* a dirty count was taken in the cache */
-    char ref[BLOBREF_MAX_STRING_SIZE];
+    struct content_write_blob *blobs;
+    uint8_t *digests;
+    int nblobs;
+    int next; /* the first blob not sent yet */
+    int ndirty;
+    char (*dirty)[BLOBREF_MAX_STRING_SIZE]; /* dirty counts taken */
 };
+
+#define WRITE_CHUNK_BYTES ((size_t)16 << 20)
 
 struct relay {
     struct list_node node;
@@ -193,11 +204,23 @@ static double now (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Drop the dirty counts r holds (stored: the blobs are in the store). */
+static void batch_rpc_clear (struct kvs_ctx *ctx, struct batch_rpc *r,
+                             bool stored)
+{
+    for (int i = 0; i < r->ndirty; i++)
+        cache_clear_dirty (ctx->cache, r->dirty[i], stored);
+    r->ndirty = 0;
+}
+
 static void batch_rpc_destroy (struct batch_rpc *r)
 {
     if (r) {
         list_del (&r->node);
         flux_future_destroy (r->f);
+        free (r->blobs);
+        free (r->digests);
+        free (r->dirty);
         free (r);
     }
 }
@@ -209,8 +232,7 @@ static void batch_destroy (struct batch *b)
         list_for_each_safe (pos, tmp, &b->rpcs)
         {
             struct batch_rpc *r = list_entry (pos, struct batch_rpc, node);
-            if (r->dirty)
-                cache_clear_dirty (b->ctx->cache, r->ref, false);
+            batch_rpc_clear (b->ctx, r, false);
             batch_rpc_destroy (r);
         }
         list_for_each_safe (pos, tmp, &b->commits)
@@ -317,6 +339,9 @@ static void batch_complete (struct batch *b)
             commit_destroy (c);
         }
         ctx->stats.batches++;
+        /* the directory versions this root replaced are not wanted */
+        for (int i = 0; i < apply_replaced_count (b->apply); i++)
+            cache_forget (ctx->cache, apply_replaced (b->apply, i));
         /* the clients just answered will probably commit again */
         ns->linger_target = b->ncommits + ns->queued;
         if (ns->linger_target > ctx->batch_max)
@@ -373,34 +398,56 @@ static void ns_settle (struct kvs_ctx *ctx, struct kvs_ns *ns)
     kvs_check_stop (ctx);
 }
 
+static void batch_rpc_continuation (flux_future_t *f, void *arg);
+
+/* Send the next chunk of r's blobs (the last one with the checkpoint). */
+static int batch_rpc_send (struct batch_rpc *r)
+{
+    struct kvs_ctx *ctx = r->b->ctx;
+    int first = r->next, n = 0;
+    size_t bytes = 0;
+    bool last;
+
+    while (first + n < r->nblobs && n < ctx->write_chunk
+           && (n == 0 || bytes + r->blobs[first + n].len <= WRITE_CHUNK_BYTES))
+        bytes += r->blobs[first + n++].len;
+    last = (first + n == r->nblobs);
+    if (!(r->f = content_write (
+              ctx->h, blobref_hashtype_size (ctx->hashtype), r->blobs + first,
+              n, last && r->checkpoint ? r->b->newroot : NULL, r->b->newseq))
+        || flux_future_then (r->f, -1., batch_rpc_continuation, r) < 0) {
+        flux_future_destroy (r->f);
+        r->f = NULL;
+        return -1;
+    }
+    r->next = first + n;
+    return 0;
+}
+
 static void batch_rpc_continuation (flux_future_t *f, void *arg)
 {
     struct batch_rpc *r = arg;
     struct batch *b = r->b;
     struct kvs_ctx *ctx = b->ctx;
-    bool ok = false;
+    bool ok = true;
 
-    if (r->checkpoint) {
-        if (flux_future_get (f, NULL) == 0)
-            ok = true;
-        else
-            batch_error (b, errno, "checkpoint of %s: %s", b->newroot,
-                         future_strerror (f, errno));
+    if (flux_future_get (f, NULL) < 0) {
+        ok = false;
+        batch_error (b, errno, "%s of %d blob(s)%s: %s",
+                     r->checkpoint ? "checkpoint" : "store", r->nblobs,
+                     r->checkpoint ? " and the root" : "",
+                     future_strerror (f, errno));
     }
-    else {
-        const char *ref;
-        if (content_store_get_blobref (f, ctx->hashtype, &ref) < 0)
-            batch_error (b, errno, "store of %s: %s", r->ref,
-                         future_strerror (f, errno));
-        else if (strcmp (ref, r->ref) != 0)
-            batch_error (b, EPROTO, "store of %s returned %s", r->ref, ref);
-        else
-            ok = true;
-        if (r->dirty) {
-            cache_clear_dirty (ctx->cache, r->ref, ok);
-            r->dirty = false;
-        }
+    else if (r->next < r->nblobs) {
+        /* more chunks: the next one goes now that this one succeeded */
+        flux_future_destroy (f);
+        r->f = NULL;
+        if (batch_rpc_send (r) == 0)
+            return;
+        ok = false;
+        batch_error (b, errno, "content.write: %s", strerror (errno));
     }
+    batch_rpc_clear (ctx, r, ok);
     batch_rpc_destroy (r);
     if (--b->pending == 0) {
         b->done = true;
@@ -408,71 +455,61 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
     }
 }
 
-static int batch_rpc (struct batch *b, flux_future_t *f, const char *ref,
-                      bool dirty)
-{
-    struct batch_rpc *r;
-
-    if (!f)
-        return -1;
-    if (!(r = calloc (1, sizeof (*r)))) {
-        flux_future_destroy (f);
-        return -1;
-    }
-    list_init (&r->node);
-    r->b = b;
-    r->f = f;
-    r->checkpoint = (ref == NULL);
-    r->dirty = dirty;
-    if (ref)
-        snprintf (r->ref, sizeof (r->ref), "%s", ref);
-    if (flux_future_then (f, -1., batch_rpc_continuation, r) < 0) {
-        batch_rpc_destroy (r);
-        return -1;
-    }
-    list_add_tail (&b->rpcs, &r->node);
-    b->pending++;
-    return 0;
-}
-
-/* Store the batch's new blobs and (primary) checkpoint its root, all at
- * once.  The cache holds the new objects as dirty meanwhile, so the next
- * batch of the pipeline finds them.
+/* Store the batch's new blobs and (primary) checkpoint its root with
+ * content.write: the content service answers once the blobs are cached,
+ * or with a checkpoint once it and every blob before it are durable.
+ * The cache holds the new objects as dirty meanwhile, so the next batch
+ * of the pipeline finds them.
  */
 static void batch_store (struct batch *b)
 {
     struct kvs_ctx *ctx = b->ctx;
-    int n = apply_blob_count (b->apply);
+    int n = apply_blob_count (b->apply), k = 0;
+    int hsize = blobref_hashtype_size (ctx->hashtype);
+    struct batch_rpc *r;
 
+    if (!(r = calloc (1, sizeof (*r))))
+        goto nomem;
+    list_init (&r->node);
+    if (n > 0
+        && (!(r->blobs = calloc (n, sizeof (*r->blobs)))
+            || !(r->digests = malloc ((size_t)n * hsize))
+            || !(r->dirty = calloc (n, sizeof (*r->dirty)))))
+        goto nomem;
+    r->b = b;
+    r->checkpoint = ctx->checkpoint && !strcmp (b->ns->name, KVS_PRIMARY);
     for (int i = 0; i < n; i++) {
         const struct apply_blob *blob = apply_blob (b->apply, i);
-        bool dirty = false;
         if (cache_is_clean (ctx->cache, blob->ref))
             continue; /* already in the content store */
-        if (blob->obj)
-            dirty = cache_insert_treeobj (ctx->cache, blob->ref, blob->obj,
-                                          blob->len, true)
-                    == 0;
-        else
-            dirty = cache_insert_raw (ctx->cache, blob->ref, blob->data,
-                                      blob->len, true)
-                    == 0;
-        if (batch_rpc (b, content_store (ctx->h, blob->data, blob->len, 0),
-                       blob->ref, dirty)
-            < 0) {
-            if (dirty)
-                cache_clear_dirty (ctx->cache, blob->ref, false);
-            batch_error (b, errno, "store of %s: %s", blob->ref,
-                         strerror (errno));
-            break;
+        if (blobref_strtohash (blob->ref, r->digests + k * hsize, hsize) < 0) {
+            batch_error (b, EINVAL, "bad blobref %s", blob->ref);
+            goto done;
         }
+        if (cache_insert_blob (ctx->cache, blob->ref, blob->blob, true) == 0)
+            snprintf (r->dirty[r->ndirty++], sizeof (r->dirty[0]), "%s",
+                      blob->ref);
+        r->blobs[k].digest = r->digests + k * hsize;
+        r->blobs[k].data = blob->data;
+        r->blobs[k].len = blob->len;
+        k++;
     }
-    if (!b->errnum && ctx->checkpoint && !strcmp (b->ns->name, KVS_PRIMARY)) {
-        if (batch_rpc (b,
-                       content_checkpoint_put (ctx->h, b->newroot, b->newseq),
-                       NULL, false)
-            < 0)
-            batch_error (b, errno, "checkpoint: %s", strerror (errno));
+    r->nblobs = k;
+    if (k == 0 && !r->checkpoint)
+        goto done;
+    if (batch_rpc_send (r) < 0) {
+        batch_error (b, errno, "content.write: %s", strerror (errno));
+        goto done;
+    }
+    list_add_tail (&b->rpcs, &r->node);
+    b->pending++;
+    return;
+nomem:
+    batch_error (b, ENOMEM, "cannot store the new blobs: out of memory");
+done:
+    if (r) {
+        batch_rpc_clear (ctx, r, false);
+        batch_rpc_destroy (r);
     }
 }
 

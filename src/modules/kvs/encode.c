@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob.h"
 #include "encode.h"
 
 struct buf {
@@ -52,9 +53,11 @@ static inline void put (struct buf *b, const char *s, size_t n)
 
 #define PUTS(b, lit) put ((b), (lit), sizeof (lit) - 1)
 
-static void put_string (struct buf *b, const char *s, size_t n)
+/* Returns true if s needed escaping. */
+static bool put_string (struct buf *b, const char *s, size_t n)
 {
     size_t start = 0;
+    bool escaped = false;
 
     PUTS (b, "\"");
     for (size_t i = 0; i < n; i++) {
@@ -65,6 +68,7 @@ static void put_string (struct buf *b, const char *s, size_t n)
             continue;
         put (b, s + start, i - start);
         start = i + 1;
+        escaped = true;
         switch (c) {
             case '"':
                 esc = "\\\"";
@@ -95,6 +99,7 @@ static void put_string (struct buf *b, const char *s, size_t n)
     }
     put (b, s + start, n - start);
     PUTS (b, "\"");
+    return escaped;
 }
 
 static void put_json_string (struct buf *b, const json_t *s)
@@ -234,4 +239,138 @@ char *kvs_encode (const json_t *obj, size_t *len)
     if (len)
         *len = b.len;
     return b.s;
+}
+
+/* ---- directories as patches ---- */
+
+struct index {
+    uint32_t *off;
+    int n, cap;
+    bool failed;
+    bool plain; /* every name is plain (indexable) */
+};
+
+static void index_add (struct index *ix, size_t pos)
+{
+    if (ix->failed)
+        return;
+    if (ix->n + 1 >= ix->cap) {
+        int ncap = ix->cap ? ix->cap * 2 : 64;
+        uint32_t *noff = realloc (ix->off, ncap * sizeof (*noff));
+        if (!noff) {
+            ix->failed = true;
+            return;
+        }
+        ix->off = noff;
+        ix->cap = ncap;
+    }
+    ix->off[ix->n++] = (uint32_t)pos;
+}
+
+/* Entries i..j-1 of base, as one run of bytes. */
+static void put_run (struct buf *b, struct index *ix, const struct blob *base,
+                     int i, int j)
+{
+    size_t start, len;
+    long delta;
+
+    if (i >= j)
+        return;
+    if (ix->n > 0)
+        PUTS (b, ",");
+    start = base->off[i];
+    len = base->off[j] - 1 - start;
+    delta = (long)(b->len - BLOB_HDR) - (long)start;
+    if (!ix->failed && ix->n + (j - i) + 1 > ix->cap) {
+        int ncap = ix->cap ? ix->cap : 64;
+        while (ix->n + (j - i) + 1 > ncap)
+            ncap *= 2;
+        uint32_t *noff = realloc (ix->off, ncap * sizeof (*noff));
+        if (!noff)
+            ix->failed = true;
+        else {
+            ix->off = noff;
+            ix->cap = ncap;
+        }
+    }
+    if (!ix->failed) {
+        for (int k = i; k < j; k++)
+            ix->off[ix->n++] = (uint32_t)((long)base->off[k] + delta);
+    }
+    put (b, base->data + start, len);
+}
+
+static void put_item (struct buf *b, struct index *ix, const struct item *it)
+{
+    if (ix->n > 0)
+        PUTS (b, ",");
+    index_add (ix, b->len - BLOB_HDR);
+    if (put_string (b, it->key, it->klen))
+        ix->plain = false;
+    PUTS (b, ":");
+    put_treeobj (b, it->val);
+}
+
+struct blob *kvs_encode_dir (struct blob *base, const json_t *data)
+{
+    struct buf b = {0};
+    struct index ix = {.plain = true};
+    size_t n = json_object_size (data), k = 0;
+    struct item *items = NULL;
+    const char *key;
+    json_t *val;
+    int i = 0, nbase = 0;
+
+    if (!json_is_object (data) || (base && blob_dir_index (base) < 0)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (base)
+        nbase = base->n;
+    if (n > 0 && !(items = malloc (n * sizeof (*items))))
+        return NULL;
+    json_object_foreach ((json_t *)data, key, val)
+    {
+        items[k].key = key;
+        items[k].klen = strlen (key);
+        items[k].val = val;
+        k++;
+    }
+    if (n > 1)
+        qsort (items, n, sizeof (*items), cmp_item);
+    /* the blob's header goes first, so that no copy is needed at the end */
+    grow (&b, BLOB_HDR + (base ? base->len : 0) + n * 64 + 64);
+    if (b.failed) {
+        free (items);
+        errno = ENOMEM;
+        return NULL;
+    }
+    b.len = BLOB_HDR;
+    PUTS (&b, "{\"data\":{");
+    for (k = 0; k < n; k++) {
+        bool found = false;
+        int pos = base ? blob_dir_find (base, items[k].key, &found) : 0;
+        put_run (&b, &ix, base, i, pos);
+        if (!json_is_null (items[k].val))
+            put_item (&b, &ix, &items[k]);
+        i = found ? pos + 1 : pos;
+    }
+    if (base)
+        put_run (&b, &ix, base, i, nbase);
+    index_add (&ix, b.len - BLOB_HDR + 1); /* one past the closing '}' */
+    PUTS (&b, "},\"type\":\"dir\",\"ver\":1}");
+    free (items);
+    if (!b.failed && b.len + 1 > b.cap)
+        grow (&b, 1);
+    if (b.failed) {
+        free (b.s);
+        free (ix.off);
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (ix.failed || !ix.plain) {
+        free (ix.off);
+        ix.off = NULL;
+    }
+    return blob_from_buffer (b.s, b.len - BLOB_HDR, ix.off, ix.n - 1);
 }

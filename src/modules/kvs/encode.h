@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* encode.h - fast canonical serialization of tree objects.
+/* encode.h - fast canonical serialization of tree objects, and of
+ * directories as patches of their previous blob.
  *
  * Produces exactly what treeobj_encode() does (jansson, compact, keys
  * sorted: the form that is hashed and stored) but in one pass with one
@@ -18,5 +19,16 @@
  * without the NUL).  NULL with errno ENOMEM or EINVAL.
  */
 char *kvs_encode (const json_t *obj, size_t *len);
+
+struct blob;
+
+/* Serialize a directory as the patch of a base: base is an indexed dir
+ * blob (blob.h) or NULL (empty); data is the dir's "data" object holding
+ * the entries that replace or add to base's, and JSON null for the names
+ * removed from it.  The unchanged runs of base's entries are copied as
+ * they are.  The result is indexed unless a name needed escaping.  NULL
+ * with errno ENOMEM or EINVAL.
+ */
+struct blob *kvs_encode_dir (struct blob *base, const json_t *data);
 
 #endif /* !KVS_ENCODE_H */

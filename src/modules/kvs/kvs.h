@@ -51,9 +51,10 @@ struct kvs_ctx {
     size_t inline_max; /* vals larger than this are stored as blobs */
     size_t cache_max;  /* clean cache entries kept */
     size_t cache_max_bytes;
-    int batch_max; /* most commits applied as one batch */
-    int pipeline;  /* most batches in flight per namespace */
-    int linger_ms; /* longest wait to gather a batch (0: never) */
+    int batch_max;   /* most commits applied as one batch */
+    int write_chunk; /* most blobs in one content.write */
+    int pipeline;    /* most batches in flight per namespace */
+    int linger_ms;   /* longest wait to gather a batch (0: never) */
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
 

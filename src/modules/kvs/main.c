@@ -13,7 +13,8 @@
  * cache's bounds, default 100000 entries and 256 MiB), batch-max=N
  * (commits per root change, default 4096), linger-ms=N (longest wait to
  * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
- * namespace in flight at once, default 1: see commit.c).
+ * namespace in flight at once, default 1: see commit.c), write-chunk=N
+ * (most blobs in one content.write, default 4096).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -260,6 +261,8 @@ static int parse_args (struct kvs_ctx *ctx, int argc, char **argv,
             ctx->cache_max_bytes = (size_t)v;
         else if (!strncmp (argv[i], "batch-max=", 10) && v > 0 && v < 1 << 30)
             ctx->batch_max = (int)v;
+        else if (!strncmp (argv[i], "write-chunk=", 12) && v > 0 && v < 1 << 30)
+            ctx->write_chunk = (int)v;
         else if (!strncmp (argv[i], "pipeline=", 9) && v > 0 && v < 1024)
             ctx->pipeline = (int)v;
         else if (!strncmp (argv[i], "linger-ms=", 10) && v < 60000)
@@ -417,6 +420,7 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     ctx->cache_max = 100000;
     ctx->cache_max_bytes = 256 << 20;
     ctx->batch_max = 4096;
+    ctx->write_chunk = 4096;
     ctx->pipeline = 1;
     ctx->linger_ms = 1;
     ctx->checkpoint = true;

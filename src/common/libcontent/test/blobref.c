@@ -118,6 +118,53 @@ static void test_sodium (void)
     ok (bad == 0, "sha256 equals libsodium's for lengths 0..300");
 }
 
+/* The portable SHA-1 and the one on the CPU's SHA instructions agree on
+ * every length through three blocks and on a large pseudo-random buffer
+ * fed in odd pieces; the FIPS vectors hold for the portable one too. */
+static void test_sha1_paths (void)
+{
+    size_t n = 100003, len, off, chunk;
+    uint8_t *buf = malloc (n), d1[20], d2[20];
+    uint32_t x = 12345;
+    struct sha1_ctx c;
+    int bad = 0;
+
+    if (!buf)
+        BAIL_OUT ("out of memory");
+    for (len = 0; len < n; len++) {
+        x = x * 1103515245 + 12345;
+        buf[len] = (uint8_t)(x >> 16);
+    }
+    sha1_use_accel (false);
+    test_vectors ();
+    if (!sha1_accel_available ()) {
+        skip (2, "this CPU has no SHA instructions");
+        sha1_use_accel (true);
+        free (buf);
+        return;
+    }
+    for (len = 0; len <= 200; len++) {
+        sha1_use_accel (false);
+        blobref_hash_raw ("sha1", buf, len, d1, sizeof (d1));
+        sha1_use_accel (true);
+        blobref_hash_raw ("sha1", buf, len, d2, sizeof (d2));
+        if (memcmp (d1, d2, 20) != 0) {
+            diag ("sha1 paths differ at length %zu", len);
+            bad++;
+        }
+    }
+    ok (bad == 0, "sha1: portable and SHA-instruction paths agree, 0..200");
+    sha1_use_accel (false);
+    blobref_hash_raw ("sha1", buf, n, d1, sizeof (d1));
+    sha1_use_accel (true);
+    sha1_init (&c);
+    for (off = 0, chunk = 1; off < n; off += chunk, chunk = chunk % 997 + 13)
+        sha1_update (&c, buf + off, off + chunk > n ? n - off : chunk);
+    sha1_final (&c, d2);
+    cmp_mem (d1, d2, 20, "sha1 of 100003 bytes: both paths agree");
+    free (buf);
+}
+
 static void test_sha1_boundaries (void)
 {
     /* sha1 of 55, 56, 63, 64 and 65 bytes of 'a' (sha1sum) */
@@ -268,6 +315,7 @@ int main (void)
     test_vectors ();
     test_million ();
     test_sodium ();
+    test_sha1_paths ();
     test_sha1_boundaries ();
     test_emptydir ();
     test_conversions ();

@@ -100,6 +100,39 @@ static void test_basic (void)
         "unknown hash type refused");
 }
 
+/* The WAL grows with commits and is folded in by db_checkpoint() only. */
+static void test_wal (void)
+{
+    flux_error_t error;
+    struct db *db;
+    unsigned char k[20];
+    char buf[10000];
+    const void *data;
+    size_t len;
+    int i;
+
+    if (!(db = db_open (path, "sha1", true, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    memset (buf, 'w', sizeof (buf));
+    for (i = 0; i < 20; i++) {
+        d (k, 100 + i);
+        if (db_begin (db) < 0 || db_store (db, k, 20, buf, sizeof (buf)) < 0
+            || db_commit (db) < 0)
+            BAIL_OUT ("store: %s", db_errstr (db));
+    }
+    ok (db_wal_size (db) >= 20 * sizeof (buf),
+        "20 commits: the WAL holds them (%zu bytes), no automatic checkpoint",
+        db_wal_size (db));
+    ok (db_begin (db) == 0 && db_checkpoint (db) < 0 && errno == EBUSY,
+        "checkpoint inside a transaction: EBUSY");
+    db_rollback (db);
+    ok (db_checkpoint (db) == 0 && db_wal_size (db) == 0, "checkpoint");
+    d (k, 110);
+    ok (db_load (db, k, 20, &data, &len) == 0 && len == sizeof (buf),
+        "the blobs are still there");
+    db_close (db);
+}
+
 static void test_version (void)
 {
     flux_error_t error;
@@ -164,6 +197,7 @@ int main (void)
         BAIL_OUT ("mkdtemp");
     snprintf (path, sizeof (path), "%s/content.sqlite", dir);
     test_basic ();
+    test_wal ();
     test_version ();
     test_full ();
     {

@@ -5,7 +5,10 @@
  * hold requests (answering them when told) and fail stores.  Covers the
  * write-through, the write limit, the checkpoint ordering contract,
  * failures and retries, shared misses, unregistering with writes in
- * flight, purge, bad payloads and guests.
+ * flight, purge, bad payloads and guests; then a backing store taking
+ * content-backing.write (blobs of a turn and the checkpoint in one
+ * request, checkpoints refused after a failure they did not see) and
+ * content.write.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include <jansson.h>
 
 #include "libcontent/blobref.h"
+#include "libcontent/write.h"
 #include "libflux/flux.h"
 #include "service.h"
 #include "tap.h"
@@ -33,8 +37,14 @@ struct fake {
     } blobs[MAXB];
     int nblobs;
     int nstore, nload, ncp;
-    char log[512]; /* S: store received, s: store answered, C: checkpoint */
+    char log[512]; /* S: store received, s: store answered, C: checkpoint,
+                      W: write received, b: a blob in it, K: its checkpoint */
     json_t *checkpoint;
+    /* content-backing.write, as content-sqlite does it */
+    int nwrite;
+    uint32_t write_failures; /* errors answered to writes */
+    uint32_t last_failures;  /* what the last write carried */
+    int fail_writes;         /* answer this many writes with fail_errnum */
 };
 
 static flux_t *h;
@@ -57,6 +67,46 @@ static void answer (const flux_msg_t *msg)
     int i;
 
     flux_request_decode_raw (msg, &topic, &data, &len);
+    if (!strcmp (topic, "content-backing.write")) {
+        struct content_write w;
+        int errnum = 0;
+        if (content_write_decode (data, len, 20, &w) < 0)
+            errnum = EPROTO;
+        else if (fk.fail_writes > 0) {
+            fk.fail_writes--;
+            errnum = fk.fail_errnum ? fk.fail_errnum : EIO;
+        }
+        else if (w.checkpoint && w.failures != fk.write_failures)
+            errnum = EIO; /* an earlier write failed */
+        if (errnum) {
+            fk.write_failures++;
+            content_write_clear (&w);
+            flux_respond_error (h, msg, errnum, "fake write failure");
+            return;
+        }
+        for (int k = 0; k < w.nblobs; k++) {
+            for (i = 0; i < fk.nblobs; i++)
+                if (!memcmp (fk.blobs[i].digest, w.blobs[k].digest, 20))
+                    break;
+            if (i == fk.nblobs && fk.nblobs < MAXB) {
+                size_t blen = w.blobs[k].len;
+                memcpy (fk.blobs[i].digest, w.blobs[k].digest, 20);
+                fk.blobs[i].data = blen ? malloc (blen) : NULL;
+                if (blen)
+                    memcpy (fk.blobs[i].data, w.blobs[k].data, blen);
+                fk.blobs[i].len = blen;
+                fk.nblobs++;
+            }
+        }
+        if (w.checkpoint) {
+            json_decref (fk.checkpoint);
+            fk.checkpoint
+                = json_loadb (w.checkpoint, w.checkpoint_len, 0, NULL);
+        }
+        content_write_clear (&w);
+        flux_respond (h, msg, NULL);
+        return;
+    }
     if (!strcmp (topic, "content-backing.store")) {
         uint8_t d[20];
         logc ('s');
@@ -120,6 +170,22 @@ static void backing_cb (flux_t *h, flux_msg_handler_t *mh,
         fk.ncp++;
         logc ('C');
     }
+    else if (!strcmp (topic, "content-backing.write")) {
+        struct content_write w;
+        const void *data;
+        size_t len;
+        fk.nwrite++;
+        logc ('W');
+        if (flux_request_decode_raw (msg, NULL, &data, &len) == 0
+            && content_write_decode (data, len, 20, &w) == 0) {
+            for (int i = 0; i < w.nblobs; i++)
+                logc ('b');
+            if (w.checkpoint)
+                logc ('K');
+            fk.last_failures = w.failures;
+            content_write_clear (&w);
+        }
+    }
     if (fk.hold && fk.nheld < 256)
         fk.held[fk.nheld++] = flux_msg_incref (msg);
     else
@@ -142,6 +208,22 @@ static void release (void)
         answer (fk.held[i]);
         flux_msg_decref (fk.held[i]);
     }
+    settle ();
+}
+
+/* Answer the oldest n held requests. */
+static void release_n (int n)
+{
+    int i;
+
+    if (n > fk.nheld)
+        n = fk.nheld;
+    for (i = 0; i < n; i++) {
+        answer (fk.held[i]);
+        flux_msg_decref (fk.held[i]);
+    }
+    memmove (fk.held, fk.held + n, (fk.nheld - n) * sizeof (fk.held[0]));
+    fk.nheld -= n;
     settle ();
 }
 
@@ -463,6 +545,199 @@ static void test_unregister (void)
         "and flush is ENOSYS again");
 }
 
+/* content.write of blobs (strings, digests computed unless bad_digest)
+ * and an optional checkpoint of sequence seq (seq < 0: none). */
+static flux_future_t *content_write_req (const char **blobs, int n, int seq,
+                                         bool bad_digest)
+{
+    struct content_write_blob b[8];
+    uint8_t d[8][20];
+    char cp[160];
+    flux_future_t *f;
+    void *buf;
+    size_t len;
+
+    for (int i = 0; i < n; i++) {
+        blobref_hash_raw ("sha1", blobs[i], strlen (blobs[i]), d[i], 20);
+        if (bad_digest)
+            d[i][0] ^= 1;
+        b[i].digest = d[i];
+        b[i].data = blobs[i];
+        b[i].len = strlen (blobs[i]);
+    }
+    snprintf (cp, sizeof (cp),
+              "{\"version\":1,\"rootref\":\"sha1-"
+              "c0a9faf907dda6216fd73bf81d0b3b21a1a8cb91\",\"sequence\":%d,"
+              "\"timestamp\":1.0}",
+              seq);
+    if (!(buf = content_write_encode (20, b, n, seq >= 0 ? cp : NULL, 0, &len)))
+        BAIL_OUT ("content_write_encode");
+    f = flux_rpc_raw (h, "content.write", buf, len, FLUX_NODEID_ANY, 0);
+    free (buf);
+    return f;
+}
+
+static int cp_seq (void)
+{
+    json_int_t seq = -1;
+    if (!fk.checkpoint
+        || json_unpack (fk.checkpoint, "{s:I}", "sequence", &seq) < 0)
+        return -1;
+    return (int)seq;
+}
+
+/* A backing store registered with "write": blobs and checkpoints in
+ * content-backing.write requests. */
+static void test_write_mode (void)
+{
+    flux_future_t *f, *fs[3], *cf;
+    const char *sender = NULL;
+    int errnum;
+
+    fk.log[0] = '\0';
+    flux_aux_set (h, "flux::uuid", "content-uuid", NULL);
+    f = flux_rpc (h, "content.register-backing",
+                  "{\"name\":\"fakew\",\"write\":true}", 0, 0);
+    wait_ready (f);
+    ok (flux_rpc_get_unpack (f, "{s?s}", "sender", &sender) == 0 && sender
+            && !strcmp (sender, "content-uuid"),
+        "register-backing with write: the answer names our route id");
+    flux_future_destroy (f);
+    settle ();
+    ok (!strcmp (fk.log, "Wb") && stat_int ("dirty") == 0,
+        "the dirty blob left over goes in a write: %s", fk.log);
+
+    /* one turn: three stores and a checkpoint -> one request */
+    fk.hold = true;
+    fk.log[0] = '\0';
+    fs[0] = store ("w-one");
+    fs[1] = store ("w-two");
+    fs[2] = store ("w-three");
+    cf = checkpoint_put (10);
+    settle ();
+    ok (!strcmp (fk.log, "WbbbK") && fk.nheld == 1,
+        "three stores and a checkpoint of one turn: one write: %s", fk.log);
+    ok (!flux_future_is_ready (cf), "the checkpoint waits for it");
+    release ();
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0 && cp_seq () == 10,
+        "then the checkpoint succeeds");
+    ok (stat_int ("dirty") == 0, "and the blobs are clean");
+    for (int i = 0; i < 3; i++)
+        flux_future_destroy (fs[i]);
+    flux_future_destroy (cf);
+
+    /* the checkpoint does not wait for an earlier write to be answered */
+    fk.log[0] = '\0';
+    ok (store_sync ("w-four", NULL) == 0, "store a blob, its write held");
+    settle ();
+    cf = checkpoint_put (11);
+    settle ();
+    ok (!strcmp (fk.log, "WbWK") && fk.nheld == 2,
+        "the checkpoint follows in its own write at once: %s", fk.log);
+    release ();
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0 && cp_seq () == 11,
+        "both answered: the checkpoint succeeds");
+    flux_future_destroy (cf);
+
+    /* the earlier write fails after the checkpoint was sent */
+    fk.log[0] = '\0';
+    ok (store_sync ("w-five", NULL) == 0, "store another, its write held");
+    settle ();
+    cf = checkpoint_put (12);
+    settle ();
+    ok (!strcmp (fk.log, "WbWK") && fk.last_failures == 0,
+        "checkpoint sent behind it, carrying 0 failures");
+    fk.fail_writes = 1;
+    fk.fail_errnum = ENOSPC;
+    release_n (1);
+    release ();
+    wait_ready (cf);
+    errnum = flux_future_get (cf, NULL) < 0 ? errno : 0;
+    ok (errnum == EIO && cp_seq () == 11,
+        "the write fails: the backing store refuses the checkpoint (EIO)");
+    ok (stat_int ("dirty") == 1, "the blob is still dirty");
+    flux_future_destroy (cf);
+    fk.fail_errnum = 0;
+    fk.log[0] = '\0';
+    cf = checkpoint_put (13);
+    settle ();
+    ok (!strcmp (fk.log, "WbK") && fk.last_failures == 2,
+        "the next checkpoint re-sends the blob, counting 2 failures: %s",
+        fk.log);
+    release ();
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0 && cp_seq () == 13
+            && stat_int ("dirty") == 0,
+        "and succeeds");
+    flux_future_destroy (cf);
+    fk.hold = false;
+}
+
+/* content.write: a KVS commit's blobs and checkpoint in one request. */
+static void test_content_write (void)
+{
+    const char *blobs[] = {"cw-one", "cw-two"};
+    flux_future_t *f;
+    flux_msg_t *msg;
+    int errnum;
+    uint8_t d[20];
+
+    fk.hold = true;
+    fk.log[0] = '\0';
+    f = content_write_req (blobs, 2, 20, false);
+    settle ();
+    ok (!strcmp (fk.log, "WbbK") && !flux_future_is_ready (f),
+        "content.write: blobs and checkpoint go in one write, held: %s",
+        fk.log);
+    release ();
+    wait_ready (f);
+    ok (flux_future_get (f, NULL) == 0 && cp_seq () == 20,
+        "answered once the write is durable");
+    flux_future_destroy (f);
+    fk.hold = false;
+    blobref_hash_raw ("sha1", "cw-two", 6, d, 20);
+    f = load (d);
+    wait_ready (f);
+    {
+        const void *data;
+        size_t len;
+        ok (flux_rpc_get_raw (f, &data, &len) == 0 && len == 6
+                && !memcmp (data, "cw-two", 6),
+            "its blobs load");
+    }
+    flux_future_destroy (f);
+
+    fk.hold = true;
+    fk.log[0] = '\0';
+    f = content_write_req (blobs, 1, -1, false);
+    wait_ready (f);
+    ok (flux_future_get (f, NULL) == 0,
+        "without a checkpoint: answered at once, before any write");
+    flux_future_destroy (f);
+    release ();
+    fk.hold = false;
+
+    f = content_write_req (blobs, 2, 21, true);
+    wait_ready (f);
+    errnum = flux_future_get (f, NULL) < 0 ? errno : 0;
+    ok (errnum == EPROTO && cp_seq () == 20,
+        "a blob that does not match its digest: EPROTO, no checkpoint");
+    flux_future_destroy (f);
+
+    ok (simple ("content.write", "garbage", &errnum) < 0 && errnum == EPROTO,
+        "a malformed content.write: EPROTO");
+    msg = flux_request_encode ("content.write", NULL);
+    flux_msg_set_cred (msg, (struct flux_msg_cred){1234, FLUX_ROLE_USER});
+    f = flux_rpc_message (h, msg, FLUX_NODEID_ANY, 0);
+    wait_ready (f);
+    ok (flux_rpc_get (f, NULL) < 0 && errno == EPERM,
+        "content.write from a guest: EPERM");
+    flux_future_destroy (f);
+    flux_msg_decref (msg);
+}
+
 int main (void)
 {
     struct flux_msg_handler_spec tab[] = {
@@ -500,6 +775,8 @@ int main (void)
     test_purge ();
     test_bad_requests ();
     test_unregister ();
+    test_write_mode ();
+    test_content_write ();
 
     content_service_destroy (svc);
     flux_msg_handler_delvec (handlers);

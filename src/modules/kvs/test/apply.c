@@ -3,7 +3,8 @@
 /* apply unit tests: put, unlink, mkdir, symlink and append ops,
  * intermediate directories, ENOTDIR, several commits merged into one
  * root change, a failing commit inside a batch, missing objects, large
- * values, and unchanged subtrees keeping their refs.
+ * values, unchanged subtrees keeping their refs, big directories patched
+ * in place, and stored dirs in a foreign format.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -101,11 +102,14 @@ static void finish (struct apply *a, char *root, size_t size)
         const char *ref = fakestore_put (fs, b->data, b->len);
         if (strcmp (ref, b->ref) != 0)
             ok_all = 0;
-        if (b->obj) {
-            char *enc = treeobj_encode (b->obj);
+        if (b->dir) {
+            /* the canonical form: jansson's compact sorted dump */
+            json_t *o = treeobj_decodeb (b->data, b->len);
+            char *enc = o ? treeobj_encode (o) : NULL;
             if (!enc || strlen (enc) != b->len || memcmp (enc, b->data, b->len))
                 ok_all = 0;
             free (enc);
+            json_decref (o);
         }
     }
     ok (ok_all, "every new blob hashes to its ref (dirs encode as stored)");
@@ -435,6 +439,115 @@ static void test_nothing_changed (void)
     txn_destroy (e);
 }
 
+/* Entries of the dir at key (READDIR through a cold cache), -1 on error. */
+static int dir_size (const char *root, const char *key)
+{
+    struct cache *c = fakestore_cache (fs, 0);
+    struct lookup *l
+        = lookup_create (c, "primary", root, key, FLUX_KVS_READDIR, NULL, NULL);
+    json_t *v = NULL;
+    int n = -1;
+
+    if (run_lookup (fs, c, l, &v, NULL) == 0 && treeobj_is_dir (v))
+        n = (int)json_object_size (treeobj_get_data (v));
+    json_decref (v);
+    lookup_destroy (l);
+    cache_destroy (c);
+    fakestore_set_cache (fs, cache);
+    return n;
+}
+
+/* A big directory is patched, not copied: loaded cold, changed at both
+ * ends and in the middle by several commits (one failing), and stored
+ * in canonical form with every other entry intact. */
+static void test_big_dir (void)
+{
+    json_t *ops = json_array ();
+    struct txn *t;
+    struct apply *a;
+    char rootA[BLOBREF_MAX_STRING_SIZE], rootB[BLOBREF_MAX_STRING_SIZE];
+    char key[64], val[64];
+    int rc = 0;
+
+    for (int i = 0; i < 500; i++) {
+        snprintf (key, sizeof (key), "big.k%03d", i);
+        snprintf (val, sizeof (val), "v%d", i);
+        json_array_append_new (ops, put (key, val));
+    }
+    if (!(t = txn_create (ops, 0, false, NULL)))
+        BAIL_OUT ("txn_create");
+    json_decref (ops);
+    a = apply_create (cache, "primary", root0, "sha1", 256);
+    ok (apply_one (a, t, NULL) == 0, "a commit of 500 keys in one dir");
+    finish (a, rootA, sizeof (rootA));
+    apply_destroy (a);
+    txn_destroy (t);
+    ok (dir_size (rootA, "big") == 500, "big has 500 entries");
+
+    /* a cold cache: the root and big are loaded, then patched */
+    cache_destroy (cache);
+    cache = fakestore_cache (fs, 0);
+    a = apply_create (cache, "primary", rootA, "sha1", 256);
+    struct txn *t1
+        = mktxn (put ("big.k250", "changed"), put ("big.new", "n"), NULL);
+    struct txn *t2 = mktxn (unlink_op ("big.k000"), unlink_op ("big.k499"),
+                            unlink_op ("big.nothere"), NULL);
+    struct txn *t3
+        = mktxn (put ("big.k100", "lost"), put ("big.k101.x", "y"), NULL);
+    struct txn *t4 = mktxn (put ("big.k250", "again"), put ("big.k000", "back"),
+                            unlink_op ("big.new"), NULL);
+    rc |= apply_one (a, t1, NULL);
+    rc |= apply_one (a, t2, NULL);
+    ok (rc == 0, "puts and unlinks at both ends and in the middle");
+    ok (apply_one (a, t3, NULL) == ENOTDIR,
+        "a commit writing through a value fails");
+    ok (apply_one (a, t4, NULL) == 0, "a later commit re-adds and removes");
+    finish (a, rootB, sizeof (rootB));
+    ok (has (rootB, "big.k250", "again") && has (rootB, "big.k000", "back")
+            && absent (rootB, "big.k499") && absent (rootB, "big.new"),
+        "the changes are there");
+    ok (has (rootB, "big.k100", "v100") && has (rootB, "big.k101", "v101")
+            && has (rootB, "big.k001", "v1") && has (rootB, "big.k498", "v498"),
+        "the failed commit left nothing, the rest is intact");
+    ok (dir_size (rootB, "big") == 499, "big has 499 entries");
+    apply_destroy (a);
+    txn_destroy (t1);
+    txn_destroy (t2);
+    txn_destroy (t3);
+    txn_destroy (t4);
+}
+
+/* A stored dir not in canonical form (unsorted, spaced) is copied whole
+ * instead of patched: the result is canonical and complete. */
+static void test_foreign_dir (void)
+{
+    const char *foreign
+        = "{\"ver\":1, \"type\":\"dir\", \"data\":{"
+          "\"zeta\":{\"data\":\"MQ==\",\"type\":\"val\",\"ver\":1},"
+          "\"alpha\":{\"data\":\"Mg==\",\"type\":\"val\",\"ver\":1}}}";
+    const char *ref = fakestore_put (fs, foreign, strlen (foreign));
+    json_t *root = treeobj_create_dir ();
+    json_t *dref = treeobj_create_dirref (ref);
+    char rootF[BLOBREF_MAX_STRING_SIZE], r[BLOBREF_MAX_STRING_SIZE];
+    struct apply *a;
+    struct txn *t = mktxn (put ("f.mid", "3"), NULL);
+
+    treeobj_insert_entry (root, "f", dref);
+    snprintf (rootF, sizeof (rootF), "%s", fakestore_put_obj (fs, root));
+    cache_destroy (cache);
+    cache = fakestore_cache (fs, 0);
+    a = apply_create (cache, "primary", rootF, "sha1", 256);
+    ok (apply_one (a, t, NULL) == 0, "a put into a foreign-format dir");
+    finish (a, r, sizeof (r));
+    ok (has (r, "f.zeta", "1") && has (r, "f.alpha", "2")
+            && has (r, "f.mid", "3"),
+        "all its entries and the new one are there");
+    apply_destroy (a);
+    txn_destroy (t);
+    json_decref (dref);
+    json_decref (root);
+}
+
 int main (void)
 {
     json_t *empty = treeobj_create_dir ();
@@ -455,6 +568,8 @@ int main (void)
     test_large_and_inline ();
     test_missing ();
     test_nothing_changed ();
+    test_big_dir ();
+    test_foreign_dir ();
 
     cache_destroy (cache);
     fakestore_destroy (fs);

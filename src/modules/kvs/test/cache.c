@@ -259,6 +259,40 @@ static void test_bytes (void)
     cache_destroy (c);
 }
 
+/* Replaced versions (cache_forget) go first and are bounded (8 MiB). */
+static void test_forget (void)
+{
+    struct cache *c = cache_create (0, 0, fail_load, nofree, NULL);
+    char refs[12][BLOBREF_MAX_STRING_SIZE];
+    size_t mb = 1 << 20;
+    char *big = calloc (1, mb);
+    struct cache_stats st;
+    int present = 0;
+
+    for (int i = 0; i < 12; i++) {
+        char s[16];
+        snprintf (s, sizeof (s), "forget%d", i);
+        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
+        big[0] = i;
+        cache_insert_raw (c, refs[i], big, mb, i == 11);
+    }
+    cache_forget (c, refs[0]);
+    ok (cache_get_raw (c, refs[0], NULL, NULL) == 0,
+        "a forgotten entry is still there while there is room");
+    for (int i = 0; i < 12; i++)
+        cache_forget (c, refs[i]);
+    for (int i = 0; i < 11; i++)
+        if (cache_get_raw (c, refs[i], NULL, NULL) == 0)
+            present++;
+    cache_get_stats (c, &st);
+    ok (present == 8 && st.count == 9,
+        "11 forgotten MiB: 8 kept (the newest), the dirty one untouched");
+    ok (cache_get_raw (c, refs[11], NULL, NULL) == 0,
+        "a dirty entry is not forgotten");
+    cache_destroy (c);
+    free (big);
+}
+
 static void test_destroy_pending (void)
 {
     struct fakestore *fs = fakestore_create ("sha1");
@@ -281,6 +315,7 @@ int main (void)
     test_errors ();
     test_insert_dirty_expire ();
     test_bytes ();
+    test_forget ();
     test_destroy_pending ();
     done_testing ();
     return 0;
