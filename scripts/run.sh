@@ -1,8 +1,9 @@
 #!/bin/bash
 # Set up everything and run the project's main job: start a Flux instance
-# of 4 brokers on this machine and use it (overlay tree, ping across it),
-# then run the messaging and broker benchmarks.  (Jobs come with the job
-# control plane; until then this is what an instance can do.)
+# of 4 brokers on this machine and use it (overlay tree, ping across it, the
+# KVS, resources, and jobs through the whole control plane with simulated
+# execution — real process launch is the next piece of work), then run the
+# messaging and broker benchmarks.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -21,7 +22,15 @@ flux start -s 4 sh -c '
     flux overlay status
     flux ping -c 3 3
     flux logger "hello from the main job"
-    flux dmesg | tail -1'
+    flux dmesg | grep "hello from the main job"
+    flux kvs put demo.greeting="hello from the KVS" && flux kvs get demo.greeting
+    flux resource list
+    echo "submitting 100 jobs (simulated execution, 10 ms each)"
+    flux submit --cc=1-100 --quiet \
+        --setattr=system.exec.test.run_duration=0.01s true
+    flux queue drain
+    flux jobs -a | head -5
+    echo "results: $(flux jobs -a -n -o "{result}" | sort | uniq -c | tr -s " ")"'
 echo "=== messaging benchmark"
 ./bench/msgbench "$@"
 echo "=== broker benchmarks"

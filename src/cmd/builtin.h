@@ -39,6 +39,28 @@ extern const struct builtin builtin_start;
 extern const struct builtin builtin_kvs;
 extern const struct builtin builtin_dump;
 extern const struct builtin builtin_restore;
+extern const struct builtin builtin_resource;
+extern const struct builtin builtin_jobs;
+/* members of the `flux job` group (builtin/job_info.c) */
+extern const struct builtin builtin_job_eventlog;
+extern const struct builtin builtin_job_wait_event;
+extern const struct builtin builtin_job_info;
+extern const struct builtin builtin_job_status;
+
+extern const struct builtin builtin_cancel;
+extern const struct builtin builtin_queue;
+/* members of the `flux job` group (builtin/job_control.c) */
+extern const struct builtin builtin_job_urgency;
+extern const struct builtin builtin_job_raise;
+extern const struct builtin builtin_job_cancel;
+extern const struct builtin builtin_job_kill;
+extern const struct builtin builtin_job_wait;
+extern const struct builtin builtin_submit;
+/* the `flux job` group (builtin/job.c lists its members) and its members
+ * builtin/job_submit.c, builtin/job_id.c */
+extern const struct builtin builtin_job;
+extern const struct builtin builtin_job_submit;
+extern const struct builtin builtin_job_id;
 
 int cmd_getattr (int argc, char **argv);
 int cmd_content (int argc, char **argv);
@@ -56,5 +78,11 @@ int cmd_start (int argc, char **argv);
 int cmd_kvs (int argc, char **argv);
 int cmd_dump (int argc, char **argv);
 int cmd_restore (int argc, char **argv);
+int cmd_submit (int argc, char **argv);
+int cmd_job (int argc, char **argv);
+int cmd_resource (int argc, char **argv);
+int cmd_jobs (int argc, char **argv);
+int cmd_cancel (int argc, char **argv);
+int cmd_queue (int argc, char **argv);
 
 #endif /* !FLUX_CMD_BUILTIN_H */

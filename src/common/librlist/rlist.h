@@ -71,4 +71,44 @@ int rlist_free (struct rlist *rl, const struct rlist *alloc);
  * EEXIST if some of it is already allocated. */
 int rlist_set_allocated (struct rlist *rl, const struct rlist *alloc);
 
+/* Additions (beyond the issue 5 contract).
+ *
+ * Precisions on the functions above: rlist_copy() keeps the down marks;
+ * rlist_mark_down/up() also take "all" and ignore ranks rl does not
+ * have; rlist_from_R() accepts an R without nodelist (hosts unknown,
+ * and rlist_to_R() then omits nodelist) and parses nslots, which
+ * rlist_to_R() emits when set (allocations); rlist_alloc() packs slots
+ * onto nodes in rank order, or with nnodes spreads nslots evenly (the
+ * first nslots % nnodes chosen nodes take one more), and with exclusive
+ * takes whole idle nodes (all their cores and gpus). */
+
+/* rlist_alloc() with a one-line reason in error: for EOVERFLOW, e.g.
+ * "unsatisfiable request: 3 nodes requested, the instance has 2"; for
+ * ENOSPC "insufficient resources"; for EINVAL what is malformed.
+ * An allocation has nslots set (emitted in R) and times 0. */
+struct rlist *rlist_alloc_ex (struct rlist *rl, const struct rlist_request *req,
+                              flux_error_t *error);
+/* Could req ever fit rl (every rank up and free)?  0, or -1 with
+ * EOVERFLOW (never) or EINVAL (malformed) and the reason in error.
+ * O(distinct node shapes). */
+int rlist_check (const struct rlist *rl, const struct rlist_request *req,
+                 flux_error_t *error);
+/* A new rlist: what a has and b does not, rank by rank (ranks left
+ * empty are dropped); a's times, no nslots.  NULL/ENOMEM, EINVAL. */
+struct rlist *rlist_diff (const struct rlist *a, const struct rlist *b);
+/* Up and free gpus (as rlist_avail_cores). */
+int rlist_avail_gpus (const struct rlist *rl);
+/* New rlists: the down ranks with all their resources; the allocated
+ * resources of every rank that has some (up or down).  Nothing in the
+ * copies is allocated.  NULL/ENOMEM. */
+struct rlist *rlist_copy_down (const struct rlist *rl);
+struct rlist *rlist_copy_allocated (const struct rlist *rl);
+/* One-line summary, ranks with identical children grouped, e.g.
+ * "rank[0-1]/core[0-3],gpu0 rank2/core0" ("" if empty).  Caller frees. */
+char *rlist_dumps (const struct rlist *rl);
+/* starttime, expiration (0 = unset) and nslots (0 = unset). */
+double rlist_starttime (const struct rlist *rl);
+double rlist_expiration (const struct rlist *rl);
+int rlist_nslots (const struct rlist *rl);
+
 #endif /* !FLUX_RLIST_RLIST_H */

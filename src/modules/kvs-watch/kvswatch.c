@@ -289,7 +289,7 @@ static void reap_failed (struct flux_deferred *d)
         struct watcher *w
             = list_entry (kw->failed.next, struct watcher, runnode);
         flux_log (kw->h, LOG_ERR, "%s: sending a lookup failed: %s", w->key,
-                strerror (w->failed_errno));
+                  strerror (w->failed_errno));
         watcher_end (kw, w, w->failed_errno, "kvs-watch: sending lookup failed",
                      false);
     }
@@ -644,7 +644,7 @@ void kvswatch_cancel (kvswatch_t *kw, const flux_msg_t *msg)
         || flux_msg_get_cred (msg, &cred) < 0) {
         kw->stats.bad_requests++;
         flux_log (kw->h, LOG_WARNING, "malformed kvs-watch.cancel: %s",
-                flux_msg_last_error (msg));
+                  flux_msg_last_error (msg));
         return;
     }
     snprintf (id, sizeof (id), "%s:%u", sender, (unsigned)matchtag);

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* submit_attrs.c - environment rules, --setattr, --dependency and {cc}
+ * substitution for `flux submit` (see submit_attrs.h).
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "submit_attrs.h"
+
+static int env_copy_matching (json_t *env, char **envp, const char *pattern,
+                              flux_error_t *error)
+{
+    for (int i = 0; envp && envp[i]; i++) {
+        const char *eq = strchr (envp[i], '=');
+        char name[1024];
+        size_t n;
+
+        if (!eq || (n = eq - envp[i]) == 0 || n >= sizeof (name))
+            continue;
+        memcpy (name, envp[i], n);
+        name[n] = '\0';
+        if (fnmatch (pattern, name, 0) == 0
+            && json_object_set_new (env, name, json_string (eq + 1)) < 0)
+            return errprintf (error,
+                              "environment variable %s is not valid "
+                              "UTF-8",
+                              name);
+    }
+    return 0;
+}
+
+json_t *submit_env_create (char **envp, char **rules, int nrules,
+                           flux_error_t *error)
+{
+    json_t *env = json_object ();
+
+    if (!env) {
+        errprintf (error, "out of memory");
+        return NULL;
+    }
+    if (env_copy_matching (env, envp, "*", error) < 0)
+        goto error;
+    for (int i = 0; i < nrules; i++) {
+        const char *rule = rules[i];
+        const char *eq = strchr (rule, '=');
+
+        if (rule[0] == '-') {
+            const char *key;
+            json_t *v;
+            void *tmp;
+            if (rule[1] == '\0') {
+                errprintf (error, "--env=-: missing pattern");
+                goto error;
+            }
+            json_object_foreach_safe (env, tmp, key, v)
+            {
+                if (fnmatch (rule + 1, key, 0) == 0)
+                    json_object_del (env, key);
+            }
+        }
+        else if (eq) {
+            char *name = strndup (rule, eq - rule);
+            int rc = name && name[0]
+                         ? json_object_set_new (env, name, json_string (eq + 1))
+                         : -1;
+            free (name);
+            if (rc < 0) {
+                errprintf (error, "--env=%s: bad NAME=VALUE", rule);
+                goto error;
+            }
+        }
+        else if (rule[0] == '\0') {
+            errprintf (error, "--env: empty rule");
+            goto error;
+        }
+        else if (env_copy_matching (env, envp, rule, error) < 0)
+            goto error;
+    }
+    return env;
+error:
+    json_decref (env);
+    return NULL;
+}
+
+/* Walk/create objects along the dotted path in o; return the object
+ * that should hold the last component, and point *last at it.
+ */
+static json_t *walk (json_t *o, char *path, char **last, flux_error_t *error)
+{
+    char *dot;
+
+    while ((dot = strchr (path, '.'))) {
+        json_t *next;
+        *dot = '\0';
+        if (path[0] == '\0')
+            return errprintf (error, "empty key component"), NULL;
+        if (!(next = json_object_get (o, path))) {
+            if (json_object_set_new (o, path, (next = json_object ())) < 0)
+                return errprintf (error, "out of memory"), NULL;
+        }
+        else if (!json_is_object (next))
+            return errprintf (error, "%s is not an object", path), NULL;
+        o = next;
+        path = dot + 1;
+    }
+    if (path[0] == '\0')
+        return errprintf (error, "empty key component"), NULL;
+    *last = path;
+    return o;
+}
+
+static json_t *parse_value (const char *val)
+{
+    json_t *v;
+
+    if (!val)
+        return json_integer (1);
+    if ((v = json_loads (val, JSON_DECODE_ANY, NULL)))
+        return v;
+    return json_string (val);
+}
+
+static int set_path (json_t *root, const char *path, const char *val,
+                     flux_error_t *error)
+{
+    char *cpy = strdup (path), *last;
+    json_t *parent, *v;
+    int rc = -1;
+
+    if (!cpy)
+        return errprintf (error, "out of memory");
+    if (!(parent = walk (root, cpy, &last, error)))
+        goto done;
+    if (!(v = parse_value (val))) {
+        errprintf (error, "%s: value is not valid UTF-8", path);
+        goto done;
+    }
+    if (json_object_set_new (parent, last, v) < 0) {
+        errprintf (error, "%s: cannot set", path);
+        goto done;
+    }
+    rc = 0;
+done:
+    free (cpy);
+    return rc;
+}
+
+static json_t *attributes (json_t *jobspec, flux_error_t *error)
+{
+    json_t *a = json_object_get (jobspec, "attributes");
+
+    if (!a
+        && json_object_set_new (jobspec, "attributes", a = json_object ()) < 0)
+        return errprintf (error, "out of memory"), NULL;
+    return a;
+}
+
+int submit_setattr (json_t *jobspec, const char *key, const char *val,
+                    flux_error_t *error)
+{
+    char path[1024];
+    flux_error_t e;
+    json_t *a;
+
+    if (!key || !key[0])
+        return errprintf (error, "--setattr: missing KEY");
+    if (!(a = attributes (jobspec, error)))
+        return -1;
+    if (key[0] == '.')
+        snprintf (path, sizeof (path), "%s", key + 1);
+    else if (!strncmp (key, "system.", 7) || !strncmp (key, "user.", 5))
+        snprintf (path, sizeof (path), "%s", key);
+    else
+        snprintf (path, sizeof (path), "system.%s", key);
+    if (set_path (a, path, val, &e) < 0)
+        return errprintf (error, "--setattr=%s: %s", key, e.text);
+    return 0;
+}
+
+int submit_setattr_under (json_t *jobspec, const char *path, const char *key,
+                          const char *val, flux_error_t *error)
+{
+    char full[1024];
+    json_t *a;
+
+    if (!key || !key[0])
+        return errprintf (error, "missing KEY");
+    if (!(a = attributes (jobspec, error)))
+        return -1;
+    snprintf (full, sizeof (full), "system.%s.%s", path, key);
+    return set_path (a, full, val, error);
+}
+
+int submit_add_dependency (json_t *jobspec, const char *uri,
+                           flux_error_t *error)
+{
+    char *cpy = strdup (uri), *colon, *query, *save = NULL, *kv;
+    json_t *dep = NULL, *a, *sys, *deps;
+    int rc = -1;
+
+    if (!cpy)
+        return errprintf (error, "out of memory");
+    if (!(colon = strchr (cpy, ':')) || colon == cpy || colon[1] == '\0') {
+        errprintf (error, "--dependency=%s: expected SCHEME:VALUE", uri);
+        goto done;
+    }
+    *colon = '\0';
+    if ((query = strchr (colon + 1, '?')))
+        *query++ = '\0';
+    if (colon[1] == '\0') {
+        errprintf (error, "--dependency=%s: empty VALUE", uri);
+        goto done;
+    }
+    if (!(dep = json_pack ("{s:s s:s}", "scheme", cpy, "value", colon + 1))) {
+        errprintf (error, "--dependency=%s: not valid UTF-8", uri);
+        goto done;
+    }
+    for (kv = query ? strtok_r (query, "&;", &save) : NULL; kv;
+         kv = strtok_r (NULL, "&;", &save)) {
+        char *eq = strchr (kv, '=');
+        if (!eq || eq == kv || !strcmp (kv, "scheme")
+            || !strcmp (kv, "value")) {
+            errprintf (error, "--dependency=%s: bad option '%s'", uri, kv);
+            goto done;
+        }
+        *eq = '\0';
+        if (json_object_set_new (dep, kv, json_string (eq + 1)) < 0) {
+            errprintf (error, "--dependency=%s: bad option", uri);
+            goto done;
+        }
+    }
+    if (!(a = attributes (jobspec, error)))
+        goto done;
+    if (!(sys = json_object_get (a, "system"))
+        && json_object_set_new (a, "system", sys = json_object ()) < 0)
+        goto nomem;
+    if (!(deps = json_object_get (sys, "dependencies"))
+        && json_object_set_new (sys, "dependencies", deps = json_array ()) < 0)
+        goto nomem;
+    if (!json_is_array (deps) || json_array_append (deps, dep) < 0)
+        goto nomem;
+    rc = 0;
+    goto done;
+nomem:
+    errprintf (error, "--dependency=%s: cannot add", uri);
+done:
+    json_decref (dep);
+    free (cpy);
+    return rc;
+}
+
+/* s with each "{cc}" replaced by num (a new string). */
+static char *subst (const char *s, const char *num)
+{
+    size_t n = 0, len = strlen (num);
+    const char *p;
+    char *out, *q;
+
+    for (p = s; (p = strstr (p, "{cc}")); p += 4)
+        n++;
+    if (!(out = malloc (strlen (s) + n * len + 1)))
+        return NULL;
+    for (q = out; *s;) {
+        if (!strncmp (s, "{cc}", 4)) {
+            memcpy (q, num, len);
+            q += len;
+            s += 4;
+        }
+        else
+            *q++ = *s++;
+    }
+    *q = '\0';
+    return out;
+}
+
+int submit_subst_cc (json_t *jobspec, unsigned int id)
+{
+    json_t *cmd = json_object_get (
+        json_array_get (json_object_get (jobspec, "tasks"), 0), "command");
+    char num[32];
+    json_t *arg;
+    size_t i;
+
+    snprintf (num, sizeof (num), "%u", id);
+    json_array_foreach (cmd, i, arg)
+    {
+        const char *s = json_string_value (arg);
+        char *r;
+        if (!s || !strstr (s, "{cc}"))
+            continue;
+        if (!(r = subst (s, num)))
+            return -1;
+        json_array_set_new (cmd, i, json_string (r));
+        free (r);
+    }
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* submit_attrs.h - the parts of a jobspec that `flux submit` options set
+ * beyond the resources: environment rules, --setattr, --dependency
+ * (RFC 26 URI form), and the {cc} substitution of --cc.  Kept apart from
+ * submit.c so that other job-launching commands can share them.
+ * Errors return -1 with a one-line reason in error.
+ */
+#ifndef FLUX_CMD_SUBMIT_ATTRS_H
+#define FLUX_CMD_SUBMIT_ATTRS_H
+
+#include <jansson.h>
+
+#include "libflux/flux.h"
+
+/* The environment of the job: the whole of envp, then each rule in turn:
+ *   NAME=VALUE  set NAME (VALUE taken literally)
+ *   -PATTERN    remove the variables matching the glob PATTERN
+ *   PATTERN     copy the matching variables from envp (after a removal)
+ * Returns a new object, or NULL with error set.
+ */
+json_t *submit_env_create (char **envp, char **rules, int nrules,
+                           flux_error_t *error);
+
+/* Set attributes.KEY to VAL in jobspec, where KEY is "system.a.b",
+ * "user.x", ".system.x", or "a.b" (meaning system.a.b).  VAL is parsed as
+ * JSON if it parses, else taken as a string; NULL means 1.  Intermediate
+ * objects are created; a non-object in the way is an error.
+ */
+int submit_setattr (json_t *jobspec, const char *key, const char *val,
+                    flux_error_t *error);
+
+/* Set attributes.system.PATH.KEY (PATH like "shell.options") the same way. */
+int submit_setattr_under (json_t *jobspec, const char *path, const char *key,
+                          const char *val, flux_error_t *error);
+
+/* Parse "scheme:value[?k=v[&k=v...]]" (RFC 26; ';' also separates) into
+ * {scheme:s, value:s, k:s...} and append it to
+ * attributes.system.dependencies.
+ */
+int submit_add_dependency (json_t *jobspec, const char *uri,
+                           flux_error_t *error);
+
+/* Replace every "{cc}" in the task command words with id. */
+int submit_subst_cc (json_t *jobspec, unsigned int id);
+
+#endif /* !FLUX_CMD_SUBMIT_ATTRS_H */

@@ -1,0 +1,836 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* exec.c - the job-exec core: RFC 32 streams, R, expiration, exceptions
+ * (see exec.h), over the implementations of impl.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "impl.h"
+#include "jobtab.h"
+#include "libkvs/kvs.h"
+#include "libutil/fluid.h"
+#include "rset.h"
+
+static const struct exec_impl *impls[] = {
+    &testexec_impl,
+    NULL,
+};
+#define NIMPLS (sizeof (impls) / sizeof (impls[0]) - 1)
+
+#define NOT_IMPLEMENTED \
+    "real execution is not implemented yet (issue: execution)"
+
+struct exec {
+    flux_t *h;
+    flux_reactor_t *r;
+    uint32_t rank;
+    char *service;
+    struct jobtab *jobs;
+    timerq_t *tq;
+    void *impl_data[NIMPLS];
+    bool impl_setup[NIMPLS];
+    struct execjob *zombies; /* done, freed on the next loop turn */
+    struct flux_deferred reaper;
+    size_t fetching, running;
+    struct {
+        unsigned long start, reattach, adopt, started, finish, release,
+            exception, timeout, cancel, bad_request;
+    } stats;
+};
+
+struct execjob {
+    struct jobtab_entry entry; /* entry.id is the job id */
+    exec_t *x;
+    uint32_t userid;
+    flux_msg_t *req; /* the start request, without its payload */
+    const struct exec_impl *impl;
+    void *impl_data;
+    void *data;
+    struct rset R; /* R.ranks is NULL until R is known */
+    flux_future_t *f;
+    struct tq_entry expire;
+    double exp_shift;       /* seconds from R's starttime to the start */
+    double exp_update;      /* job-exec.expiration before R was known, or -1 */
+    struct idset *critical; /* NULL: all ranks */
+    struct idset *released; /* partially released ranks, NULL: none */
+    unsigned reattach : 1, started : 1, running : 1, finished : 1,
+        exception : 1, done : 1;
+    struct execjob *next_zombie;
+};
+
+/* ---- logging ---- */
+
+void exec_log (exec_t *x, int level, const char *fmt, ...)
+{
+    char ts[64], text[512], line[700];
+    struct timeval tv;
+    struct tm tm;
+    va_list ap;
+    flux_msg_t *msg;
+    int n;
+
+    gettimeofday (&tv, NULL);
+    gmtime_r (&tv.tv_sec, &tm);
+    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof (text), fmt, ap);
+    va_end (ap);
+    /* PRI = severity << 3 | facility, as in Flux (PROTOCOLS.md 3) */
+    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %u job-exec %d - - %s",
+                  (level & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
+                  (long)tv.tv_usec, (unsigned)x->rank, (int)getpid (), text);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof (line))
+        n = sizeof (line) - 1;
+    if ((msg = flux_request_encode_raw ("log.append", line, n))
+        && flux_msg_set_noresponse (msg) == 0)
+        (void)flux_send (x->h, msg, 0);
+    flux_msg_decref (msg);
+}
+
+/* ---- accessors ---- */
+
+flux_jobid_t execjob_id (const struct execjob *job)
+{
+    return job->entry.id;
+}
+
+uint32_t execjob_userid (const struct execjob *job)
+{
+    return job->userid;
+}
+
+bool execjob_reattach (const struct execjob *job)
+{
+    return job->reattach;
+}
+
+const struct idset *execjob_ranks (const struct execjob *job)
+{
+    return job->R.ranks;
+}
+
+void *execjob_data (const struct execjob *job)
+{
+    return job->data;
+}
+
+void execjob_set_data (struct execjob *job, void *data)
+{
+    job->data = data;
+}
+
+void *execjob_impl_data (const struct execjob *job)
+{
+    return job->impl_data;
+}
+
+const struct exec_impl *execjob_impl (const struct execjob *job)
+{
+    return job->impl;
+}
+
+bool execjob_is_running (const struct execjob *job)
+{
+    return job->running && !job->done;
+}
+
+exec_t *execjob_exec (const struct execjob *job)
+{
+    return job->x;
+}
+
+flux_t *exec_handle (exec_t *x)
+{
+    return x->h;
+}
+
+timerq_t *exec_timerq (exec_t *x)
+{
+    return x->tq;
+}
+
+struct execjob *exec_lookup (exec_t *x, flux_jobid_t id)
+{
+    struct jobtab_entry *e = jobtab_lookup (x->jobs, id);
+    return e ? (struct execjob *)e : NULL;
+}
+
+size_t exec_job_count (exec_t *x)
+{
+    return jobtab_count (x->jobs);
+}
+
+static double wallclock (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- responses (RFC 32: matchtag and errnum of the request, id in the
+ * payload) ---- */
+
+static void respond (struct execjob *job, const char *type, const char *data)
+{
+    char buf[256], *s = buf;
+    int n;
+
+    n = snprintf (buf, sizeof (buf),
+                  "{\"id\":%" PRIu64 ",\"type\":\"%s\",\"data\":%s}",
+                  (uint64_t)job->entry.id, type, data);
+    if (n >= (int)sizeof (buf)) {
+        if (!(s = malloc (n + 1)))
+            goto error;
+        snprintf (s, n + 1, "{\"id\":%" PRIu64 ",\"type\":\"%s\",\"data\":%s}",
+                  (uint64_t)job->entry.id, type, data);
+    }
+    if (n < 0 || flux_respond (job->x->h, job->req, s) < 0)
+        goto error;
+    if (s != buf)
+        free (s);
+    return;
+error:
+    exec_log (job->x, LOG_ERR, "%ju: %s response: %s", (uintmax_t)job->entry.id,
+              type, strerror (errno));
+    if (s != buf)
+        free (s);
+}
+
+static void respond_exception (struct execjob *job, const char *type,
+                               const char *note)
+{
+    job->x->stats.exception++;
+    if (flux_respond_pack (job->x->h, job->req, "{s:I s:s s:{s:i s:s s:s}}",
+                           "id", (json_int_t)job->entry.id, "type", "exception",
+                           "data", "severity", 0, "type", type, "note", note)
+        < 0)
+        exec_log (job->x, LOG_ERR, "%ju: exception response: %s",
+                  (uintmax_t)job->entry.id, strerror (errno));
+    exec_log (job->x, LOG_INFO, "%ju: exception type=%s: %s",
+              (uintmax_t)job->entry.id, type, note);
+}
+
+/* ---- expiration ---- */
+
+static void arm_expiration (struct execjob *job)
+{
+    double expiration = job->R.expiration, offset;
+
+    if (!job->running || !(expiration > 0.)) {
+        timerq_disarm (job->x->tq, &job->expire);
+        return;
+    }
+    offset = expiration + job->exp_shift - wallclock ();
+    if (offset < 0.)
+        offset = 0.;
+    if (timerq_arm (job->x->tq, &job->expire, offset) < 0)
+        execjob_fatal (job, "cannot arm the expiration timer: %s",
+                       strerror (errno));
+}
+
+static void expire_cb (struct tq_entry *e)
+{
+    struct execjob *job
+        = (struct execjob *)((char *)e - offsetof (struct execjob, expire));
+
+    if (job->done || !job->running)
+        return;
+    job->x->stats.timeout++;
+    job->exception = 1;
+    respond_exception (job, "timeout", "resource allocation expired");
+    job->impl->kill (job, SIGALRM);
+}
+
+/* ---- reports from implementations ---- */
+
+void execjob_started (struct execjob *job)
+{
+    if (job->done || job->running || job->finished)
+        return;
+    job->running = 1;
+    job->x->running++;
+    job->x->stats.started++;
+    if (!job->reattach && job->R.starttime > 0.) {
+        job->exp_shift = wallclock () - job->R.starttime;
+        if (job->exp_shift < 0.)
+            job->exp_shift = 0.;
+    }
+    respond (job, "start", "{}");
+    arm_expiration (job);
+}
+
+static void stop_running (struct execjob *job)
+{
+    if (job->running) {
+        job->running = 0;
+        job->x->running--;
+    }
+    timerq_disarm (job->x->tq, &job->expire);
+}
+
+void execjob_finish (struct execjob *job, int status)
+{
+    char data[64];
+
+    if (job->done || job->finished)
+        return;
+    job->finished = 1;
+    stop_running (job);
+    job->x->stats.finish++;
+    snprintf (data, sizeof (data), "{\"status\":%d}", status);
+    respond (job, "finish", data);
+}
+
+int execjob_release (struct execjob *job, const struct idset *ranks)
+{
+    struct idset *rest = NULL;
+    char *s = NULL, *data = NULL;
+    int rc = -1;
+
+    if (job->done)
+        return 0;
+    if (!job->R.ranks || !ranks || idset_empty (ranks)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(rest = idset_difference (ranks, job->R.ranks)) || !idset_empty (rest)
+        || (job->released && idset_has_intersection (ranks, job->released))) {
+        errno = rest ? EINVAL : errno;
+        goto done;
+    }
+    idset_destroy (rest);
+    if (!(rest = idset_difference (job->R.ranks, ranks))
+        || (job->released && idset_subtract (rest, job->released) < 0))
+        goto done;
+    if (idset_empty (rest)) {
+        errno = EINVAL; /* the last ranks go with execjob_done() */
+        goto done;
+    }
+    if ((!job->released
+         && !(job->released = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        || !(s = idset_encode (ranks, IDSET_FLAG_RANGE))
+        || !(data = malloc (strlen (s) + 32)))
+        goto done;
+    if (idset_add (job->released, ranks) < 0)
+        goto done;
+    sprintf (data, "{\"ranks\":\"%s\",\"final\":false}", s);
+    job->x->stats.release++;
+    respond (job, "release", data);
+    rc = 0;
+done:
+    idset_destroy (rest);
+    free (s);
+    free (data);
+    return rc;
+}
+
+static void reap_cb (struct flux_deferred *d)
+{
+    exec_t *x = (exec_t *)((char *)d - offsetof (struct exec, reaper));
+
+    while (x->zombies) {
+        struct execjob *job = x->zombies;
+        x->zombies = job->next_zombie;
+        free (job);
+    }
+}
+
+/* Free what the job holds, but not the job itself. */
+static void job_clear (struct execjob *job)
+{
+    if (job->f) {
+        flux_future_destroy (job->f);
+        job->f = NULL;
+        job->x->fetching--;
+    }
+    stop_running (job);
+    jobtab_remove (job->x->jobs, &job->entry);
+    if (job->impl && job->impl->exit)
+        job->impl->exit (job);
+    job->data = NULL;
+    flux_msg_decref (job->req);
+    job->req = NULL;
+    rset_clear (&job->R);
+    idset_destroy (job->critical);
+    job->critical = NULL;
+    idset_destroy (job->released);
+    job->released = NULL;
+}
+
+void execjob_done (struct execjob *job)
+{
+    char *s = NULL, *data = NULL;
+    struct idset *rest = NULL;
+
+    if (job->done)
+        return;
+    job->done = 1;
+    if (job->released && job->R.ranks
+        && (rest = idset_difference (job->R.ranks, job->released))
+        && (s = idset_encode (rest, IDSET_FLAG_RANGE))
+        && (data = malloc (strlen (s) + 32)))
+        sprintf (data, "{\"ranks\":\"%s\",\"final\":true}", s);
+    job->x->stats.release++;
+    respond (job, "release",
+             data ? data : "{\"ranks\":\"all\",\"final\":true}");
+    idset_destroy (rest);
+    free (s);
+    free (data);
+    job_clear (job);
+    /* callers up the stack may still hold the pointer: free it later */
+    job->next_zombie = job->x->zombies;
+    job->x->zombies = job;
+    flux_reactor_defer (job->x->r, &job->x->reaper);
+}
+
+void execjob_fatal (struct execjob *job, const char *fmt, ...)
+{
+    char note[256];
+    va_list ap;
+
+    if (job->done)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (note, sizeof (note), fmt, ap);
+    va_end (ap);
+    if (!job->exception) {
+        job->exception = 1;
+        respond_exception (job, "exec", note);
+    }
+    if (job->started && job->impl)
+        job->impl->cancel (job);
+    else
+        execjob_done (job);
+}
+
+/* ---- start ---- */
+
+static void begin (struct execjob *job)
+{
+    flux_error_t error;
+
+    if (job->exp_update >= 0.)
+        job->R.expiration = job->exp_update;
+    if (job->critical
+        && idset_last (job->critical) >= idset_count (job->R.ranks)) {
+        idset_destroy (job->critical);
+        job->critical = NULL;
+    }
+    job->started = 1;
+    if (job->impl->start (job, &error) < 0)
+        execjob_fatal (job, "%s", error.text);
+}
+
+static void fetch_R_continuation (flux_future_t *f, void *arg)
+{
+    struct execjob *job = arg;
+    flux_error_t error;
+    json_t *R;
+
+    job->f = NULL;
+    job->x->fetching--;
+    if (flux_kvs_lookup_get_unpack (f, "o", &R) < 0) {
+        execjob_fatal (job, "reading R: %s", future_strerror (f, errno));
+        flux_future_destroy (f);
+        return;
+    }
+    if (rset_decode (R, &job->R, &error) < 0) {
+        flux_future_destroy (f);
+        execjob_fatal (job, "%s", error.text);
+        return;
+    }
+    flux_future_destroy (f);
+    begin (job);
+}
+
+static int fetch_R (struct execjob *job)
+{
+    char key[FLUID_STRING_MAX + 8];
+
+    if (fluid_encode (key, sizeof (key), job->entry.id, FLUID_STRING_KVS) < 0)
+        return -1;
+    strcat (key, ".R");
+    if (!(job->f = flux_kvs_lookup (job->x->h, NULL, 0, key)))
+        return -1;
+    if (flux_future_then (job->f, -1., fetch_R_continuation, job) < 0) {
+        flux_future_destroy (job->f);
+        job->f = NULL;
+        return -1;
+    }
+    job->x->fetching++;
+    return 0;
+}
+
+/* A reattach start for a job still active here: the job manager restarted
+ * and lost the old stream.  Answer on the new one from now on.
+ */
+static void adopt (struct execjob *job, const flux_msg_t *msg)
+{
+    flux_msg_t *req;
+
+    if (!(req = flux_msg_copy (msg, false))) {
+        flux_respond_error (job->x->h, msg, errno, NULL);
+        return;
+    }
+    flux_msg_decref (job->req);
+    job->req = req;
+    job->reattach = 1;
+    job->x->stats.adopt++;
+    if (job->running)
+        respond (job, "start", "{}");
+}
+
+static int claim (struct execjob *job, json_t *jobspec)
+{
+    flux_error_t error;
+
+    for (size_t i = 0; i < NIMPLS; i++) {
+        int rc;
+        job->impl_data = job->x->impl_data[i];
+        if ((rc = impls[i]->init (job, jobspec, &error)) < 0) {
+            job->impl_data = NULL;
+            execjob_fatal (job, "%s", error.text);
+            return -1;
+        }
+        if (rc > 0) {
+            job->impl = impls[i];
+            return 0;
+        }
+    }
+    job->impl_data = NULL;
+    execjob_fatal (job, NOT_IMPLEMENTED);
+    return -1;
+}
+
+static struct execjob *job_create (exec_t *x, const flux_msg_t *msg,
+                                   json_int_t id, int userid, bool reattach)
+{
+    struct execjob *job;
+
+    if (!(job = calloc (1, sizeof (*job))))
+        return NULL;
+    job->x = x;
+    job->entry.id = (uint64_t)id;
+    job->userid = (uint32_t)userid;
+    job->reattach = reattach;
+    job->exp_update = -1.;
+    tq_entry_init (&job->expire, expire_cb);
+    if (!(job->req = flux_msg_copy (msg, false))
+        || jobtab_insert (x->jobs, &job->entry) < 0) {
+        int saved_errno = errno;
+        flux_msg_decref (job->req);
+        free (job);
+        errno = saved_errno;
+        return NULL;
+    }
+    return job;
+}
+
+void exec_start_request (exec_t *x, const flux_msg_t *msg)
+{
+    json_int_t id;
+    int userid, reattach;
+    json_t *jobspec, *R = NULL;
+    struct execjob *job;
+    flux_error_t error;
+    char errbuf[256];
+    const char *errmsg = NULL;
+
+    if (flux_msg_unpack (msg, "{s:I s:i s:o s:b s?o !}", "id", &id, "userid",
+                         &userid, "jobspec", &jobspec, "reattach", &reattach,
+                         "R", &R)
+        < 0) {
+        snprintf (errbuf, sizeof (errbuf), "malformed start request: %s",
+                  flux_msg_last_error (msg));
+        errmsg = errbuf;
+        errno = EPROTO;
+        goto error;
+    }
+    if (id < 0 || !json_is_object (jobspec) || (R && !json_is_object (R))) {
+        errmsg = "malformed start request: id must be >= 0, jobspec and R"
+                 " objects";
+        errno = EPROTO;
+        goto error;
+    }
+    if (!flux_msg_is_streaming (msg)) {
+        errmsg = "start requires the streaming flag";
+        errno = EPROTO;
+        goto error;
+    }
+    if ((job = exec_lookup (x, (flux_jobid_t)id))) {
+        if (reattach) {
+            adopt (job, msg);
+            return;
+        }
+        snprintf (errbuf, sizeof (errbuf),
+                  "job %ju has a start request already", (uintmax_t)id);
+        errmsg = errbuf;
+        errno = EEXIST;
+        goto error;
+    }
+    if (!(job = job_create (x, msg, id, userid, reattach)))
+        goto error;
+    x->stats.start++;
+    if (reattach)
+        x->stats.reattach++;
+    if (claim (job, jobspec) < 0)
+        return;
+    if (R) {
+        if (rset_decode (R, &job->R, &error) < 0)
+            execjob_fatal (job, "%s", error.text);
+        else
+            begin (job);
+    }
+    else if (fetch_R (job) < 0)
+        execjob_fatal (job, "fetching R: %s", strerror (errno));
+    return;
+error:
+    x->stats.bad_request++;
+    if (errmsg)
+        exec_log (x, LOG_ERR, "start: %s", errmsg);
+    if (flux_respond_error (x->h, msg, errno, errmsg) < 0)
+        exec_log (x, LOG_ERR, "start: responding: %s", strerror (errno));
+}
+
+/* ---- exceptions, expiration updates, critical ranks ---- */
+
+void exec_exception_event (exec_t *x, const flux_msg_t *msg)
+{
+    json_int_t id;
+    const char *type;
+    int severity;
+    struct execjob *job;
+
+    if (flux_event_unpack (msg, NULL, "{s:I s:s s:i}", "id", &id, "type", &type,
+                           "severity", &severity)
+        < 0) {
+        exec_log (x, LOG_ERR, "malformed job-exception event: %s",
+                  flux_msg_last_error (msg));
+        return;
+    }
+    if (severity != 0 || !(job = exec_lookup (x, (flux_jobid_t)id)))
+        return;
+    x->stats.cancel++;
+    job->exception = 1; /* the job manager knows: no exception response */
+    if (job->started)
+        job->impl->cancel (job);
+    else
+        execjob_done (job);
+}
+
+void exec_expiration_request (exec_t *x, const flux_msg_t *msg)
+{
+    json_int_t id;
+    double expiration;
+    struct execjob *job;
+    const char *errmsg = NULL;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:F !}", "id", &id, "expiration",
+                             &expiration)
+        < 0) {
+        errmsg = "expected {id:I, expiration:F}";
+        goto error;
+    }
+    if (!(expiration >= 0.) || expiration > 1e12) {
+        errno = EINVAL;
+        errmsg = "expiration must be a time >= 0";
+        goto error;
+    }
+    if (!(job = exec_lookup (x, (flux_jobid_t)id))) {
+        errno = ENOENT;
+        errmsg = "job is not active in job-exec";
+        goto error;
+    }
+    if (!job->R.ranks)
+        job->exp_update = expiration;
+    else {
+        job->R.expiration = expiration;
+        arm_expiration (job);
+    }
+    exec_log (x, LOG_DEBUG, "%ju: expiration updated to %.3f", (uintmax_t)id,
+              expiration);
+    if (flux_respond (x->h, msg, NULL) < 0)
+        exec_log (x, LOG_ERR, "expiration: responding: %s", strerror (errno));
+    return;
+error:
+    if (errno == EPROTO)
+        x->stats.bad_request++;
+    if (flux_respond_error (x->h, msg, errno, errmsg) < 0)
+        exec_log (x, LOG_ERR, "expiration: responding: %s", strerror (errno));
+}
+
+void exec_critical_ranks_request (exec_t *x, const flux_msg_t *msg)
+{
+    json_int_t id;
+    const char *ranks;
+    struct execjob *job;
+    struct idset *ids;
+    idset_error_t e;
+    char errbuf[200];
+    const char *errmsg = NULL;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:s !}", "id", &id, "ranks",
+                             &ranks)
+        < 0) {
+        errmsg = "expected {id:I, ranks:s}";
+        x->stats.bad_request++;
+        goto error;
+    }
+    if (!(job = exec_lookup (x, (flux_jobid_t)id))) {
+        errno = ENOENT;
+        errmsg = "job is not active in job-exec";
+        goto error;
+    }
+    if (flux_msg_authorize (msg, job->userid) < 0)
+        goto error;
+    if (!(ids = idset_decode_ex (ranks, -1, -1, 0, &e))) {
+        snprintf (errbuf, sizeof (errbuf), "ranks: %s", e.text);
+        errmsg = errbuf;
+        goto error;
+    }
+    if (job->R.ranks && !idset_empty (ids)
+        && idset_last (ids) >= idset_count (job->R.ranks)) {
+        snprintf (errbuf, sizeof (errbuf),
+                  "ranks: the job has shell ranks 0-%zu only",
+                  idset_count (job->R.ranks) - 1);
+        errmsg = errbuf;
+        idset_destroy (ids);
+        errno = EINVAL;
+        goto error;
+    }
+    idset_destroy (job->critical);
+    job->critical = ids;
+    if (flux_respond (x->h, msg, NULL) < 0)
+        exec_log (x, LOG_ERR, "critical-ranks: responding: %s",
+                  strerror (errno));
+    return;
+error:
+    if (flux_respond_error (x->h, msg, errno, errmsg) < 0)
+        exec_log (x, LOG_ERR, "critical-ranks: responding: %s",
+                  strerror (errno));
+}
+
+void exec_stats_request (exec_t *x, const flux_msg_t *msg)
+{
+    json_t *o, *impl;
+
+    if (!(o = json_pack ("{s:s s:{s:I s:I s:I} s:{s:I s:I s:I s:I s:I s:I"
+                         " s:I s:I s:I s:I}}",
+                         "service", x->service, "jobs", "active",
+                         (json_int_t)jobtab_count (x->jobs), "fetching",
+                         (json_int_t)x->fetching, "running",
+                         (json_int_t)x->running, "count", "start",
+                         (json_int_t)x->stats.start, "reattach",
+                         (json_int_t)x->stats.reattach, "adopt",
+                         (json_int_t)x->stats.adopt, "started",
+                         (json_int_t)x->stats.started, "finish",
+                         (json_int_t)x->stats.finish, "release",
+                         (json_int_t)x->stats.release, "exception",
+                         (json_int_t)x->stats.exception, "timeout",
+                         (json_int_t)x->stats.timeout, "cancel",
+                         (json_int_t)x->stats.cancel, "bad_request",
+                         (json_int_t)x->stats.bad_request))
+        || !(impl = json_object ())
+        || json_object_set_new (o, "implementations", impl) < 0)
+        goto nomem;
+    for (size_t i = 0; i < NIMPLS; i++) {
+        json_t *s = impls[i]->stats ? impls[i]->stats (x->impl_data[i])
+                                    : json_object ();
+        if (!s || json_object_set_new (impl, impls[i]->name, s) < 0)
+            goto nomem;
+    }
+    if (flux_respond_pack (x->h, msg, "O", o) < 0)
+        exec_log (x, LOG_ERR, "stats-get: responding: %s", strerror (errno));
+    json_decref (o);
+    return;
+nomem:
+    json_decref (o);
+    flux_respond_error (x->h, msg, ENOMEM, NULL);
+}
+
+/* ---- create / destroy ---- */
+
+exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
+                     flux_error_t *error)
+{
+    exec_t *x;
+
+    if (!h || !service) {
+        errno = EINVAL;
+        errprintf (error, "exec_create: missing argument");
+        return NULL;
+    }
+    if (!(x = calloc (1, sizeof (*x))))
+        goto nomem;
+    x->h = h;
+    x->r = flux_get_reactor (h);
+    x->rank = rank;
+    flux_deferred_init (&x->reaper, reap_cb);
+    if (!(x->service = strdup (service)) || !(x->jobs = jobtab_create ())
+        || !(x->tq = timerq_create (flux_reactor_uv (x->r))))
+        goto nomem;
+    for (size_t i = 0; i < NIMPLS; i++) {
+        if (impls[i]->setup
+            && impls[i]->setup (x, &x->impl_data[i], error) < 0) {
+            exec_destroy (x);
+            return NULL;
+        }
+        x->impl_setup[i] = true;
+    }
+    return x;
+nomem:
+    errprintf (error, "out of memory");
+    exec_destroy (x);
+    errno = ENOMEM;
+    return NULL;
+}
+
+static void forget (struct jobtab_entry *e, void *arg)
+{
+    struct execjob ***pp = arg;
+    *(*pp)++ = (struct execjob *)e;
+}
+
+void exec_destroy (exec_t *x)
+{
+    if (x) {
+        int saved_errno = errno;
+        if (x->jobs) {
+            size_t n = jobtab_count (x->jobs);
+            struct execjob **jobs = calloc (n + 1, sizeof (*jobs));
+            struct execjob **p = jobs;
+            if (jobs) {
+                jobtab_foreach (x->jobs, forget, &p);
+                for (size_t i = 0; i < n; i++) {
+                    job_clear (jobs[i]);
+                    free (jobs[i]);
+                }
+                free (jobs);
+            }
+        }
+        flux_reactor_undefer (&x->reaper);
+        reap_cb (&x->reaper);
+        for (size_t i = 0; i < NIMPLS; i++) {
+            if (x->impl_setup[i] && impls[i]->teardown)
+                impls[i]->teardown (x->impl_data[i]);
+        }
+        timerq_destroy (x->tq);
+        jobtab_destroy (x->jobs);
+        free (x->service);
+        free (x);
+        errno = saved_errno;
+    }
+}

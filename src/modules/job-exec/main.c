@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the job-exec broker module (rank 0): the exec service of
+ * RFC 32.  Wires requests and events to the core in exec.c, then says
+ * hello to the job manager (job-manager.exec-hello {service}); a failed
+ * hello is fatal, as RFC 32 requires.
+ *
+ * The service is "job-exec".  The broker routes a module's own name to
+ * it, so nothing needs registering when the module is loaded under that
+ * name; loaded under another name (flux module load --name=...), the
+ * module registers "job-exec" itself (service.add).
+ *
+ * Arguments: none.  Rank 0 only (EINVAL elsewhere).
+ */
+#include <errno.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "exec.h"
+#include "impl.h"
+#include "libflux/flux.h"
+
+#define SERVICE "job-exec"
+
+static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    exec_start_request (arg, msg);
+}
+
+static void exception_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    exec_exception_event (arg, msg);
+}
+
+static void expiration_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    exec_expiration_request (arg, msg);
+}
+
+static void critical_ranks_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    exec_critical_ranks_request (arg, msg);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    exec_stats_request (arg, msg);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, SERVICE ".start", start_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, SERVICE ".expiration", expiration_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, SERVICE ".critical-ranks", critical_ranks_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, SERVICE ".stats-get", stats_cb, FLUX_ROLE_USER},
+    /* owner only: a guest could otherwise publish a fake cancel */
+    {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+static int register_service (flux_t *h, exec_t *x)
+{
+    const char *name = flux_aux_get (h, "flux::name");
+    flux_future_t *f;
+
+    if (name && !strcmp (name, SERVICE))
+        return 0;
+    if (!(f = flux_service_register (h, SERVICE))
+        || flux_future_get (f, NULL) < 0) {
+        exec_log (x, LOG_ERR, "registering service %s: %s", SERVICE,
+                  future_strerror (f, errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    flux_future_destroy (f);
+    return 0;
+}
+
+static int hello (flux_t *h, exec_t *x)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (h, "job-manager.exec-hello", FLUX_NODEID_ANY, 0,
+                             "{s:s}", "service", SERVICE))
+        || flux_future_get (f, NULL) < 0) {
+        exec_log (x, LOG_ERR, "job-manager.exec-hello: %s",
+                  future_strerror (f, errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    flux_future_destroy (f);
+    return 0;
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    flux_msg_handler_t **handlers = NULL;
+    flux_error_t error;
+    exec_t *x;
+    uint32_t rank;
+    int rc = -1;
+
+    if (argc > 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (flux_get_rank (h, &rank) < 0)
+        return -1;
+    if (rank != 0) {
+        errno = EINVAL; /* the job manager, and so its exec service, is
+                           on rank 0 */
+        return -1;
+    }
+    if (!(x = exec_create (h, rank, SERVICE, &error)))
+        return -1;
+    if (flux_msg_handler_addvec (h, htab, x, &handlers) < 0
+        || flux_event_subscribe (h, "job-exception") < 0
+        || register_service (h, x) < 0 || hello (h, x) < 0)
+        goto done;
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        goto done;
+    rc = 0;
+done:
+    flux_msg_handler_delvec (handlers);
+    exec_destroy (x);
+    return rc;
+}

@@ -1,0 +1,882 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* test/engine.c - the job-exec core and testexec over loop://, with a
+ * fake kvs (kvs.lookup answered on the same handle) playing the KVS and
+ * the test playing the job manager: it sends job-exec.start requests
+ * (streaming, matchtag 0) and records each job's responses as a string
+ * like "start finish=0 release=all!" ("!" marks final:true).
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec.h"
+#include "impl.h"
+#include "libkvs/treeobj.h"
+#include "tap.h"
+
+static flux_t *h;
+static flux_reactor_t *r;
+static exec_t *x;
+
+/* ---- the fake kvs ---- */
+
+static json_t *kvs; /* key -> string value */
+static int kvs_lookups;
+static bool kvs_hold;
+static flux_msg_t *held[64];
+static int nheld;
+
+static void kvs_answer (const flux_msg_t *msg)
+{
+    const char *key;
+    json_t *val, *o;
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "key", &key) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (!(val = json_object_get (kvs, key))) {
+        flux_respond_error (h, msg, ENOENT, NULL);
+        return;
+    }
+    o = treeobj_create_val (json_string_value (val), json_string_length (val));
+    flux_respond_pack (h, msg, "{s:o}", "val", o);
+}
+
+static void kvs_lookup_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    kvs_lookups++;
+    if (kvs_hold && nheld < 64) {
+        held[nheld++] = (flux_msg_t *)flux_msg_incref (msg);
+        return;
+    }
+    kvs_answer (msg);
+}
+
+static void kvs_release_held (void)
+{
+    kvs_hold = false;
+    for (int i = 0; i < nheld; i++) {
+        kvs_answer (held[i]);
+        flux_msg_decref (held[i]);
+    }
+    nheld = 0;
+}
+
+static void key_of (char *buf, size_t size, uint64_t id, const char *name)
+{
+    snprintf (buf, size, "job.%04x.%04x.%04x.%04x.%s",
+              (unsigned)(id >> 48) & 0xffff, (unsigned)(id >> 32) & 0xffff,
+              (unsigned)(id >> 16) & 0xffff, (unsigned)id & 0xffff, name);
+}
+
+static void kvs_put (uint64_t id, const char *name, const char *value)
+{
+    char key[128];
+    key_of (key, sizeof (key), id, name);
+    json_object_set_new (kvs, key, json_string (value));
+}
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* R with ranks 'ranks' and the given times */
+static void put_R (uint64_t id, const char *ranks, double start, double exp)
+{
+    char buf[512];
+    snprintf (buf, sizeof (buf),
+              "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"%s\","
+              "\"children\":{\"core\":\"0\"}}],\"nodelist\":[\"n\"],"
+              "\"starttime\":%.6f,\"expiration\":%.6f}}",
+              ranks, start, exp);
+    kvs_put (id, "R", buf);
+}
+
+/* ---- the job manager's side ---- */
+
+#define MAXJOBS 20000
+static char *trace[MAXJOBS]; /* by id */
+static int finals;
+static int errors[256]; /* errnum of error responses */
+
+static void append (uint64_t id, const char *s)
+{
+    char *old, *new;
+
+    if (id >= MAXJOBS)
+        BAIL_OUT ("job id %ju out of range", (uintmax_t)id);
+    old = trace[id];
+    if (asprintf (&new, "%s%s%s", old ? old : "", old ? " " : "", s) < 0)
+        BAIL_OUT ("out of memory");
+    free (old);
+    trace[id] = new;
+}
+
+static const char *T (uint64_t id)
+{
+    return trace[id] ? trace[id] : "";
+}
+
+static void start_rsp_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    json_int_t id;
+    const char *type;
+    json_t *data;
+    char buf[512];
+    int errnum = 0;
+
+    if (flux_msg_get_errnum (msg, &errnum) == 0 && errnum != 0) {
+        errors[errnum & 0xff]++;
+        return;
+    }
+    if (flux_msg_unpack (msg, "{s:I s:s s:o !}", "id", &id, "type", &type,
+                         "data", &data)
+        < 0)
+        BAIL_OUT ("malformed start response");
+    if (!strcmp (type, "start"))
+        snprintf (buf, sizeof (buf), "start");
+    else if (!strcmp (type, "finish"))
+        snprintf (buf, sizeof (buf), "finish=%d",
+                  (int)json_integer_value (json_object_get (data, "status")));
+    else if (!strcmp (type, "release")) {
+        bool final = json_is_true (json_object_get (data, "final"));
+        snprintf (buf, sizeof (buf), "release=%s%s",
+                  json_string_value (json_object_get (data, "ranks")),
+                  final ? "!" : "");
+        if (final)
+            finals++;
+    }
+    else if (!strcmp (type, "exception"))
+        snprintf (buf, sizeof (buf), "exception=%s/%d:%s",
+                  json_string_value (json_object_get (data, "type")),
+                  (int)json_integer_value (json_object_get (data, "severity")),
+                  json_string_value (json_object_get (data, "note")));
+    else
+        snprintf (buf, sizeof (buf), "?%s", type);
+    append (id, buf);
+}
+
+static void send_start_raw (const char *payload, bool streaming)
+{
+    flux_msg_t *msg = flux_request_encode ("job-exec.start", payload);
+    if (!msg || (streaming && flux_msg_set_streaming (msg) < 0)
+        || flux_send (h, msg, 0) < 0)
+        BAIL_OUT ("sending start");
+    flux_msg_decref (msg);
+}
+
+/* start job id; system is the inside of attributes.system */
+static void start_job (uint64_t id, const char *system, bool reattach,
+                       const char *R)
+{
+    char buf[2048];
+    snprintf (buf, sizeof (buf),
+              "{\"id\":%ju,\"userid\":%d,\"jobspec\":{\"version\":1,"
+              "\"attributes\":{\"system\":{%s}}},\"reattach\":%s%s%s}",
+              (uintmax_t)id, (int)getuid (), system,
+              reattach ? "true" : "false", R ? ",\"R\":" : "", R ? R : "");
+    send_start_raw (buf, true);
+}
+
+static void publish (const char *topic, const char *fmt, ...)
+{
+    va_list ap;
+    json_t *o;
+    char *s;
+    flux_msg_t *msg;
+
+    va_start (ap, fmt);
+    o = json_vpack_ex (NULL, 0, fmt, ap);
+    va_end (ap);
+    if (!o || !(s = json_dumps (o, JSON_COMPACT))
+        || !(msg = flux_event_encode (topic, s)) || flux_send (h, msg, 0) < 0)
+        BAIL_OUT ("publishing %s", topic);
+    flux_msg_decref (msg);
+    free (s);
+    json_decref (o);
+}
+
+/* ---- running the loop ---- */
+
+static void tick_cb (uv_timer_t *t)
+{
+}
+
+/* Run the reactor until cond() or timeout seconds; true if cond(). */
+static bool run_until (bool (*cond) (void *), void *arg, double timeout)
+{
+    uv_timer_t tick;
+    double deadline = now () + timeout;
+    bool result;
+
+    uv_timer_init (flux_reactor_uv (r), &tick);
+    uv_timer_start (&tick, tick_cb, 5, 5);
+    while (!(result = cond (arg)) && now () < deadline)
+        flux_reactor_run (r, FLUX_REACTOR_ONCE);
+    uv_close ((uv_handle_t *)&tick, NULL);
+    flux_reactor_run (r, FLUX_REACTOR_NOWAIT);
+    return result;
+}
+
+static bool has_final (void *arg)
+{
+    const char *s = T ((uintptr_t)arg);
+    return strchr (s, '!') != NULL;
+}
+
+static bool has_text (void *arg)
+{
+    const char **a = arg;
+    return strstr (T ((uintptr_t)a[0]), a[1]) != NULL;
+}
+
+static bool wait_final (uint64_t id)
+{
+    return run_until (has_final, (void *)(uintptr_t)id, 5.);
+}
+
+static bool wait_text (uint64_t id, const char *text)
+{
+    const char *a[2] = {(const char *)(uintptr_t)id, text};
+    return run_until (has_text, a, 5.);
+}
+
+static bool never (void *arg)
+{
+    return false;
+}
+
+static void settle (double seconds)
+{
+    run_until (never, NULL, seconds);
+}
+
+static bool ready (void *arg)
+{
+    return flux_future_is_ready (arg);
+}
+
+/* an RPC answered by a handler on this very handle: errno or 0 */
+static int rpc (const char *topic, const char *fmt, ...)
+{
+    va_list ap;
+    json_t *o;
+    char *s;
+    flux_future_t *f;
+    int rc;
+
+    va_start (ap, fmt);
+    o = json_vpack_ex (NULL, 0, fmt, ap);
+    va_end (ap);
+    if (!o || !(s = json_dumps (o, JSON_COMPACT))
+        || !(f = flux_rpc (h, topic, s, FLUX_NODEID_ANY, 0)))
+        BAIL_OUT ("rpc %s", topic);
+    if (!run_until (ready, f, 5.))
+        BAIL_OUT ("rpc %s: no answer", topic);
+    rc = flux_future_get (f, NULL) < 0 ? errno : 0;
+    flux_future_destroy (f);
+    free (s);
+    json_decref (o);
+    return rc;
+}
+
+/* ---- handlers the module's main.c would install ---- */
+
+static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    exec_start_request (x, msg);
+}
+
+static void exception_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    exec_exception_event (x, msg);
+}
+
+static void expiration_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    exec_expiration_request (x, msg);
+}
+
+static void critical_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    exec_critical_ranks_request (x, msg);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    exec_stats_request (x, msg);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "job-exec.start", start_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.expiration", expiration_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.critical-ranks", critical_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "job-exec.stats-get", stats_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.lookup", kvs_lookup_cb, 0},
+    {FLUX_MSGTYPE_RESPONSE, "job-exec.start", start_rsp_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+/* ---- tests ---- */
+
+#define TEST0 "\"exec\":{\"test\":{}}"
+
+static void test_basic (void)
+{
+    double t0;
+
+    put_R (1, "0", 0, 0);
+    start_job (1, TEST0, false, NULL);
+    ok (wait_final (1), "job 1 ends");
+    is (T (1), "start finish=0 release=all!",
+        "run_duration 0: start, finish 0, release all final");
+
+    start_job (2, "\"duration\":60", false, NULL);
+    ok (wait_final (2), "job 2 (no exec.test) ends");
+    is (T (2),
+        "exception=exec/0:real execution is not implemented yet (issue: "
+        "execution) release=all!",
+        "no exec.test: exec exception, final release, no start or finish");
+
+    put_R (3, "0", 0, 0);
+    start_job (3, "\"exec\":{\"test\":{\"run_duration\":\"0.5s\"}}", false,
+               NULL);
+    t0 = now ();
+    ok (wait_text (3, "start"), "job 3 started");
+    settle (0.05);
+    is (T (3), "start", "job 3 is still running after 50 ms");
+    ok (wait_final (3), "job 3 ends");
+    t0 = now () - t0;
+    ok (t0 >= 0.495 && t0 < 10., "run_duration 0.5s honoured (%.3f s)", t0);
+    is (T (3), "start finish=0 release=all!", "job 3 sequence");
+
+    put_R (4, "0", 0, 0);
+    start_job (4, "\"exec\":{\"test\":{\"wait_status\":256}}", false, NULL);
+    ok (wait_final (4), "job 4 ends");
+    is (T (4), "start finish=256 release=all!", "wait_status 256");
+
+    put_R (5, "0", 0, 0);
+    start_job (5, "\"duration\":0.05,\"exec\":{\"test\":{}}", false, NULL);
+    t0 = now ();
+    ok (wait_final (5), "job 5 ends");
+    t0 = now () - t0;
+    ok (t0 >= 0.045,
+        "run_duration defaults to attributes.system.duration (%.3f s)", t0);
+}
+
+static void test_mock (void)
+{
+    put_R (10, "0", 0, 0);
+    start_job (10, "\"exec\":{\"test\":{\"mock_exception\":\"init\"}}", false,
+               NULL);
+    ok (wait_final (10), "mock init: ends");
+    is (T (10),
+        "exception=exec/0:mock initialization exception generated "
+        "release=all!",
+        "mock init: exception and release only");
+
+    put_R (11, "0", 0, 0);
+    start_job (11,
+               "\"exec\":{\"test\":{\"mock_exception\":\"run\","
+               "\"run_duration\":\"10s\"}}",
+               false, NULL);
+    ok (wait_final (11), "mock run: ends at once");
+    is (T (11),
+        "start exception=exec/0:mock run exception generated finish=9 "
+        "release=all!",
+        "mock run: start, exception, finish 9 (SIGKILL), release");
+
+    put_R (12, "0", 0, 0);
+    start_job (12, "\"exec\":{\"test\":{\"run_duration\":\"soon\"}}", false,
+               NULL);
+    ok (wait_final (12), "bad knob: ends");
+    ok (!strncmp (T (12),
+                  "exception=exec/0:attributes.system.exec.test.run_duration",
+                  56)
+            && strstr (T (12), " release=all!"),
+        "bad knob: exception naming it, release (%s)", T (12));
+}
+
+static void test_R (void)
+{
+    int before = kvs_lookups;
+
+    start_job (20, TEST0, false,
+               "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"3-4\","
+               "\"children\":{\"core\":\"0\"}}]}}");
+    ok (wait_final (20), "R in the request: ends");
+    is (T (20), "start finish=0 release=all!", "R in the request: sequence");
+    ok (kvs_lookups == before, "R in the request: no KVS lookup");
+
+    start_job (21, TEST0, false, NULL);
+    ok (wait_final (21), "no R in the KVS: ends");
+    ok (strstr (T (21), "exception=exec/0:reading R:") == T (21)
+            && strstr (T (21), "release=all!"),
+        "no R in the KVS: exception, release (%s)", T (21));
+
+    kvs_put (22, "R", "{\"version\":1,\"execution\":{\"R_lite\":[]}}");
+    start_job (22, TEST0, false, NULL);
+    ok (wait_final (22), "bad R: ends");
+    is (T (22),
+        "exception=exec/0:R: execution.R_lite is not a non-empty array "
+        "release=all!",
+        "bad R: exception, release");
+}
+
+static void test_partial_release (void)
+{
+    put_R (30, "0-3", 0, 0);
+    start_job (30, "\"exec\":{\"test\":{\"release_per_rank\":true}}", false,
+               NULL);
+    ok (wait_final (30), "release_per_rank: ends");
+    is (T (30), "start finish=0 release=0 release=1 release=2 release=3!",
+        "release_per_rank over 4 ranks: one release per rank, final last");
+
+    put_R (31, "5,9", 0, 0);
+    start_job (31, "\"exec\":{\"test\":{\"release_per_rank\":1}}", false, NULL);
+    ok (wait_final (31), "release_per_rank 2 ranks: ends");
+    is (T (31), "start finish=0 release=5 release=9!", "ranks 5,9");
+
+    put_R (32, "7", 0, 0);
+    start_job (32, "\"exec\":{\"test\":{\"release_per_rank\":1}}", false, NULL);
+    ok (wait_final (32), "release_per_rank 1 rank: ends");
+    is (T (32), "start finish=0 release=all!", "a single rank: release all");
+}
+
+static void test_expiration (void)
+{
+    double t0 = now ();
+
+    put_R (40, "0", t0, t0 + 0.1);
+    start_job (40, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_final (40), "expiring job: ends");
+    ok (now () - t0 >= 0.09 && now () - t0 < 2., "at its expiration (%.3f s)",
+        now () - t0);
+    is (T (40),
+        "start exception=timeout/0:resource allocation expired finish=14 "
+        "release=all!",
+        "timeout exception, finish 14 (SIGALRM), release");
+
+    /* R allocated 5 s ago with 5.1 s: the start delay is not charged */
+    t0 = now ();
+    put_R (41, "0", t0 - 5., t0 + 0.1);
+    start_job (41, "\"exec\":{\"test\":{\"run_duration\":\"0.2s\"}}", false,
+               NULL);
+    ok (wait_final (41), "job allocated earlier: ends");
+    is (T (41), "start finish=0 release=all!",
+        "expiration is shifted by the delay between starttime and start");
+
+    /* expiration after the run: no timeout */
+    t0 = now ();
+    put_R (42, "0", t0, t0 + 5);
+    start_job (42, "\"exec\":{\"test\":{\"run_duration\":\"0.01s\"}}", false,
+               NULL);
+    ok (wait_final (42), "job expiring after its run: ends");
+    is (T (42), "start finish=0 release=all!", "no timeout");
+
+    /* job-exec.expiration moves it */
+    t0 = now ();
+    put_R (43, "0", 0, 0);
+    start_job (43, "\"exec\":{\"test\":{\"run_duration\":\"inf\"}}", false,
+               NULL);
+    ok (wait_text (43, "start"), "unlimited job started");
+    ok (rpc ("job-exec.expiration", "{s:I s:f}", "id", (json_int_t)43,
+             "expiration", now () + 0.05)
+            == 0,
+        "job-exec.expiration sets an expiration");
+    ok (wait_final (43), "it ends");
+    is (T (43),
+        "start exception=timeout/0:resource allocation expired finish=14 "
+        "release=all!",
+        "by timeout");
+    ok (rpc ("job-exec.expiration", "{s:I s:f}", "id", (json_int_t)43,
+             "expiration", 1.)
+            == ENOENT,
+        "expiration of an ended job: ENOENT");
+    ok (rpc ("job-exec.expiration", "{s:I s:s}", "id", (json_int_t)43,
+             "expiration", "x")
+            == EPROTO,
+        "malformed expiration: EPROTO");
+    ok (rpc ("job-exec.expiration", "{s:I s:f}", "id", (json_int_t)43,
+             "expiration", -1.)
+            == EINVAL,
+        "negative expiration: EINVAL");
+}
+
+static void test_exceptions (void)
+{
+    put_R (50, "0", 0, 0);
+    start_job (50, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (50, "start"), "long job started");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)50, "type",
+             "other", "severity", 1);
+    settle (0.05);
+    is (T (50), "start", "a severity 1 exception changes nothing");
+    publish ("job-exception", "{s:I s:s s:i s:s}", "id", (json_int_t)50, "type",
+             "cancel", "severity", 0, "note", "");
+    ok (wait_final (50), "a severity 0 exception ends it");
+    is (T (50), "start finish=9 release=all!",
+        "cancel: finish 9 (SIGKILL), release; no exception response");
+
+    /* an exception while R is being fetched */
+    kvs_hold = true;
+    put_R (51, "0", 0, 0);
+    start_job (51, TEST0, false, NULL);
+    settle (0.02);
+    ok (nheld == 1, "R lookup held");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)51, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (51), "cancel during the R fetch ends it");
+    kvs_release_held ();
+    settle (0.02);
+    is (T (51), "release=all!", "release only: no start, no finish");
+
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)9999, "type",
+             "cancel", "severity", 0);
+    publish ("job-exception", "{s:s}", "id", "garbage");
+    settle (0.02);
+    pass ("exceptions for unknown jobs and malformed events are ignored");
+}
+
+static void test_kill (void)
+{
+    put_R (60, "0", 0, 0);
+    start_job (60, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (60, "start"), "job started");
+    publish ("shell-60.kill", "{s:i}", "signum", SIGCHLD);
+    publish ("shell-60.kill", "{s:i}", "signum", SIGCONT);
+    settle (0.05);
+    is (T (60), "start", "SIGCHLD and SIGCONT are ignored");
+    publish ("shell-60.kill", "{s:i}", "signum", SIGTERM);
+    ok (wait_final (60), "SIGTERM ends it");
+    is (T (60), "start finish=15 release=all!", "finish with status 15");
+
+    put_R (61, "0", 0, 0);
+    start_job (61, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (61, "start"), "job started");
+    publish ("shell-61.kill", "{s:i}", "signum", SIGKILL);
+    ok (wait_final (61), "SIGKILL ends it");
+    is (T (61), "start finish=9 release=all!", "finish with status 9");
+    publish ("shell-61x.kill", "{s:i}", "signum", SIGKILL);
+    publish ("shell-62.kill", "{s:s}", "signum", "KILL");
+    settle (0.02);
+    pass ("malformed kill events are ignored");
+}
+
+static void test_override (void)
+{
+    put_R (70, "0", 0, 0);
+    start_job (70, "\"exec\":{\"test\":{\"override\":1}}", false, NULL);
+    settle (0.05);
+    is (T (70), "", "override: nothing before the override start");
+    ok (rpc ("job-exec.override", "{s:I s:s}", "jobid", (json_int_t)70, "event",
+             "finish")
+            == EINVAL,
+        "override finish before start: EINVAL");
+    ok (rpc ("job-exec.override", "{s:I s:s}", "jobid", (json_int_t)70, "event",
+             "start")
+            == 0,
+        "override start");
+    ok (wait_text (70, "start"), "start response");
+    ok (rpc ("job-exec.override", "{s:I s:s}", "jobid", (json_int_t)70, "event",
+             "start")
+            == EINVAL,
+        "a second override start: EINVAL");
+    settle (0.05);
+    is (T (70), "start", "run_duration 0 with override: runs until finish");
+    ok (rpc ("job-exec.override", "{s:I s:s s:i}", "jobid", (json_int_t)70,
+             "event", "finish", "status", 3 << 8)
+            == 0,
+        "override finish with status");
+    ok (wait_final (70), "ends");
+    is (T (70), "start finish=768 release=all!", "finish 768");
+
+    ok (rpc ("job-exec.override", "{s:I s:s}", "jobid", (json_int_t)70, "event",
+             "start")
+            == ENOENT,
+        "override of an ended job: ENOENT");
+    put_R (71, "0", 0, 0);
+    start_job (71, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (71, "start"), "a job without override started");
+    ok (rpc ("job-exec.override", "{s:I s:s}", "jobid", (json_int_t)71, "event",
+             "finish")
+            == EINVAL,
+        "override of a job not in override mode: EINVAL");
+    ok (rpc ("job-exec.override", "{s:I s:i}", "jobid", (json_int_t)71, "event",
+             1)
+            == EPROTO,
+        "malformed override: EPROTO");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)71, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (71), "cancelled");
+
+    /* override start arriving while R is being fetched */
+    kvs_hold = true;
+    put_R (72, "0", 0, 0);
+    start_job (72,
+               "\"exec\":{\"test\":{\"override\":1,\"run_duration\":"
+               "\"0.01s\"}}",
+               false, NULL);
+    settle (0.02);
+    ok (rpc ("job-exec.override", "{s:I s:s}", "jobid", (json_int_t)72, "event",
+             "start")
+            == 0,
+        "override start before R is known");
+    kvs_release_held ();
+    ok (wait_final (72), "the job then runs its run_duration and ends");
+    is (T (72), "start finish=0 release=all!", "sequence");
+
+    /* cancel while waiting for the override start */
+    put_R (73, "0", 0, 0);
+    start_job (73, "\"exec\":{\"test\":{\"override\":1}}", false, NULL);
+    settle (0.02);
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)73, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (73), "cancel while waiting for override start ends it");
+    is (T (73), "release=all!", "release only");
+}
+
+static void put_eventlog (uint64_t id, double start)
+{
+    char buf[512];
+    snprintf (buf, sizeof (buf),
+              "{\"timestamp\":%.6f,\"name\":\"submit\",\"context\":"
+              "{\"userid\":1,\"urgency\":16,\"flags\":0,\"version\":1}}\n"
+              "{\"timestamp\":%.6f,\"name\":\"start\"}\n",
+              start - 1., start);
+    kvs_put (id, "eventlog", buf);
+}
+
+static void test_reattach (void)
+{
+    double t0 = now ();
+
+    put_R (80, "0", 0, 0);
+    put_eventlog (80, t0 - 100.);
+    start_job (80, "\"exec\":{\"test\":{\"run_duration\":\"50s\"}}", true,
+               NULL);
+    ok (wait_final (80), "reattach after run_duration elapsed: ends at once");
+    is (T (80), "start finish=0 release=all!", "sequence");
+
+    put_R (81, "0", 0, 0);
+    put_eventlog (81, t0 - 0.1);
+    start_job (81, "\"exec\":{\"test\":{\"run_duration\":\"0.3s\"}}", true,
+               NULL);
+    ok (wait_text (81, "start"), "reattach with time left: start");
+    ok (wait_final (81), "it ends");
+    t0 = now () - t0;
+    ok (t0 >= 0.18 && t0 < 10., "after the remaining time only (%.3f s)", t0);
+
+    put_R (82, "0", 0, 0);
+    put_eventlog (82, now ());
+    start_job (82,
+               "\"exec\":{\"test\":{\"run_duration\":\"50s\","
+               "\"reattach_finish\":1}}",
+               true, NULL);
+    ok (wait_final (82), "reattach_finish: ends at once");
+    is (T (82), "start finish=0 release=all!", "sequence");
+
+    put_R (83, "0", 0, 0);
+    start_job (83, "\"exec\":{\"test\":{\"run_duration\":\"50s\"}}", true,
+               NULL);
+    ok (wait_final (83), "reattach without an eventlog: ends");
+    ok (strstr (T (83), "exception=exec/0:reattach: reading the eventlog")
+            == T (83),
+        "with an exec exception (%s)", T (83));
+
+    /* a reattach start for a job still active here adopts it */
+    put_R (84, "0", 0, 0);
+    start_job (84, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (84, "start"), "job started");
+    start_job (84, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", true,
+               NULL);
+    ok (wait_text (84, "start start"),
+        "reattach of an active job: start again");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)84, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (84), "cancel ends it");
+    is (T (84), "start start finish=9 release=all!", "one job, one final");
+}
+
+static void test_bad_requests (void)
+{
+    int eproto = errors[EPROTO];
+    int eexist = errors[EEXIST];
+
+    send_start_raw ("{\"id\":90,\"userid\":0,\"jobspec\":{},\"reattach\":"
+                    "false}",
+                    false);
+    send_start_raw ("[1]", true);
+    send_start_raw ("{\"id\":90}", true);
+    send_start_raw ("{\"id\":-1,\"userid\":0,\"jobspec\":{},\"reattach\":"
+                    "false}",
+                    true);
+    send_start_raw ("{\"id\":90,\"userid\":0,\"jobspec\":[],\"reattach\":"
+                    "false}",
+                    true);
+    send_start_raw ("{\"id\":90,\"userid\":0,\"jobspec\":{},\"reattach\":"
+                    "false,\"extra\":1}",
+                    true);
+    send_start_raw ("{\"id\":90,\"userid\":0,\"jobspec\":{},\"reattach\":"
+                    "0}",
+                    true);
+    send_start_raw (NULL, true);
+    settle (0.05);
+    ok (errors[EPROTO] - eproto == 8,
+        "8 malformed start requests: EPROTO each (%d)",
+        errors[EPROTO] - eproto);
+
+    put_R (91, "0", 0, 0);
+    start_job (91, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (91, "start"), "job 91 started");
+    start_job (91, TEST0, false, NULL);
+    settle (0.05);
+    ok (errors[EEXIST] - eexist == 1,
+        "a second start without reattach: EEXIST");
+
+    ok (rpc ("job-exec.critical-ranks", "{s:I s:s}", "id", (json_int_t)91,
+             "ranks", "0")
+            == 0,
+        "critical-ranks 0 of a 1-rank job");
+    ok (rpc ("job-exec.critical-ranks", "{s:I s:s}", "id", (json_int_t)91,
+             "ranks", "1")
+            == EINVAL,
+        "critical-ranks beyond the job: EINVAL");
+    ok (rpc ("job-exec.critical-ranks", "{s:I s:s}", "id", (json_int_t)91,
+             "ranks", "x")
+            == EINVAL,
+        "critical-ranks not an idset: EINVAL");
+    ok (rpc ("job-exec.critical-ranks", "{s:I s:s}", "id", (json_int_t)92,
+             "ranks", "0")
+            == ENOENT,
+        "critical-ranks of an unknown job: ENOENT");
+    ok (rpc ("job-exec.critical-ranks", "{s:I}", "id", (json_int_t)91)
+            == EPROTO,
+        "malformed critical-ranks: EPROTO");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)91, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (91), "job 91 still served and cancelled");
+
+    put_R (93, "0", 0, 0);
+    start_job (93, TEST0, false, NULL);
+    ok (wait_final (93) && !strcmp (T (93), "start finish=0 release=all!"),
+        "after all that, a good job still runs");
+}
+
+static bool all_final (void *arg)
+{
+    return finals >= *(int *)arg;
+}
+
+static void test_many (void)
+{
+    enum { N = 10000, BASE = 10000 };
+    int want = finals + N;
+    double t0;
+    bool good = true;
+
+    for (int i = 0; i < N; i++)
+        put_R (BASE + i, "0", 0, 0);
+    t0 = now ();
+    for (int i = 0; i < N; i++)
+        start_job (BASE + i, TEST0, false, NULL);
+    ok (run_until (all_final, &want, 120.), "%d jobs ended", N);
+    diag ("%d jobs in %.3f s over loop:// (%.0f jobs/s, with the fake kvs"
+          " and this driver in the same thread)",
+          N, now () - t0, N / (now () - t0));
+    for (int i = 0; i < N; i++) {
+        if (strcmp (T (BASE + i), "start finish=0 release=all!") != 0)
+            good = false;
+    }
+    ok (good, "each had start, finish 0, release all");
+    ok (exec_job_count (x) == 0, "no job is left in the table");
+}
+
+static void stats_check (void)
+{
+    flux_future_t *f
+        = flux_rpc (h, "job-exec.stats-get", NULL, FLUX_NODEID_ANY, 0);
+    json_int_t active = -1, timers = -1;
+
+    if (!f || !run_until (ready, f, 5.))
+        BAIL_OUT ("stats-get");
+    ok (flux_rpc_get_unpack (f, "{s:{s:I} s:{s:{s:I}}}", "jobs", "active",
+                             &active, "implementations", "testexec", "timers",
+                             &timers)
+                == 0
+            && timers > 0,
+        "stats-get answers (active=%jd, testexec timers=%jd)", (intmax_t)active,
+        (intmax_t)timers);
+    flux_future_destroy (f);
+}
+
+int main (int argc, char **argv)
+{
+    flux_msg_handler_t **handlers;
+    flux_error_t error;
+
+    plan (NO_PLAN);
+    if (!(h = flux_open ("loop://", getenv ("TRACE") ? FLUX_O_TRACE : 0))
+        || !(r = flux_get_reactor (h)) || !(kvs = json_object ()))
+        BAIL_OUT ("loop://");
+    if (flux_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
+        BAIL_OUT ("handlers");
+    if (!(x = exec_create (h, 0, "job-exec", &error)))
+        BAIL_OUT ("exec_create: %s", error.text);
+    test_basic ();
+    test_mock ();
+    test_R ();
+    test_partial_release ();
+    test_expiration ();
+    test_exceptions ();
+    test_kill ();
+    test_override ();
+    test_reattach ();
+    test_bad_requests ();
+    test_many ();
+    stats_check ();
+
+    /* leave jobs running: destroy must forget them without leaking */
+    put_R (95, "0", 0, 0);
+    start_job (95, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (95, "start"), "a job left running");
+    kvs_hold = true;
+    start_job (96, TEST0, false, NULL);
+    settle (0.02);
+    exec_destroy (x);
+    kvs_release_held ();
+    flux_msg_handler_delvec (handlers);
+    settle (0.02);
+    pass ("exec_destroy with a running and a fetching job");
+    for (int i = 0; i < MAXJOBS; i++)
+        free (trace[i]);
+    json_decref (kvs);
+    flux_close (h);
+    done_testing ();
+    return 0;
+}

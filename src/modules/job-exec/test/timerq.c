@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* test/timerq.c - deadline order, ties, re-arm, disarm, callbacks that
+ * arm from inside a pass, and a large random heap checked for order.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "timerq.h"
+
+static uv_loop_t loop;
+static timerq_t *tq;
+
+struct item {
+    struct tq_entry e;
+    int id;
+    int rearm; /* re-arm itself this many times with delay 0 */
+};
+
+static int fired[4096];
+static int nfired;
+static uint64_t fired_at[4096];
+
+static void cb (struct tq_entry *e)
+{
+    struct item *it = (struct item *)e;
+
+    fired_at[nfired] = uv_now (&loop);
+    fired[nfired++] = it->id;
+    if (it->rearm > 0) {
+        it->rearm--;
+        timerq_arm (tq, e, 0.);
+    }
+}
+
+static void run (void)
+{
+    uv_run (&loop, UV_RUN_DEFAULT);
+}
+
+static void test_order (void)
+{
+    struct item it[5];
+    double delays[5] = {0.03, 0.01, 0.02, 0.01, 0.};
+    uint64_t t0;
+
+    nfired = 0;
+    for (int i = 0; i < 5; i++) {
+        it[i].id = i;
+        it[i].rearm = 0;
+        tq_entry_init (&it[i].e, cb);
+        ok (!tq_entry_armed (&it[i].e), "entry %d starts unarmed", i);
+    }
+    uv_update_time (&loop);
+    t0 = uv_now (&loop);
+    for (int i = 0; i < 5; i++)
+        ok (timerq_arm (tq, &it[i].e, delays[i]) == 0, "arm %d (%.2fs)", i,
+            delays[i]);
+    ok (timerq_count (tq) == 5, "5 armed");
+    run ();
+    ok (nfired == 5, "all 5 fired");
+    ok (fired[0] == 4 && fired[1] == 1 && fired[2] == 3 && fired[3] == 2
+            && fired[4] == 0,
+        "in deadline order, ties in arming order (%d %d %d %d %d)", fired[0],
+        fired[1], fired[2], fired[3], fired[4]);
+    ok (fired_at[4] - t0 >= 30, "the 30 ms one fired after >= 30 ms (%ju)",
+        (uintmax_t)(fired_at[4] - t0));
+    ok (timerq_count (tq) == 0 && !tq_entry_armed (&it[0].e),
+        "nothing armed afterwards");
+}
+
+static void test_rearm_disarm (void)
+{
+    struct item a = {.id = 1}, b = {.id = 2}, c = {.id = 3};
+
+    nfired = 0;
+    tq_entry_init (&a.e, cb);
+    tq_entry_init (&b.e, cb);
+    tq_entry_init (&c.e, cb);
+    timerq_arm (tq, &a.e, 0.001);
+    timerq_arm (tq, &b.e, 0.002);
+    timerq_arm (tq, &c.e, 0.003);
+    ok (timerq_arm (tq, &a.e, 0.01) == 0, "re-arm a later");
+    timerq_disarm (tq, &b.e);
+    ok (!tq_entry_armed (&b.e) && timerq_count (tq) == 2, "b disarmed");
+    timerq_disarm (tq, &b.e);
+    pass ("disarming twice is harmless");
+    run ();
+    ok (nfired == 2 && fired[0] == 3 && fired[1] == 1,
+        "c then a fired, b did not");
+
+    errno = 0;
+    ok (timerq_arm (tq, &a.e, -1.) < 0 && errno == EINVAL,
+        "negative delay: EINVAL");
+    ok (timerq_arm (tq, &a.e, NAN) < 0 && errno == EINVAL, "NaN: EINVAL");
+    ok (timerq_arm (tq, &a.e, INFINITY) < 0 && errno == EINVAL,
+        "infinity: EINVAL");
+    ok (!tq_entry_armed (&a.e), "a failed arm leaves the entry unarmed");
+}
+
+static void test_self_rearm (void)
+{
+    struct item a = {.id = 7, .rearm = 3};
+
+    nfired = 0;
+    tq_entry_init (&a.e, cb);
+    timerq_arm (tq, &a.e, 0.);
+    run ();
+    ok (nfired == 4, "an entry re-arming itself with 0 fires once per pass"
+                     " (4 passes)");
+}
+
+static void test_random (void)
+{
+    enum { N = 2000 };
+    static struct item it[N];
+    bool inorder = true;
+
+    nfired = 0;
+    srand (42);
+    for (int i = 0; i < N; i++) {
+        it[i].id = i;
+        it[i].rearm = 0;
+        tq_entry_init (&it[i].e, cb);
+        timerq_arm (tq, &it[i].e, (rand () % 40) / 1000.);
+    }
+    /* disarm every third, re-arm every fifth */
+    for (int i = 0; i < N; i += 3)
+        timerq_disarm (tq, &it[i].e);
+    for (int i = 0; i < N; i += 5)
+        timerq_arm (tq, &it[i].e, (rand () % 40) / 1000.);
+    size_t expect = timerq_count (tq);
+    run ();
+    ok ((size_t)nfired == expect, "every armed entry fired once (%d)", nfired);
+    for (int i = 1; i < nfired; i++) {
+        if (it[fired[i]].e.deadline < it[fired[i - 1]].e.deadline)
+            inorder = false;
+    }
+    ok (inorder, "in deadline order");
+}
+
+int main (int argc, char **argv)
+{
+    plan (NO_PLAN);
+    uv_loop_init (&loop);
+    if (!(tq = timerq_create (&loop)))
+        BAIL_OUT ("timerq_create");
+    errno = 0;
+    ok (timerq_create (NULL) == NULL && errno == EINVAL,
+        "timerq_create (NULL): EINVAL");
+    test_order ();
+    test_rearm_disarm ();
+    test_self_rearm ();
+    test_random ();
+    timerq_destroy (tq);
+    timerq_destroy (NULL);
+    uv_run (&loop, UV_RUN_DEFAULT);
+    ok (uv_loop_close (&loop) == 0, "loop closes: the timer was closed");
+    done_testing ();
+    return 0;
+}

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* testexec.c - simulated execution: jobs whose jobspec has
+ * attributes.system.exec.test (knobs in testconf.h) "run" for
+ * run_duration on a timer, with no processes at all.
+ *
+ * A run_duration of 0 costs no timer: the job goes on the reactor's
+ * deferred list (one idle handler drains it) and finishes on the next
+ * loop turn.  Other durations use the core's timer queue.
+ *
+ * Since there are no shells, testexec plays their part for the events
+ * shells would receive: shell-<id>.kill {signum} (from job-manager.kill)
+ * ends a running job with that signal as its wait status, when the
+ * signal's default action terminates a process; other signals are
+ * ignored, as a process with default dispositions would.  A cancel
+ * (severity 0 exception) ends a running job with the wait status of
+ * SIGKILL, 9.
+ *
+ * job-exec.override (user, job owner) {jobid:I, event:"start"|"finish",
+ * status?:i} -> {}: the test hook of flux-core.  ENOENT (no such job),
+ * EPERM, EINVAL (job not in override mode, already running, not
+ * running, unknown event).
+ *
+ * Reattach (the job manager restarted): the job's eventlog gives the
+ * time of its "start" event; the job finishes at once if run_duration
+ * has elapsed since then (or reattach_finish is set, or no start event
+ * is found), else it runs for the time that remains.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "impl.h"
+#include "libeventlog/eventlog.h"
+#include "libkvs/kvs.h"
+#include "libutil/fluid.h"
+#include "testconf.h"
+
+struct testexec {
+    exec_t *x;
+    flux_msg_handler_t **handlers;
+    struct {
+        unsigned long jobs, timers, immediate, overrides, kills, reattach;
+    } stats;
+};
+
+struct testjob {
+    struct execjob *job;
+    struct testexec *te;
+    struct testconf conf;
+    struct tq_entry timer;
+    struct flux_deferred now;
+    flux_future_t *f; /* reattach: eventlog lookup */
+    bool waiting;     /* start called, override start not yet received */
+    bool go;          /* override start received */
+};
+
+static struct testjob *container_of_timer (struct tq_entry *e)
+{
+    return (struct testjob *)((char *)e - offsetof (struct testjob, timer));
+}
+
+static struct testjob *container_of_now (struct flux_deferred *d)
+{
+    return (struct testjob *)((char *)d - offsetof (struct testjob, now));
+}
+
+/* True if the default action of signum terminates a process. */
+static bool terminates (int signum)
+{
+    switch (signum) {
+        case SIGCHLD:
+        case SIGCONT:
+        case SIGSTOP:
+        case SIGTSTP:
+        case SIGTTIN:
+        case SIGTTOU:
+        case SIGURG:
+        case SIGWINCH:
+            return false;
+        default:
+            return signum > 0 && signum < NSIG;
+    }
+}
+
+static void stop_clock (struct testjob *tj)
+{
+    timerq_disarm (exec_timerq (tj->te->x), &tj->timer);
+    flux_reactor_undefer (&tj->now);
+}
+
+/* The simulated processes have exited with status: finish, then release
+ * (one rank at a time if asked), then the final release.
+ */
+static void complete (struct testjob *tj, int status)
+{
+    struct execjob *job = tj->job;
+    const struct idset *ranks = execjob_ranks (job);
+
+    stop_clock (tj);
+    execjob_finish (job, status);
+    if (tj->conf.release_per_rank && ranks && idset_count (ranks) > 1) {
+        unsigned int last = idset_last (ranks);
+        struct idset *one = idset_create (0, IDSET_FLAG_AUTOGROW);
+        for (unsigned int r = idset_first (ranks); one && r != last;
+             r = idset_next (ranks, r)) {
+            if (idset_set (one, r) < 0 || execjob_release (job, one) < 0
+                || idset_clear (one, r) < 0) {
+                exec_log (tj->te->x, LOG_ERR, "%ju: release of rank %u: %s",
+                          (uintmax_t)execjob_id (job), r, strerror (errno));
+                break;
+            }
+        }
+        idset_destroy (one);
+    }
+    execjob_done (job); /* frees tj */
+}
+
+static void timer_cb (struct tq_entry *e)
+{
+    struct testjob *tj = container_of_timer (e);
+    complete (tj, tj->conf.wait_status);
+}
+
+static void now_cb (struct flux_deferred *d)
+{
+    struct testjob *tj = container_of_now (d);
+    complete (tj, tj->conf.wait_status);
+}
+
+/* Send the start response and set the clock for duration seconds. */
+static void run (struct testjob *tj, double duration)
+{
+    struct execjob *job = tj->job;
+
+    tj->waiting = false;
+    execjob_started (job);
+    if (!execjob_is_running (job))
+        return; /* it failed (e.g. started after its expiration) */
+    if (tj->conf.mock == TESTCONF_MOCK_RUN) {
+        execjob_fatal (job, "mock run exception generated");
+        return;
+    }
+    if (isinf (duration) || (tj->conf.override && tj->conf.run_duration <= 0.))
+        return; /* until job-exec.override finish, a kill or a cancel */
+    if (duration <= 0.) {
+        tj->te->stats.immediate++;
+        flux_reactor_defer (flux_get_reactor (exec_handle (tj->te->x)),
+                            &tj->now);
+        return;
+    }
+    tj->te->stats.timers++;
+    if (timerq_arm (exec_timerq (tj->te->x), &tj->timer, duration) < 0)
+        execjob_fatal (job, "cannot arm the run timer: %s", strerror (errno));
+}
+
+/* ---- reattach ---- */
+
+static double start_time (const char *eventlog)
+{
+    json_t *log = eventlog ? eventlog_decode (eventlog) : NULL;
+    json_t *entry;
+    size_t index;
+    double t = -1.;
+
+    json_array_foreach (log, index, entry)
+    {
+        double timestamp;
+        const char *name;
+        if (eventlog_entry_parse (entry, &timestamp, &name, NULL) == 0
+            && !strcmp (name, "start")) {
+            t = timestamp;
+            break;
+        }
+    }
+    json_decref (log);
+    return t;
+}
+
+static void reattach_continuation (flux_future_t *f, void *arg)
+{
+    struct testjob *tj = arg;
+    const char *eventlog;
+    double started, remaining = 0.;
+    struct timespec ts;
+
+    tj->f = NULL;
+    if (flux_kvs_lookup_get (f, &eventlog) < 0) {
+        execjob_fatal (tj->job, "reattach: reading the eventlog: %s",
+                       future_strerror (f, errno));
+        flux_future_destroy (f);
+        return;
+    }
+    started = start_time (eventlog);
+    flux_future_destroy (f);
+    clock_gettime (CLOCK_REALTIME, &ts);
+    if (started > 0. && !tj->conf.reattach_finish) {
+        remaining
+            = started + tj->conf.run_duration - (ts.tv_sec + ts.tv_nsec * 1e-9);
+        if (remaining < 0.)
+            remaining = 0.;
+    }
+    run (tj, isinf (tj->conf.run_duration) ? INFINITY : remaining);
+}
+
+static int reattach (struct testjob *tj, flux_error_t *error)
+{
+    char key[FLUID_STRING_MAX + 16];
+    flux_t *h = exec_handle (tj->te->x);
+
+    tj->te->stats.reattach++;
+    if (fluid_encode (key, sizeof (key), execjob_id (tj->job), FLUID_STRING_KVS)
+            < 0
+        || !strcat (key, ".eventlog")
+        || !(tj->f = flux_kvs_lookup (h, NULL, 0, key))
+        || flux_future_then (tj->f, -1., reattach_continuation, tj) < 0) {
+        flux_future_destroy (tj->f);
+        tj->f = NULL;
+        return errprintf (error, "reattach: looking up the eventlog: %s",
+                          strerror (errno));
+    }
+    return 0;
+}
+
+/* ---- the implementation ---- */
+
+static int testexec_init (struct execjob *job, json_t *jobspec,
+                          flux_error_t *error)
+{
+    struct testexec *te = execjob_impl_data (job);
+    struct testconf conf;
+    struct testjob *tj;
+    int rc;
+
+    if ((rc = testconf_parse (jobspec, &conf, error)) <= 0)
+        return rc;
+    if (conf.mock == TESTCONF_MOCK_INIT)
+        return errprintf (error, "mock initialization exception generated");
+    if (!(tj = calloc (1, sizeof (*tj))))
+        return errprintf (error, "out of memory");
+    tj->job = job;
+    tj->te = te;
+    tj->conf = conf;
+    tq_entry_init (&tj->timer, timer_cb);
+    flux_deferred_init (&tj->now, now_cb);
+    execjob_set_data (job, tj);
+    te->stats.jobs++;
+    return 1;
+}
+
+static int testexec_start (struct execjob *job, flux_error_t *error)
+{
+    struct testjob *tj = execjob_data (job);
+
+    if (execjob_reattach (job))
+        return reattach (tj, error);
+    if (tj->conf.override && !tj->go) {
+        tj->waiting = true;
+        return 0;
+    }
+    run (tj, tj->conf.run_duration);
+    return 0;
+}
+
+static void testexec_kill (struct execjob *job, int signum)
+{
+    struct testjob *tj = execjob_data (job);
+
+    if (tj && execjob_is_running (job) && terminates (signum))
+        complete (tj, signum); /* wait status of a signaled process */
+}
+
+static void testexec_cancel (struct execjob *job)
+{
+    struct testjob *tj = execjob_data (job);
+
+    if (tj && execjob_is_running (job))
+        complete (tj, SIGKILL);
+    else
+        execjob_done (job); /* nothing ever ran */
+}
+
+static void testexec_exit (struct execjob *job)
+{
+    struct testjob *tj = execjob_data (job);
+
+    if (tj) {
+        stop_clock (tj);
+        flux_future_destroy (tj->f);
+        free (tj);
+    }
+}
+
+/* ---- job-exec.override and shell-<id>.kill ---- */
+
+static struct testjob *lookup (struct testexec *te, flux_jobid_t id)
+{
+    struct execjob *job = exec_lookup (te->x, id);
+
+    if (!job || execjob_impl (job) != &testexec_impl)
+        return NULL;
+    return execjob_data (job);
+}
+
+static void override_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct testexec *te = arg;
+    json_int_t id;
+    const char *event, *errmsg = NULL;
+    int status = 0;
+    struct testjob *tj;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:s s?i !}", "jobid", &id,
+                             "event", &event, "status", &status)
+        < 0) {
+        errmsg = "expected {jobid:I, event:s, status?:i}";
+        goto error;
+    }
+    if (!(tj = lookup (te, (flux_jobid_t)id))) {
+        errno = ENOENT;
+        errmsg = "Job not found";
+        goto error;
+    }
+    if (flux_msg_authorize (msg, execjob_userid (tj->job)) < 0) {
+        errmsg = "Permission denied";
+        goto error;
+    }
+    errno = EINVAL;
+    if (!tj->conf.override) {
+        errmsg = "Job not in exec override mode";
+        goto error;
+    }
+    te->stats.overrides++;
+    if (!strcmp (event, "start")) {
+        if (tj->go || execjob_is_running (tj->job)) {
+            errmsg = "Job already running";
+            goto error;
+        }
+        tj->go = true;
+        if (tj->waiting)
+            run (tj, tj->conf.run_duration);
+    }
+    else if (!strcmp (event, "finish")) {
+        if (!execjob_is_running (tj->job)) {
+            errmsg = "Job not running";
+            goto error;
+        }
+        complete (tj, status);
+    }
+    else {
+        errmsg = "Invalid event";
+        goto error;
+    }
+    if (flux_respond (h, msg, NULL) < 0)
+        exec_log (te->x, LOG_ERR, "override: responding: %s", strerror (errno));
+    return;
+error:
+    if (flux_respond_error (h, msg, errno, errmsg) < 0)
+        exec_log (te->x, LOG_ERR, "override: responding: %s", strerror (errno));
+}
+
+static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    struct testexec *te = arg;
+    const char *topic;
+    char *end;
+    unsigned long long id;
+    int signum;
+    struct testjob *tj;
+
+    if (flux_event_unpack (msg, &topic, "{s:i}", "signum", &signum) < 0
+        || strncmp (topic, "shell-", 6) != 0
+        || (id = strtoull (topic + 6, &end, 10), end == topic + 6)
+        || strcmp (end, ".kill") != 0) {
+        exec_log (te->x, LOG_ERR, "malformed shell kill event");
+        return;
+    }
+    if (!(tj = lookup (te, (flux_jobid_t)id)))
+        return; /* not a simulated job of ours */
+    te->stats.kills++;
+    testexec_kill (tj->job, signum);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "job-exec.override", override_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_EVENT, "shell-*.kill", kill_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+static int testexec_setup (exec_t *x, void **data, flux_error_t *error)
+{
+    struct testexec *te;
+    flux_t *h = exec_handle (x);
+
+    if (!(te = calloc (1, sizeof (*te))))
+        return errprintf (error, "out of memory");
+    te->x = x;
+    if (flux_msg_handler_addvec (h, htab, te, &te->handlers) < 0
+        || flux_event_subscribe (h, "shell-") < 0) {
+        int saved_errno = errno;
+        errprintf (error, "testexec: setting up handlers: %s",
+                   strerror (errno));
+        flux_msg_handler_delvec (te->handlers);
+        free (te);
+        errno = saved_errno;
+        return -1;
+    }
+    *data = te;
+    return 0;
+}
+
+static void testexec_teardown (void *data)
+{
+    struct testexec *te = data;
+
+    if (te) {
+        flux_msg_handler_delvec (te->handlers);
+        free (te);
+    }
+}
+
+static json_t *testexec_stats (void *data)
+{
+    struct testexec *te = data;
+
+    return json_pack (
+        "{s:I s:I s:I s:I s:I s:I}", "jobs", (json_int_t)te->stats.jobs,
+        "timers", (json_int_t)te->stats.timers, "immediate",
+        (json_int_t)te->stats.immediate, "overrides",
+        (json_int_t)te->stats.overrides, "kills", (json_int_t)te->stats.kills,
+        "reattach", (json_int_t)te->stats.reattach);
+}
+
+const struct exec_impl testexec_impl = {
+    .name = "testexec",
+    .setup = testexec_setup,
+    .teardown = testexec_teardown,
+    .init = testexec_init,
+    .start = testexec_start,
+    .kill = testexec_kill,
+    .cancel = testexec_cancel,
+    .exit = testexec_exit,
+    .stats = testexec_stats,
+};

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the job-ingest broker module (every rank): job-ingest.submit
+ * (PROTOCOLS.md 5.1) handed to the engine in ingest.c.
+ *
+ * Arguments: batch-max=N    jobs per KVS commit and job-manager.submit
+ *                           (default INGEST_BATCH_MAX_DEFAULT);
+ *            batch-delay=MS collect a batch for MS milliseconds after its
+ *                           first job (default 0: until the loop turn
+ *                           that received it ends).
+ * On unload, new requests get ENOSYS and the batches already started are
+ * carried through (for at most DRAIN_TIMEOUT_MS) before the module
+ * exits, so an accepted job is not left half submitted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest.h"
+#include "libflux/flux.h"
+
+#define DRAIN_TIMEOUT_MS 10000
+
+static void submit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    ingest_submit (arg, msg);
+}
+
+static json_t *counters (int request, int response, int event, int control)
+{
+    return json_pack ("{s:i s:i s:i s:i}", "request", request, "response",
+                      response, "event", event, "control", control);
+}
+
+/* job-ingest.stats-get: the engine's counters and the message counters. */
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct flux_msgcounters mc;
+    json_t *o;
+
+    flux_get_msgcounters (h, &mc);
+    if (!(o = ingest_stats (arg))
+        || json_object_set_new (o, "tx",
+                                counters (mc.request_tx, mc.response_tx,
+                                          mc.event_tx, mc.control_tx))
+               < 0
+        || json_object_set_new (o, "rx",
+                                counters (mc.request_rx, mc.response_rx,
+                                          mc.event_rx, mc.control_rx))
+               < 0) {
+        json_decref (o);
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    flux_respond_pack (h, msg, "o", o);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "job-ingest.submit", submit_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "job-ingest.stats-get", stats_cb, FLUX_ROLE_ALL},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+static int parse_args (int argc, char **argv, int *batch_max, int *delay)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "batch-delay=", 12)) {
+            char *end;
+            long n = strtol (argv[i] + 12, &end, 10);
+            if (*end != '\0' || end == argv[i] + 12 || n < 0 || n > 1000)
+                goto inval;
+            *delay = (int)n;
+            continue;
+        }
+        if (!strncmp (argv[i], "batch-max=", 10)) {
+            char *end;
+            long n = strtol (argv[i] + 10, &end, 10);
+            if (*end != '\0' || end == argv[i] + 10 || n < 1 || n > 100000)
+                goto inval;
+            *batch_max = (int)n;
+        }
+        else
+            goto inval;
+    }
+    return 0;
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+static int get_owner (flux_t *h, uint32_t *owner)
+{
+    const char *s = flux_attr_get (h, "security.owner");
+    char *end;
+    unsigned long v;
+
+    if (!s)
+        return -1;
+    errno = 0;
+    v = strtoul (s, &end, 10);
+    if (errno != 0 || *end != '\0' || end == s || v > UINT32_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    *owner = (uint32_t)v;
+    return 0;
+}
+
+static void drain_timeout_cb (uv_timer_t *t)
+{
+}
+
+static void close_free_cb (uv_handle_t *h)
+{
+    free (h);
+}
+
+/* Run the reactor until the started batches are answered or time is up. */
+static void drain (flux_t *h, ingest_t *ing)
+{
+    flux_reactor_t *r = flux_get_reactor (h);
+    uv_timer_t *t = calloc (1, sizeof (*t));
+    uint64_t deadline;
+
+    ingest_shutdown (ing);
+    if (!t || uv_timer_init (flux_reactor_uv (r), t) < 0) {
+        free (t);
+        return;
+    }
+    uv_timer_start (t, drain_timeout_cb, DRAIN_TIMEOUT_MS, 0);
+    flux_reactor_now_update (r);
+    deadline = uv_now (flux_reactor_uv (r)) + DRAIN_TIMEOUT_MS;
+    while (ingest_busy (ing) > 0 && uv_now (flux_reactor_uv (r)) < deadline)
+        flux_reactor_run (r, FLUX_REACTOR_ONCE);
+    uv_close ((uv_handle_t *)t, close_free_cb);
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    int batch_max = INGEST_BATCH_MAX_DEFAULT, delay = 0;
+    uint32_t rank, owner;
+    ingest_t *ing;
+    flux_msg_handler_t **handlers = NULL;
+    int rc = -1;
+
+    if (parse_args (argc, argv, &batch_max, &delay) < 0
+        || flux_get_rank (h, &rank) < 0 || get_owner (h, &owner) < 0)
+        return -1;
+    if (!(ing = ingest_create (h, rank, owner, batch_max)))
+        return -1;
+    ingest_set_batch_delay (ing, delay);
+    if (flux_msg_handler_addvec (h, htab, ing, &handlers) < 0)
+        goto done;
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        goto done;
+    drain (h, ing);
+    rc = 0;
+done:
+    flux_msg_handler_delvec (handlers);
+    ingest_destroy (ing);
+    return rc;
+}

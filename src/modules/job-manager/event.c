@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* event.c - post job events and batch their KVS appends (see event.h).
+ *
+ * A batch is one KVS transaction plus the callbacks to run once it is
+ * committed.  Events are added to the open batch; event_flush() (once
+ * per loop iteration) commits it unless a commit is already in flight,
+ * in which case the open batch keeps growing and is committed as soon as
+ * the one in flight completes.  A failed commit is fatal: the eventlogs
+ * would no longer say what the job manager did, so the module stops.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "action.h"
+#include "event.h"
+#include "journal.h"
+#include "libeventlog/eventlog.h"
+#include "libkvs/kvs.h"
+
+struct commit_cb {
+    struct commit_cb *next;
+    event_commit_f fn;
+    void *arg;
+};
+
+struct batch {
+    flux_kvs_txn_t *txn;
+    unsigned long nops;
+    unsigned long nevents;
+    struct commit_cb *head, *tail;
+};
+
+struct event {
+    struct jobmgr *jm;
+    struct batch *open;     /* filling */
+    struct batch *inflight; /* being committed, or NULL */
+    flux_future_t *f;       /* commit future of inflight */
+    unsigned long commits;
+    unsigned long max_batch;
+};
+
+static struct batch *batch_create (void)
+{
+    struct batch *b;
+
+    if (!(b = calloc (1, sizeof (*b))))
+        return NULL;
+    if (!(b->txn = flux_kvs_txn_create ())) {
+        free (b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Run and free the callbacks of b, then b itself. */
+static void batch_finish (struct jobmgr *jm, struct batch *b, int errnum)
+{
+    struct commit_cb *cb;
+
+    if (!b)
+        return;
+    while ((cb = b->head)) {
+        b->head = cb->next;
+        if (cb->fn)
+            cb->fn (jm, cb->arg, errnum);
+        free (cb);
+    }
+    flux_kvs_txn_destroy (b->txn);
+    free (b);
+}
+
+struct event *event_create (struct jobmgr *jm)
+{
+    struct event *ev;
+
+    if (!(ev = calloc (1, sizeof (*ev))))
+        return NULL;
+    ev->jm = jm;
+    if (!(ev->open = batch_create ())) {
+        free (ev);
+        return NULL;
+    }
+    return ev;
+}
+
+void event_destroy (struct event *ev)
+{
+    if (ev) {
+        int saved = errno;
+        flux_future_destroy (ev->f);
+        /* uncommitted work: answer what waits on it with an error */
+        batch_finish (ev->jm, ev->inflight, ENOSYS);
+        batch_finish (ev->jm, ev->open, ENOSYS);
+        free (ev);
+        errno = saved;
+    }
+}
+
+static void commit_continuation (flux_future_t *f, void *arg)
+{
+    struct event *ev = arg;
+    struct batch *b = ev->inflight;
+    int errnum = 0;
+
+    if (flux_future_get (f, NULL) < 0) {
+        errnum = errno;
+        jm_log (ev->jm, LOG_CRIT, "eventlog commit failed: %s",
+                future_strerror (f, errno));
+    }
+    flux_future_destroy (f);
+    ev->f = NULL;
+    ev->inflight = NULL;
+    batch_finish (ev->jm, b, errnum);
+    if (errnum) {
+        errno = errnum;
+        flux_reactor_stop_error (flux_get_reactor (ev->jm->h));
+        return;
+    }
+    event_flush (ev);
+}
+
+void event_flush (struct event *ev)
+{
+    struct batch *b = ev->open, *next;
+
+    if (ev->inflight)
+        return;
+    if (b->nops == 0) {
+        /* nothing to commit: whatever waited on earlier commits can go */
+        struct commit_cb *cb, *head = b->head;
+        b->head = b->tail = NULL;
+        while ((cb = head)) {
+            head = cb->next;
+            cb->fn (ev->jm, cb->arg, 0);
+            free (cb);
+        }
+        return;
+    }
+    if (!(next = batch_create ()))
+        return; /* try again next loop iteration */
+    if (!(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, b->txn))
+        || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
+        jm_log (ev->jm, LOG_CRIT, "eventlog commit: %s", strerror (errno));
+        flux_future_destroy (ev->f);
+        ev->f = NULL;
+        batch_finish (ev->jm, next, 0);
+        flux_reactor_stop_error (flux_get_reactor (ev->jm->h));
+        return;
+    }
+    ev->commits++;
+    if (b->nevents > ev->max_batch)
+        ev->max_batch = b->nevents;
+    ev->inflight = b;
+    ev->open = next;
+}
+
+int event_flush_sync (struct event *ev)
+{
+    int rc = 0;
+
+    for (int i = 0; i < 3; i++) {
+        if (ev->f) {
+            (void)flux_future_wait_for (ev->f, -1);
+            flux_future_t *f = ev->f;
+            /* run the continuation's work here, synchronously */
+            commit_continuation (f, ev);
+        }
+        else if (ev->open->nops > 0 || ev->open->head)
+            event_flush (ev);
+        else
+            break;
+    }
+    if (ev->f || ev->open->nops > 0)
+        rc = -1;
+    return rc;
+}
+
+int event_after_commit (struct jobmgr *jm, event_commit_f fn, void *arg)
+{
+    struct batch *b = jm->event->open;
+    struct commit_cb *cb;
+
+    if (!(cb = calloc (1, sizeof (*cb))))
+        return -1;
+    cb->fn = fn;
+    cb->arg = arg;
+    if (b->tail)
+        b->tail->next = cb;
+    else
+        b->head = cb;
+    b->tail = cb;
+    return 0;
+}
+
+struct deferred_rsp {
+    const flux_msg_t *msg;
+    json_t *payload;
+};
+
+static void respond_cb (struct jobmgr *jm, void *arg, int errnum)
+{
+    struct deferred_rsp *r = arg;
+
+    if (errnum)
+        flux_respond_error (jm->h, r->msg, errnum, "eventlog commit failed");
+    else if (r->payload)
+        flux_respond_pack (jm->h, r->msg, "O", r->payload);
+    else
+        flux_respond (jm->h, r->msg, NULL);
+    flux_msg_decref (r->msg);
+    json_decref (r->payload);
+    free (r);
+}
+
+int event_respond_after_commit (struct jobmgr *jm, const flux_msg_t *msg,
+                                json_t *payload)
+{
+    struct deferred_rsp *r;
+
+    if (!(r = calloc (1, sizeof (*r))))
+        return -1;
+    r->msg = flux_msg_incref (msg);
+    r->payload = json_incref (payload);
+    if (event_after_commit (jm, respond_cb, r) < 0) {
+        flux_msg_decref (r->msg);
+        json_decref (r->payload);
+        free (r);
+        return -1;
+    }
+    return 0;
+}
+
+int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
+{
+    struct batch *b = jm->event->open;
+    int rc;
+
+    if (value) {
+        char *s = json_dumps (value, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!s)
+            return -1;
+        rc = flux_kvs_txn_put (b->txn, 0, key, s);
+        free (s);
+    }
+    else
+        rc = flux_kvs_txn_unlink (b->txn, 0, key);
+    if (rc == 0)
+        b->nops++;
+    return rc;
+}
+
+/* Append the entry to the job's eventlog in the open transaction. */
+static int log_entry (struct event *ev, struct job *job, json_t *entry)
+{
+    char key[64], *line;
+    int rc;
+
+    if (job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0
+        || !(line = eventlog_entry_encode (entry)))
+        return -1;
+    rc = flux_kvs_txn_put (ev->open->txn, FLUX_KVS_APPEND, key, line);
+    free (line);
+    if (rc == 0) {
+        ev->open->nops++;
+        ev->open->nevents++;
+    }
+    return rc;
+}
+
+int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
+                      int flags, flux_error_t *error)
+{
+    double timestamp;
+    const char *name;
+    json_t *context;
+    int prev_state;
+    flux_error_t e;
+
+    if (!job->x) {
+        errno = EINVAL;
+        return errprintf (error, "job is inactive");
+    }
+    if (eventlog_entry_parse (entry, &timestamp, &name, &context) < 0) {
+        errno = EINVAL;
+        return errprintf (error, "malformed event");
+    }
+    prev_state = job->x->js.state;
+    if (jobstate_apply (&job->x->js, timestamp, name, context, &e) < 0) {
+        int saved = errno;
+        jm_log (jm, LOG_ERR, "%ju: %s: %s", (uintmax_t)job->id, name, e.text);
+        errprintf (error, "%s", e.text);
+        errno = saved;
+        return -1;
+    }
+    if (!(flags & EVENT_NO_COMMIT) && log_entry (jm->event, job, entry) < 0) {
+        /* the state changed but the log did not: that is fatal */
+        jm_log (jm, LOG_CRIT, "%ju: %s: KVS append: %s", (uintmax_t)job->id,
+                name, strerror (errno));
+        flux_reactor_stop_error (flux_get_reactor (jm->h));
+        return errprintf (error, "out of memory");
+    }
+    job->flags = job->x->js.flags;
+    if (job->x->js.state != prev_state) {
+        jobmgr_state_count (jm, prev_state, -1);
+        jobmgr_state_count (jm, job->x->js.state, 1);
+        job->state = job->x->js.state;
+    }
+    if (json_array_append (job->x->events, entry) < 0) {
+        errno = ENOMEM;
+        return errprintf (error, "out of memory");
+    }
+    jm->nevents++;
+    journal_post (jm->journal, job, entry);
+    action_event (jm, job, name, context, prev_state);
+    return 0;
+}
+
+int event_post (struct jobmgr *jm, struct job *job, const char *name, int flags,
+                json_t *context, flux_error_t *error)
+{
+    json_t *entry;
+    int rc;
+
+    if (context)
+        entry = eventlog_entry_pack (0., name, "O", context);
+    else
+        entry = eventlog_entry_pack (0., name, NULL);
+    if (!entry) {
+        errno = EINVAL;
+        return errprintf (error, "cannot encode event %s", name);
+    }
+    rc = event_post_entry (jm, job, entry, flags, error);
+    json_decref (entry);
+    return rc;
+}
+
+int event_post_pack (struct jobmgr *jm, struct job *job, const char *name,
+                     int flags, const char *fmt, ...)
+{
+    json_t *context = NULL;
+    va_list ap;
+    int rc;
+
+    if (fmt) {
+        va_start (ap, fmt);
+        context = json_vpack_ex (NULL, 0, fmt, ap);
+        va_end (ap);
+        if (!context) {
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    rc = event_post (jm, job, name, flags, context, NULL);
+    json_decref (context);
+    return rc;
+}
+
+void event_stats (struct event *ev, unsigned long *commits,
+                  unsigned long *max_batch)
+{
+    *commits = ev->commits;
+    *max_batch = ev->max_batch;
+}

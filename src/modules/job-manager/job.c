@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* job.c - job records and the job table (see job.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap.h"
+#include "job.h"
+#include "libutil/fluid.h"
+
+struct job *job_create (flux_jobid_t id)
+{
+    struct job *job;
+
+    if (!(job = calloc (1, sizeof (*job))))
+        return NULL;
+    if (!(job->x = calloc (1, sizeof (*job->x)))
+        || !(job->x->events = json_array ())) {
+        job_destroy (job);
+        errno = ENOMEM;
+        return NULL;
+    }
+    job->id = id;
+    job->x->job = job;
+    list_init (&job->ilink);
+    jobstate_init (&job->x->js);
+    job->x->qidx = HEAP_NONE;
+    job->x->aidx = HEAP_NONE;
+    list_init (&job->x->alloc_link);
+    list_init (&job->x->res_link);
+    list_init (&job->x->dependents);
+    list_init (&job->x->deplinks);
+    return job;
+}
+
+/* Fill the compact header from a final jobstate. */
+static int set_final (struct job *job, const struct jobstate *js)
+{
+    job->userid = js->userid;
+    job->state = js->state;
+    job->flags = js->flags;
+    job->t_submit = js->t_submit;
+    job->t_inactive = js->t_clean;
+    job->result = jobstate_result (js);
+    job->success = jobstate_success (js);
+    job->started = js->started;
+    if (job->flags & FLUX_JOB_WAITABLE) {
+        char buf[256];
+        jobstate_errstr (js, buf, sizeof (buf));
+        if (!(job->errstr = strdup (buf)))
+            return -1;
+    }
+    return 0;
+}
+
+struct job *job_create_inactive (flux_jobid_t id, const struct jobstate *js)
+{
+    struct job *job;
+
+    if (!(job = calloc (1, sizeof (*job))))
+        return NULL;
+    job->id = id;
+    list_init (&job->ilink);
+    if (set_final (job, js) < 0) {
+        job_destroy (job);
+        return NULL;
+    }
+    return job;
+}
+
+static void timer_free (uv_handle_t *h)
+{
+    free (h);
+}
+
+static void jobx_destroy (struct jobx *x)
+{
+    if (x) {
+        jobstate_clear (&x->js);
+        json_decref (x->jobspec);
+        json_decref (x->R);
+        json_decref (x->events);
+        json_decref (x->annotations);
+        if (x->begin_timer)
+            uv_close ((uv_handle_t *)x->begin_timer, timer_free);
+        free (x);
+    }
+}
+
+void job_destroy (struct job *job)
+{
+    if (job) {
+        int saved = errno;
+        jobx_destroy (job->x);
+        free (job->errstr);
+        free (job);
+        errno = saved;
+    }
+}
+
+void job_compact (struct job *job)
+{
+    if (!job->x)
+        return;
+    (void)set_final (job, &job->x->js);
+    jobx_destroy (job->x);
+    job->x = NULL;
+}
+
+json_t *job_jobspec_redacted (const json_t *jobspec)
+{
+    json_t *attrs, *sys, *copy = NULL, *acopy = NULL, *scopy = NULL;
+
+    attrs = json_object_get (jobspec, "attributes");
+    sys = json_object_get (attrs, "system");
+    if (!json_object_get (sys, "environment"))
+        return json_incref ((json_t *)jobspec);
+    if (!(copy = json_copy ((json_t *)jobspec)) || !(acopy = json_copy (attrs))
+        || !(scopy = json_copy (sys))
+        || json_object_del (scopy, "environment") < 0
+        || json_object_set (acopy, "system", scopy) < 0
+        || json_object_set (copy, "attributes", acopy) < 0) {
+        json_decref (copy);
+        copy = NULL;
+    }
+    json_decref (acopy);
+    json_decref (scopy);
+    return copy;
+}
+
+static int set_path (json_t *o, const char *path, json_t *val)
+{
+    char *copy, *key, *dot;
+    int rc = -1;
+
+    if (!(copy = strdup (path)))
+        return -1;
+    key = copy;
+    while ((dot = strchr (key, '.'))) {
+        json_t *next;
+        *dot = '\0';
+        if (!(next = json_object_get (o, key))) {
+            if (!(next = json_object ())
+                || json_object_set_new (o, key, next) < 0)
+                goto done;
+        }
+        else if (!json_is_object (next)) {
+            errno = EINVAL;
+            goto done;
+        }
+        o = next;
+        key = dot + 1;
+    }
+    if (json_object_set (o, key, val) < 0)
+        goto done;
+    rc = 0;
+done:
+    free (copy);
+    return rc;
+}
+
+int job_jobspec_update (json_t *jobspec, json_t *updates)
+{
+    const char *key;
+    json_t *val;
+
+    if (!json_is_object (jobspec) || !json_is_object (updates)) {
+        errno = EINVAL;
+        return -1;
+    }
+    json_object_foreach (updates, key, val)
+    {
+        if (set_path (jobspec, key, val) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int job_kvs_key (char *buf, size_t size, flux_jobid_t id, const char *name)
+{
+    char dir[FLUID_STRING_MAX];
+    int n;
+
+    if (fluid_encode (dir, sizeof (dir), id, FLUID_STRING_KVS) < 0)
+        return -1;
+    if (name)
+        n = snprintf (buf, size, "%s.%s", dir, name);
+    else
+        n = snprintf (buf, size, "%s", dir);
+    if (n < 0 || (size_t)n >= size) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    return 0;
+}
+
+/* Job table */
+
+struct jobtab {
+    struct job **buckets;
+    size_t nbuckets; /* a power of two */
+    size_t count;
+    struct list_node inactive;
+    size_t ninactive;
+};
+
+static size_t bucket (const struct jobtab *t, flux_jobid_t id)
+{
+    /* FLUIDs keep their sequence in the low bits: mix before masking */
+    uint64_t h = id * UINT64_C (0x9E3779B97F4A7C15);
+    return (size_t)(h >> 32) & (t->nbuckets - 1);
+}
+
+struct jobtab *jobtab_create (void)
+{
+    struct jobtab *t;
+
+    if (!(t = calloc (1, sizeof (*t))))
+        return NULL;
+    t->nbuckets = 1024;
+    if (!(t->buckets = calloc (t->nbuckets, sizeof (t->buckets[0])))) {
+        free (t);
+        return NULL;
+    }
+    list_init (&t->inactive);
+    return t;
+}
+
+void jobtab_destroy (struct jobtab *t)
+{
+    if (t) {
+        int saved = errno;
+        for (size_t i = 0; i < t->nbuckets; i++) {
+            struct job *job = t->buckets[i];
+            while (job) {
+                struct job *next = job->hnext;
+                job_destroy (job);
+                job = next;
+            }
+        }
+        free (t->buckets);
+        free (t);
+        errno = saved;
+    }
+}
+
+static int grow (struct jobtab *t)
+{
+    size_t n = t->nbuckets * 2, old = t->nbuckets;
+    struct job **b, **oldb = t->buckets;
+
+    if (!(b = calloc (n, sizeof (*b))))
+        return -1;
+    t->buckets = b;
+    t->nbuckets = n;
+    for (size_t i = 0; i < old; i++) {
+        struct job *job = oldb[i];
+        while (job) {
+            struct job *next = job->hnext;
+            size_t k = bucket (t, job->id);
+            job->hnext = b[k];
+            b[k] = job;
+            job = next;
+        }
+    }
+    free (oldb);
+    return 0;
+}
+
+int jobtab_insert (struct jobtab *t, struct job *job)
+{
+    size_t k;
+
+    if (jobtab_lookup (t, job->id)) {
+        errno = EEXIST;
+        return -1;
+    }
+    if (t->count >= t->nbuckets && grow (t) < 0)
+        return -1;
+    k = bucket (t, job->id);
+    job->hnext = t->buckets[k];
+    t->buckets[k] = job;
+    t->count++;
+    return 0;
+}
+
+struct job *jobtab_lookup (struct jobtab *t, flux_jobid_t id)
+{
+    struct job *job = t->buckets[bucket (t, id)];
+
+    while (job && job->id != id)
+        job = job->hnext;
+    return job;
+}
+
+void jobtab_remove (struct jobtab *t, struct job *job)
+{
+    struct job **pp = &t->buckets[bucket (t, job->id)];
+
+    while (*pp && *pp != job)
+        pp = &(*pp)->hnext;
+    if (!*pp)
+        return;
+    *pp = job->hnext;
+    job->hnext = NULL;
+    t->count--;
+    if (list_attached (&job->ilink)) {
+        list_del (&job->ilink);
+        t->ninactive--;
+    }
+}
+
+size_t jobtab_count (const struct jobtab *t)
+{
+    return t->count;
+}
+
+void jobtab_inactive_add (struct jobtab *t, struct job *job)
+{
+    if (!list_attached (&job->ilink)) {
+        list_add_tail (&t->inactive, &job->ilink);
+        t->ninactive++;
+    }
+}
+
+struct job *jobtab_inactive_first (struct jobtab *t)
+{
+    return list_first_entry_or_null (&t->inactive, struct job, ilink);
+}
+
+struct job *jobtab_inactive_next (struct jobtab *t, struct job *job)
+{
+    if (job->ilink.next == &t->inactive)
+        return NULL;
+    return list_entry (job->ilink.next, struct job, ilink);
+}
+
+size_t jobtab_inactive_count (const struct jobtab *t)
+{
+    return t->ninactive;
+}
+
+struct job *jobtab_first (struct jobtab *t, size_t *cursor)
+{
+    for (size_t i = 0; i < t->nbuckets; i++) {
+        if (t->buckets[i]) {
+            *cursor = i;
+            return t->buckets[i];
+        }
+    }
+    return NULL;
+}
+
+struct job *jobtab_next (struct jobtab *t, struct job *job, size_t *cursor)
+{
+    if (job->hnext)
+        return job->hnext;
+    for (size_t i = *cursor + 1; i < t->nbuckets; i++) {
+        if (t->buckets[i]) {
+            *cursor = i;
+            return t->buckets[i];
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* journal.c - the events journal (see journal.h).
+ *
+ * Events posted while a listener's backlog is still being read from the
+ * KVS are queued for it (bounded: past JOURNAL_QUEUE_MAX the stream ends
+ * with EOVERFLOW) and sent after its sentinel, so it sees every event
+ * exactly once and in order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "journal.h"
+#include "libeventlog/eventlog.h"
+#include "libkvs/kvs.h"
+
+#define JOURNAL_QUEUE_MAX 1000000
+#define FETCH_MAX 16
+
+struct journal;
+
+struct listener {
+    struct list_node link;
+    struct journal *j;
+    const flux_msg_t *msg;
+    json_t *allow, *deny; /* {name:1} or NULL */
+    bool live;            /* sentinel sent */
+    json_t *queue;        /* payloads waiting for the sentinel */
+    flux_jobid_t *ids;    /* inactive jobs still to read (full) */
+    size_t nids, next;
+    flux_future_t *fetch[FETCH_MAX];
+};
+
+struct journal {
+    struct jobmgr *jm;
+    struct list_node listeners;
+    int nlisteners;
+};
+
+struct journal *journal_create (struct jobmgr *jm)
+{
+    struct journal *j;
+
+    if (!(j = calloc (1, sizeof (*j))))
+        return NULL;
+    j->jm = jm;
+    list_init (&j->listeners);
+    return j;
+}
+
+static void listener_destroy (struct listener *l)
+{
+    list_del (&l->link);
+    l->j->nlisteners--;
+    for (int i = 0; i < FETCH_MAX; i++)
+        flux_future_destroy (l->fetch[i]);
+    flux_msg_decref (l->msg);
+    json_decref (l->allow);
+    json_decref (l->deny);
+    json_decref (l->queue);
+    free (l->ids);
+    free (l);
+}
+
+/* End a listener's stream with errnum (ENODATA: normal end). */
+static void listener_end (struct listener *l, int errnum, const char *errstr)
+{
+    flux_respond_error (l->j->jm->h, l->msg, errnum, errstr);
+    listener_destroy (l);
+}
+
+void journal_destroy (struct journal *j)
+{
+    if (j) {
+        int saved = errno;
+        while (!list_empty (&j->listeners))
+            listener_end (list_entry (j->listeners.next, struct listener, link),
+                          ENODATA, NULL);
+        free (j);
+        errno = saved;
+    }
+}
+
+int journal_listeners (struct journal *j)
+{
+    return j->nlisteners;
+}
+
+static bool allowed (struct listener *l, const char *name)
+{
+    if (l->allow && !json_object_get (l->allow, name))
+        return false;
+    if (l->deny && json_object_get (l->deny, name))
+        return false;
+    return true;
+}
+
+static json_t *event_payload (struct job *job, json_t *entry, const char *name)
+{
+    json_t *o, *jobspec;
+
+    if (!(o = json_pack ("{s:I s:[O]}", "id", (json_int_t)job->id, "events",
+                         entry)))
+        return NULL;
+    if (job->x && !strcmp (name, "submit") && job->x->jobspec
+        && (jobspec = job_jobspec_redacted (job->x->jobspec)))
+        (void)json_object_set_new (o, "jobspec", jobspec);
+    if (job->x && !strcmp (name, "alloc") && job->x->R)
+        (void)json_object_set (o, "R", job->x->R);
+    return o;
+}
+
+static void send_or_queue (struct listener *l, json_t *payload)
+{
+    if (l->live) {
+        if (flux_respond_pack (l->j->jm->h, l->msg, "O", payload) < 0)
+            jm_log (l->j->jm, LOG_ERR, "journal: %s", strerror (errno));
+        return;
+    }
+    if (json_array_size (l->queue) >= JOURNAL_QUEUE_MAX) {
+        listener_end (l, EOVERFLOW, "journal listener fell too far behind");
+        return;
+    }
+    (void)json_array_append (l->queue, payload);
+}
+
+void journal_post (struct journal *j, struct job *job, json_t *entry)
+{
+    struct list_node *pos, *tmp;
+    json_t *payload = NULL;
+    const char *name;
+
+    if (list_empty (&j->listeners)
+        || !(name = json_string_value (json_object_get (entry, "name"))))
+        return;
+    list_for_each_safe (pos, tmp, &j->listeners)
+    {
+        struct listener *l = list_entry (pos, struct listener, link);
+        if (!allowed (l, name))
+            continue;
+        if (!payload && !(payload = event_payload (job, entry, name)))
+            return;
+        send_or_queue (l, payload);
+    }
+    json_decref (payload);
+}
+
+/* The events of a log that pass the listener's filter. */
+static json_t *filter_events (struct listener *l, json_t *events)
+{
+    json_t *out, *entry;
+    size_t i;
+
+    if (!l->allow && !l->deny)
+        return json_incref (events);
+    if (!(out = json_array ()))
+        return NULL;
+    json_array_foreach (events, i, entry)
+    {
+        const char *name = json_string_value (json_object_get (entry, "name"));
+        if (name && allowed (l, name))
+            json_array_append (out, entry);
+    }
+    return out;
+}
+
+static void send_backlog (struct listener *l, flux_jobid_t id, json_t *events,
+                          json_t *jobspec, json_t *R)
+{
+    json_t *o, *filtered, *redacted = NULL;
+
+    if (!(filtered = filter_events (l, events)))
+        return;
+    o = json_pack ("{s:I s:o}", "id", (json_int_t)id, "events", filtered);
+    if (o && jobspec && (redacted = job_jobspec_redacted (jobspec)))
+        (void)json_object_set_new (o, "jobspec", redacted);
+    if (o && R)
+        (void)json_object_set (o, "R", R);
+    if (!o || flux_respond_pack (l->j->jm->h, l->msg, "O", o) < 0)
+        jm_log (l->j->jm, LOG_ERR, "journal backlog: %s", strerror (errno));
+    json_decref (o);
+}
+
+static void go_live (struct listener *l)
+{
+    json_t *payload;
+    size_t i;
+
+    if (flux_respond_pack (l->j->jm->h, l->msg, "{s:i s:[]}", "id", -1,
+                           "events")
+        < 0)
+        jm_log (l->j->jm, LOG_ERR, "journal sentinel: %s", strerror (errno));
+    l->live = true;
+    json_array_foreach (l->queue, i, payload) send_or_queue (l, payload);
+    json_array_clear (l->queue);
+}
+
+static void fetch_next (struct listener *l);
+
+static json_t *child_json (flux_future_t *cf, const char *name)
+{
+    flux_future_t *f = flux_future_get_child (cf, name);
+    const char *s;
+
+    if (!f || flux_kvs_lookup_get (f, &s) < 0 || !s)
+        return NULL;
+    return json_loads (s, 0, NULL);
+}
+
+static void fetch_continuation (flux_future_t *cf, void *arg)
+{
+    struct listener *l = arg;
+    flux_jobid_t *id = flux_future_aux_get (cf, "id");
+    flux_future_t *ef = flux_future_get_child (cf, "eventlog");
+    const char *s;
+    json_t *events = NULL, *jobspec, *R;
+
+    for (int i = 0; i < FETCH_MAX; i++) {
+        if (l->fetch[i] == cf)
+            l->fetch[i] = NULL;
+    }
+    /* a job purged meanwhile has no eventlog: skip it */
+    if (ef && flux_kvs_lookup_get (ef, &s) == 0 && s
+        && (events = eventlog_decode (s))) {
+        jobspec = child_json (cf, "jobspec");
+        R = child_json (cf, "R");
+        send_backlog (l, *id, events, jobspec, R);
+        json_decref (jobspec);
+        json_decref (R);
+        json_decref (events);
+    }
+    flux_future_destroy (cf);
+    fetch_next (l);
+}
+
+static flux_future_t *fetch_job (struct listener *l, flux_jobid_t id)
+{
+    static const char *keys[] = {"eventlog", "jobspec", "R"};
+    flux_future_t *cf, *f;
+    flux_jobid_t *idp;
+    char key[64];
+
+    if (!(cf = flux_future_wait_all_create ()))
+        return NULL;
+    flux_future_set_flux (cf, l->j->jm->h);
+    for (int i = 0; i < 3; i++) {
+        if (job_kvs_key (key, sizeof (key), id, keys[i]) < 0
+            || !(f = flux_kvs_lookup (l->j->jm->h, NULL, 0, key))
+            || flux_future_push (cf, keys[i], f) < 0) {
+            flux_future_destroy (cf);
+            return NULL;
+        }
+    }
+    if (!(idp = malloc (sizeof (*idp)))
+        || flux_future_aux_set (cf, "id", idp, free) < 0) {
+        free (idp);
+        flux_future_destroy (cf);
+        return NULL;
+    }
+    *idp = id;
+    if (flux_future_then (cf, -1, fetch_continuation, l) < 0) {
+        flux_future_destroy (cf);
+        return NULL;
+    }
+    return cf;
+}
+
+/* Keep up to FETCH_MAX inactive jobs being read; go live when done. */
+static void fetch_next (struct listener *l)
+{
+    int busy = 0;
+
+    for (int i = 0; i < FETCH_MAX; i++) {
+        if (!l->fetch[i] && l->next < l->nids) {
+            if (!(l->fetch[i] = fetch_job (l, l->ids[l->next]))) {
+                jm_log (l->j->jm, LOG_ERR, "journal: reading job %ju: %s",
+                        (uintmax_t)l->ids[l->next], strerror (errno));
+            }
+            l->next++;
+        }
+        if (l->fetch[i])
+            busy++;
+    }
+    if (busy == 0 && l->next >= l->nids && !l->live)
+        go_live (l);
+}
+
+static int collect_inactive (struct listener *l)
+{
+    struct jobtab *t = l->j->jm->jobs;
+    size_t n = jobtab_inactive_count (t), i = 0;
+    struct job *job;
+
+    if (n == 0)
+        return 0;
+    if (!(l->ids = calloc (n, sizeof (*l->ids))))
+        return -1;
+    for (job = jobtab_inactive_first (t); job && i < n;
+         job = jobtab_inactive_next (t, job))
+        l->ids[i++] = job->id;
+    l->nids = i;
+    return 0;
+}
+
+void journal_request (struct journal *j, const flux_msg_t *msg)
+{
+    struct listener *l;
+    int full = 0;
+    json_t *allow = NULL, *deny = NULL;
+    const char *s = NULL;
+    size_t cursor;
+    struct job *job;
+
+    if (!flux_msg_is_streaming (msg) || flux_request_decode (msg, NULL, &s) < 0
+        || (s
+            && flux_request_unpack (msg, NULL, "{s?b s?o s?o}", "full", &full,
+                                    "allow", &allow, "deny", &deny)
+                   < 0)
+        || (allow && !json_is_object (allow))
+        || (deny && !json_is_object (deny))) {
+        jm_respond_error (j->jm, msg, EPROTO,
+                          "malformed events-journal request");
+        return;
+    }
+    if (!(l = calloc (1, sizeof (*l))) || !(l->queue = json_array ())) {
+        free (l);
+        jm_respond_error (j->jm, msg, ENOMEM, NULL);
+        return;
+    }
+    l->j = j;
+    l->msg = flux_msg_incref (msg);
+    l->allow = json_incref (allow);
+    l->deny = json_incref (deny);
+    list_add_tail (&j->listeners, &l->link);
+    j->nlisteners++;
+    for (job = jobtab_first (j->jm->jobs, &cursor); job;
+         job = jobtab_next (j->jm->jobs, job, &cursor)) {
+        if (job->x)
+            send_backlog (l, job->id, job->x->events, job->x->jobspec,
+                          job->x->R);
+    }
+    if (full && collect_inactive (l) < 0) {
+        listener_end (l, ENOMEM, NULL);
+        return;
+    }
+    fetch_next (l);
+}
+
+void journal_cancel (struct journal *j, const flux_msg_t *msg)
+{
+    struct list_node *pos, *tmp;
+    int matchtag;
+    uint32_t tag;
+
+    if (flux_request_unpack (msg, NULL, "{s:i}", "matchtag", &matchtag) < 0)
+        return; /* no response to cancel requests */
+    list_for_each_safe (pos, tmp, &j->listeners)
+    {
+        struct listener *l = list_entry (pos, struct listener, link);
+        if (flux_msg_route_match_first (l->msg, msg)
+            && flux_msg_get_matchtag (l->msg, &tag) == 0
+            && tag == (uint32_t)matchtag)
+            listener_end (l, ENODATA, NULL);
+    }
+}
+
+void journal_disconnect (struct journal *j, const flux_msg_t *msg)
+{
+    struct list_node *pos, *tmp;
+
+    list_for_each_safe (pos, tmp, &j->listeners)
+    {
+        struct listener *l = list_entry (pos, struct listener, link);
+        if (flux_msg_route_match_first (l->msg, msg))
+            listener_destroy (l);
+    }
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef JOBMGR_START_H
+#define JOBMGR_START_H
+/* start - the job manager's side of RFC 32 (job execution).
+ *
+ * An exec service registers with job-manager.exec-hello {service}; a
+ * new one overrides the old unless starts are outstanding (then the
+ * hello fails, unless the old service is found to be gone: its
+ * NAME.ping answers ENOSYS).  Each job that holds resources and has no
+ * prolog running gets one streaming <service>.start request (matchtag 0,
+ * matched by id) with reattach=true if it had started under an earlier
+ * exec service or job manager.  Responses: start, release (partial or
+ * final; the final one ends the stream), exception, finish.  An error
+ * response or the service's disconnect is fatal to the service: no more
+ * starts until a new hello, which reattaches the jobs it had.
+ */
+#include <jansson.h>
+
+#include "jobmgr.h"
+
+struct start *start_create (struct jobmgr *jm);
+void start_destroy (struct start *s);
+
+/* Send the start request for job if it is due and possible. */
+void start_check (struct start *s, struct job *job);
+
+void start_hello (struct start *s, const flux_msg_t *msg);
+void start_disconnect (struct start *s, const flux_msg_t *msg);
+size_t start_pending_count (struct start *s);
+json_t *start_stats (struct start *s);
+
+#endif /* !JOBMGR_START_H */

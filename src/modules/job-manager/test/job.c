@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* test/job.c - job records, the job table, jobspec helpers */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "tap.h"
+
+static void test_table (void)
+{
+    enum { N = 5000 };
+    struct jobtab *t = jobtab_create ();
+    struct job *job;
+    size_t cursor, seen = 0;
+    int found = 0;
+
+    ok (t != NULL && jobtab_count (t) == 0, "an empty table");
+    for (int i = 0; i < N; i++) {
+        /* FLUID-like ids: sequence in the low bits */
+        job = job_create (((flux_jobid_t)(i / 1024) << 24) | (i % 1024));
+        if (!job || jobtab_insert (t, job) < 0)
+            BAIL_OUT ("insert failed");
+    }
+    ok (jobtab_count (t) == N, "%d jobs inserted (the table grew)", N);
+    job = job_create (5);
+    errno = 0;
+    ok (jobtab_insert (t, job) < 0 && errno == EEXIST,
+        "inserting a known id fails with EEXIST");
+    job_destroy (job);
+    for (int i = 0; i < N; i++) {
+        flux_jobid_t id = ((flux_jobid_t)(i / 1024) << 24) | (i % 1024);
+        if ((job = jobtab_lookup (t, id)) && job->id == id)
+            found++;
+    }
+    ok (found == N, "every job is found by id");
+    ok (jobtab_lookup (t, 1ULL << 40) == NULL, "an unknown id is not");
+    for (job = jobtab_first (t, &cursor); job;
+         job = jobtab_next (t, job, &cursor))
+        seen++;
+    ok (seen == N, "the iterator visits every job once");
+
+    /* inactive order */
+    struct job *a = jobtab_lookup (t, 3), *b = jobtab_lookup (t, 1),
+               *c = jobtab_lookup (t, 2);
+    jobtab_inactive_add (t, a);
+    jobtab_inactive_add (t, b);
+    jobtab_inactive_add (t, c);
+    jobtab_inactive_add (t, a);
+    ok (jobtab_inactive_count (t) == 3, "three inactive (no double add)");
+    ok (jobtab_inactive_first (t) == a && jobtab_inactive_next (t, a) == b
+            && jobtab_inactive_next (t, b) == c
+            && jobtab_inactive_next (t, c) == NULL,
+        "inactive jobs in the order added");
+    jobtab_remove (t, b);
+    ok (jobtab_inactive_count (t) == 2 && jobtab_inactive_next (t, a) == c
+            && jobtab_lookup (t, 1) == NULL && jobtab_count (t) == N - 1,
+        "removal takes a job off the table and the inactive list");
+    job_destroy (b);
+    jobtab_destroy (t);
+}
+
+static void test_compact (void)
+{
+    struct job *job = job_create (7);
+
+    job->x->js.state = FLUX_JOB_STATE_INACTIVE;
+    job->x->js.userid = 12;
+    job->x->js.flags = FLUX_JOB_WAITABLE;
+    job->x->js.finished = true;
+    job->x->js.status = 256;
+    job->x->js.started = true;
+    job->x->js.t_clean = 99.;
+    job->x->jobspec = json_object ();
+    job_compact (job);
+    ok (job->x == NULL, "compact drops the active part");
+    ok (job->userid == 12 && job->state == FLUX_JOB_STATE_INACTIVE
+            && job->result == FLUX_JOB_RESULT_FAILED && !job->success
+            && job->started && job->t_inactive == 99.,
+        "and keeps owner, state, result, started, t_inactive");
+    is (job->errstr, "task(s) exited with exit code 1",
+        "a waitable job keeps its wait error string");
+    job_destroy (job);
+}
+
+static void test_jobspec (void)
+{
+    json_t *js
+        = json_pack ("{s:{s:{s:{s:s} s:i}} s:i}", "attributes", "system",
+                     "environment", "HOME", "/x", "duration", 5, "version", 1);
+    json_t *r, *u;
+    char key[64];
+
+    r = job_jobspec_redacted (js);
+    ok (r != js
+            && json_object_get (json_object_get (json_object_get (r, "attr"
+                                                                     "ibute"
+                                                                     "s"),
+                                                 "system"),
+                                "environment")
+                   == NULL,
+        "the redacted jobspec has no environment");
+    ok (json_object_get (
+            json_object_get (json_object_get (js, "attributes"), "system"),
+            "environment")
+            != NULL,
+        "the original keeps it");
+    json_decref (r);
+    r = job_jobspec_redacted (r = json_pack ("{s:i}", "version", 1));
+    ok (r != NULL, "a jobspec without environment is returned as is");
+    json_decref (r);
+    json_decref (r);
+
+    u = json_pack ("{s:i s:s}", "attributes.system.duration", 60,
+                   "attributes.user.a.b", "c");
+    ok (job_jobspec_update (js, u) == 0, "jobspec update works");
+    ok (json_integer_value (json_object_get (
+            json_object_get (json_object_get (js, "attributes"), "system"),
+            "duration"))
+            == 60,
+        "an existing key is replaced");
+    ok (json_object_get (
+            json_object_get (
+                json_object_get (json_object_get (js, "attributes"), "user"),
+                "a"),
+            "b")
+            != NULL,
+        "missing objects on the path are created");
+    json_decref (u);
+    u = json_pack ("{s:i}", "version.x", 1);
+    errno = 0;
+    ok (job_jobspec_update (js, u) < 0 && errno == EINVAL,
+        "a path through a non-object fails with EINVAL");
+    json_decref (u);
+    json_decref (js);
+
+    ok (job_kvs_key (key, sizeof (key), 0x17e9fb8df16c2eULL, "eventlog") == 0,
+        "job_kvs_key works");
+    is (key, "job.0017.e9fb.8df1.6c2e.eventlog", "key of an eventlog");
+    ok (job_kvs_key (key, sizeof (key), 1, NULL) == 0, "and of a job dir");
+    is (key, "job.0000.0000.0000.0001", "the job dir");
+    errno = 0;
+    ok (job_kvs_key (key, 10, 1, "R") < 0 && errno == EOVERFLOW,
+        "a short buffer gives EOVERFLOW");
+}
+
+int main (int argc, char **argv)
+{
+    plan (NO_PLAN);
+    test_table ();
+    test_compact ();
+    test_jobspec ();
+    done_testing ();
+    return 0;
+}

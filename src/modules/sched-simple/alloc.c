@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* alloc.c - the RFC 27 job requests: alloc (queue, first fit, batched R
+ * commit, then SUCCESS), cancel, prioritize, free (whole or partial),
+ * expiration, and the scheduling turn run once per loop iteration.
+ *
+ * sched.alloc and sched.free responses always carry errnum 0 and the job
+ * id (RFC 27); a conventional error response is sent only for a request
+ * so malformed that its id is unknown, or for a protocol violation.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "request.h"
+#include "engine_private.h"
+
+enum {
+    ALLOC_SUCCESS = 0,
+    ALLOC_ANNOTATE = 1,
+    ALLOC_DENY = 2,
+    ALLOC_CANCEL = 3,
+};
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double monotime (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void respond_deny (sched_t *s, const flux_msg_t *msg, uint64_t id,
+                          const char *note)
+{
+    s->stats.denies++;
+    if (flux_respond_pack (s->h, msg, "{s:I s:i s:s}", "id", (json_int_t)id,
+                           "type", ALLOC_DENY, "note", note)
+        < 0)
+        sched_log (s, LOG_ERR, "sched.alloc: responding: %s", strerror (errno));
+}
+
+static void respond_annotate (sched_t *s, struct job *job, const char *reason)
+{
+    s->stats.annotates++;
+    if (flux_respond_pack (s->h, job->msg, "{s:I s:i s:{s:{s:s}}}", "id",
+                           (json_int_t)job->id, "type", ALLOC_ANNOTATE,
+                           "annotations", "sched", "reason_pending", reason)
+        < 0)
+        sched_log (s, LOG_ERR, "sched.alloc: responding: %s", strerror (errno));
+}
+
+static void respond_success (sched_t *s, struct job *job)
+{
+    char *summary = rlist_dumps (job->alloc);
+    json_t *sched
+        = json_pack ("{s:s}", "resource_summary", summary ? summary : "");
+
+    /* drop the pending reason (a null value removes the key, RFC 27) */
+    if (sched && job->annotated)
+        json_object_set_new (sched, "reason_pending", json_null ());
+    if (!sched
+        || flux_respond_pack (s->h, job->msg, "{s:I s:i s:{s:o}}", "id",
+                              (json_int_t)job->id, "type", ALLOC_SUCCESS,
+                              "annotations", "sched", sched)
+               < 0)
+        sched_log (s, LOG_ERR, "sched.alloc: responding: %s", strerror (errno));
+    free (summary);
+    s->stats.allocs++;
+}
+
+/* Forget a job: out of the queue and the table, destroyed. */
+static void job_forget (sched_t *s, struct job *job)
+{
+    jobq_remove (s->queue, job);
+    jobtab_remove (s->jobs, job->id);
+    job_destroy (job);
+}
+
+/* batches */
+
+static void batch_destroy (struct batch *b)
+{
+    if (b) {
+        flux_future_destroy (b->f);
+        flux_kvs_txn_destroy (b->txn);
+        free (b->jobs);
+        free (b);
+    }
+}
+
+void sched_batches_destroy (sched_t *s)
+{
+    while (s->inflight) {
+        struct batch *b = s->inflight;
+        s->inflight = b->next;
+        batch_destroy (b);
+    }
+    batch_destroy (s->batch);
+    s->batch = NULL;
+}
+
+static void commit_cb (flux_future_t *f, void *arg)
+{
+    struct batch *b = arg;
+    sched_t *s = flux_future_aux_get (f, "sched::sched");
+    int rc = flux_future_get (f, NULL);
+    const char *why = rc < 0 ? future_strerror (f, errno) : NULL;
+
+    if (rc < 0)
+        sched_log (s, LOG_ERR, "committing R of %d jobs failed: %s", b->count,
+                   why);
+    for (int i = 0; i < b->count; i++) {
+        struct job *job = b->jobs[i];
+        if (rc == 0) {
+            respond_success (s, job);
+            job->state = JOB_ALLOCATED;
+            flux_msg_decref (job->msg);
+            job->msg = NULL;
+        }
+        else {
+            char note[256];
+            snprintf (note, sizeof (note),
+                      "scheduler could not write R to the KVS: %s", why);
+            (void)rlist_free (s->rl, job->alloc);
+            respond_deny (s, job->msg, job->id, note);
+            job_forget (s, job);
+            s->need_schedule = true;
+        }
+    }
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        s->inflight = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    batch_destroy (b); /* destroys f */
+    if (s->need_schedule)
+        sched_kick (s);
+}
+
+static void batch_commit (sched_t *s)
+{
+    struct batch *b = s->batch;
+
+    if (!b)
+        return;
+    s->batch = NULL;
+    s->stats.commits++;
+    if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
+        || flux_future_aux_set (b->f, "sched::sched", s, NULL) < 0
+        || flux_future_then (b->f, -1., commit_cb, b) < 0) {
+        /* fail the batch through the same path, on a later turn */
+        flux_future_destroy (b->f);
+        if (!(b->f = flux_future_create (NULL, NULL))) {
+            sched_log (s, LOG_CRIT, "cannot commit R: out of memory");
+            batch_destroy (b);
+            return;
+        }
+        flux_future_set_flux (b->f, s->h);
+        flux_future_aux_set (b->f, "sched::sched", s, NULL);
+        flux_future_fulfill_error (b->f, errno ? errno : ENOMEM,
+                                   "kvs.commit could not be sent");
+        (void)flux_future_then (b->f, -1., commit_cb, b);
+    }
+    b->next = s->inflight;
+    if (s->inflight)
+        s->inflight->prev = b;
+    s->inflight = b;
+}
+
+/* Put the job's R in the current batch.  -1/ENOMEM. */
+static int batch_add (sched_t *s, struct job *job)
+{
+    struct batch *b = s->batch;
+    char key[64];
+    json_t *R;
+
+    if (!b) {
+        if (!(b = calloc (1, sizeof (*b))) || !(b->txn = flux_kvs_txn_create ())
+            || !(b->jobs = calloc (SCHED_MAX_BATCH, sizeof (b->jobs[0])))) {
+            batch_destroy (b);
+            errno = ENOMEM;
+            return -1;
+        }
+        b->max = SCHED_MAX_BATCH;
+        s->batch = b;
+    }
+    sched_job_key (key, sizeof (key), job->id, "R");
+    if (!(R = rlist_to_R (job->alloc))
+        || flux_kvs_txn_pack (b->txn, 0, key, "O", R) < 0) {
+        json_decref (R);
+        errno = ENOMEM;
+        return -1;
+    }
+    json_decref (R);
+    b->jobs[b->count++] = job;
+    if (b->count == b->max)
+        batch_commit (s);
+    return 0;
+}
+
+/* scheduling */
+
+static void set_times (sched_t *s, struct job *job)
+{
+    double t = now ();
+    double expiration = job->duration > 0. ? t + job->duration : 0.;
+
+    if (s->expiration > 0. && (expiration == 0. || expiration > s->expiration))
+        expiration = s->expiration;
+    if (expiration > 0. && expiration <= t)
+        expiration = t + 1e-6; /* the instance is about to expire */
+    rlist_set_times (job->alloc, t, expiration);
+}
+
+/* Try the head of the queue until it is empty or the head does not fit. */
+static void schedule (sched_t *s)
+{
+    struct job *job;
+
+    while ((job = jobq_first (s->queue))) {
+        flux_error_t error;
+        double t0 = monotime ();
+        struct rlist *alloc = rlist_alloc_ex (s->rl, &job->req, &error);
+        int errnum = errno;
+
+        s->stats.alloc_time += monotime () - t0;
+        s->stats.tries++;
+        if (alloc) {
+            jobq_remove (s->queue, job);
+            job->alloc = alloc;
+            job->state = JOB_COMMITTING;
+            set_times (s, job);
+            if (batch_add (s, job) < 0) {
+                (void)rlist_free (s->rl, alloc);
+                respond_deny (s, job->msg, job->id,
+                              "scheduler is out of memory");
+                job_forget (s, job);
+            }
+            continue;
+        }
+        if (errnum == ENOSPC) {
+            if (!job->annotated) {
+                respond_annotate (s, job, error.text);
+                job->annotated = true;
+            }
+            break;
+        }
+        if (errnum == ENOMEM) {
+            sched_log (s, LOG_ERR, "allocation: out of memory");
+            break;
+        }
+        respond_deny (s, job->msg, job->id, error.text);
+        job_forget (s, job);
+    }
+}
+
+void sched_loop_turn (sched_t *s)
+{
+    if (s->need_schedule && s->state == SCHED_READY) {
+        s->need_schedule = false;
+        schedule (s);
+    }
+    batch_commit (s);
+}
+
+/* requests */
+
+void sched_alloc (sched_t *s, const flux_msg_t *msg)
+{
+    json_int_t id, priority;
+    int userid;
+    json_t *jobspec;
+    struct job *job;
+    flux_error_t error;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:I s:i s:o}", "id", &id,
+                             "priority", &priority, "userid", &userid,
+                             "jobspec", &jobspec)
+            < 0
+        || id < 0 || priority < 0 || priority > UINT32_MAX) {
+        flux_respond_error (s->h, msg, EPROTO,
+                            "sched.alloc: expected {id:I priority:I "
+                            "userid:i jobspec:o}");
+        return;
+    }
+    if (jobtab_lookup (s->jobs, (uint64_t)id)) {
+        flux_respond_error (s->h, msg, EEXIST,
+                            "sched.alloc: the job already has an alloc "
+                            "request or resources");
+        return;
+    }
+    if (!(job = job_create ((uint64_t)id, msg))) {
+        flux_respond_error (s->h, msg, ENOMEM, NULL);
+        return;
+    }
+    job->priority = (uint32_t)priority;
+    job->userid = (uint32_t)userid;
+    job->state = JOB_PENDING;
+    if (request_parse (jobspec, &job->req, &job->duration, &error) < 0
+        || (s->rl && rlist_check (s->rl, &job->req, &error) < 0)) {
+        char note[200];
+        if (errno == EOVERFLOW)
+            snprintf (note, sizeof (note), "%s", error.text);
+        else
+            snprintf (note, sizeof (note), "invalid jobspec: %s", error.text);
+        respond_deny (s, msg, job->id, note);
+        job_destroy (job);
+        return;
+    }
+    if (jobtab_insert (s->jobs, job) < 0 || jobq_push (s->queue, job) < 0) {
+        jobtab_remove (s->jobs, job->id);
+        job_destroy (job);
+        flux_respond_error (s->h, msg, ENOMEM, NULL);
+        return;
+    }
+    if (jobq_first (s->queue) == job) {
+        s->need_schedule = true;
+        sched_kick (s);
+    }
+}
+
+void sched_cancel (sched_t *s, const flux_msg_t *msg)
+{
+    json_int_t id;
+    struct job *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
+        sched_log (s, LOG_ERR, "malformed sched.cancel dropped");
+        return;
+    }
+    if (!(job = jobtab_lookup (s->jobs, (uint64_t)id))
+        || job->state != JOB_PENDING)
+        return; /* nothing pending: ignored (RFC 27) */
+    if (jobq_first (s->queue) == job) {
+        s->need_schedule = true;
+        sched_kick (s);
+    }
+    s->stats.cancels++;
+    if (flux_respond_pack (s->h, job->msg, "{s:I s:i}", "id", id, "type",
+                           ALLOC_CANCEL)
+        < 0)
+        sched_log (s, LOG_ERR, "sched.alloc: responding: %s", strerror (errno));
+    job_forget (s, job);
+}
+
+void sched_prioritize (sched_t *s, const flux_msg_t *msg)
+{
+    struct job *head = jobq_first (s->queue);
+    json_t *jobs, *entry;
+    size_t index;
+
+    if (flux_request_unpack (msg, NULL, "{s:o}", "jobs", &jobs) < 0
+        || !json_is_array (jobs)) {
+        sched_log (s, LOG_ERR, "malformed sched.prioritize dropped");
+        return;
+    }
+    json_array_foreach (jobs, index, entry)
+    {
+        json_int_t id, priority;
+        struct job *job;
+        if (json_unpack (entry, "[II]", &id, &priority) < 0 || priority < 0
+            || priority > UINT32_MAX) {
+            sched_log (s, LOG_ERR, "sched.prioritize: entry %zu malformed",
+                       index);
+            continue;
+        }
+        if (!(job = jobtab_lookup (s->jobs, (uint64_t)id))
+            || job->state != JOB_PENDING)
+            continue; /* not pending: ignored (RFC 27) */
+        job->priority = (uint32_t)priority;
+        jobq_reorder (s->queue, job);
+    }
+    if (jobq_first (s->queue) != head) {
+        s->need_schedule = true;
+        sched_kick (s);
+    }
+}
+
+/* Return part (R) or all (R NULL) of what job holds. */
+static void release (sched_t *s, struct job *job, json_t *R)
+{
+    struct rlist *part = NULL, *rest;
+    flux_error_t error;
+
+    if (!job->alloc)
+        return; /* its R could not be read at hello */
+    if (R) {
+        if (!(part = rlist_from_R (R, &error))) {
+            sched_log (s, LOG_ERR, "sched.free: job %ju: bad R: %s",
+                       (uintmax_t)job->id, error.text);
+            return;
+        }
+        if (!(rest = rlist_diff (job->alloc, part))) {
+            sched_log (s, LOG_ERR, "sched.free: job %ju: out of memory",
+                       (uintmax_t)job->id);
+            rlist_destroy (part);
+            return;
+        }
+        /* free only what the job actually holds */
+        rlist_destroy (part);
+        if (!(part = rlist_diff (job->alloc, rest))) {
+            rlist_destroy (rest);
+            return;
+        }
+    }
+    if (rlist_free (s->rl, part ? part : job->alloc) < 0)
+        sched_log (s, LOG_ERR, "sched.free: job %ju: %s", (uintmax_t)job->id,
+                   strerror (errno));
+    if (part) {
+        rlist_destroy (job->alloc);
+        job->alloc = rest;
+        rlist_destroy (part);
+    }
+    else {
+        rlist_destroy (job->alloc);
+        job->alloc = NULL;
+    }
+    s->need_schedule = true;
+    sched_kick (s);
+}
+
+void sched_free (sched_t *s, const flux_msg_t *msg)
+{
+    json_int_t id;
+    json_t *R = NULL;
+    int final = 1;
+    struct job *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s?o s?b}", "id", &id, "R", &R,
+                             "final", &final)
+        < 0) {
+        flux_respond_error (s->h, msg, EPROTO,
+                            "sched.free: expected {id:I R?:o final?:b}");
+        return;
+    }
+    job = jobtab_lookup (s->jobs, (uint64_t)id);
+    if (!job || job->state != JOB_ALLOCATED)
+        sched_log (s, LOG_ERR, "sched.free: job %ju holds no resources",
+                   (uintmax_t)id);
+    else {
+        if (R)
+            release (s, job, R);
+        if (final) {
+            release (s, job, NULL);
+            jobtab_remove (s->jobs, job->id);
+            job_destroy (job);
+            s->stats.frees++;
+        }
+    }
+    if (flux_respond_pack (s->h, msg, "{s:I}", "id", id) < 0)
+        sched_log (s, LOG_ERR, "sched.free: responding: %s", strerror (errno));
+}
+
+void sched_expiration (sched_t *s, const flux_msg_t *msg)
+{
+    json_int_t id;
+    double expiration;
+    struct job *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:F}", "id", &id, "expiration",
+                             &expiration)
+        < 0) {
+        flux_respond_error (s->h, msg, EPROTO,
+                            "sched.expiration: expected {id:I expiration:F}");
+        return;
+    }
+    if (!(job = jobtab_lookup (s->jobs, (uint64_t)id))
+        || job->state != JOB_ALLOCATED || !job->alloc) {
+        flux_respond_error (s->h, msg, ENOENT, "job has no allocation");
+        return;
+    }
+    if (expiration < 0.
+        || (expiration > 0. && expiration <= rlist_starttime (job->alloc))) {
+        flux_respond_error (s->h, msg, EINVAL,
+                            "expiration must be after the starttime");
+        return;
+    }
+    rlist_set_times (job->alloc, rlist_starttime (job->alloc), expiration);
+    flux_respond (s->h, msg, NULL);
+}
+
+/* sched.disconnect: the job manager went away; its pending requests are
+ * dropped (allocated jobs keep their resources). */
+void sched_disconnect (sched_t *s, const flux_msg_t *msg)
+{
+    struct job **drop;
+    int count = jobq_count (s->queue), n = 0;
+
+    if (count == 0 || !(drop = calloc (count, sizeof (*drop))))
+        return;
+    for (int i = 0; i < count; i++) {
+        struct job *job = jobq_at (s->queue, i);
+        if (flux_msg_route_match_first (job->msg, msg))
+            drop[n++] = job;
+    }
+    for (int i = 0; i < n; i++)
+        job_forget (s, drop[i]);
+    free (drop);
+    if (n > 0) {
+        sched_log (s, LOG_DEBUG, "disconnect: dropped %d pending jobs", n);
+        s->need_schedule = true;
+        sched_kick (s);
+    }
+}
