@@ -420,7 +420,7 @@ test_expect_success 'a job that ends while no scheduler is loaded is freed later
 	$RPC exec-dummy.finish "{\"id\":$id}" &&
 	wait_event $id release &&
 	wait_jm .alloc.ready false &&
-	flux dmesg | grep "sched.free: .*suspending scheduling" &&
+	flux dmesg | grep "scheduler: disconnected: suspending scheduling" &&
 	test "$(jm .states.cleanup)" = 1 &&
 	load_sched mode=unlimited &&
 	wait_event $id clean &&
@@ -652,14 +652,14 @@ test_expect_success 'events-journal: backlog, sentinel, then each event' '
 	sed -n 2p j.out | jq -e ".id == -1 and .events == []" &&
 	tail -n +3 j.out | jq -r ".events[0].name" | tr "\n" " " >j.names &&
 	test "$(cat j.names)" = \
-		"submit validate depend priority alloc start finish release free clean " &&
-	tail -n +3 j.out | jq -e "select(.events[0].name==\"submit\") | .jobspec.attributes.system.exec.test != null" &&
-	tail -n +3 j.out | jq -e "select(.events[0].name==\"alloc\") | .R.execution.R_lite[0].rank == \"0\"" &&
+		"submit validate depend priority annotations alloc start finish release free clean " &&
+	tail -n +3 j.out | jq -s -e "map(select(.events[0].name==\"submit\")) | .[0] | .jobspec.attributes.system.exec.test != null" &&
+	tail -n +3 j.out | jq -s -e "map(select(.events[0].name==\"alloc\")) | .[0] | .R.execution.R_lite[0].rank == \"0\"" &&
 	$RPC exec-dummy.finish "{\"id\":$h}" && wait_event $h clean
 '
 test_expect_success 'events-journal with full: inactive jobs from the KVS too' '
 	n=$(jm .inactive_jobs) &&
-	stdbuf -oL $RPC -s job-manager.events-journal "{\"full\":true}" >jf.out &
+	{ stdbuf -oL $RPC -s job-manager.events-journal "{\"full\":true}" >jf.out & } &&
 	pid=$! &&
 	for i in $(seq 100); do grep -q "\"id\":-1" jf.out && break; sleep 0.1; done &&
 	kill $pid &&

@@ -47,8 +47,8 @@ struct sjob {
     const flux_msg_t *msg; /* the start request */
     uv_timer_t *timer;
     int status;
-    bool partial;
-    bool release_first;
+    int partial; /* json_unpack "b" stores an int */
+    int release_first;
 };
 
 struct exec {
@@ -268,8 +268,11 @@ int mod_main (flux_t *h, int argc, char **argv)
     /* RFC 32: a failed hello is fatal */
     if (!(f = flux_rpc_pack (h, "job-manager.exec-hello", 0, 0, "{s:s}",
                              "service", e.name))
-        || flux_future_get (f, NULL) < 0)
+        || flux_future_get (f, NULL) < 0) {
+        flux_log (h, LOG_ERR, "exec-hello: %s",
+                  f ? future_strerror (f, errno) : strerror (errno));
         goto done;
+    }
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;
     rc = 0;
