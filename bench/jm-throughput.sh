@@ -7,7 +7,10 @@
 # job-manager.submit, as job-ingest batches).  Run from a build directory
 # (or give it as $1); counts default to 1000 10000.  Prints per count:
 # jobs/s, events/s (10 events per job), KVS commits and the largest batch,
-# and the broker's RSS after the run.
+# and the broker's RSS after the run.  $JMB_SCHED_ARGS are sched-dummy's
+# arguments (default "mode=unlimited"; add r-in-response to have R come
+# in the alloc response instead of a KVS commit per job by the scheduler
+# and a lookup by the job manager).
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 shift || true
@@ -15,6 +18,7 @@ counts=${*:-1000 10000}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
 unset FLUX_URI
 export JMB_T="$build/t"
+export JMB_SCHED_ARGS="${JMB_SCHED_ARGS:-mode=unlimited}"
 
 for n in $counts; do
     flux start -s 1 \
@@ -22,7 +26,7 @@ for n in $counts; do
         bash -c '
         set -e
         T=$JMB_T; n='$n'
-        flux module load $T/module/.libs/sched-dummy.so mode=unlimited
+        flux module load $T/module/.libs/sched-dummy.so $JMB_SCHED_ARGS
         flux module load $T/module/.libs/exec-dummy.so
         t0=$(date +%s.%N)
         $T/jm-submit -q -n $n -b 1024

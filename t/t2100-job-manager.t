@@ -9,6 +9,7 @@ purge and bad requests, on one broker'
 
 RPC="$FLUX_BUILD_DIR/t/rpc"
 SUBMIT="$FLUX_BUILD_DIR/t/jm-submit"
+JOURNAL="$FLUX_BUILD_DIR/t/jm-journal"
 SCHED="$FLUX_BUILD_DIR/t/module/.libs/sched-dummy.so"
 EXEC="$FLUX_BUILD_DIR/t/module/.libs/exec-dummy.so"
 MODULES=content,content-sqlite@0,kvs,kvs-watch,job-manager
@@ -27,6 +28,15 @@ wait_event () {
 	flux kvs eventlog wait-event -q -t 20s $(jkey $1).eventlog $2
 }
 jm () { $RPC job-manager.stats-get | jq -r "$1"; }
+# wait_count ID EVENT N: wait until the eventlog of job ID holds N EVENTs
+# (an RPC that posts an event answers before the event is committed)
+wait_count () {
+	_n=0
+	while test "$(evlog $1 | jq -c "select(.name==\"$2\")" | wc -l)" -lt $3
+	do
+		_n=$((_n+1)); test $_n -lt 200 || return 1; sleep 0.1
+	done
+}
 # wait_jm JQ VALUE: until the job-manager stat is VALUE (15s)
 wait_jm () {
 	for i in $(seq 150); do
@@ -37,6 +47,15 @@ wait_jm () {
 	return 1
 }
 sched () { $RPC sched-dummy.stats | jq -c -r "$1"; }
+# wait_sched JQ VALUE: until the sched-dummy stat is VALUE (15s)
+wait_sched () {
+	for i in $(seq 150); do
+		test "$(sched "$1")" = "$2" && return 0
+		sleep 0.1
+	done
+	echo "sched-dummy $1 is $(sched "$1"), not $2" >&2
+	return 1
+}
 execstat () { $RPC exec-dummy.stats | jq -c -r "$1"; }
 drain () { timeout 30 $RPC job-manager.drain >/dev/null; }
 # load_sched ARGS: (re)load sched-dummy and wait until it is ready
@@ -258,7 +277,7 @@ test_expect_success 'cancel a job waiting for resources: sched.cancel, CANCEL' '
 	c0=$(sched .count.cancel) && n0=$(jm .alloc.sent.annotate) &&
 	id=$($SUBMIT "$(jobspec "{}" hold)") &&
 	wait_jm .alloc.sent.annotate $((n0 + 1)) &&
-	test "$(sched .pending)" = "[$id]" &&
+	wait_sched .pending "[$id]" &&
 	$RPC job-manager.raise "{\"id\":$id,\"type\":\"cancel\",\"severity\":0}" &&
 	wait_event $id clean &&
 	test "$(sched .count.cancel)" = $((c0 + 1)) &&
@@ -266,7 +285,7 @@ test_expect_success 'cancel a job waiting for resources: sched.cancel, CANCEL' '
 	test "$(jm .alloc.alloc_pending)" = 0
 '
 test_expect_success 'annotations reach the journal, not the eventlog' '
-	{ stdbuf -oL $RPC -s job-manager.events-journal "{\"allow\":{\"annotations\":1}}" >ann.out & } &&
+	{ $JOURNAL "{\"allow\":{\"annotations\":1}}" >ann.out & } &&
 	pid=$! &&
 	wait_jm .journal.listeners 1 &&
 	id=$($SUBMIT "$(jobspec "{}" hold)") &&
@@ -339,19 +358,16 @@ test_expect_success 'limited mode: no more than limit sched.alloc in flight' '
 	b=$($SUBMIT "$(jobspec "{}" hold)") &&
 	c=$($SUBMIT "$(jobspec "{}" hold)") &&
 	wait_jm .alloc.alloc_pending 2 &&
+	wait_sched .pending "[$a,$b]" &&
 	sleep 0.2 &&
 	test "$(jm .alloc.alloc_pending)" = 2 &&
 	test "$(jm .alloc.queue_length)" = 1 &&
-	test "$(sched .pending)" = "[$a,$b]" &&
 	echo "$a $b $c" >holds
 '
 test_expect_success 'prioritize: a new priority of a job in flight is sent' '
 	set -- $(cat holds) &&
 	$RPC job-manager.urgency "{\"id\":$2,\"urgency\":18}" &&
-	for i in $(seq 100); do
-		test "$(sched .last_prioritize)" = "[[$2,18]]" && break; sleep 0.1
-	done &&
-	test "$(sched .last_prioritize)" = "[[$2,18]]" &&
+	wait_sched .last_prioritize "[[$2,18]]" &&
 	test "$(sched .pending)" = "[$2,$1]"
 '
 test_expect_success 'limited mode: an expedited job makes room (sched.cancel)' '
@@ -377,7 +393,7 @@ test_expect_success 'holding a job in flight cancels its request' '
 test_expect_success 'queue stop cancels the requests in flight' '
 	flux queue stop &&
 	wait_jm .alloc.alloc_pending 0 &&
-	test "$(sched .pending)" = "[]" &&
+	wait_sched .pending "[]" &&
 	flux cancel $(cat holds) &&
 	drain && flux queue start
 '
@@ -643,7 +659,7 @@ test_expect_success 'wait: one waiter per job; a disconnected waiter is dropped'
 #
 test_expect_success 'events-journal: backlog, sentinel, then each event' '
 	h=$($SUBMIT "$(jobspec "{\"hang\":true}")") && wait_event $h start &&
-	{ stdbuf -oL $RPC -s job-manager.events-journal "{}" >j.out & } && pid=$! &&
+	{ $JOURNAL "{}" >j.out & } && pid=$! &&
 	wait_jm .journal.listeners 1 &&
 	id=$($SUBMIT) && wait_event $id clean &&
 	for i in $(seq 100); do grep -q "\"clean\"" j.out && break; sleep 0.1; done &&
@@ -659,7 +675,7 @@ test_expect_success 'events-journal: backlog, sentinel, then each event' '
 '
 test_expect_success 'events-journal with full: inactive jobs from the KVS too' '
 	n=$(jm .inactive_jobs) &&
-	{ stdbuf -oL $RPC -s job-manager.events-journal "{\"full\":true}" >jf.out & } &&
+	{ $JOURNAL "{\"full\":true}" >jf.out & } &&
 	pid=$! &&
 	for i in $(seq 100); do grep -q "\"id\":-1" jf.out && break; sleep 0.1; done &&
 	kill $pid &&
@@ -667,7 +683,7 @@ test_expect_success 'events-journal with full: inactive jobs from the KVS too' '
 	grep "\"id\":$(cat life.id)" jf.out | jq -e ".jobspec.version == 1 and .R != null"
 '
 test_expect_success 'events-journal: deny filter, and bad requests' '
-	{ stdbuf -oL $RPC -s job-manager.events-journal "{\"deny\":{\"submit\":1,\"validate\":1}}" >jd.out & } &&
+	{ $JOURNAL "{\"deny\":{\"submit\":1,\"validate\":1}}" >jd.out & } &&
 	pid=$! && wait_jm .journal.listeners 1 &&
 	id=$($SUBMIT) && wait_event $id clean &&
 	for i in $(seq 100); do grep -q "\"clean\"" jd.out && break; sleep 0.1; done &&
@@ -677,11 +693,18 @@ test_expect_success 'events-journal: deny filter, and bad requests' '
 	test_expect_code 71 $RPC job-manager.events-journal "{}" &&
 	test_expect_code 71 $RPC -s job-manager.events-journal "{\"allow\":1}"
 '
+test_expect_success 'events-journal-cancel ends the stream with ENODATA' '
+	$JOURNAL -c 1 >jc.out &&
+	test "$(tail -n 1 jc.out)" = ENODATA &&
+	head -n 1 jc.out | jq -e ".id == -1" &&
+	wait_jm .journal.listeners 0
+'
 test_expect_success 'memo: posted, merged, null removes; volatile is not logged' '
 	id=$($SUBMIT "$(jobspec "{\"hang\":true}")") && wait_event $id start &&
 	$RPC job-manager.memo "{\"id\":$id,\"memo\":{\"a\":1,\"b\":\"x\"}}" &&
 	$RPC job-manager.memo "{\"id\":$id,\"memo\":{\"a\":null}}" &&
 	$RPC job-manager.memo "{\"id\":$id,\"memo\":{\"v\":1},\"volatile\":true}" &&
+	wait_count $id memo 2 &&
 	evlog $id | jq -c "select(.name==\"memo\") | .context" >memo.out &&
 	printf "%s\n" "{\"a\":1,\"b\":\"x\"}" "{\"a\":null}" >memo.exp &&
 	test_cmp memo.exp memo.out &&
@@ -723,6 +746,7 @@ test_expect_success 'killall and raiseall count what they act on' '
 test_expect_success 'update: the duration of a pending job (jobspec-update)' '
 	id=$($SUBMIT -u 0) && wait_event $id priority &&
 	$RPC job-manager.update "{\"id\":$id,\"updates\":{\"attributes.system.duration\":60}}" &&
+	wait_event $id jobspec-update &&
 	test "$(ctx $id jobspec-update)" = "{\"attributes.system.duration\":60}" &&
 	test_expect_code 22 $RPC job-manager.update "{\"id\":$id,\"updates\":{\"version\":2}}" &&
 	$RPC job-manager.urgency "{\"id\":$id,\"urgency\":16}" && wait_event $id clean
@@ -732,6 +756,7 @@ test_expect_success 'update: the duration of a running job (resource-update)' '
 	$RPC job-manager.update "{\"id\":$id,\"updates\":{\"attributes.system.duration\":100}}" &&
 	test "$(sched .count.expiration)" = 1 &&
 	start=$(flux kvs get $(jkey $id).R | jq .execution.starttime) &&
+	wait_event $id resource-update &&
 	ctx $id resource-update .expiration | jq -e ". == $start + 100" &&
 	$RPC exec-dummy.finish "{\"id\":$id}" && wait_event $id clean
 '

@@ -58,13 +58,17 @@ jobspec () {
 }
 start_instance () {
 	rm -f uri && touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES "$@" \
+	flux start -s 1 -Slog-stderr-level=6 -Sbroker.modules=$MODULES "$@" \
 		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
 		while test -e keepalive && test \$n -lt 9000; do
 			sleep 0.1; n=\$((n+1)); done" \
 		>>broker.log 2>&1 3>&- 4>&- &
 	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
+	for i in $(seq 600); do test -s uri && break; sleep 0.1; done &&
+	{ test -s uri || {
+		echo "no instance after 60s; processes and broker.log:" &&
+		ps -eo pid,ppid,etime,stat,wchan:20,args --forest | tail -40
+		tail -40 broker.log; false; }; } &&
 	FLUX_URI=$(cat uri) && export FLUX_URI &&
 	flux module list | grep job-manager
 }
@@ -74,7 +78,7 @@ stop_instance () {
 }
 
 test_expect_success 'start an instance with a statedir' '
-	start_instance -Sstatedir=$(pwd)/state
+	start_instance "-Sstatedir=$(pwd)/state"
 '
 test_expect_success 'set up jobs in every state' '
 	load_sched mode=unlimited && load_exec &&
@@ -129,7 +133,10 @@ test_expect_success 'a new scheduler is told about it at hello, then frees it' '
 	wait_event $3 clean &&
 	wait_event $5 clean &&
 	test "$(names $3)" = \
-		"submit validate dependency-add dependency-remove depend priority alloc start finish release free clean"
+		"submit validate dependency-add dependency-remove depend priority alloc start finish release free clean" &&
+	$RPC job-manager.urgency "{\"id\":$4,\"urgency\":16}" &&
+	wait_event $4 clean &&
+	test "$(jm .active_jobs)" = 0
 '
 test_expect_success 'a waitable job finished before the reload can still be purged' '
 	set -- $(cat jobs) &&
@@ -185,7 +192,7 @@ test_expect_success 'set up jobs again, then stop the whole instance' '
 	stop_instance
 '
 test_expect_success 'restart the instance: nothing lost, states right' '
-	start_instance -Sstatedir=$(pwd)/state &&
+	start_instance "-Sstatedir=$(pwd)/state" &&
 	test "$(jm .active_jobs) $(jm .inactive_jobs)" = "$(cat counts2)" &&
 	set -- $(cat jobs2) &&
 	test "$(jm .states.run)" = 1 &&
