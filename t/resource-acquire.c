@@ -58,6 +58,8 @@ int main (int argc, char **argv)
         if (flux_rpc_get (f, &s) < 0) {
             int errnum = errno;
             fprintf (stderr, "%s: %s\n", topic, future_strerror (f, errnum));
+            flux_future_destroy (f);
+            flux_close (h);
             return errnum;
         }
         printf ("%s\n", s ? s : "");

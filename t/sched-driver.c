@@ -33,10 +33,11 @@
  *   elapsed              prints "elapsed SECS" since the last ready or
  *                        elapsed (for measurements, not for comparisons)
  * Responses print as they arrive: "ID success SUMMARY" (only if R was
- * already in the KVS, else "ID success-without-R"; -n skips that lookup
- * and prints "ID success SUMMARY"), "ID annotate REASON",
- * "ID deny NOTE", "ID cancel", "ID free", "ID error ERRNO TEXT".
- * Exit 0 at the end of SCRIPT, 1 on timeout (default 60 s) or error.
+ * already in the KVS, else "ID success-without-R"; "ID success-R-mismatch"
+ * if the response carries an R that is not the one in the KVS; -n skips that
+ * lookup and prints "ID success SUMMARY"), "ID annotate REASON", "ID deny
+ * NOTE", "ID cancel", "ID free", "ID error ERRNO TEXT". Exit 0 at the end of
+ * SCRIPT, 1 on timeout (default 60 s) or error.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -457,7 +458,7 @@ static void alloc_rsp_cb (flux_t *h, flux_msg_handler_t *mh,
 {
     json_int_t id;
     int type, errnum = 0;
-    json_t *ann = NULL;
+    json_t *ann = NULL, *rspR = NULL;
     const char *note = NULL, *sum = NULL, *reason = NULL;
     struct job *job;
 
@@ -467,8 +468,8 @@ static void alloc_rsp_cb (flux_t *h, flux_msg_handler_t *mh,
         printf ("? error %d %s\n", errnum, text ? text : strerror (errnum));
         return;
     }
-    if (flux_msg_unpack (msg, "{s:I s:i s?o s?s}", "id", &id, "type", &type,
-                         "annotations", &ann, "note", &note)
+    if (flux_msg_unpack (msg, "{s:I s:i s?o s?s s?o}", "id", &id, "type", &type,
+                         "annotations", &ann, "note", &note, "R", &rspR)
             < 0
         || !(job = job_get (id, false)) || type < 0 || type > 3) {
         printf ("? malformed sched.alloc response\n");
@@ -480,8 +481,11 @@ static void alloc_rsp_cb (flux_t *h, flux_msg_handler_t *mh,
     switch (type) {
         case 0: {
             json_t *R = no_R_check ? NULL : lookup_R (job->id);
+            /* an R in the response must be the one in the KVS */
             printf ("%ju %s %s\n", (uintmax_t)id,
-                    R || no_R_check ? "success" : "success-without-R",
+                    R && rspR && !json_equal (R, rspR) ? "success-R-mismatch"
+                    : R || no_R_check                  ? "success"
+                                                       : "success-without-R",
                     sum ? sum : "-");
             json_decref (R);
             event (job, EV_SUCCESS);

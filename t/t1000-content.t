@@ -278,4 +278,14 @@ test_expect_success 'unregister without a backing store is EINVAL' '
 		sh -c "$RPC content.unregister-backing; test \$? -eq 22"
 '
 
+test_expect_success 'content-sqlite synchronous=: FULL works, a bad mode is refused' '
+	flux start "-Sbroker.modules=content,content-sqlite@0 synchronous=full" \
+		sh -c "echo sync | flux content store" >sync.ref &&
+	test -s sync.ref &&
+	test_must_fail flux start \
+		"-Sbroker.modules=content,content-sqlite@0 synchronous=fast" \
+		true 2>sync.err &&
+	grep "synchronous=fast: use OFF, NORMAL, FULL or EXTRA" sync.err
+'
+
 test_done

@@ -152,6 +152,7 @@ test_expect_success 'an exec service says hello: the job runs to INACTIVE' '
 		"submit validate depend priority alloc start finish release free clean" &&
 	test "$(ctx $id finish)" = "{\"status\":0}" &&
 	test "$(ctx $id release)" = "{\"ranks\":\"all\",\"final\":true}" &&
+	test "$(execstat .count.with_R)" = 1 &&
 	test "$(evlog $id | jq -c "select(.name==\"free\" or .name==\"clean\" or .name==\"start\") | .context")" = "$(printf "null\nnull\nnull")" &&
 	wait_jm .inactive_jobs 1 &&
 	test "$(jm .active_jobs)" = 0

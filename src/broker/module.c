@@ -207,7 +207,12 @@ static void *module_thread (void *arg)
     json_t *args = json_object_get (m->welcome, "args");
     int argc = (int)json_array_size (args), i, rc = -1, errnum = 0;
     char **argv = calloc (argc + 1, sizeof (char *));
+    char tname[16];
 
+    /* name the thread after the module (15 chars), so top -H, perf and
+     * gdb tell the modules apart */
+    snprintf (tname, sizeof (tname), "%s", m->name);
+    (void)pthread_setname_np (pthread_self (), tname);
     if (!argv || !(h = flux_msgpipe_open (m->pipe, 1, 0))) {
         errnum = errno;
         goto done;

@@ -58,6 +58,7 @@ struct exec {
     int njobs;
     struct {
         int start, reattach, finish, killed, error;
+        int with_R; /* start requests that carried R (RFC 32) */
     } count;
 };
 
@@ -139,14 +140,16 @@ static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct exec *e = arg;
     json_int_t id;
     int userid, reattach, hang = 0, nostart = 0, error = 0;
-    json_t *jobspec, *test = NULL, *exc = NULL;
+    json_t *jobspec, *test = NULL, *exc = NULL, *R = NULL;
     struct sjob *j;
 
-    if (flux_request_unpack (msg, NULL, "{s:I s:i s:o s:b}", "id", &id,
+    if (flux_request_unpack (msg, NULL, "{s:I s:i s:o s:b s?o}", "id", &id,
                              "userid", &userid, "jobspec", &jobspec, "reattach",
-                             &reattach)
+                             &reattach, "R", &R)
         < 0)
         return;
+    if (json_is_object (R) && json_object_get (R, "execution"))
+        e->count.with_R++;
     (void)json_unpack (jobspec, "{s:{s:{s:{s:o}}}}", "attributes", "system",
                        "exec", "test", &test);
     (void)json_unpack (test, "{s?b s?b s?b s?o}", "hang", &hang, "nostart",
@@ -236,10 +239,11 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         struct sjob *j = list_entry (pos, struct sjob, link);
         json_array_append_new (running, json_integer ((json_int_t)j->id));
     }
-    flux_respond_pack (h, msg, "{s:o s:{s:i s:i s:i s:i s:i}}", "running",
+    flux_respond_pack (h, msg, "{s:o s:{s:i s:i s:i s:i s:i s:i}}", "running",
                        running, "count", "start", e->count.start, "reattach",
                        e->count.reattach, "finish", e->count.finish, "killed",
-                       e->count.killed, "error", e->count.error);
+                       e->count.killed, "error", e->count.error, "with_R",
+                       e->count.with_R);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -239,7 +240,7 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     /* Exclusive locking first, so that WAL needs no shared memory file. */
     if (exec (db, "PRAGMA locking_mode=EXCLUSIVE") < 0
         || exec (db, "PRAGMA journal_mode=WAL") < 0
-        || exec (db, "PRAGMA synchronous=FULL") < 0
+        || exec (db, "PRAGMA synchronous=NORMAL") < 0
         || exec (db, "PRAGMA journal_size_limit=67108864") < 0
         || exec (db, "PRAGMA wal_autocheckpoint=0") < 0)
         goto error;
@@ -451,4 +452,19 @@ int db_set_max_pages (struct db *db, long npages)
 
     snprintf (sql, sizeof (sql), "PRAGMA max_page_count=%ld", npages);
     return exec (db, sql);
+}
+
+int db_set_synchronous (struct db *db, const char *mode)
+{
+    static const char *modes[] = {"OFF", "NORMAL", "FULL", "EXTRA"};
+    char sql[64];
+
+    for (size_t i = 0; i < sizeof (modes) / sizeof (modes[0]); i++) {
+        if (!strcasecmp (mode, modes[i])) {
+            snprintf (sql, sizeof (sql), "PRAGMA synchronous=%s", modes[i]);
+            return exec (db, sql);
+        }
+    }
+    errno = EINVAL;
+    return -1;
 }

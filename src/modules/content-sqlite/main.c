@@ -6,7 +6,10 @@
  * registers the content-backing service and tells the content module.
  * On unload it first has content flush, then unregister, answering the
  * writes that causes, so that nothing dirty is lost.
- * Argument: "truncate" starts from an empty database.
+ * Arguments: "truncate" starts from an empty database; "synchronous=MODE"
+ * (OFF, NORMAL, FULL, EXTRA; default NORMAL) is sqlite's: NORMAL keeps
+ * every answered write through a crash or kill of the broker, FULL
+ * through a crash of the machine too, at an fsync per commit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -104,18 +107,22 @@ int mod_main (flux_t *h, int argc, char **argv)
     struct sqlite_service *svc = NULL;
     struct db *db = NULL;
     bool truncate = false;
+    const char *sync = NULL;
     flux_error_t error;
     char *path = NULL;
     uint32_t rank;
     int rc = -1, i;
 
     for (i = 0; i < argc; i++) {
-        if (strcmp (argv[i], "truncate") != 0) {
+        if (!strcmp (argv[i], "truncate"))
+            truncate = true;
+        else if (!strncmp (argv[i], "synchronous=", 12))
+            sync = argv[i] + 12;
+        else {
             sqlite_log (h, 3, "unknown module argument: %s", argv[i]);
             errno = EINVAL;
             return -1;
         }
-        truncate = true;
     }
     if (flux_get_rank (h, &rank) < 0 || rank != 0) {
         sqlite_log (h, 3, "content-sqlite runs on rank 0 only");
@@ -127,6 +134,11 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (!(path = db_path (h)))
         return -1;
     if (!(db = db_open (path, hashtype, truncate, &error))
+        || (sync && db_set_synchronous (db, sync) < 0
+            && errprintf (&error,
+                          "synchronous=%s: use OFF, NORMAL, FULL"
+                          " or EXTRA",
+                          sync))
         || !(svc = sqlite_service_create (h, db, hashtype, path, &error))) {
         sqlite_log (h, 3, "%s: %s", path, error.text);
         goto done;

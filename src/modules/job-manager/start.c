@@ -78,10 +78,13 @@ void start_check (struct start *s, struct job *job)
         && x->js.state != FLUX_JOB_STATE_CLEANUP)
         return;
     snprintf (topic, sizeof (topic), "%s.start", s->service);
-    o = json_pack ("{s:I s:i s:O s:b}", "id", (json_int_t)job->id, "userid",
-                   (int)job->userid, "jobspec",
-                   x->jobspec ? x->jobspec : json_null (), "reattach",
-                   reattach);
+    /* RFC 32: R is required; the job manager holds it from the alloc
+     * (or from the KVS after a restart), so the exec service needs no
+     * KVS lookup per job */
+    o = json_pack ("{s:I s:i s:O s:b s:O*}", "id", (json_int_t)job->id,
+                   "userid", (int)job->userid, "jobspec",
+                   x->jobspec ? x->jobspec : json_null (), "reattach", reattach,
+                   "R", x->R);
     if (!o || !(str = json_dumps (o, JSON_COMPACT))
         || !(msg = flux_request_encode (topic, str))
         || flux_msg_set_streaming (msg) < 0 || flux_send (s->jm->h, msg, 0) < 0)

@@ -58,7 +58,10 @@ static void respond_annotate (sched_t *s, struct job *job, const char *reason)
         sched_log (s, LOG_ERR, "sched.alloc: responding: %s", strerror (errno));
 }
 
-static void respond_success (sched_t *s, struct job *job)
+/* Success, once R is in the KVS (RFC 27).  R goes in the response too,
+ * as flux-core's schedulers send it, so the job manager need not look it
+ * up before it can start the job. */
+static void respond_success (sched_t *s, struct job *job, json_t *R)
 {
     char *summary = rlist_dumps (job->alloc);
     json_t *sched
@@ -68,9 +71,9 @@ static void respond_success (sched_t *s, struct job *job)
     if (sched && job->annotated)
         json_object_set_new (sched, "reason_pending", json_null ());
     if (!sched
-        || flux_respond_pack (s->h, job->msg, "{s:I s:i s:{s:o}}", "id",
+        || flux_respond_pack (s->h, job->msg, "{s:I s:i s:{s:o} s:O}", "id",
                               (json_int_t)job->id, "type", ALLOC_SUCCESS,
-                              "annotations", "sched", sched)
+                              "annotations", "sched", sched, "R", R)
                < 0)
         sched_log (s, LOG_ERR, "sched.alloc: responding: %s", strerror (errno));
     free (summary);
@@ -92,6 +95,9 @@ static void batch_destroy (struct batch *b)
     if (b) {
         flux_future_destroy (b->f);
         flux_kvs_txn_destroy (b->txn);
+        for (int i = 0; i < b->count; i++)
+            json_decref (b->R[i]);
+        free (b->R);
         free (b->jobs);
         free (b);
     }
@@ -121,7 +127,7 @@ static void commit_cb (flux_future_t *f, void *arg)
     for (int i = 0; i < b->count; i++) {
         struct job *job = b->jobs[i];
         if (rc == 0) {
-            respond_success (s, job);
+            respond_success (s, job, b->R[i]);
             job->state = JOB_ALLOCATED;
             flux_msg_decref (job->msg);
             job->msg = NULL;
@@ -186,7 +192,8 @@ static int batch_add (sched_t *s, struct job *job)
 
     if (!b) {
         if (!(b = calloc (1, sizeof (*b))) || !(b->txn = flux_kvs_txn_create ())
-            || !(b->jobs = calloc (SCHED_MAX_BATCH, sizeof (b->jobs[0])))) {
+            || !(b->jobs = calloc (SCHED_MAX_BATCH, sizeof (b->jobs[0])))
+            || !(b->R = calloc (SCHED_MAX_BATCH, sizeof (b->R[0])))) {
             batch_destroy (b);
             errno = ENOMEM;
             return -1;
@@ -201,7 +208,7 @@ static int batch_add (sched_t *s, struct job *job)
         errno = ENOMEM;
         return -1;
     }
-    json_decref (R);
+    b->R[b->count] = R;
     b->jobs[b->count++] = job;
     if (b->count == b->max)
         batch_commit (s);

@@ -26,6 +26,7 @@ enum sched_state {
 struct batch {
     flux_kvs_txn_t *txn;
     struct job **jobs;
+    json_t **R; /* each job's R, also sent in its success response */
     int count;
     int max;
     flux_future_t *f; /* the commit, once sent */
