@@ -31,7 +31,13 @@ run_suite() {
     if [ $rc -ne 0 ]; then
         # show the logs of failed tests
         grep -lE ':test-result: (FAIL|ERROR|XPASS)' $(find "$dir" -name '*.trs') 2>/dev/null \
-            | while read -r trs; do echo "--- ${trs%.trs}.log"; tail -40 "${trs%.trs}.log"; done
+            | while read -r trs; do
+                echo "--- ${trs%.trs}.log"; tail -40 "${trs%.trs}.log"
+                # a sharness test's output (t/sharness-setup.sh)
+                if [ -f "${trs%.trs}.out" ]; then
+                    echo "--- ${trs%.trs}.out"; tail -60 "${trs%.trs}.out"
+                fi
+            done
         echo "$name: make check failed"
     fi
     return $rc

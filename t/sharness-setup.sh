@@ -5,3 +5,9 @@ unset FLUX_URI FLUX_EXEC_PATH FLUX_BROKER_PATH
 PATH="$FLUX_BUILD_DIR/src/cmd:$FLUX_BUILD_DIR/src/broker:$PATH"
 export PATH
 . /usr/share/sharness/sharness.sh
+# Without --verbose, keep what the tests print (their commands' output and
+# sharness's "expecting success" headers) in NAME.out beside the trash
+# directory, so that a failure in CI can be read afterwards.
+if test "$verbose" != t; then
+	exec 3>"$SHARNESS_TEST_DIRECTORY/$this_test.out" 4>&3
+fi

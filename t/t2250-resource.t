@@ -302,7 +302,11 @@ test_expect_success 'configured R: 1024 nodes of 64 cores, forced up' '
 '
 test_expect_success 'configured R without force-up: ranks with no broker are offline' '
 	flux start -s 2 -Sbroker.modules=$MODULES -Sresource.path=R1024.json \
-		flux resource status -n -o "{state} {nnodes} {ranks}" >c2.out &&
+		sh -c "for i in \$(seq 100); do
+			flux resource status -n -o \"{state} {nnodes} {ranks}\" \
+				>c2.out || exit 1
+			grep -q \"^online 2 \" c2.out && exit 0; sleep 0.1
+		done" &&
 	printf "online 2 0-1\noffline 1022 2-1023\n" >c2.exp &&
 	test_cmp c2.exp c2.out
 '

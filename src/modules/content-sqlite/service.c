@@ -63,31 +63,12 @@ struct sqlite_service {
 
 void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
 {
-    char buf[1024];
-    struct timespec ts;
-    struct tm tm;
-    uint32_t rank = 0;
+    int saved_errno = errno;
     va_list ap;
-    int n, saved_errno = errno;
 
-    clock_gettime (CLOCK_REALTIME, &ts);
-    gmtime_r (&ts.tv_sec, &tm);
-    (void)flux_get_rank (h, &rank);
-    n = snprintf (buf, sizeof (buf),
-                  "<%d>1 %04d-%02d-%02dT%02d:%02d:%02d.%06ldZ %u content-sqlite"
-                  " - - - ",
-                  (severity << 3) | 1, tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  ts.tv_nsec / 1000, rank);
-    if (n < 0 || n >= (int)sizeof (buf)) {
-        errno = saved_errno;
-        return;
-    }
     va_start (ap, fmt);
-    vsnprintf (buf + n, sizeof (buf) - n, fmt, ap);
+    flux_vlog (h, severity, fmt, ap);
     va_end (ap);
-    flux_future_destroy (flux_rpc_raw (h, "log.append", buf, strlen (buf),
-                                       FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE));
     errno = saved_errno;
 }
 

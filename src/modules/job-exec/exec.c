@@ -73,31 +73,11 @@ struct execjob {
 
 void exec_log (exec_t *x, int level, const char *fmt, ...)
 {
-    char ts[64], text[512], line[700];
-    struct timeval tv;
-    struct tm tm;
     va_list ap;
-    flux_msg_t *msg;
-    int n;
 
-    gettimeofday (&tv, NULL);
-    gmtime_r (&tv.tv_sec, &tm);
-    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
     va_start (ap, fmt);
-    vsnprintf (text, sizeof (text), fmt, ap);
+    flux_vlog (x->h, level, fmt, ap);
     va_end (ap);
-    /* PRI = severity << 3 | facility, as in Flux (PROTOCOLS.md 3) */
-    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %u job-exec %d - - %s",
-                  (level & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
-                  (long)tv.tv_usec, (unsigned)x->rank, (int)getpid (), text);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof (line))
-        n = sizeof (line) - 1;
-    if ((msg = flux_request_encode_raw ("log.append", line, n))
-        && flux_msg_set_noresponse (msg) == 0)
-        (void)flux_send (x->h, msg, 0);
-    flux_msg_decref (msg);
 }
 
 /* ---- accessors ---- */

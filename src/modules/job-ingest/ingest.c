@@ -67,36 +67,14 @@ struct ingest {
 static void ingest_log (ingest_t *ing, int severity, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
-/* An RFC 5424 line to the broker log (log.append, no response); PRI is
- * severity << 3 | facility as Flux has it (PROTOCOLS.md 3).
- */
+/* To the broker log (flux_log). */
 static void ingest_log (ingest_t *ing, int severity, const char *fmt, ...)
 {
-    char ts[64], text[400], line[600];
-    struct timeval tv;
-    struct tm tm;
     va_list ap;
-    flux_msg_t *msg;
-    int n;
 
-    gettimeofday (&tv, NULL);
-    gmtime_r (&tv.tv_sec, &tm);
-    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
     va_start (ap, fmt);
-    vsnprintf (text, sizeof (text), fmt, ap);
+    flux_vlog (ing->h, severity, fmt, ap);
     va_end (ap);
-    n = snprintf (line, sizeof (line),
-                  "<%d>1 %s.%06ldZ %u job-ingest %d - - %s",
-                  (severity & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
-                  (long)tv.tv_usec, (unsigned)ing->rank, (int)getpid (), text);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof (line))
-        n = sizeof (line) - 1;
-    if ((msg = flux_request_encode_raw ("log.append", line, n))
-        && flux_msg_set_noresponse (msg) == 0)
-        (void)flux_send (ing->h, msg, 0);
-    flux_msg_decref (msg);
 }
 
 static double wallclock (void)

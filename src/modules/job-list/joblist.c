@@ -15,7 +15,7 @@
 #include "constraint.h"
 #include "idhash.h"
 #include "jbuf.h"
-#include "jllog.h"
+#include <syslog.h>
 #include "joblist.h"
 #include "journal.h"
 #include "libflux/list.h"
@@ -92,8 +92,7 @@ static void respond_error (joblist_t *jl, const flux_msg_t *msg, int errnum,
                            const char *text)
 {
     if (flux_respond_error (jl->h, msg, errnum, text) < 0)
-        jllog (jl->h, jl->rank, "job-list", LOG_ERR, "respond: %s",
-               strerror (errno));
+        flux_log (jl->h, LOG_ERR, "respond: %s", strerror (errno));
 }
 
 static void respond_text (joblist_t *jl, const flux_msg_t *msg)
@@ -105,8 +104,7 @@ static void respond_text (joblist_t *jl, const flux_msg_t *msg)
         return;
     }
     if (flux_respond (jl->h, msg, s) < 0)
-        jllog (jl->h, jl->rank, "job-list", LOG_ERR, "respond: %s",
-               strerror (errno));
+        flux_log (jl->h, LOG_ERR, "respond: %s", strerror (errno));
 }
 
 /* Hold a request until the first journal backlog is in (true if held). */
@@ -576,8 +574,7 @@ void joblist_purge_event (joblist_t *jl, const flux_msg_t *msg)
 
     if (flux_event_unpack (msg, NULL, "{s:o}", "jobs", &jobs) < 0
         || !json_is_array (jobs)) {
-        jllog (jl->h, jl->rank, "job-list", LOG_ERR,
-               "malformed job-purge-inactive event");
+        flux_log (jl->h, LOG_ERR, "malformed job-purge-inactive event");
         return;
     }
     json_array_foreach (jobs, i, v)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jllog.h"
+#include <syslog.h>
 #include "journal.h"
 
 #define RETRY_MIN 0.05
@@ -42,8 +42,7 @@ static void retry_cb (flux_future_t *f, void *arg)
     flux_future_destroy (j->retry);
     j->retry = NULL;
     if (journal_start (j) < 0) {
-        jllog (j->h, j->rank, "job-list", LOG_ERR, "journal: %s",
-               strerror (errno));
+        flux_log (j->h, LOG_ERR, "journal: %s", strerror (errno));
     }
 }
 
@@ -63,15 +62,15 @@ static void schedule_retry (journal_t *j)
     j->delay = j->delay * 2 > RETRY_MAX ? RETRY_MAX : j->delay * 2;
     return;
 fail:
-    jllog (j->h, j->rank, "job-list", LOG_ERR,
-           "journal: cannot schedule a retry: %s", strerror (errno));
+    flux_log (j->h, LOG_ERR, "journal: cannot schedule a retry: %s",
+              strerror (errno));
 }
 
 static void stream_ended (journal_t *j, int errnum, const char *text)
 {
     if (j->connected || errnum != ENOSYS)
-        jllog (j->h, j->rank, "job-list", LOG_INFO,
-               "journal ended: %s; retrying", text ? text : strerror (errnum));
+        flux_log (j->h, LOG_INFO, "journal ended: %s; retrying",
+                  text ? text : strerror (errnum));
     flux_future_destroy (j->f);
     j->f = NULL;
     j->connected = false;
@@ -99,7 +98,7 @@ static void journal_cb (flux_future_t *f, void *arg)
     }
     else if (jobstore_apply (j->js, resp, &error) < 0) {
         j->errors++;
-        jllog (j->h, j->rank, "job-list", LOG_ERR, "journal: %s", error.text);
+        flux_log (j->h, LOG_ERR, "journal: %s", error.text);
     }
     flux_future_reset (f);
 }

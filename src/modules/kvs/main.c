@@ -37,30 +37,11 @@
 
 void kvs_log (struct kvs_ctx *ctx, int severity, const char *fmt, ...)
 {
-    char ts[64], text[1024], line[1200];
-    struct timeval tv;
-    struct tm tm;
     va_list ap;
-    flux_msg_t *msg;
-    int n;
 
-    gettimeofday (&tv, NULL);
-    gmtime_r (&tv.tv_sec, &tm);
-    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
     va_start (ap, fmt);
-    vsnprintf (text, sizeof (text), fmt, ap);
+    flux_vlog (ctx->h, severity, fmt, ap);
     va_end (ap);
-    n = snprintf (line, sizeof (line), "<%d>1 %s.%06ldZ %u kvs %d - - %s",
-                  (severity & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
-                  (long)tv.tv_usec, ctx->rank, (int)getpid (), text);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof (line))
-        n = sizeof (line) - 1;
-    if ((msg = flux_request_encode_raw ("log.append", line, n))
-        && flux_msg_set_noresponse (msg) == 0)
-        (void)flux_send (ctx->h, msg, 0);
-    flux_msg_decref (msg);
 }
 
 bool kvs_authorized (const flux_msg_t *msg, const struct kvs_ns *ns)

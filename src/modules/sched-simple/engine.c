@@ -21,36 +21,14 @@
 
 #define MAX_LOOKUPS 128 /* hello replay: R lookups in flight */
 
-/* An RFC 5424 line to the broker log (log.append, no response); PRI is
- * severity << 3 | facility as in Flux (PROTOCOLS.md 3). */
+/* To the broker log (flux_log). */
 void sched_log (sched_t *s, int severity, const char *fmt, ...)
 {
-    char ts[64], text[512], line[700];
-    struct timeval tv;
-    struct tm tm;
     va_list ap;
-    flux_msg_t *msg;
-    int n;
 
-    gettimeofday (&tv, NULL);
-    gmtime_r (&tv.tv_sec, &tm);
-    strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
     va_start (ap, fmt);
-    vsnprintf (text, sizeof (text), fmt, ap);
+    flux_vlog (s->h, severity, fmt, ap);
     va_end (ap);
-    /* HOST is the rank: the scheduler runs on rank 0 only */
-    n = snprintf (line, sizeof (line),
-                  "<%d>1 %s.%06ldZ 0 sched-simple %d - - %s",
-                  (severity & 7) << 3 | (LOG_DAEMON >> 3 & 7), ts,
-                  (long)tv.tv_usec, (int)getpid (), text);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof (line))
-        n = sizeof (line) - 1;
-    if ((msg = flux_request_encode_raw ("log.append", line, n))
-        && flux_msg_set_noresponse (msg) == 0)
-        (void)flux_send (s->h, msg, 0);
-    flux_msg_decref (msg);
 }
 
 void sched_job_key (char *buf, size_t size, uint64_t id, const char *name)
