@@ -350,6 +350,48 @@ int rlist_append (struct rlist *a, const struct rlist *b)
     return 0;
 }
 
+int rlist_add (struct rlist *a, const struct rlist *b)
+{
+    if (!a || !b || a == b) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < b->nnodes; i++) {
+        const struct rnode *nb = b->nodes[i];
+        int k = lower_bound (a, nb->rank);
+        struct rnode *na = k < a->nnodes && a->nodes[k]->rank == nb->rank
+                               ? a->nodes[k]
+                               : NULL;
+        struct idset *cores, *gpus;
+        struct rnode *n;
+
+        if (!na) {
+            if (!(n = node_copy (nb, false)) || rlist__insert (a, n) < 0) {
+                rnode__destroy (n);
+                return -1;
+            }
+            continue;
+        }
+        /* the same rank in both: one node with the union of their sets */
+        if (!(cores = idset_union (na->cores, nb->cores))
+            || !(gpus = idset_union (na->gpus, nb->gpus))) {
+            idset_destroy (cores);
+            errno = ENOMEM;
+            return -1;
+        }
+        if (!(n = rnode__create (nb->rank,
+                                 na->hostname ? na->hostname : nb->hostname,
+                                 cores, gpus)))
+            return -1;
+        node_remove (a, k);
+        if (rlist__insert (a, n) < 0) {
+            rnode__destroy (n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int rlist_nnodes (const struct rlist *rl)
 {
     return rl ? rl->nnodes : 0;

@@ -37,6 +37,11 @@ int rlist_add_rank (struct rlist *rl, unsigned int rank, const char *hostname,
 struct rlist *rlist_from_hwloc (unsigned int rank, flux_error_t *error);
 /* Merge b into a (ranks must not overlap: EEXIST). */
 int rlist_append (struct rlist *a, const struct rlist *b);
+/* Add b to a: ranks of b that a lacks are copied in; a rank in both ends
+ * with the union of their cores and gpus.  The result is all free (for
+ * summing allocations: the resources of many jobs as one set).  -1 with
+ * errno (ENOMEM; then a may hold part of b). */
+int rlist_add (struct rlist *a, const struct rlist *b);
 
 int rlist_nnodes (const struct rlist *rl);
 int rlist_count_cores (const struct rlist *rl); /* all */

@@ -8,6 +8,8 @@
 
 #include "alloc.h"
 #include "event.h"
+#include "librlist/rlist.h"
+
 #include "info.h"
 #include "journal.h"
 #include "libeventlog/eventlog.h"
@@ -163,6 +165,45 @@ void getinfo_request (struct jobmgr *jm, const flux_msg_t *msg)
 {
     flux_respond_pack (jm->h, msg, "{s:I}", "max_jobid",
                        (json_int_t)jm->max_jobid);
+}
+
+void resource_status_request (struct jobmgr *jm, const flux_msg_t *msg)
+{
+    struct rlist *all = NULL;
+    struct list_node *pos, *tmp;
+    json_t *R = NULL;
+    flux_error_t error;
+
+    if (!(all = rlist_create ())) {
+        jm_respond_error (jm, msg, ENOMEM, NULL);
+        return;
+    }
+    /* the union of the R of every job holding resources: O(jobs holding
+     * resources x their ranks), on demand only */
+    list_for_each_safe (pos, tmp, &jm->resources)
+    {
+        struct jobx *x = list_entry (pos, struct jobx, res_link);
+        struct rlist *rl;
+
+        if (!x->R)
+            continue;
+        if (!(rl = rlist_from_R (x->R, &error))) {
+            jm_log (jm, LOG_ERR, "resource-status: a job's R: %s", error.text);
+            continue;
+        }
+        if (rlist_add (all, rl) < 0) {
+            rlist_destroy (rl);
+            rlist_destroy (all);
+            jm_respond_error (jm, msg, ENOMEM, NULL);
+            return;
+        }
+        rlist_destroy (rl);
+    }
+    if (!(R = rlist_to_R (all))
+        || flux_respond_pack (jm->h, msg, "{s:o}", "allocated", R) < 0)
+        jm_log (jm, LOG_ERR, "resource-status: responding: %s",
+                strerror (errno));
+    rlist_destroy (all);
 }
 
 void stats_request (struct jobmgr *jm, const flux_msg_t *msg)

@@ -18,6 +18,9 @@
 
 void getattr_request (struct jobmgr *jm, const flux_msg_t *msg);
 void getinfo_request (struct jobmgr *jm, const flux_msg_t *msg);
+/* job-manager.resource-status (owner): {allocated:R}, the union of the R
+ * of the jobs holding resources (PROTOCOLS.md 7). */
+void resource_status_request (struct jobmgr *jm, const flux_msg_t *msg);
 void stats_request (struct jobmgr *jm, const flux_msg_t *msg);
 void memo_request (struct jobmgr *jm, const flux_msg_t *msg);
 void post_event_request (struct jobmgr *jm, const flux_msg_t *msg);

@@ -42,6 +42,7 @@ HANDLER (exec_hello, start_hello (jm->start, msg))
 HANDLER (raise, raise_request (jm, msg))
 HANDLER (raiseall, raiseall_request (jm, msg))
 HANDLER (kill, kill_request (jm, msg))
+HANDLER (resource_status, resource_status_request (jm, msg))
 HANDLER (killall, killall_request (jm, msg))
 HANDLER (urgency, urgency_request (jm, msg))
 HANDLER (memo, memo_request (jm, msg))
@@ -98,6 +99,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {REQ, "job-manager.update", update_cb, USER},
     {REQ, "job-manager.getattr", getattr_cb, USER},
     {REQ, "job-manager.getinfo", getinfo_cb, USER},
+    {REQ, "job-manager.resource-status", resource_status_cb, OWNER},
     {REQ, "job-manager.stats-get", stats_cb, USER},
     {REQ, "job-manager.post-event", post_event_cb, OWNER},
     {REQ, "job-manager.wait", wait_cb, OWNER},

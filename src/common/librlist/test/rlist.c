@@ -318,6 +318,32 @@ static void test_append (void)
     rlist_destroy (b);
 }
 
+static void test_add (void)
+{
+    struct rlist *a = rlist_create (), *b = rlist_create ();
+    char *s;
+
+    ok (rlist_add_rank (a, 0, "h0", "0-1", NULL) == 0
+            && rlist_add_rank (a, 1, "h1", "0", "0") == 0
+            && rlist_add_rank (b, 1, "h1", "2-3", "1") == 0
+            && rlist_add_rank (b, 2, "h2", "0", NULL) == 0,
+        "two sets sharing rank 1");
+    ok (rlist_add (a, b) == 0, "rlist_add");
+    cmp_ok (rlist_nnodes (a), "==", 3, "3 nodes");
+    cmp_ok (rlist_count_cores (a), "==", 6, "cores of rank 1 are united");
+    cmp_ok (rlist_count_gpus (a), "==", 2, "gpus of rank 1 are united");
+    cmp_ok (rlist_avail_cores (a), "==", 6, "all free");
+    s = rlist_dumps (a);
+    is (s, "rank0/core[0-1] rank1/core[0,2-3],gpu[0-1] rank2/core0",
+        "the union");
+    free (s);
+    ok (rlist_add (a, b) == 0 && rlist_count_cores (a) == 6,
+        "adding the same set again changes nothing");
+    ok (rlist_add (a, a) < 0 && errno == EINVAL, "a set to itself: EINVAL");
+    rlist_destroy (a);
+    rlist_destroy (b);
+}
+
 static void test_diff (void)
 {
     struct rlist *a = from ("{\"version\":1,\"execution\":{\"R_lite\":["
@@ -354,6 +380,7 @@ int main (int argc, char **argv)
     test_nslots_and_empty ();
     test_updown_alloc_state ();
     test_append ();
+    test_add ();
     test_diff ();
     done_testing ();
     return 0;

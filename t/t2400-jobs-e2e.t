@@ -1,0 +1,55 @@
+#!/bin/sh
+test_description='the job control plane end to end, with the default
+modules (job-ingest, job-manager, sched-simple, job-exec with simulated
+execution, job-list, resource): jobs run to completion, flux resource list
+shows what running jobs hold, cancel frees it'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+SIM=--setattr=system.exec.test.run_duration
+
+test_expect_success 'start an instance of 2 brokers with the default modules' '
+	touch keepalive &&
+	flux start -s 2 \
+		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
+		while test -e keepalive && test \$n -lt 9000; do
+			sleep 0.1; n=\$((n+1)); done" \
+		>broker.log 2>&1 3>&- 4>&- &
+	echo $! >broker.pid &&
+	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	flux module list | grep sched-simple
+'
+test_expect_success '100 simulated jobs run to completion' '
+	flux submit --cc=1-100 --quiet $SIM=0.01s true &&
+	flux queue drain &&
+	flux jobs -a -n -o "{result}" | sort | uniq -c >results &&
+	test "$(cat results | tr -s " ")" = " 100 COMPLETED"
+'
+test_expect_success 'flux resource list: what running jobs hold is allocated' '
+	ncores=$(flux resource list -n -o "{ncores}" -s free) &&
+	test $ncores -ge 2 &&
+	flux submit --cc=1-2 --quiet $SIM=600s true &&
+	for i in $(seq 100); do
+		test "$(flux jobs -n -o "{state}" | grep -c R)" = 2 && break
+		sleep 0.1
+	done &&
+	test "$(flux resource list -n -o "{ncores}" -s allocated)" = 2 &&
+	test "$(flux resource list -n -o "{ncores}" -s free)" = $((ncores - 2))
+'
+test_expect_success 'cancel frees them' '
+	flux cancel --all &&
+	flux queue drain &&
+	test "$(flux resource list -n -o "{ncores}" -s allocated)" = 0 &&
+	test "$(flux jobs -a -n -o "{result}" | grep -c CANCELED)" = 2
+'
+test_expect_success 'job-manager.resource-status answers {allocated:R}' '
+	flux module stats job-manager >/dev/null &&
+	$FLUX_BUILD_DIR/t/rpc job-manager.resource-status | jq -e .allocated.version
+'
+test_expect_success 'the instance shuts down cleanly' '
+	rm -f keepalive &&
+	wait $(cat broker.pid)
+'
+
+test_done
