@@ -278,10 +278,14 @@ test_expect_success 'unregister without a backing store is EINVAL' '
 		sh -c "$RPC content.unregister-backing; test \$? -eq 22"
 '
 
-test_expect_success 'content-sqlite synchronous=: FULL works, a bad mode is refused' '
-	flux start "-Sbroker.modules=content,content-sqlite@0 synchronous=full" \
-		sh -c "echo sync | flux content store" >sync.ref &&
-	test -s sync.ref &&
+test_expect_success 'content-sqlite synchronous=: FULL by default, NORMAL on request, a bad mode is refused' '
+	flux start "-Sbroker.modules=content,content-sqlite@0" \
+		$RPC content-sqlite.stats-get >sync.default &&
+	jq -e ".synchronous == \"FULL\"" sync.default &&
+	flux start "-Sbroker.modules=content,content-sqlite@0 synchronous=normal" \
+		sh -c "echo sync | flux content store &&
+			$RPC content-sqlite.stats-get" >sync.out &&
+	tail -1 sync.out | jq -e ".synchronous == \"NORMAL\"" &&
 	test_must_fail flux start \
 		"-Sbroker.modules=content,content-sqlite@0 synchronous=fast" \
 		true 2>sync.err &&

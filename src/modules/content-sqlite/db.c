@@ -240,7 +240,7 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     /* Exclusive locking first, so that WAL needs no shared memory file. */
     if (exec (db, "PRAGMA locking_mode=EXCLUSIVE") < 0
         || exec (db, "PRAGMA journal_mode=WAL") < 0
-        || exec (db, "PRAGMA synchronous=NORMAL") < 0
+        || exec (db, "PRAGMA synchronous=FULL") < 0
         || exec (db, "PRAGMA journal_size_limit=67108864") < 0
         || exec (db, "PRAGMA wal_autocheckpoint=0") < 0)
         goto error;
@@ -467,4 +467,18 @@ int db_set_synchronous (struct db *db, const char *mode)
     }
     errno = EINVAL;
     return -1;
+}
+
+const char *db_synchronous (struct db *db)
+{
+    static const char *modes[] = {"OFF", "NORMAL", "FULL", "EXTRA"};
+    sqlite3_stmt *st;
+    int v = -1;
+
+    if (sqlite3_prepare_v2 (db->sq, "PRAGMA synchronous", -1, &st, NULL)
+            == SQLITE_OK
+        && sqlite3_step (st) == SQLITE_ROW)
+        v = sqlite3_column_int (st, 0);
+    sqlite3_finalize (st);
+    return v >= 0 && v < 4 ? modes[v] : "unknown";
 }

@@ -33,11 +33,13 @@ struct db;
 struct db *db_open (const char *path, const char *hashtype, bool truncate,
                     flux_error_t *error);
 
-/* sqlite's synchronous setting, "OFF", "NORMAL" (the default: in WAL
- * mode a commit is written to the log but not fsync'd, so it survives
- * the death of the process but not of the machine), "FULL" (fsync each
- * commit) or "EXTRA".  -1/EINVAL for another mode. */
+/* sqlite's synchronous setting: "OFF", "NORMAL" (in WAL mode a commit
+ * is written to the log but not fsync'd: it survives the death of the
+ * process, not of the machine), "FULL" (the default: fsync each commit)
+ * or "EXTRA".  -1/EINVAL for another mode. */
 int db_set_synchronous (struct db *db, const char *mode);
+/* The synchronous setting in force ("FULL"...). */
+const char *db_synchronous (struct db *db);
 
 /* Close (a transaction still open is rolled back).  NULL-safe, preserves
  * errno. */

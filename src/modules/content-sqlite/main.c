@@ -7,9 +7,9 @@
  * On unload it first has content flush, then unregister, answering the
  * writes that causes, so that nothing dirty is lost.
  * Arguments: "truncate" starts from an empty database; "synchronous=MODE"
- * (OFF, NORMAL, FULL, EXTRA; default NORMAL) is sqlite's: NORMAL keeps
- * every answered write through a crash or kill of the broker, FULL
- * through a crash of the machine too, at an fsync per commit.
+ * (OFF, NORMAL, FULL, EXTRA; default FULL) is sqlite's: FULL keeps every
+ * answered write through a crash of the machine (an fsync per commit),
+ * NORMAL only through a crash or kill of the broker.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -410,12 +410,12 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct sqlite_service *s = arg;
 
     if (flux_respond_pack (
-            h, msg, "{s:I s:s s:I s:f s:I s:I s:i s:i}", "object_count",
+            h, msg, "{s:I s:s s:I s:f s:I s:I s:i s:i s:s}", "object_count",
             (json_int_t)db_object_count (s->db), "dbfile", s->dbpath, "commits",
             (json_int_t)s->commits, "commit_seconds", s->commit_time,
             "wal_checkpoints", (json_int_t)s->checkpoints, "writes",
             (json_int_t)s->writes, "write_failures", (int)s->write_failures,
-            "batch_max", s->batch_max)
+            "batch_max", s->batch_max, "synchronous", db_synchronous (s->db))
         < 0)
         flux_respond_error (h, msg, errno, NULL);
 }
