@@ -281,6 +281,7 @@ static void test_updown_alloc_state (void)
     cmp_ok (rlist_avail_cores (rl), "==", 11, "11 cores available");
     ok (rlist_free (rl, a) == 0 && rlist_free (rl, b) == 0, "free both");
     cmp_ok (rlist_avail_cores (rl), "==", 16, "all 16 available again");
+    rlist_destroy (b);
 
     /* an allocation naming a rank rl does not have */
     b = from ("{\"version\":1,\"execution\":{\"R_lite\":["
