@@ -56,20 +56,27 @@ jobspec () {
 			+ (if $s != "" then {test:{sched:$s}} else {} end)
 			+ (if $d != null then {dependencies:$d} else {} end))}}'
 }
+# (a && b && c & would run the whole list in the background: then the
+# loop below could still find the previous instance's uri)
 start_instance () {
 	rm -f uri && touch keepalive &&
-	flux start -s 1 -Slog-stderr-level=6 -Sbroker.modules=$MODULES "$@" \
+	{ flux start -s 1 -Slog-stderr-level=6 -Sbroker.modules=$MODULES "$@" \
 		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
 		while test -e keepalive && test \$n -lt 9000; do
 			sleep 0.1; n=\$((n+1)); done" \
-		>>broker.log 2>&1 3>&- 4>&- &
+		>>broker.log 2>&1 3>&- 4>&- & } &&
 	echo $! >broker.pid &&
-	for i in $(seq 600); do test -s uri && break; sleep 0.1; done &&
-	{ test -s uri || {
-		echo "no instance after 60s; processes and broker.log:" &&
+	FLUX_URI= &&
+	for i in $(seq 600); do
+		FLUX_URI=$(cat uri 2>/dev/null) && test -n "$FLUX_URI" && break
+		sleep 0.1
+	done &&
+	{ test -n "$FLUX_URI" || {
+		echo "no instance after 60s; files, processes and broker.log:"
+		ls -la --time-style=full-iso
 		ps -eo pid,ppid,etime,stat,wchan:20,args --forest | tail -40
 		tail -40 broker.log; false; }; } &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	export FLUX_URI &&
 	flux module list | grep job-manager
 }
 stop_instance () {
