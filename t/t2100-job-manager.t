@@ -721,6 +721,19 @@ test_expect_success 'getattr: jobspec, R and eventlog of an active job' '
 	test_expect_code 2 $RPC job-manager.getattr "{\"id\":$id,\"attrs\":[\"foo\"]}" &&
 	test_expect_code 2 $RPC job-manager.getattr "{\"id\":1,\"attrs\":[\"R\"]}"
 '
+test_expect_success 'the environment reaches the exec service, not getattr' '
+	n=$(execstat .count.with_env) &&
+	jobspec "{}" | jq -c ".attributes.system.environment = {HOME:\"/h\"}" >env.json &&
+	id=$($SUBMIT "$(cat env.json)") && wait_event $id clean &&
+	test "$(execstat .count.with_env)" = $((n + 1)) &&
+	id=$($SUBMIT -u 0 "$(cat env.json)") && wait_event $id priority &&
+	$RPC job-manager.getattr "{\"id\":$id,\"attrs\":[\"jobspec\"]}" >genv.out &&
+	jq -e ".jobspec.attributes.system | has(\"environment\") | not" genv.out &&
+	jq -e ".jobspec.attributes.system.duration == 0" genv.out &&
+	$RPC job-manager.urgency "{\"id\":$id,\"urgency\":16}" &&
+	wait_event $id clean &&
+	test "$(execstat .count.with_env)" = $((n + 2))
+'
 test_expect_success 'getattr of an inactive job reads the KVS' '
 	id=$(cat life.id) &&
 	$RPC job-manager.getattr "{\"id\":$id,\"attrs\":[\"jobspec\",\"R\",\"eventlog\"]}" >gi.out &&

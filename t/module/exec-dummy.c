@@ -58,7 +58,8 @@ struct exec {
     int njobs;
     struct {
         int start, reattach, finish, killed, error;
-        int with_R; /* start requests that carried R (RFC 32) */
+        int with_R;   /* start requests that carried R (RFC 32) */
+        int with_env; /* ... and a jobspec with an environment */
     } count;
 };
 
@@ -150,6 +151,13 @@ static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         return;
     if (json_is_object (R) && json_object_get (R, "execution"))
         e->count.with_R++;
+    {
+        json_t *env = NULL;
+        (void)json_unpack (jobspec, "{s:{s:{s:o}}}", "attributes", "system",
+                           "environment", &env);
+        if (json_is_object (env))
+            e->count.with_env++;
+    }
     (void)json_unpack (jobspec, "{s:{s:{s:{s:o}}}}", "attributes", "system",
                        "exec", "test", &test);
     (void)json_unpack (test, "{s?b s?b s?b s?o}", "hang", &hang, "nostart",
@@ -239,11 +247,12 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         struct sjob *j = list_entry (pos, struct sjob, link);
         json_array_append_new (running, json_integer ((json_int_t)j->id));
     }
-    flux_respond_pack (h, msg, "{s:o s:{s:i s:i s:i s:i s:i s:i}}", "running",
-                       running, "count", "start", e->count.start, "reattach",
-                       e->count.reattach, "finish", e->count.finish, "killed",
-                       e->count.killed, "error", e->count.error, "with_R",
-                       e->count.with_R);
+    flux_respond_pack (h, msg, "{s:o s:{s:i s:i s:i s:i s:i s:i s:i}}",
+                       "running", running, "count", "start", e->count.start,
+                       "reattach", e->count.reattach, "finish", e->count.finish,
+                       "killed", e->count.killed, "error", e->count.error,
+                       "with_R", e->count.with_R, "with_env",
+                       e->count.with_env);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

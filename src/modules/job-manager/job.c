@@ -80,6 +80,7 @@ static void jobx_destroy (struct jobx *x)
     if (x) {
         jobstate_clear (&x->js);
         json_decref (x->jobspec);
+        free (x->environment);
         json_decref (x->R);
         json_decref (x->events);
         json_decref (x->annotations);
@@ -127,6 +128,57 @@ json_t *job_jobspec_redacted (const json_t *jobspec)
     }
     json_decref (acopy);
     json_decref (scopy);
+    return copy;
+}
+
+int job_jobspec_set (struct jobx *x, json_t *jobspec)
+{
+    json_t *env = json_object_get (
+        json_object_get (json_object_get (jobspec, "attributes"), "system"),
+        "environment");
+    char *text = NULL;
+    json_t *rest;
+
+    if (env && !(text = json_dumps (env, JSON_COMPACT | JSON_ENCODE_ANY))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (!(rest = job_jobspec_redacted (jobspec))) {
+        free (text);
+        errno = ENOMEM;
+        return -1;
+    }
+    json_decref (x->jobspec);
+    free (x->environment);
+    x->jobspec = rest;
+    x->environment = text;
+    return 0;
+}
+
+json_t *job_jobspec_full (const struct jobx *x)
+{
+    json_t *env, *copy = NULL, *attrs = NULL, *sys = NULL;
+
+    if (!x->jobspec) {
+        errno = ENOENT;
+        return NULL;
+    }
+    if (!x->environment)
+        return json_incref (x->jobspec);
+    if (!(env = json_loads (x->environment, JSON_DECODE_ANY, NULL))
+        || !(copy = json_copy (x->jobspec))
+        || !(attrs = json_copy (json_object_get (x->jobspec, "attributes")))
+        || !(sys = json_copy (json_object_get (attrs, "system")))
+        || json_object_set (sys, "environment", env) < 0
+        || json_object_set (attrs, "system", sys) < 0
+        || json_object_set (copy, "attributes", attrs) < 0) {
+        json_decref (copy);
+        copy = NULL;
+        errno = ENOMEM;
+    }
+    json_decref (env);
+    json_decref (attrs);
+    json_decref (sys);
     return copy;
 }
 

@@ -28,7 +28,9 @@
 struct jobx {
     struct job *job; /* back pointer */
     struct jobstate js;
-    json_t *jobspec;     /* with jobspec-update applied */
+    json_t *jobspec;     /* with jobspec-update applied, without
+                          * attributes.system.environment (job_jobspec_set) */
+    char *environment;   /* that environment as JSON text, or NULL */
     json_t *R;           /* R (RFC 20) once known, else NULL */
     json_t *events;      /* array of the eventlog entries so far */
     json_t *annotations; /* RFC 27 annotations, NULL if none */
@@ -84,6 +86,15 @@ void job_compact (struct job *job);
 /* The jobspec without attributes.system.environment (a new reference;
  * the same object when there is nothing to drop).  NULL on ENOMEM. */
 json_t *job_jobspec_redacted (const json_t *jobspec);
+
+/* Keep jobspec in x: the environment, by far its largest part and needed
+ * only to start the job, as compact text; the rest as JSON (what alloc,
+ * the journal, getattr and dependencies use).  -1/ENOMEM (x unchanged). */
+int job_jobspec_set (struct jobx *x, json_t *jobspec);
+
+/* The whole jobspec, environment included (a new reference), as the
+ * exec service needs it; NULL with errno if x has none or on ENOMEM. */
+json_t *job_jobspec_full (const struct jobx *x);
 
 /* Set each "a.b.c" key of updates in jobspec, creating objects on the
  * way.  -1 with EINVAL if a path crosses a non-object. */

@@ -65,7 +65,7 @@ void start_check (struct start *s, struct job *job)
     struct jobx *x = job->x;
     bool reattach = x->js.started;
     char topic[256];
-    json_t *o;
+    json_t *o, *jobspec;
     flux_msg_t *msg = NULL;
     char *str = NULL;
 
@@ -81,10 +81,12 @@ void start_check (struct start *s, struct job *job)
     /* RFC 32: R is required; the job manager holds it from the alloc
      * (or from the KVS after a restart), so the exec service needs no
      * KVS lookup per job */
+    jobspec = job_jobspec_full (x);
     o = json_pack ("{s:I s:i s:O s:b s:O*}", "id", (json_int_t)job->id,
                    "userid", (int)job->userid, "jobspec",
-                   x->jobspec ? x->jobspec : json_null (), "reattach", reattach,
-                   "R", x->R);
+                   jobspec ? jobspec : json_null (), "reattach", reattach, "R",
+                   x->R);
+    json_decref (jobspec);
     if (!o || !(str = json_dumps (o, JSON_COMPACT))
         || !(msg = flux_request_encode (topic, str))
         || flux_msg_set_streaming (msg) < 0 || flux_send (s->jm->h, msg, 0) < 0)

@@ -88,8 +88,8 @@ static int add_job (struct jobmgr *jm, struct entry *e)
         return -1;
     job->userid = (uint32_t)e->userid;
     job->t_submit = e->t_submit;
-    job->x->jobspec = json_incref (e->jobspec);
-    if (jobtab_insert (jm->jobs, job) < 0) {
+    if (job_jobspec_set (job->x, e->jobspec) < 0
+        || jobtab_insert (jm->jobs, job) < 0) {
         job_destroy (job);
         return -1;
     }

@@ -146,12 +146,56 @@ static void test_jobspec (void)
         "a short buffer gives EOVERFLOW");
 }
 
+static void test_jobspec_set (void)
+{
+    json_t *js = json_pack ("{s:{s:{s:{s:s s:s} s:i}} s:i}", "attributes",
+                            "system", "environment", "HOME", "/x", "PATH",
+                            "/bin", "duration", 5, "version", 1);
+    json_t *plain = json_pack ("{s:i}", "version", 1);
+    struct job *job = job_create (1);
+    json_t *full;
+
+    ok (job && job_jobspec_set (job->x, js) == 0, "job_jobspec_set");
+    ok (job->x->environment
+            && !strcmp (job->x->environment, "{\"HOME\":\"/x\",\"PATH\":"
+                                             "\"/bin\"}"),
+        "the environment is kept as text");
+    ok (!json_object_get (
+            json_object_get (json_object_get (job->x->jobspec, "attributes"),
+                             "system"),
+            "environment"),
+        "and not in the JSON jobspec");
+    full = job_jobspec_full (job->x);
+    ok (full && json_equal (full, js), "job_jobspec_full gives it all back");
+    json_decref (full);
+    ok (json_object_get (
+            json_object_get (json_object_get (js, "attributes"), "system"),
+            "environment")
+            != NULL,
+        "the jobspec given is left whole");
+    ok (job_jobspec_set (job->x, plain) == 0 && !job->x->environment
+            && job->x->jobspec == plain,
+        "a jobspec without environment is kept as is");
+    full = job_jobspec_full (job->x);
+    ok (full == plain, "and comes back as is");
+    json_decref (full);
+    job_destroy (job);
+    job = job_create (2);
+    errno = 0;
+    ok (job && !job_jobspec_full (job->x) && errno == ENOENT,
+        "no jobspec: ENOENT");
+    job_destroy (job);
+    json_decref (plain);
+    json_decref (js);
+}
+
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
     test_table ();
     test_compact ();
     test_jobspec ();
+    test_jobspec_set ();
     done_testing ();
     return 0;
 }
