@@ -5,7 +5,7 @@
  * Settings, from broker attributes, overridden by module arguments
  * NAME=VALUE (sizes take an optional k, M or G suffix, powers of 1024):
  *   content.hash              hash type (attribute only; default sha1)
- *   purge-target-size         bytes of clean blobs cached (16M)
+ *   purge-target-size         bytes of clean blobs cached (4M)
  *     (attribute content.purge-target-size)
  *   blob-size-limit           largest blob accepted (1G)
  *     (attribute content.blob-size-limit)
@@ -114,7 +114,7 @@ int mod_main (flux_t *h, int argc, char **argv)
 {
     struct content_config cfg = {
         .hashtype = "sha1",
-        .purge_target = (size_t)16 << 20,
+        .purge_target = (size_t)4 << 20,
         .blob_size_limit = (size_t)1 << 30,
         .write_limit = 256,
     };

@@ -10,7 +10,8 @@
  *
  * Arguments: inline-max=BYTES (vals larger than this are stored as
  * blobs, default 256), cache-max=N and cache-max-bytes=N (the object
- * cache's bounds, default 100000 entries and 256 MiB), batch-max=N
+ * cache's bounds, default 100000 entries and 4 MiB: the bytes are
+ * encoded sizes; decoded objects take a few times more), batch-max=N
  * (commits per root change, default 4096), linger-ms=N (longest wait to
  * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
  * namespace in flight at once, default 1: see commit.c), write-chunk=N
@@ -399,7 +400,7 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     ctx->h = h;
     ctx->inline_max = 256;
     ctx->cache_max = 100000;
-    ctx->cache_max_bytes = 256 << 20;
+    ctx->cache_max_bytes = 4 << 20;
     ctx->batch_max = 4096;
     ctx->write_chunk = 4096;
     ctx->pipeline = 1;
