@@ -187,17 +187,9 @@ void action_event (struct jobmgr *jm, struct job *job, const char *name,
     else if (!strcmp (name, "set-flags"))
         wait_flags_changed (jm->wait, job);
     else if (!strcmp (name, "jobspec-update") && x->jobspec) {
-        /* the jobspec may be shared with a request: copy, then change */
-        json_t *copy = json_deep_copy (x->jobspec);
-        if (!copy || job_jobspec_update (copy, context) < 0) {
+        if (job_jobspec_apply (x, context) < 0)
             jm_log (jm, LOG_ERR, "%ju: jobspec-update: %s", (uintmax_t)job->id,
                     strerror (errno));
-            json_decref (copy);
-        }
-        else {
-            json_decref (x->jobspec);
-            x->jobspec = copy;
-        }
     }
     else if (!strcmp (name, "resource-update")) {
         json_t *exec = json_object_get (x->R, "execution");

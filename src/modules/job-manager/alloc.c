@@ -244,8 +244,7 @@ static int send_alloc (struct alloc *a, struct job *job)
     json_t *jobspec, *o;
     int rc = -1;
 
-    if (!(jobspec
-          = job_jobspec_redacted (x->jobspec ? x->jobspec : json_null ())))
+    if (!(jobspec = x->jobspec ? job_jobspec (x) : json_null ()))
         return -1;
     o = json_pack ("{s:I s:I s:i s:f s:O}", "id", (json_int_t)job->id,
                    "priority", (json_int_t)x->js.priority, "userid",

@@ -240,23 +240,31 @@ static bool still_depend (struct job *job)
  * DEPEND meanwhile. */
 static int resolve (struct depend *d, struct job *job)
 {
-    json_t *deps, *dep, *met;
+    json_t *jobspec, *deps, *dep, *met = NULL;
     size_t i;
     struct depinfo info;
     flux_error_t error;
 
-    deps = json_object_get (
-        json_object_get (json_object_get (job->x->jobspec, "attributes"),
-                         "system"),
-        "dependencies");
-    if (!deps)
+    /* most jobs have none: do not parse the jobspec for them */
+    if (!job->x->jobspec || !strstr (job->x->jobspec, "\"dependencies\""))
         return 0;
-    if (!json_is_array (deps)) {
-        fail (d, job, "attributes.system.dependencies must be an array");
+    if (!(jobspec = job_jobspec (job->x))) {
+        fail (d, job, "cannot read the jobspec: %s", strerror (errno));
         return -1;
     }
+    deps = json_object_get (
+        json_object_get (json_object_get (jobspec, "attributes"), "system"),
+        "dependencies");
+    if (!deps) {
+        json_decref (jobspec);
+        return 0;
+    }
+    if (!json_is_array (deps)) {
+        fail (d, job, "attributes.system.dependencies must be an array");
+        goto out;
+    }
     if (!(met = json_array ()))
-        return -1;
+        goto out;
     json_array_foreach (deps, i, dep)
     {
         struct job *ant;
@@ -290,6 +298,7 @@ static int resolve (struct depend *d, struct job *job)
     }
 out:
     json_decref (met);
+    json_decref (jobspec);
     return still_depend (job) ? 0 : -1;
 }
 

@@ -255,16 +255,14 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
 }
 
 /* Append the entry to the job's eventlog in the open transaction. */
-static int log_entry (struct event *ev, struct job *job, json_t *entry)
+static int log_entry (struct event *ev, struct job *job, const char *line)
 {
-    char key[64], *line;
+    char key[64];
     int rc;
 
-    if (job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0
-        || !(line = eventlog_entry_encode (entry)))
+    if (job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0)
         return -1;
     rc = flux_kvs_txn_put (ev->open->txn, FLUX_KVS_APPEND, key, line);
-    free (line);
     if (rc == 0) {
         ev->open->nops++;
         ev->open->nevents++;
@@ -280,39 +278,43 @@ int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
     json_t *context;
     int prev_state;
     flux_error_t e;
+    char *line;
 
     if (!job->x) {
         errno = EINVAL;
         return errprintf (error, "job is inactive");
     }
-    if (eventlog_entry_parse (entry, &timestamp, &name, &context) < 0) {
-        errno = EINVAL;
-        return errprintf (error, "malformed event");
+    if (eventlog_entry_parse (entry, &timestamp, &name, &context) < 0
+        || !(line = eventlog_entry_encode (entry))) {
+        if (errno != ENOMEM)
+            errno = EINVAL;
+        return errprintf (error, "%s",
+                          errno == EINVAL ? "malformed event" : "out of memory");
     }
     prev_state = job->x->js.state;
     if (jobstate_apply (&job->x->js, timestamp, name, context, &e) < 0) {
         int saved = errno;
         jm_log (jm, LOG_ERR, "%ju: %s: %s", (uintmax_t)job->id, name, e.text);
         errprintf (error, "%s", e.text);
+        free (line);
         errno = saved;
         return -1;
     }
-    if (!(flags & EVENT_NO_COMMIT) && log_entry (jm->event, job, entry) < 0) {
+    if ((!(flags & EVENT_NO_COMMIT) && log_entry (jm->event, job, line) < 0)
+        || job_eventlog_append (job->x, line) < 0) {
         /* the state changed but the log did not: that is fatal */
-        jm_log (jm, LOG_CRIT, "%ju: %s: KVS append: %s", (uintmax_t)job->id,
-                name, strerror (errno));
+        jm_log (jm, LOG_CRIT, "%ju: %s: eventlog append: %s",
+                (uintmax_t)job->id, name, strerror (errno));
+        free (line);
         flux_reactor_stop_error (flux_get_reactor (jm->h));
         return errprintf (error, "out of memory");
     }
+    free (line);
     job->flags = job->x->js.flags;
     if (job->x->js.state != prev_state) {
         jobmgr_state_count (jm, prev_state, -1);
         jobmgr_state_count (jm, job->x->js.state, 1);
         job->state = job->x->js.state;
-    }
-    if (json_array_append (job->x->events, entry) < 0) {
-        errno = ENOMEM;
-        return errprintf (error, "out of memory");
     }
     jm->nevents++;
     journal_post (jm->journal, job, entry);

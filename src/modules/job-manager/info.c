@@ -26,18 +26,11 @@ static bool known_attr (const char *name)
 /* An attribute of an active job from memory (NULL with errno). */
 static json_t *active_attr (struct job *job, const char *name)
 {
-    char *s;
-    json_t *o;
-
     if (!strcmp (name, "jobspec"))
-        return job->x->jobspec ? job_jobspec_redacted (job->x->jobspec) : NULL;
+        return job->x->jobspec ? job_jobspec (job->x) : NULL;
     if (!strcmp (name, "R"))
         return json_incref (job->x->R);
-    if (!(s = eventlog_encode (job->x->events)))
-        return NULL;
-    o = json_string (s);
-    free (s);
-    return o;
+    return json_string (job->x->eventlog ? job->x->eventlog : "");
 }
 
 static void lookup_continuation (flux_future_t *cf, void *arg)

@@ -8,6 +8,7 @@
 
 #include "heap.h"
 #include "job.h"
+#include "libeventlog/eventlog.h"
 #include "libutil/fluid.h"
 
 struct job *job_create (flux_jobid_t id)
@@ -16,8 +17,7 @@ struct job *job_create (flux_jobid_t id)
 
     if (!(job = calloc (1, sizeof (*job))))
         return NULL;
-    if (!(job->x = calloc (1, sizeof (*job->x)))
-        || !(job->x->events = json_array ())) {
+    if (!(job->x = calloc (1, sizeof (*job->x)))) {
         job_destroy (job);
         errno = ENOMEM;
         return NULL;
@@ -79,10 +79,10 @@ static void jobx_destroy (struct jobx *x)
 {
     if (x) {
         jobstate_clear (&x->js);
-        json_decref (x->jobspec);
+        free (x->jobspec);
         free (x->environment);
         json_decref (x->R);
-        json_decref (x->events);
+        free (x->eventlog);
         json_decref (x->annotations);
         if (x->begin_timer)
             uv_close ((uv_handle_t *)x->begin_timer, timer_free);
@@ -136,50 +136,133 @@ int job_jobspec_set (struct jobx *x, json_t *jobspec)
     json_t *env = json_object_get (
         json_object_get (json_object_get (jobspec, "attributes"), "system"),
         "environment");
-    char *text = NULL;
+    char *text = NULL, *rest_text = NULL;
     json_t *rest;
 
-    if (env && !(text = json_dumps (env, JSON_COMPACT | JSON_ENCODE_ANY))) {
-        errno = ENOMEM;
-        return -1;
-    }
-    if (!(rest = job_jobspec_redacted (jobspec))) {
-        free (text);
-        errno = ENOMEM;
-        return -1;
-    }
-    json_decref (x->jobspec);
+    if (env && !(text = json_dumps (env, JSON_COMPACT | JSON_ENCODE_ANY)))
+        goto nomem;
+    if (!(rest = job_jobspec_redacted (jobspec)))
+        goto nomem;
+    rest_text = json_dumps (rest, JSON_COMPACT);
+    json_decref (rest);
+    if (!rest_text)
+        goto nomem;
+    free (x->jobspec);
     free (x->environment);
-    x->jobspec = rest;
+    x->jobspec = rest_text;
     x->environment = text;
     return 0;
+nomem:
+    free (text);
+    errno = ENOMEM;
+    return -1;
 }
 
-json_t *job_jobspec_full (const struct jobx *x)
+json_t *job_jobspec (const struct jobx *x)
 {
-    json_t *env, *copy = NULL, *attrs = NULL, *sys = NULL;
+    json_t *o;
 
     if (!x->jobspec) {
         errno = ENOENT;
         return NULL;
     }
-    if (!x->environment)
-        return json_incref (x->jobspec);
-    if (!(env = json_loads (x->environment, JSON_DECODE_ANY, NULL))
-        || !(copy = json_copy (x->jobspec))
-        || !(attrs = json_copy (json_object_get (x->jobspec, "attributes")))
-        || !(sys = json_copy (json_object_get (attrs, "system")))
-        || json_object_set (sys, "environment", env) < 0
-        || json_object_set (attrs, "system", sys) < 0
-        || json_object_set (copy, "attributes", attrs) < 0) {
-        json_decref (copy);
-        copy = NULL;
-        errno = ENOMEM;
+    if (!(o = json_loads (x->jobspec, 0, NULL))) {
+        errno = EPROTO; /* only memory can be short: it was dumped here */
+        return NULL;
     }
+    return o;
+}
+
+json_t *job_jobspec_full (const struct jobx *x)
+{
+    json_t *jobspec, *env, *attrs, *sys;
+
+    if (!(jobspec = job_jobspec (x)) || !x->environment)
+        return jobspec;
+    if (!(env = json_loads (x->environment, JSON_DECODE_ANY, NULL)))
+        goto nomem;
+    /* the object is our own: set the environment in place */
+    if (!(attrs = json_object_get (jobspec, "attributes"))
+        && (!(attrs = json_object ())
+            || json_object_set_new (jobspec, "attributes", attrs) < 0))
+        goto nomem_env;
+    if (!(sys = json_object_get (attrs, "system"))
+        && (!(sys = json_object ())
+            || json_object_set_new (attrs, "system", sys) < 0))
+        goto nomem_env;
+    if (json_object_set_new (sys, "environment", env) < 0)
+        goto nomem;
+    return jobspec;
+nomem_env:
     json_decref (env);
-    json_decref (attrs);
-    json_decref (sys);
-    return copy;
+nomem:
+    json_decref (jobspec);
+    errno = ENOMEM;
+    return NULL;
+}
+
+int job_jobspec_apply (struct jobx *x, json_t *updates)
+{
+    json_t *jobspec;
+    char *text;
+
+    if (!(jobspec = job_jobspec (x)))
+        return -1;
+    if (job_jobspec_update (jobspec, updates) < 0) {
+        json_decref (jobspec);
+        return -1;
+    }
+    text = json_dumps (jobspec, JSON_COMPACT);
+    json_decref (jobspec);
+    if (!text) {
+        errno = ENOMEM;
+        return -1;
+    }
+    free (x->jobspec);
+    x->jobspec = text;
+    return 0;
+}
+
+int job_eventlog_append (struct jobx *x, const char *line)
+{
+    size_t len = strlen (line);
+
+    if (x->eventlog_len + len + 1 > x->eventlog_size) {
+        /* grow by half again: a finished job has ~10 events */
+        size_t size = x->eventlog_size + x->eventlog_size / 2;
+        char *nb;
+        if (size < x->eventlog_len + len + 1)
+            size = x->eventlog_len + len + 1;
+        if (!(nb = realloc (x->eventlog, size))) {
+            errno = ENOMEM;
+            return -1;
+        }
+        x->eventlog = nb;
+        x->eventlog_size = size;
+    }
+    memcpy (x->eventlog + x->eventlog_len, line, len + 1);
+    x->eventlog_len += len;
+    return 0;
+}
+
+int job_eventlog_set (struct jobx *x, const json_t *log)
+{
+    char *s;
+
+    if (!(s = eventlog_encode (log)))
+        return -1;
+    free (x->eventlog);
+    x->eventlog = s;
+    x->eventlog_len = strlen (s);
+    x->eventlog_size = x->eventlog_len + 1;
+    return 0;
+}
+
+json_t *job_eventlog (const struct jobx *x)
+{
+    if (!x->eventlog)
+        return json_array ();
+    return eventlog_decode (x->eventlog);
 }
 
 static int set_path (json_t *o, const char *path, json_t *val)

@@ -11,6 +11,11 @@
  * of the other parts of the job manager.  When the job becomes inactive
  * the extension is freed and only the compact header remains.
  *
+ * A pending job's jobspec and eventlog are kept as JSON text, parsed
+ * when needed (alloc, the journal, getattr, dependencies): decoded they
+ * took ten times the memory (a 300-byte jobspec is ~5 KB of jansson
+ * objects), and a million pending jobs must fit.
+ *
  * The table is a hash by id (O(1) insert, lookup and removal) and keeps
  * the inactive jobs in the order they became inactive, oldest first,
  * for purge.  Nothing here scans all jobs except the explicit iterator.
@@ -28,11 +33,13 @@
 struct jobx {
     struct job *job; /* back pointer */
     struct jobstate js;
-    json_t *jobspec;     /* with jobspec-update applied, without
-                          * attributes.system.environment (job_jobspec_set) */
+    char *jobspec;       /* compact JSON text, with jobspec-update applied,
+                          * without attributes.system.environment
+                          * (job_jobspec_set), or NULL */
     char *environment;   /* that environment as JSON text, or NULL */
     json_t *R;           /* R (RFC 20) once known, else NULL */
-    json_t *events;      /* array of the eventlog entries so far */
+    char *eventlog;      /* the events so far, RFC 18 text (or NULL) */
+    size_t eventlog_len, eventlog_size;
     json_t *annotations; /* RFC 27 annotations, NULL if none */
 
     size_t qidx;                 /* index in the alloc queue (heap.h) */
@@ -87,14 +94,35 @@ void job_compact (struct job *job);
  * the same object when there is nothing to drop).  NULL on ENOMEM. */
 json_t *job_jobspec_redacted (const json_t *jobspec);
 
-/* Keep jobspec in x: the environment, by far its largest part and needed
- * only to start the job, as compact text; the rest as JSON (what alloc,
- * the journal, getattr and dependencies use).  -1/ENOMEM (x unchanged). */
+/* Keep jobspec in x as text: the environment, by far its largest part
+ * and needed only to start the job, apart from the rest.  -1/ENOMEM
+ * (x unchanged). */
 int job_jobspec_set (struct jobx *x, json_t *jobspec);
 
-/* The whole jobspec, environment included (a new reference), as the
- * exec service needs it; NULL with errno if x has none or on ENOMEM. */
+/* The jobspec without its environment (a new object, what alloc, the
+ * journal, getattr and dependencies use); NULL with ENOENT if x has
+ * none, EPROTO if the text does not parse, or ENOMEM. */
+json_t *job_jobspec (const struct jobx *x);
+
+/* The whole jobspec, environment included (a new object), as the exec
+ * service needs it; NULL with errno as job_jobspec(). */
 json_t *job_jobspec_full (const struct jobx *x);
+
+/* Apply a jobspec-update context (job_jobspec_update) to x's jobspec.
+ * -1 with errno (x unchanged). */
+int job_jobspec_apply (struct jobx *x, json_t *updates);
+
+/* Append line, one encoded eventlog entry ending in a newline
+ * (eventlog_entry_encode), to x's eventlog text.  -1/ENOMEM. */
+int job_eventlog_append (struct jobx *x, const char *line);
+
+/* Replace x's eventlog with the entries of the array log.  -1 with
+ * errno (EINVAL: an invalid entry, ENOMEM). */
+int job_eventlog_set (struct jobx *x, const json_t *log);
+
+/* x's eventlog as an array of entries (a new object; an empty array if
+ * there are none).  NULL with errno. */
+json_t *job_eventlog (const struct jobx *x);
 
 /* Set each "a.b.c" key of updates in jobspec, creating objects on the
  * way.  -1 with EINVAL if a path crosses a non-object. */

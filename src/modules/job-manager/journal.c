@@ -105,7 +105,7 @@ static json_t *event_payload (struct job *job, json_t *entry, const char *name)
                          entry)))
         return NULL;
     if (job->x && !strcmp (name, "submit") && job->x->jobspec
-        && (jobspec = job_jobspec_redacted (job->x->jobspec)))
+        && (jobspec = job_jobspec (job->x)))
         (void)json_object_set_new (o, "jobspec", jobspec);
     if (job->x && !strcmp (name, "alloc") && job->x->R)
         (void)json_object_set (o, "R", job->x->R);
@@ -166,6 +166,7 @@ static json_t *filter_events (struct listener *l, json_t *events)
     return out;
 }
 
+/* Send a job's history: events (array), jobspec (redacted here), R. */
 static void send_backlog (struct listener *l, flux_jobid_t id, json_t *events,
                           json_t *jobspec, json_t *R)
 {
@@ -181,6 +182,23 @@ static void send_backlog (struct listener *l, flux_jobid_t id, json_t *events,
     if (!o || flux_respond_pack (l->j->jm->h, l->msg, "O", o) < 0)
         jm_log (l->j->jm, LOG_ERR, "journal backlog: %s", strerror (errno));
     json_decref (o);
+}
+
+/* Send an active job's history from memory. */
+static void send_backlog_active (struct listener *l, struct job *job)
+{
+    json_t *events, *jobspec = NULL;
+
+    if (!(events = job_eventlog (job->x))
+        || (job->x->jobspec && !(jobspec = job_jobspec (job->x)))) {
+        jm_log (l->j->jm, LOG_ERR, "journal backlog: %ju: %s",
+                (uintmax_t)job->id, strerror (errno));
+        json_decref (events);
+        return;
+    }
+    send_backlog (l, job->id, events, jobspec, job->x->R);
+    json_decref (events);
+    json_decref (jobspec);
 }
 
 static void go_live (struct listener *l)
@@ -338,8 +356,7 @@ void journal_request (struct journal *j, const flux_msg_t *msg)
     for (job = jobtab_first (j->jm->jobs, &cursor); job;
          job = jobtab_next (j->jm->jobs, job, &cursor)) {
         if (job->x)
-            send_backlog (l, job->id, job->x->events, job->x->jobspec,
-                          job->x->R);
+            send_backlog_active (l, job);
     }
     if (full && collect_inactive (l) < 0) {
         listener_end (l, ENOMEM, NULL);

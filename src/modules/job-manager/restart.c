@@ -166,8 +166,9 @@ static void got_eventlog (struct walk *w, struct rq *rq)
         job->state = js.state;
         job->flags = js.flags;
         job->t_submit = js.t_submit;
-        json_decref (job->x->events);
-        job->x->events = json_incref (log);
+        if (job_eventlog_set (job->x, log) < 0)
+            jm_log (w->jm, LOG_ERR, "restart: job %ju: eventlog: %s",
+                    (uintmax_t)rq->id, strerror (errno));
     }
     else
         jobstate_clear (&js);

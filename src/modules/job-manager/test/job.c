@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "libeventlog/eventlog.h"
 #include "tap.h"
 
 static void test_table (void)
@@ -73,7 +74,7 @@ static void test_compact (void)
     job->x->js.status = 256;
     job->x->js.started = true;
     job->x->js.t_clean = 99.;
-    job->x->jobspec = json_object ();
+    job->x->jobspec = strdup ("{}");
     job_compact (job);
     ok (job->x == NULL, "compact drops the active part");
     ok (job->userid == 12 && job->state == FLUX_JOB_STATE_INACTIVE
@@ -152,32 +153,60 @@ static void test_jobspec_set (void)
                             "system", "environment", "HOME", "/x", "PATH",
                             "/bin", "duration", 5, "version", 1);
     json_t *plain = json_pack ("{s:i}", "version", 1);
+    json_t *update = json_pack ("{s:i}", "attributes.system.duration", 60);
+    json_t *bad = json_pack ("{s:i}", "version.x", 2);
     struct job *job = job_create (1);
-    json_t *full;
+    json_t *full, *rest;
 
     ok (job && job_jobspec_set (job->x, js) == 0, "job_jobspec_set");
     ok (job->x->environment
             && !strcmp (job->x->environment, "{\"HOME\":\"/x\",\"PATH\":"
                                              "\"/bin\"}"),
         "the environment is kept as text");
-    ok (!json_object_get (
-            json_object_get (json_object_get (job->x->jobspec, "attributes"),
-                             "system"),
-            "environment"),
-        "and not in the JSON jobspec");
+    ok (job->x->jobspec && !strstr (job->x->jobspec, "environment")
+            && !strstr (job->x->jobspec, "HOME"),
+        "and not in the jobspec text");
+    rest = job_jobspec (job->x);
+    ok (rest && json_integer_value (json_object_get (
+                    json_object_get (json_object_get (rest, "attributes"),
+                                     "system"),
+                    "duration"))
+                    == 5
+            && !json_object_get (
+                json_object_get (json_object_get (rest, "attributes"),
+                                 "system"),
+                "environment"),
+        "job_jobspec gives the rest back");
+    json_decref (rest);
     full = job_jobspec_full (job->x);
     ok (full && json_equal (full, js), "job_jobspec_full gives it all back");
     json_decref (full);
+    ok (job_jobspec_apply (job->x, update) == 0
+            && (full = job_jobspec_full (job->x))
+            && json_integer_value (json_object_get (
+                   json_object_get (json_object_get (full, "attributes"),
+                                    "system"),
+                   "duration"))
+                   == 60
+            && json_object_get (
+                json_object_get (json_object_get (full, "attributes"),
+                                 "system"),
+                "environment"),
+        "job_jobspec_apply changes the text, the environment stays");
+    json_decref (full);
+    ok (job_jobspec_apply (job->x, bad) < 0 && errno == EINVAL
+            && strstr (job->x->jobspec, "\"duration\":60"),
+        "a failed update leaves the jobspec as it was");
     ok (json_object_get (
             json_object_get (json_object_get (js, "attributes"), "system"),
             "environment")
             != NULL,
         "the jobspec given is left whole");
     ok (job_jobspec_set (job->x, plain) == 0 && !job->x->environment
-            && job->x->jobspec == plain,
-        "a jobspec without environment is kept as is");
+            && !strcmp (job->x->jobspec, "{\"version\":1}"),
+        "a jobspec without environment is kept whole");
     full = job_jobspec_full (job->x);
-    ok (full == plain, "and comes back as is");
+    ok (full && json_equal (full, plain), "and comes back whole");
     json_decref (full);
     job_destroy (job);
     job = job_create (2);
@@ -186,7 +215,46 @@ static void test_jobspec_set (void)
         "no jobspec: ENOENT");
     job_destroy (job);
     json_decref (plain);
+    json_decref (update);
+    json_decref (bad);
     json_decref (js);
+}
+
+static void test_eventlog (void)
+{
+    struct job *job = job_create (3);
+    json_t *log, *e1 = eventlog_entry_pack (1., "submit", "{s:i}", "userid", 5);
+    json_t *e2 = eventlog_entry_pack (2., "validate", NULL);
+    char *l1 = eventlog_entry_encode (e1), *l2 = eventlog_entry_encode (e2);
+
+    log = job_eventlog (job->x);
+    ok (log && json_array_size (log) == 0, "a new job's eventlog is empty");
+    json_decref (log);
+    ok (job_eventlog_append (job->x, l1) == 0
+            && job_eventlog_append (job->x, l2) == 0,
+        "job_eventlog_append works");
+    ok (job->x->eventlog && strlen (job->x->eventlog) == strlen (l1) + strlen (l2)
+            && !strncmp (job->x->eventlog, l1, strlen (l1)),
+        "the eventlog text is the lines in order");
+    log = job_eventlog (job->x);
+    ok (log && json_array_size (log) == 2
+            && json_equal (json_array_get (log, 0), e1)
+            && json_equal (json_array_get (log, 1), e2),
+        "job_eventlog decodes them");
+    ok (job_eventlog_set (job->x, log) == 0
+            && job->x->eventlog_len == strlen (l1) + strlen (l2),
+        "job_eventlog_set replaces the log");
+    json_decref (log);
+    for (int i = 0; i < 100; i++)
+        (void)job_eventlog_append (job->x, l2);
+    log = job_eventlog (job->x);
+    ok (log && json_array_size (log) == 102, "the log grows");
+    json_decref (log);
+    free (l1);
+    free (l2);
+    json_decref (e1);
+    json_decref (e2);
+    job_destroy (job);
 }
 
 int main (int argc, char **argv)
@@ -196,6 +264,7 @@ int main (int argc, char **argv)
     test_compact ();
     test_jobspec ();
     test_jobspec_set ();
+    test_eventlog ();
     done_testing ();
     return 0;
 }
