@@ -288,8 +288,8 @@ int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
         || !(line = eventlog_entry_encode (entry))) {
         if (errno != ENOMEM)
             errno = EINVAL;
-        return errprintf (error, "%s",
-                          errno == EINVAL ? "malformed event" : "out of memory");
+        return errprintf (
+            error, "%s", errno == EINVAL ? "malformed event" : "out of memory");
     }
     prev_state = job->x->js.state;
     if (jobstate_apply (&job->x->js, timestamp, name, context, &e) < 0) {

@@ -33,12 +33,12 @@
 struct jobx {
     struct job *job; /* back pointer */
     struct jobstate js;
-    char *jobspec;       /* compact JSON text, with jobspec-update applied,
-                          * without attributes.system.environment
-                          * (job_jobspec_set), or NULL */
-    char *environment;   /* that environment as JSON text, or NULL */
-    json_t *R;           /* R (RFC 20) once known, else NULL */
-    char *eventlog;      /* the events so far, RFC 18 text (or NULL) */
+    char *jobspec;     /* compact JSON text, with jobspec-update applied,
+                        * without attributes.system.environment
+                        * (job_jobspec_set), or NULL */
+    char *environment; /* that environment as JSON text, or NULL */
+    json_t *R;         /* R (RFC 20) once known, else NULL */
+    char *eventlog;    /* the events so far, RFC 18 text (or NULL) */
     size_t eventlog_len, eventlog_size;
     json_t *annotations; /* RFC 27 annotations, NULL if none */
 

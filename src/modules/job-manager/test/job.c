@@ -167,11 +167,12 @@ static void test_jobspec_set (void)
             && !strstr (job->x->jobspec, "HOME"),
         "and not in the jobspec text");
     rest = job_jobspec (job->x);
-    ok (rest && json_integer_value (json_object_get (
-                    json_object_get (json_object_get (rest, "attributes"),
-                                     "system"),
-                    "duration"))
-                    == 5
+    ok (rest
+            && json_integer_value (json_object_get (
+                   json_object_get (json_object_get (rest, "attributes"),
+                                    "system"),
+                   "duration"))
+                   == 5
             && !json_object_get (
                 json_object_get (json_object_get (rest, "attributes"),
                                  "system"),
@@ -233,7 +234,8 @@ static void test_eventlog (void)
     ok (job_eventlog_append (job->x, l1) == 0
             && job_eventlog_append (job->x, l2) == 0,
         "job_eventlog_append works");
-    ok (job->x->eventlog && strlen (job->x->eventlog) == strlen (l1) + strlen (l2)
+    ok (job->x->eventlog
+            && strlen (job->x->eventlog) == strlen (l1) + strlen (l2)
             && !strncmp (job->x->eventlog, l1, strlen (l1)),
         "the eventlog text is the lines in order");
     log = job_eventlog (job->x);
