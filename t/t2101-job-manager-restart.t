@@ -216,6 +216,38 @@ test_expect_success 'with a scheduler and an exec service all of them finish' '
 	wait_event $2 clean &&
 	test "$(jm .active_jobs)" = 0
 '
+test_expect_success 'a stopped, disabled queue stays so across a reload' '
+	flux queue stop for the test &&
+	flux queue disable "no submissions now" &&
+	reload_jm &&
+	$RPC job-manager.queue-status "{}" >qs.out &&
+	test "$(jq -c "[.enable,.start,.disable_reason,.stop_reason]" qs.out)" \
+		= "[false,false,\"no submissions now\",\"for the test\"]" &&
+	flux dmesg | grep "queue restored: disabled, stopped"
+'
+test_expect_success 'and across a restart of the instance' '
+	stop_instance &&
+	start_instance "-Sstatedir=$(pwd)/state" &&
+	$RPC job-manager.queue-status "{}" >qs2.out &&
+	test_cmp qs.out qs2.out &&
+	test_must_fail $SUBMIT 2>refused.err &&
+	grep "no submissions now" refused.err
+'
+test_expect_success 'a stop with nocheckpoint is not remembered' '
+	flux queue enable && flux queue start &&
+	flux queue stop --nocheckpoint &&
+	test "$($RPC job-manager.queue-status "{}" | jq .start)" = false &&
+	reload_jm &&
+	$RPC job-manager.queue-status "{}" >qs3.out &&
+	test "$(jq -c "[.enable,.start]" qs3.out)" = "[true,true]"
+'
+test_expect_success 'a malformed saved state is ignored, and logged' '
+	flux kvs put checkpoint.job-manager="[1,2]" &&
+	reload_jm &&
+	flux dmesg | grep "checkpoint.job-manager: malformed, ignored" &&
+	test "$($RPC job-manager.queue-status "{}" | jq -c "[.enable,.start]")" \
+		= "[true,true]"
+'
 test_expect_success 'the instance shuts down cleanly' '
 	stop_instance
 '

@@ -29,8 +29,10 @@ static const char start_usage[]
       "Start scheduling: pending jobs may be allocated resources.\n"
       "  -h, --help          Display this message\n";
 static const char stop_usage[]
-    = "Usage: flux queue stop [REASON...]\n"
-      "Stop scheduling (submissions are still accepted).\n"
+    = "Usage: flux queue stop [OPTIONS] [REASON...]\n"
+      "Stop scheduling (submissions are still accepted).  The stop is\n"
+      "remembered across a restart of the job manager or the instance.\n"
+      "      --nocheckpoint  Do not remember it: start again after a restart\n"
       "  -h, --help          Display this message\n";
 static const char status_usage[]
     = "Usage: flux queue status\n"
@@ -170,15 +172,25 @@ static int q_start (int argc, char **argv)
     return 0;
 }
 
+static const struct option stop_opts[] = {
+    {"nocheckpoint", no_argument, NULL, 'N'},
+    CMD_OPT_HELP,
+    {NULL, 0, NULL, 0},
+};
+
 static int q_stop (int argc, char **argv)
 {
     char *reason;
     json_t *o;
+    int c, nocheckpoint = 0;
 
-    while (cmd_getopt (argc, argv, "", plain_opts) != -1)
-        ;
+    while ((c = cmd_getopt (argc, argv, "", stop_opts)) != -1) {
+        if (c == 'N')
+            nocheckpoint = 1;
+    }
     reason = join (argc - optind, argv + optind);
-    o = json_pack ("{s:b s:b}", "start", 0, "all", 1);
+    o = json_pack ("{s:b s:b s:b}", "start", 0, "all", 1, "nocheckpoint",
+                   nocheckpoint);
     if (o && reason)
         json_object_set_new (o, "reason", json_string (reason));
     json_decref (call ("job-manager.queue-start", o, -1));

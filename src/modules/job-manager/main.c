@@ -137,6 +137,10 @@ int mod_main (flux_t *h, int argc, char **argv)
     }
     if (n > 0)
         jm_log (jm, LOG_INFO, "restart: %d jobs", n);
+    if (queue_restore (jm->queue, &error) < 0) {
+        jm_log (jm, LOG_CRIT, "restart: %s", error.text);
+        goto done;
+    }
     restart_continue (jm);
     if (jobmgr_start (jm) < 0
         || flux_msg_handler_addvec (h, htab, jm, &handlers) < 0)

@@ -9,6 +9,9 @@
 #include "alloc.h"
 #include "event.h"
 #include "queue.h"
+#include "libkvs/kvs.h"
+
+#define CHECKPOINT_KEY "checkpoint.job-manager"
 
 struct qwaiter {
     struct list_node link;
@@ -19,6 +22,7 @@ struct queue {
     struct jobmgr *jm;
     char *disable_reason; /* NULL: enabled */
     char *stop_reason;    /* while stopped, if one was given */
+    bool saved_stopped;   /* the stop to checkpoint (not a nocheckpoint one) */
     struct list_node drain, idle;
 };
 
@@ -164,6 +168,76 @@ static int set_reason (char **dst, const char *reason)
     return 0;
 }
 
+/* Record the queue's state in the next eventlog commit. */
+static void save (struct queue *q)
+{
+    json_t *o;
+
+    o = json_pack ("{s:b s:b}", "enable", q->disable_reason == NULL, "start",
+                   !q->saved_stopped);
+    if (o && q->disable_reason)
+        (void)json_object_set_new (o, "disable_reason",
+                                   json_string (q->disable_reason));
+    if (o && q->saved_stopped && q->stop_reason)
+        (void)json_object_set_new (o, "stop_reason",
+                                   json_string (q->stop_reason));
+    if (o && !(o = json_pack ("{s:i s:[o]}", "version", 1, "queue", o)))
+        errno = ENOMEM;
+    if (!o || event_kvs_put (q->jm, CHECKPOINT_KEY, o) < 0)
+        jm_log (q->jm, LOG_ERR, "%s: cannot save the queue state: %s",
+                CHECKPOINT_KEY, strerror (errno));
+    json_decref (o);
+}
+
+int queue_restore (struct queue *q, flux_error_t *error)
+{
+    flux_future_t *f;
+    const char *s;
+    json_t *o = NULL, *queue;
+    int enable = 1, start = 1, rc = -1;
+    const char *dreason = NULL, *sreason = NULL;
+
+    if (!(f = flux_kvs_lookup (q->jm->h, NULL, 0, CHECKPOINT_KEY)))
+        return errprintf (error, "%s: %s", CHECKPOINT_KEY, strerror (errno));
+    if (flux_kvs_lookup_get (f, &s) < 0) {
+        if (errno == ENOENT)
+            rc = 0; /* nothing saved: enabled and started */
+        else
+            errprintf (error, "%s: %s", CHECKPOINT_KEY,
+                       future_strerror (f, errno));
+        goto done;
+    }
+    if (!(o = json_loads (s, 0, NULL))
+        || json_unpack (o, "{s:[o]}", "queue", &queue) < 0
+        || json_unpack (queue, "{s?b s?b s?s s?s}", "enable", &enable, "start",
+                        &start, "disable_reason", &dreason, "stop_reason",
+                        &sreason)
+               < 0) {
+        /* not fatal: the jobs matter more than the queue's state */
+        jm_log (q->jm, LOG_ERR, "%s: malformed, ignored", CHECKPOINT_KEY);
+        rc = 0;
+        goto done;
+    }
+    if (set_reason (&q->disable_reason, enable    ? NULL
+                                        : dreason ? dreason
+                                                  : "disabled")
+            < 0
+        || set_reason (&q->stop_reason, start ? NULL : sreason) < 0) {
+        errprintf (error, "out of memory");
+        goto done;
+    }
+    q->saved_stopped = !start;
+    alloc_queue_start (q->jm->alloc, start);
+    if (!enable || !start)
+        jm_log (q->jm, LOG_INFO, "queue restored: %s, %s",
+                enable ? "enabled" : "disabled", start ? "started" : "stopped");
+    rc = 0;
+done:
+    json_decref (o);
+    flux_future_destroy (f);
+    return rc;
+}
+
 void queue_enable (struct queue *q, const flux_msg_t *msg)
 {
     int enable, all = 0;
@@ -188,6 +262,7 @@ void queue_enable (struct queue *q, const flux_msg_t *msg)
     }
     jm_log (q->jm, LOG_INFO, "queue %s%s%s", enable ? "enabled" : "disabled",
             enable ? "" : ": ", enable ? "" : reason);
+    save (q);
     flux_respond (q->jm->h, msg, NULL);
 }
 
@@ -211,6 +286,10 @@ void queue_start (struct queue *q, const flux_msg_t *msg)
     }
     alloc_queue_start (q->jm->alloc, start);
     jm_log (q->jm, LOG_INFO, "queue %s", start ? "started" : "stopped");
+    if (!nocheckpoint || start) {
+        q->saved_stopped = !start;
+        save (q);
+    }
     flux_respond (q->jm->h, msg, NULL);
 }
 

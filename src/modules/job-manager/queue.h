@@ -11,10 +11,21 @@
  *   no job runs or waits for an allocation), alloc-query.
  *
  * Named queues are not supported: a request naming one gets EINVAL.
+ *
+ * The queue's state (enabled, started, and the reasons) is kept in the
+ * KVS key checkpoint.job-manager, written with the next eventlog commit
+ * after each change, {version:1, queue:[{enable:b, start:b,
+ * disable_reason?:s, stop_reason?:s}]}, and restored when the module
+ * starts: a queue stopped or disabled stays so across a restart.  A stop
+ * with nocheckpoint is not recorded (the queue starts again after a
+ * restart).
  */
 #include "jobmgr.h"
 
 struct queue *queue_create (struct jobmgr *jm);
+/* Restore the state saved in the KVS (at module start, before any
+ * request).  -1 with error set if the key exists but cannot be read. */
+int queue_restore (struct queue *q, flux_error_t *error);
 void queue_destroy (struct queue *q);
 
 /* NULL if submissions are accepted, else the reason they are not. */
