@@ -8,6 +8,7 @@ purge and bad requests, on one broker'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 RPC="$FLUX_BUILD_DIR/t/rpc"
+CRED="$FLUX_BUILD_DIR/t/rpc-cred"
 SUBMIT="$FLUX_BUILD_DIR/t/jm-submit"
 JOURNAL="$FLUX_BUILD_DIR/t/jm-journal"
 SCHED="$FLUX_BUILD_DIR/t/module/.libs/sched-dummy.so"
@@ -764,6 +765,28 @@ test_expect_success 'update: the duration of a pending job (jobspec-update)' '
 	test "$(ctx $id jobspec-update)" = "{\"attributes.system.duration\":60}" &&
 	test_expect_code 22 $RPC job-manager.update "{\"id\":$id,\"updates\":{\"version\":2}}" &&
 	$RPC job-manager.urgency "{\"id\":$id,\"urgency\":16}" && wait_event $id clean
+'
+test_expect_success 'update limits: a guest may shorten its job, not lengthen it' '
+	guest=$(($(id -u)+4242)) &&
+	id=$($SUBMIT -u 0 -U $guest \
+		"$(jobspec | jq -c ".attributes.system.duration=60")") &&
+	wait_event $id priority &&
+	upd () {
+		$CRED -u $guest -R 2 job-manager.update \
+			"{\"id\":$id,\"updates\":{\"attributes.system.duration\":$1}}"
+	} &&
+	test_expect_code 1 upd 120 2>longer.err &&
+	grep "only the instance owner may increase" longer.err &&
+	test_expect_code 1 upd 0 2>unlimited.err &&
+	grep "only the instance owner may make" unlimited.err &&
+	upd 30 && wait_event $id jobspec-update &&
+	test_expect_code 1 upd 45 &&
+	$RPC job-manager.update "{\"id\":$id,\"updates\":{\"attributes.system.duration\":0}}" &&
+	test "$(evlog $id | jq -c "select(.name==\"jobspec-update\") | .context")" \
+		= "$(printf "%s\n%s" "{\"attributes.system.duration\":30}" \
+			"{\"attributes.system.duration\":0}")" &&
+	$RPC job-manager.raise "{\"id\":$id,\"severity\":0,\"type\":\"cancel\",\"note\":\"\"}" &&
+	wait_event $id clean
 '
 test_expect_success 'update: the duration of a running job (resource-update)' '
 	id=$($SUBMIT "$(jobspec "{\"hang\":true}")") && wait_event $id start &&

@@ -44,6 +44,39 @@ static int check_updates (json_t *updates, bool *duration, double *value,
     return 0;
 }
 
+/* The job's current duration (0: unlimited), from its jobspec. */
+static double current_duration (struct job *job)
+{
+    json_t *jobspec = job_jobspec (job->x);
+    double d = 0;
+
+    (void)json_unpack (jobspec, "{s:{s:{s:F}}}", "attributes", "system",
+                       "duration", &d);
+    json_decref (jobspec);
+    return d;
+}
+
+/* A guest may shorten its job, not lengthen it nor make it unlimited
+ * (that is the instance owner's call).  -1 with error set if refused. */
+static int check_limits (struct jobmgr *jm, const flux_msg_t *msg,
+                         struct job *job, double value, flux_error_t *error)
+{
+    double cur;
+
+    if (jm_is_owner (msg))
+        return 0;
+    cur = current_duration (job);
+    if (value == 0 && cur > 0)
+        return errprintf (error, "only the instance owner may make a job's"
+                                 " duration unlimited");
+    if (cur > 0 && value > cur)
+        return errprintf (error,
+                          "only the instance owner may increase a job's"
+                          " duration (now %gs)",
+                          cur);
+    return 0;
+}
+
 struct expiration {
     struct jobmgr *jm;
     const flux_msg_t *msg;
@@ -146,6 +179,10 @@ void update_request (struct jobmgr *jm, const flux_msg_t *msg)
     }
     if (!(job = jm_job_for_request (jm, msg, (flux_jobid_t)id)))
         return;
+    if (job->x && duration && check_limits (jm, msg, job, value, &error) < 0) {
+        jm_respond_error (jm, msg, EPERM, "%s", error.text);
+        return;
+    }
     if (job->x && (job->state & FLUX_JOB_STATE_PENDING)) {
         if (event_post (jm, job, "jobspec-update", 0, updates, &error) < 0)
             jm_respond_error (jm, msg, errno, "%s", error.text);

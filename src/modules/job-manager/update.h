@@ -10,6 +10,8 @@
  * event.  The duration of a running job (owner only) also moves its
  * expiration: sched.expiration {id, expiration} (ENOSYS counts as done,
  * RFC 27), then resource-update {expiration} and jobspec-update.
+ * Limits: a guest may only shorten its job's duration, never lengthen it
+ * or make it unlimited (EPERM); the instance owner may do either.
  */
 #include "jobmgr.h"
 
