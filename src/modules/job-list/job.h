@@ -21,7 +21,7 @@
 #include "libflux/flux.h"
 #include "libjob/job.h"
 #include "ordlist.h"
-#include "strpool.h"
+#include "libutil/strpool.h"
 
 /* RFC 43 attributes, in the order they are written. */
 enum job_attr {

@@ -79,8 +79,8 @@ static void jobx_destroy (struct jobx *x)
 {
     if (x) {
         jobstate_clear (&x->js);
-        free (x->jobspec);
-        free (x->environment);
+        strpool_put (x->pool, x->jobspec);
+        strpool_put (x->pool, x->environment);
         json_decref (x->R);
         free (x->eventlog);
         json_decref (x->annotations);
@@ -131,29 +131,44 @@ json_t *job_jobspec_redacted (const json_t *jobspec)
     return copy;
 }
 
-int job_jobspec_set (struct jobx *x, json_t *jobspec)
+/* The pooled copy of the dump of o (any: o may be any JSON value). */
+static const char *pooled_dump (strpool_t *pool, json_t *o, bool any)
+{
+    char *s = json_dumps (o, JSON_COMPACT | (any ? JSON_ENCODE_ANY : 0));
+    const char *p = s ? strpool_get (pool, s) : NULL;
+
+    free (s);
+    return p;
+}
+
+int job_jobspec_set (struct jobx *x, strpool_t *pool, json_t *jobspec)
 {
     json_t *env = json_object_get (
         json_object_get (json_object_get (jobspec, "attributes"), "system"),
         "environment");
-    char *text = NULL, *rest_text = NULL;
+    const char *text = NULL, *rest_text = NULL;
     json_t *rest;
 
-    if (env && !(text = json_dumps (env, JSON_COMPACT | JSON_ENCODE_ANY)))
+    if (!pool || (x->pool && x->pool != pool)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (env && !(text = pooled_dump (pool, env, true)))
         goto nomem;
     if (!(rest = job_jobspec_redacted (jobspec)))
         goto nomem;
-    rest_text = json_dumps (rest, JSON_COMPACT);
+    rest_text = pooled_dump (pool, rest, false);
     json_decref (rest);
     if (!rest_text)
         goto nomem;
-    free (x->jobspec);
-    free (x->environment);
+    strpool_put (pool, x->jobspec);
+    strpool_put (pool, x->environment);
+    x->pool = pool;
     x->jobspec = rest_text;
     x->environment = text;
     return 0;
 nomem:
-    free (text);
+    strpool_put (pool, text);
     errno = ENOMEM;
     return -1;
 }
@@ -204,7 +219,7 @@ nomem:
 int job_jobspec_apply (struct jobx *x, json_t *updates)
 {
     json_t *jobspec;
-    char *text;
+    const char *text;
 
     if (!(jobspec = job_jobspec (x)))
         return -1;
@@ -212,13 +227,13 @@ int job_jobspec_apply (struct jobx *x, json_t *updates)
         json_decref (jobspec);
         return -1;
     }
-    text = json_dumps (jobspec, JSON_COMPACT);
+    text = pooled_dump (x->pool, jobspec, false);
     json_decref (jobspec);
     if (!text) {
         errno = ENOMEM;
         return -1;
     }
-    free (x->jobspec);
+    strpool_put (x->pool, x->jobspec);
     x->jobspec = text;
     return 0;
 }

@@ -28,17 +28,21 @@
 #include "libflux/flux.h"
 #include "libflux/list.h"
 #include "libjob/job.h"
+#include "libutil/strpool.h"
 #include "jobstate.h"
 
 struct jobx {
     struct job *job; /* back pointer */
     struct jobstate js;
-    char *jobspec;     /* compact JSON text, with jobspec-update applied,
-                        * without attributes.system.environment
-                        * (job_jobspec_set), or NULL */
-    char *environment; /* that environment as JSON text, or NULL */
-    json_t *R;         /* R (RFC 20) once known, else NULL */
-    char *eventlog;    /* the events so far, RFC 18 text (or NULL) */
+    /* jobspec and environment: pooled strings (jobs submitted together
+     * share them), NULL until job_jobspec_set */
+    strpool_t *pool;
+    const char *jobspec;     /* compact JSON text, with jobspec-update
+                              * applied, without the environment */
+    const char *environment; /* attributes.system.environment as JSON text,
+                              * or NULL */
+    json_t *R;               /* R (RFC 20) once known, else NULL */
+    char *eventlog;          /* the events so far, RFC 18 text (or NULL) */
     size_t eventlog_len, eventlog_size;
     json_t *annotations; /* RFC 27 annotations, NULL if none */
 
@@ -95,9 +99,10 @@ void job_compact (struct job *job);
 json_t *job_jobspec_redacted (const json_t *jobspec);
 
 /* Keep jobspec in x as text: the environment, by far its largest part
- * and needed only to start the job, apart from the rest.  -1/ENOMEM
- * (x unchanged). */
-int job_jobspec_set (struct jobx *x, json_t *jobspec);
+ * and needed only to start the job, apart from the rest.  Both strings
+ * come from pool (identical jobspecs share them); x uses the same pool
+ * for the rest of its life.  -1/ENOMEM (x unchanged). */
+int job_jobspec_set (struct jobx *x, strpool_t *pool, json_t *jobspec);
 
 /* The jobspec without its environment (a new object, what alloc, the
  * journal, getattr and dependencies use); NULL with ENOENT if x has

@@ -152,7 +152,8 @@ struct jobmgr *jobmgr_create (flux_t *h)
     list_init (&jm->resources);
     list_init (&jm->doomed);
     list_init (&jm->futures);
-    if (!(jm->jobs = jobtab_create ()) || !(jm->event = event_create (jm))
+    if (!(jm->strings = strpool_create ()) || !(jm->jobs = jobtab_create ())
+        || !(jm->event = event_create (jm))
         || !(jm->journal = journal_create (jm))
         || !(jm->alloc = alloc_create (jm)) || !(jm->start = start_create (jm))
         || !(jm->wait = wait_create (jm)) || !(jm->depend = depend_create (jm))
@@ -214,6 +215,7 @@ void jobmgr_destroy (struct jobmgr *jm)
             job_destroy (job);
         }
         jobtab_destroy (jm->jobs);
+        strpool_destroy (jm->strings); /* after the jobs holding strings */
         free (jm);
         errno = saved;
     }

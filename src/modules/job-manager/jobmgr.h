@@ -18,6 +18,8 @@
 #include "libflux/flux.h"
 #include "job.h"
 
+#include "libutil/strpool.h"
+
 struct event;
 struct alloc;
 struct start;
@@ -28,7 +30,8 @@ struct queue;
 
 struct jobmgr {
     flux_t *h;
-    uint32_t owner; /* instance owner userid */
+    uint32_t owner;     /* instance owner userid */
+    strpool_t *strings; /* jobspec and environment texts, shared */
     struct jobtab *jobs;
     struct event *event;
     struct alloc *alloc;

@@ -222,7 +222,7 @@ static void got_object (struct walk *w, struct rq *rq)
     if (rq->job->x->js.updates
         && job_jobspec_update (o, rq->job->x->js.updates) < 0)
         jm_log (w->jm, LOG_ERR, "restart: %s: jobspec-update failed", rq->key);
-    if (job_jobspec_set (rq->job->x, o) < 0)
+    if (job_jobspec_set (rq->job->x, w->jm->strings, o) < 0)
         jm_log (w->jm, LOG_ERR, "restart: %s: %s", rq->key, strerror (errno));
     json_decref (o);
 }

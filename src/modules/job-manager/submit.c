@@ -88,7 +88,7 @@ static int add_job (struct jobmgr *jm, struct entry *e)
         return -1;
     job->userid = (uint32_t)e->userid;
     job->t_submit = e->t_submit;
-    if (job_jobspec_set (job->x, e->jobspec) < 0
+    if (job_jobspec_set (job->x, jm->strings, e->jobspec) < 0
         || jobtab_insert (jm->jobs, job) < 0) {
         job_destroy (job);
         return -1;

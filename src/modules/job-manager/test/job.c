@@ -66,6 +66,8 @@ static void test_table (void)
 static void test_compact (void)
 {
     struct job *job = job_create (7);
+    strpool_t *pool = strpool_create ();
+    json_t *empty = json_object ();
 
     job->x->js.state = FLUX_JOB_STATE_INACTIVE;
     job->x->js.userid = 12;
@@ -74,7 +76,8 @@ static void test_compact (void)
     job->x->js.status = 256;
     job->x->js.started = true;
     job->x->js.t_clean = 99.;
-    job->x->jobspec = strdup ("{}");
+    ok (job_jobspec_set (job->x, pool, empty) == 0 && strpool_count (pool) == 1,
+        "the jobspec text is pooled");
     job_compact (job);
     ok (job->x == NULL, "compact drops the active part");
     ok (job->userid == 12 && job->state == FLUX_JOB_STATE_INACTIVE
@@ -84,6 +87,9 @@ static void test_compact (void)
     is (job->errstr, "task(s) exited with exit code 1",
         "a waitable job keeps its wait error string");
     job_destroy (job);
+    ok (strpool_count (pool) == 0, "the compacted job gave its string back");
+    json_decref (empty);
+    strpool_destroy (pool);
 }
 
 static void test_jobspec (void)
@@ -155,10 +161,24 @@ static void test_jobspec_set (void)
     json_t *plain = json_pack ("{s:i}", "version", 1);
     json_t *update = json_pack ("{s:i}", "attributes.system.duration", 60);
     json_t *bad = json_pack ("{s:i}", "version.x", 2);
-    struct job *job = job_create (1);
+    struct job *job = job_create (1), *twin = job_create (9);
+    strpool_t *pool = strpool_create (), *other;
     json_t *full, *rest;
 
-    ok (job && job_jobspec_set (job->x, js) == 0, "job_jobspec_set");
+    ok (job && job_jobspec_set (job->x, pool, js) == 0, "job_jobspec_set");
+    ok (twin && job_jobspec_set (twin->x, pool, js) == 0
+            && twin->x->jobspec == job->x->jobspec
+            && twin->x->environment == job->x->environment
+            && strpool_count (pool) == 2,
+        "a job with the same jobspec shares both strings");
+    job_destroy (twin);
+    ok (strpool_count (pool) == 2 && job->x->jobspec && job->x->environment,
+        "destroying one leaves the other's");
+    other = strpool_create ();
+    ok (job_jobspec_set (job->x, other, js) < 0 && errno == EINVAL
+            && strpool_count (other) == 0,
+        "a second pool is refused");
+    strpool_destroy (other);
     ok (job->x->environment
             && !strcmp (job->x->environment, "{\"HOME\":\"/x\",\"PATH\":"
                                              "\"/bin\"}"),
@@ -203,7 +223,7 @@ static void test_jobspec_set (void)
             "environment")
             != NULL,
         "the jobspec given is left whole");
-    ok (job_jobspec_set (job->x, plain) == 0 && !job->x->environment
+    ok (job_jobspec_set (job->x, pool, plain) == 0 && !job->x->environment
             && !strcmp (job->x->jobspec, "{\"version\":1}"),
         "a jobspec without environment is kept whole");
     full = job_jobspec_full (job->x);
@@ -215,6 +235,8 @@ static void test_jobspec_set (void)
     ok (job && !job_jobspec_full (job->x) && errno == ENOENT,
         "no jobspec: ENOENT");
     job_destroy (job);
+    ok (strpool_count (pool) == 0, "every string went back to the pool");
+    strpool_destroy (pool);
     json_decref (plain);
     json_decref (update);
     json_decref (bad);

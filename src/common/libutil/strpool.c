@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strpool.h"
+#include "libutil/strpool.h"
 
 struct entry {
     struct entry *next;

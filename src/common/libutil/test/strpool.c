@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strpool.h"
+#include "libutil/strpool.h"
 #include "tap.h"
 
 int main (int argc, char **argv)

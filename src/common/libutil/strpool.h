@@ -2,12 +2,14 @@
  * Copyright the flux-c authors */
 /* strpool.h - interned, reference counted strings.
  *
- * Many jobs share their name, cwd, queue, nodelist and ranks strings;
- * job-list keeps one copy of each distinct string.  O(1) expected per
- * operation (a chained hash that grows by doubling).
+ * Many jobs share their strings (name, cwd, nodelist, ranks in job-list;
+ * the jobspec and environment text of jobs submitted together in the
+ * job manager); a pool keeps one copy of each distinct string.  O(1)
+ * expected per operation (a chained hash that grows by doubling).  Not
+ * thread safe: one pool per thread.
  */
-#ifndef JOB_LIST_STRPOOL_H
-#define JOB_LIST_STRPOOL_H
+#ifndef LIBUTIL_STRPOOL_H
+#define LIBUTIL_STRPOOL_H
 
 #include <stddef.h>
 
@@ -32,4 +34,4 @@ void strpool_put (strpool_t *p, const char *s);
 /* Number of distinct strings in the pool. */
 size_t strpool_count (const strpool_t *p);
 
-#endif /* !JOB_LIST_STRPOOL_H */
+#endif /* !LIBUTIL_STRPOOL_H */
