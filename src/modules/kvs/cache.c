@@ -19,6 +19,13 @@
  * they are still in use elsewhere: identical directories share a blob. */
 #define CACHE_COLD_BYTES ((size_t)8 << 20)
 
+/* What an entry costs, as the byte bound counts it: the entry itself
+ * and its dict slot, the blob, and for a decoded tree object an estimate
+ * of the jansson objects (measured: a small directory or jobspec takes
+ * 6 to 17 times its JSON text decoded). */
+#define ENTRY_OVERHEAD 200
+#define DECODED_FACTOR 6
+
 struct waiter {
     struct waiter *next;
     cache_wait_f cb;
@@ -30,10 +37,11 @@ struct entry {
     bool cold;
     json_t *obj;      /* decoded tree object, or NULL */
     struct blob *raw; /* the blob, or NULL */
-    size_t size; /* bytes accounted: the blob's, or the encoded size of obj */
-    bool stored; /* known to be in the content store */
-    int dirty;   /* stores pending */
-    void *load;  /* load in flight, or NULL */
+    size_t size;      /* bytes accounted (account()) */
+    size_t objlen;    /* encoded size of obj */
+    bool stored;      /* known to be in the content store */
+    int dirty;        /* stores pending */
+    void *load;       /* load in flight, or NULL */
     struct waiter *waiters, **tail;
     char ref[BLOBREF_MAX_STRING_SIZE];
 };
@@ -127,6 +135,18 @@ void cache_destroy (struct cache *c)
     }
 }
 
+/* Recount what e costs (after its blob or object changed). */
+static void account (struct cache *c, struct entry *e)
+{
+    size_t size = ENTRY_OVERHEAD + (e->raw ? e->raw->len : 0)
+                  + (e->obj ? DECODED_FACTOR * e->objlen : 0);
+
+    c->st.bytes += size - e->size;
+    if (e->cold)
+        c->cold_bytes += size - e->size;
+    e->size = size;
+}
+
 static bool expirable (const struct entry *e)
 {
     return !e->dirty && !e->load && !e->waiters;
@@ -191,6 +211,7 @@ static struct entry *entry_get (struct cache *c, const char *ref, bool create)
     }
     list_add_head (&c->lru, &e->lru);
     c->st.count++;
+    account (c, e);
     return e;
 }
 
@@ -243,6 +264,8 @@ json_t *cache_get_treeobj (struct cache *c, const char *ref)
             errno = ENOTRECOVERABLE;
             return NULL;
         }
+        e->objlen = e->raw->len;
+        account (c, e);
     }
     return e->obj;
 }
@@ -329,9 +352,7 @@ static void set_blob (struct cache *c, struct entry *e, struct blob *b)
     if (e->raw)
         return;
     e->raw = blob_incref (b);
-    c->st.bytes += b->len;
-    c->st.bytes -= e->size;
-    e->size = b->len;
+    account (c, e);
 }
 
 static int check_hash (const char *ref, const void *data, size_t len)
@@ -421,9 +442,9 @@ int cache_insert_treeobj (struct cache *c, const char *ref, json_t *obj,
         return -1;
     if (!e->obj)
         e->obj = json_incref (obj);
-    if (!e->raw && size > e->size) {
-        c->st.bytes += size - e->size;
-        e->size = size;
+    if (e->objlen == 0) {
+        e->objlen = size;
+        account (c, e);
     }
     return 0;
 }

@@ -47,13 +47,14 @@ typedef void (*cache_wait_f) (int errnum, void *arg);
 struct cache_stats {
     size_t count;   /* entries */
     size_t dirty;   /* entries with stores pending */
-    size_t bytes;   /* blob bytes held (raw, or encoded size of objects) */
+    size_t bytes;   /* memory counted: 200 per entry, its blob, and 6x the
+                     * encoded size of a decoded object */
     size_t loading; /* loads in flight */
     unsigned long loads, hits, misses, expired;
 };
 
-/* Create a cache holding at most max_entries entries and max_bytes of
- * blob data (0: no bound).
+/* Create a cache holding at most max_entries entries and max_bytes as
+ * struct cache_stats counts them (0: no bound).
  */
 struct cache *cache_create (size_t max_entries, size_t max_bytes,
                             cache_load_f load, cache_free_f free_handle,

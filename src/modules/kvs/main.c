@@ -10,8 +10,8 @@
  *
  * Arguments: inline-max=BYTES (vals larger than this are stored as
  * blobs, default 256), cache-max=N and cache-max-bytes=N (the object
- * cache's bounds, default 100000 entries and 4 MiB: the bytes are
- * encoded sizes; decoded objects take a few times more), batch-max=N
+ * cache's bounds, default 100000 entries and 4 MiB, counting each
+ * entry, its blob and an estimate of its decoded object: cache.c), batch-max=N
  * (commits per root change, default 4096), linger-ms=N (longest wait to
  * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
  * namespace in flight at once, default 1: see commit.c), write-chunk=N

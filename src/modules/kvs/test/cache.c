@@ -225,9 +225,11 @@ static void test_insert_dirty_expire (void)
     fakestore_destroy (fs);
 }
 
+/* The byte bound counts 200 per entry, the blob, and 6 times the encoded
+ * size of a decoded object (cache.c). */
 static void test_bytes (void)
 {
-    struct cache *c = cache_create (0, 20, fail_load, nofree, NULL);
+    struct cache *c = cache_create (0, 500, fail_load, nofree, NULL);
     char refs[4][BLOBREF_MAX_STRING_SIZE];
     struct cache_stats st;
     json_t *obj = val_str ("o");
@@ -241,20 +243,43 @@ static void test_bytes (void)
     cache_insert_raw (c, refs[1], "12345678", 8, false);
     cache_insert_raw (c, refs[2], "12345678", 8, false);
     cache_get_stats (c, &st);
-    ok (st.bytes == 24 && st.count == 3, "24 bytes held (bound 20)");
+    ok (st.bytes == 3 * 208 && st.count == 3,
+        "3 entries of 8 bytes count 624 (bound 500)");
     cache_expire (c);
     cache_get_stats (c, &st);
-    ok (st.bytes == 16 && cache_get_raw (c, refs[0], NULL, NULL) == 0
+    ok (st.bytes == 2 * 208 && cache_get_raw (c, refs[0], NULL, NULL) == 0
             && cache_get_raw (c, refs[1], NULL, NULL) < 0,
         "expiry drops the oldest clean entry, keeps the dirty one");
     ok (cache_insert_treeobj (c, refs[3], obj, 100, false) == 0,
         "insert an object of encoded size 100");
     cache_get_stats (c, &st);
-    ok (st.bytes == 116, "its size is accounted");
+    ok (st.bytes == 2 * 208 + 200 + 600, "it counts as decoded");
     cache_expire (c);
     cache_get_stats (c, &st);
-    ok (st.bytes == 8 && st.count == 1, "over the bound: only the dirty entry"
-                                        " is left");
+    ok (st.bytes == 208 && st.count == 1, "over the bound: only the dirty entry"
+                                          " is left");
+    json_decref (obj);
+    cache_destroy (c);
+}
+
+/* Decoding a cached blob adds the decoded object to what it counts. */
+static void test_bytes_decode (void)
+{
+    struct cache *c = cache_create (0, 0, fail_load, nofree, NULL);
+    char ref[BLOBREF_MAX_STRING_SIZE];
+    json_t *obj = val_str ("abc");
+    char *s = treeobj_encode (obj);
+    struct cache_stats st;
+
+    blobref_hash ("sha1", s, strlen (s), ref, sizeof (ref));
+    ok (cache_insert_raw (c, ref, s, strlen (s), false) == 0,
+        "insert a tree object as a blob");
+    cache_get_stats (c, &st);
+    ok (st.bytes == 200 + strlen (s), "it counts its bytes");
+    ok (cache_get_treeobj (c, ref) != NULL, "decode it");
+    cache_get_stats (c, &st);
+    ok (st.bytes == 200 + 7 * strlen (s), "now it counts the object too");
+    free (s);
     json_decref (obj);
     cache_destroy (c);
 }
@@ -274,7 +299,8 @@ static void test_forget (void)
         snprintf (s, sizeof (s), "forget%d", i);
         blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
         big[0] = i;
-        cache_insert_raw (c, refs[i], big, mb, i == 11);
+        /* each entry counts 1 MiB: its blob and 200 for itself */
+        cache_insert_raw (c, refs[i], big, mb - 200, i == 11);
     }
     cache_forget (c, refs[0]);
     ok (cache_get_raw (c, refs[0], NULL, NULL) == 0,
@@ -315,6 +341,7 @@ int main (void)
     test_errors ();
     test_insert_dirty_expire ();
     test_bytes ();
+    test_bytes_decode ();
     test_forget ();
     test_destroy_pending ();
     done_testing ();
