@@ -1,6 +1,6 @@
 #!/bin/sh
-test_description='flux cancel, flux queue, and flux job urgency, raise,
-cancel, kill and wait against the job manager'
+test_description='flux cancel, flux queue, flux update, and flux job
+urgency, raise, cancel, kill and wait against the job manager'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
@@ -84,6 +84,43 @@ test_expect_success 'flux cancel --user=all is for the owner; bad states are ref
 #
 # flux job urgency / raise / cancel / kill / wait
 #
+#
+# flux update
+#
+test_expect_success 'flux update: duration and name of a pending job' '
+	h=$($SUBMIT -u 0) && wait_event $h priority &&
+	flux update $(f58 $h) duration=30m name=short attributes.user.n=3 &&
+	wait_event $h jobspec-update &&
+	ctx $h jobspec-update | jq -e ".[\"attributes.system.duration\"] == 1800
+		and .[\"attributes.system.job.name\"] == \"short\"
+		and .[\"attributes.user.n\"] == 3 and length == 3" &&
+	flux update $h duration=unlimited &&
+	for i in $(seq 100); do
+		test $(evlog $h | grep -c jobspec-update) = 2 && break
+		sleep 0.1
+	done &&
+	evlog $h | jq -c "select(.name==\"jobspec-update\") | .context" |
+		tail -1 | jq -e ". == {\"attributes.system.duration\": 0}"
+	rc=$? && flux cancel $h && wait_event $h clean && test $rc = 0
+'
+test_expect_success 'flux update -n prints the update; JSON or string values' '
+	flux update -n 1 attributes.user.tag="[1,2]" attributes.user.s=word \
+		duration=90s >u.out &&
+	test "$(cat u.out)" = "{\"attributes.system.duration\":90.0,\"attributes.user.s\":\"word\",\"attributes.user.tag\":[1,2]}"
+'
+test_expect_success 'flux update: errors name the job or the argument' '
+	test_must_fail flux update 2>u1.err &&
+	grep "JOBID and at least one KEY=VALUE" u1.err &&
+	test_must_fail flux update notanid duration=1m 2>u2.err &&
+	grep "error parsing jobid: notanid" u2.err &&
+	test_must_fail flux update 1 duration=soon 2>u3.err &&
+	grep "invalid duration .soon." u3.err &&
+	test_must_fail flux update 1 =x 2>u4.err &&
+	grep "expected KEY=VALUE" u4.err &&
+	id=$($SUBMIT) && wait_event $id clean &&
+	test_must_fail flux update $id version=2 2>u5.err &&
+	grep "flux-update: $id: updating version is not supported" u5.err
+'
 test_expect_success 'flux job urgency: hold, then default, verbose' '
 	id=$($SUBMIT) && wait_event $id clean &&
 	h=$($SUBMIT -u 0) && wait_event $h priority &&

@@ -48,6 +48,7 @@ extern const struct builtin builtin_job_info;
 extern const struct builtin builtin_job_status;
 
 extern const struct builtin builtin_cancel;
+extern const struct builtin builtin_update;
 extern const struct builtin builtin_queue;
 /* members of the `flux job` group (builtin/job_control.c) */
 extern const struct builtin builtin_job_urgency;
@@ -83,6 +84,7 @@ int cmd_job (int argc, char **argv);
 int cmd_resource (int argc, char **argv);
 int cmd_jobs (int argc, char **argv);
 int cmd_cancel (int argc, char **argv);
+int cmd_update (int argc, char **argv);
 int cmd_queue (int argc, char **argv);
 
 #endif /* !FLUX_CMD_BUILTIN_H */
