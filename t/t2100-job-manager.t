@@ -782,6 +782,7 @@ test_expect_success 'update limits: a guest may shorten its job, not lengthen it
 	upd 30 && wait_event $id jobspec-update &&
 	test_expect_code 1 upd 45 &&
 	$RPC job-manager.update "{\"id\":$id,\"updates\":{\"attributes.system.duration\":0}}" &&
+	wait_count $id jobspec-update 2 &&
 	test "$(evlog $id | jq -c "select(.name==\"jobspec-update\") | .context")" \
 		= "$(printf "%s\n%s" "{\"attributes.system.duration\":30}" \
 			"{\"attributes.system.duration\":0}")" &&
