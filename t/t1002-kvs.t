@@ -314,6 +314,63 @@ test_expect_success 'lookupat a snapshot root' '
 	head -1 at.out | grep "\"data\":\"b2xk\"" &&
 	tail -1 at.out | grep "^new$"
 '
+test_expect_success 'a big directory is stored as an hdir, read as one directory' '
+	rm -rf sdh && mkdir sdh &&
+	cat >hdir.sh <<-EOT &&
+	seq 1 700 | sed "s/.*/h.k&=v&/" | xargs flux kvs put || exit 1
+	flux kvs ls h | wc -w
+	flux kvs get h.k1 h.k350 h.k700
+	ref=\$(flux kvs get --treeobj h | jq -r ".data[0]")
+	flux content load \$ref | jq -r ".type, .data.size, .data.func"
+	flux kvs put h.k350=changed && flux kvs unlink h.k351 || exit 1
+	flux kvs put -A h.log=a && flux kvs put -A h.log=b || exit 1
+	flux kvs put h.sub.x=1 || exit 1
+	$K -r 1 get h.k350 && $K -r 1 get h.log && $K -r 1 get h.sub.x
+	flux kvs ls h | wc -w
+	flux kvs dir -R h | grep -c "^h\\.k"
+	flux dump hdir.tar && flux restore --key=copy hdir.tar || exit 1
+	flux kvs ls copy.h | wc -w
+	EOT
+	flux start -s 2 -Sstatedir="$PWD/sdh" $MODS sh hdir.sh >hdir.out &&
+	cat >hdir.exp <<-EOT &&
+	700
+	v1
+	v350
+	v700
+	hdir
+	67
+	fnv1a32
+	changed
+	ab
+	1
+	701
+	699
+	701
+	EOT
+	test_cmp hdir.exp hdir.out &&
+	flux start -Sstatedir="$PWD/sdh" $MODS sh -c \
+		"flux kvs get h.k700 copy.h.k350 && flux kvs ls h | wc -w" >hr.out &&
+	printf "v700\nchanged\n701\n" >hr.exp &&
+	test_cmp hr.exp hr.out
+'
+test_expect_success 'hdir-maxdirent=0 keeps big directories flat' '
+	flux start -Sbroker.modules=content,content-sqlite@0 sh -c "
+		flux module load kvs hdir-maxdirent=0 &&
+		seq 1 300 | sed \"s/.*/f.k&=&/\" | xargs flux kvs put &&
+		flux content load \$(flux kvs get --treeobj f | jq -r .data[0]) |
+			jq -r .type && flux kvs ls f | wc -w" >flat.out &&
+	printf "dir\n300\n" >flat.exp &&
+	test_cmp flat.exp flat.out
+'
+test_expect_success 'an hdir is refused as a put dirent (EPROTO)' '
+	cat >hput.sh <<-EOT &&
+	$K rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"x\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\",\"bucket\":[null]}}}]}"
+	echo "rc=\$?"
+	$K put ok=1 && $K get ok
+	EOT
+	kvs_run 1 hput.sh >hput.out 2>hput.err &&
+	grep "rc=[1-9]" hput.out && grep "hdir" hput.err && tail -1 hput.out | grep "^1$"
+'
 test_expect_success 'a clean restart keeps everything' '
 	rm -rf sd1 && mkdir sd1 &&
 	flux start -Sstatedir="$PWD/sd1" $MODS sh -c "

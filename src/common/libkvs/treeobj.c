@@ -15,7 +15,7 @@
 #include "treeobj.h"
 
 static const char *const types[] = {
-    "val", "valref", "dir", "dirref", "symlink", NULL,
+    "val", "valref", "dir", "dirref", "symlink", "hdir", NULL,
 };
 
 static int einval (void)
@@ -77,6 +77,11 @@ bool treeobj_is_dirref (const json_t *obj)
 bool treeobj_is_symlink (const json_t *obj)
 {
     return has_type (obj, "symlink");
+}
+
+bool treeobj_is_hdir (const json_t *obj)
+{
+    return has_type (obj, "hdir");
 }
 
 json_t *treeobj_get_data (const json_t *obj)
@@ -155,7 +160,38 @@ static int validate_dir (const json_t *data)
         return einval ();
     json_object_foreach ((json_t *)data, name, o)
     {
-        if (!valid_name (name) || treeobj_validate (o) < 0)
+        if (!valid_name (name) || treeobj_is_hdir (o)
+            || treeobj_validate (o) < 0)
+            return einval ();
+    }
+    return 0;
+}
+
+#define HDIR_FUNC "fnv1a32"
+
+/* {"size":n, "func":f, "bucket":[n x (null or dirref)]}; with
+ * any_bucket, slots may hold any tree object (a writer's hdir). */
+static int validate_hdir (const json_t *data, bool any_bucket)
+{
+    json_t *size, *func, *bucket, *o;
+    size_t i;
+
+    if (!json_is_object (data) || json_object_size (data) != 3
+        || !(size = json_object_get (data, "size")) || !json_is_integer (size)
+        || json_integer_value (size) < 1
+        || json_integer_value (size) > TREEOBJ_HDIR_MAX_SIZE
+        || !(func = json_object_get (data, "func")) || !json_is_string (func)
+        || strcmp (json_string_value (func), HDIR_FUNC) != 0
+        || !(bucket = json_object_get (data, "bucket"))
+        || !json_is_array (bucket)
+        || json_array_size (bucket) != (size_t)json_integer_value (size))
+        return einval ();
+    if (any_bucket)
+        return 0;
+    json_array_foreach (bucket, i, o)
+    {
+        if (!json_is_null (o)
+            && (!treeobj_is_dirref (o) || treeobj_validate (o) < 0))
             return einval ();
     }
     return 0;
@@ -182,6 +218,8 @@ int treeobj_validate (const json_t *obj)
         return validate_refs (data, 1, 1);
     if (!strcmp (type, "dir"))
         return validate_dir (data);
+    if (!strcmp (type, "hdir"))
+        return validate_hdir (data, false);
     return validate_symlink (data);
 }
 
@@ -256,6 +294,30 @@ json_t *treeobj_create_dirref (const char *blobref)
 json_t *treeobj_create_dir (void)
 {
     return create ("dir", json_object ());
+}
+
+json_t *treeobj_create_hdir (int size, const char *func)
+{
+    json_t *bucket;
+
+    if (size < 1 || size > TREEOBJ_HDIR_MAX_SIZE
+        || (func && strcmp (func, HDIR_FUNC) != 0)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(bucket = json_array ()))
+        goto nomem;
+    for (int i = 0; i < size; i++) {
+        if (json_array_append_new (bucket, json_null ()) < 0) {
+            json_decref (bucket);
+            goto nomem;
+        }
+    }
+    return create ("hdir", json_pack ("{s:i s:s s:o}", "size", size, "func",
+                                      HDIR_FUNC, "bucket", bucket));
+nomem:
+    errno = ENOMEM;
+    return NULL;
 }
 
 json_t *treeobj_create_symlink (const char *ns, const char *target)
@@ -357,6 +419,76 @@ int treeobj_append_blobref (json_t *obj, const char *blobref)
     return 0;
 }
 
+uint32_t treeobj_fnv1a32 (const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* The bucket array of a (writer's) hdir, or NULL with EINVAL. */
+static json_t *hdir_buckets (const json_t *obj)
+{
+    json_t *data;
+
+    if (!treeobj_is_hdir (obj) || !(data = json_object_get (obj, "data"))
+        || validate_hdir (data, true) < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return json_object_get (data, "bucket");
+}
+
+int treeobj_hdir_size (const json_t *obj)
+{
+    json_t *b = hdir_buckets (obj);
+    return b ? (int)json_array_size (b) : -1;
+}
+
+int treeobj_hdir_index (const json_t *obj, const char *name)
+{
+    json_t *b = hdir_buckets (obj);
+
+    if (!b || !valid_name (name))
+        return einval ();
+    return treeobj_fnv1a32 (name, strlen (name)) % json_array_size (b);
+}
+
+json_t *treeobj_hdir_get_bucket (const json_t *obj, int index)
+{
+    json_t *b = hdir_buckets (obj), *o;
+
+    if (!b || index < 0 || (size_t)index >= json_array_size (b)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    o = json_array_get (b, index);
+    if (json_is_null (o)) {
+        errno = ENOENT;
+        return NULL;
+    }
+    return o;
+}
+
+int treeobj_hdir_set_bucket (json_t *obj, int index, json_t *obj2)
+{
+    json_t *b = hdir_buckets (obj);
+
+    if (!b || index < 0 || (size_t)index >= json_array_size (b)
+        || (obj2 && !treeobj_get_type (obj2)))
+        return einval ();
+    if (json_array_set (b, index, obj2 ? obj2 : json_null ()) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
 static json_t *dir_data (const json_t *obj, const char *name)
 {
     json_t *data;
@@ -435,6 +567,15 @@ json_t *treeobj_copy (const json_t *obj)
     if (!(cpy = json_copy (data))) {
         errno = ENOMEM;
         return NULL;
+    }
+    if (!strcmp (type, "hdir")) {
+        json_t *b = json_object_get (cpy, "bucket");
+        if (json_is_array (b)
+            && json_object_set_new (cpy, "bucket", json_copy (b)) < 0) {
+            json_decref (cpy);
+            errno = ENOMEM;
+            return NULL;
+        }
     }
     return create (type, cpy);
 }

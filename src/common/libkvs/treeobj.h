@@ -14,8 +14,19 @@
  *   dirref   D is an array of exactly one blobref (RFC 11: "limited to
  *            one") naming a serialized dir
  *   symlink  D is {"target":s, "namespace"?:s}, both non-empty
- * "hdir" is not implemented (RFC 11) and is rejected like any other
- * unknown type.  Dir entry names are non-empty and contain no '.'.
+ *   hdir     D is {"size":n, "func":f, "bucket":[n slots]}: a big dir
+ *            split by the hash f of its names into n buckets, each slot
+ *            null (no entry) or a dirref of a dir or of another hdir
+ *            that holds the names of that bucket (see below)
+ * Dir entry names are non-empty and contain no '.'.  An hdir is only
+ * ever stored on its own (the object behind a dirref): it is not valid
+ * as a dir entry, nor inline in a bucket.
+ *
+ * Hdir buckets: the only func is "fnv1a32": a name's bucket is the 32-bit
+ * FNV-1a hash of its bytes modulo size.  A bucket's own hdir (when that
+ * bucket grew big too) uses another size, coprime with the sizes above
+ * it, so that the names of one bucket spread over the next level's.
+ * Readers need not know that: they follow size and func at each level.
  *
  * "Borrowed" means no new reference: valid while the parent object lives
  * and is not modified.  Functions returning json_t * without "borrowed"
@@ -27,6 +38,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +71,7 @@ bool treeobj_is_valref (const json_t *obj);
 bool treeobj_is_dir (const json_t *obj);
 bool treeobj_is_dirref (const json_t *obj);
 bool treeobj_is_symlink (const json_t *obj);
+bool treeobj_is_hdir (const json_t *obj);
 
 /* The "data" member (borrowed), or NULL with EINVAL. */
 json_t *treeobj_get_data (const json_t *obj);
@@ -71,7 +84,8 @@ json_t *treeobj_get_data (const json_t *obj);
 int treeobj_decode_val (const json_t *obj, void **data, size_t *len);
 
 /* Number of entries of a dir, of blobrefs of a valref/dirref; 1 for a
- * val or symlink.  -1 with EINVAL if obj is not a tree object.
+ * val or symlink.  -1 with EINVAL if obj is not a tree object or is an
+ * hdir (whose entries are in its buckets: count those).
  */
 int treeobj_get_count (const json_t *obj);
 
@@ -102,9 +116,30 @@ int treeobj_delete_entry (json_t *obj, const char *name);
 int treeobj_get_symlink (const json_t *obj, const char **ns,
                          const char **target);
 
+/* Hdirs.  create_hdir makes one of size buckets (1 to
+ * TREEOBJ_HDIR_MAX_SIZE), all empty, hashed with func (NULL: the
+ * default, "fnv1a32").  hdir_size gives the number of buckets;
+ * hdir_index the bucket that holds name (-1 with EINVAL if obj is not an
+ * hdir with a known func or name is invalid); get_bucket the bucket's
+ * object (borrowed), NULL with ENOENT when it is empty; set_bucket puts
+ * obj2 (incref'd; NULL empties it) in bucket index: a stored hdir holds
+ * dirrefs only, a writer may hold other objects there while it builds
+ * one.  EINVAL for a bad argument.
+ */
+#define TREEOBJ_HDIR_MAX_SIZE 65536
+json_t *treeobj_create_hdir (int size, const char *func);
+int treeobj_hdir_size (const json_t *obj);
+int treeobj_hdir_index (const json_t *obj, const char *name);
+json_t *treeobj_hdir_get_bucket (const json_t *obj, int index);
+int treeobj_hdir_set_bucket (json_t *obj, int index, json_t *obj2);
+
+/* The 32-bit FNV-1a hash of len bytes (the hdir func "fnv1a32"). */
+uint32_t treeobj_fnv1a32 (const void *data, size_t len);
+
 /* copy: a new top-level object and a new "data" container, sharing the
  * entries of a dir with obj (so entries can be inserted or deleted in
- * the copy without touching obj).  deep_copy copies everything.
+ * the copy without touching obj); an hdir's copy has its own bucket
+ * array, sharing the buckets.  deep_copy copies everything.
  */
 json_t *treeobj_copy (const json_t *obj);
 json_t *treeobj_deep_copy (const json_t *obj);

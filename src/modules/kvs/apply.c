@@ -18,6 +18,16 @@
  * entries costs O(changes * log n) plus copying its bytes, not decoding,
  * copying, sorting and encoding n entries.  A stored dir that is not in
  * canonical form is copied whole, as an owned dir without a base.
+ *
+ * Big directories are hdirs (RFC 11, treeobj.h): a dir whose encoding
+ * holds more than maxdirent entries is stored as an hdir of a few dozen
+ * buckets, each a dir of the names that hash to it, and a bucket that
+ * grows past maxdirent in turn becomes an hdir of another (coprime)
+ * size.  A commit to a name copies the hdir (its bucket array only) and
+ * that name's bucket, so what it rewrites stays a few KB however many
+ * entries the directory has.  An owned hdir holds owned buckets in place
+ * of the dirrefs it replaced; an hdir whose buckets all empty is stored
+ * as an empty dir.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,9 +47,15 @@
 
 struct undo {
     json_t *dir;
-    char *name;
+    char *name; /* NULL: bucket index of the hdir dir */
+    int index;
     json_t *old; /* NULL: the entry did not exist */
 };
+
+/* Bucket counts of the hdirs of each level of one directory: pairwise
+ * coprime, so that the names of one bucket spread over the next. */
+static const int hdir_sizes[] = {67, 61, 59, 53, 47, 43, 41, 37};
+#define HDIR_LEVELS ((int)(sizeof (hdir_sizes) / sizeof (hdir_sizes[0])))
 
 /* owned dir -> its base blob (or NULL) */
 struct owned_slot {
@@ -59,6 +75,7 @@ struct apply {
     char rootref[BLOBREF_MAX_STRING_SIZE];
     char hashtype[16];
     size_t inline_max;
+    int maxdirent;
 
     json_t *root; /* owned working copy, NULL until first written */
     struct ownmap owned;
@@ -173,6 +190,7 @@ struct apply *apply_create (struct cache *cache, const char *ns,
         return NULL;
     a->cache = cache;
     a->inline_max = inline_max;
+    a->maxdirent = APPLY_MAXDIRENT;
     snprintf (a->rootref, sizeof (a->rootref), "%s", rootref);
     snprintf (a->hashtype, sizeof (a->hashtype), "%s", hashtype);
     if (!(a->ns = strdup (ns)) || !(a->blobidx = dict_create (NULL))
@@ -230,20 +248,112 @@ void apply_destroy (struct apply *a)
 
 /* reading entries */
 
+static int get_entry (struct apply *a, json_t *dir, const char *name,
+                      json_t **entry);
+
+/* Keep a decoded entry for the batch (taking the reference). */
+static int keep (struct apply *a, json_t *v, json_t **entry)
+{
+    if (json_array_append_new (a->keep, v) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    *entry = v;
+    return 0;
+}
+
+/* The entry name of the stored dir or hdir ref, read without copying
+ * it.  EAGAIN when something on the way is not cached (a->missing). */
+static int stored_entry (struct apply *a, const char *ref, const char *name,
+                         json_t **entry)
+{
+    struct blob *b = cache_get_blob (a->cache, ref);
+    json_t *obj, *v;
+    bool found;
+    int i;
+
+    if (b && blob_dir_index (b) == 0) {
+        i = blob_dir_find (b, name, &found);
+        if (!found)
+            return 0;
+        if (!(v = blob_dir_value (b, i)))
+            return -1;
+        return keep (a, v, entry);
+    }
+    if (!(obj = cache_get_treeobj (a->cache, ref))) {
+        if (errno == ENOENT) {
+            snprintf (a->missing, sizeof (a->missing), "%s", ref);
+            errno = EAGAIN;
+        }
+        return -1;
+    }
+    if (treeobj_is_dir (obj)) {
+        if (!(v = json_object_get (treeobj_get_data (obj), name)))
+            return 0;
+        return keep (a, json_incref (v), entry);
+    }
+    if (treeobj_is_hdir (obj))
+        return get_entry (a, obj, name, entry);
+    errno = ENOTRECOVERABLE;
+    return -1;
+}
+
+/* The blobref of a dirref, or NULL with ENOTRECOVERABLE. */
+static const char *dirref_ref (const json_t *dirref)
+{
+    const char *ref;
+
+    if (!treeobj_is_dirref (dirref) || treeobj_get_count (dirref) != 1
+        || !(ref = treeobj_get_blobref (dirref, 0))) {
+        errno = ENOTRECOVERABLE;
+        return NULL;
+    }
+    return ref;
+}
+
+/* The bucket of name in hdir (borrowed; NULL if empty). */
+static int hdir_slot (json_t *hdir, const char *name, json_t **slot, int *index)
+{
+    int i = treeobj_hdir_index (hdir, name);
+
+    if (i < 0) {
+        errno = ENOTRECOVERABLE;
+        return -1;
+    }
+    *slot = treeobj_hdir_get_bucket (hdir, i);
+    if (index)
+        *index = i;
+    return 0;
+}
+
 /* The entry name of dir into *entry (borrowed; NULL if there is none).
  * An owned dir's own entries come first (null: removed), then its
- * base's.  -1 with errno ENOTRECOVERABLE (a corrupt base entry), ENOMEM.
+ * base's.  In an hdir (owned, or stored when reached through one), the
+ * entry is looked up in name's bucket.  -1 with errno EAGAIN (a bucket
+ * is not cached), ENOTRECOVERABLE (a corrupt base entry), ENOMEM.
  */
 static int get_entry (struct apply *a, json_t *dir, const char *name,
                       json_t **entry)
 {
-    json_t *data = treeobj_get_data (dir), *v;
+    json_t *data, *v;
     struct blob *base;
     bool found;
     int i;
 
     *entry = NULL;
-    if (!data)
+    if (treeobj_is_hdir (dir)) {
+        const char *ref;
+        if (hdir_slot (dir, name, &v, NULL) < 0)
+            return -1;
+        if (!v)
+            return 0;
+        if (is_owned (a, v))
+            return get_entry (a, v, name, entry);
+        if (!(ref = dirref_ref (v)))
+            return -1;
+        return stored_entry (a, ref, name, entry);
+    }
+    if (!(data = treeobj_get_data (dir)))
         return 0;
     if ((v = json_object_get (data, name))) {
         if (!json_is_null (v))
@@ -257,28 +367,70 @@ static int get_entry (struct apply *a, json_t *dir, const char *name,
         return 0;
     if (!(v = blob_dir_value (base, i)))
         return -1;
-    if (json_array_append_new (a->keep, v) < 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    *entry = v;
-    return 0;
+    return keep (a, v, entry);
 }
 
 /* logged modification of an owned dir: obj NULL unlinks */
 
+static struct undo *log_push (struct apply *a, json_t *dir, const char *name,
+                              int index, json_t *old)
+{
+    struct undo *u;
+
+    if (a->nlog == a->maxlog) {
+        int n = a->maxlog ? a->maxlog * 2 : 16;
+        struct undo *tmp = realloc (a->log, n * sizeof (*tmp));
+        if (!tmp)
+            return NULL;
+        a->log = tmp;
+        a->maxlog = n;
+    }
+    u = &a->log[a->nlog];
+    u->name = NULL;
+    if (name && !(u->name = strdup (name)))
+        return NULL;
+    u->index = index;
+    u->dir = json_incref (dir);
+    u->old = json_incref (old);
+    a->nlog++;
+    return u;
+}
+
+static json_t *own_stored (struct apply *a, const char *ref);
+static json_t *own_new_dir (struct apply *a, const json_t *src);
+
+/* The owned bucket of name in the owned hdir, copied or created (and
+ * logged) on first write. */
+static json_t *hdir_bucket_for_write (struct apply *a, json_t *hdir,
+                                      const char *name)
+{
+    json_t *slot, *sub;
+    const char *ref;
+    int i;
+
+    if (hdir_slot (hdir, name, &slot, &i) < 0)
+        return NULL;
+    if (slot && is_owned (a, slot))
+        return slot;
+    if (!slot)
+        sub = own_new_dir (a, NULL);
+    else if (!(ref = dirref_ref (slot)))
+        return NULL;
+    else
+        sub = own_stored (a, ref);
+    if (!sub)
+        return NULL;
+    if (!log_push (a, hdir, NULL, i, slot ? slot : json_null ())
+        || treeobj_hdir_set_bucket (hdir, i, sub) < 0)
+        return NULL;
+    return sub;
+}
+
 static int set_entry (struct apply *a, json_t *dir, const char *name,
                       json_t *obj)
 {
-    json_t *data = treeobj_get_data (dir);
-    json_t *cur;
-    bool has_base = base_of (a, dir) != NULL;
-    struct undo *u;
+    json_t *data;
 
-    if (!data) {
-        errno = EINVAL;
-        return -1;
-    }
     if (!obj) {
         json_t *old;
         if (get_entry (a, dir, name, &old) < 0)
@@ -286,24 +438,19 @@ static int set_entry (struct apply *a, json_t *dir, const char *name,
         if (!old)
             return 0; /* nothing to unlink */
     }
-    if (a->nlog == a->maxlog) {
-        int n = a->maxlog ? a->maxlog * 2 : 16;
-        struct undo *tmp = realloc (a->log, n * sizeof (*tmp));
-        if (!tmp)
-            return -1;
-        a->log = tmp;
-        a->maxlog = n;
+    if (treeobj_is_hdir (dir)) {
+        json_t *bucket = hdir_bucket_for_write (a, dir, name);
+        return bucket ? set_entry (a, bucket, name, obj) : -1;
     }
-    u = &a->log[a->nlog];
-    if (!(u->name = strdup (name)))
+    if (!(data = treeobj_get_data (dir))) {
+        errno = EINVAL;
         return -1;
-    cur = json_object_get (data, name);
-    u->dir = json_incref (dir);
-    u->old = json_incref (cur); /* NULL: not among the dir's own */
-    a->nlog++;
+    }
+    if (!log_push (a, dir, name, -1, json_object_get (data, name)))
+        return -1;
     if (obj)
         return json_object_set (data, name, obj) < 0 ? -1 : 0;
-    if (has_base)
+    if (base_of (a, dir))
         return json_object_set_new (data, name, json_null ()) < 0 ? -1 : 0;
     return json_object_del (data, name) < 0 ? -1 : 0;
 }
@@ -312,11 +459,12 @@ static void log_revert (struct apply *a)
 {
     for (int i = a->nlog - 1; i >= 0; i--) {
         struct undo *u = &a->log[i];
-        json_t *data = treeobj_get_data (u->dir);
-        if (u->old)
-            (void)json_object_set (data, u->name, u->old);
+        if (!u->name)
+            (void)treeobj_hdir_set_bucket (u->dir, u->index, u->old);
+        else if (u->old)
+            (void)json_object_set (treeobj_get_data (u->dir), u->name, u->old);
         else
-            (void)json_object_del (data, u->name);
+            (void)json_object_del (treeobj_get_data (u->dir), u->name);
     }
     log_clear (a);
 }
@@ -406,8 +554,8 @@ static json_t *store_large (struct apply *a, json_t *dirent)
 
 /* applying ops */
 
-/* A new owned dir copying the stored dir ref: on top of its blob if
- * that is indexed, else a full copy of its decoded object.  NULL with
+/* A new owned copy of the stored dir or hdir ref: a dir on top of its
+ * blob if that is indexed, else a copy of its decoded object.  NULL with
  * errno EAGAIN (ref not cached: a->missing names it), ENOTRECOVERABLE. */
 static json_t *own_stored (struct apply *a, const char *ref)
 {
@@ -427,7 +575,7 @@ static json_t *own_stored (struct apply *a, const char *ref)
             }
             return NULL;
         }
-        if (!treeobj_is_dir (src)) {
+        if (!treeobj_is_dir (src) && !treeobj_is_hdir (src)) {
             errno = ENOTRECOVERABLE;
             return NULL;
         }
@@ -440,6 +588,19 @@ static json_t *own_stored (struct apply *a, const char *ref)
     }
     json_decref (dir); /* the owned map holds it */
     (void)json_array_append_new (a->replaced, json_string (ref));
+    return dir;
+}
+
+/* A new owned dir: empty, or a copy of the dir src. */
+static json_t *own_new_dir (struct apply *a, const json_t *src)
+{
+    json_t *dir = src ? treeobj_copy (src) : treeobj_create_dir ();
+
+    if (!dir || own (a, dir, NULL) < 0) {
+        json_decref (dir);
+        return NULL;
+    }
+    json_decref (dir); /* the owned map holds it */
     return dir;
 }
 
@@ -461,21 +622,12 @@ static json_t *subdir_for_write (struct apply *a, json_t *dir, const char *name,
 
     if (!e || treeobj_is_dir (e)) {
         /* a new dir, or a copy of one given inline */
-        if (!(sub = e ? treeobj_copy (e) : treeobj_create_dir ()))
+        if (!(sub = own_new_dir (a, e)))
             return NULL;
-        if (own (a, sub, NULL) < 0) {
-            json_decref (sub);
-            return NULL;
-        }
-        json_decref (sub); /* the owned map holds it */
     }
     else { /* dirref */
         const char *ref;
-        if (treeobj_get_count (e) != 1 || !(ref = treeobj_get_blobref (e, 0))) {
-            errno = ENOTRECOVERABLE;
-            return NULL;
-        }
-        if (!(sub = own_stored (a, ref)))
+        if (!(ref = dirref_ref (e)) || !(sub = own_stored (a, ref)))
             return NULL;
     }
     if (set_entry (a, dir, name, sub) < 0)
@@ -660,6 +812,12 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
     return 0;
 }
 
+void apply_set_maxdirent (struct apply *a, int maxdirent)
+{
+    if (a)
+        a->maxdirent = maxdirent < 0 ? 0 : maxdirent;
+}
+
 const char *apply_missing_ref (struct apply *a)
 {
     return a && a->missing[0] ? a->missing : NULL;
@@ -667,31 +825,162 @@ const char *apply_missing_ref (struct apply *a)
 
 /* finalize */
 
-/* Store dir (owned) and everything new below it; its blobref into ref. */
-static int unroll (struct apply *a, json_t *dir, char *ref, size_t size)
+static int unroll (struct apply *a, json_t *dir, int level, char *ref,
+                   size_t size, bool *empty);
+
+/* Split b, an indexed dir blob of more than maxdirent entries (taken
+ * over), into an hdir of hdir_sizes[level] buckets: each bucket is a dir
+ * blob of its entries' bytes as they are (a sub-run of sorted entries is
+ * sorted, so it is canonical too), itself split if still too big.  The
+ * buckets and the hdir are stored; the hdir's blobref into ref. */
+static int split (struct apply *a, struct blob *b, int level, char *ref,
+                  size_t size)
+{
+    static const char head[] = "{\"data\":{";
+    static const char tail[] = "},\"type\":\"dir\",\"ver\":1}";
+    int nb = hdir_sizes[level];
+    int *bucket = malloc (b->n * sizeof (*bucket));
+    size_t *len = calloc (nb, sizeof (*len));
+    int *count = calloc (nb, sizeof (*count));
+    json_t *hdir = treeobj_create_hdir (nb, NULL);
+    char *s = NULL;
+    size_t slen;
+    int rc = -1;
+
+    if (!bucket || !len || !count || !hdir)
+        goto done;
+    for (int i = 0; i < b->n; i++) {
+        size_t nlen;
+        const char *name = blob_dir_name (b, i, &nlen);
+        bucket[i] = treeobj_fnv1a32 (name, nlen) % nb;
+        count[bucket[i]]++;
+        len[bucket[i]] += b->off[i + 1] - b->off[i]; /* with its ',' */
+    }
+    for (int k = 0; k < nb; k++) {
+        char subref[BLOBREF_MAX_STRING_SIZE];
+        struct blob *sub;
+        json_t *dirref;
+        size_t n = 0, total;
+        char *buf;
+        int err;
+
+        if (count[k] == 0)
+            continue;
+        total = sizeof (head) - 1 + len[k] - 1 + sizeof (tail) - 1;
+        if (!(buf = malloc (total + 1)))
+            goto done;
+        memcpy (buf, head, sizeof (head) - 1);
+        n = sizeof (head) - 1;
+        for (int i = 0; i < b->n; i++) {
+            if (bucket[i] == k) {
+                size_t elen = b->off[i + 1] - 1 - b->off[i];
+                if (n > sizeof (head) - 1)
+                    buf[n++] = ',';
+                memcpy (buf + n, b->data + b->off[i], elen);
+                n += elen;
+            }
+        }
+        memcpy (buf + n, tail, sizeof (tail) - 1);
+        n += sizeof (tail) - 1;
+        if (!(sub = take_bytes (buf, n)))
+            goto done;
+        if (count[k] > a->maxdirent && level + 1 < HDIR_LEVELS
+            && blob_dir_index (sub) == 0)
+            err = split (a, sub, level + 1, subref, sizeof (subref));
+        else
+            err = add_blob (a, sub, true, subref, sizeof (subref));
+        if (err < 0 || !(dirref = treeobj_create_dirref (subref)))
+            goto done;
+        err = treeobj_hdir_set_bucket (hdir, k, dirref);
+        json_decref (dirref);
+        if (err < 0)
+            goto done;
+    }
+    if (!(s = kvs_encode (hdir, &slen)))
+        goto done;
+    rc = add_blob (a, take_bytes (s, slen), true, ref, size);
+    s = NULL;
+done:
+    blob_decref (b);
+    free (s);
+    json_decref (hdir);
+    free (count);
+    free (len);
+    free (bucket);
+    return rc;
+}
+
+/* Store the owned hdir (of level level) and its changed buckets; a
+ * bucket that emptied becomes null, an hdir with no bucket left an
+ * empty dir. */
+static int unroll_hdir (struct apply *a, json_t *hdir, int level, char *ref,
+                        size_t size, bool *empty)
+{
+    int nb = treeobj_hdir_size (hdir);
+    bool all_empty = true;
+    char *s;
+    size_t slen;
+
+    for (int k = 0; k < nb; k++) {
+        json_t *slot = treeobj_hdir_get_bucket (hdir, k), *nobj = NULL;
+        char subref[BLOBREF_MAX_STRING_SIZE];
+        bool sub_empty;
+        int err;
+
+        if (slot && is_owned (a, slot)) {
+            if (unroll (a, slot, level + 1, subref, sizeof (subref), &sub_empty)
+                < 0)
+                return -1;
+            if (!sub_empty && !(nobj = treeobj_create_dirref (subref)))
+                return -1;
+            err = treeobj_hdir_set_bucket (hdir, k, nobj);
+            json_decref (nobj);
+            if (err < 0)
+                return -1;
+            slot = nobj;
+        }
+        if (slot)
+            all_empty = false;
+    }
+    *empty = all_empty;
+    if (all_empty) {
+        json_t *none = json_object ();
+        struct blob *blob = none ? kvs_encode_dir (NULL, none) : NULL;
+        json_decref (none);
+        return add_blob (a, blob, true, ref, size);
+    }
+    if (!(s = kvs_encode (hdir, &slen)))
+        return -1;
+    return add_blob (a, take_bytes (s, slen), true, ref, size);
+}
+
+/* Store dir (owned: a dir, or an hdir of a dir at hdir level level) and
+ * everything new below it; its blobref into ref, and whether it holds
+ * no entry into *empty. */
+static int unroll (struct apply *a, json_t *dir, int level, char *ref,
+                   size_t size, bool *empty)
 {
     json_t *data = treeobj_get_data (dir);
+    struct blob *blob;
     json_t *e;
     void *iter;
 
     if (!data)
         return -1;
+    if (treeobj_is_hdir (dir))
+        return unroll_hdir (a, dir, level, ref, size, empty);
     /* only the dir's own entries: its base's are stored already */
     for (iter = json_object_iter (data); iter;
          iter = json_object_iter_next (data, iter)) {
         char subref[BLOBREF_MAX_STRING_SIZE];
         json_t *nobj = NULL;
+        bool sub_empty;
         e = json_object_iter_value (iter);
-        if (treeobj_is_dir (e)) {
+        if (treeobj_is_dir (e) || treeobj_is_hdir (e)) {
             json_t *sub = e;
-            if (!is_owned (a, e)) { /* a dir given inline by a commit */
-                if (!(sub = treeobj_copy (e)) || own (a, sub, NULL) < 0) {
-                    json_decref (sub);
-                    return -1;
-                }
-                json_decref (sub); /* the owned map holds it */
-            }
-            if (unroll (a, sub, subref, sizeof (subref)) < 0
+            if (!is_owned (a, e) && !(sub = own_new_dir (a, e)))
+                return -1; /* a dir given inline by a commit */
+            if (unroll (a, sub, 0, subref, sizeof (subref), &sub_empty) < 0
                 || !(nobj = treeobj_create_dirref (subref)))
                 return -1;
         }
@@ -710,8 +999,15 @@ static int unroll (struct apply *a, json_t *dir, char *ref, size_t size)
             return -1;
         }
     }
-    return add_blob (a, kvs_encode_dir (base_of (a, dir), data), true, ref,
-                     size);
+    if (!(blob = kvs_encode_dir (base_of (a, dir), data)))
+        return -1;
+    *empty = false;
+    if (blob_dir_index (blob) == 0) {
+        *empty = blob->n == 0;
+        if (a->maxdirent > 0 && blob->n > a->maxdirent && level < HDIR_LEVELS)
+            return split (a, blob, level, ref, size);
+    }
+    return add_blob (a, blob, true, ref, size);
 }
 
 int apply_finalize (struct apply *a, char *rootref, size_t size)
@@ -725,7 +1021,8 @@ int apply_finalize (struct apply *a, char *rootref, size_t size)
         snprintf (rootref, size, "%s", a->rootref);
         return 0;
     }
-    return unroll (a, a->root, rootref, size);
+    bool empty;
+    return unroll (a, a->root, 0, rootref, size, &empty);
 }
 
 int apply_blob_count (struct apply *a)

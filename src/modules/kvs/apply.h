@@ -26,7 +26,9 @@
  *
  * apply_finalize() then turns every new or changed directory into a
  * stored blob, bottom up, replacing it with a dirref in its parent
- * (unchanged subtrees keep their dirrefs), and gives the new root.  The
+ * (unchanged subtrees keep their dirrefs), and gives the new root.  A
+ * directory of more than maxdirent entries is stored as an hdir, whose
+ * buckets are loaded and copied like directories when written.  The
  * blobs to store are listed by apply_blob().
  */
 #ifndef KVS_APPLY_H
@@ -64,6 +66,11 @@ struct apply *apply_create (struct cache *cache, const char *ns,
 
 /* NULL-safe, preserves errno. */
 void apply_destroy (struct apply *a);
+
+/* A directory written with more than maxdirent entries is stored as an
+ * hdir (RFC 11; apply.c says how); 0 never makes one. */
+#define APPLY_MAXDIRENT 256
+void apply_set_maxdirent (struct apply *a, int maxdirent);
 
 /* Apply one commit.  0: applied.  -1 with errno: EAGAIN when an object
  * is missing from the cache (apply_missing_ref() names it; load it and

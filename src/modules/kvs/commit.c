@@ -644,6 +644,7 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         fail_queue (ctx, ns, ENOMEM, "cannot start a batch");
         return false;
     }
+    apply_set_maxdirent (b->apply, ctx->hdir_maxdirent);
     b->ctx = ctx;
     b->ns = kvs_ns_incref (ns);
     list_init (&b->node);

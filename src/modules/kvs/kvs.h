@@ -48,8 +48,9 @@ struct kvs_ctx {
     struct cache *cache;
     struct nstab *nstab;
 
-    size_t inline_max; /* vals larger than this are stored as blobs */
-    size_t cache_max;  /* clean cache entries kept */
+    size_t inline_max;  /* vals larger than this are stored as blobs */
+    int hdir_maxdirent; /* bigger dirs are stored as hdirs (apply.h) */
+    size_t cache_max;   /* clean cache entries kept */
     size_t cache_max_bytes;
     int batch_max;   /* most commits applied as one batch */
     int write_chunk; /* most blobs in one content.write */

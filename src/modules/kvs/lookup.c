@@ -108,7 +108,7 @@ static int stall (struct lookup *l, const char *ref)
     return -1;
 }
 
-/* The dir object behind a dirref (borrowed from the cache). */
+/* The dir or hdir object behind a dirref (borrowed from the cache). */
 static json_t *load_dir (struct lookup *l, const json_t *dirref)
 {
     const char *ref;
@@ -124,8 +124,77 @@ static json_t *load_dir (struct lookup *l, const json_t *dirref)
             (void)stall (l, ref);
         return NULL;
     }
-    if (!treeobj_is_dir (dir)) {
+    if (!treeobj_is_dir (dir) && !treeobj_is_hdir (dir)) {
         errno = ENOTRECOVERABLE;
+        return NULL;
+    }
+    return dir;
+}
+
+/* The entry name of dir (a dir or hdir), borrowed, or NULL with errno
+ * ENOENT, or EAGAIN when a bucket is not cached. */
+static json_t *dir_entry (struct lookup *l, json_t *dir, const char *name)
+{
+    json_t *entry;
+
+    while (treeobj_is_hdir (dir)) {
+        int i = treeobj_hdir_index (dir, name);
+        json_t *bucket;
+        if (i < 0) {
+            errno = ENOTRECOVERABLE;
+            return NULL;
+        }
+        if (!(bucket = treeobj_hdir_get_bucket (dir, i)))
+            return NULL; /* ENOENT */
+        if (!(dir = load_dir (l, bucket)))
+            return NULL;
+    }
+    if (!(entry = treeobj_get_entry (dir, name)))
+        errno = ENOENT;
+    return entry;
+}
+
+/* Add the entries of hdir's buckets to out (a dir's data), loading each
+ * bucket; every bucket not cached is listed, then EAGAIN. */
+static int merge_hdir (struct lookup *l, const json_t *hdir, json_t *out)
+{
+    int size = treeobj_hdir_size (hdir);
+    int stalled = 0;
+
+    for (int i = 0; i < size; i++) {
+        json_t *bucket = treeobj_hdir_get_bucket (hdir, i), *dir;
+        if (!bucket)
+            continue;
+        if (!(dir = load_dir (l, bucket))) {
+            if (errno != EAGAIN)
+                return -1;
+            stalled++;
+            continue;
+        }
+        if (treeobj_is_hdir (dir)) {
+            if (merge_hdir (l, dir, out) < 0) {
+                if (errno != EAGAIN)
+                    return -1;
+                stalled++;
+            }
+        }
+        else if (json_object_update (out, treeobj_get_data (dir)) < 0)
+            return -1;
+    }
+    if (stalled) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return 0;
+}
+
+/* A dir of all the entries of an hdir (new reference). */
+static json_t *hdir_to_dir (struct lookup *l, const json_t *hdir)
+{
+    json_t *dir = treeobj_create_dir ();
+
+    if (!dir || merge_hdir (l, hdir, treeobj_get_data (dir)) < 0) {
+        json_decref (dir);
         return NULL;
     }
     return dir;
@@ -222,10 +291,8 @@ static int walk (struct lookup *l, json_t **result)
             errno = ENOENT; /* a path through a value */
             goto done;
         }
-        if (!(entry = treeobj_get_entry (dir, name))) {
-            errno = ENOENT;
+        if (!(entry = dir_entry (l, dir, name)))
             goto done;
-        }
         if (treeobj_is_symlink (entry)
             && (rest || !(l->flags & (FLUX_KVS_READLINK | FLUX_KVS_TREEOBJ)))) {
             if (follow (l, &w, entry, rest) < 0)
@@ -316,6 +383,8 @@ static json_t *result (struct lookup *l, json_t *dirent)
             return json_incref (dirent);
         if (!(dir = load_dir (l, dirent)))
             return NULL;
+        if (treeobj_is_hdir (dir))
+            return hdir_to_dir (l, dir);
         return json_incref (dir);
     }
     if ((l->flags & FLUX_KVS_READDIR)) {

@@ -11,13 +11,17 @@
  * the get_root callback (which also decides access).  When an object is
  * not in the cache the run stops with EAGAIN and names what is missing;
  * the caller loads it and calls lookup_run() again, which walks again
- * from the same root: objects are immutable, so that is correct.
+ * from the same root: objects are immutable, so that is correct.  A
+ * name in an hdir (RFC 11) is found through its bucket, one load per
+ * level.
  *
  * Result by the final object and flags:
  *   TREEOBJ             the object as stored (no symlink followed last)
  *   symlink + READLINK  the symlink
  *   READLINK otherwise  EINVAL
- *   dir/dirref          the dir with READDIR (a dirref loaded), else EISDIR
+ *   dir/dirref          the dir with READDIR (a dirref loaded; an hdir's
+ *                       buckets loaded and merged into one dir), else
+ *                       EISDIR
  *   val                 the val; ENOTDIR with READDIR
  *   valref              a val of the blobs concatenated; ENOTDIR with READDIR
  * Other errors: ENOENT (no such key, or a path through a value), ELOOP,

@@ -15,7 +15,9 @@
  * (commits per root change, default 4096), linger-ms=N (longest wait to
  * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
  * namespace in flight at once, default 1: see commit.c), write-chunk=N
- * (most blobs in one content.write, default 4096).
+ * (most blobs in one content.write, default 4096), hdir-maxdirent=N
+ * (a directory of more entries is stored as an RFC 11 hdir, default 256,
+ * 0: never).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@
 #include "libcontent/content.h"
 #include "libkvs/treeobj.h"
 
+#include "apply.h"
 #include "kvs.h"
 
 #define STOP_TIMEOUT_MS 30000 /* give up on in-flight work at shutdown */
@@ -249,6 +252,8 @@ static int parse_args (struct kvs_ctx *ctx, int argc, char **argv,
             ctx->pipeline = (int)v;
         else if (!strncmp (argv[i], "linger-ms=", 10) && v < 60000)
             ctx->linger_ms = (int)v;
+        else if (!strncmp (argv[i], "hdir-maxdirent=", 15) && v < 1 << 30)
+            ctx->hdir_maxdirent = (int)v;
         else
             goto bad;
         continue;
@@ -399,6 +404,7 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     }
     ctx->h = h;
     ctx->inline_max = 256;
+    ctx->hdir_maxdirent = APPLY_MAXDIRENT;
     ctx->cache_max = 100000;
     ctx->cache_max_bytes = 4 << 20;
     ctx->batch_max = 4096;

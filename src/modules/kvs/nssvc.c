@@ -499,7 +499,7 @@ static bool create_run (struct create *c)
                            strerror (errno));
         return true;
     }
-    if (!treeobj_is_dir (root)) {
+    if (!treeobj_is_dir (root) && !treeobj_is_hdir (root)) {
         kvs_respond_error (ctx, c->msg, EINVAL, "rootref %s is not a directory",
                            c->ref);
         return true;

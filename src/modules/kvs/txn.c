@@ -63,6 +63,11 @@ static int decode_op (struct txn *t, int i, json_t *op, bool guest,
         errno = EPROTO;
         return errprintf (error, "op %d: invalid tree object", i);
     }
+    if (treeobj_is_hdir (dirent)) {
+        errno = EPROTO;
+        return errprintf (error,
+                          "op %d: an hdir is stored only behind a dirref", i);
+    }
     if ((flags & FLUX_KVS_APPEND) && !treeobj_is_val (dirent)) {
         errno = EPROTO;
         return errprintf (error, "op %d: append needs a val", i);

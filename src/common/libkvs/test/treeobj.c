@@ -289,6 +289,17 @@ static const char *malformed[] = {
     "{\"ver\":1,\"type\":\"foo\",\"data\":\"\"}",
     "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":8,\"func\":\"city32\","
     "\"bucket\":[]}}",
+    "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\","
+    "\"bucket\":[null,null]}}",
+    "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":0,\"func\":\"fnv1a32\","
+    "\"bucket\":[]}}",
+    "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\","
+    "\"bucket\":[{\"ver\":1,\"type\":\"val\",\"data\":\"\"}]}}",
+    "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\","
+    "\"bucket\":[null],\"x\":1}}",
+    "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"bucket\":[null]}}",
+    "{\"ver\":1,\"type\":\"dir\",\"data\":{\"a\":{\"ver\":1,\"type\":\"hdir\","
+    "\"data\":{\"size\":1,\"func\":\"fnv1a32\",\"bucket\":[null]}}}}",
     "{\"ver\":1,\"type\":3,\"data\":\"\"}",
     "{\"ver\":1,\"type\":\"val\"}",
     "{\"ver\":1,\"type\":\"val\",\"data\":\"\",\"x\":1}",
@@ -365,6 +376,68 @@ static void test_malformed (void)
         "validate (NULL) fails with EINVAL");
 }
 
+static void test_hdir (void)
+{
+    json_t *h, *dref, *cpy, *o;
+    int i;
+
+    ok (treeobj_fnv1a32 ("", 0) == 0x811c9dc5u
+            && treeobj_fnv1a32 ("a", 1) == 0xe40c292cu
+            && treeobj_fnv1a32 ("foobar", 6) == 0xbf9cf968u,
+        "fnv1a32 gives the published FNV-1a values");
+    h = treeobj_create_hdir (5, NULL);
+    ok (h && treeobj_is_hdir (h) && treeobj_validate (h) == 0
+            && treeobj_hdir_size (h) == 5,
+        "create_hdir (5) makes a valid hdir of 5 buckets");
+    is_encoded (h,
+                "{\"data\":{\"bucket\":[null,null,null,null,null],"
+                "\"func\":\"fnv1a32\",\"size\":5},\"type\":\"hdir\",\"ver\":1}",
+                "an empty hdir");
+    i = treeobj_hdir_index (h, "foobar");
+    ok (i == (int)(0xbf9cf968u % 5), "foobar's bucket is its hash mod 5");
+    errno = 0;
+    ok (treeobj_hdir_get_bucket (h, i) == NULL && errno == ENOENT,
+        "an empty bucket: ENOENT");
+    dref = treeobj_create_dirref (REF1);
+    ok (treeobj_hdir_set_bucket (h, i, dref) == 0
+            && treeobj_hdir_get_bucket (h, i) == dref
+            && treeobj_validate (h) == 0,
+        "set_bucket puts a dirref in it; still valid");
+    cpy = treeobj_copy (h);
+    ok (cpy && treeobj_hdir_set_bucket (cpy, i, NULL) == 0
+            && treeobj_hdir_get_bucket (h, i) == dref,
+        "emptying a bucket of a copy leaves the original as it was");
+    round_trip ("{\"data\":{\"bucket\":[null,{\"data\":[\"" REF1
+                "\"],\"type\":\"dirref\",\"ver\":1}],\"func\":\"fnv1a32\","
+                "\"size\":2},\"type\":\"hdir\",\"ver\":1}",
+                "an hdir");
+    o = treeobj_create_val ("x", 1);
+    ok (treeobj_hdir_set_bucket (h, i, o) == 0 && treeobj_validate (h) < 0
+            && errno == EINVAL,
+        "a writer may hold another object in a bucket; it does not validate");
+    errno = 0;
+    ok (treeobj_hdir_set_bucket (h, 5, NULL) < 0 && errno == EINVAL
+            && treeobj_hdir_get_bucket (h, -1) == NULL && errno == EINVAL,
+        "bucket index out of range: EINVAL");
+    errno = 0;
+    ok (treeobj_hdir_index (h, "a.b") < 0 && errno == EINVAL
+            && treeobj_hdir_index (o, "a") < 0 && errno == EINVAL,
+        "hdir_index of a bad name or on a val: EINVAL");
+    errno = 0;
+    ok (treeobj_get_count (h) < 0 && errno == EINVAL
+            && treeobj_get_entry (h, "a") == NULL,
+        "get_count and get_entry do not apply to an hdir");
+    errno = 0;
+    ok (treeobj_create_hdir (0, NULL) == NULL && errno == EINVAL
+            && treeobj_create_hdir (TREEOBJ_HDIR_MAX_SIZE + 1, NULL) == NULL
+            && treeobj_create_hdir (4, "city32") == NULL,
+        "create_hdir with a bad size or func: EINVAL");
+    json_decref (o);
+    json_decref (cpy);
+    json_decref (dref);
+    json_decref (h);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -373,6 +446,7 @@ int main (void)
     test_dirref ();
     test_dir ();
     test_symlink ();
+    test_hdir ();
     test_accessors_wrong_type ();
     test_malformed ();
     done_testing ();

@@ -4,7 +4,7 @@
  * intermediate directories, ENOTDIR, several commits merged into one
  * root change, a failing commit inside a batch, missing objects, large
  * values, unchanged subtrees keeping their refs, big directories patched
- * in place, and stored dirs in a foreign format.
+ * in place, stored dirs in a foreign format, and hdirs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,7 +75,7 @@ static int apply_one (struct apply *a, struct txn *t, int *stalls)
 {
     flux_error_t error = {{0}};
 
-    for (int n = 0; n < 50; n++) {
+    for (int n = 0; n < 1000; n++) {
         const char *ref;
         if (apply_txn (a, t, &error) == 0)
             return 0;
@@ -548,6 +548,217 @@ static void test_foreign_dir (void)
     json_decref (root);
 }
 
+/* The stored object behind the dirref at key (new reference). */
+static json_t *stored_at (const char *root, const char *key)
+{
+    json_t *dref = treeobj_at (root, key), *obj = NULL;
+    struct cache *c = fakestore_cache (fs, 0);
+    const char *ref = dref ? treeobj_get_blobref (dref, 0) : NULL;
+
+    if (ref && cache_wait (c, ref, noop_cb, NULL) == 0) {
+        fakestore_deliver (fs);
+        obj = json_incref (cache_get_treeobj (c, ref));
+    }
+    json_decref (dref);
+    cache_destroy (c);
+    fakestore_set_cache (fs, cache);
+    return obj;
+}
+
+/* Bytes of the blobs a batch created. */
+static size_t blob_bytes (struct apply *a)
+{
+    size_t n = 0;
+    for (int i = 0; i < apply_blob_count (a); i++)
+        n += apply_blob (a, i)->len;
+    return n;
+}
+
+/* A txn putting h.k<i> = v<i> for i in [from, to). */
+static struct txn *put_range (const char *dir, int from, int to)
+{
+    json_t *ops = json_array ();
+    char key[64], val[64];
+    struct txn *t;
+
+    for (int i = from; i < to; i++) {
+        snprintf (key, sizeof (key), "%s.k%04d", dir, i);
+        snprintf (val, sizeof (val), "v%d", i);
+        json_array_append_new (ops, put (key, val));
+    }
+    if (!(t = txn_create (ops, 0, false, NULL)))
+        BAIL_OUT ("txn_create");
+    json_decref (ops);
+    return t;
+}
+
+/* Big directories become hdirs (RFC 11): written, read, changed through
+ * a cold cache, undone by a failing commit, nested, and emptied. */
+static void test_hdir (void)
+{
+    char rootA[BLOBREF_MAX_STRING_SIZE], rootB[BLOBREF_MAX_STRING_SIZE];
+    char rootC[BLOBREF_MAX_STRING_SIZE], rootD[BLOBREF_MAX_STRING_SIZE];
+    char key[64], val[64];
+    struct apply *a;
+    struct txn *t[4];
+    json_t *o;
+    int rc = 0, bad = 0;
+    size_t flat, hashed;
+
+    /* 200 names in one batch of 4 commits, maxdirent 2: nested hdirs */
+    a = apply_create (cache, "primary", root0, "sha1", 256);
+    apply_set_maxdirent (a, 2);
+    for (int i = 0; i < 4; i++) {
+        t[i] = put_range ("h", i * 50, i * 50 + 50);
+        rc |= apply_one (a, t[i], NULL);
+        txn_destroy (t[i]);
+    }
+    t[0] = mktxn (put ("h.sub.x", "sx"), NULL);
+    rc |= apply_one (a, t[0], NULL);
+    txn_destroy (t[0]);
+    ok (rc == 0, "200 keys and a subdir put in one dir (maxdirent 2)");
+    finish (a, rootA, sizeof (rootA));
+    apply_destroy (a);
+    o = stored_at (rootA, "h");
+    ok (treeobj_is_hdir (o) && treeobj_hdir_size (o) == 67,
+        "h is stored as an hdir of 67 buckets");
+    {
+        int nested = 0;
+        for (int k = 0; k < 67; k++) {
+            json_t *b = treeobj_hdir_get_bucket (o, k);
+            if (b && !treeobj_is_dirref (b))
+                bad++;
+        }
+        json_decref (o);
+        o = stored_at (rootA, "h.k0000");
+        ok (o == NULL, "a value has no stored dir behind it");
+        /* a bucket of more than 2 names is an hdir of 61 */
+        json_t *dref = treeobj_at (rootA, "h"), *h;
+        struct cache *c = fakestore_cache (fs, 0);
+        cache_wait (c, treeobj_get_blobref (dref, 0), noop_cb, NULL);
+        fakestore_deliver (fs);
+        h = cache_get_treeobj (c, treeobj_get_blobref (dref, 0));
+        for (int k = 0; h && k < 67; k++) {
+            json_t *b = treeobj_hdir_get_bucket (h, k), *sub;
+            if (!b)
+                continue;
+            cache_wait (c, treeobj_get_blobref (b, 0), noop_cb, NULL);
+            fakestore_deliver (fs);
+            sub = cache_get_treeobj (c, treeobj_get_blobref (b, 0));
+            if (treeobj_is_hdir (sub) && treeobj_hdir_size (sub) == 61)
+                nested++;
+            else if (!treeobj_is_dir (sub) || treeobj_get_count (sub) > 2)
+                bad++;
+        }
+        json_decref (dref);
+        cache_destroy (c);
+        fakestore_set_cache (fs, cache);
+        ok (bad == 0 && nested > 0,
+            "buckets are dirrefs; %d buckets of more than 2 are hdirs of 61",
+            nested);
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf (key, sizeof (key), "h.k%04d", i);
+        snprintf (val, sizeof (val), "v%d", i);
+        if (!has (rootA, key, val))
+            bad++;
+    }
+    ok (bad == 0 && has (rootA, "h.sub.x", "sx") && absent (rootA, "h.k9999"),
+        "every key reads back through the buckets; a missing one is ENOENT");
+    ok (dir_size (rootA, "h") == 201,
+        "READDIR merges the buckets: 201 entries");
+
+    /* cold cache: change, remove, append, and a failing commit */
+    cache_destroy (cache);
+    cache = fakestore_cache (fs, 0);
+    a = apply_create (cache, "primary", rootA, "sha1", 256);
+    apply_set_maxdirent (a, 2);
+    t[0] = mktxn (put ("h.k0050", "changed"), unlink_op ("h.k0100"),
+                  append ("h.log", "a"), put ("h.sub.y", "sy"), NULL);
+    t[1] = mktxn (put ("h.k0008", "lost"), unlink_op ("h.k0009"),
+                  put ("h.new", "lost"), put ("h.k0007.x", "y"), NULL);
+    t[2] = mktxn (append ("h.log", "b"), unlink_op ("h.nothere"), NULL);
+    ok (apply_one (a, t[0], NULL) == 0, "a commit to the hdir, cold cache");
+    ok (apply_one (a, t[1], NULL) == ENOTDIR,
+        "a commit writing through a value in it fails");
+    ok (apply_one (a, t[2], NULL) == 0, "a later commit appends");
+    finish (a, rootB, sizeof (rootB));
+    apply_destroy (a);
+    for (int i = 0; i < 3; i++)
+        txn_destroy (t[i]);
+    ok (has (rootB, "h.k0050", "changed") && absent (rootB, "h.k0100")
+            && has (rootB, "h.log", "ab") && has (rootB, "h.sub.y", "sy")
+            && has (rootB, "h.sub.x", "sx"),
+        "the changes are there");
+    ok (has (rootB, "h.k0008", "v8") && has (rootB, "h.k0009", "v9")
+            && absent (rootB, "h.new") && has (rootB, "h.k0007", "v7"),
+        "the failed commit left nothing");
+    ok (dir_size (rootB, "h") == 201, "201 entries (one gone, log added)");
+    ok (has (rootA, "h.k0100", "v100") && dir_size (rootA, "h") == 201,
+        "the old root is intact");
+
+    /* what one commit to a big hdir writes, against a flat dir */
+    a = apply_create (cache, "primary", root0, "sha1", 256);
+    apply_set_maxdirent (a, 0);
+    t[0] = put_range ("flat", 0, 3000);
+    rc = apply_one (a, t[0], NULL);
+    txn_destroy (t[0]);
+    finish (a, rootC, sizeof (rootC));
+    apply_destroy (a);
+    a = apply_create (cache, "primary", rootC, "sha1", 256);
+    apply_set_maxdirent (a, 0);
+    t[0] = mktxn (put ("flat.k1500", "x"), NULL);
+    rc |= apply_one (a, t[0], NULL);
+    apply_finalize (a, rootD, sizeof (rootD));
+    flat = blob_bytes (a);
+    apply_destroy (a);
+    a = apply_create (cache, "primary", rootC, "sha1", 256);
+    rc |= apply_one (a, t[0], NULL);
+    finish (a, rootD, sizeof (rootD));
+    apply_destroy (a);
+    a = apply_create (cache, "primary", rootD, "sha1", 256);
+    txn_destroy (t[0]);
+    t[0] = mktxn (put ("flat.k1501", "x"), NULL);
+    rc |= apply_one (a, t[0], NULL);
+    finish (a, rootD, sizeof (rootD));
+    hashed = blob_bytes (a);
+    apply_destroy (a);
+    txn_destroy (t[0]);
+    o = stored_at (rootD, "flat");
+    ok (rc == 0 && treeobj_is_hdir (o),
+        "3000 entries flat, then one put with maxdirent 256: an hdir");
+    json_decref (o);
+    ok (hashed * 10 < flat,
+        "a one-key commit writes %zu bytes to the hdir, %zu to the flat dir",
+        hashed, flat);
+    ok (has (rootD, "flat.k1501", "x") && has (rootD, "flat.k2999", "v2999")
+            && dir_size (rootD, "flat") == 3000,
+        "the hdir holds all 3000");
+
+    /* emptied: an hdir with no bucket left is an empty dir */
+    a = apply_create (cache, "primary", rootB, "sha1", 256);
+    apply_set_maxdirent (a, 2);
+    {
+        json_t *ops = json_array ();
+        for (int i = 0; i < 200; i++) {
+            snprintf (key, sizeof (key), "h.k%04d", i);
+            json_array_append_new (ops, unlink_op (key));
+        }
+        json_array_append_new (ops, unlink_op ("h.log"));
+        json_array_append_new (ops, unlink_op ("h.sub"));
+        t[0] = txn_create (ops, 0, false, NULL);
+        json_decref (ops);
+    }
+    ok (apply_one (a, t[0], NULL) == 0, "unlink every entry of the hdir");
+    finish (a, rootD, sizeof (rootD));
+    apply_destroy (a);
+    txn_destroy (t[0]);
+    o = stored_at (rootD, "h");
+    ok (treeobj_is_dir (o) && treeobj_get_count (o) == 0,
+        "h is stored as an empty dir again");
+    json_decref (o);
+}
+
 int main (void)
 {
     json_t *empty = treeobj_create_dir ();
@@ -570,6 +781,7 @@ int main (void)
     test_nothing_changed ();
     test_big_dir ();
     test_foreign_dir ();
+    test_hdir ();
 
     cache_destroy (cache);
     fakestore_destroy (fs);
