@@ -218,6 +218,7 @@ static void blobs_truncate (struct apply *a, int n)
         struct apply_blob *b = &a->blobs[--a->nblobs];
         (void)dict_take (a->blobidx, b->ref);
         blob_decref (b->blob);
+        json_decref (b->obj);
     }
 }
 
@@ -502,6 +503,7 @@ static int add_blob (struct apply *a, struct blob *blob, bool dir, char *ref,
     b->data = blob->data;
     b->len = blob->len;
     b->dir = dir;
+    b->obj = NULL;
     return 0;
 error:
     blob_decref (blob);
@@ -513,6 +515,21 @@ error:
 static struct blob *take_bytes (void *data, size_t len)
 {
     return blob_create_take (data, len, NULL, 0);
+}
+
+/* Record the blob of an hdir, with the object itself (no longer
+ * modified): the cache need not decode what the next commit reads. */
+static int add_hdir_blob (struct apply *a, json_t *hdir, char *ref, size_t size)
+{
+    size_t len;
+    char *s = kvs_encode (hdir, &len);
+    int n = a->nblobs;
+
+    if (!s || add_blob (a, take_bytes (s, len), true, ref, size) < 0)
+        return -1;
+    if (a->nblobs > n)
+        a->blobs[n].obj = json_incref (hdir);
+    return 0;
 }
 
 /* A blob of the value of val: its blobref into ref. */
@@ -843,8 +860,6 @@ static int split (struct apply *a, struct blob *b, int level, char *ref,
     size_t *len = calloc (nb, sizeof (*len));
     int *count = calloc (nb, sizeof (*count));
     json_t *hdir = treeobj_create_hdir (nb, NULL);
-    char *s = NULL;
-    size_t slen;
     int rc = -1;
 
     if (!bucket || !len || !count || !hdir)
@@ -896,13 +911,9 @@ static int split (struct apply *a, struct blob *b, int level, char *ref,
         if (err < 0)
             goto done;
     }
-    if (!(s = kvs_encode (hdir, &slen)))
-        goto done;
-    rc = add_blob (a, take_bytes (s, slen), true, ref, size);
-    s = NULL;
+    rc = add_hdir_blob (a, hdir, ref, size);
 done:
     blob_decref (b);
-    free (s);
     json_decref (hdir);
     free (count);
     free (len);
@@ -918,8 +929,6 @@ static int unroll_hdir (struct apply *a, json_t *hdir, int level, char *ref,
 {
     int nb = treeobj_hdir_size (hdir);
     bool all_empty = true;
-    char *s;
-    size_t slen;
 
     for (int k = 0; k < nb; k++) {
         json_t *slot = treeobj_hdir_get_bucket (hdir, k), *nobj = NULL;
@@ -949,9 +958,7 @@ static int unroll_hdir (struct apply *a, json_t *hdir, int level, char *ref,
         json_decref (none);
         return add_blob (a, blob, true, ref, size);
     }
-    if (!(s = kvs_encode (hdir, &slen)))
-        return -1;
-    return add_blob (a, take_bytes (s, slen), true, ref, size);
+    return add_hdir_blob (a, hdir, ref, size);
 }
 
 /* Store dir (owned: a dir, or an hdir of a dir at hdir level level) and

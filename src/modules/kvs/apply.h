@@ -51,7 +51,8 @@ struct apply_blob {
     struct blob *blob; /* the bytes to store (blob.h) */
     const void *data;  /* blob's bytes */
     size_t len;
-    bool dir; /* a directory (else a value) */
+    bool dir;    /* a directory (else a value) */
+    json_t *obj; /* an hdir: the object (borrowed), else NULL */
 };
 
 struct apply;

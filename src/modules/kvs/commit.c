@@ -489,6 +489,9 @@ static void batch_store (struct batch *b)
         if (cache_insert_blob (ctx->cache, blob->ref, blob->blob, true) == 0)
             snprintf (r->dirty[r->ndirty++], sizeof (r->dirty[0]), "%s",
                       blob->ref);
+        if (blob->obj) /* an hdir: decoded already */
+            (void)cache_insert_treeobj (ctx->cache, blob->ref, blob->obj,
+                                        blob->len, false);
         r->blobs[k].digest = r->digests + k * hsize;
         r->blobs[k].data = blob->data;
         r->blobs[k].len = blob->len;

@@ -180,6 +180,40 @@ static bool is_string_array (const json_t *a)
     return true;
 }
 
+static void put_treeobj (struct buf *b, const json_t *o);
+
+/* An hdir's data {"bucket":[...],"func":f,"size":n}, as jansson would
+ * write it; false (nothing written) if it has another shape. */
+static bool put_hdir (struct buf *b, const json_t *data)
+{
+    json_t *bucket = json_object_get (data, "bucket");
+    json_t *func = json_object_get (data, "func");
+    json_t *size = json_object_get (data, "size");
+    char num[32];
+    size_t i;
+    json_t *v;
+
+    if (json_object_size (data) != 3 || !json_is_array (bucket)
+        || !json_is_string (func) || !json_is_integer (size))
+        return false;
+    PUTS (b, "{\"bucket\":[");
+    json_array_foreach (bucket, i, v)
+    {
+        if (i > 0)
+            PUTS (b, ",");
+        if (json_is_null (v))
+            PUTS (b, "null");
+        else
+            put_treeobj (b, v);
+    }
+    PUTS (b, "],\"func\":");
+    put_json_string (b, func);
+    snprintf (num, sizeof (num), ",\"size\":%" JSON_INTEGER_FORMAT "}",
+              json_integer_value (size));
+    put (b, num, strlen (num));
+    return true;
+}
+
 static void put_treeobj (struct buf *b, const json_t *o)
 {
     json_t *data, *type, *ver;
@@ -212,6 +246,8 @@ static void put_treeobj (struct buf *b, const json_t *o)
     }
     else if (!strcmp (t, "dir") && json_is_object (data))
         put_entries (b, data);
+    else if (!strcmp (t, "hdir") && json_is_object (data) && put_hdir (b, data))
+        ;
     else
         put_generic (b, data); /* symlink: a small object */
     PUTS (b, ",\"type\":");

@@ -71,6 +71,15 @@ int main (void)
     same (d, "a dir of 2000 more entries");
     json_decref (d);
 
+    d = treeobj_create_hdir (7, NULL);
+    same (d, "an empty hdir");
+    v = treeobj_create_dirref ("sha1-c0a9faf907dda6216fd73bf81d0b3b21a1a8cb91");
+    treeobj_hdir_set_bucket (d, 0, v);
+    treeobj_hdir_set_bucket (d, 5, v);
+    json_decref (v);
+    same (d, "an hdir with two buckets");
+    json_decref (d);
+
     v = json_pack ("{s:i s:s s:[i]}", "ver", 2, "type", "val", "data", 1);
     {
         char *exp = json_dumps (v, JSON_COMPACT | JSON_SORT_KEYS);
