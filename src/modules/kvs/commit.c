@@ -20,6 +20,10 @@
  * the other's storage.  So after a batch of k commits, with q queued, the
  * next batch waits (at most linger_ms) until k + q commits are queued: a
  * single client is never delayed (k + q = 1), N clients stay together.
+ * Clients that do not commit again at once (the job manager and the
+ * scheduler, each waiting on the other) would only be delayed: so a wait
+ * that runs out before its commits arrive makes the next 1, 2, 4 ... 64
+ * batches start without waiting, until a wait pays again.
  *
  * Pipelining (pipeline > 1, off by default): the next batch may be
  * applied to the root of a batch not yet durable; it completes only after
@@ -630,9 +634,24 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         || ns->removed)
         return false;
     if (ns->nbatches == 0) {
-        if (ns->linger_target > 0 && ns->queued < ns->linger_target
-            && !ns->linger_expired && ctx->linger_ms > 0 && linger_arm (ctx))
+        bool wait = ns->linger_target > 0 && ns->queued < ns->linger_target
+                    && ctx->linger_ms > 0;
+        if (wait && !ns->linger_expired && ns->linger_skip > 0) {
+            ns->linger_skip--;
+            wait = false;
+        }
+        if (wait && !ns->linger_expired && linger_arm (ctx))
             return false;
+        if (ns->linger_expired && ns->queued < ns->linger_target) {
+            /* waited in vain */
+            ns->linger_backoff
+                = ns->linger_backoff ? ns->linger_backoff * 2 : 1;
+            if (ns->linger_backoff > 64)
+                ns->linger_backoff = 64;
+            ns->linger_skip = ns->linger_backoff;
+        }
+        else if (ns->linger_target > 0 && ns->queued >= ns->linger_target)
+            ns->linger_backoff = 0; /* gathered */
         ns->linger_target = 0;
         ns->linger_expired = false;
         snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s", ns->rootref);

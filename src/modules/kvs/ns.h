@@ -37,6 +37,8 @@ struct kvs_ns {
     int tent_seq;
     int linger_target;   /* rank 0: wait for this many queued commits */
     bool linger_expired; /* ... or until the linger timer fired */
+    int linger_skip;     /* batches to start without waiting */
+    int linger_backoff;  /* linger_skip after the next wait in vain */
     bool paused;         /* setroot-pause: root updates held back */
     char held_ref[BLOBREF_MAX_STRING_SIZE];
     int held_seq; /* -1: nothing held */
