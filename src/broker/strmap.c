@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "strmap.h"
+#include "libutil/fnv.h"
 
 struct node {
     struct node *next;
@@ -20,16 +21,6 @@ struct strmap {
     size_t nb, count;
     strmap_free_f destroy;
 };
-
-static uint32_t fnv1a (const char *s)
-{
-    uint32_t h = 2166136261u;
-    while (*s) {
-        h ^= (unsigned char)*s++;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 struct strmap *strmap_create (strmap_free_f destroy)
 {
@@ -96,7 +87,7 @@ static void grow (struct strmap *m)
 
 int strmap_put (struct strmap *m, const char *key, void *val)
 {
-    uint32_t h = fnv1a (key);
+    uint32_t h = fnv1a32_str (key);
     struct node **pp = find (m, key, h), *n;
     size_t len;
 
@@ -121,13 +112,13 @@ int strmap_put (struct strmap *m, const char *key, void *val)
 
 void *strmap_get (struct strmap *m, const char *key)
 {
-    struct node *n = *find (m, key, fnv1a (key));
+    struct node *n = *find (m, key, fnv1a32_str (key));
     return n ? n->val : NULL;
 }
 
 void *strmap_take (struct strmap *m, const char *key)
 {
-    struct node **pp = find (m, key, fnv1a (key)), *n;
+    struct node **pp = find (m, key, fnv1a32_str (key)), *n;
     void *val;
 
     if (!(n = *pp))
@@ -141,7 +132,7 @@ void *strmap_take (struct strmap *m, const char *key)
 
 int strmap_delete (struct strmap *m, const char *key)
 {
-    struct node **pp = find (m, key, fnv1a (key)), *n;
+    struct node **pp = find (m, key, fnv1a32_str (key)), *n;
 
     if (!(n = *pp)) {
         errno = ENOENT;

@@ -11,6 +11,7 @@
 
 #include "libcontent/blobref.h"
 #include "libflux/base64.h"
+#include "libutil/fnv.h"
 
 #include "treeobj.h"
 
@@ -421,14 +422,7 @@ int treeobj_append_blobref (json_t *obj, const char *blobref)
 
 uint32_t treeobj_fnv1a32 (const void *data, size_t len)
 {
-    const unsigned char *p = data;
-    uint32_t h = 2166136261u;
-
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 16777619u;
-    }
-    return h;
+    return fnv1a32 (data, len);
 }
 
 /* The bucket array of a (writer's) hdir, or NULL with EINVAL. */

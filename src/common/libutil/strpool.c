@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "libutil/strpool.h"
+#include "libutil/fnv.h"
 
 struct entry {
     struct entry *next;
@@ -26,17 +27,6 @@ struct strpool {
 };
 
 #define MINBUCKETS 64
-
-/* FNV-1a */
-static uint32_t hash_str (const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
-}
 
 strpool_t *strpool_create (void)
 {
@@ -99,7 +89,7 @@ const char *strpool_getn (strpool_t *p, const char *s, size_t len)
 
     if (!s)
         return NULL;
-    hash = hash_str (s, len);
+    hash = fnv1a32 (s, len);
     for (e = p->buckets[hash & p->mask]; e; e = e->next) {
         if (e->hash == hash && !strncmp (e->s, s, len) && e->s[len] == '\0') {
             e->refs++;

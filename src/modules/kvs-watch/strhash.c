@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "strhash.h"
+#include "libutil/fnv.h"
 
 struct entry {
     struct entry *next;
@@ -23,16 +24,6 @@ struct strhash {
 };
 
 #define INITIAL_BUCKETS 16
-
-static uint32_t hash_string (const char *s)
-{
-    uint32_t h = 2166136261u;
-    while (*s) {
-        h ^= (unsigned char)*s++;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 strhash_t *strhash_create (strhash_free_f destroy)
 {
@@ -111,7 +102,7 @@ int strhash_insert (strhash_t *m, const char *key, void *val)
         errno = EINVAL;
         return -1;
     }
-    hash = hash_string (key);
+    hash = fnv1a32_str (key);
     ep = find (m, key, hash);
     if (*ep) {
         errno = EEXIST;
@@ -136,7 +127,7 @@ void *strhash_lookup (strhash_t *m, const char *key)
 
     if (!m || !key)
         return NULL;
-    e = *find (m, key, hash_string (key));
+    e = *find (m, key, fnv1a32_str (key));
     return e ? e->val : NULL;
 }
 
@@ -147,7 +138,7 @@ void *strhash_take (strhash_t *m, const char *key)
 
     if (!m || !key)
         return NULL;
-    ep = find (m, key, hash_string (key));
+    ep = find (m, key, fnv1a32_str (key));
     if (!(e = *ep))
         return NULL;
     *ep = e->next;
@@ -165,7 +156,7 @@ int strhash_delete (strhash_t *m, const char *key)
         errno = EINVAL;
         return -1;
     }
-    ep = find (m, key, hash_string (key));
+    ep = find (m, key, fnv1a32_str (key));
     if (!(e = *ep)) {
         errno = ENOENT;
         return -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "libutil/fnv.h"
 
 struct item {
     struct item *next;
@@ -23,16 +24,6 @@ struct dict {
     size_t count;
     dict_free_f destroy;
 };
-
-static uint32_t hash_str (const char *s)
-{
-    uint32_t h = 2166136261u;
-    while (*s) {
-        h ^= (unsigned char)*s++;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 struct dict *dict_create (dict_free_f destroy)
 {
@@ -109,7 +100,7 @@ int dict_insert (struct dict *d, const char *key, void *val)
         errno = EINVAL;
         return -1;
     }
-    hash = hash_str (key);
+    hash = fnv1a32_str (key);
     if (*(pp = find (d, key, hash))) {
         errno = EEXIST;
         return -1;
@@ -133,7 +124,7 @@ void *dict_lookup (struct dict *d, const char *key)
 
     if (!d || !key)
         return NULL;
-    it = *find (d, key, hash_str (key));
+    it = *find (d, key, fnv1a32_str (key));
     return it ? it->val : NULL;
 }
 
@@ -144,7 +135,7 @@ void *dict_take (struct dict *d, const char *key)
 
     if (!d || !key)
         return NULL;
-    pp = find (d, key, hash_str (key));
+    pp = find (d, key, fnv1a32_str (key));
     if (!(it = *pp))
         return NULL;
     *pp = it->next;
@@ -162,7 +153,7 @@ int dict_delete (struct dict *d, const char *key)
         errno = EINVAL;
         return -1;
     }
-    pp = find (d, key, hash_str (key));
+    pp = find (d, key, fnv1a32_str (key));
     if (!(it = *pp)) {
         errno = ENOENT;
         return -1;
