@@ -263,40 +263,68 @@ static int keep (struct apply *a, json_t *v, json_t **entry)
     return 0;
 }
 
-/* The entry name of the stored dir or hdir ref, read without copying
- * it.  EAGAIN when something on the way is not cached (a->missing). */
-static int stored_entry (struct apply *a, const char *ref, const char *name,
-                         json_t **entry)
+/* The indexed dir blob of ref (borrowed), or NULL if it is not cached
+ * as one. */
+static struct blob *indexed_dir (struct apply *a, const char *ref)
 {
     struct blob *b = cache_get_blob (a->cache, ref);
-    json_t *obj, *v;
-    bool found;
-    int i;
 
-    if (b && blob_dir_index (b) == 0) {
-        i = blob_dir_find (b, name, &found);
-        if (!found)
-            return 0;
-        if (!(v = blob_dir_value (b, i)))
-            return -1;
-        return keep (a, v, entry);
-    }
+    return b && blob_dir_index (b) == 0 ? b : NULL;
+}
+
+/* The decoded dir or hdir of ref (borrowed), or NULL with errno EAGAIN
+ * (not cached: a->missing names it) or ENOTRECOVERABLE. */
+static json_t *stored_dir (struct apply *a, const char *ref)
+{
+    json_t *obj;
+
     if (!(obj = cache_get_treeobj (a->cache, ref))) {
         if (errno == ENOENT) {
             snprintf (a->missing, sizeof (a->missing), "%s", ref);
             errno = EAGAIN;
         }
+        return NULL;
+    }
+    if (!treeobj_is_dir (obj) && !treeobj_is_hdir (obj)) {
+        errno = ENOTRECOVERABLE;
+        return NULL;
+    }
+    return obj;
+}
+
+/* The entry name of the indexed dir blob b into *entry (decoded, kept
+ * for the batch; NULL if there is none). */
+static int blob_entry (struct apply *a, struct blob *b, const char *name,
+                       json_t **entry)
+{
+    json_t *v;
+    bool found;
+    int i = blob_dir_find (b, name, &found);
+
+    if (!found)
+        return 0;
+    if (!(v = blob_dir_value (b, i)))
         return -1;
-    }
-    if (treeobj_is_dir (obj)) {
-        if (!(v = json_object_get (treeobj_get_data (obj), name)))
-            return 0;
-        return keep (a, json_incref (v), entry);
-    }
+    return keep (a, v, entry);
+}
+
+/* The entry name of the stored dir or hdir ref, read without copying
+ * it.  EAGAIN when something on the way is not cached (a->missing). */
+static int stored_entry (struct apply *a, const char *ref, const char *name,
+                         json_t **entry)
+{
+    struct blob *b = indexed_dir (a, ref);
+    json_t *obj, *v;
+
+    if (b)
+        return blob_entry (a, b, name, entry);
+    if (!(obj = stored_dir (a, ref)))
+        return -1;
     if (treeobj_is_hdir (obj))
         return get_entry (a, obj, name, entry);
-    errno = ENOTRECOVERABLE;
-    return -1;
+    if (!(v = json_object_get (treeobj_get_data (obj), name)))
+        return 0;
+    return keep (a, json_incref (v), entry);
 }
 
 /* The blobref of a dirref, or NULL with ENOTRECOVERABLE. */
@@ -338,8 +366,6 @@ static int get_entry (struct apply *a, json_t *dir, const char *name,
 {
     json_t *data, *v;
     struct blob *base;
-    bool found;
-    int i;
 
     *entry = NULL;
     if (treeobj_is_hdir (dir)) {
@@ -363,12 +389,7 @@ static int get_entry (struct apply *a, json_t *dir, const char *name,
     }
     if (!(base = base_of (a, dir)))
         return 0;
-    i = blob_dir_find (base, name, &found);
-    if (!found)
-        return 0;
-    if (!(v = blob_dir_value (base, i)))
-        return -1;
-    return keep (a, v, entry);
+    return blob_entry (a, base, name, entry);
 }
 
 /* logged modification of an owned dir: obj NULL unlinks */
@@ -576,29 +597,17 @@ static json_t *store_large (struct apply *a, json_t *dirent)
  * errno EAGAIN (ref not cached: a->missing names it), ENOTRECOVERABLE. */
 static json_t *own_stored (struct apply *a, const char *ref)
 {
-    struct blob *base = cache_get_blob (a->cache, ref);
+    struct blob *base = indexed_dir (a, ref);
     json_t *src, *dir;
 
-    if (base && blob_dir_index (base) == 0) {
-        if (!(dir = treeobj_create_dir ()))
-            return NULL;
-    }
-    else {
-        base = NULL;
-        if (!(src = cache_get_treeobj (a->cache, ref))) {
-            if (errno == ENOENT) {
-                snprintf (a->missing, sizeof (a->missing), "%s", ref);
-                errno = EAGAIN;
-            }
-            return NULL;
-        }
-        if (!treeobj_is_dir (src) && !treeobj_is_hdir (src)) {
-            errno = ENOTRECOVERABLE;
-            return NULL;
-        }
-        if (!(dir = treeobj_copy (src)))
-            return NULL;
-    }
+    if (base)
+        dir = treeobj_create_dir ();
+    else if (!(src = stored_dir (a, ref)))
+        return NULL;
+    else
+        dir = treeobj_copy (src);
+    if (!dir)
+        return NULL;
     if (own (a, dir, base) < 0) {
         json_decref (dir);
         return NULL;
@@ -845,11 +854,26 @@ const char *apply_missing_ref (struct apply *a)
 static int unroll (struct apply *a, json_t *dir, int level, char *ref,
                    size_t size, bool *empty);
 
-/* Split b, an indexed dir blob of more than maxdirent entries (taken
- * over), into an hdir of hdir_sizes[level] buckets: each bucket is a dir
- * blob of its entries' bytes as they are (a sub-run of sorted entries is
- * sorted, so it is canonical too), itself split if still too big.  The
- * buckets and the hdir are stored; the hdir's blobref into ref. */
+static int split (struct apply *a, struct blob *b, int level, char *ref,
+                  size_t size);
+
+/* Store the dir blob b (taken over) as it is, or, if it is an indexed
+ * dir of more than maxdirent entries and level has hdir sizes left,
+ * split into an hdir of that level.  Its blobref into ref. */
+static int store_dir_blob (struct apply *a, struct blob *b, int level,
+                           char *ref, size_t size)
+{
+    if (a->maxdirent > 0 && level < HDIR_LEVELS && blob_dir_index (b) == 0
+        && b->n > a->maxdirent)
+        return split (a, b, level, ref, size);
+    return add_blob (a, b, true, ref, size);
+}
+
+/* Split b, an indexed dir blob (taken over), into an hdir of
+ * hdir_sizes[level] buckets: each bucket is a dir blob of its entries'
+ * bytes as they are (a sub-run of sorted entries is sorted, so it is
+ * canonical too), stored with store_dir_blob() at the next level.  The
+ * hdir is stored too; its blobref into ref. */
 static int split (struct apply *a, struct blob *b, int level, char *ref,
                   size_t size)
 {
@@ -857,54 +881,54 @@ static int split (struct apply *a, struct blob *b, int level, char *ref,
     static const char tail[] = "},\"type\":\"dir\",\"ver\":1}";
     int nb = hdir_sizes[level];
     int *bucket = malloc (b->n * sizeof (*bucket));
+    int *order = malloc (b->n * sizeof (*order));  /* entries, by bucket */
+    int *start = calloc (nb + 1, sizeof (*start)); /* bucket k's in order */
+    int *fill = malloc (nb * sizeof (*fill));
     size_t *len = calloc (nb, sizeof (*len));
-    int *count = calloc (nb, sizeof (*count));
     json_t *hdir = treeobj_create_hdir (nb, NULL);
     int rc = -1;
 
-    if (!bucket || !len || !count || !hdir)
+    if (!bucket || !order || !start || !fill || !len || !hdir)
         goto done;
     for (int i = 0; i < b->n; i++) {
         size_t nlen;
         const char *name = blob_dir_name (b, i, &nlen);
         bucket[i] = treeobj_fnv1a32 (name, nlen) % nb;
-        count[bucket[i]]++;
+        start[bucket[i] + 1]++;
         len[bucket[i]] += b->off[i + 1] - b->off[i]; /* with its ',' */
     }
+    for (int k = 0; k < nb; k++)
+        start[k + 1] += start[k];
+    memcpy (fill, start, nb * sizeof (*fill));
+    for (int i = 0; i < b->n; i++)
+        order[fill[bucket[i]]++] = i; /* in name order within a bucket */
     for (int k = 0; k < nb; k++) {
         char subref[BLOBREF_MAX_STRING_SIZE];
         struct blob *sub;
         json_t *dirref;
-        size_t n = 0, total;
+        size_t n;
         char *buf;
         int err;
 
-        if (count[k] == 0)
+        if (start[k] == start[k + 1])
             continue;
-        total = sizeof (head) - 1 + len[k] - 1 + sizeof (tail) - 1;
-        if (!(buf = malloc (total + 1)))
+        if (!(buf = malloc (sizeof (head) - 1 + len[k] - 1 + sizeof (tail))))
             goto done;
         memcpy (buf, head, sizeof (head) - 1);
         n = sizeof (head) - 1;
-        for (int i = 0; i < b->n; i++) {
-            if (bucket[i] == k) {
-                size_t elen = b->off[i + 1] - 1 - b->off[i];
-                if (n > sizeof (head) - 1)
-                    buf[n++] = ',';
-                memcpy (buf + n, b->data + b->off[i], elen);
-                n += elen;
-            }
+        for (int j = start[k]; j < start[k + 1]; j++) {
+            int i = order[j];
+            size_t elen = b->off[i + 1] - 1 - b->off[i];
+            if (j > start[k])
+                buf[n++] = ',';
+            memcpy (buf + n, b->data + b->off[i], elen);
+            n += elen;
         }
         memcpy (buf + n, tail, sizeof (tail) - 1);
         n += sizeof (tail) - 1;
-        if (!(sub = take_bytes (buf, n)))
-            goto done;
-        if (count[k] > a->maxdirent && level + 1 < HDIR_LEVELS
-            && blob_dir_index (sub) == 0)
-            err = split (a, sub, level + 1, subref, sizeof (subref));
-        else
-            err = add_blob (a, sub, true, subref, sizeof (subref));
-        if (err < 0 || !(dirref = treeobj_create_dirref (subref)))
+        if (!(sub = take_bytes (buf, n))
+            || store_dir_blob (a, sub, level + 1, subref, sizeof (subref)) < 0
+            || !(dirref = treeobj_create_dirref (subref)))
             goto done;
         err = treeobj_hdir_set_bucket (hdir, k, dirref);
         json_decref (dirref);
@@ -915,8 +939,10 @@ static int split (struct apply *a, struct blob *b, int level, char *ref,
 done:
     blob_decref (b);
     json_decref (hdir);
-    free (count);
     free (len);
+    free (fill);
+    free (start);
+    free (order);
     free (bucket);
     return rc;
 }
@@ -1008,13 +1034,8 @@ static int unroll (struct apply *a, json_t *dir, int level, char *ref,
     }
     if (!(blob = kvs_encode_dir (base_of (a, dir), data)))
         return -1;
-    *empty = false;
-    if (blob_dir_index (blob) == 0) {
-        *empty = blob->n == 0;
-        if (a->maxdirent > 0 && blob->n > a->maxdirent && level < HDIR_LEVELS)
-            return split (a, blob, level, ref, size);
-    }
-    return add_blob (a, blob, true, ref, size);
+    *empty = blob_dir_index (blob) == 0 && blob->n == 0;
+    return store_dir_blob (a, blob, level, ref, size);
 }
 
 int apply_finalize (struct apply *a, char *rootref, size_t size)
