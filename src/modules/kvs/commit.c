@@ -634,14 +634,13 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         || ns->removed)
         return false;
     if (ns->nbatches == 0) {
-        bool wait = ns->linger_target > 0 && ns->queued < ns->linger_target
-                    && ctx->linger_ms > 0;
-        if (wait && !ns->linger_expired && ns->linger_skip > 0) {
-            ns->linger_skip--;
-            wait = false;
+        if (ns->linger_target > 0 && ns->queued < ns->linger_target
+            && ctx->linger_ms > 0 && !ns->linger_expired) {
+            if (ns->linger_skip > 0)
+                ns->linger_skip--;
+            else if (linger_arm (ctx))
+                return false;
         }
-        if (wait && !ns->linger_expired && linger_arm (ctx))
-            return false;
         if (ns->linger_expired && ns->queued < ns->linger_target) {
             /* waited in vain */
             ns->linger_backoff
