@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "walbuf.h"
 
 #define SCHEMA_VERSION "1"
 #define CHECKPOINT_KEY "kvs-primary"
@@ -27,6 +28,7 @@ struct db {
     sqlite3_stmt *count;
     int wal_pages; /* frames in the WAL (after the last commit) */
     int page_size; /* of this file */
+    bool walbuf;   /* holds a reference to the walbuf VFS */
     char errbuf[256];
 };
 
@@ -100,6 +102,8 @@ void db_close (struct db *db)
         sqlite3_finalize (db->cp_get);
         sqlite3_finalize (db->count);
         sqlite3_close (db->sq);
+        if (db->walbuf)
+            walbuf_vfs_release ();
         free (db);
         errno = saved_errno;
     }
@@ -203,6 +207,7 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
                     flux_error_t *error)
 {
     struct db *db;
+    const char *vfs;
     int rc;
 
     if (!path || !hashtype
@@ -224,11 +229,17 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
         snprintf (p, sizeof (p), "%s-shm", path);
         (void)unlink (p);
     }
+    /* commits go to the WAL in one write each (walbuf.h); without that
+     * VFS, sqlite's default one does the same work in more calls */
+    vfs = walbuf_vfs_acquire ();
+    db->walbuf = vfs != NULL;
     rc = sqlite3_open_v2 (path, &db->sq,
-                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs);
     if (rc != SQLITE_OK) {
         if (!db->sq) {
             errprintf (error, "%s: cannot open", path);
+            if (db->walbuf)
+                walbuf_vfs_release ();
             free (db);
             errno = ENOMEM;
             return NULL;

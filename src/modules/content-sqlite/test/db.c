@@ -3,7 +3,8 @@
 /* Unit tests for db.c: blobs and the checkpoint through transactions,
  * rollback, persistence across close/open, refusal of a file of another
  * hash type or schema version or held by another opener, truncate, and
- * a full database (max_page_count) giving ENOSPC, then recovering.
+ * a full database (max_page_count) giving ENOSPC, then recovering; and
+ * that the walbuf VFS hands each commit to the file system at COMMIT.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -133,6 +134,106 @@ static void test_wal (void)
     db_close (db);
 }
 
+static int copy_file (const char *src, const char *dst)
+{
+    FILE *in = fopen (src, "r"), *out = fopen (dst, "w");
+    char buf[65536];
+    size_t n;
+    int rc = 0;
+
+    if (!in || !out)
+        rc = -1;
+    while (rc == 0 && (n = fread (buf, 1, sizeof (buf), in)) > 0)
+        if (fwrite (buf, 1, n, out) != n)
+            rc = -1;
+    if (in)
+        fclose (in);
+    if (out && fclose (out) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* Copy the database and its WAL as they are on disk now (the db is
+ * still open), open the copy with sqlite's default VFS and count the
+ * objects in it; -1 on error. */
+static long long count_on_disk (void)
+{
+    char copy[300], src[300], dst[300];
+    sqlite3 *sq = NULL;
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+
+    snprintf (copy, sizeof (copy), "%s/copy.sqlite", dir);
+    snprintf (src, sizeof (src), "%s-wal", path);
+    snprintf (dst, sizeof (dst), "%s-wal", copy);
+    if (copy_file (path, copy) < 0 || copy_file (src, dst) < 0)
+        return -1;
+    if (sqlite3_open_v2 (copy, &sq, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
+        && sqlite3_prepare_v2 (sq, "SELECT count(*) FROM objects", -1, &st,
+                               NULL)
+               == SQLITE_OK
+        && sqlite3_step (st) == SQLITE_ROW)
+        n = sqlite3_column_int64 (st, 0);
+    sqlite3_finalize (st);
+    sqlite3_close (sq);
+    (void)unlink (copy);
+    (void)unlink (dst);
+    return n;
+}
+
+/* With synchronous=OFF nothing syncs the WAL: what walbuf gathered must
+ * still be written when sqlite writes the commit frame, including a
+ * commit bigger than its buffer. */
+static void test_walbuf (void)
+{
+    flux_error_t error;
+    struct db *db;
+    unsigned char k[20];
+    char buf[5000];
+    const void *data;
+    size_t len;
+    int i;
+
+    if (!(db = db_open (path, "sha1", true, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    ok (sqlite3_vfs_find ("flux-walbuf") != NULL,
+        "the walbuf VFS is registered while a db is open");
+    ok (db_set_synchronous (db, "OFF") == 0, "synchronous=OFF");
+    ok (db_begin (db) == 0, "begin");
+    for (i = 0; i < 3; i++) {
+        d (k, 50 + i);
+        ok (db_store (db, k, 20, "small", 5) == 0, "store small blob %d", i);
+    }
+    ok (db_commit (db) == 0, "commit");
+    ok (count_on_disk () == 3,
+        "a copy of the files on disk after COMMIT holds the 3 blobs");
+    memset (buf, 'b', sizeof (buf));
+    if (db_begin (db) < 0)
+        BAIL_OUT ("begin: %s", db_errstr (db));
+    for (i = 0; i < 1200; i++) { /* ~6 MB of frames: over WALBUF_MAX */
+        memcpy (buf, &i, sizeof (i));
+        memset (k, 0, sizeof (k));
+        memcpy (k + 4, &i, sizeof (i));
+        k[0] = 0xee;
+        if (db_store (db, k, 20, buf, sizeof (buf)) < 0)
+            BAIL_OUT ("store: %s", db_errstr (db));
+    }
+    ok (db_commit (db) == 0, "commit of 1200 blobs of 5000 bytes");
+    ok (count_on_disk () == 1203, "a copy on disk holds all 1203 blobs");
+    ok (db_load (db, k, 20, &data, &len) == 0 && len == sizeof (buf)
+            && !memcmp (data, buf, len),
+        "the last blob loads intact");
+    db_close (db);
+    ok (sqlite3_vfs_find ("flux-walbuf") == NULL,
+        "the VFS is unregistered when the last db closes");
+    if ((db = db_open (path, "sha1", false, &error))) {
+        ok (db_object_count (db) == 1203, "reopened: 1203 blobs");
+        db_close (db);
+    }
+    else
+        fail ("reopen: %s", error.text);
+}
+
 static void test_version (void)
 {
     flux_error_t error;
@@ -198,6 +299,7 @@ int main (void)
     snprintf (path, sizeof (path), "%s/content.sqlite", dir);
     test_basic ();
     test_wal ();
+    test_walbuf ();
     test_version ();
     test_full ();
     {
