@@ -215,7 +215,9 @@ test_expect_success 'ping rejects a response with another pad' '
 '
 test_expect_success 'ping of a missing service reports the error' '
 	test_expect_code 1 "$FLUX" ping -c 1 nosuch 2>err &&
-	grep "nosuch.ping: Function not implemented" err
+	grep "nosuch.ping: Function not implemented" err &&
+	test_expect_code 1 "$FLUX" ping -c 5 -i 0 nosuch 2>err &&
+	test $(grep -c "Function not implemented" err) -eq 1
 '
 test_expect_success 'ping of an unknown rank or host is a usage error' '
 	test_expect_code 1 "$FLUX" ping "nohost!kvs" 2>err &&

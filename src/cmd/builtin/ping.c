@@ -8,7 +8,9 @@
  * rolemask and rank, and nothing else.  Requests go out every --interval
  * seconds without waiting for responses.  With rank "all", one request
  * per rank is sent for each sequence number and a summary is printed
- * when all have answered.
+ * when all have answered.  A failed request to one target ends the
+ * command (exit 1); with "all", a rank that fails is reported and the
+ * others go on.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -146,6 +148,10 @@ static void response_cb (flux_future_t *f, void *arg)
         const char *text = errno == EPROTO && !flux_future_error_string (f)
                                ? "response does not echo the request"
                                : future_strerror (f, errno);
+        /* one target: its error will not go away by asking again */
+        if (p->target.dest != PING_DEST_ALL)
+            cmd_die ("%s%s%s: %s", label, *label ? "!" : "", p->target.topic,
+                     text);
         cmd_warn ("%s%s%s: %s", label, *label ? "!" : "", p->target.topic,
                   text);
         p->errors++;
