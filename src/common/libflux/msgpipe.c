@@ -96,6 +96,7 @@ void flux_msgpipe_decref (struct flux_msgpipe *p)
 int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
 {
     struct queue *q;
+    bool wake;
     int rc = -1;
 
     if (!p || (end != 0 && end != 1) || !msg) {
@@ -106,12 +107,16 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
     pthread_mutex_lock (&p->lock);
     if (q->closed)
         errno = EPIPE;
-    else if (msgdeque_push (&q->m, msg, false) == 0) {
-        if (q->m.count == 1)
-            efd_set (q->efd);
+    else if (msgdeque_push (&q->m, msg, false) == 0)
         rc = 0;
-    }
+    wake = rc == 0 && q->m.count == 1;
     pthread_mutex_unlock (&p->lock);
+    /* Signal after unlocking: the reader this wakes takes the lock at
+     * once, and would only sleep on it again while we are in write().
+     * A reader that emptied the queue in between finds a stale signal,
+     * and clears it on its next (empty) receive. */
+    if (wake)
+        efd_set (q->efd);
     return rc;
 }
 
@@ -130,8 +135,12 @@ flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
         if (q->m.count == 0 && !p->q[!end].closed)
             efd_clear (q->efd);
     }
-    else
-        errno = p->q[!end].closed ? EPIPE : EWOULDBLOCK;
+    else if (p->q[!end].closed)
+        errno = EPIPE;
+    else {
+        efd_clear (q->efd); /* a stale signal (see flux_msgpipe_send) */
+        errno = EWOULDBLOCK;
+    }
     pthread_mutex_unlock (&p->lock);
     return msg;
 }
@@ -185,6 +194,8 @@ static int end_pollevents (void *impl)
         ev |= FLUX_POLLIN;
     else if (pe->p->q[!pe->end].closed)
         ev |= FLUX_POLLERR;
+    else
+        efd_clear (q->efd); /* a stale signal (see flux_msgpipe_send) */
     pthread_mutex_unlock (&pe->p->lock);
     return ev;
 }

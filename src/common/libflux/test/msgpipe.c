@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* Unit tests for msgpipe: raw ends, and RPCs between two threads. */
+/* Unit tests for msgpipe: raw ends, the eventfd's signal, and RPCs
+ * between two threads. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libflux/flux.h"
 #include "libflux/msgpipe.h"
@@ -24,6 +29,20 @@ static void stop_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 {
     flux_respond (h, msg, NULL);
     flux_reactor_stop (flux_get_reactor (h));
+}
+
+static bool readable (int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    return poll (&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/* What a sender that signals after unlocking can leave behind. */
+static void stale_signal (int efd)
+{
+    uint64_t one = 1;
+    if (write (efd, &one, sizeof (one)) != sizeof (one))
+        BAIL_OUT ("cannot write the eventfd");
 }
 
 static void *server_thread (void *arg)
@@ -66,6 +85,22 @@ int main (int argc, char *argv[])
     ok ((got = flux_msgpipe_recv (p, 1)) == msg,
         "end 1 receives the very same message (no copy)");
     flux_msg_decref (got);
+    ok (!readable (flux_msgpipe_pollfd (p, 1)),
+        "the queue emptied: its eventfd is clear");
+    stale_signal (flux_msgpipe_pollfd (p, 1));
+    errno = 0;
+    ok (flux_msgpipe_recv (p, 1) == NULL && errno == EWOULDBLOCK
+            && !readable (flux_msgpipe_pollfd (p, 1)),
+        "a stale signal (sender signalled after the queue was emptied)"
+        " is cleared by the next empty receive");
+    {
+        flux_t *h1 = flux_msgpipe_open (p, 1, 0);
+        stale_signal (flux_msgpipe_pollfd (p, 1));
+        ok (h1 && !(flux_pollevents (h1) & FLUX_POLLIN)
+                && !readable (flux_msgpipe_pollfd (p, 1)),
+            "and by a poll-events check that finds the queue empty");
+        flux_close (h1);
+    }
     flux_msgpipe_close (p, 0);
     errno = 0;
     ok (flux_msgpipe_recv (p, 1) == NULL && errno == EPIPE,
