@@ -307,6 +307,8 @@ int db_begin (struct db *db)
 
 int db_commit (struct db *db)
 {
+    int rc;
+
     reset_reads (db);
     if (exec (db, "COMMIT") < 0) {
         int saved_errno = errno;
@@ -314,6 +316,8 @@ int db_commit (struct db *db)
         errno = saved_errno;
         return -1;
     }
+    if (db->walbuf && (rc = walbuf_flush (db->sq)) != SQLITE_OK)
+        return fail (db, rc, "writing the WAL");
     return 0;
 }
 

@@ -421,6 +421,17 @@ const char *walbuf_vfs_acquire (void)
     return name;
 }
 
+int walbuf_flush (sqlite3 *sq)
+{
+    sqlite3_file *file = NULL;
+
+    if (sqlite3_file_control (sq, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file)
+            != SQLITE_OK
+        || !file || !file->pMethods || file->pMethods->xClose != f_close)
+        return SQLITE_OK;
+    return flush ((struct wfile *)file);
+}
+
 void walbuf_vfs_release (void)
 {
     pthread_mutex_lock (&vfs_lock);

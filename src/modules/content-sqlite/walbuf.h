@@ -27,10 +27,18 @@
  * module that uses it can be unloaded).  Both are thread-safe.
  */
 
+#include <sqlite3.h>
+
 #define WALBUF_MAX (4u << 20)
 
 /* The VFS name, or NULL (errno ENOMEM, or ENOENT: no default VFS). */
 const char *walbuf_vfs_acquire (void);
 void walbuf_vfs_release (void);
+
+/* Write what is gathered for the WAL of sq's main database, if it is
+ * opened through this VFS (call after COMMIT: sqlite may rewrite frame
+ * headers after the commit frame, with no sync in NORMAL or OFF mode).
+ * Returns an sqlite result code. */
+int walbuf_flush (sqlite3 *sq);
 
 #endif /* !CONTENT_SQLITE_WALBUF_H */
