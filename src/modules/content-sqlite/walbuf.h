@@ -14,6 +14,7 @@
  *   - when the commit frame is complete (its header says "commit"), so a
  *     commit reaches the operating system inside sqlite's COMMIT whatever
  *     the synchronous setting, and a failing write fails the COMMIT;
+ *   - after each COMMIT, when the caller calls walbuf_flush() (db.c does);
  *   - before any other operation on the file (sync, read, size, truncate,
  *     locks, close ...), so sqlite never sees the difference;
  *   - when the gathered writes pass WALBUF_MAX bytes, or a write does not
