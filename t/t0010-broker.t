@@ -123,6 +123,32 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'module to module: a burst of requests keeps its order; a module that is gone answers ENOSYS' '
+	cat >order.sh <<-EOT &&
+	flux module load --name=tmb $MOD || exit 1
+	for i in 1 2 3 4 5 6; do
+		flux module load --name=tma\$i $MOD || exit 1
+		$RPC tma\$i.burst "{\\"service\\":\\"tmb\\",\\"count\\":2000}" || exit 1
+		$RPC tmb.order-get >order.\$i.out || exit 1
+		flux module remove tma\$i || exit 1
+	done >burst.out
+	flux module load --name=tma $MOD || exit 1
+	flux module remove tmb || exit 1
+	$RPC tma.burst "{\\"service\\":\\"tmb\\",\\"count\\":3}" >gone.out || exit 1
+	EOT
+	flux start sh order.sh &&
+	test $(grep -c "\"count\":2000,\"ok\":2000,\"errnum\":0" burst.out) -eq 6 &&
+	cat >inorder.py <<-EOF &&
+	import json, sys
+	for path in sys.argv[1:]:
+	    seqs = json.load (open (path))["seqs"]
+	    if seqs != list (range (2000)):
+	        sys.exit ("%s: out of order or missing" % path)
+	EOF
+	python3 inorder.py order.1.out order.2.out order.3.out order.4.out \
+		order.5.out order.6.out &&
+	grep "\"count\":3,\"ok\":0,\"errnum\":38" gone.out
+'
 test_expect_success 'overlay status --wait follows the status as it changes' '
 	cat >wait.sh <<-EOT &&
 	pid=\$($RPC -r 2 attr.get "{\"name\":\"broker.pid\"}" | sed "s/.*value\":\"\([0-9]*\).*/\1/")

@@ -6,6 +6,7 @@
 /* The broker context shared by its rooms: router (broker.c), built-in
  * services (builtin.c), state machine and boot (main.c, boot.c).
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -64,6 +65,9 @@ struct broker {
     int children_online;
 
     /* routing tables (broker.c) */
+    /* Written only by the broker's thread, under route_lock; module
+     * threads read them under it (router_fast_from_module). */
+    pthread_rwlock_t route_lock;
     struct strmap *peers;    /* route id -> struct peer */
     struct strmap *services; /* service name -> struct peer */
     struct peer *self;       /* the broker's own services */
@@ -129,6 +133,13 @@ json_t *router_module_services (struct broker *b, struct module *m);
 int router_module_add (struct broker *b, struct module *m);
 void router_module_remove (struct broker *b, struct module *m);
 void router_from_module (struct module *m, flux_msg_t *msg, void *arg);
+/* The fast path (module.h), run in module m's thread: a request for a
+ * service of another module, or a response whose next hop is a module,
+ * goes straight to that module's queue.  Everything else (events, the
+ * router's own topics, a first request to a new service prefix that
+ * must be noted for disconnect, other peers) is left to router_from_module
+ * in the broker's thread. */
+bool router_fast_from_module (struct module *m, flux_msg_t *msg, void *arg);
 
 /* A child peer was lost: fail the RPCs in flight through it. */
 void router_child_lost (struct broker *b, uint32_t child_rank);

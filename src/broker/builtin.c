@@ -219,7 +219,8 @@ int broker_module_load (struct broker *b, const char *target, const char *name,
         || !(attrs = cacheable_attrs (b)))
         goto nomem;
     if (!(m = module_create (b->loop, path, name, args, attrs, b->owner,
-                             router_from_module, module_status_cb, b, error)))
+                             router_from_module, router_fast_from_module,
+                             module_status_cb, b, error)))
         goto error;
     module_set_aux (m, ctx);
     if (module_lookup (b, module_name (m))) {

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ struct module {
 
     uv_poll_t *poll;
     double last_seen;
+    _Atomic double fast_seen; /* last_seen, by the fast path */
+    atomic_int slow_pending;  /* sent to the broker's thread, not routed */
+    module_fast_f fast_cb;
     uint32_t owner;
 
     int status;
@@ -273,7 +277,7 @@ static void set_status (struct module *m, int status, int errnum)
 }
 
 /* Stamp the instance owner's credentials where unset (RFC 12). */
-static void stamp (struct module *m, flux_msg_t *msg)
+void module_stamp (struct module *m, flux_msg_t *msg)
 {
     struct flux_msg_cred cred;
 
@@ -319,10 +323,11 @@ static void pipe_cb (uv_poll_t *w, int status, int events)
         int type = 0;
         if (!msg)
             break;
-        stamp (m, msg);
+        module_stamp (m, msg);
         (void)flux_msg_get_type (msg, &type);
         if (type == FLUX_MSGTYPE_REQUEST && handle_status (m, msg)) {
             flux_msg_decref (msg);
+            atomic_fetch_sub (&m->slow_pending, 1);
             if (!m->poll)
                 return; /* destroyed from the status callback */
             continue;
@@ -330,12 +335,35 @@ static void pipe_cb (uv_poll_t *w, int status, int events)
         if (type == FLUX_MSGTYPE_REQUEST
             && flux_msg_route_push (msg, m->uuid) < 0) {
             flux_msg_decref (msg);
+            atomic_fetch_sub (&m->slow_pending, 1);
             continue;
         }
         m->recv_cb (m, msg, m->arg);
+        /* routed: where it went, it is queued already */
+        atomic_fetch_sub (&m->slow_pending, 1);
         if (!m->poll)
             return;
     }
+}
+
+/* How the module's handle sends (in the module's thread): straight to
+ * another module when the fast path can, else to the broker's thread. */
+static int send_hook (struct flux_msgpipe *p, int end, flux_msg_t *msg,
+                      void *arg)
+{
+    struct module *m = arg;
+
+    if (m->fast_cb && atomic_load (&m->slow_pending) == 0
+        && m->fast_cb (m, msg, m->arg)) {
+        atomic_store (&m->fast_seen, uv_hrtime () * 1e-9);
+        return 0;
+    }
+    atomic_fetch_add (&m->slow_pending, 1);
+    if (flux_msgpipe_send (p, end, msg) < 0) {
+        atomic_fetch_sub (&m->slow_pending, 1);
+        return -1;
+    }
+    return 0;
 }
 
 static void poll_close_cb (uv_handle_t *h)
@@ -359,8 +387,8 @@ static char *name_from_path (const char *path)
 struct module *module_create (uv_loop_t *loop, const char *path,
                               const char *name, json_t *args, json_t *attrs,
                               uint32_t owner, module_recv_f recv_cb,
-                              module_status_f status_cb, void *arg,
-                              flux_error_t *error)
+                              module_fast_f fast_cb, module_status_f status_cb,
+                              void *arg, flux_error_t *error)
 {
     struct module *m;
     json_t *empty = NULL;
@@ -373,6 +401,7 @@ struct module *module_create (uv_loop_t *loop, const char *path,
         return NULL;
     m->owner = owner;
     m->recv_cb = recv_cb;
+    m->fast_cb = fast_cb;
     m->status_cb = status_cb;
     m->arg = arg;
     if (method_uuid (m->uuid, sizeof (m->uuid)) < 0) {
@@ -402,6 +431,7 @@ struct module *module_create (uv_loop_t *loop, const char *path,
     if (!(m->pipe = flux_msgpipe_create ())
         || !(m->poll = calloc (1, sizeof (*m->poll))))
         goto nomem;
+    flux_msgpipe_set_send_hook (m->pipe, 1, send_hook, m);
     if (uv_poll_init (loop, m->poll, flux_msgpipe_pollfd (m->pipe, 0)) < 0) {
         free (m->poll);
         m->poll = NULL;
@@ -509,7 +539,11 @@ void module_queue_counts (struct module *m, size_t *sendq, size_t *recvq)
 
 double module_idle (struct module *m)
 {
-    return m->poll ? uv_now (m->poll->loop) / 1000. - m->last_seen : 0;
+    double seen = atomic_load (&m->fast_seen);
+
+    if (seen < m->last_seen)
+        seen = m->last_seen;
+    return m->poll ? uv_now (m->poll->loop) / 1000. - seen : 0;
 }
 
 void module_set_aux (struct module *m, void *aux)

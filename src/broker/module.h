@@ -16,7 +16,16 @@
  * The broker side receives everything the module sends through the
  * recv callback (module.status requests are handled here and not passed
  * on) and sends to the module with module_send().
+ *
+ * Fast path: each message the module sends is first offered to the fast
+ * callback, in the module's own thread, which may deliver it straight to
+ * another module (without waking the broker's thread).  It is offered
+ * only while nothing the module sent before is still waiting for, or
+ * being routed by, the broker's thread, so a module's messages keep
+ * their order.
  */
+#include <stdbool.h>
+
 #include <jansson.h>
 #include <uv.h>
 
@@ -35,17 +44,25 @@ struct module;
 typedef void (*module_recv_f) (struct module *m, flux_msg_t *msg, void *arg);
 /* The module's state changed (RUNNING, FINALIZING, EXITED). */
 typedef void (*module_status_f) (struct module *m, int prev, void *arg);
+/* Called in the module's thread: true if it delivered msg (and took the
+ * reference), false to let the broker's thread route it. */
+typedef bool (*module_fast_f) (struct module *m, flux_msg_t *msg, void *arg);
 
 /* Load the DSO at path and start its thread.  name NULL: derived from
  * the file name (up to the first '.').  args: JSON array of strings
  * (borrowed).  attrs: JSON object of cacheable attributes for the welcome
- * (borrowed).  Errors: ENOENT (no file), EINVAL (no mod_main), with text.
+ * (borrowed).  fast_cb may be NULL.  Errors: ENOENT (no file), EINVAL (no
+ * mod_main), with text.
  */
 struct module *module_create (uv_loop_t *loop, const char *path,
                               const char *name, json_t *args, json_t *attrs,
                               uint32_t owner, module_recv_f recv_cb,
-                              module_status_f status_cb, void *arg,
-                              flux_error_t *error);
+                              module_fast_f fast_cb, module_status_f status_cb,
+                              void *arg, flux_error_t *error);
+
+/* Stamp the instance owner's credentials where msg has none (what the
+ * broker does to everything a module sends). */
+void module_stamp (struct module *m, flux_msg_t *msg);
 
 /* Join the thread (it must have exited, or be told to with a shutdown
  * request first) and free everything.  NULL-safe. */

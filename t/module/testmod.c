@@ -3,9 +3,22 @@
 /* testmod - a broker module for the tests: "<name>.hello" answers
  * {"name":<module name>,"args":[...]}; "<name>.fail" makes mod_main return
  * -1 (EIO).  With the argument "fail-init", mod_main fails before running.
+ *
+ * Module to module messages (the broker's fast path must keep a module's
+ * messages in order):
+ *   <name>.order {seq:i}  is recorded and answered {seq}
+ *   <name>.order-get      -> {seqs:[the seq of each .order, in arrival
+ *                            order]} and forgets them
+ *   <name>.burst {service:s, count:i}  sends count requests
+ *                            <service>.order {seq:0..count-1} at once and
+ *                            answers {count, ok, errnum} when all have
+ *                            answered: ok counts the responses that
+ *                            echoed their seq, errnum is the first error
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -17,6 +30,12 @@ struct ctx {
     char **argv;
     const char *name;
     int failed;
+    json_t *seqs;
+};
+
+struct burst {
+    const flux_msg_t *req;
+    int count, pending, ok, errnum;
 };
 
 static void hello_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -40,13 +59,96 @@ static void fail_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     flux_reactor_stop (flux_get_reactor (h));
 }
 
+static void order_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct ctx *c = arg;
+    int seq;
+
+    if (flux_request_unpack (msg, NULL, "{s:i}", "seq", &seq) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    json_array_append_new (c->seqs, json_integer (seq));
+    flux_respond_pack (h, msg, "{s:i}", "seq", seq);
+}
+
+static void order_get_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    struct ctx *c = arg;
+
+    flux_respond_pack (h, msg, "{s:O}", "seqs", c->seqs);
+    json_array_clear (c->seqs);
+}
+
+static void burst_continuation (flux_future_t *f, void *arg)
+{
+    struct burst *b = arg;
+    int seq;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "seq", &seq) < 0) {
+        if (!b->errnum)
+            b->errnum = errno;
+    }
+    else if (seq == (int)(intptr_t)flux_future_aux_get (f, "seq"))
+        b->ok++;
+    if (--b->pending == 0) {
+        flux_respond_pack (flux_future_get_flux (f), b->req, "{s:i s:i s:i}",
+                           "count", b->count, "ok", b->ok, "errnum", b->errnum);
+        flux_msg_decref (b->req);
+        free (b);
+    }
+    flux_future_destroy (f);
+}
+
+static void burst_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    const char *service;
+    char topic[128];
+    struct burst *b;
+    int count, i;
+
+    if (flux_request_unpack (msg, NULL, "{s:s s:i}", "service", &service,
+                             "count", &count)
+            < 0
+        || count < 1 || !(b = calloc (1, sizeof (*b)))) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    b->req = flux_msg_incref (msg);
+    b->count = count;
+    snprintf (topic, sizeof (topic), "%s.order", service);
+    for (i = 0; i < count; i++) {
+        flux_future_t *f
+            = flux_rpc_pack (h, topic, FLUX_NODEID_ANY, 0, "{s:i}", "seq", i);
+        if (!f || flux_future_aux_set (f, "seq", (void *)(intptr_t)i, NULL) < 0
+            || flux_future_then (f, -1., burst_continuation, b) < 0) {
+            flux_future_destroy (f);
+            if (!b->errnum)
+                b->errnum = errno ? errno : ENOMEM;
+            continue;
+        }
+        b->pending++;
+    }
+    if (b->pending == 0) {
+        flux_respond_error (h, msg, b->errnum, "no request could be sent");
+        flux_msg_decref (b->req);
+        free (b);
+    }
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     struct ctx c = {.argc = argc, .argv = argv};
-    char hello[128], fail[128];
+    char hello[128], fail[128], order[128], order_get[128], burst[128];
     struct flux_msg_handler_spec htab[] = {
         {FLUX_MSGTYPE_REQUEST, hello, hello_cb, FLUX_ROLE_USER},
         {FLUX_MSGTYPE_REQUEST, fail, fail_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, order, order_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, order_get, order_get_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, burst, burst_cb, 0},
         FLUX_MSGHANDLER_TABLE_END,
     };
     flux_msg_handler_t **handlers;
@@ -58,10 +160,17 @@ int mod_main (flux_t *h, int argc, char **argv)
     c.name = flux_aux_get (h, "flux::name");
     snprintf (hello, sizeof (hello), "%s.hello", c.name);
     snprintf (fail, sizeof (fail), "%s.fail", c.name);
-    if (flux_msg_handler_addvec (h, htab, &c, &handlers) < 0)
+    snprintf (order, sizeof (order), "%s.order", c.name);
+    snprintf (order_get, sizeof (order_get), "%s.order-get", c.name);
+    snprintf (burst, sizeof (burst), "%s.burst", c.name);
+    if (!(c.seqs = json_array ())
+        || flux_msg_handler_addvec (h, htab, &c, &handlers) < 0) {
+        json_decref (c.seqs);
         return -1;
+    }
     flux_reactor_run (flux_get_reactor (h), 0);
     flux_msg_handler_delvec (handlers);
+    json_decref (c.seqs);
     if (c.failed) {
         errno = EIO;
         return -1;

@@ -23,7 +23,9 @@ struct queue {
 struct flux_msgpipe {
     pthread_mutex_t lock;
     int refcount;
-    struct queue q[2]; /* q[i]: messages waiting for end i */
+    struct queue q[2];           /* q[i]: messages waiting for end i */
+    flux_msgpipe_send_f hook[2]; /* how the handle over end i sends */
+    void *hook_arg[2];
 };
 
 static void efd_set (int efd)
@@ -155,6 +157,15 @@ size_t flux_msgpipe_count (struct flux_msgpipe *p, int end)
     return n;
 }
 
+void flux_msgpipe_set_send_hook (struct flux_msgpipe *p, int end,
+                                 flux_msgpipe_send_f fn, void *arg)
+{
+    if (p && (end == 0 || end == 1)) {
+        p->hook[end] = fn;
+        p->hook_arg[end] = arg;
+    }
+}
+
 int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end)
 {
     return p->q[end].efd;
@@ -204,8 +215,11 @@ static int end_send (void *impl, const flux_msg_t *msg, int flags)
 {
     struct pipe_end *pe = impl;
     flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);
+    flux_msgpipe_send_f hook = pe->p->hook[pe->end];
 
-    if (flux_msgpipe_send (pe->p, pe->end, ref) < 0) {
+    if ((hook ? hook (pe->p, pe->end, ref, pe->p->hook_arg[pe->end])
+              : flux_msgpipe_send (pe->p, pe->end, ref))
+        < 0) {
         flux_msg_decref (ref);
         return -1;
     }

@@ -43,6 +43,16 @@ int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end);
  * its queue is empty, and its sends fail with EPIPE. */
 void flux_msgpipe_close (struct flux_msgpipe *p, int end);
 
+/* How a handle over 'end' sends (flux_msgpipe_open): instead of
+ * flux_msgpipe_send (p, end, msg), call fn (p, end, msg, arg), which
+ * takes the reference to msg when it returns 0 and not when it returns -1
+ * (errno set).  It runs in the thread that sends.  Set it before the
+ * handle is used. */
+typedef int (*flux_msgpipe_send_f) (struct flux_msgpipe *p, int end,
+                                    flux_msg_t *msg, void *arg);
+void flux_msgpipe_set_send_hook (struct flux_msgpipe *p, int end,
+                                 flux_msgpipe_send_f fn, void *arg);
+
 /* A handle over one end (takes a pipe reference; closes the end on
  * flux_close).  flags as for flux_open. */
 flux_t *flux_msgpipe_open (struct flux_msgpipe *p, int end, int flags);
