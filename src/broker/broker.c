@@ -681,7 +681,8 @@ static bool fast_request (struct broker *b, struct module *m, flux_msg_t *msg)
         || !strncmp (topic, "event.", 6) || !strncmp (topic, "service.", 8))
         return false; /* local_request() topics, or not local */
     pthread_rwlock_rdlock (&b->route_lock);
-    if ((svc = service_lookup (b, topic)) && svc->kind == PEER_MODULE
+    if (b->services && (svc = service_lookup (b, topic))
+        && svc->kind == PEER_MODULE
         && (from = strmap_get (b->peers, module_uuid (m)))
         && (!disconnect_key (msg, topic, nodeid, key, sizeof (key))
             || strmap_get (from->disconnects, key))
@@ -710,7 +711,7 @@ static bool fast_response (struct broker *b, struct module *m, flux_msg_t *msg)
     if (!top)
         return false;
     pthread_rwlock_rdlock (&b->route_lock);
-    if ((p = strmap_get (b->peers, top)) && p->kind == PEER_MODULE
+    if (b->peers && (p = strmap_get (b->peers, top)) && p->kind == PEER_MODULE
         && flux_msg_route_pop (msg) == 0) {
         module_stamp (m, msg);
         (void)module_send (p->ptr, msg); /* gone: dropped, as by the router */
@@ -935,11 +936,15 @@ void router_fini (struct broker *b)
         free (b->tracked);
         b->tracked = NULL;
     }
+    /* module threads may still be running (they are joined later): the
+     * fast path finds the maps gone and leaves their messages to us */
+    pthread_rwlock_wrlock (&b->route_lock);
     strmap_destroy (b->services);
     b->services = NULL;
     strmap_destroy (b->peers); /* frees every peer, self included */
     b->peers = NULL;
     b->self = NULL;
+    pthread_rwlock_unlock (&b->route_lock);
     if (uv_is_active ((uv_handle_t *)&b->self_poll))
         uv_poll_stop (&b->self_poll);
 }
