@@ -202,6 +202,9 @@ static void cache_attrs (flux_t *h, json_t *attrs)
     }
 }
 
+static int send_hook (struct flux_msgpipe *p, int end, flux_msg_t *msg,
+                      void *arg);
+
 static void *module_thread (void *arg)
 {
     struct module *m = arg;
@@ -252,7 +255,7 @@ done:
                               "errnum", errnum ? errnum : EINVAL)
                    == 0
             && flux_msg_set_noresponse (msg) == 0
-            && flux_msgpipe_send (m->pipe, 1, msg) == 0)
+            && send_hook (m->pipe, 1, msg, m) == 0)
             msg = NULL;
         flux_msg_decref (msg);
     }
