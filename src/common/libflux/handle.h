@@ -85,8 +85,11 @@ flux_t *flux_handle_create (void *impl, const struct flux_handle_ops *ops,
 void flux_close (flux_t *h);
 
 /* Send a message.  flags: FLUX_O_NONBLOCK (may fail with EWOULDBLOCK).
- * The message is not modified.  In-process connectors (msgpipe) pass it
- * by reference, so do not modify a message after sending it.
+ * Socket connectors copy the message.  In-process connectors (msgpipe: a
+ * broker module's handle) pass it by reference, and routing it pushes or
+ * pops its route stack and stamps unset credentials on that same object,
+ * possibly in another thread: after sending a message, do not modify,
+ * read or send it again; copy it (flux_msg_copy) to send it twice.
  */
 int flux_send (flux_t *h, const flux_msg_t *msg, int flags);
 
