@@ -17,6 +17,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "jsonparse.h"
 #include "message.h"
 #include "message_private.h"
 
@@ -150,7 +151,7 @@ const char *flux_msg_last_error (const flux_msg_t *msg)
 
 static json_t *json_parse (const flux_msg_t *msg)
 {
-    json_error_t err;
+    char err[160];
     json_t *o;
     size_t n = msg->payload_size;
 
@@ -162,8 +163,10 @@ static json_t *json_parse (const flux_msg_t *msg)
         set_error (msg, "payload is not NUL-terminated");
         goto error;
     }
-    if (!(o = json_loadb ((const char *)msg->payload, n - 1, 0, &err))) {
-        set_error (msg, err.text);
+    /* jsonparse.h: what json_loadb accepts, 5-10x faster */
+    if (!(o
+          = jsonparse ((const char *)msg->payload, n - 1, err, sizeof (err)))) {
+        set_error (msg, err);
         goto error;
     }
     if (!json_is_object (o)) {

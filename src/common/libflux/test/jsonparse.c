@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* Unit tests for jsonparse: it must accept exactly what jansson's
+ * json_loadb (flags 0) accepts and build equal objects.  Hand-picked
+ * cases, then random documents dumped by jansson in several styles, then
+ * the same documents with random damage, each compared with json_loadb.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "libflux/jsonparse.h"
+#include "tap.h"
+
+/* 0: same verdict and equal objects; else a description in why. */
+static int differs (const char *s, size_t len, char *why, size_t size)
+{
+    char err[160];
+    json_t *a = jsonparse (s, len, err, sizeof (err));
+    json_t *b = json_loadb (s, len, 0, NULL);
+    int rc = 0;
+
+    if (!a != !b) {
+        snprintf (why, size, "jsonparse %s, jansson %s (%s)",
+                  a ? "accepts" : "refuses", b ? "accepts" : "refuses",
+                  a ? "" : err);
+        rc = 1;
+    }
+    else if (a && !json_equal (a, b)) {
+        snprintf (why, size, "different objects");
+        rc = 1;
+    }
+    else if (!a && err[0] == '\0') {
+        snprintf (why, size, "refused without an error text");
+        rc = 1;
+    }
+    json_decref (a);
+    json_decref (b);
+    return rc;
+}
+
+static const char *cases[] = {
+    "{}",
+    "[]",
+    " \t\r\n{ } \n",
+    "{\"a\":1}",
+    "[1,2,3]",
+    "[true,false,null]",
+    "{\"a\":{\"b\":[{},[],\"\"]}}",
+    "{\"a\":1,\"a\":2}",
+    "[-0]",
+    "[0]",
+    "[-1]",
+    "[9223372036854775807]",
+    "[-9223372036854775808]",
+    "[9223372036854775808]",
+    "[-9223372036854775809]",
+    "[1.5]",
+    "[-1.5e10]",
+    "[1E-400]",
+    "[1e400]",
+    "[-1e400]",
+    "[0.0]",
+    "[1.0e+2]",
+    "[12345678901234567890123456789.5]",
+    "[01]",
+    "[1.]",
+    "[.5]",
+    "[-]",
+    "[1e]",
+    "[1e+]",
+    "[+1]",
+    "[0x10]",
+    "[Infinity]",
+    "[NaN]",
+    "[tru]",
+    "[truex]",
+    "[nul]",
+    "[\"a\\\"b\"]",
+    "[\"\\\\\\/\\b\\f\\n\\r\\t\"]",
+    "[\"\\u0041\\u00e9\\u4e2d\"]",
+    "[\"\\ud83d\\ude00\"]",
+    "[\"\\ud83d\"]",
+    "[\"\\ude00\"]",
+    "[\"\\ud83d\\u0041\"]",
+    "[\"\\u0000\"]",
+    "[\"\\u12\"]",
+    "[\"\\x41\"]",
+    "[\"\\\"]",
+    "[\"abc]",
+    "[\"a\tb\"]",
+    "[\"a\nb\"]",
+    "[\"\xc3\xa9\"]",
+    "[\"\xe4\xb8\xad\"]",
+    "[\"\xf0\x9f\x98\x80\"]",
+    "[\"\xc3\"]",
+    "[\"\xc0\x80\"]",
+    "[\"\xe0\x80\x80\"]",
+    "[\"\xed\xa0\x80\"]",
+    "[\"\xf4\x90\x80\x80\"]",
+    "[\"\xf5\x80\x80\x80\"]",
+    "[\"\xff\"]",
+    "[\"\x80\"]",
+    "{\"\\u00e9\":1}",
+    "{\"k\\\"q\":[1,{\"x\\n\":2}]}",
+    "{\"a\":1,}",
+    "[1,]",
+    "[,1]",
+    "{,}",
+    "{\"a\"}",
+    "{\"a\":}",
+    "{1:2}",
+    "{\"a\" 1}",
+    "[1 2]",
+    "{} {}",
+    "{}x",
+    "1",
+    "\"s\"",
+    "true",
+    "null",
+    "",
+    "   ",
+    "[",
+    "{",
+    "]",
+    "}",
+    "[[[]]]",
+    "{\"a\":[1,2,{\"b\":null}],\"c\":"
+    "\"d\"}",
+    NULL,
+};
+
+static void test_cases (void)
+{
+    char why[256];
+    int bad = 0;
+
+    for (int i = 0; cases[i]; i++) {
+        if (differs (cases[i], strlen (cases[i]), why, sizeof (why))) {
+            diag ("%s: %s", cases[i], why);
+            bad++;
+        }
+    }
+    ok (bad == 0, "hand-picked documents: same verdict as json_loadb");
+    {
+        /* a NUL byte inside the given length */
+        const char s[] = "[\"a\0b\"]";
+        ok (!differs (s, sizeof (s) - 1, why, sizeof (why)),
+            "a NUL byte inside the text is refused like json_loadb");
+    }
+    {
+        /* nesting: 2048 levels are fine, 2049 are not */
+        for (int depth = 2047; depth <= 2050; depth++) {
+            char *s = malloc (2 * depth + 1);
+            memset (s, '[', depth);
+            memset (s + depth, ']', depth);
+            s[2 * depth] = '\0';
+            ok (!differs (s, 2 * depth, why, sizeof (why)),
+                "%d nested arrays: same verdict (%s)", depth,
+                jsonparse (s, 2 * depth, NULL, 0) ? "accepted" : "refused");
+            free (s);
+        }
+    }
+    {
+        char err[160];
+        json_t *o = jsonparse ("{\"a\":}", 6, err, sizeof (err));
+        ok (o == NULL && strstr (err, "offset 5") != NULL,
+            "the error says where: %s", err);
+    }
+}
+
+static unsigned long long rng = 88172645463325252ULL;
+
+static unsigned rnd (unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+static json_t *random_string (void)
+{
+    char s[64];
+    size_t len = rnd (20), n = 0;
+
+    while (n < len && n + 5 < sizeof (s)) {
+        switch (rnd (8)) {
+            case 0: /* characters that must be escaped */
+                s[n++] = "\"\\\b\f\n\r\t\x01\x1f/"[rnd (10)];
+                break;
+            case 1: /* two-byte UTF-8 */
+                s[n++] = (char)0xc3;
+                s[n++] = (char)(0x80 + rnd (0x40));
+                break;
+            case 2: /* three bytes */
+                s[n++] = (char)0xe4;
+                s[n++] = (char)(0x80 + rnd (0x40));
+                s[n++] = (char)(0x80 + rnd (0x40));
+                break;
+            case 3: /* four bytes (an astral code point) */
+                s[n++] = (char)0xf0;
+                s[n++] = (char)(0x90 + rnd (0x30));
+                s[n++] = (char)(0x80 + rnd (0x40));
+                s[n++] = (char)(0x80 + rnd (0x40));
+                break;
+            default:
+                s[n++] = (char)(0x20 + rnd (0x5f));
+                break;
+        }
+    }
+    return json_stringn (s, n);
+}
+
+static json_t *random_value (int depth)
+{
+    unsigned k = depth > 4 ? rnd (6) : rnd (8);
+
+    switch (k) {
+        case 0:
+            return json_integer ((json_int_t)rnd (1000) - 500);
+        case 1: {
+            static const json_int_t edge[] = {0,
+                                              1,
+                                              -1,
+                                              9223372036854775807LL,
+                                              -9223372036854775807LL - 1,
+                                              4294967296LL};
+            return json_integer (edge[rnd (6)]);
+        }
+        case 2:
+            return json_real ((double)rnd (100000) / 7.0 - 5000);
+        case 3:
+            return random_string ();
+        case 4:
+            return rnd (2) ? json_true () : json_false ();
+        case 5:
+            return json_null ();
+        case 6: {
+            json_t *a = json_array ();
+            for (unsigned i = rnd (5); i > 0; i--)
+                json_array_append_new (a, random_value (depth + 1));
+            return a;
+        }
+        default: {
+            json_t *o = json_object ();
+            for (unsigned i = rnd (5); i > 0; i--) {
+                json_t *key = random_string ();
+                json_object_set_new (o, json_string_value (key),
+                                     random_value (depth + 1));
+                json_decref (key);
+            }
+            return o;
+        }
+    }
+}
+
+static void test_random (void)
+{
+    static const size_t styles[]
+        = {JSON_COMPACT, JSON_INDENT (2), JSON_ENSURE_ASCII | JSON_COMPACT,
+           JSON_ENSURE_ASCII | JSON_INDENT (1) | JSON_SORT_KEYS};
+    int bad = 0, badmut = 0, accepted = 0, refused = 0;
+    char why[256];
+
+    for (int i = 0; i < 3000; i++) {
+        json_t *doc = rnd (2) ? json_array () : json_object ();
+        char *s;
+        size_t len;
+
+        for (unsigned j = rnd (6); j > 0; j--) {
+            if (json_is_array (doc))
+                json_array_append_new (doc, random_value (1));
+            else {
+                char key[16];
+                snprintf (key, sizeof (key), "k%u", rnd (10));
+                json_object_set_new (doc, key, random_value (1));
+            }
+        }
+        if (!(s = json_dumps (doc, styles[i % 4])))
+            BAIL_OUT ("json_dumps");
+        len = strlen (s);
+        {
+            char err[160];
+            json_t *o = jsonparse (s, len, err, sizeof (err));
+            if (!o || !json_equal (o, doc)) {
+                if (bad++ < 5)
+                    diag ("%s: %s", s, o ? "not equal" : err);
+            }
+            json_decref (o);
+        }
+        for (int m = 0; m < 8; m++) {
+            char *t = malloc (len + 8);
+            size_t tlen = len;
+            memcpy (t, s, len);
+            for (unsigned d = 1 + rnd (3); d > 0 && tlen > 0; d--) {
+                static const char junk[] = "{}[],:\"\\ 0123456789-+.eEtrufalsn"
+                                           "u\x01\x7f\xc3\xa9\xe4\xf0\xff";
+                size_t at = rnd ((unsigned)tlen);
+                switch (rnd (3)) {
+                    case 0:
+                        t[at] = junk[rnd (sizeof (junk) - 1)];
+                        break;
+                    case 1:
+                        memmove (t + at + 1, t + at, tlen - at);
+                        t[at] = junk[rnd (sizeof (junk) - 1)];
+                        tlen++;
+                        break;
+                    default:
+                        memmove (t + at, t + at + 1, tlen - at - 1);
+                        tlen--;
+                        break;
+                }
+            }
+            if (differs (t, tlen, why, sizeof (why))) {
+                if (badmut++ < 5)
+                    diag ("%.*s: %s", (int)tlen, t, why);
+            }
+            else {
+                json_t *o = jsonparse (t, tlen, NULL, 0);
+                if (o)
+                    accepted++;
+                else
+                    refused++;
+                json_decref (o);
+            }
+            free (t);
+        }
+        free (s);
+        json_decref (doc);
+    }
+    ok (bad == 0,
+        "3000 random documents in 4 styles decode to what was dumped");
+    ok (badmut == 0,
+        "24000 damaged documents: same verdict and objects as json_loadb"
+        " (%d accepted, %d refused)",
+        accepted, refused);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    test_cases ();
+    test_random ();
+    done_testing ();
+    return 0;
+}
