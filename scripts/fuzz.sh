@@ -33,6 +33,7 @@ cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefin
 clang $cflags \
     -I src/common $(pkg-config --cflags jansson) \
     src/common/libflux/fuzz/msg_fuzz.c src/common/libflux/message*.c \
+    src/common/libflux/json*.c \
     $(pkg-config --libs jansson) -o "$builddir/msg_fuzz"
 
 # The broker without main() and PMI boot, with all of libflux, the overlay
@@ -50,6 +51,7 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
 clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
     -I src/common $(pkg-config --cflags jansson) \
     src/broker/fuzz/mkcorpus.c src/common/libflux/message*.c \
+    src/common/libflux/json*.c \
     $(pkg-config --libs jansson) -o "$builddir/mkcorpus"
 
 # run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with

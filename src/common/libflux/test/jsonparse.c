@@ -155,12 +155,15 @@ static void test_cases (void)
         /* nesting: 2048 levels are fine, 2049 are not */
         for (int depth = 2047; depth <= 2050; depth++) {
             char *s = malloc (2 * depth + 1);
+            json_t *o;
             memset (s, '[', depth);
             memset (s + depth, ']', depth);
             s[2 * depth] = '\0';
+            o = jsonparse (s, 2 * depth, NULL, 0);
             ok (!differs (s, 2 * depth, why, sizeof (why)),
                 "%d nested arrays: same verdict (%s)", depth,
-                jsonparse (s, 2 * depth, NULL, 0) ? "accepted" : "refused");
+                o ? "accepted" : "refused");
+            json_decref (o);
             free (s);
         }
     }
