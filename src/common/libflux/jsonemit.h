@@ -3,7 +3,8 @@
 #ifndef FLUX_JSONEMIT_H
 #define FLUX_JSONEMIT_H
 
-/* jsonemit - the JSON encoder behind flux_msg_pack() (internal).
+/* jsonemit - the JSON encoder behind flux_msg_pack(), also for code that
+ * would call json_dumps (JSON_COMPACT) on a hot path.
  *
  * jsonemit (o, flags, &len) returns, in a new malloc'd NUL-terminated
  * buffer, exactly the text json_dumps (o, flags) returns, for flags

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "libflux/jsonemit.h"
 #include "action.h"
 #include "alloc.h"
 #include "event.h"
@@ -114,7 +115,7 @@ static int send_request (struct alloc *a, const char *topic, json_t *payload)
     char *s;
     int rc = -1;
 
-    if (!(s = json_dumps (payload, JSON_COMPACT)))
+    if (!(s = jsonemit (payload, JSON_COMPACT, NULL)))
         return -1;
     if ((msg = flux_request_encode (topic, s))) {
         rc = flux_send (a->jm->h, msg, 0);

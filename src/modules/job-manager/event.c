@@ -16,6 +16,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "libflux/jsonemit.h"
 #include "action.h"
 #include "event.h"
 #include "journal.h"
@@ -241,7 +242,7 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     int rc;
 
     if (value) {
-        char *s = json_dumps (value, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *s = jsonemit (value, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
         if (!s)
             return -1;
         rc = flux_kvs_txn_put (b->txn, 0, key, s);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libflux/jsonemit.h"
 #include "heap.h"
 #include "job.h"
 #include "libeventlog/eventlog.h"
@@ -134,7 +135,7 @@ json_t *job_jobspec_redacted (const json_t *jobspec)
 /* The pooled copy of the dump of o (any: o may be any JSON value). */
 static const char *pooled_dump (strpool_t *pool, json_t *o, bool any)
 {
-    char *s = json_dumps (o, JSON_COMPACT | (any ? JSON_ENCODE_ANY : 0));
+    char *s = jsonemit (o, JSON_COMPACT | (any ? JSON_ENCODE_ANY : 0), NULL);
     const char *p = s ? strpool_get (pool, s) : NULL;
 
     free (s);

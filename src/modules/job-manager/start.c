@@ -8,6 +8,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "libflux/jsonemit.h"
 #include "action.h"
 #include "event.h"
 #include "start.h"
@@ -87,7 +88,7 @@ void start_check (struct start *s, struct job *job)
                    jobspec ? jobspec : json_null (), "reattach", reattach, "R",
                    x->R);
     json_decref (jobspec);
-    if (!o || !(str = json_dumps (o, JSON_COMPACT))
+    if (!o || !(str = jsonemit (o, JSON_COMPACT, NULL))
         || !(msg = flux_request_encode (topic, str))
         || flux_msg_set_streaming (msg) < 0 || flux_send (s->jm->h, msg, 0) < 0)
         jm_log (s->jm, LOG_ERR, "%ju: %s: %s", (uintmax_t)job->id, topic,
