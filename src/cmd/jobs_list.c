@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/utf8.h"
+
 #include "jobs_format.h"
 
 struct parser {
@@ -37,47 +39,11 @@ static int expect (struct parser *ps, char c)
     return 0;
 }
 
-static int hexval (char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Write code point cp as UTF-8 at out; returns bytes written. */
-static int utf8 (char *out, unsigned cp)
-{
-    if (cp < 0x80) {
-        out[0] = cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = 0xc0 | (cp >> 6);
-        out[1] = 0x80 | (cp & 0x3f);
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = 0xe0 | (cp >> 12);
-        out[1] = 0x80 | ((cp >> 6) & 0x3f);
-        out[2] = 0x80 | (cp & 0x3f);
-        return 3;
-    }
-    out[0] = 0xf0 | (cp >> 18);
-    out[1] = 0x80 | ((cp >> 12) & 0x3f);
-    out[2] = 0x80 | ((cp >> 6) & 0x3f);
-    out[3] = 0x80 | (cp & 0x3f);
-    return 4;
-}
-
 static int read_hex4 (const char *s, unsigned *cp)
 {
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
-        int h = hexval (s[i]);
+        int h = hexdigit ((unsigned char)s[i]);
         if (h < 0)
             return -1;
         v = v << 4 | h;
@@ -141,7 +107,7 @@ static const char *parse_string (struct parser *ps)
                     ps->p += 6;
                 }
                 /* the escape took >= 6 bytes, UTF-8 needs <= 4 */
-                out += utf8 (out, cp);
+                out += utf8_encode (out, cp);
                 break;
             }
             default: /* \" \\ \/ */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/utf8.h"
+
 #include "jsonemit.h"
 
 #define MAX_DEPTH 2048
@@ -54,26 +56,6 @@ static void putc1 (struct emitter *e, char c)
         e->buf[e->len++] = c;
 }
 
-/* Length of the valid UTF-8 sequence at s (not ASCII), or 0. */
-static size_t utf8_len (const unsigned char *s, const unsigned char *end)
-{
-    unsigned c = s[0];
-    size_t n, i;
-
-    if (c < 0xC2)
-        return 0;
-    n = c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-    if (n == 0 || (size_t)(end - s) < n)
-        return 0;
-    for (i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)
-        || (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 static void string (struct emitter *e, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str, *end = s + len;
@@ -86,7 +68,7 @@ static void string (struct emitter *e, const char *str, size_t len)
             if (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
                 s++;
             else if (s < end && *s >= 0x80) {
-                size_t n = utf8_len (s, end);
+                size_t n = utf8_seqlen (s, end);
                 if (n == 0) {
                     e->punt = true; /* jansson refuses it */
                     return;

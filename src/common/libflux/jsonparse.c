@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/utf8.h"
+
 #include "jsonparse.h"
 
 #define MAX_DEPTH 2048
@@ -59,27 +61,6 @@ static void skip_ws (struct parser *ps)
         ps->p++;
 }
 
-/* Length of the valid UTF-8 sequence at s (not ASCII), or 0: no overlong
- * forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_len (const unsigned char *s, const unsigned char *end)
-{
-    unsigned c = s[0];
-    size_t n, i;
-
-    if (c < 0xC2)
-        return 0;
-    n = c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-    if (n == 0 || (size_t)(end - s) < n)
-        return 0;
-    for (i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)
-        || (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 static bool reserve (struct parser *ps, size_t need)
 {
     size_t size = ps->bufsize ? ps->bufsize : 256;
@@ -101,42 +82,12 @@ static int hex4 (const unsigned char *s)
     int v = 0;
 
     for (int i = 0; i < 4; i++) {
-        int c = s[i], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
+        int d = hexdigit (s[i]);
+        if (d < 0)
             return -1;
         v = v * 16 + d;
     }
     return v;
-}
-
-static size_t put_utf8 (char *out, unsigned cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 /* Decode the rest of a string that has escapes, from q (the first
@@ -173,7 +124,7 @@ static int string_escaped (struct parser *ps, const unsigned char *s,
             return -1;
         }
         if (c >= 0x80) {
-            size_t n = utf8_len (q, ps->end);
+            size_t n = utf8_seqlen (q, ps->end);
             if (n == 0) {
                 ps->p = q;
                 fail (ps, "invalid UTF-8 in a string");
@@ -245,7 +196,7 @@ static int string_escaped (struct parser *ps, const unsigned char *s,
                     fail (ps, "\\u0000 is not allowed");
                     return -1;
                 }
-                len += put_utf8 (ps->buf + len, (unsigned)cp);
+                len += utf8_encode (ps->buf + len, (unsigned)cp);
                 break;
             }
             default:
@@ -287,7 +238,7 @@ static int string (struct parser *ps, const char **out, size_t *outlen)
             fail (ps, "control character 0x%x in a string", *q);
             return -1;
         }
-        size_t n = utf8_len (q, ps->end);
+        size_t n = utf8_seqlen (q, ps->end);
         if (n == 0) {
             ps->p = q;
             fail (ps, "invalid UTF-8 in a string");
