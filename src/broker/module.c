@@ -35,9 +35,10 @@ struct module {
     int thread_started;
 
     uv_poll_t *poll;
-    double last_seen;
-    _Atomic double fast_seen; /* last_seen, by the fast path */
-    atomic_int slow_pending;  /* sent to the broker's thread, not routed */
+    /* seconds (uv_hrtime) of the last message from the module: set by
+     * the broker's thread, and by the module's on the fast path */
+    _Atomic double last_seen;
+    atomic_int slow_pending; /* sent to the broker's thread, not routed */
     module_fast_f fast_cb;
     uint32_t owner;
 
@@ -320,7 +321,7 @@ static void pipe_cb (uv_poll_t *w, int status, int events)
     struct module *m = w->data;
     int n;
 
-    m->last_seen = uv_now (w->loop) / 1000.;
+    atomic_store (&m->last_seen, uv_hrtime () * 1e-9);
     for (n = 0; n < RECV_BATCH; n++) {
         flux_msg_t *msg = flux_msgpipe_recv (m->pipe, 0);
         int type = 0;
@@ -358,7 +359,7 @@ static int send_hook (struct flux_msgpipe *p, int end, flux_msg_t *msg,
 
     if (m->fast_cb && atomic_load (&m->slow_pending) == 0
         && m->fast_cb (m, msg, m->arg)) {
-        atomic_store (&m->fast_seen, uv_hrtime () * 1e-9);
+        atomic_store (&m->last_seen, uv_hrtime () * 1e-9);
         return 0;
     }
     atomic_fetch_add (&m->slow_pending, 1);
@@ -442,7 +443,7 @@ struct module *module_create (uv_loop_t *loop, const char *path,
     }
     m->poll->data = m;
     uv_poll_start (m->poll, UV_READABLE, pipe_cb);
-    m->last_seen = uv_now (loop) / 1000.;
+    atomic_store (&m->last_seen, uv_hrtime () * 1e-9);
     if ((errno = pthread_create (&m->thread, NULL, module_thread, m)) != 0) {
         errprintf (error, "pthread_create: %s", strerror (errno));
         goto error;
@@ -542,11 +543,9 @@ void module_queue_counts (struct module *m, size_t *sendq, size_t *recvq)
 
 double module_idle (struct module *m)
 {
-    double seen = atomic_load (&m->fast_seen);
+    double seen = atomic_load (&m->last_seen);
 
-    if (seen < m->last_seen)
-        seen = m->last_seen;
-    return m->poll ? uv_now (m->poll->loop) / 1000. - seen : 0;
+    return m->poll ? uv_hrtime () * 1e-9 - seen : 0;
 }
 
 void module_set_aux (struct module *m, void *aux)
