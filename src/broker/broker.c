@@ -888,8 +888,8 @@ int router_init (struct broker *b)
     struct flux_msg_cred cred = {b->owner, FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL};
     int i;
 
-    /* never destroyed: it holds no resources, and the maps it guards
-     * live until the process exits */
+    /* never destroyed: it holds no resources, and module threads still
+     * running at teardown take it after router_fini() freed the maps */
     if (pthread_rwlock_init (&b->route_lock, NULL) != 0)
         return -1;
     if (!(b->peers = strmap_create (peer_free))
