@@ -21,6 +21,7 @@
 struct parser {
     const unsigned char *start, *p, *end;
     int depth;
+    bool reject_dups;
     char *error;
     size_t errsize;
     char *buf; /* decoded strings with escapes */
@@ -376,6 +377,12 @@ static json_t *object (struct parser *ps)
             free (copy);
             goto error;
         }
+        if (ps->reject_dups && json_object_getn (o, key, keylen)) {
+            json_decref (v);
+            free (copy);
+            fail (ps, "duplicate object key");
+            goto error;
+        }
         if (json_object_setn_new_nocheck (o, key, keylen, v) < 0) {
             free (copy);
             nomem (ps);
@@ -487,12 +494,14 @@ static json_t *value (struct parser *ps)
     }
 }
 
-json_t *jsonparse (const char *buf, size_t len, char *error, size_t errsize)
+json_t *jsonparse_ex (const char *buf, size_t len, size_t flags, char *error,
+                      size_t errsize)
 {
     struct parser ps = {
         .start = (const unsigned char *)buf,
         .p = (const unsigned char *)buf,
         .end = (const unsigned char *)buf + len,
+        .reject_dups = (flags & JSON_REJECT_DUPLICATES) != 0,
         .error = error,
         .errsize = errsize,
     };
@@ -500,6 +509,10 @@ json_t *jsonparse (const char *buf, size_t len, char *error, size_t errsize)
 
     if (error && errsize > 0)
         error[0] = '\0';
+    if (flags & ~(size_t)JSON_REJECT_DUPLICATES) {
+        errno = EINVAL;
+        return fail (&ps, "unsupported flags");
+    }
     if (!buf) {
         errno = EINVAL;
         return fail (&ps, "no input");
@@ -520,4 +533,9 @@ json_t *jsonparse (const char *buf, size_t len, char *error, size_t errsize)
 done:
     free (ps.buf);
     return o;
+}
+
+json_t *jsonparse (const char *buf, size_t len, char *error, size_t errsize)
+{
+    return jsonparse_ex (buf, len, 0, error, errsize);
 }

@@ -27,4 +27,10 @@
 
 json_t *jsonparse (const char *buf, size_t len, char *error, size_t errsize);
 
+/* The same, with flags: 0 or JSON_REJECT_DUPLICATES, which fails on an
+ * object with a repeated key as json_loadb does with that flag.  Other
+ * flags: EINVAL. */
+json_t *jsonparse_ex (const char *buf, size_t len, size_t flags, char *error,
+                      size_t errsize);
+
 #endif /* !FLUX_JSONPARSE_H */

@@ -86,34 +86,38 @@ static int resolve_nodeid (flux_t *h, uint32_t *nodeid, bool *upstream)
     return 0;
 }
 
-flux_future_t *flux_rpc_message (flux_t *h, const flux_msg_t *msg,
-                                 uint32_t nodeid, int flags)
+/* Send the request cpy, which the caller owns and no one else holds:
+ * it is addressed and tagged in place.  Takes over the caller's
+ * reference whatever happens. */
+static flux_future_t *rpc_send (flux_t *h, flux_msg_t *cpy, uint32_t nodeid,
+                                int flags)
 {
     struct rpc *rpc;
     flux_future_t *f;
-    flux_msg_t *cpy = NULL;
     bool upstream;
 
-    if (!h || !msg || (flags & ~(FLUX_RPC_NORESPONSE | FLUX_RPC_STREAMING))
+    if (!h || (flags & ~(FLUX_RPC_NORESPONSE | FLUX_RPC_STREAMING))
         || ((flags & FLUX_RPC_NORESPONSE) && (flags & FLUX_RPC_STREAMING))) {
+        flux_msg_decref (cpy);
         errno = EINVAL;
         return NULL;
     }
-    if (resolve_nodeid (h, &nodeid, &upstream) < 0)
+    if (resolve_nodeid (h, &nodeid, &upstream) < 0
+        || !(rpc = calloc (1, sizeof (*rpc)))) {
+        flux_msg_decref (cpy);
         return NULL;
-    if (!(rpc = calloc (1, sizeof (*rpc))))
-        return NULL;
+    }
     rpc->w.deliver = rpc_deliver;
     rpc->h = h;
     rpc->nodeid = nodeid;
     if (!(f = future_create_ops (&rpc_ops, rpc))) {
         free (rpc);
+        flux_msg_decref (cpy);
         return NULL;
     }
     rpc->f = f;
     flux_future_set_flux (f, h);
-    if (!(cpy = flux_msg_copy (msg, true))
-        || flux_msg_set_nodeid (cpy, nodeid) < 0
+    if (flux_msg_set_nodeid (cpy, nodeid) < 0
         || (upstream && flux_msg_set_flag (cpy, FLUX_MSGFLAG_UPSTREAM) < 0))
         goto error;
     if (flags & FLUX_RPC_NORESPONSE) {
@@ -149,17 +153,29 @@ error:
     return NULL;
 }
 
+flux_future_t *flux_rpc_message (flux_t *h, const flux_msg_t *msg,
+                                 uint32_t nodeid, int flags)
+{
+    flux_msg_t *cpy;
+
+    if (!msg) {
+        errno = EINVAL;
+        return NULL;
+    }
+    /* the caller keeps msg as it was: address and tag a copy */
+    if (!(cpy = flux_msg_copy (msg, true)))
+        return NULL;
+    return rpc_send (h, cpy, nodeid, flags);
+}
+
 flux_future_t *flux_rpc_raw (flux_t *h, const char *topic, const void *data,
                              size_t len, uint32_t nodeid, int flags)
 {
     flux_msg_t *msg;
-    flux_future_t *f;
 
     if (!(msg = flux_request_encode_raw (topic, data, len)))
         return NULL;
-    f = flux_rpc_message (h, msg, nodeid, flags);
-    flux_msg_decref (msg);
-    return f;
+    return rpc_send (h, msg, nodeid, flags); /* no copy: msg is ours */
 }
 
 flux_future_t *flux_rpc (flux_t *h, const char *topic, const char *s,
@@ -172,7 +188,6 @@ flux_future_t *flux_rpc_pack (flux_t *h, const char *topic, uint32_t nodeid,
                               int flags, const char *fmt, ...)
 {
     flux_msg_t *msg;
-    flux_future_t *f;
     va_list ap;
     int rc;
 
@@ -185,9 +200,7 @@ flux_future_t *flux_rpc_pack (flux_t *h, const char *topic, uint32_t nodeid,
         flux_msg_decref (msg);
         return NULL;
     }
-    f = flux_rpc_message (h, msg, nodeid, flags);
-    flux_msg_decref (msg);
-    return f;
+    return rpc_send (h, msg, nodeid, flags); /* no copy: msg is ours */
 }
 
 int flux_future_get_msg (flux_future_t *f, const flux_msg_t **msgp)

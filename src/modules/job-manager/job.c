@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "libflux/jsonemit.h"
+#include "libflux/jsonparse.h"
 #include "heap.h"
 #include "job.h"
 #include "libeventlog/eventlog.h"
@@ -182,7 +183,8 @@ json_t *job_jobspec (const struct jobx *x)
         errno = ENOENT;
         return NULL;
     }
-    if (!(o = json_loads (x->jobspec, 0, NULL))) {
+    /* jsonparse.h: json_loads, faster (this runs for every start) */
+    if (!(o = jsonparse (x->jobspec, strlen (x->jobspec), NULL, 0))) {
         errno = EPROTO; /* only memory can be short: it was dumped here */
         return NULL;
     }
@@ -195,7 +197,10 @@ json_t *job_jobspec_full (const struct jobx *x)
 
     if (!(jobspec = job_jobspec (x)) || !x->environment)
         return jobspec;
-    if (!(env = json_loads (x->environment, JSON_DECODE_ANY, NULL)))
+    /* it is an object whenever the jobspec passed validation, which
+     * jsonparse takes; anything else goes to jansson */
+    if (!(env = jsonparse (x->environment, strlen (x->environment), NULL, 0))
+        && !(env = json_loads (x->environment, JSON_DECODE_ANY, NULL)))
         goto nomem;
     /* the object is our own: set the environment in place */
     if (!(attrs = json_object_get (jobspec, "attributes"))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libflux/jsonparse.h"
 #include "libkvs/treeobj.h"
 
 #include "blob.h"
@@ -259,7 +260,8 @@ json_t *blob_dir_value (const struct blob *b, int i)
     const char *end = b->data + b->off[i + 1] - 1;
     json_t *o;
 
-    if (!(o = json_loadb (v, end - v, JSON_REJECT_DUPLICATES, NULL))
+    /* jsonparse.h: json_loadb, faster (every entry a commit touches) */
+    if (!(o = jsonparse_ex (v, end - v, JSON_REJECT_DUPLICATES, NULL, 0))
         || treeobj_validate (o) < 0) {
         json_decref (o);
         errno = ENOTRECOVERABLE;

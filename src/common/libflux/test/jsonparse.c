@@ -15,12 +15,15 @@
 #include "libflux/jsonparse.h"
 #include "tap.h"
 
-/* 0: same verdict and equal objects; else a description in why. */
-static int differs (const char *s, size_t len, char *why, size_t size)
+/* 0: same verdict and equal objects with these flags (0 or
+ * JSON_REJECT_DUPLICATES); else a description in why. */
+static int differs_flags (const char *s, size_t len, size_t flags, char *why,
+                          size_t size)
 {
     char err[160];
-    json_t *a = jsonparse (s, len, err, sizeof (err));
-    json_t *b = json_loadb (s, len, 0, NULL);
+    json_t *a = flags ? jsonparse_ex (s, len, flags, err, sizeof (err))
+                      : jsonparse (s, len, err, sizeof (err));
+    json_t *b = json_loadb (s, len, flags, NULL);
     int rc = 0;
 
     if (!a != !b) {
@@ -42,6 +45,19 @@ static int differs (const char *s, size_t len, char *why, size_t size)
     return rc;
 }
 
+/* Both without flags and with JSON_REJECT_DUPLICATES. */
+static int differs (const char *s, size_t len, char *why, size_t size)
+{
+    if (differs_flags (s, len, 0, why, size))
+        return 1;
+    if (differs_flags (s, len, JSON_REJECT_DUPLICATES, why, size)) {
+        size_t n = strlen (why);
+        snprintf (why + n, size - n, " (rejecting duplicates)");
+        return 1;
+    }
+    return 0;
+}
+
 static const char *cases[] = {
     "{}",
     "[]",
@@ -51,6 +67,9 @@ static const char *cases[] = {
     "[true,false,null]",
     "{\"a\":{\"b\":[{},[],\"\"]}}",
     "{\"a\":1,\"a\":2}",
+    "{\"a\":{\"b\":1,\"c\":2,\"b\":3}}",
+    "[{\"x\":1},{\"x\":2}]",
+    "{\"a\\u0062\":1,\"ab\":2}",
     "[-0]",
     "[0]",
     "[-1]",
@@ -343,10 +362,27 @@ static void test_random (void)
         accepted, refused);
 }
 
+static void test_flags (void)
+{
+    char err[160];
+    json_t *o;
+
+    o = jsonparse_ex ("{\"a\":1,\"a\":2}", 13, JSON_REJECT_DUPLICATES, err,
+                      sizeof (err));
+    ok (o == NULL && strstr (err, "duplicate object key"),
+        "jsonparse_ex rejects a repeated key: %s", err);
+    json_decref (o);
+    errno = 0;
+    o = jsonparse_ex ("{}", 2, JSON_DECODE_ANY, err, sizeof (err));
+    ok (o == NULL && errno == EINVAL, "jsonparse_ex refuses other flags");
+    json_decref (o);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     test_cases ();
+    test_flags ();
     test_random ();
     done_testing ();
     return 0;
