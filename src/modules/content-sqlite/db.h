@@ -7,13 +7,21 @@
  * KVS checkpoint, in WAL mode with synchronous=FULL (a committed
  * transaction is on disk) and exclusive locking (one broker per file).
  *
- * Schema (version 1):
- *   meta (name TEXT PRIMARY KEY, value TEXT)   rows "version" = "1" and
- *                                              "hashtype" = e.g. "sha1"
- *   objects (hash BLOB PRIMARY KEY, object BLOB)
+ * Schema (version 2):
+ *   meta (name TEXT PRIMARY KEY, value TEXT)   rows "version" = "2",
+ *                                              "hashtype" = e.g. "sha1",
+ *                                              "indexed" = the last row
+ *                                              of objects in idx
+ *   objects (id INTEGER PRIMARY KEY, hash BLOB, object BLOB)
+ *                                              blobs in the order stored
+ *   idx (hash BLOB PRIMARY KEY, id INTEGER)    digest -> row, for the
+ *                                              rows up to "indexed"
  *   checkpt (key TEXT PRIMARY KEY, value TEXT) key "kvs-primary": the
  *                                              checkpoint object (JSON)
- * A file of another schema version or hash type is refused.
+ * The rows past "indexed" are indexed in memory (read back at open) until
+ * db_index() folds them into idx: see db.c for why.  A version 1 file
+ * (objects keyed by hash) is upgraded when opened; a file of another
+ * version or hash type is refused.
  *
  * Writes happen inside db_begin() ... db_commit() (or db_rollback()).
  * Errors: -1 with errno ENOSPC (database or disk full), EFBIG (blob over
@@ -55,7 +63,7 @@ int db_commit (struct db *db);
 void db_rollback (struct db *db);
 bool db_in_transaction (struct db *db);
 
-/* Store a blob under its digest (no change if present). */
+/* Store a blob under its digest (see db_index_dropped()). */
 int db_store (struct db *db, const void *digest, size_t digest_len,
               const void *data, size_t len);
 
@@ -78,7 +86,21 @@ int db_checkpoint_get (struct db *db, const char **value);
 size_t db_wal_size (struct db *db);
 int db_checkpoint (struct db *db);
 
-/* Number of blobs stored. */
+/* Fold the blobs indexed only in memory into the index on disk, in one
+ * transaction (outside any other: EBUSY).  db_index_due() says when:
+ * once there are thousands, so that each page of the index is written
+ * once for many blobs, not once for each.  On failure they stay in
+ * memory and all is as before. */
+bool db_index_due (struct db *db);
+size_t db_index_pending (struct db *db);
+int db_index (struct db *db);
+/* db_store() looks for a blob only among those indexed in memory, so a
+ * blob stored again once it is in the index on disk is a second row,
+ * until db_index() drops it: how many it dropped. */
+long long db_index_dropped (struct db *db);
+
+/* Number of blobs stored (a blob stored twice counts twice until
+ * db_index() drops the second). */
 long long db_object_count (struct db *db);
 
 /* The largest blob sqlite accepts. */

@@ -57,6 +57,7 @@ struct sqlite_service {
     long long commits;
     double commit_time;    /* seconds in commits (writing, fsync) */
     long long checkpoints; /* of the WAL into the database file */
+    long long index_folds; /* db_index() */
     long long writes;
     int batch_max;
 };
@@ -141,7 +142,14 @@ static void batch_finish (struct sqlite_service *s)
         flux_msg_decref (s->gets[i]);
     }
     s->ngets = 0;
-    /* with everything answered, fold the WAL into the database file */
+    /* with everything answered, index the blobs of the last thousands
+     * of commits (db.h), then fold the WAL into the database file */
+    if (db_index_due (s->db)) {
+        if (db_index (s->db) < 0)
+            sqlite_log (s->h, 4, "indexing: %s", db_errstr (s->db));
+        else
+            s->index_folds++;
+    }
     if (db_wal_size (s->db) > WAL_CHECKPOINT_BYTES) {
         if (db_checkpoint (s->db) < 0)
             sqlite_log (s->h, 4, "checkpoint: %s", db_errstr (s->db));
@@ -410,10 +418,13 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct sqlite_service *s = arg;
 
     if (flux_respond_pack (
-            h, msg, "{s:I s:s s:I s:f s:I s:I s:i s:i s:s}", "object_count",
-            (json_int_t)db_object_count (s->db), "dbfile", s->dbpath, "commits",
-            (json_int_t)s->commits, "commit_seconds", s->commit_time,
-            "wal_checkpoints", (json_int_t)s->checkpoints, "writes",
+            h, msg, "{s:I s:s s:I s:f s:I s:I s:I s:I s:I s:i s:i s:s}",
+            "object_count", (json_int_t)db_object_count (s->db), "dbfile",
+            s->dbpath, "commits", (json_int_t)s->commits, "commit_seconds",
+            s->commit_time, "wal_checkpoints", (json_int_t)s->checkpoints,
+            "index_folds", (json_int_t)s->index_folds, "index_pending",
+            (json_int_t)db_index_pending (s->db), "index_dropped",
+            (json_int_t)db_index_dropped (s->db), "writes",
             (json_int_t)s->writes, "write_failures", (int)s->write_failures,
             "batch_max", s->batch_max, "synchronous", db_synchronous (s->db))
         < 0)

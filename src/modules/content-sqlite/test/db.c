@@ -3,8 +3,10 @@
 /* Unit tests for db.c: blobs and the checkpoint through transactions,
  * rollback, persistence across close/open, refusal of a file of another
  * hash type or schema version or held by another opener, truncate, and
- * a full database (max_page_count) giving ENOSPC, then recovering; and
- * that the walbuf VFS hands each commit to the file system at COMMIT.
+ * a full database (max_page_count) giving ENOSPC, then recovering; that
+ * the walbuf VFS hands each commit to the file system at COMMIT; the
+ * index kept in memory and folded to disk; the upgrade of a version 1
+ * file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -242,18 +244,219 @@ static void test_version (void)
 
     ok (sqlite3_open (path, &sq) == SQLITE_OK
             && sqlite3_exec (sq,
-                             "UPDATE meta SET value = '2' WHERE name = "
+                             "UPDATE meta SET value = '7' WHERE name = "
                              "'version'",
                              NULL, NULL, NULL)
                    == SQLITE_OK,
-        "set the schema version to 2 behind its back");
+        "set the schema version to 7 behind its back");
     sqlite3_close (sq);
     errno = 0;
-    ok (db_open (path, "sha1", false, &error) == NULL && errno == EINVAL,
-        "schema version 2 is refused: %s", error.text);
+    ok (db_open (path, "sha1", false, &error) == NULL && errno == EINVAL
+            && strstr (error.text, "version 7"),
+        "schema version 7 is refused: %s", error.text);
     ok ((db = db_open (path, "sha1", true, &error)) != NULL
             && db_object_count (db) == 0,
         "truncate starts afresh");
+    db_close (db);
+}
+
+/* A digest from a number, spread over all its bytes. */
+static void dn (unsigned char *k, unsigned n)
+{
+    for (int i = 0; i < 20; i++) {
+        n = n * 1103515245u + 12345u;
+        k[i] = (unsigned char)(n >> 16);
+    }
+}
+
+static int load_n (struct db *db, unsigned n)
+{
+    unsigned char k[20];
+    const void *data;
+    size_t len;
+
+    dn (k, n);
+    return db_load (db, k, 20, &data, &len) == 0 && len == sizeof (n)
+                   && !memcmp (data, &n, sizeof (n))
+               ? 0
+               : -1;
+}
+
+static long long rows_in_idx (void)
+{
+    sqlite3 *sq = NULL;
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+
+    if (sqlite3_open_v2 (path, &sq, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
+        && sqlite3_prepare_v2 (sq, "SELECT count(*) FROM idx", -1, &st, NULL)
+               == SQLITE_OK
+        && sqlite3_step (st) == SQLITE_ROW)
+        n = sqlite3_column_int64 (st, 0);
+    sqlite3_finalize (st);
+    sqlite3_close (sq);
+    return n;
+}
+
+/* Blobs are indexed in memory until db_index() folds them into the
+ * index on disk; after a close (or a crash) the ones not folded are read
+ * back; a rollback takes them out of memory too. */
+static void test_index (void)
+{
+    flux_error_t error;
+    struct db *db;
+    unsigned char k[20];
+    const unsigned total = 20000;
+    unsigned n, bad;
+
+    if (!(db = db_open (path, "sha1", true, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    ok (!db_index_due (db) && db_index_pending (db) == 0,
+        "a new database: nothing to index");
+    for (n = 0; n < 1000; n++) {
+        if (n % 100 == 0 && (n > 0 && db_commit (db) < 0))
+            BAIL_OUT ("commit: %s", db_errstr (db));
+        if (n % 100 == 0 && db_begin (db) < 0)
+            BAIL_OUT ("begin: %s", db_errstr (db));
+        dn (k, n);
+        if (db_store (db, k, 20, &n, sizeof (n)) < 0)
+            BAIL_OUT ("store: %s", db_errstr (db));
+    }
+    if (db_commit (db) < 0)
+        BAIL_OUT ("commit: %s", db_errstr (db));
+    ok (db_index_pending (db) == 1000 && !db_index_due (db),
+        "1000 blobs stored: indexed in memory, not due yet");
+    db_close (db); /* as if the broker died here: the index on disk is
+                    * behind the blobs */
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL
+            && db_index_pending (db) == 1000,
+        "reopened: the 1000 blobs past the index are read back");
+    for (bad = 0, n = 0; n < 1000; n++)
+        bad += load_n (db, n) < 0;
+    ok (bad == 0, "all 1000 load");
+
+    ok (db_begin (db) == 0, "begin");
+    dn (k, 50000);
+    n = 50000;
+    ok (db_store (db, k, 20, &n, sizeof (n)) == 0
+            && db_index_pending (db) == 1001 && load_n (db, 50000) == 0,
+        "a blob stored in the transaction loads inside it");
+    db_rollback (db);
+    errno = 0;
+    ok (db_index_pending (db) == 1000 && load_n (db, 50000) < 0
+            && errno == ENOENT,
+        "after the rollback it is gone, from memory too");
+    ok (db_begin (db) == 0 && db_store (db, k, 20, &n, sizeof (n)) == 0
+            && db_commit (db) == 0 && load_n (db, 50000) == 0,
+        "stored again and committed, it loads");
+
+    for (n = 1000; n < total; n++) {
+        if (n % 500 == 0 && db_begin (db) < 0)
+            BAIL_OUT ("begin: %s", db_errstr (db));
+        dn (k, n);
+        if (db_store (db, k, 20, &n, sizeof (n)) < 0)
+            BAIL_OUT ("store: %s", db_errstr (db));
+        if (n % 500 == 499 && db_commit (db) < 0)
+            BAIL_OUT ("commit: %s", db_errstr (db));
+    }
+    ok (db_index_due (db), "%u blobs in memory: indexing is due",
+        (unsigned)db_index_pending (db));
+    ok (db_begin (db) == 0 && db_index (db) < 0 && errno == EBUSY,
+        "db_index inside a transaction: EBUSY");
+    db_rollback (db);
+    {
+        size_t pending = db_index_pending (db);
+        errno = 0;
+        ok (db_set_max_pages (db, 1) == 0 && db_index (db) < 0
+                && errno == ENOSPC,
+            "db_index when the database is full: ENOSPC (%s)", db_errstr (db));
+        for (bad = 0, n = 1000; n < total; n++)
+            bad += load_n (db, n) < 0;
+        ok (db_index_pending (db) == pending && bad == 0
+                && load_n (db, 50000) == 0,
+            "the blobs stay indexed in memory and load");
+        ok (db_set_max_pages (db, 1 << 30) == 0, "room again");
+    }
+    ok (db_index (db) == 0 && db_index_pending (db) == 0 && !db_index_due (db),
+        "db_index folds them all into the index on disk");
+    for (bad = 0, n = 0; n < total; n++)
+        bad += load_n (db, n) < 0;
+    ok (bad == 0 && load_n (db, 50000) == 0, "all %u blobs load through it",
+        total + 1);
+    dn (k, 7);
+    n = 7;
+    ok (db_store (db, k, 20, &n, sizeof (n)) == 0
+            && db_object_count (db) == total + 2 && db_index_pending (db) == 1
+            && load_n (db, 7) == 0,
+        "a blob in the index on disk stored again is a second row");
+    ok (db_store (db, k, 20, &n, sizeof (n)) == 0
+            && db_object_count (db) == total + 2,
+        "but not a third: it is in memory now");
+    ok (db_index (db) == 0 && db_index_dropped (db) == 1
+            && db_object_count (db) == total + 1 && load_n (db, 7) == 0,
+        "db_index drops the second row; the blob loads");
+    ok (db_index (db) == 0, "db_index with nothing to do");
+    db_close (db);
+    ok (rows_in_idx () == total + 1, "the index on disk has %u rows",
+        total + 1);
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL
+            && db_index_pending (db) == 0 && load_n (db, 19999) == 0,
+        "reopened: nothing past the index; blobs load");
+    db_close (db);
+}
+
+/* A file of schema version 1 (blobs keyed by digest) is upgraded. */
+static void test_upgrade (void)
+{
+    flux_error_t error;
+    sqlite3 *sq;
+    sqlite3_stmt *st = NULL;
+    struct db *db;
+    const char *cp;
+    unsigned n, bad;
+    int rc;
+
+    (void)unlink (path);
+    rc = sqlite3_open (path, &sq);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec (
+            sq,
+            "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "CREATE TABLE objects (hash BLOB PRIMARY KEY,"
+            " object BLOB NOT NULL);"
+            "CREATE TABLE checkpt (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES ('version', '1'), ('hashtype', 'sha1');"
+            "INSERT INTO checkpt VALUES ('kvs-primary', '{\"v\":1}');",
+            NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2 (sq, "INSERT INTO objects VALUES (?1, ?2)", -1,
+                                 &st, NULL);
+    for (n = 0; rc == SQLITE_OK && n < 300; n++) {
+        unsigned char k[20];
+        dn (k, n);
+        sqlite3_bind_blob (st, 1, k, 20, SQLITE_TRANSIENT);
+        sqlite3_bind_blob (st, 2, &n, sizeof (n), SQLITE_TRANSIENT);
+        rc = sqlite3_step (st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset (st);
+    }
+    sqlite3_finalize (st);
+    sqlite3_close (sq);
+    ok (rc == SQLITE_OK, "a version 1 file with 300 blobs and a checkpoint");
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL,
+        "db_open upgrades it");
+    if (!db)
+        return;
+    for (bad = 0, n = 0; n < 300; n++)
+        bad += load_n (db, n) < 0;
+    ok (bad == 0 && db_object_count (db) == 300 && db_index_pending (db) == 0,
+        "its 300 blobs load, all indexed on disk");
+    ok (db_checkpoint_get (db, &cp) == 0 && !strcmp (cp, "{\"v\":1}"),
+        "its checkpoint is kept");
+    db_close (db);
+    ok (rows_in_idx () == 300, "the index on disk has 300 rows");
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL
+            && load_n (db, 299) == 0,
+        "reopened as version 2");
     db_close (db);
 }
 
@@ -301,6 +504,8 @@ int main (void)
     test_wal ();
     test_walbuf ();
     test_version ();
+    test_index ();
+    test_upgrade ();
     test_full ();
     {
         char cmd[300];
