@@ -91,7 +91,8 @@ struct apply {
     json_t *keys;
     json_t *keyset;
     json_t *replaced; /* blobrefs of the stored dirs copied */
-    char missing[BLOBREF_MAX_STRING_SIZE];
+    char missing[APPLY_MAX_MISSING][BLOBREF_MAX_STRING_SIZE];
+    int nmissing;
     bool changed; /* an applied commit modified the tree */
     bool finalized;
 };
@@ -272,6 +273,17 @@ static struct blob *indexed_dir (struct apply *a, const char *ref)
     return b && blob_dir_index (b) == 0 ? b : NULL;
 }
 
+/* Add ref to the objects the commit being applied needs loaded. */
+static void note_missing (struct apply *a, const char *ref)
+{
+    for (int i = 0; i < a->nmissing; i++) {
+        if (!strcmp (a->missing[i], ref))
+            return;
+    }
+    if (a->nmissing < APPLY_MAX_MISSING)
+        snprintf (a->missing[a->nmissing++], sizeof (a->missing[0]), "%s", ref);
+}
+
 /* The decoded dir or hdir of ref (borrowed), or NULL with errno EAGAIN
  * (not cached: a->missing names it) or ENOTRECOVERABLE. */
 static json_t *stored_dir (struct apply *a, const char *ref)
@@ -280,7 +292,7 @@ static json_t *stored_dir (struct apply *a, const char *ref)
 
     if (!(obj = cache_get_treeobj (a->cache, ref))) {
         if (errno == ENOENT) {
-            snprintf (a->missing, sizeof (a->missing), "%s", ref);
+            note_missing (a, ref);
             errno = EAGAIN;
         }
         return NULL;
@@ -814,19 +826,36 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
         errno = EINVAL;
         return -1;
     }
-    a->missing[0] = '\0';
+    a->nmissing = 0;
     blob_mark = a->nblobs;
     for (int i = 0; i < txn_count (t); i++) {
-        if (apply_op (a, txn_op (t, i), error) < 0) {
-            int saved_errno = errno;
-            log_revert (a);
-            blobs_truncate (a, blob_mark);
-            errno = saved_errno;
-            if (errno == ENOTRECOVERABLE)
-                errprintf (error, "%s: corrupt object in the store",
-                           txn_op (t, i)->key);
-            return -1;
-        }
+        int errnum;
+        if (apply_op (a, txn_op (t, i), error) == 0)
+            continue;
+        errnum = errno;
+        /* Something is not cached: go on through the other ops, to name
+         * every object they miss too, so that all are loaded at once
+         * rather than one per attempt (a commit of appends to n evicted
+         * job directories would be applied n times).  Their results,
+         * errors included, do not count: the commit is applied again. */
+        if ((errnum == EAGAIN || a->nmissing > 0)
+            && a->nmissing < APPLY_MAX_MISSING && i + 1 < txn_count (t))
+            continue;
+        if (a->nmissing > 0)
+            errnum = EAGAIN;
+        log_revert (a);
+        blobs_truncate (a, blob_mark);
+        if (errnum == ENOTRECOVERABLE)
+            errprintf (error, "%s: corrupt object in the store",
+                       txn_op (t, i)->key);
+        errno = errnum;
+        return -1;
+    }
+    if (a->nmissing > 0) { /* the last op ran into nothing new */
+        log_revert (a);
+        blobs_truncate (a, blob_mark);
+        errno = EAGAIN;
+        return -1;
     }
     if (a->nlog > 0)
         a->changed = true;
@@ -846,7 +875,17 @@ void apply_set_maxdirent (struct apply *a, int maxdirent)
 
 const char *apply_missing_ref (struct apply *a)
 {
-    return a && a->missing[0] ? a->missing : NULL;
+    return apply_missing (a, 0);
+}
+
+int apply_missing_count (struct apply *a)
+{
+    return a ? a->nmissing : 0;
+}
+
+const char *apply_missing (struct apply *a, int i)
+{
+    return a && i >= 0 && i < a->nmissing ? a->missing[i] : NULL;
 }
 
 /* finalize */

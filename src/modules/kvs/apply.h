@@ -73,14 +73,19 @@ void apply_destroy (struct apply *a);
 #define APPLY_MAXDIRENT 256
 void apply_set_maxdirent (struct apply *a, int maxdirent);
 
-/* Apply one commit.  0: applied.  -1 with errno: EAGAIN when an object
- * is missing from the cache (apply_missing_ref() names it; load it and
+/* Apply one commit.  0: applied.  -1 with errno: EAGAIN when objects
+ * are missing from the cache (apply_missing() names them, up to
+ * APPLY_MAX_MISSING, all those the commit's ops ran into; load them and
  * call again), or the commit's error (text in error).  On -1 nothing of
  * the commit is kept.
  */
 int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error);
 
-/* The blobref apply_txn() needs, valid until the next apply_txn(). */
+/* The blobrefs apply_txn() needs (index 0 .. count - 1), valid until the
+ * next apply_txn(); apply_missing_ref() is the first. */
+#define APPLY_MAX_MISSING 64
+int apply_missing_count (struct apply *a);
+const char *apply_missing (struct apply *a, int i);
 const char *apply_missing_ref (struct apply *a);
 
 /* Serialize every new or changed directory and write the new root's

@@ -493,6 +493,16 @@ void cache_clear_dirty (struct cache *c, const char *ref, bool stored)
         c->st.dirty--;
 }
 
+void cache_demote (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false)) || e->cold)
+        return;
+    list_del (&e->lru);
+    list_add_tail (&c->lru, &e->lru); /* the tail expires first */
+}
+
 bool cache_is_clean (struct cache *c, const char *ref)
 {
     struct entry *e;

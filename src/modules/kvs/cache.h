@@ -117,6 +117,11 @@ int cache_insert_blob (struct cache *c, const char *ref, struct blob *b,
 /* One pending store of ref completed; stored tells if it succeeded. */
 void cache_clear_dirty (struct cache *c, const char *ref, bool stored);
 
+/* Make ref (if cached and not in use) the first to expire: a value a
+ * commit just stored is rarely read back by the KVS itself, and the
+ * directories the next commits must update are worth more room. */
+void cache_demote (struct cache *c, const char *ref);
+
 /* True if ref is cached, no store of it is pending, and it is known to
  * be in the content store (it was loaded from there or stored).
  */

@@ -78,6 +78,10 @@ struct batch {
     int errnum;
     char errstr[160];
     struct list_node rpcs;
+    /* parked on missing objects: loads outstanding, the first failure */
+    int waiting;
+    int wait_errnum;
+    char wait_ref[BLOBREF_MAX_STRING_SIZE];
 };
 
 /* The batch's content.write requests: its new blobs, and with the last
@@ -95,6 +99,7 @@ struct batch_rpc {
     int nblobs;
     int next; /* the first blob not sent yet */
     int ndirty;
+    bool *value; /* dirty[i] is a value (else a directory) */
     char (*dirty)[BLOBREF_MAX_STRING_SIZE]; /* dirty counts taken */
 };
 
@@ -212,8 +217,11 @@ static double now (void)
 static void batch_rpc_clear (struct kvs_ctx *ctx, struct batch_rpc *r,
                              bool stored)
 {
-    for (int i = 0; i < r->ndirty; i++)
+    for (int i = 0; i < r->ndirty; i++) {
         cache_clear_dirty (ctx->cache, r->dirty[i], stored);
+        if (stored && r->value[i])
+            cache_demote (ctx->cache, r->dirty[i]);
+    }
     r->ndirty = 0;
 }
 
@@ -225,6 +233,7 @@ static void batch_rpc_destroy (struct batch_rpc *r)
         free (r->blobs);
         free (r->digests);
         free (r->dirty);
+        free (r->value);
         free (r);
     }
 }
@@ -478,7 +487,8 @@ static void batch_store (struct batch *b)
     if (n > 0
         && (!(r->blobs = calloc (n, sizeof (*r->blobs)))
             || !(r->digests = malloc ((size_t)n * hsize))
-            || !(r->dirty = calloc (n, sizeof (*r->dirty)))))
+            || !(r->dirty = calloc (n, sizeof (*r->dirty)))
+            || !(r->value = calloc (n, sizeof (*r->value)))))
         goto nomem;
     r->b = b;
     r->checkpoint = ctx->checkpoint && !strcmp (b->ns->name, KVS_PRIMARY);
@@ -490,9 +500,11 @@ static void batch_store (struct batch *b)
             batch_error (b, EINVAL, "bad blobref %s", blob->ref);
             goto done;
         }
-        if (cache_insert_blob (ctx->cache, blob->ref, blob->blob, true) == 0)
+        if (cache_insert_blob (ctx->cache, blob->ref, blob->blob, true) == 0) {
+            r->value[r->ndirty] = !blob->dir;
             snprintf (r->dirty[r->ndirty++], sizeof (r->dirty[0]), "%s",
                       blob->ref);
+        }
         if (blob->obj) /* an hdir: decoded already */
             (void)cache_insert_treeobj (ctx->cache, blob->ref, blob->obj,
                                         blob->len, false);
@@ -541,10 +553,23 @@ static bool batch_apply (struct batch *b)
         }
         errnum = errno;
         if (errnum == EAGAIN) {
+            /* load everything the commit ran into, at once */
+            int n = apply_missing_count (b->apply);
             const char *ref = apply_missing_ref (b->apply);
-            if (ref && cache_wait (ctx->cache, ref, batch_wait_cb, b) == 0)
-                return false;
-            errnum = errno;
+            b->waiting = 0;
+            b->wait_errnum = 0;
+            errnum = EINVAL; /* if nothing is named */
+            for (int i = 0; i < n; i++) {
+                const char *r = apply_missing (b->apply, i);
+                if (cache_wait (ctx->cache, r, batch_wait_cb, b) == 0)
+                    b->waiting++;
+                else {
+                    errnum = errno;
+                    ref = r;
+                }
+            }
+            if (b->waiting > 0)
+                return false; /* a load that could not start is retried */
             snprintf (error.text, sizeof (error.text), "cannot load %s",
                       ref ? ref : "an object");
         }
@@ -575,11 +600,19 @@ static void batch_wait_cb (int errnum, void *arg)
 {
     struct batch *b = arg;
 
-    if (errnum) { /* the current commit cannot be applied */
+    if (errnum && !b->wait_errnum) {
+        const char *ref = apply_missing_ref (b->apply);
+        b->wait_errnum = errnum;
+        snprintf (b->wait_ref, sizeof (b->wait_ref), "%s", ref ? ref : "?");
+    }
+    if (--b->waiting > 0)
+        return;                      /* more loads to come */
+    if ((errnum = b->wait_errnum)) { /* the current commit cannot be applied */
         struct commit *c = list_entry (b->cur, struct commit, node);
         char text[160];
-        snprintf (text, sizeof (text), "cannot load %s: %s",
-                  apply_missing_ref (b->apply), strerror (errnum));
+        b->wait_errnum = 0;
+        snprintf (text, sizeof (text), "cannot load %s: %s", b->wait_ref,
+                  strerror (errnum));
         b->cur = b->cur->next;
         b->ncommits--;
         commit_fail (b->ctx, c, errnum == ENOENT ? ENOTRECOVERABLE : errnum,

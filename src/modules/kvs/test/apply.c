@@ -76,15 +76,16 @@ static int apply_one (struct apply *a, struct txn *t, int *stalls)
     flux_error_t error = {{0}};
 
     for (int n = 0; n < 1000; n++) {
-        const char *ref;
         if (apply_txn (a, t, &error) == 0)
             return 0;
-        if (errno != EAGAIN || !(ref = apply_missing_ref (a)))
+        if (errno != EAGAIN || !apply_missing_ref (a))
             return errno;
         if (stalls)
             (*stalls)++;
-        if (cache_wait (cache, ref, noop_cb, NULL) < 0)
-            return errno;
+        for (int i = 0; i < apply_missing_count (a); i++) {
+            if (cache_wait (cache, apply_missing (a, i), noop_cb, NULL) < 0)
+                return errno;
+        }
         fakestore_deliver (fs);
     }
     return EIO;
@@ -397,9 +398,16 @@ static void test_missing (void)
     ok (apply_txn (a, t, NULL) < 0 && errno == EAGAIN && apply_missing_ref (a)
             && apply_blob_count (a) == 0,
         "then EAGAIN on a subdir, with nothing of the commit kept");
+    ok (apply_missing_count (a) == 2 && apply_missing (a, 0)
+            && apply_missing (a, 1)
+            && strcmp (apply_missing (a, 0), apply_missing (a, 1)) != 0
+            && !apply_missing (a, 2),
+        "both subdirs the ops go through are named at once (x and m)");
     rc = apply_one (a, t, &stalls);
-    ok (rc == 0 && stalls >= 2,
-        "applies once the objects are loaded (%d more stalls)", stalls);
+    ok (rc == 0 && stalls == 2,
+        "applies once they and x.y are loaded (%d more stalls: x and m, then"
+        " x.y)",
+        stalls);
     cmp_ok (apply_blob_count (a), "==", 1, "one value blob before finalize");
     finish (a, r, sizeof (r));
     ok (has (r, "x.y.new", "1") && has (r, "m.n", "2") && absent (r, "x.w"),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* cache unit tests: hits and misses, one load per blobref, hash checks,
- * decoding, dirty entries, LRU expiry.
+ * decoding, dirty entries, LRU expiry, demotion.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -319,6 +319,38 @@ static void test_forget (void)
     free (big);
 }
 
+/* A demoted entry is the first to expire; using it again promotes it. */
+static void test_demote (void)
+{
+    struct cache *c = cache_create (3, 0, fail_load, nofree, NULL);
+    char refs[5][BLOBREF_MAX_STRING_SIZE];
+
+    for (int i = 0; i < 5; i++) {
+        char s[16];
+        snprintf (s, sizeof (s), "demote%d", i);
+        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
+    }
+    for (int i = 0; i < 3; i++)
+        cache_insert_raw (c, refs[i], "x", 1, false);
+    cache_demote (c, refs[2]); /* the newest, now the first to go */
+    cache_insert_raw (c, refs[3], "x", 1, false);
+    ok (cache_get_raw (c, refs[2], NULL, NULL) < 0
+            && cache_get_raw (c, refs[0], NULL, NULL) == 0,
+        "the demoted entry expires before older ones");
+    cache_demote (c, refs[1]);
+    ok (cache_get_raw (c, refs[1], NULL, NULL) == 0,
+        "a demoted entry that is used again");
+    cache_insert_raw (c, refs[4], "x", 1, false);
+    /* (the lookups above touched 0, then 1: 3 is the oldest now) */
+    ok (cache_get_raw (c, refs[3], NULL, NULL) < 0
+            && cache_get_raw (c, refs[1], NULL, NULL) == 0,
+        "is kept as recently used");
+    cache_demote (c, "sha1-0000000000000000000000000000000000000000");
+    cache_demote (NULL, refs[0]);
+    pass ("demoting an unknown ref or with no cache does nothing");
+    cache_destroy (c);
+}
+
 static void test_destroy_pending (void)
 {
     struct fakestore *fs = fakestore_create ("sha1");
@@ -343,6 +375,7 @@ int main (void)
     test_bytes ();
     test_bytes_decode ();
     test_forget ();
+    test_demote ();
     test_destroy_pending ();
     done_testing ();
     return 0;
