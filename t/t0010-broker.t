@@ -108,6 +108,28 @@ test_expect_success 'SIGKILL of an interior broker: its subtree is unreachable' 
 	sleep 1 && no_brokers_left
 '
 MOD="$FLUX_BUILD_DIR/t/module/.libs/testmod.so"
+test_expect_success 'module reload: new arguments; -f loads what is not loaded' '
+	cat >reload.sh <<-EOT &&
+	flux module reload $MOD 2>notloaded.err && exit 1
+	flux module reload -f $MOD one || exit 1
+	$RPC testmod.hello >hello1.out || exit 1
+	flux module reload $MOD two three || exit 1
+	$RPC testmod.hello >hello2.out || exit 1
+	flux module reload --name=tm2 $MOD 2>noname.err && exit 1
+	flux module load --name=tm2 $MOD four || exit 1
+	flux module reload --name=tm2 $MOD five || exit 1
+	$RPC tm2.hello >hello3.out || exit 1
+	flux module list >list.out
+	EOT
+	flux start sh reload.sh &&
+	grep "testmod: module is not loaded" notloaded.err &&
+	grep "\"args\":\[\"one\"\]" hello1.out &&
+	grep "\"args\":\[\"two\",\"three\"\]" hello2.out &&
+	grep "tm2" noname.err &&
+	grep "\"name\":\"tm2\",\"args\":\[\"five\"\]" hello3.out &&
+	test $(grep -c "^testmod " list.out) = 1 &&
+	test $(grep -c "^tm2 " list.out) = 1
+'
 test_expect_success 'modules: load, route requests to them, list, remove' '
 	cat >mod.sh <<-EOT &&
 	flux module load $MOD one two || exit 1

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* module.c - `flux module load|remove|list|stats`: broker modules through
- * module.load / module.remove / module.list (RFC 5, PROTOCOLS.md section
- * 3) and the modules' default NAME.stats-get / NAME.rusage methods.
+/* module.c - `flux module load|remove|reload|list|stats`: broker modules
+ * through module.load / module.remove / module.list (RFC 5, PROTOCOLS.md
+ * section 3) and the modules' default NAME.stats-get / NAME.rusage methods.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -30,6 +30,13 @@ static const char remove_usage[]
       "      --cancel       Stop an unresponsive module thread\n"
       "  -h, --help         Display this message\n";
 
+static const char reload_usage[]
+    = "Usage: flux module reload [OPTIONS] NAME|PATH [ARGS...]\n"
+      "Remove a broker module, then load it again with ARGS.\n"
+      "  -f, --force        Load it even if it was not loaded\n"
+      "      --name=NAME    The module's name, if not that of NAME|PATH\n"
+      "  -h, --help         Display this message\n";
+
 static const char list_usage[]
     = "Usage: flux module list [OPTIONS]\n"
       "List loaded broker modules.\n"
@@ -46,6 +53,7 @@ static const char stats_usage[]
 
 static int cmd_module_load (int argc, char **argv);
 static int cmd_module_remove (int argc, char **argv);
+static int cmd_module_reload (int argc, char **argv);
 static int cmd_module_list (int argc, char **argv);
 static int cmd_module_stats (int argc, char **argv);
 
@@ -68,6 +76,12 @@ static const struct builtin module_remove = {
     remove_usage,
     cmd_module_remove,
 };
+static const struct builtin module_reload = {
+    "reload",
+    "Remove and load a module again",
+    reload_usage,
+    cmd_module_reload,
+};
 static const struct builtin module_list = {
     "list",
     "List loaded modules",
@@ -82,7 +96,8 @@ static const struct builtin module_stats = {
 };
 
 static const struct builtin *const members[] = {
-    &module_load, &module_remove, &module_list, &module_stats, NULL,
+    &module_load, &module_remove, &module_reload,
+    &module_list, &module_stats,  NULL,
 };
 
 int cmd_module (int argc, char **argv)
@@ -95,6 +110,56 @@ static void rpc_die (flux_future_t *f, const char *what)
     cmd_die ("%s: %s", what, f ? future_strerror (f, errno) : strerror (errno));
 }
 
+/* module.load of target (a name, or a path made absolute here) with
+ * argv[0..argc-1] as its arguments; exits on error. */
+static void modload (flux_t *h, const char *target, const char *name, int argc,
+                     char **argv)
+{
+    char path[PATH_MAX];
+    const char *what = target;
+    json_t *args, *o;
+    flux_future_t *f;
+
+    /* a path is made absolute: the broker runs elsewhere */
+    if (strchr (target, '/')) {
+        if (!realpath (target, path))
+            cmd_die ("%s: %s", target, strerror (errno));
+        target = path;
+    }
+    if (!(args = json_array ()))
+        cmd_die ("out of memory");
+    for (int i = 0; i < argc; i++) {
+        if (json_array_append_new (args, json_string (argv[i])) < 0)
+            cmd_die ("out of memory");
+    }
+    if (!(o = json_pack ("{s:s s:o}", "path", target, "args", args))
+        || (name && json_object_set_new (o, "name", json_string (name)) < 0))
+        cmd_die ("out of memory");
+    if (!(f = flux_rpc_pack (h, "module.load", FLUX_NODEID_ANY, 0, "O", o))
+        || flux_rpc_get (f, NULL) < 0)
+        rpc_die (f, what);
+    flux_future_destroy (f);
+    json_decref (o);
+}
+
+/* module.remove of name; 0, or -1 with errno ENOENT if force and it was
+ * not loaded; exits on any other error. */
+static int modremove (flux_t *h, const char *name, bool force, bool cancel)
+{
+    flux_future_t *f;
+    int rc = 0;
+
+    if (!(f = flux_rpc_pack (h, "module.remove", FLUX_NODEID_ANY, 0,
+                             "{s:s s:b}", "name", name, "cancel", cancel))
+        || flux_rpc_get (f, NULL) < 0) {
+        if (!(force && f && errno == ENOENT))
+            rpc_die (f, name);
+        rc = -1;
+    }
+    flux_future_destroy (f);
+    return rc;
+}
+
 static int cmd_module_load (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -103,10 +168,7 @@ static int cmd_module_load (int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *name = NULL;
-    char path[PATH_MAX];
     const char *target;
-    json_t *args, *o;
-    flux_future_t *f;
     flux_t *h;
     int c;
 
@@ -117,27 +179,8 @@ static int cmd_module_load (int argc, char **argv)
     if (optind >= argc)
         cmd_usage_error ("missing module NAME or PATH");
     target = argv[optind++];
-    /* a path is made absolute: the broker runs elsewhere */
-    if (strchr (target, '/')) {
-        if (!realpath (target, path))
-            cmd_die ("%s: %s", target, strerror (errno));
-        target = path;
-    }
-    if (!(args = json_array ()))
-        cmd_die ("out of memory");
-    for (int i = optind; i < argc; i++) {
-        if (json_array_append_new (args, json_string (argv[i])) < 0)
-            cmd_die ("out of memory");
-    }
-    if (!(o = json_pack ("{s:s s:o}", "path", target, "args", args))
-        || (name && json_object_set_new (o, "name", json_string (name)) < 0))
-        cmd_die ("out of memory");
     h = cmd_open ();
-    if (!(f = flux_rpc_pack (h, "module.load", FLUX_NODEID_ANY, 0, "O", o))
-        || flux_rpc_get (f, NULL) < 0)
-        rpc_die (f, argv[optind - 1]);
-    flux_future_destroy (f);
-    json_decref (o);
+    modload (h, target, name, argc - optind, argv + optind);
     flux_close (h);
     return 0;
 }
@@ -151,7 +194,6 @@ static int cmd_module_remove (int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     bool force = false, cancel = false;
-    flux_future_t *f;
     flux_t *h;
     int c;
 
@@ -164,14 +206,43 @@ static int cmd_module_remove (int argc, char **argv)
     if (optind != argc - 1)
         cmd_usage_error ("expected one module NAME");
     h = cmd_open ();
-    if (!(f
-          = flux_rpc_pack (h, "module.remove", FLUX_NODEID_ANY, 0, "{s:s s:b}",
-                           "name", argv[optind], "cancel", cancel))
-        || flux_rpc_get (f, NULL) < 0) {
-        if (!(force && f && errno == ENOENT))
-            rpc_die (f, argv[optind]);
+    (void)modremove (h, argv[optind], force, cancel);
+    flux_close (h);
+    return 0;
+}
+
+static int cmd_module_reload (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"force", no_argument, NULL, 'f'},
+        {"name", required_argument, NULL, 'N'},
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+    const char *name = NULL, *target, *base;
+    char modname[256];
+    bool force = false;
+    flux_t *h;
+    int c;
+
+    while ((c = cmd_getopt (argc, argv, "f", longopts)) != -1) {
+        if (c == 'f')
+            force = true;
+        if (c == 'N')
+            name = optarg;
     }
-    flux_future_destroy (f);
+    if (optind >= argc)
+        cmd_usage_error ("missing module NAME or PATH");
+    target = argv[optind++];
+    /* the name the broker gives it: the file name up to its first '.' */
+    base = strrchr (target, '/') ? strrchr (target, '/') + 1 : target;
+    snprintf (modname, sizeof (modname), "%.*s", (int)strcspn (base, "."),
+              base);
+    if (!name && !modname[0])
+        cmd_usage_error ("%s: no module name in it (use --name)", target);
+    h = cmd_open ();
+    (void)modremove (h, name ? name : modname, force, false);
+    modload (h, target, name, argc - optind, argv + optind);
     flux_close (h);
     return 0;
 }
