@@ -365,6 +365,7 @@ static int setup_core (struct broker *b, struct boot_info *info)
         return -1;
     b->loop = flux_reactor_uv (b->reactor);
     b->starttime = uv_now (b->loop) / 1000.;
+    b->state_time = b->starttime; /* load-builtins began here */
     if (make_rundir (b) < 0 || make_statedir (b) < 0) {
         fprintf (stderr, "flux-broker: rundir/statedir: %s\n",
                  strerror (errno));
