@@ -50,60 +50,103 @@ ssize_t base64_encode (char *dst, size_t size, const void *src, size_t len)
     return o;
 }
 
-static int decode_char (char c)
+/* The value of each byte: 0-63 in the alphabet, 64 for '=', 255 for
+ * any other byte. */
+static const uint8_t dtab[256] = {
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 62,  255,
+    255, 255, 63,  52,  53,  54,  55,  56,  57,  58,  59,  60,  61,  255, 255,
+    255, 64,  255, 255, 255, 0,   1,   2,   3,   4,   5,   6,   7,   8,   9,
+    10,  11,  12,  13,  14,  15,  16,  17,  18,  19,  20,  21,  22,  23,  24,
+    25,  255, 255, 255, 255, 255, 255, 26,  27,  28,  29,  30,  31,  32,  33,
+    34,  35,  36,  37,  38,  39,  40,  41,  42,  43,  44,  45,  46,  47,  48,
+    49,  50,  51,  255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255,
+};
+
+/* Decode (out NULL: only check) exactly len characters; -1 if they are
+ * not strict base64 (see base64.h). */
+static ssize_t decode (uint8_t *out, const char *src, size_t len)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
+    const uint8_t *p = (const uint8_t *)src;
+    size_t i, o = 0;
+    uint32_t a, b, c, d;
+
+    if (len % 4 != 0)
+        return -1;
+    if (len == 0)
+        return 0;
+    /* every group but the last: four alphabet characters (a value over
+     * 63 is '=' or a stray byte) */
+    for (i = 0; i + 4 < len; i += 4) {
+        a = dtab[p[i]];
+        b = dtab[p[i + 1]];
+        c = dtab[p[i + 2]];
+        d = dtab[p[i + 3]];
+        if ((a | b | c | d) > 63)
+            return -1;
+        if (out) {
+            uint32_t v = a << 18 | b << 12 | c << 6 | d;
+            out[o] = (uint8_t)(v >> 16);
+            out[o + 1] = (uint8_t)(v >> 8);
+            out[o + 2] = (uint8_t)v;
+        }
+        o += 3;
+    }
+    /* the last: "xxxx", "xxx=" or "xx==", unused bits zero */
+    a = dtab[p[i]];
+    b = dtab[p[i + 1]];
+    c = dtab[p[i + 2]];
+    d = dtab[p[i + 3]];
+    if (a > 63 || b > 63 || c > 64 || d > 64 || (c == 64 && d != 64))
+        return -1;
+    if (c == 64) { /* one byte */
+        if (b & 15)
+            return -1;
+        if (out)
+            out[o] = (uint8_t)(a << 2 | b >> 4);
+        return o + 1;
+    }
+    if (d == 64) { /* two bytes */
+        if (c & 3)
+            return -1;
+        if (out) {
+            out[o] = (uint8_t)(a << 2 | b >> 4);
+            out[o + 1] = (uint8_t)((b & 15) << 4 | c >> 2);
+        }
+        return o + 2;
+    }
+    if (out) {
+        uint32_t v = a << 18 | b << 12 | c << 6 | d;
+        out[o] = (uint8_t)(v >> 16);
+        out[o + 1] = (uint8_t)(v >> 8);
+        out[o + 2] = (uint8_t)v;
+    }
+    return o + 3;
 }
 
 ssize_t base64_decode (void *dst, size_t size, const char *src, size_t len)
 {
-    uint8_t *out = dst;
-    size_t i, o = 0;
+    ssize_t n;
 
-    if (!dst || (!src && len) || len % 4 != 0
-        || size < base64_decoded_size (len))
-        goto inval;
-    for (i = 0; i < len; i += 4) {
-        int a = decode_char (src[i]);
-        int b = decode_char (src[i + 1]);
-        int c = decode_char (src[i + 2]);
-        int d = decode_char (src[i + 3]);
-        bool last = (i + 4 == len);
-        if (a < 0 || b < 0)
-            goto inval;
-        if (c < 0 || d < 0) {
-            /* padding: only in the last group, "xx==" or "xxx=" */
-            if (!last || src[i + 3] != '=')
-                goto inval;
-            if (c < 0) {
-                if (src[i + 2] != '=' || (b & 15))
-                    goto inval;
-                out[o++] = (uint8_t)(a << 2 | b >> 4);
-            }
-            else {
-                if (c & 3)
-                    goto inval;
-                out[o++] = (uint8_t)(a << 2 | b >> 4);
-                out[o++] = (uint8_t)((b & 15) << 4 | c >> 2);
-            }
-            break;
-        }
-        out[o++] = (uint8_t)(a << 2 | b >> 4);
-        out[o++] = (uint8_t)((b & 15) << 4 | c >> 2);
-        out[o++] = (uint8_t)((c & 3) << 6 | d);
+    if (!dst || (!src && len) || size < base64_decoded_size (len)
+        || (n = decode (dst, src, len)) < 0) {
+        errno = EINVAL;
+        return -1;
     }
-    return o;
-inval:
-    errno = EINVAL;
-    return -1;
+    return n;
+}
+
+bool base64_valid (const char *src, size_t len)
+{
+    return (src || len == 0) && decode (NULL, src, len) >= 0;
 }

@@ -4,6 +4,7 @@
 #define FLUX_BASE64_H
 
 /* Base64 (RFC 4648 standard alphabet, '=' padding, no line breaks). */
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,5 +22,9 @@ ssize_t base64_encode (char *dst, size_t size, const void *src, size_t len);
  * unused bits of the last group must be zero.  Returns the decoded length,
  * or -1 with EINVAL. */
 ssize_t base64_decode (void *dst, size_t size, const char *src, size_t len);
+
+/* True if base64_decode() would accept the len characters of src (no
+ * output, no allocation). */
+bool base64_valid (const char *src, size_t len);
 
 #endif /* !FLUX_BASE64_H */

@@ -102,20 +102,6 @@ static bool valid_name (const char *name)
     return name && name[0] != '\0' && !strchr (name, '.');
 }
 
-static bool valid_base64 (const char *s)
-{
-    size_t len = strlen (s);
-    size_t size = base64_decoded_size (len);
-    char *buf;
-    bool ok;
-
-    if (!(buf = malloc (size)))
-        return false;
-    ok = base64_decode (buf, size, s, len) >= 0;
-    free (buf);
-    return ok;
-}
-
 static int validate_refs (const json_t *data, size_t min, size_t max)
 {
     size_t i;
@@ -209,7 +195,9 @@ int treeobj_validate (const json_t *obj)
         || !(data = json_object_get (obj, "data")))
         return einval ();
     if (!strcmp (type, "val")) {
-        if (!json_is_string (data) || !valid_base64 (json_string_value (data)))
+        if (!json_is_string (data)
+            || !base64_valid (json_string_value (data),
+                              json_string_length (data)))
             return einval ();
         return 0;
     }
@@ -348,7 +336,7 @@ int treeobj_decode_val (const json_t *obj, void **data, size_t *len)
         || !json_is_string (o) || !data || !len)
         return einval ();
     s = json_string_value (o);
-    slen = strlen (s);
+    slen = json_string_length (o);
     size = base64_decoded_size (slen) + 1;
     if (!(buf = malloc (size)))
         return -1;
