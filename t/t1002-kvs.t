@@ -427,6 +427,29 @@ test_expect_success 'SIGKILL again after the restart: both loops survive' '
 	flux start -Sstatedir="$PWD/sd2" $MODS sh -c \
 		"$K verify $n d1 && $K verify $m d2"
 '
+test_expect_success 'SIGKILL while content-sqlite folds its index often: nothing acknowledged is lost' '
+	rm -rf sd7 && mkdir sd7 &&
+	cat >killfold.sh <<-EOT &&
+	flux module load content-sqlite index-min=64 || exit 1
+	flux module load kvs || exit 1
+	$K loop 1000000 f1 >acked.f1 2>loop.f1.err &
+	sleep 1.5
+	flux module stats content-sqlite >fold.stats
+	sleep 0.5
+	kill -9 \$(flux getattr broker.pid)
+	EOT
+	{ flux start -Sstatedir="$PWD/sd7" -Sbroker.modules=content \
+		sh killfold.sh || true; } &&
+	n=$(wc -l <acked.f1) && echo "$n acknowledged" && test $n -gt 100 &&
+	folds=$(sed -n "s/.*\"index_folds\": *\([0-9]*\).*/\1/p" fold.stats) &&
+	echo "$folds folds before the kill" && test "$folds" -gt 0 &&
+	flux start -Sstatedir="$PWD/sd7" $MODS $K verify $n f1
+'
+test_expect_success 'content-sqlite refuses a bad index-min' '
+	test_must_fail flux start -Sbroker.modules=content \
+		flux module load content-sqlite index-min=0 2>imin.err &&
+	grep "index-min=0: expected a count" imin.err
+'
 # commits: the "commits" count of content-sqlite (its transactions)
 cat >txcount.sh <<EOT
 $K rpc content-sqlite.stats-get | sed -e 's/.*"commits":\([0-9]*\).*/\1/'

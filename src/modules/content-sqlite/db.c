@@ -70,6 +70,7 @@ struct db {
     sqlite3_int64 max_id;
     size_t digest_len; /* of the hash type */
     long long dropped; /* rows stored twice, dropped by db_index() */
+    size_t index_min;  /* db_index_due() floor */
 };
 
 /* The slot of digest: its entry's, or the empty one where it would go. */
@@ -444,6 +445,7 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
         return NULL;
     }
     db->digest_len = !strcmp (hashtype, "sha1") ? 20 : 32;
+    db->index_min = RECENT_MIN;
     if (truncate) {
         char p[4096];
         (void)unlink (path);
@@ -675,7 +677,17 @@ bool db_index_due (struct db *db)
 {
     size_t due = (size_t)(db->max_id / 64);
 
-    return db->nrecent >= (due > RECENT_MIN ? due : RECENT_MIN);
+    return db->nrecent >= (due > db->index_min ? due : db->index_min);
+}
+
+int db_set_index_min (struct db *db, size_t n)
+{
+    if (!db || n == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    db->index_min = n;
+    return 0;
 }
 
 size_t db_index_pending (struct db *db)

@@ -92,6 +92,8 @@ int db_checkpoint (struct db *db);
  * once for many blobs, not once for each.  On failure they stay in
  * memory and all is as before. */
 bool db_index_due (struct db *db);
+/* The floor of db_index_due(): 16384 unless set (tests set it low). */
+int db_set_index_min (struct db *db, size_t n);
 size_t db_index_pending (struct db *db);
 int db_index (struct db *db);
 /* db_store() looks for a blob only among those indexed in memory, so a

@@ -9,7 +9,9 @@
  * Arguments: "truncate" starts from an empty database; "synchronous=MODE"
  * (OFF, NORMAL, FULL, EXTRA; default FULL) is sqlite's: FULL keeps every
  * answered write through a crash of the machine (an fsync per commit),
- * NORMAL only through a crash or kill of the broker.
+ * NORMAL only through a crash or kill of the broker; "index-min=N" folds
+ * the blobs indexed in memory into the database's index once there are
+ * N of them (default 16384, or 1/64 of all blobs if more: db.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -108,6 +110,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     struct db *db = NULL;
     bool truncate = false;
     const char *sync = NULL;
+    long index_min = 0;
     flux_error_t error;
     char *path = NULL;
     uint32_t rank;
@@ -118,6 +121,18 @@ int mod_main (flux_t *h, int argc, char **argv)
             truncate = true;
         else if (!strncmp (argv[i], "synchronous=", 12))
             sync = argv[i] + 12;
+        else if (!strncmp (argv[i], "index-min=", 10)) {
+            char *end;
+            errno = 0;
+            index_min = strtol (argv[i] + 10, &end, 10);
+            if (errno || end == argv[i] + 10 || *end || index_min < 1
+                || index_min > 1 << 24) {
+                sqlite_log (h, 3, "%s: expected a count of 1 to 16777216",
+                            argv[i]);
+                errno = EINVAL;
+                return -1;
+            }
+        }
         else {
             sqlite_log (h, 3, "unknown module argument: %s", argv[i]);
             errno = EINVAL;
@@ -139,6 +154,7 @@ int mod_main (flux_t *h, int argc, char **argv)
                           "synchronous=%s: use OFF, NORMAL, FULL"
                           " or EXTRA",
                           sync))
+        || (index_min > 0 && db_set_index_min (db, (size_t)index_min) < 0)
         || !(svc = sqlite_service_create (h, db, hashtype, path, &error))) {
         sqlite_log (h, 3, "%s: %s", path, error.text);
         goto done;
