@@ -544,7 +544,7 @@ static void annotations_journal (struct alloc *a, struct job *job)
     entry = eventlog_entry_pack (0., "annotations", "{s:O}", "annotations",
                                  dict ? dict : json_null ());
     if (entry)
-        journal_post (a->jm->journal, job, entry);
+        journal_post (a->jm->journal, job, entry, NULL);
     json_decref (entry);
 }
 

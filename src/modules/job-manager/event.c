@@ -310,7 +310,6 @@ int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
         flux_reactor_stop_error (flux_get_reactor (jm->h));
         return errprintf (error, "out of memory");
     }
-    free (line);
     job->flags = job->x->js.flags;
     if (job->x->js.state != prev_state) {
         jobmgr_state_count (jm, prev_state, -1);
@@ -318,7 +317,8 @@ int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
         job->state = job->x->js.state;
     }
     jm->nevents++;
-    journal_post (jm->journal, job, entry);
+    journal_post (jm->journal, job, entry, line);
+    free (line);
     action_event (jm, job, name, context, prev_state);
     return 0;
 }

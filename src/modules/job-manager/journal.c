@@ -14,6 +14,7 @@
 
 #include "journal.h"
 #include "libeventlog/eventlog.h"
+#include "libflux/jsonemit.h"
 #include "libkvs/kvs.h"
 
 #define JOURNAL_QUEUE_MAX 1000000
@@ -126,10 +127,49 @@ static void send_or_queue (struct listener *l, json_t *payload)
     (void)json_array_append (l->queue, payload);
 }
 
-void journal_post (struct journal *j, struct job *job, json_t *entry)
+/* The text of event_payload(), put together from texts at hand: the
+ * entry's line (or its encoding), the pooled jobspec text, R encoded.
+ * This runs for every event of every job, and the jobspec is already
+ * text: decoding it to encode it again cost more than the rest. */
+static char *event_payload_text (struct job *job, json_t *entry,
+                                 const char *line, const char *name)
+{
+    const char *jobspec = NULL;
+    char *ebuf = NULL, *rbuf = NULL, *text = NULL;
+    size_t elen, size;
+    char head[64];
+    int n;
+
+    if (line)
+        elen = strcspn (line, "\n");
+    else if ((line = ebuf = jsonemit (entry, JSON_COMPACT, &elen)) == NULL)
+        return NULL;
+    if (job->x && !strcmp (name, "submit"))
+        jobspec = job->x->jobspec;
+    if (job->x && !strcmp (name, "alloc") && job->x->R
+        && !(rbuf = jsonemit (job->x->R, JSON_COMPACT, NULL)))
+        goto done;
+    n = snprintf (head, sizeof (head), "{\"id\":%ju,\"events\":[",
+                  (uintmax_t)job->id);
+    size = n + elen + 2 + (jobspec ? strlen (jobspec) + 11 : 0)
+           + (rbuf ? strlen (rbuf) + 5 : 0) + 1;
+    if (!(text = malloc (size)))
+        goto done;
+    snprintf (text, size, "%s%.*s]%s%s%s%s}", head, (int)elen, line,
+              jobspec ? ",\"jobspec\":" : "", jobspec ? jobspec : "",
+              rbuf ? ",\"R\":" : "", rbuf ? rbuf : "");
+done:
+    free (ebuf);
+    free (rbuf);
+    return text;
+}
+
+void journal_post (struct journal *j, struct job *job, json_t *entry,
+                   const char *line)
 {
     struct list_node *pos, *tmp;
     json_t *payload = NULL;
+    char *text = NULL;
     const char *name;
 
     if (list_empty (&j->listeners)
@@ -140,10 +180,18 @@ void journal_post (struct journal *j, struct job *job, json_t *entry)
         struct listener *l = list_entry (pos, struct listener, link);
         if (!allowed (l, name))
             continue;
+        if (l->live) {
+            if (!text && !(text = event_payload_text (job, entry, line, name)))
+                break;
+            if (flux_respond (j->jm->h, l->msg, text) < 0)
+                jm_log (j->jm, LOG_ERR, "journal: %s", strerror (errno));
+            continue;
+        }
         if (!payload && !(payload = event_payload (job, entry, name)))
-            return;
+            break;
         send_or_queue (l, payload);
     }
+    free (text);
     json_decref (payload);
 }
 

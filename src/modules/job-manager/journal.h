@@ -21,8 +21,10 @@
 struct journal *journal_create (struct jobmgr *jm);
 void journal_destroy (struct journal *j);
 
-/* Send an event of job to the listeners. */
-void journal_post (struct journal *j, struct job *job, json_t *entry);
+/* Send an event of job to the listeners.  line: the entry encoded (as
+ * eventlog_entry_encode() does, trailing newline allowed), or NULL. */
+void journal_post (struct journal *j, struct job *job, json_t *entry,
+                   const char *line);
 
 void journal_request (struct journal *j, const flux_msg_t *msg);
 void journal_cancel (struct journal *j, const flux_msg_t *msg);
