@@ -35,9 +35,14 @@
 #define DIGEST_MAX 32
 
 /* Fold the recent blobs into the index once there are this many, or
- * 1/64 of all blobs if more (the bigger the index, the more pages one
- * fold touches: folding more at a time keeps the cost per blob down). */
+ * 1/RECENT_RATIO of all blobs if more (a fold rewrites most pages of a
+ * big index, and the checkpoint again: folding more at a time keeps the
+ * cost per blob down), but at most RECENT_MAX (56 bytes each in memory).
+ * Measured at 100,000 simulated jobs (2 million blobs): 1/64 wrote 139
+ * KB per job, 1/16 98 KB. */
 #define RECENT_MIN 16384
+#define RECENT_RATIO 16
+#define RECENT_MAX ((size_t)1 << 20)
 
 struct recent {
     sqlite3_int64 id; /* row of the blob in objects */
@@ -675,8 +680,10 @@ static int digest_cmp (const void *a, const void *b)
 
 bool db_index_due (struct db *db)
 {
-    size_t due = (size_t)(db->max_id / 64);
+    size_t due = (size_t)(db->max_id / RECENT_RATIO);
 
+    if (due > RECENT_MAX)
+        due = RECENT_MAX;
     return db->nrecent >= (due > db->index_min ? due : db->index_min);
 }
 
