@@ -11,7 +11,7 @@
  * answered write through a crash of the machine (an fsync per commit),
  * NORMAL only through a crash or kill of the broker; "index-min=N" folds
  * the blobs indexed in memory into the database's index once there are
- * N of them (default 16384, or 1/16 of all blobs if more, up to 2^20:
+ * N of them (default 16384, or 1/16 of all blobs if more, up to 2^18:
  * db.c).
  */
 #include <errno.h>

@@ -58,9 +58,18 @@ struct sqlite_service {
     double commit_time;    /* seconds in commits (writing, fsync) */
     long long checkpoints; /* of the WAL into the database file */
     long long index_folds; /* db_index() */
+    double index_time;     /* seconds in them */
+    double index_time_max; /* the longest */
     long long writes;
     int batch_max;
 };
+
+static double monotime (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
 {
@@ -145,10 +154,18 @@ static void batch_finish (struct sqlite_service *s)
     /* with everything answered, index the blobs of the last thousands
      * of commits (db.h), then fold the WAL into the database file */
     if (db_index_due (s->db)) {
+        size_t n = db_index_pending (s->db);
+        double t0 = monotime (), t;
         if (db_index (s->db) < 0)
             sqlite_log (s->h, 4, "indexing: %s", db_errstr (s->db));
-        else
+        else {
             s->index_folds++;
+            t = monotime () - t0;
+            s->index_time += t;
+            if (t > s->index_time_max)
+                s->index_time_max = t;
+            sqlite_log (s->h, 7, "indexed %zu blobs in %.3fs", n, t);
+        }
     }
     if (db_wal_size (s->db) > WAL_CHECKPOINT_BYTES) {
         if (db_checkpoint (s->db) < 0)
@@ -418,13 +435,14 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct sqlite_service *s = arg;
 
     if (flux_respond_pack (
-            h, msg, "{s:I s:s s:I s:f s:I s:I s:I s:I s:I s:i s:i s:s}",
+            h, msg, "{s:I s:s s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s}",
             "object_count", (json_int_t)db_object_count (s->db), "dbfile",
             s->dbpath, "commits", (json_int_t)s->commits, "commit_seconds",
             s->commit_time, "wal_checkpoints", (json_int_t)s->checkpoints,
-            "index_folds", (json_int_t)s->index_folds, "index_pending",
-            (json_int_t)db_index_pending (s->db), "index_dropped",
-            (json_int_t)db_index_dropped (s->db), "writes",
+            "index_folds", (json_int_t)s->index_folds, "index_seconds",
+            s->index_time, "index_seconds_max", s->index_time_max,
+            "index_pending", (json_int_t)db_index_pending (s->db),
+            "index_dropped", (json_int_t)db_index_dropped (s->db), "writes",
             (json_int_t)s->writes, "write_failures", (int)s->write_failures,
             "batch_max", s->batch_max, "synchronous", db_synchronous (s->db))
         < 0)
