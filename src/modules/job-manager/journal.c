@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "libeventlog/eventlog.h"
 #include "libflux/jsonemit.h"
+#include "libflux/jsonparse.h"
 #include "libkvs/kvs.h"
 
 #define JOURNAL_QUEUE_MAX 1000000
@@ -272,7 +273,7 @@ static json_t *child_json (flux_future_t *cf, const char *name)
 
     if (!f || flux_kvs_lookup_get (f, &s) < 0 || !s)
         return NULL;
-    return json_loads (s, 0, NULL);
+    return jsonparse (s, strlen (s), NULL, 0); /* json_loads, faster */
 }
 
 static void fetch_continuation (flux_future_t *cf, void *arg)

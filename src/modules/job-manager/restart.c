@@ -15,6 +15,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "libflux/jsonparse.h"
 #include "action.h"
 #include "alloc.h"
 #include "depend.h"
@@ -209,7 +210,7 @@ static void got_object (struct walk *w, struct rq *rq)
     json_t *o;
 
     if (flux_kvs_lookup_get (rq->f, &s) < 0 || !s
-        || !(o = json_loads (s, 0, NULL))) {
+        || !(o = jsonparse (s, strlen (s), NULL, 0))) {
         jm_log (w->jm, LOG_ERR, "restart: %s: %s", rq->key,
                 future_strerror (rq->f, errno ? errno : EPROTO));
         return;
