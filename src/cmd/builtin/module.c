@@ -142,22 +142,19 @@ static void modload (flux_t *h, const char *target, const char *name, int argc,
     json_decref (o);
 }
 
-/* module.remove of name; 0, or -1 with errno ENOENT if force and it was
- * not loaded; exits on any other error. */
-static int modremove (flux_t *h, const char *name, bool force, bool cancel)
+/* module.remove of name; exits on error, unless force and it was not
+ * loaded. */
+static void modremove (flux_t *h, const char *name, bool force, bool cancel)
 {
     flux_future_t *f;
-    int rc = 0;
 
     if (!(f = flux_rpc_pack (h, "module.remove", FLUX_NODEID_ANY, 0,
                              "{s:s s:b}", "name", name, "cancel", cancel))
         || flux_rpc_get (f, NULL) < 0) {
         if (!(force && f && errno == ENOENT))
             rpc_die (f, name);
-        rc = -1;
     }
     flux_future_destroy (f);
-    return rc;
 }
 
 static int cmd_module_load (int argc, char **argv)
@@ -206,7 +203,7 @@ static int cmd_module_remove (int argc, char **argv)
     if (optind != argc - 1)
         cmd_usage_error ("expected one module NAME");
     h = cmd_open ();
-    (void)modremove (h, argv[optind], force, cancel);
+    modremove (h, argv[optind], force, cancel);
     flux_close (h);
     return 0;
 }
@@ -241,7 +238,7 @@ static int cmd_module_reload (int argc, char **argv)
     if (!name && !modname[0])
         cmd_usage_error ("%s: no module name in it (use --name)", target);
     h = cmd_open ();
-    (void)modremove (h, name ? name : modname, force, false);
+    modremove (h, name ? name : modname, force, false);
     modload (h, target, name, argc - optind, argv + optind);
     flux_close (h);
     return 0;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "fluid.h"
+#include "utf8.h"
 
 static const char f58_alphabet[]
     = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -231,17 +232,6 @@ int fluid_encode (char *buf, int bufsz, fluid_t fluid,
 /* Decoding.  Each decoder takes a span and returns false on bad input.
  */
 
-static int hexval (char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Digits of base 10 or 16, at least one, without overflow. */
 static bool decode_digits (const char *s, size_t len, int base, fluid_t *fp)
 {
@@ -250,7 +240,7 @@ static bool decode_digits (const char *s, size_t len, int base, fluid_t *fp)
     if (len == 0)
         return false;
     for (size_t i = 0; i < len; i++) {
-        int d = hexval (s[i]);
+        int d = hexdigit (s[i]);
         if (d < 0 || d >= base || v > (UINT64_MAX - d) / base)
             return false;
         v = v * base + d;
@@ -279,7 +269,7 @@ static bool decode_dothex (const char *s, size_t len, fluid_t *fp)
                 return false;
             continue;
         }
-        int d = hexval (s[i]);
+        int d = hexdigit (s[i]);
         if (d < 0)
             return false;
         v = (v << 4) | (fluid_t)d;

@@ -108,13 +108,9 @@ static void batch_finish (struct sqlite_service *s)
     int i;
 
     if (errnum == 0 && db_in_transaction (s->db)) {
-        struct timespec t0, t1;
-        int rc;
-        clock_gettime (CLOCK_MONOTONIC, &t0);
-        rc = db_commit (s->db);
-        clock_gettime (CLOCK_MONOTONIC, &t1);
-        s->commit_time
-            += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        double t0 = monotime ();
+        int rc = db_commit (s->db);
+        s->commit_time += monotime () - t0;
         if (rc < 0) {
             errnum = errno;
             snprintf (s->batch_errstr, sizeof (s->batch_errstr), "%s",
