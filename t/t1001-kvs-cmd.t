@@ -746,6 +746,16 @@ test_expect_success 'dump --checkpoint dumps the last checkpoint' '
 	printf before >cpk.exp &&
 	cmp cpk.exp cpk.out
 '
+test_expect_success 'kvs stats time the commits it answered' '
+	flux module stats kvs >kst.before &&
+	flux kvs put stats.k=1 &&
+	flux module stats kvs >kst.after &&
+	jq -e ".commits >= 1 and .\"commit-seconds\" > 0
+		and .\"queue-seconds\" >= 0
+		and .\"queue-seconds\" <= .\"commit-seconds\"" kst.after &&
+	jq -e --slurpfile b kst.before \
+		".\"commit-seconds\" > \$b[0].\"commit-seconds\"" kst.after
+'
 
 test_expect_success 'stop the instance' '
 	rm -f keepalive &&

@@ -312,10 +312,12 @@ free 71
 free 72
 free 73
 wait 73 free
+sh flux module stats sched-simple | jq -r '"timed \\(.commits > 0 and ."commit-time" > 0)"'
 EOF
 test_expect_success 'limited mode: queue-depth=2 (the driver holds the rest)' '
 	SCHED_ARGS=queue-depth=2 run_sched limited &&
 	grep -x "ready limited 2" limited.out &&
+	grep -x "timed true" limited.out &&
 	grep -x "pending 2" limited.out &&
 	test $(grep -c "annotate" limited.out) -eq 1 &&
 	grep -x "73 success rank0/core2" limited.out

@@ -59,6 +59,7 @@ struct commit {
     const flux_msg_t *msg;
     struct txn *txn;
     char name[64];
+    double t_arrive;
 };
 
 struct batch {
@@ -118,6 +119,13 @@ static void ns_settle (struct kvs_ctx *ctx, struct kvs_ns *ns);
 
 /* ---- commits ---- */
 
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void commit_destroy (struct commit *c)
 {
     if (c) {
@@ -173,6 +181,7 @@ static void commit_enqueue (struct kvs_ctx *ctx, const flux_msg_t *msg,
     list_init (&c->node);
     c->msg = flux_msg_incref (msg);
     c->txn = txn;
+    c->t_arrive = now ();
     if (name)
         snprintf (c->name, sizeof (c->name), "%s", name);
     else
@@ -205,13 +214,6 @@ void commit_ns_removed (struct kvs_ctx *ctx, struct kvs_ns *ns)
 }
 
 /* ---- batches (rank 0) ---- */
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Drop the dirty counts r holds (stored: the blobs are in the store). */
 static void batch_rpc_clear (struct kvs_ctx *ctx, struct batch_rpc *r,
@@ -340,9 +342,12 @@ static void batch_complete (struct batch *b)
                                        "names", names ? names : json_null (),
                                        "keys", apply_keys (b->apply), "owner",
                                        (json_int_t)ns->owner));
+        double t = now ();
         list_for_each_safe (pos, tmp, &b->commits)
         {
             struct commit *c = list_entry (pos, struct commit, node);
+            ctx->stats.queue_time += b->t_start - c->t_arrive;
+            ctx->stats.commit_time += t - c->t_arrive;
             if (flux_respond_pack (ctx->h, c->msg, "{s:s s:i}", "rootref",
                                    b->newroot, "rootseq", b->newseq)
                 < 0)

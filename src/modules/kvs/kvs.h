@@ -35,8 +35,10 @@ struct kvs_stats {
     unsigned long max_batch;     /* most commits in one batch */
     unsigned long lookups;
     unsigned long relays;
-    double apply_time; /* seconds applying batches (to the new root) */
-    double store_time; /* seconds waiting for stores and checkpoints */
+    double apply_time;  /* seconds applying batches (to the new root) */
+    double store_time;  /* seconds waiting for stores and checkpoints */
+    double queue_time;  /* seconds commits waited for their batch to start */
+    double commit_time; /* seconds from arrival to answer, over commits */
 };
 
 struct kvs_ctx {

@@ -134,7 +134,7 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (flux_respond_pack (
             h, msg,
             "{s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I s:I"
-            " s:i s:i s:f s:f s:i}",
+            " s:i s:i s:f s:f s:f s:f s:i}",
             "cache", "count", (json_int_t)cs.count, "dirty",
             (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
             (json_int_t)cs.loading, "loads", (json_int_t)cs.loads, "hits",
@@ -148,7 +148,8 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             (json_int_t)ctx->stats.relays, "rootseq",
             primary ? primary->rootseq : -1, "inflight", ctx->inflight,
             "apply-seconds", ctx->stats.apply_time, "store-seconds",
-            ctx->stats.store_time, "parked",
+            ctx->stats.store_time, "queue-seconds", ctx->stats.queue_time,
+            "commit-seconds", ctx->stats.commit_time, "parked",
             lookupsvc_parked (ctx) + nssvc_parked (ctx))
         < 0)
         kvs_log (ctx, LOG_ERR, "kvs.stats-get: respond: %s", strerror (errno));

@@ -121,6 +121,7 @@ static void commit_cb (flux_future_t *f, void *arg)
     int rc = flux_future_get (f, NULL);
     const char *why = rc < 0 ? future_strerror (f, errno) : NULL;
 
+    s->stats.commit_time += monotime () - b->t_sent;
     if (rc < 0)
         sched_log (s, LOG_ERR, "committing R of %d jobs failed: %s", b->count,
                    why);
@@ -161,6 +162,7 @@ static void batch_commit (sched_t *s)
         return;
     s->batch = NULL;
     s->stats.commits++;
+    b->t_sent = monotime ();
     if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
         || flux_future_aux_set (b->f, "sched::sched", s, NULL) < 0
         || flux_future_then (b->f, -1., commit_cb, b) < 0) {

@@ -450,7 +450,7 @@ json_t *sched_stats (sched_t *s)
         committing += s->batch->count;
     o = json_pack (
         "{s:s s:s s:i s:i s:i s:i s:i s:i s:i s:i s:i"
-        " s:I s:I s:I s:I s:I s:I s:I s:f}",
+        " s:I s:I s:I s:I s:I s:I s:I s:f s:f}",
         "state", state_name (s->state), "mode",
         s->queue_depth ? "limited" : "unlimited", "queue-depth", s->queue_depth,
         "pending", pending, "committing", committing, "allocated",
@@ -463,7 +463,7 @@ json_t *sched_stats (sched_t *s)
         "cancels", (json_int_t)s->stats.cancels, "frees",
         (json_int_t)s->stats.frees, "commits", (json_int_t)s->stats.commits,
         "alloc-tries", (json_int_t)s->stats.tries, "alloc-time",
-        s->stats.alloc_time);
+        s->stats.alloc_time, "commit-time", s->stats.commit_time);
     if (!o)
         errno = ENOMEM;
     return o;

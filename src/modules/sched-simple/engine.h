@@ -65,9 +65,10 @@ void sched_feasibility (sched_t *s, const flux_msg_t *msg);
 
 /* {state, mode, queue-depth, pending, committing, allocated, nodes, cores,
  * cores-free, gpus, gpus-free, allocs, annotates, denies, cancels, frees,
- * commits, alloc-tries, alloc-time} (new reference), or NULL/ENOMEM.
- * cores-free counts up and free cores; alloc-time is the seconds spent
- * in first fit. */
+ * commits, alloc-tries, alloc-time, commit-time} (new reference), or
+ * NULL/ENOMEM.  cores-free counts up and free cores; alloc-time is the
+ * seconds spent in first fit; commit-time the seconds the R commits
+ * took, from sending to the answer, summed over commits. */
 json_t *sched_stats (sched_t *s);
 
 #endif /* !SCHED_SIMPLE_ENGINE_H */

@@ -30,6 +30,7 @@ struct batch {
     int count;
     int max;
     flux_future_t *f; /* the commit, once sent */
+    double t_sent;    /* when (monotonic seconds) */
     struct batch *next;
     struct batch *prev;
 };
@@ -62,6 +63,7 @@ struct sched {
         unsigned long allocs, annotates, denies, cancels, frees, commits;
         unsigned long tries;
         double alloc_time;
+        double commit_time; /* R commits: seconds from send to answer */
     } stats;
 };
 
