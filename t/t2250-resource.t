@@ -76,6 +76,7 @@ test_expect_success '4 brokers: resource.R and resource-define are in the KVS' '
 test_expect_success '4 brokers: rank 0 heard one message per TBON child' '
 	$RPC -r 0 resource.stats-get >stats0 &&
 	jq -e ".\"watch-rx\" == 2 and .online == \"0-3\"" stats0 &&
+	jq -e ".rx.request > 0 and (.tx | keys) == [\"control\", \"event\", \"request\", \"response\"]" stats0 &&
 	$RPC -r 1 resource.stats-get >stats1 &&
 	jq -e ".online == \"1,3\" and .\"watch-tx\" == 1" stats1
 '

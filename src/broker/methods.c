@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "libflux/stats.h"
 #include "methods.h"
 
 void method_ping_respond (flux_t *h, const flux_msg_t *msg, const char *self_id,
@@ -44,14 +45,7 @@ void method_ping_respond (flux_t *h, const flux_msg_t *msg, const char *self_id,
 
 void method_stats_respond (flux_t *h, const flux_msg_t *msg)
 {
-    struct flux_msgcounters c;
-
-    flux_get_msgcounters (h, &c);
-    flux_respond_pack (h, msg, "{s:{s:i s:i s:i s:i} s:{s:i s:i s:i s:i}}",
-                       "tx", "request", c.request_tx, "response", c.response_tx,
-                       "event", c.event_tx, "control", c.control_tx, "rx",
-                       "request", c.request_rx, "response", c.response_rx,
-                       "event", c.event_rx, "control", c.control_rx);
+    flux_stats_respond (h, msg, json_object ());
 }
 
 int method_uuid (char *buf, size_t size)

@@ -18,6 +18,7 @@
 
 #include "ingest.h"
 #include "libflux/flux.h"
+#include "libflux/stats.h"
 
 #define DRAIN_TIMEOUT_MS 10000
 
@@ -27,34 +28,11 @@ static void submit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     ingest_submit (arg, msg);
 }
 
-static json_t *counters (int request, int response, int event, int control)
-{
-    return json_pack ("{s:i s:i s:i s:i}", "request", request, "response",
-                      response, "event", event, "control", control);
-}
-
 /* job-ingest.stats-get: the engine's counters and the message counters. */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
-    struct flux_msgcounters mc;
-    json_t *o;
-
-    flux_get_msgcounters (h, &mc);
-    if (!(o = ingest_stats (arg))
-        || json_object_set_new (o, "tx",
-                                counters (mc.request_tx, mc.response_tx,
-                                          mc.event_tx, mc.control_tx))
-               < 0
-        || json_object_set_new (o, "rx",
-                                counters (mc.request_rx, mc.response_rx,
-                                          mc.event_rx, mc.control_rx))
-               < 0) {
-        json_decref (o);
-        flux_respond_error (h, msg, ENOMEM, NULL);
-        return;
-    }
-    flux_respond_pack (h, msg, "o", o);
+    flux_stats_respond (h, msg, ingest_stats (arg));
 }
 
 static const struct flux_msg_handler_spec htab[] = {

@@ -13,6 +13,7 @@
 
 #include "kvswatch.h"
 #include "libflux/flux.h"
+#include "libflux/stats.h"
 
 static void lookup_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
@@ -38,36 +39,13 @@ static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     kvswatch_event (arg, msg);
 }
 
-static json_t *counters (int request, int response, int event, int control)
-{
-    return json_pack ("{s:i s:i s:i s:i}", "request", request, "response",
-                      response, "event", event, "control", control);
-}
-
 /* Overrides the default kvs-watch.stats-get: the engine's numbers plus
  * the usual message counters.
  */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
-    struct flux_msgcounters mc;
-    json_t *o;
-
-    flux_get_msgcounters (h, &mc);
-    if (!(o = kvswatch_stats (arg))
-        || json_object_set_new (o, "tx",
-                                counters (mc.request_tx, mc.response_tx,
-                                          mc.event_tx, mc.control_tx))
-               < 0
-        || json_object_set_new (o, "rx",
-                                counters (mc.request_rx, mc.response_rx,
-                                          mc.event_rx, mc.control_rx))
-               < 0) {
-        json_decref (o);
-        flux_respond_error (h, msg, ENOMEM, NULL);
-        return;
-    }
-    flux_respond_pack (h, msg, "o", o);
+    flux_stats_respond (h, msg, kvswatch_stats (arg));
 }
 
 static const struct flux_msg_handler_spec htab[] = {

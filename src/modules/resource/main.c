@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "libhostlist/hostlist.h"
+#include "libflux/stats.h"
 #include "librlist/rlist.h"
 #include "reduce.h"
 #include "resource.h"
@@ -56,31 +57,16 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
     struct ctx *ctx = arg;
-    struct flux_msgcounters mc;
     json_t *o, *r = NULL;
 
-    flux_get_msgcounters (h, &mc);
-    if (!(o = reduce_stats (ctx->reduce))
-        || (ctx->res
-            && (!(r = resource_stats (ctx->res))
-                || json_object_update (o, r) < 0))
-        || json_object_set_new (o, "tx",
-                                json_pack ("{s:i s:i s:i s:i}", "request",
-                                           mc.request_tx, "response",
-                                           mc.response_tx, "event", mc.event_tx,
-                                           "control", mc.control_tx))
-               < 0
-        || json_object_set_new (o, "rx",
-                                json_pack ("{s:i s:i s:i s:i}", "request",
-                                           mc.request_rx, "response",
-                                           mc.response_rx, "event", mc.event_rx,
-                                           "control", mc.control_rx))
-               < 0)
-        flux_respond_error (h, msg, ENOMEM, NULL);
-    else
-        flux_respond_pack (h, msg, "O", o);
+    if ((o = reduce_stats (ctx->reduce)) && ctx->res
+        && (!(r = resource_stats (ctx->res))
+            || json_object_update (o, r) < 0)) {
+        json_decref (o);
+        o = NULL;
+    }
     json_decref (r);
-    json_decref (o);
+    flux_stats_respond (h, msg, o);
 }
 
 #define RANK0_CB(name)                                        \
