@@ -113,6 +113,28 @@ int cmd_getopt (int argc, char **argv, const char *shortopts,
     return c;
 }
 
+char *cmd_join_words (int argc, char **argv)
+{
+    size_t len = 0, off = 0;
+    char *s;
+
+    if (argc <= 0)
+        return NULL;
+    for (int i = 0; i < argc; i++)
+        len += strlen (argv[i]) + 1;
+    if (!(s = malloc (len)))
+        cmd_die ("out of memory");
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen (argv[i]);
+        if (i > 0)
+            s[off++] = ' ';
+        memcpy (s + off, argv[i], n);
+        off += n;
+    }
+    s[off] = '\0';
+    return s;
+}
+
 flux_t *cmd_open (void)
 {
     flux_error_t error;

@@ -56,6 +56,11 @@ void cmd_die (const char *fmt, ...)
 /* Print "flux-NAME: MESSAGE" on stderr. */
 void cmd_warn (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
+/* The argc words of argv joined by single spaces (free it), or NULL if
+ * argc is 0.  Exits 1 if out of memory.
+ */
+char *cmd_join_words (int argc, char **argv);
+
 /* Open the instance named by $FLUX_URI.  If FLUX_URI is unset, say so
  * (and that commands run inside an instance) and exit 1; exit 1 too if
  * the connection fails.

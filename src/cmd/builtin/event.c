@@ -70,23 +70,6 @@ int cmd_event (int argc, char **argv)
     return cmd_run_group (&builtin_event, members, argc, argv);
 }
 
-static char *join_words (int argc, char **argv)
-{
-    size_t len = 1;
-    char *s;
-
-    for (int i = 0; i < argc; i++)
-        len += strlen (argv[i]) + 1;
-    if (!(s = calloc (1, len)))
-        cmd_die ("out of memory");
-    for (int i = 0; i < argc; i++) {
-        if (i > 0)
-            strcat (s, " ");
-        strcat (s, argv[i]);
-    }
-    return s;
-}
-
 /* Wait for the event numbered seq on topic (we are subscribed to it). */
 static void wait_loopback (flux_t *h, const char *topic, int seq)
 {
@@ -137,7 +120,7 @@ static int cmd_event_pub (int argc, char **argv)
     topic = argv[optind++];
     if (optind < argc) {
         json_t *o;
-        payload = join_words (argc - optind, argv + optind);
+        payload = cmd_join_words (argc - optind, argv + optind);
         if (!raw && !(o = json_loads (payload, JSON_DECODE_ANY, NULL)))
             cmd_usage_error ("payload is not valid JSON (use --raw?)");
         if (!raw)

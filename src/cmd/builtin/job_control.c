@@ -76,25 +76,6 @@ static flux_jobid_t parse_id (const char *s)
     return id;
 }
 
-static char *join (int argc, char **argv)
-{
-    size_t len = 1;
-    char *s;
-
-    if (argc <= 0)
-        return NULL;
-    for (int i = 0; i < argc; i++)
-        len += strlen (argv[i]) + 1;
-    if (!(s = calloc (1, len)))
-        cmd_die ("out of memory");
-    for (int i = 0; i < argc; i++) {
-        if (i)
-            strcat (s, " ");
-        strcat (s, argv[i]);
-    }
-    return s;
-}
-
 static int job_urgency (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -183,7 +164,7 @@ static int job_raise (int argc, char **argv)
     }
     if (optind == argc)
         cmd_usage_error ("missing JOBID");
-    note = join (argc - optind - 1, argv + optind + 1);
+    note = cmd_join_words (argc - optind - 1, argv + optind + 1);
     rc = raise_one (parse_id (argv[optind]), argv[optind], type, severity,
                     note);
     free (note);
@@ -203,7 +184,7 @@ static int job_cancel (int argc, char **argv)
         ;
     if (optind == argc)
         cmd_usage_error ("missing JOBID");
-    note = join (argc - optind - 1, argv + optind + 1);
+    note = cmd_join_words (argc - optind - 1, argv + optind + 1);
     rc = raise_one (parse_id (argv[optind]), argv[optind], "cancel", 0, note);
     free (note);
     return rc;

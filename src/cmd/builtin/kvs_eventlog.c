@@ -199,23 +199,6 @@ static int cmd_eventlog_get (int argc, char **argv)
     return 0;
 }
 
-static char *join_words (int argc, char **argv)
-{
-    size_t len = 1;
-    char *s;
-
-    for (int i = 0; i < argc; i++)
-        len += strlen (argv[i]) + 1;
-    if (!(s = calloc (1, len)))
-        cmd_die ("out of memory");
-    for (int i = 0; i < argc; i++) {
-        if (i > 0)
-            strcat (s, " ");
-        strcat (s, argv[i]);
-    }
-    return s;
-}
-
 static int cmd_eventlog_append (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -247,7 +230,7 @@ static int cmd_eventlog_append (int argc, char **argv)
     key = argv[optind];
     name = argv[optind + 1];
     if (argc - optind > 2)
-        context = join_words (argc - optind - 2, argv + optind + 2);
+        context = cmd_join_words (argc - optind - 2, argv + optind + 2);
     if (!(entry = eventlog_entry_create (timestamp, name, context)))
         cmd_die ("%s", context ? "CONTEXT must be a JSON object"
                                : "invalid event name");

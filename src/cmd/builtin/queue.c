@@ -90,26 +90,6 @@ static const struct option plain_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* The remaining words joined by spaces, or NULL if there are none. */
-static char *join (int argc, char **argv)
-{
-    size_t len = 1;
-    char *s;
-
-    if (argc == 0)
-        return NULL;
-    for (int i = 0; i < argc; i++)
-        len += strlen (argv[i]) + 1;
-    if (!(s = calloc (1, len)))
-        cmd_die ("out of memory");
-    for (int i = 0; i < argc; i++) {
-        if (i > 0)
-            strcat (s, " ");
-        strcat (s, argv[i]);
-    }
-    return s;
-}
-
 /* Send one request with a JSON object payload and wait for it. */
 static json_t *call (const char *topic, json_t *payload, double timeout)
 {
@@ -151,7 +131,7 @@ static int q_disable (int argc, char **argv)
 
     while (cmd_getopt (argc, argv, "", plain_opts) != -1)
         ;
-    if (!(reason = join (argc - optind, argv + optind)))
+    if (!(reason = cmd_join_words (argc - optind, argv + optind)))
         cmd_usage_error ("a REASON is required");
     json_decref (call (
         "job-manager.queue-enable",
@@ -188,7 +168,7 @@ static int q_stop (int argc, char **argv)
         if (c == 'N')
             nocheckpoint = 1;
     }
-    reason = join (argc - optind, argv + optind);
+    reason = cmd_join_words (argc - optind, argv + optind);
     o = json_pack ("{s:b s:b s:b}", "start", 0, "all", 1, "nocheckpoint",
                    nocheckpoint);
     if (o && reason)

@@ -295,23 +295,6 @@ static int cmd_resource_R (int argc, char **argv)
 
 /* ---- drain, undrain ---- */
 
-static char *join (int argc, char **argv)
-{
-    size_t len = 1;
-    char *s;
-
-    for (int i = 0; i < argc; i++)
-        len += strlen (argv[i]) + 1;
-    if (!(s = calloc (1, len)))
-        cmd_die ("out of memory");
-    for (int i = 0; i < argc; i++) {
-        if (i > 0)
-            strcat (s, " ");
-        strcat (s, argv[i]);
-    }
-    return s;
-}
-
 static void send_targets (const char *topic, const char *targets,
                           const char *reason, const char *mode)
 {
@@ -448,7 +431,7 @@ static int cmd_resource_drain (int argc, char **argv)
     else if (update)
         mode = "update";
     if (optind + 1 < argc)
-        reason = join (argc - optind - 1, argv + optind + 1);
+        reason = cmd_join_words (argc - optind - 1, argv + optind + 1);
     send_targets ("resource.drain", argv[optind], reason, mode);
     free (reason);
     return 0;
@@ -471,7 +454,7 @@ static int cmd_resource_undrain (int argc, char **argv)
     if (optind == argc)
         cmd_usage_error ("missing TARGETS");
     if (optind + 1 < argc)
-        reason = join (argc - optind - 1, argv + optind + 1);
+        reason = cmd_join_words (argc - optind - 1, argv + optind + 1);
     send_targets ("resource.undrain", argv[optind], reason,
                   force ? "force" : NULL);
     free (reason);
