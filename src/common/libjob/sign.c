@@ -19,26 +19,13 @@
 
 #define HEADER_MAX 4096 /* RFC 38: an implementation defined limit */
 
-static char *b64 (const void *data, size_t len)
-{
-    size_t size = base64_encoded_size (len);
-    char *s;
-
-    if (!(s = malloc (size)))
-        return NULL;
-    if (base64_encode (s, size, data, len) < 0) {
-        free (s);
-        errno = EINVAL;
-        return NULL;
-    }
-    return s;
-}
-
 char *sign_none_wrap (const void *payload, size_t len, uint32_t userid)
 {
     char header[128];
     int hlen;
-    char *h64 = NULL, *p64 = NULL, *J = NULL;
+    size_t hsize, psize;
+    ssize_t n, off;
+    char *J;
 
     if ((!payload && len > 0) || (len > 0 && memchr (payload, '\0', len))) {
         errno = EINVAL;
@@ -47,15 +34,24 @@ char *sign_none_wrap (const void *payload, size_t len, uint32_t userid)
     hlen = snprintf (header, sizeof (header),
                      "version%ci1%cmechanism%csnone%cuserid%ci%" PRIu32 "%c", 0,
                      0, 0, 0, 0, userid, 0);
-    if (!(h64 = b64 (header, hlen))
-        || !(p64 = b64 (payload ? payload : "", len))
-        || asprintf (&J, "%s.%s.none", h64, p64) < 0) {
-        J = NULL;
+    /* one buffer: base64(header) "." base64(payload) ".none" */
+    hsize = base64_encoded_size (hlen);
+    psize = base64_encoded_size (len);
+    if (!(J = malloc (hsize + psize + 6))) {
         errno = ENOMEM;
+        return NULL;
     }
-    free (h64);
-    free (p64);
+    if ((off = base64_encode (J, hsize, header, hlen)) < 0)
+        goto inval;
+    J[off++] = '.';
+    if ((n = base64_encode (J + off, psize, payload ? payload : "", len)) < 0)
+        goto inval;
+    memcpy (J + off + n, ".none", 6);
     return J;
+inval:
+    free (J);
+    errno = EINVAL;
+    return NULL;
 }
 
 /* Decode base64 src[0..len) into a new NUL-terminated buffer. */

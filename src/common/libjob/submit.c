@@ -8,12 +8,25 @@
  * anyone but the instance owner.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "job.h"
 #include "sign.h"
+
+/* True if s can stand between JSON quotes as it is: printable ASCII
+ * without '"' or '\\'. */
+static bool json_plain (const char *s)
+{
+    for (; *s; s++) {
+        if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
+            return false;
+    }
+    return true;
+}
 
 flux_future_t *flux_job_submit (flux_t *h, const char *jobspec, int urgency,
                                 int flags)
@@ -33,9 +46,26 @@ flux_future_t *flux_job_submit (flux_t *h, const char *jobspec, int urgency,
         s = jobspec;
     else if (!(s = J = sign_none_wrap (jobspec, strlen (jobspec), getuid ())))
         return NULL;
-    f = flux_rpc_pack (h, "job-ingest.submit", FLUX_NODEID_ANY, 0,
-                       "{s:s s:i s:i}", "J", s, "urgency", urgency, "flags",
-                       flags & ~FLUX_JOB_PRE_SIGNED);
+    flags &= ~FLUX_JOB_PRE_SIGNED;
+    if (json_plain (s)) {
+        /* the usual J (base64 parts): the payload text is written
+         * directly, without a JSON string of several KB to build,
+         * check and escape again */
+        char *payload;
+        if (asprintf (&payload, "{\"J\":\"%s\",\"urgency\":%d,\"flags\":%d}", s,
+                      urgency, flags)
+            < 0) {
+            free (J);
+            errno = ENOMEM;
+            return NULL;
+        }
+        f = flux_rpc (h, "job-ingest.submit", payload, FLUX_NODEID_ANY, 0);
+        free (payload);
+    }
+    else
+        f = flux_rpc_pack (h, "job-ingest.submit", FLUX_NODEID_ANY, 0,
+                           "{s:s s:i s:i}", "J", s, "urgency", urgency, "flags",
+                           flags);
     free (J);
     return f;
 }

@@ -110,6 +110,16 @@ int main (int argc, char **argv)
             && !strcmp (J, "PRESIGNED.J.none") && flags == 0 && urgency == 0,
         "PRE_SIGNED sends J as given and is not sent as a flag");
 
+    /* a J that is not plain text between quotes must be escaped */
+    r = submit ("odd\"J\\\ttab.\xc3\xa9.none", -1, FLUX_JOB_PRE_SIGNED);
+    ok (r.rc == 0 && last
+            && json_unpack (last, "{s:s s:i s:i !}", "J", &J, "urgency",
+                            &urgency, "flags", &flags)
+                   == 0
+            && !strcmp (J, "odd\"J\\\ttab.\xc3\xa9.none") && urgency == -1
+            && flags == 0,
+        "a pre-signed J with quotes, backslashes and UTF-8 arrives intact");
+
     fail_errnum = EPERM;
     r = submit ("{}", 16, 0);
     ok (r.rc < 0 && r.errnum == EPERM && !strcmp (r.errstr, "no thanks"),
