@@ -106,7 +106,12 @@ test_expect_success 'dry run: --cc substitutes {cc}, --bcc does not' '
 	flux submit --dry-run --bcc=1-2 echo {cc} | jq -c .tasks[0].command \
 		>bcc.out &&
 	printf "[\"echo\",\"{cc}\"]\n[\"echo\",\"{cc}\"]\n" >bcc.exp &&
-	test_cmp bcc.exp bcc.out
+	test_cmp bcc.exp bcc.out &&
+	flux submit --dry-run --cc=1-3 echo {cc} >cc3.out &&
+	test $(jq -c "del(.tasks[0].command)" cc3.out | sort -u | wc -l) -eq 1 &&
+	flux submit --dry-run --cc=1-3 echo plain | sort -u >plain.out &&
+	test $(wc -l <plain.out) -eq 1 &&
+	jq -e ".tasks[0].command == [\"echo\", \"plain\"]" plain.out
 '
 test_expect_success 'start an instance with job-ingest and the fake job manager' '
 	touch keepalive &&

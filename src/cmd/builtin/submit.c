@@ -113,6 +113,8 @@ struct run {
     flux_t *h;
     const struct opts *o;
     json_t *base;
+    char *base_text; /* base encoded, once */
+    bool subst;      /* --cc and a command word holds {cc} */
     struct job *jobs;
     int njobs;
     int next;    /* next to submit */
@@ -328,22 +330,44 @@ static json_t *build_jobspec (int argc, char **argv, const struct opts *o)
     return js;
 }
 
-/* The jobspec text of job j (the base with {cc} substituted). */
+/* The jobspec text of job j (the base with {cc} substituted).  Only
+ * the command differs from job to job: it alone is copied. */
 static char *job_jobspec (struct run *run, struct job *j)
 {
-    json_t *js = run->base;
+    json_t *task, *cmd, *copy;
     char *s;
 
-    if (run->o->subst_cc) {
-        if (!(js = json_deep_copy (run->base))
-            || submit_subst_cc (js, j->cc) < 0)
+    if (!run->subst) {
+        if (!(s = strdup (run->base_text)))
             cmd_die ("out of memory");
+        return s;
     }
-    if (!(s = json_dumps (js, JSON_COMPACT)))
+    task = json_array_get (json_object_get (run->base, "tasks"), 0);
+    cmd = json_incref (json_object_get (task, "command"));
+    if (!(copy = json_copy (cmd)) || json_object_set_new (task, "command", copy)
+        || submit_subst_cc (run->base, j->cc) < 0
+        || !(s = json_dumps (run->base, JSON_COMPACT)))
         cmd_die ("out of memory");
-    if (js != run->base)
-        json_decref (js);
+    if (json_object_set_new (task, "command", cmd) < 0)
+        cmd_die ("out of memory");
     return s;
+}
+
+/* True if a word of the command holds {cc}. */
+static bool command_has_cc (json_t *jobspec)
+{
+    json_t *cmd = json_object_get (
+        json_array_get (json_object_get (jobspec, "tasks"), 0), "command");
+    json_t *arg;
+    size_t i;
+
+    json_array_foreach (cmd, i, arg)
+    {
+        const char *s = json_string_value (arg);
+        if (s && strstr (s, "{cc}"))
+            return true;
+    }
+    return false;
 }
 
 static void print_ready (struct run *run)
@@ -475,6 +499,9 @@ int cmd_submit (int argc, char **argv)
     setlocale (LC_CTYPE, "");
     parse_opts (argc, argv, &o);
     run.base = build_jobspec (argc - optind, argv + optind, &o);
+    if (!(run.base_text = json_dumps (run.base, JSON_COMPACT)))
+        cmd_die ("out of memory");
+    run.subst = o.subst_cc && command_has_cc (run.base);
     run.njobs = o.cc ? (int)idset_count (o.cc) : 1;
     if (!(run.jobs = calloc (run.njobs, sizeof (run.jobs[0]))))
         cmd_die ("out of memory");
@@ -498,6 +525,7 @@ int cmd_submit (int argc, char **argv)
         eventlog_parser_destroy (run.jobs[i].parser);
     free (run.jobs);
     json_decref (run.base);
+    free (run.base_text);
     opts_free (&o);
     flux_close (run.h);
     return rc;
