@@ -238,6 +238,7 @@ json_t *treeobj_create_val (const void *data, size_t len)
     size_t size = base64_encoded_size (len);
     json_t *obj;
     char *s;
+    ssize_t n;
 
     if (!data && len > 0) {
         errno = EINVAL;
@@ -245,11 +246,12 @@ json_t *treeobj_create_val (const void *data, size_t len)
     }
     if (!(s = malloc (size)))
         return NULL;
-    if (base64_encode (s, size, data ? data : "", len) < 0) {
+    if ((n = base64_encode (s, size, data ? data : "", len)) < 0) {
         free (s);
         return NULL;
     }
-    obj = create ("val", json_string (s));
+    /* base64 is ASCII: no UTF-8 check needed */
+    obj = create ("val", json_stringn_nocheck (s, n));
     free (s);
     return obj;
 }
