@@ -429,6 +429,11 @@ static json_t *hdir_buckets (const json_t *obj)
     return json_object_get (data, "bucket");
 }
 
+json_t *treeobj_hdir_get_buckets (const json_t *obj)
+{
+    return hdir_buckets (obj);
+}
+
 int treeobj_hdir_size (const json_t *obj)
 {
     json_t *b = hdir_buckets (obj);

@@ -131,6 +131,9 @@ json_t *treeobj_create_hdir (int size, const char *func);
 int treeobj_hdir_size (const json_t *obj);
 int treeobj_hdir_index (const json_t *obj, const char *name);
 json_t *treeobj_hdir_get_bucket (const json_t *obj, int index);
+/* The hdir's array of size slots (borrowed; each null or a tree object):
+ * to visit every slot without checking the hdir again for each. */
+json_t *treeobj_hdir_get_buckets (const json_t *obj);
 int treeobj_hdir_set_bucket (json_t *obj, int index, json_t *obj2);
 
 /* The 32-bit FNV-1a hash of len bytes (the hdir func "fnv1a32"). */

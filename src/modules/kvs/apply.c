@@ -60,7 +60,9 @@ static const int hdir_sizes[] = {67, 61, 59, 53, 47, 43, 41, 37};
 /* owned dir -> its base blob (or NULL) */
 struct owned_slot {
     json_t *dir;
-    struct blob *base;
+    struct blob *base;  /* a dir's stored blob, indexed (blob.h) */
+    json_t *hsrc;       /* an hdir's stored object, which dir copies */
+    struct blob *htext; /* and its stored text (kvs_encode_hdir_patch) */
 };
 
 struct ownmap {
@@ -121,17 +123,16 @@ static struct owned_slot *ownmap_find (const struct ownmap *m, const void *p)
     }
 }
 
-static void ownmap_put (struct owned_slot *slot, size_t size, json_t *dir,
-                        struct blob *base)
+static void ownmap_put (struct owned_slot *slot, size_t size,
+                        const struct owned_slot *s)
 {
-    size_t i = ptr_hash (dir) & (size - 1);
+    size_t i = ptr_hash (s->dir) & (size - 1);
     while (slot[i].dir)
         i = (i + 1) & (size - 1);
-    slot[i].dir = dir;
-    slot[i].base = base;
+    slot[i] = *s;
 }
 
-static int ownmap_add (struct ownmap *m, json_t *dir, struct blob *base)
+static int ownmap_add (struct ownmap *m, const struct owned_slot *s)
 {
     if ((m->count + 1) * 2 > m->size) {
         size_t n = m->size ? m->size * 2 : 64;
@@ -140,26 +141,35 @@ static int ownmap_add (struct ownmap *m, json_t *dir, struct blob *base)
             return -1;
         for (size_t i = 0; i < m->size; i++) {
             if (m->slot[i].dir)
-                ownmap_put (slot, n, m->slot[i].dir, m->slot[i].base);
+                ownmap_put (slot, n, &m->slot[i]);
         }
         free (m->slot);
         m->slot = slot;
         m->size = n;
     }
-    ownmap_put (m->slot, m->size, dir, base);
+    ownmap_put (m->slot, m->size, s);
     m->count++;
     return 0;
 }
 
-/* Take ownership of a fresh dir, on top of base (or NULL): the map keeps
- * a reference on both. */
+/* Take ownership of a fresh dir (s->dir), with what it was made from
+ * (s->base, s->hsrc, s->htext, any NULL): the map keeps a reference on
+ * each. */
+static int own_slot (struct apply *a, const struct owned_slot *s)
+{
+    if (ownmap_add (&a->owned, s) < 0)
+        return -1;
+    json_incref (s->dir);
+    blob_incref (s->base);
+    json_incref (s->hsrc);
+    blob_incref (s->htext);
+    return 0;
+}
+
+/* Take ownership of a fresh dir, on top of base (or NULL). */
 static int own (struct apply *a, json_t *dir, struct blob *base)
 {
-    if (ownmap_add (&a->owned, dir, base) < 0)
-        return -1;
-    json_incref (dir);
-    blob_incref (base);
-    return 0;
+    return own_slot (a, &(struct owned_slot){.dir = dir, .base = base});
 }
 
 static bool is_owned (struct apply *a, const json_t *obj)
@@ -235,6 +245,8 @@ void apply_destroy (struct apply *a)
         for (size_t i = 0; i < a->owned.size; i++) {
             json_decref (a->owned.slot[i].dir);
             blob_decref (a->owned.slot[i].base);
+            json_decref (a->owned.slot[i].hsrc);
+            blob_decref (a->owned.slot[i].htext);
         }
         free (a->owned.slot);
         json_decref (a->keep);
@@ -554,8 +566,15 @@ static struct blob *take_bytes (void *data, size_t len)
  * modified): the cache need not decode what the next commit reads. */
 static int add_hdir_blob (struct apply *a, json_t *hdir, char *ref, size_t size)
 {
+    struct owned_slot *os = ownmap_find (&a->owned, hdir);
     size_t len;
-    char *s = kvs_encode (hdir, &len);
+    char *s = NULL;
+
+    if (os && os->hsrc && os->htext)
+        s = kvs_encode_hdir_patch (hdir, os->hsrc, os->htext->data,
+                                   os->htext->len, &len);
+    if (!s)
+        s = kvs_encode (hdir, &len);
     int n = a->nblobs;
 
     if (!s || add_blob (a, take_bytes (s, len), true, ref, size) < 0)
@@ -610,17 +629,25 @@ static json_t *store_large (struct apply *a, json_t *dirent)
 static json_t *own_stored (struct apply *a, const char *ref)
 {
     struct blob *base = indexed_dir (a, ref);
+    struct owned_slot os = {.base = base};
     json_t *src, *dir;
 
     if (base)
         dir = treeobj_create_dir ();
     else if (!(src = stored_dir (a, ref)))
         return NULL;
-    else
+    else {
         dir = treeobj_copy (src);
+        if (treeobj_is_hdir (src)) {
+            /* unchanged buckets keep their stored text (add_hdir_blob) */
+            os.hsrc = src;
+            os.htext = cache_get_blob (a->cache, ref);
+        }
+    }
     if (!dir)
         return NULL;
-    if (own (a, dir, base) < 0) {
+    os.dir = dir;
+    if (own_slot (a, &os) < 0) {
         json_decref (dir);
         return NULL;
     }
@@ -992,29 +1019,36 @@ done:
 static int unroll_hdir (struct apply *a, json_t *hdir, int level, char *ref,
                         size_t size, bool *empty)
 {
-    int nb = treeobj_hdir_size (hdir);
+    json_t *buckets = treeobj_hdir_get_buckets (hdir);
+    int nb = buckets ? (int)json_array_size (buckets) : 0;
     bool all_empty = true;
 
+    if (!buckets)
+        return -1;
     for (int k = 0; k < nb; k++) {
-        json_t *slot = treeobj_hdir_get_bucket (hdir, k), *nobj = NULL;
+        json_t *slot = json_array_get (buckets, k), *nobj = NULL;
         char subref[BLOBREF_MAX_STRING_SIZE];
         bool sub_empty;
         int err;
 
-        if (slot && is_owned (a, slot)) {
+        if (json_is_null (slot))
+            continue;
+        if (is_owned (a, slot)) {
             if (unroll (a, slot, level + 1, subref, sizeof (subref), &sub_empty)
                 < 0)
                 return -1;
             if (!sub_empty && !(nobj = treeobj_create_dirref (subref)))
                 return -1;
-            err = treeobj_hdir_set_bucket (hdir, k, nobj);
+            err = json_array_set (buckets, k, nobj ? nobj : json_null ());
             json_decref (nobj);
-            if (err < 0)
+            if (err < 0) {
+                errno = ENOMEM;
                 return -1;
-            slot = nobj;
+            }
+            if (!nobj)
+                continue;
         }
-        if (slot)
-            all_empty = false;
+        all_empty = false;
     }
     *empty = all_empty;
     if (all_empty) {

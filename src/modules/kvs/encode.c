@@ -10,9 +10,12 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "libkvs/treeobj.h"
 
 #include "blob.h"
 #include "encode.h"
@@ -253,6 +256,102 @@ static void put_treeobj (struct buf *b, const json_t *o)
     PUTS (b, ",\"type\":");
     put_json_string (b, type);
     PUTS (b, ",\"ver\":1}");
+}
+
+/* The end of the JSON value at s[pos] (null, or an object or array
+ * holding strings, numbers and literals), or 0 if it is not one or has
+ * white space outside its strings. */
+static size_t value_end (const char *s, size_t len, size_t pos)
+{
+    int depth = 0;
+
+    if (len - pos >= 4 && !memcmp (s + pos, "null", 4))
+        return pos + 4;
+    if (pos >= len || (s[pos] != '{' && s[pos] != '['))
+        return 0;
+    while (pos < len) {
+        char c = s[pos++];
+        if (c == '"') {
+            /* to the closing quote: one not escaped by an odd run of
+             * backslashes */
+            for (;;) {
+                const char *q = memchr (s + pos, '"', len - pos);
+                size_t bs = 0;
+                if (!q)
+                    return 0;
+                while (q - bs > s + pos && q[-1 - (ptrdiff_t)bs] == '\\')
+                    bs++;
+                pos = q - s + 1;
+                if (bs % 2 == 0)
+                    break;
+            }
+        }
+        else if (c == '{' || c == '[')
+            depth++;
+        else if (c == '}' || c == ']') {
+            if (--depth == 0)
+                return pos;
+        }
+        else if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            return 0;
+    }
+    return 0;
+}
+
+char *kvs_encode_hdir_patch (const json_t *hdir, const json_t *src,
+                             const char *srctext, size_t srclen, size_t *len)
+{
+    static const char head[] = "{\"data\":{\"bucket\":[";
+    json_t *buckets = treeobj_hdir_get_buckets (hdir);
+    json_t *old = treeobj_hdir_get_buckets (src);
+    struct buf b = {0};
+    size_t n, pos = sizeof (head) - 1;
+    char tail[128];
+    int tlen;
+
+    if (!buckets || !old || (n = json_array_size (buckets)) == 0
+        || n != json_array_size (old) || srclen < pos
+        || memcmp (srctext, head, pos) != 0)
+        goto inval;
+    grow (&b, srclen + 256);
+    PUTS (&b, head);
+    for (size_t k = 0; k < n; k++) {
+        size_t end = value_end (srctext, srclen, pos);
+        json_t *v = json_array_get (buckets, k);
+        if (end == 0 || end >= srclen
+            || srctext[end] != (k + 1 < n ? ',' : ']'))
+            goto inval;
+        if (k > 0)
+            PUTS (&b, ",");
+        if (v == json_array_get (old, k))
+            put (&b, srctext + pos, end - pos);
+        else if (json_is_null (v))
+            PUTS (&b, "null");
+        else
+            put_treeobj (&b, v);
+        pos = end + 1;
+    }
+    /* what follows the slots, as kvs_encode writes it */
+    tlen = snprintf (tail, sizeof (tail),
+                     "],\"func\":\"fnv1a32\",\"size\":%zu},\"type\":"
+                     "\"hdir\",\"ver\":1}",
+                     n);
+    if (srclen - (pos - 1) != (size_t)tlen
+        || memcmp (srctext + pos - 1, tail, tlen) != 0)
+        goto inval;
+    put (&b, tail, tlen);
+    if (b.failed) {
+        free (b.s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    b.s[b.len] = '\0';
+    *len = b.len;
+    return b.s;
+inval:
+    free (b.s);
+    errno = EINVAL;
+    return NULL;
 }
 
 char *kvs_encode (const json_t *obj, size_t *len)

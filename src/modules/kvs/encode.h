@@ -31,4 +31,13 @@ struct blob;
  */
 struct blob *kvs_encode_dir (struct blob *base, const json_t *data);
 
+/* Serialize hdir, an owned copy of the stored hdir src whose text
+ * (srclen bytes) is srctext: a bucket slot still holding src's object is
+ * copied from srctext as it is, only the others are encoded.  NULL
+ * (errno EINVAL) if srctext is not the compact text of an hdir of the
+ * same size (the caller then uses kvs_encode), or ENOMEM.
+ */
+char *kvs_encode_hdir_patch (const json_t *hdir, const json_t *src,
+                             const char *srctext, size_t srclen, size_t *len);
+
 #endif /* !KVS_ENCODE_H */

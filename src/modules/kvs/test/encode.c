@@ -33,6 +33,126 @@ static void add (json_t *dir, const char *name, json_t *o)
     json_decref (o);
 }
 
+/* An hdir of size buckets, bucket k a dirref of a blobref made of k
+ * (about half of them null). */
+static json_t *make_hdir (int size, int seed)
+{
+    json_t *h = treeobj_create_hdir (size, NULL);
+
+    for (int k = 0; k < size; k++) {
+        char ref[64];
+        json_t *v;
+        if ((k * 7 + seed) % 3 == 0)
+            continue;
+        snprintf (ref, sizeof (ref), "sha1-%040d", k * 1000 + seed);
+        v = treeobj_create_dirref (ref);
+        treeobj_hdir_set_bucket (h, k, v);
+        json_decref (v);
+    }
+    return h;
+}
+
+static void test_hdir_patch (void)
+{
+    json_t *src = make_hdir (67, 1);
+    char *text = kvs_encode (src, NULL);
+    int good = 0, trials = 200;
+    unsigned int r = 12345;
+
+    for (int t = 0; t < trials; t++) {
+        json_t *h = treeobj_copy (src);
+        int changes = 1 + t % 5;
+        char *exp, *got;
+        size_t len = 0;
+
+        for (int c = 0; c < changes; c++) {
+            int k;
+            r = r * 1103515245 + 12345;
+            k = (r >> 8) % 67;
+            if ((r >> 20) % 4 == 0)
+                treeobj_hdir_set_bucket (h, k, NULL);
+            else {
+                char ref[64];
+                json_t *v;
+                snprintf (ref, sizeof (ref), "sha1-%040u", r % 100000);
+                v = treeobj_create_dirref (ref);
+                treeobj_hdir_set_bucket (h, k, v);
+                json_decref (v);
+            }
+        }
+        exp = kvs_encode (h, NULL);
+        got = kvs_encode_hdir_patch (h, src, text, strlen (text), &len);
+        if (exp && got && !strcmp (exp, got) && len == strlen (exp))
+            good++;
+        else if (good == t)
+            diag ("trial %d differs:\n%s\n%s", t, exp, got ? got : "NULL");
+        free (exp);
+        free (got);
+        json_decref (h);
+    }
+    ok (good == trials,
+        "hdir patched from its stored text = encoded whole (%d/%d changes "
+        "of 1 to 5 buckets)",
+        good, trials);
+
+    {
+        json_t *h = treeobj_copy (src);
+        json_t *other = make_hdir (61, 1);
+        char *spaced = malloc (strlen (text) + 2);
+        size_t len;
+        sprintf (spaced, "%.*s %s", 20, text, text + 20);
+        errno = 0;
+        ok (kvs_encode_hdir_patch (h, src, spaced, strlen (spaced), &len)
+                    == NULL
+                && errno == EINVAL,
+            "a stored text with white space is refused: EINVAL");
+        ok (kvs_encode_hdir_patch (h, src, text, strlen (text) - 1, &len)
+                    == NULL
+                && errno == EINVAL,
+            "a truncated stored text is refused: EINVAL");
+        ok (kvs_encode_hdir_patch (other, src, text, strlen (text), &len)
+                    == NULL
+                && errno == EINVAL,
+            "an hdir of another size is refused: EINVAL");
+        free (spaced);
+        json_decref (other);
+        json_decref (h);
+    }
+    {
+        /* a kept slot is copied as it is, quotes and backslashes in its
+         * strings included (they must not end the slot early) */
+        json_t *s2 = make_hdir (2, 0), *h2, *v;
+        const char *odd = "{\"data\":{\"bucket\":[{\"data\":[\"x\\\"],"
+                          "\\\\\"],\"type\":\"dirref\",\"ver\":1},null],"
+                          "\"func\":\"fnv1a32\",\"size\":2},\"type\":\"hdir\","
+                          "\"ver\":1}";
+        char *got, exp[512];
+        size_t len;
+        treeobj_hdir_set_bucket (s2, 1, NULL);
+        h2 = treeobj_copy (s2);
+        v = treeobj_create_dirref (
+            "sha1-0000000000000000000000000000000000000009");
+        treeobj_hdir_set_bucket (h2, 1, v);
+        json_decref (v);
+        snprintf (exp, sizeof (exp),
+                  "{\"data\":{\"bucket\":[{\"data\":[\"x\\\"],\\\\\"],"
+                  "\"type\":\"dirref\",\"ver\":1},{\"data\":[\"sha1-"
+                  "0000000000000000000000000000000000000009\"],\"type\":"
+                  "\"dirref\",\"ver\":1}],\"func\":\"fnv1a32\",\"size\":2},"
+                  "\"type\":\"hdir\",\"ver\":1}");
+        got = kvs_encode_hdir_patch (h2, s2, odd, strlen (odd), &len);
+        ok (got && !strcmp (got, exp),
+            "escaped quotes inside a kept slot do not end it");
+        if (!got || strcmp (got, exp))
+            diag ("got %s", got ? got : "NULL");
+        free (got);
+        json_decref (h2);
+        json_decref (s2);
+    }
+    free (text);
+    json_decref (src);
+}
+
 int main (void)
 {
     json_t *d, *sub, *v;
@@ -91,6 +211,7 @@ int main (void)
     }
     json_decref (v);
     ok (kvs_encode (NULL, NULL) == NULL && errno == EINVAL, "NULL: EINVAL");
+    test_hdir_patch ();
     done_testing ();
     return 0;
 }
