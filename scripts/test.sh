@@ -11,6 +11,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
 fuzz_seconds=${FUZZ_SECONDS:-60}
 status=0
+broken=0 # suites whose make check failed without a failed test
 
 "$top/scripts/install-deps.sh" || { echo "install-deps failed"; exit 1; }
 (cd "$top" && ./autogen.sh >/dev/null) || { echo "autogen failed"; exit 1; }
@@ -29,6 +30,12 @@ run_suite() {
     local rc=$?
     grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$dir/check.log" | grep -v '^PASS' || true
     if [ $rc -ne 0 ]; then
+        if ! grep -qlE ':test-result: (FAIL|ERROR|XPASS)' \
+                $(find "$dir" -name '*.trs') /dev/null 2>/dev/null; then
+            # no test failed: something did not build (counted as a failure)
+            grep -E 'error|\*\*\*' "$dir/check.log" | head -20
+            broken=$((broken + 1))
+        fi
         # show the logs of failed tests
         grep -lE ':test-result: (FAIL|ERROR|XPASS)' $(find "$dir" -name '*.trs') 2>/dev/null \
             | while read -r trs; do
@@ -91,7 +98,7 @@ pass=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
 fail=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
        | grep -cE ':test-result: (FAIL|ERROR|XPASS)')
 pass=$((pass + fuzz_pass + vg_pass + fmt_pass))
-fail=$((fail + fuzz_fail + vg_fail + fmt_fail))
+fail=$((fail + fuzz_fail + vg_fail + fmt_fail + broken))
 [ "$fail" -gt 0 ] && status=1
 echo "$pass passed, $fail failed"
 exit $status

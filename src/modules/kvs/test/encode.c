@@ -59,6 +59,9 @@ static void test_hdir_patch (void)
     int good = 0, trials = 200;
     unsigned int r = 12345;
 
+    if (!text)
+        BAIL_OUT ("kvs_encode of an hdir failed");
+
     for (int t = 0; t < trials; t++) {
         json_t *h = treeobj_copy (src);
         int changes = 1 + t % 5;
@@ -100,6 +103,8 @@ static void test_hdir_patch (void)
         json_t *other = make_hdir (61, 1);
         char *spaced = malloc (strlen (text) + 2);
         size_t len;
+        if (!spaced)
+            BAIL_OUT ("out of memory");
         sprintf (spaced, "%.*s %s", 20, text, text + 20);
         errno = 0;
         ok (kvs_encode_hdir_patch (h, src, spaced, strlen (spaced), &len)
