@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "eventlog.h"
+#include "libflux/jsonemit.h"
 #include "libflux/jsonparse.h"
 
 /* Entries
@@ -204,16 +205,16 @@ char *eventlog_entry_encode (const json_t *entry)
         errno = EINVAL;
         return NULL;
     }
-    /* rebuild to fix the key order */
+    /* rebuild to fix the key order; jsonemit writes what json_dumps
+     * would, faster (every event of every job is encoded here) */
     if (!(o = json_pack ("{s:f s:s}", "timestamp", t, "name", n))
         || (c && json_object_set (o, "context", c) < 0)
-        || !(s = json_dumps (o, JSON_COMPACT))) {
+        || !(s = jsonemit (o, JSON_COMPACT, &len))) {
         json_decref (o);
         errno = ENOMEM;
         return NULL;
     }
     json_decref (o);
-    len = strlen (s);
     if (!(line = realloc (s, len + 2))) {
         free (s);
         errno = ENOMEM;
