@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libflux/jsonparse.h"
+
 #include "kvs.h"
 #include "kvs_private.h"
 #include "treeobj.h"
@@ -263,6 +265,21 @@ int flux_kvs_lookup_get_raw (flux_future_t *f, const void **data, size_t *len)
     return 0;
 }
 
+/* The JSON value of len bytes at s: jsonparse (json_loadb's result,
+ * faster) for an object or array, the usual case (R, a jobspec), else
+ * json_loadb with JSON_DECODE_ANY (a number, a string...). */
+static json_t *decode_json (const char *s, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len
+           && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    if (i < len && (s[i] == '{' || s[i] == '['))
+        return jsonparse (s, len, NULL, 0);
+    return json_loadb (s, len, JSON_DECODE_ANY, NULL);
+}
+
 int flux_kvs_lookup_get_unpack (flux_future_t *f, const char *fmt, ...)
 {
     struct lookup_ctx *ctx;
@@ -277,8 +294,7 @@ int flux_kvs_lookup_get_unpack (flux_future_t *f, const char *fmt, ...)
         return -1;
     if (!ctx->val_json) {
         if (!ctx->val
-            || !(ctx->val_json = json_loadb (ctx->val, ctx->val_len,
-                                             JSON_DECODE_ANY, NULL))) {
+            || !(ctx->val_json = decode_json (ctx->val, ctx->val_len))) {
             errno = EINVAL;
             return -1;
         }

@@ -189,6 +189,34 @@ static void test_lookup_val (void)
         "get_unpack decodes a JSON value");
     flux_future_destroy (f);
 
+    /* a scalar, and an array after white space */
+    {
+        static const char *vals[] = {
+            "{\"data\":\"NDI=\",\"type\":\"val\",\"ver\":1}",
+            "{\"data\":\"IFsxLDJd\",\"type\":\"val\",\"ver\":1}",
+        };
+        int y = 0;
+        f = flux_kvs_lookup (h, NULL, 0, "n");
+        req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
+                              "{\"flags\":0,\"key\":\"n\",\"namespace\":"
+                              "\"primary\"}");
+        respond_val (req, vals[0]);
+        flux_msg_destroy (req);
+        ok (flux_kvs_lookup_get_unpack (f, "i", &x) == 0 && x == 42,
+            "get_unpack decodes a number");
+        flux_future_destroy (f);
+        f = flux_kvs_lookup (h, NULL, 0, "n");
+        req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
+                              "{\"flags\":0,\"key\":\"n\",\"namespace\":"
+                              "\"primary\"}");
+        respond_val (req, vals[1]);
+        flux_msg_destroy (req);
+        ok (flux_kvs_lookup_get_unpack (f, "[ii]", &x, &y) == 0 && x == 1
+                && y == 2,
+            "get_unpack decodes an array after white space");
+        flux_future_destroy (f);
+    }
+
     f = flux_kvs_lookup (h, NULL, 0, "empty");
     req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
                           "{\"flags\":0,\"key\":\"empty\",\"namespace\":"
