@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libflux/jsonparse.h"
 #include "info.h"
 #include "libkvs/kvs.h"
 #include "util.h"
@@ -76,7 +77,7 @@ static json_t *key_value (struct lookup *l, const char *key, const char *s,
     if (!is_json
         || !(l->flags & (INFO_LOOKUP_JSON_DECODE | INFO_LOOKUP_CURRENT)))
         return json_string (s);
-    if (!(o = json_loads (s, 0, NULL))) {
+    if (!(o = jsonparse (s, strlen (s), NULL, 0))) {
         *errnum = EPROTO; /* stored data that is not JSON */
         return NULL;
     }

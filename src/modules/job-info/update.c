@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libflux/jsonparse.h"
 #include "info.h"
 #include "libeventlog/eventlog.h"
 #include "libkvs/kvs.h"
@@ -125,7 +126,7 @@ static void base_cb (flux_future_t *f, void *arg)
         end (u, errno, errno == ENOENT ? "no such key (yet)" : NULL);
         return;
     }
-    if (!s || !(u->value = json_loads (s, 0, NULL))) {
+    if (!s || !(u->value = jsonparse (s, strlen (s), NULL, 0))) {
         end (u, EPROTO, "stored value is not JSON");
         return;
     }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "libflux/jsonparse.h"
 #include "libflux/jsonemit.h"
 #include "action.h"
 #include "alloc.h"
@@ -594,7 +595,8 @@ static void R_lookup_continuation (flux_future_t *f, void *arg)
     const char *s;
     json_t *R = NULL;
 
-    if (flux_kvs_lookup_get (f, &s) < 0 || !s || !(R = json_loads (s, 0, NULL)))
+    if (flux_kvs_lookup_get (f, &s) < 0 || !s
+        || !(R = jsonparse (s, strlen (s), NULL, 0)))
         jm_log (a->jm, LOG_ERR, "%ju: R lookup: %s", (uintmax_t)job->id,
                 future_strerror (f, errno ? errno : EPROTO));
     flux_future_destroy (f);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "libflux/jsonparse.h"
 #include "alloc.h"
 #include "event.h"
 #include "librlist/rlist.h"
@@ -50,7 +51,8 @@ static void lookup_continuation (flux_future_t *cf, void *arg)
         }
         if (!strcmp (name, "eventlog"))
             val = json_string (s);
-        else if ((val = json_loads (s, 0, NULL)) && !strcmp (name, "jobspec")) {
+        else if ((val = jsonparse (s, strlen (s), NULL, 0))
+                 && !strcmp (name, "jobspec")) {
             json_t *r = job_jobspec_redacted (val);
             json_decref (val);
             val = r;
