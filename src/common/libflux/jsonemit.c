@@ -13,6 +13,7 @@
 #include "libutil/utf8.h"
 
 #include "jsonemit.h"
+#include "jsonplain.h"
 
 #define MAX_DEPTH 2048
 
@@ -65,6 +66,7 @@ static void string (struct emitter *e, const char *str, size_t len)
         const unsigned char *run = s;
         /* plain printable ASCII, and valid multibyte sequences, as is */
         for (;;) {
+            s = json_plain_skip (s, end);
             if (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
                 s++;
             else if (s < end && *s >= 0x80) {

@@ -15,6 +15,7 @@
 #include "libutil/utf8.h"
 
 #include "jsonparse.h"
+#include "jsonplain.h"
 
 #define MAX_DEPTH 2048
 
@@ -218,6 +219,9 @@ static int string (struct parser *ps, const char **out, size_t *outlen)
     const unsigned char *s = ps->p + 1, *q = s;
 
     for (;;) {
+        /* eight bytes at a time through plain text, then byte by byte
+         * to what stopped it */
+        q = json_plain_skip (q, ps->end);
         while (q < ps->end && *q >= 0x20 && *q < 0x80 && *q != '"'
                && *q != '\\')
             q++;

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "libflux/jsonemit.h"
+#include "strpos.h"
 #include "tap.h"
 
 /* 0 if jsonemit and json_dumps agree on o (both fail, or same text). */
@@ -106,6 +107,40 @@ static void test_values (void)
         ok (!differs (top, JSON_COMPACT), "3000 nested arrays: the same");
         json_decref (top);
     }
+}
+
+/* Strings are scanned eight bytes at a time: put each kind of byte that
+ * must be escaped (or is part of a multibyte sequence, or is invalid) at
+ * every position of strings of 0 to 40 bytes. */
+static void test_string_positions (void)
+{
+    static const char *special[] = {
+        "\"",   "\\",   "\n",       "\x01",         "\x1f",
+        "\x7f", "/",    "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+        "\xff", "\xc3", NULL,
+    };
+    char buf[128];
+    int bad = 0, n = 0;
+
+    for (int len = 0; len <= 40; len++) {
+        for (int pos = 0; pos <= len; pos++) {
+            for (int k = 0; special[k]; k++) {
+                size_t off = strpos_build (buf, len, pos, special[k]);
+                json_t *a;
+                /* nocheck: invalid UTF-8 must reach the encoder too */
+                if (!(a = json_pack ("[o]", json_stringn_nocheck (buf, off))))
+                    BAIL_OUT ("json_pack");
+                n++;
+                if (differs (a, JSON_COMPACT) && bad++ < 5)
+                    diag ("differs: %.*s", (int)off, buf);
+                json_decref (a);
+            }
+        }
+    }
+    ok (bad == 0,
+        "%d strings with a special byte at every position: the same text "
+        "(or failure) as json_dumps",
+        n);
 }
 
 static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
@@ -213,6 +248,7 @@ int main (void)
 {
     plan (NO_PLAN);
     test_values ();
+    test_string_positions ();
     test_random ();
     done_testing ();
     return 0;

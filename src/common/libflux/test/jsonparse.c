@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "libflux/jsonparse.h"
+#include "strpos.h"
 #include "tap.h"
 
 /* 0: same verdict and equal objects with these flags (0 or
@@ -192,6 +193,51 @@ static void test_cases (void)
         ok (o == NULL && strstr (err, "offset 5") != NULL,
             "the error says where: %s", err);
     }
+}
+
+/* Long strings are scanned eight bytes at a time: put each kind of byte
+ * that needs a look at every position of strings of 0 to 40 bytes, so
+ * that it falls in every place of a word and in the tail. */
+static void test_string_positions (void)
+{
+    static const char *special[] = {
+        "\\\"",             /* an escaped quote */
+        "\\\\",             /* an escaped backslash */
+        "\\u00e9",          /* a \u escape */
+        "\x01",             /* a raw control character: refused */
+        "\x7f",             /* DEL: allowed as it is */
+        "\xc3\xa9",         /* two-byte UTF-8 */
+        "\xe4\xb8\xad",     /* three bytes */
+        "\xf0\x9f\x98\x80", /* four bytes */
+        "\xff",             /* invalid UTF-8 */
+        "\xc3",             /* a truncated sequence */
+        "\"",               /* the end of the string, early */
+        NULL,
+    };
+    char buf[128], why[256];
+    int bad = 0, n = 0;
+
+    for (int len = 0; len <= 40; len++) {
+        for (int pos = 0; pos <= len; pos++) {
+            for (int k = 0; special[k]; k++) {
+                size_t off = 2;
+                buf[0] = '[';
+                buf[1] = '"';
+                off += strpos_build (buf + 2, len, pos, special[k]);
+                buf[off++] = '"';
+                buf[off++] = ']';
+                n++;
+                if (differs (buf, off, why, sizeof (why))) {
+                    if (bad++ < 5)
+                        diag ("%.*s: %s", (int)off, buf, why);
+                }
+            }
+        }
+    }
+    ok (bad == 0,
+        "%d strings with a special byte at every position: same verdict "
+        "and value as json_loadb",
+        n);
 }
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -382,6 +428,7 @@ int main (void)
 {
     plan (NO_PLAN);
     test_cases ();
+    test_string_positions ();
     test_flags ();
     test_random ();
     done_testing ();
