@@ -164,19 +164,29 @@ static bool over (struct cache *c, size_t target)
 static void expire_to (struct cache *c, size_t target)
 {
     struct list_node *pos;
+    size_t visits;
 
     /* replaced versions first (all of them expirable), oldest first */
     while (over (c, target) && c->cold.prev != &c->cold) {
         entry_remove (c, list_entry (c->cold.prev, struct entry, lru));
         c->st.expired++;
     }
+    /* each entry is looked at once: one in use (dirty, loading, waited
+     * for) goes to the recent end, out of the way of the next walks,
+     * which would otherwise step over every such entry again on every
+     * insert (a burst of commits leaves thousands dirty) */
+    visits = c->st.count;
     pos = c->lru.prev;
-    while (over (c, target) && pos != &c->lru) {
+    while (over (c, target) && pos != &c->lru && visits-- > 0) {
         struct entry *e = list_entry (pos, struct entry, lru);
         pos = pos->prev;
         if (expirable (e)) {
             entry_remove (c, e);
             c->st.expired++;
+        }
+        else {
+            list_del (&e->lru);
+            list_add_head (&c->lru, &e->lru);
         }
     }
 }

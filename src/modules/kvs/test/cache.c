@@ -366,12 +366,53 @@ static void test_destroy_pending (void)
     fakestore_destroy (fs);
 }
 
+/* Many dirty entries at the old end: each expiry walk moves them out of
+ * the way (to the recent end) instead of stepping over them again, and
+ * the bound is still kept with the clean ones. */
+static void test_many_dirty (void)
+{
+    struct fakestore *fs = fakestore_create ("sha1");
+    struct cache *c = fakestore_cache (fs, 2);
+    char ref[BLOBREF_MAX_STRING_SIZE];
+    struct cache_stats st;
+    int bad = 0;
+
+    for (int i = 0; i < 100; i++) {
+        char s[32];
+        int dirty = i < 50;
+        snprintf (s, sizeof (s), "%s%d", dirty ? "dirty" : "clean", i);
+        blobref_hash ("sha1", s, strlen (s), ref, sizeof (ref));
+        if (cache_insert_raw (c, ref, s, strlen (s), dirty) < 0)
+            bad++;
+    }
+    cache_get_stats (c, &st);
+    ok (bad == 0 && st.count == 51 && st.dirty == 50,
+        "50 dirty then 50 clean inserts, bound 2: the dirty ones and the "
+        "newest clean one are left");
+    for (int i = 0; i < 50; i++) {
+        char s[32];
+        snprintf (s, sizeof (s), "dirty%d", i);
+        blobref_hash ("sha1", s, strlen (s), ref, sizeof (ref));
+        if (cache_get_raw (c, ref, NULL, NULL) < 0)
+            bad++;
+        cache_clear_dirty (c, ref, true);
+    }
+    ok (bad == 0, "every dirty entry survived");
+    cache_expire (c);
+    cache_get_stats (c, &st);
+    ok (st.count == 2 && st.dirty == 0,
+        "once stored, they expire down to the bound");
+    cache_destroy (c);
+    fakestore_destroy (fs);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     test_basic ();
     test_errors ();
     test_insert_dirty_expire ();
+    test_many_dirty ();
     test_bytes ();
     test_bytes_decode ();
     test_forget ();
