@@ -123,6 +123,12 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
     nssvc_disconnect (ctx, msg);
 }
 
+/* kvs.stats-get (flux module stats kvs): the object cache (cache.h),
+ * counts of commits, batches (root changes) and lookups, and where a
+ * commit's time goes, in seconds summed over answered commits or
+ * batches: queue-seconds (waiting for its batch to start),
+ * commit-seconds (arrival to answer), apply-seconds and store-seconds
+ * (per batch: applying, then storing and checkpointing). */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
