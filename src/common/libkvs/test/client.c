@@ -73,6 +73,22 @@ static void respond_val (flux_msg_t *req, const char *treeobj)
         BAIL_OUT ("respond failed");
 }
 
+/* flux_kvs_lookup (key) in the primary namespace, flags 0: check the
+ * request and answer it with the val treeobj.  Returns the future. */
+static flux_future_t *lookup_answered (const char *key, const char *treeobj)
+{
+    char payload[256];
+    flux_future_t *f = flux_kvs_lookup (h, NULL, 0, key);
+    flux_msg_t *req;
+
+    snprintf (payload, sizeof (payload),
+              "{\"flags\":0,\"key\":\"%s\",\"namespace\":\"primary\"}", key);
+    req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false, payload);
+    respond_val (req, treeobj);
+    flux_msg_destroy (req);
+    return f;
+}
+
 static void test_commit (void)
 {
     flux_kvs_txn_t *txn = flux_kvs_txn_create ();
@@ -150,12 +166,7 @@ static void test_lookup_val (void)
     flux_msg_t *req;
     int x = 0;
 
-    f = flux_kvs_lookup (h, NULL, 0, "a.b");
-    req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
-                          "{\"flags\":0,\"key\":\"a.b\",\"namespace\":"
-                          "\"primary\"}");
-    respond_val (req, VAL_HELLO);
-    flux_msg_destroy (req);
+    f = lookup_answered ("a.b", VAL_HELLO);
     ok (flux_kvs_lookup_get (f, &s) == 0 && !strcmp (s, "hello"),
         "lookup_get returns the value");
     ok (flux_kvs_lookup_get_raw (f, &data, &len) == 0 && len == 5
@@ -196,33 +207,18 @@ static void test_lookup_val (void)
             "{\"data\":\"IFsxLDJd\",\"type\":\"val\",\"ver\":1}",
         };
         int y = 0;
-        f = flux_kvs_lookup (h, NULL, 0, "n");
-        req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
-                              "{\"flags\":0,\"key\":\"n\",\"namespace\":"
-                              "\"primary\"}");
-        respond_val (req, vals[0]);
-        flux_msg_destroy (req);
+        f = lookup_answered ("n", vals[0]);
         ok (flux_kvs_lookup_get_unpack (f, "i", &x) == 0 && x == 42,
             "get_unpack decodes a number");
         flux_future_destroy (f);
-        f = flux_kvs_lookup (h, NULL, 0, "n");
-        req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
-                              "{\"flags\":0,\"key\":\"n\",\"namespace\":"
-                              "\"primary\"}");
-        respond_val (req, vals[1]);
-        flux_msg_destroy (req);
+        f = lookup_answered ("n", vals[1]);
         ok (flux_kvs_lookup_get_unpack (f, "[ii]", &x, &y) == 0 && x == 1
                 && y == 2,
             "get_unpack decodes an array after white space");
         flux_future_destroy (f);
     }
 
-    f = flux_kvs_lookup (h, NULL, 0, "empty");
-    req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
-                          "{\"flags\":0,\"key\":\"empty\",\"namespace\":"
-                          "\"primary\"}");
-    respond_val (req, "{\"data\":\"\",\"type\":\"val\",\"ver\":1}");
-    flux_msg_destroy (req);
+    f = lookup_answered ("empty", "{\"data\":\"\",\"type\":\"val\",\"ver\":1}");
     s = "x";
     ok (flux_kvs_lookup_get (f, &s) == 0 && s == NULL,
         "an empty value gets NULL");
@@ -245,12 +241,7 @@ static void test_lookup_val (void)
         "and so does get_treeobj");
     flux_future_destroy (f);
 
-    f = flux_kvs_lookup (h, NULL, 0, "bad");
-    req = expect_request ("kvs.lookup", FLUX_NODEID_ANY, false,
-                          "{\"flags\":0,\"key\":\"bad\",\"namespace\":"
-                          "\"primary\"}");
-    respond_val (req, "{\"data\":\"!!\",\"type\":\"val\",\"ver\":1}");
-    flux_msg_destroy (req);
+    f = lookup_answered ("bad", "{\"data\":\"!!\",\"type\":\"val\",\"ver\":1}");
     errno = 0;
     ok (flux_kvs_lookup_get (f, &s) < 0 && errno == EPROTO,
         "a malformed treeobj in the response gives EPROTO");
