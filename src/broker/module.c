@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "libflux/msgpipe.h"
+#include "libutil/modname.h"
 #include "methods.h"
 #include "module.h"
 
@@ -383,9 +384,9 @@ static json_t *welcome_create (struct module *m, json_t *args, json_t *attrs)
 
 static char *name_from_path (const char *path)
 {
-    const char *base = strrchr (path, '/');
-    base = base ? base + 1 : path;
-    return strndup (base, strcspn (base, "."));
+    const char *base;
+    size_t len = module_name_of_path (path, &base);
+    return strndup (base, len);
 }
 
 struct module *module_create (uv_loop_t *loop, const char *path,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmdutil.h"
+#include "libutil/modname.h"
 
 static const char usage[] = "Usage: flux module COMMAND [OPTIONS] [ARGS...]\n"
                             "Manage broker modules.\n";
@@ -218,6 +219,7 @@ static int cmd_module_reload (int argc, char **argv)
     };
     const char *name = NULL, *target, *base;
     char modname[256];
+    size_t len;
     bool force = false;
     flux_t *h;
     int c;
@@ -231,10 +233,9 @@ static int cmd_module_reload (int argc, char **argv)
     if (optind >= argc)
         cmd_usage_error ("missing module NAME or PATH");
     target = argv[optind++];
-    /* the name the broker gives it: the file name up to its first '.' */
-    base = strrchr (target, '/') ? strrchr (target, '/') + 1 : target;
-    snprintf (modname, sizeof (modname), "%.*s", (int)strcspn (base, "."),
-              base);
+    /* the name the broker gives it */
+    len = module_name_of_path (target, &base);
+    snprintf (modname, sizeof (modname), "%.*s", (int)len, base);
     if (!name && !modname[0])
         cmd_usage_error ("%s: no module name in it (use --name)", target);
     h = cmd_open ();
