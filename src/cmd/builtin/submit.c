@@ -353,23 +353,6 @@ static char *job_jobspec (struct run *run, struct job *j)
     return s;
 }
 
-/* True if a word of the command holds {cc}. */
-static bool command_has_cc (json_t *jobspec)
-{
-    json_t *cmd = json_object_get (
-        json_array_get (json_object_get (jobspec, "tasks"), 0), "command");
-    json_t *arg;
-    size_t i;
-
-    json_array_foreach (cmd, i, arg)
-    {
-        const char *s = json_string_value (arg);
-        if (s && strstr (s, "{cc}"))
-            return true;
-    }
-    return false;
-}
-
 static void print_ready (struct run *run)
 {
     char buf[64];
@@ -501,7 +484,7 @@ int cmd_submit (int argc, char **argv)
     run.base = build_jobspec (argc - optind, argv + optind, &o);
     if (!(run.base_text = json_dumps (run.base, JSON_COMPACT)))
         cmd_die ("out of memory");
-    run.subst = o.subst_cc && command_has_cc (run.base);
+    run.subst = o.subst_cc && submit_has_cc (run.base);
     run.njobs = o.cc ? (int)idset_count (o.cc) : 1;
     if (!(run.jobs = calloc (run.njobs, sizeof (run.jobs[0]))))
         cmd_die ("out of memory");

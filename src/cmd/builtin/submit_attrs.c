@@ -278,10 +278,30 @@ static char *subst (const char *s, const char *num)
     return out;
 }
 
+/* The command array of the jobspec's first task (borrowed), or NULL. */
+static json_t *command_of (json_t *jobspec)
+{
+    return json_object_get (
+        json_array_get (json_object_get (jobspec, "tasks"), 0), "command");
+}
+
+bool submit_has_cc (json_t *jobspec)
+{
+    json_t *arg;
+    size_t i;
+
+    json_array_foreach (command_of (jobspec), i, arg)
+    {
+        const char *s = json_string_value (arg);
+        if (s && strstr (s, "{cc}"))
+            return true;
+    }
+    return false;
+}
+
 int submit_subst_cc (json_t *jobspec, unsigned int id)
 {
-    json_t *cmd = json_object_get (
-        json_array_get (json_object_get (jobspec, "tasks"), 0), "command");
+    json_t *cmd = command_of (jobspec);
     char num[32];
     json_t *arg;
     size_t i;

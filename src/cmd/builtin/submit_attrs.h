@@ -10,6 +10,7 @@
 #define FLUX_CMD_SUBMIT_ATTRS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "libflux/flux.h"
 
@@ -43,5 +44,8 @@ int submit_add_dependency (json_t *jobspec, const char *uri,
 
 /* Replace every "{cc}" in the task command words with id. */
 int submit_subst_cc (json_t *jobspec, unsigned int id);
+
+/* True if a word of the command holds {cc} (submit_subst_cc has work). */
+bool submit_has_cc (json_t *jobspec);
 
 #endif /* !FLUX_CMD_SUBMIT_ATTRS_H */

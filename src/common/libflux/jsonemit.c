@@ -67,9 +67,7 @@ static void string (struct emitter *e, const char *str, size_t len)
         /* plain printable ASCII, and valid multibyte sequences, as is */
         for (;;) {
             s = json_plain_skip (s, end);
-            if (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
-                s++;
-            else if (s < end && *s >= 0x80) {
+            if (s < end && *s >= 0x80) {
                 size_t n = utf8_seqlen (s, end);
                 if (n == 0) {
                     e->punt = true; /* jansson refuses it */

@@ -219,12 +219,7 @@ static int string (struct parser *ps, const char **out, size_t *outlen)
     const unsigned char *s = ps->p + 1, *q = s;
 
     for (;;) {
-        /* eight bytes at a time through plain text, then byte by byte
-         * to what stopped it */
         q = json_plain_skip (q, ps->end);
-        while (q < ps->end && *q >= 0x20 && *q < 0x80 && *q != '"'
-               && *q != '\\')
-            q++;
         if (q >= ps->end) {
             ps->p = q;
             fail (ps, "premature end of input in a string");

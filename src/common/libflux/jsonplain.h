@@ -4,7 +4,7 @@
 #define FLUX_JSONPLAIN_H
 
 /* jsonplain - finding the end of a run of plain string bytes, eight at
- * a time (internal to jsonparse.c and jsonemit.c).
+ * a time (internal: jsonparse.c, jsonemit.c, libjob's submit).
  *
  * A plain byte stands in a JSON string as it is, in both directions:
  * printable ASCII other than '"' and '\\'.  Base64 payloads, which KVS
@@ -32,8 +32,14 @@ static inline bool json_plain8 (uint64_t x)
            == 0;
 }
 
-/* s advanced past whole words of plain bytes (at most to end): the
- * caller goes on byte by byte from there. */
+/* True if byte c is plain. */
+static inline bool json_plain1 (unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* s advanced past every plain byte (at most to end): eight at a time
+ * while it can, then one by one. */
 static inline const unsigned char *json_plain_skip (const unsigned char *s,
                                                     const unsigned char *end)
 {
@@ -44,6 +50,8 @@ static inline const unsigned char *json_plain_skip (const unsigned char *s,
             break;
         s += 8;
     }
+    while (s < end && json_plain1 (*s))
+        s++;
     return s;
 }
 

@@ -14,18 +14,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "libflux/jsonplain.h"
+
 #include "job.h"
 #include "sign.h"
 
-/* True if s can stand between JSON quotes as it is: printable ASCII
- * without '"' or '\\'. */
+/* True if s can stand between JSON quotes as it is. */
 static bool json_plain (const char *s)
 {
-    for (; *s; s++) {
-        if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
-            return false;
-    }
-    return true;
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen (s);
+
+    return json_plain_skip (p, end) == end;
 }
 
 flux_future_t *flux_job_submit (flux_t *h, const char *jobspec, int urgency,

@@ -1020,12 +1020,11 @@ static int unroll_hdir (struct apply *a, json_t *hdir, int level, char *ref,
                         size_t size, bool *empty)
 {
     json_t *buckets = treeobj_hdir_get_buckets (hdir);
-    int nb = buckets ? (int)json_array_size (buckets) : 0;
     bool all_empty = true;
 
     if (!buckets)
         return -1;
-    for (int k = 0; k < nb; k++) {
+    for (int k = 0; k < (int)json_array_size (buckets); k++) {
         json_t *slot = json_array_get (buckets, k), *nobj = NULL;
         char subref[BLOBREF_MAX_STRING_SIZE];
         bool sub_empty;
