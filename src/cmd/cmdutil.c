@@ -217,11 +217,3 @@ int cmd_run_group (const struct builtin *group,
     }
     cmd_usage_error ("unknown command '%s'", name);
 }
-
-double cmd_monotime (void)
-{
-    struct timespec ts;
-
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}

@@ -81,7 +81,4 @@ int cmd_run_group (const struct builtin *group,
                    const struct builtin *const members[], int argc,
                    char **argv);
 
-/* A monotonic clock in seconds. */
-double cmd_monotime (void);
-
 #endif /* !FLUX_CMD_CMDUTIL_H */

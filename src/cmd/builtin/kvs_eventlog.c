@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "libeventlog/eventlog.h"
+#include "libutil/monotime.h"
 
 #include "kvs_cmd.h"
 
@@ -329,10 +330,10 @@ static int cmd_eventlog_wait (int argc, char **argv)
     if (!(f = flux_kvs_lookup (h, ns, flags, ctx.key)))
         cmd_die ("%s: %s", ctx.key, strerror (errno));
     if (timeout >= 0.)
-        deadline = cmd_monotime () + timeout;
+        deadline = monotime () + timeout;
     for (;;) {
         if (timeout >= 0. && !ctx.got) {
-            double left = deadline - cmd_monotime ();
+            double left = deadline - monotime ();
             if (flux_future_wait_for (f, left > 0. ? left : 0.) < 0) {
                 if (errno == ETIMEDOUT)
                     cmd_die ("wait-event timeout on event '%s'", ctx.event);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "libhostlist/hostlist.h"
+#include "libutil/monotime.h"
 #include "libutil/fsd.h"
 
 #include "cmdutil.h"
@@ -111,7 +112,7 @@ static bool is_online (const char *status)
 /* overlay.health on rank, waiting for --wait STATE if wait is set. */
 static flux_future_t *health_rpc (struct status *ctx, int rank, bool wait)
 {
-    double start = cmd_monotime ();
+    double start = monotime ();
     const char *status;
     flux_future_t *f;
 
@@ -121,7 +122,7 @@ static flux_future_t *health_rpc (struct status *ctx, int rank, bool wait)
     for (;;) {
         double left = -1.;
         if (ctx->timeout >= 0) {
-            left = ctx->timeout - (cmd_monotime () - start);
+            left = ctx->timeout - (monotime () - start);
             if (left < 0)
                 left = 0;
         }
@@ -195,7 +196,7 @@ static void health_walk (struct status *ctx, json_t *topo, int level)
     int rank = json_integer_value (json_object_get (topo, "rank"));
     json_t *children = json_object_get (topo, "children");
     size_t n = json_array_size (children);
-    double start = cmd_monotime ();
+    double start = monotime ();
     json_t *health = NULL;
     const char *status;
     double duration;
@@ -215,7 +216,7 @@ static void health_walk (struct status *ctx, json_t *topo, int level)
         return;
     }
     print_node (ctx, level, rank, status, duration, NULL,
-                (cmd_monotime () - start) * 1e3);
+                (monotime () - start) * 1e3);
     for (size_t i = 0; i < n && !ctx->summary && level + 1 < MAX_DEPTH; i++) {
         ctx->last[level + 1] = i == n - 1;
         child_walk (ctx, json_array_get (children, i), health, level + 1);

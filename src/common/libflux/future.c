@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "future_private.h"
+#include "libutil/monotime.h"
 #include "handle_private.h"
 
 struct result {
@@ -54,19 +55,12 @@ struct flux_future {
     struct aux_entry *aux;
 };
 
-double future_monotime (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 double future_remaining (double start, double timeout)
 {
     double left;
     if (timeout < 0)
         return -1;
-    left = timeout - (future_monotime () - start);
+    left = timeout - (monotime () - start);
     return left > 0 ? left : 0;
 }
 

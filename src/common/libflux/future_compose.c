@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "future_private.h"
+#include "libutil/monotime.h"
 #include "handle_private.h"
 
 /* Copy src's current result into dst without taking ownership of the
@@ -93,7 +94,7 @@ static bool any_ready (void *arg)
 static int composite_wait (flux_future_t *f, double timeout)
 {
     struct composite *c = future_impl (f);
-    double start = future_monotime ();
+    double start = monotime ();
     size_t i;
 
     if (c->n == 0) {
@@ -306,7 +307,7 @@ static void chain_on_then (flux_future_t *f)
 static int chain_wait (flux_future_t *f, double timeout)
 {
     struct chain *c = future_impl (f);
-    double start = future_monotime ();
+    double start = monotime ();
 
     if (!c->prev_handled) {
         if (flux_future_wait_for (c->prev, timeout) < 0)

@@ -24,7 +24,6 @@ const struct future_ops *future_get_ops (flux_future_t *f);
 
 /* Seconds left of a timeout that started at 'start' (monotonic clock),
  * or -1 for forever. */
-double future_monotime (void);
 double future_remaining (double start, double timeout);
 
 #endif /* !FLUX_FUTURE_PRIVATE_H */

@@ -15,6 +15,7 @@
 
 #include "connector.h"
 #include "handle_private.h"
+#include "libutil/monotime.h"
 
 struct aux_item {
     struct aux_item *next;
@@ -390,13 +391,6 @@ static void fail_all_waiters (flux_t *h, int errnum)
     }
 }
 
-static double now_mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Deliver responses for live waiters that sit in the requeue list. */
 static void deliver_requeued_responses (flux_t *h)
 {
@@ -422,7 +416,7 @@ static void deliver_requeued_responses (flux_t *h)
 static int wait_readable (flux_t *h, double deadline)
 {
     struct pollfd pfd = {.fd = flux_pollfd (h), .events = POLLIN};
-    double remain = deadline - now_mono ();
+    double remain = deadline - monotime ();
     int n;
 
     if (deadline >= 0 && remain <= 0) {
@@ -440,7 +434,7 @@ static int wait_readable (flux_t *h, double deadline)
 int handle_sync_wait (flux_t *h, bool (*done) (void *arg), void *arg,
                       double timeout)
 {
-    double deadline = timeout >= 0 ? now_mono () + timeout : 0;
+    double deadline = timeout >= 0 ? monotime () + timeout : 0;
 
     deliver_requeued_responses (h);
     while (!done (arg)) {

@@ -15,6 +15,7 @@
 
 #include "libcontent/blobref.h"
 #include "libcontent/write.h"
+#include "libutil/monotime.h"
 
 #include "service.h"
 
@@ -63,13 +64,6 @@ struct sqlite_service {
     long long writes;
     int batch_max;
 };
-
-static double monotime (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
 {

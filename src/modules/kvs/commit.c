@@ -49,6 +49,7 @@
 
 #include "libcontent/content.h"
 #include "libkvs/kvs.h"
+#include "libutil/monotime.h"
 
 #include "apply.h"
 #include "kvs.h"
@@ -119,13 +120,6 @@ static void ns_settle (struct kvs_ctx *ctx, struct kvs_ns *ns);
 
 /* ---- commits ---- */
 
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void commit_destroy (struct commit *c)
 {
     if (c) {
@@ -181,7 +175,7 @@ static void commit_enqueue (struct kvs_ctx *ctx, const flux_msg_t *msg,
     list_init (&c->node);
     c->msg = flux_msg_incref (msg);
     c->txn = txn;
-    c->t_arrive = now ();
+    c->t_arrive = monotime ();
     if (name)
         snprintf (c->name, sizeof (c->name), "%s", name);
     else
@@ -342,7 +336,7 @@ static void batch_complete (struct batch *b)
                                        "names", names ? names : json_null (),
                                        "keys", apply_keys (b->apply), "owner",
                                        (json_int_t)ns->owner));
-        double t = now ();
+        double t = monotime ();
         list_for_each_safe (pos, tmp, &b->commits)
         {
             struct commit *c = list_entry (pos, struct commit, node);
@@ -367,7 +361,7 @@ static void batch_complete (struct batch *b)
         if (ns->linger_target < 2)
             ns->linger_target = 0;
         ctx->stats.apply_time += b->t_store - b->t_start;
-        ctx->stats.store_time += now () - b->t_store;
+        ctx->stats.store_time += monotime () - b->t_store;
         if ((unsigned long)b->ncommits > ctx->stats.max_batch)
             ctx->stats.max_batch = b->ncommits;
     }
@@ -583,7 +577,7 @@ static bool batch_apply (struct batch *b)
         commit_fail (ctx, c, errnum, error.text);
     }
     ns->applying = false;
-    b->t_store = now ();
+    b->t_store = monotime ();
     if (b->ncommits > 0 && !b->errnum) {
         if (apply_finalize (b->apply, b->newroot, sizeof (b->newroot)) < 0)
             batch_error (b, errno, "cannot serialize the new root: %s",
@@ -723,7 +717,7 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
             break;
     }
     b->cur = b->commits.next;
-    b->t_start = now ();
+    b->t_start = monotime ();
     ns->applying = true;
     list_add_tail (&ns->batches, &b->nsnode);
     ns->nbatches++;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "request.h"
+#include "libutil/monotime.h"
 #include "engine_private.h"
 
 enum {
@@ -28,13 +29,6 @@ static double now (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double monotime (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
