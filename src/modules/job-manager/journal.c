@@ -99,25 +99,12 @@ static bool allowed (struct listener *l, const char *name)
     return true;
 }
 
-static json_t *event_payload (struct job *job, json_t *entry, const char *name)
-{
-    json_t *o, *jobspec;
-
-    if (!(o = json_pack ("{s:I s:[O]}", "id", (json_int_t)job->id, "events",
-                         entry)))
-        return NULL;
-    if (job->x && !strcmp (name, "submit") && job->x->jobspec
-        && (jobspec = job_jobspec (job->x)))
-        (void)json_object_set_new (o, "jobspec", jobspec);
-    if (job->x && !strcmp (name, "alloc") && job->x->R)
-        (void)json_object_set (o, "R", job->x->R);
-    return o;
-}
-
-static void send_or_queue (struct listener *l, json_t *payload)
+/* Send the payload text of an event now (live), or keep it until the
+ * backlog has gone out. */
+static void send_or_queue (struct listener *l, const char *text)
 {
     if (l->live) {
-        if (flux_respond_pack (l->j->jm->h, l->msg, "O", payload) < 0)
+        if (flux_respond (l->j->jm->h, l->msg, text) < 0)
             jm_log (l->j->jm, LOG_ERR, "journal: %s", strerror (errno));
         return;
     }
@@ -125,11 +112,12 @@ static void send_or_queue (struct listener *l, json_t *payload)
         listener_end (l, EOVERFLOW, "journal listener fell too far behind");
         return;
     }
-    (void)json_array_append (l->queue, payload);
+    (void)json_array_append_new (l->queue, json_string (text));
 }
 
-/* The text of event_payload(), put together from texts at hand: the
- * entry's line (or its encoding), the pooled jobspec text, R encoded.
+/* The payload of an event, {id, events:[entry], jobspec? (submit),
+ * R? (alloc)}, put together from texts at hand: the entry's line (or
+ * its encoding), the pooled jobspec text, R encoded.
  * This runs for every event of every job, and the jobspec is already
  * text: decoding it to encode it again cost more than the rest. */
 static char *event_payload_text (struct job *job, json_t *entry,
@@ -169,7 +157,6 @@ void journal_post (struct journal *j, struct job *job, json_t *entry,
                    const char *line)
 {
     struct list_node *pos, *tmp;
-    json_t *payload = NULL;
     char *text = NULL;
     const char *name;
 
@@ -181,19 +168,11 @@ void journal_post (struct journal *j, struct job *job, json_t *entry,
         struct listener *l = list_entry (pos, struct listener, link);
         if (!allowed (l, name))
             continue;
-        if (l->live) {
-            if (!text && !(text = event_payload_text (job, entry, line, name)))
-                break;
-            if (flux_respond (j->jm->h, l->msg, text) < 0)
-                jm_log (j->jm, LOG_ERR, "journal: %s", strerror (errno));
-            continue;
-        }
-        if (!payload && !(payload = event_payload (job, entry, name)))
+        if (!text && !(text = event_payload_text (job, entry, line, name)))
             break;
-        send_or_queue (l, payload);
+        send_or_queue (l, text);
     }
     free (text);
-    json_decref (payload);
 }
 
 /* The events of a log that pass the listener's filter. */
@@ -252,7 +231,7 @@ static void send_backlog_active (struct listener *l, struct job *job)
 
 static void go_live (struct listener *l)
 {
-    json_t *payload;
+    json_t *text;
     size_t i;
 
     if (flux_respond_pack (l->j->jm->h, l->msg, "{s:i s:[]}", "id", -1,
@@ -260,7 +239,8 @@ static void go_live (struct listener *l)
         < 0)
         jm_log (l->j->jm, LOG_ERR, "journal sentinel: %s", strerror (errno));
     l->live = true;
-    json_array_foreach (l->queue, i, payload) send_or_queue (l, payload);
+    json_array_foreach (l->queue, i, text)
+        send_or_queue (l, json_string_value (text));
     json_array_clear (l->queue);
 }
 
