@@ -37,12 +37,49 @@ static bool readable (int fd)
     return poll (&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
 }
 
-/* What a sender that signals after unlocking can leave behind. */
-static void stale_signal (int efd)
+/* Write or read the eventfd behind the pipe's back. */
+static void efd_write (int efd)
 {
     uint64_t one = 1;
     if (write (efd, &one, sizeof (one)) != sizeof (one))
         BAIL_OUT ("cannot write the eventfd");
+}
+
+static void efd_drain (int efd)
+{
+    uint64_t v;
+    if (read (efd, &v, sizeof (v)) != sizeof (v))
+        BAIL_OUT ("cannot read the eventfd");
+}
+
+/* A sender signals after unlocking, so its signal can land after the
+ * reader emptied the queue.  Replay that: send, take the signal away
+ * before the receive (as if not written yet), receive, then let it land.
+ * recv_fn receives the message (end 1). */
+static void late_signal (struct flux_msgpipe *p,
+                         flux_msg_t *(*recv_fn) (void *), void *arg)
+{
+    flux_msg_t *msg = flux_request_encode ("a.b", "x");
+    flux_msg_t *got;
+    int efd = flux_msgpipe_pollfd (p, 1);
+
+    if (flux_msgpipe_send (p, 0, msg) < 0)
+        BAIL_OUT ("send failed");
+    efd_drain (efd);
+    if (!(got = recv_fn (arg)))
+        BAIL_OUT ("recv failed");
+    flux_msg_decref (got);
+    efd_write (efd);
+}
+
+static flux_msg_t *recv_pipe (void *arg)
+{
+    return flux_msgpipe_recv (arg, 1);
+}
+
+static flux_msg_t *recv_handle (void *arg)
+{
+    return flux_recv (arg, FLUX_O_NONBLOCK);
 }
 
 static void *server_thread (void *arg)
@@ -87,15 +124,34 @@ int main (int argc, char *argv[])
     flux_msg_decref (got);
     ok (!readable (flux_msgpipe_pollfd (p, 1)),
         "the queue emptied: its eventfd is clear");
-    stale_signal (flux_msgpipe_pollfd (p, 1));
+    late_signal (p, recv_pipe, p);
     errno = 0;
     ok (flux_msgpipe_recv (p, 1) == NULL && errno == EWOULDBLOCK
             && !readable (flux_msgpipe_pollfd (p, 1)),
-        "a stale signal (sender signalled after the queue was emptied)"
+        "a late signal (sender signalled after the queue was emptied)"
         " is cleared by the next empty receive");
+    efd_write (flux_msgpipe_pollfd (p, 1));
+    errno = 0;
+    ok (flux_msgpipe_recv (p, 1) == NULL && errno == EWOULDBLOCK
+            && readable (flux_msgpipe_pollfd (p, 1)),
+        "with no signal owed, an empty receive does not read the eventfd");
+    efd_drain (flux_msgpipe_pollfd (p, 1));
+    for (i = 0; i < 3; i++) {
+        msg = flux_request_encode ("a.b", "x");
+        if (flux_msgpipe_send (p, 0, msg) < 0)
+            BAIL_OUT ("send failed");
+    }
+    ok (readable (flux_msgpipe_pollfd (p, 1)), "three sends: readable");
+    for (i = 0; i < 3; i++) {
+        ok (readable (flux_msgpipe_pollfd (p, 1)),
+            "still readable before receive %d", i + 1);
+        flux_msg_decref (flux_msgpipe_recv (p, 1));
+    }
+    ok (!readable (flux_msgpipe_pollfd (p, 1)),
+        "the last receive cleared the eventfd");
     {
         flux_t *h1 = flux_msgpipe_open (p, 1, 0);
-        stale_signal (flux_msgpipe_pollfd (p, 1));
+        late_signal (p, recv_handle, h1);
         ok (h1 && !(flux_pollevents (h1) & FLUX_POLLIN)
                 && !readable (flux_msgpipe_pollfd (p, 1)),
             "and by a poll-events check that finds the queue empty");
