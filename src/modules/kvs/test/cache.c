@@ -366,9 +366,8 @@ static void test_destroy_pending (void)
     fakestore_destroy (fs);
 }
 
-/* Many dirty entries at the old end: each expiry walk moves them out of
- * the way (to the recent end) instead of stepping over them again, and
- * the bound is still kept with the clean ones. */
+/* Many dirty entries: they are not expired (nor walked over), and the
+ * bound is still kept with the clean ones. */
 static void test_many_dirty (void)
 {
     struct fakestore *fs = fakestore_create ("sha1");
@@ -406,6 +405,51 @@ static void test_many_dirty (void)
     fakestore_destroy (fs);
 }
 
+/* An entry in use comes back as the most recently used; one taken from
+ * the replaced versions no longer counts among them. */
+static void test_busy_returns (void)
+{
+    struct cache *c = cache_create (3, 0, fail_load, nofree, NULL);
+    char refs[13][BLOBREF_MAX_STRING_SIZE];
+    size_t mb = 1 << 20;
+    char *big = calloc (1, mb);
+    int present = 0;
+
+    for (int i = 0; i < 13; i++) {
+        char s[16];
+        snprintf (s, sizeof (s), "busy%d", i);
+        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
+    }
+    cache_insert_raw (c, refs[0], "a", 1, true);
+    cache_insert_raw (c, refs[1], "b", 1, false);
+    cache_insert_raw (c, refs[2], "c", 1, false);
+    cache_clear_dirty (c, refs[0], true);
+    cache_insert_raw (c, refs[3], "d", 1, false);
+    ok (cache_get_raw (c, refs[1], NULL, NULL) < 0
+            && cache_get_raw (c, refs[0], NULL, NULL) == 0,
+        "a stored entry is the most recent: an older clean one expires");
+    cache_destroy (c);
+
+    c = cache_create (0, 0, fail_load, nofree, NULL);
+    big[0] = 'x';
+    cache_insert_raw (c, refs[4], big, mb - 200, false);
+    cache_forget (c, refs[4]);
+    cache_insert_raw (c, refs[4], big, mb - 200, true);
+    for (int i = 5; i < 13; i++) {
+        big[0] = i;
+        cache_insert_raw (c, refs[i], big, mb - 200, false);
+        cache_forget (c, refs[i]);
+    }
+    for (int i = 5; i < 13; i++)
+        if (cache_get_raw (c, refs[i], NULL, NULL) == 0)
+            present++;
+    ok (present == 8 && cache_get_raw (c, refs[4], NULL, NULL) == 0,
+        "a replaced version made dirty again leaves the 8 MiB of replaced"
+        " versions to the others");
+    cache_destroy (c);
+    free (big);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -413,6 +457,7 @@ int main (void)
     test_errors ();
     test_insert_dirty_expire ();
     test_many_dirty ();
+    test_busy_returns ();
     test_bytes ();
     test_bytes_decode ();
     test_forget ();
