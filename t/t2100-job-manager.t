@@ -176,6 +176,20 @@ test_expect_success 'many jobs go through; events are batched in commits' '
 	test $((c1 - c0)) -lt 900 &&
 	test "$(jm .kvs.max_batch)" -gt 2
 '
+test_expect_success 'the events of a job in one commit are one append' '
+	id=$(cat life.id) &&
+	nev=$(evlog $id | wc -l) &&
+	nblobs=$(flux kvs get --treeobj $(jkey $id).eventlog | jq ".data | length") &&
+	echo "$nev events in $nblobs blobs" &&
+	test $nblobs -lt $nev &&
+	$SUBMIT -n 50 >many.ids &&
+	drain &&
+	for id in $(cat many.ids); do
+		test "$(names $id)" = \
+			"submit validate depend priority alloc start finish release free clean" ||
+		return 1
+	done
+'
 test_expect_success 'R may come in the SUCCESS response (the job manager writes it)' '
 	load_sched mode=unlimited r-in-response &&
 	id=$($SUBMIT) &&

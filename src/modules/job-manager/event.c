@@ -8,6 +8,14 @@
  * in which case the open batch keeps growing and is committed as soon as
  * the one in flight completes.  A failed commit is fatal: the eventlogs
  * would no longer say what the job manager did, so the module stops.
+ *
+ * The events of one job in one batch make ONE append: they are gathered
+ * per job (struct pend) and written into the transaction when it is
+ * committed, or before any other operation is added to it, so the order
+ * of the operations is kept.  A job posts several events in a row (submit:
+ * validate, depend, priority; the end: finish, release, free, clean), and
+ * each append costs the KVS a blob, its hash and a row in the store, and
+ * a restart a load.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -29,11 +37,21 @@ struct commit_cb {
     void *arg;
 };
 
+/* The appends of one job waiting in a batch */
+struct pend {
+    char key[64];
+    char *text;
+    size_t len, size;
+};
+
 struct batch {
     flux_kvs_txn_t *txn;
-    unsigned long nops;
+    unsigned long nops; /* operations, pends included */
     unsigned long nevents;
     struct commit_cb *head, *tail;
+    unsigned long seq; /* jobs with x->pend_seq == seq have a pend here */
+    struct pend *pends;
+    size_t npends, maxpends;
 };
 
 struct event {
@@ -43,9 +61,10 @@ struct event {
     flux_future_t *f;       /* commit future of inflight */
     unsigned long commits;
     unsigned long max_batch;
+    unsigned long seq; /* the last batch seq handed out */
 };
 
-static struct batch *batch_create (void)
+static struct batch *batch_create (struct event *ev)
 {
     struct batch *b;
 
@@ -55,7 +74,25 @@ static struct batch *batch_create (void)
         free (b);
         return NULL;
     }
+    b->seq = ++ev->seq;
     return b;
+}
+
+/* Write the gathered appends into b's transaction, in the order their
+ * jobs first posted, and start gathering afresh (a new seq: the jobs
+ * that had a pend no longer do).  -1 if out of memory: fatal. */
+static int batch_write_pends (struct event *ev, struct batch *b)
+{
+    for (size_t i = 0; i < b->npends; i++) {
+        struct pend *p = &b->pends[i];
+        if (flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key, p->text,
+                                  p->len)
+            < 0)
+            return -1;
+    }
+    b->npends = 0;
+    b->seq = ++ev->seq;
+    return 0;
 }
 
 /* Run and free the callbacks of b, then b itself. */
@@ -72,6 +109,9 @@ static void batch_finish (struct jobmgr *jm, struct batch *b, int errnum)
         free (cb);
     }
     flux_kvs_txn_destroy (b->txn);
+    for (size_t i = 0; i < b->maxpends; i++)
+        free (b->pends[i].text);
+    free (b->pends);
     free (b);
 }
 
@@ -82,7 +122,7 @@ struct event *event_create (struct jobmgr *jm)
     if (!(ev = calloc (1, sizeof (*ev))))
         return NULL;
     ev->jm = jm;
-    if (!(ev->open = batch_create ())) {
+    if (!(ev->open = batch_create (ev))) {
         free (ev);
         return NULL;
     }
@@ -142,9 +182,10 @@ void event_flush (struct event *ev)
         }
         return;
     }
-    if (!(next = batch_create ()))
+    if (!(next = batch_create (ev)))
         return; /* try again next loop iteration */
-    if (!(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, b->txn))
+    if (batch_write_pends (ev, b) < 0
+        || !(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, b->txn))
         || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
         jm_log (ev->jm, LOG_CRIT, "eventlog commit: %s", strerror (errno));
         flux_future_destroy (ev->f);
@@ -241,6 +282,12 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     struct batch *b = jm->event->open;
     int rc;
 
+    /* the appends gathered so far come first */
+    if (batch_write_pends (jm->event, b) < 0) {
+        jm_log (jm, LOG_CRIT, "eventlog append: %s", strerror (errno));
+        flux_reactor_stop_error (flux_get_reactor (jm->h));
+        return -1;
+    }
     if (value) {
         char *s = jsonemit (value, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
         if (!s)
@@ -255,20 +302,53 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     return rc;
 }
 
-/* Append the entry to the job's eventlog in the open transaction. */
+/* The job's pend in b, a new one if it has none.  NULL if out of memory. */
+static struct pend *pend_get (struct batch *b, struct job *job)
+{
+    struct pend *p;
+
+    if (job->x->pend_seq == b->seq && job->x->pend_idx < b->npends)
+        return &b->pends[job->x->pend_idx];
+    if (b->npends == b->maxpends) {
+        size_t n = b->maxpends ? b->maxpends * 2 : 64;
+        if (!(p = realloc (b->pends, n * sizeof (*p))))
+            return NULL;
+        memset (p + b->maxpends, 0, (n - b->maxpends) * sizeof (*p));
+        b->pends = p;
+        b->maxpends = n;
+    }
+    p = &b->pends[b->npends];
+    if (job_kvs_key (p->key, sizeof (p->key), job->id, "eventlog") < 0)
+        return NULL;
+    p->len = 0; /* (the text buffer of an earlier pend is reused) */
+    job->x->pend_seq = b->seq;
+    job->x->pend_idx = b->npends++;
+    b->nops++;
+    return p;
+}
+
+/* Append the entry to the job's eventlog in the open batch. */
 static int log_entry (struct event *ev, struct job *job, const char *line)
 {
-    char key[64];
-    int rc;
+    size_t len = strlen (line);
+    struct pend *p;
 
-    if (job_kvs_key (key, sizeof (key), job->id, "eventlog") < 0)
+    if (!(p = pend_get (ev->open, job)))
         return -1;
-    rc = flux_kvs_txn_put (ev->open->txn, FLUX_KVS_APPEND, key, line);
-    if (rc == 0) {
-        ev->open->nops++;
-        ev->open->nevents++;
+    if (p->len + len > p->size) {
+        size_t size = p->size ? p->size * 2 : 512;
+        char *text;
+        while (size < p->len + len)
+            size *= 2;
+        if (!(text = realloc (p->text, size)))
+            return -1;
+        p->text = text;
+        p->size = size;
     }
-    return rc;
+    memcpy (p->text + p->len, line, len);
+    p->len += len;
+    ev->open->nevents++;
+    return 0;
 }
 
 int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,

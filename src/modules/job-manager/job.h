@@ -53,6 +53,8 @@ struct jobx {
     struct list_node dependents; /* deplinks of jobs waiting on this one */
     struct list_node deplinks;   /* this job's deplinks (as dependent) */
     uv_timer_t *begin_timer;     /* begin-time dependency, or NULL */
+    unsigned long pend_seq;      /* event.c: the batch holding this job's */
+    size_t pend_idx;             /* ... uncommitted appends, and where */
 
     unsigned int alloc_pending : 1;   /* sched.alloc sent, no final answer */
     unsigned int alloc_canceling : 1; /* sched.cancel sent */
