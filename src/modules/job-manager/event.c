@@ -277,13 +277,34 @@ int event_respond_after_commit (struct jobmgr *jm, const flux_msg_t *msg,
     return 0;
 }
 
+/* Could an operation on key touch a job's eventlog?  The appends gathered
+ * are all to job.A.B.C.D.eventlog keys (job_kvs_key): an operation on a
+ * key outside job., or on another entry of a job directory (R, the
+ * checkpoint ...), leaves them alone, so they need not be written first.
+ * Anything else (a job directory or one above it, an eventlog) might. */
+static bool touches_eventlogs (const char *key)
+{
+    const char *p = key;
+    int dots = 0;
+
+    if (strncmp (key, "job", 3) != 0 || (key[3] != '\0' && key[3] != '.'))
+        return false;
+    while (dots < 5 && (p = strchr (p, '.'))) {
+        p++;
+        dots++;
+    }
+    if (dots < 5)
+        return true; /* job, or a directory of jobs, or a job */
+    return !strncmp (p, "eventlog", 8) && (p[8] == '\0' || p[8] == '.');
+}
+
 int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
 {
     struct batch *b = jm->event->open;
     int rc;
 
-    /* the appends gathered so far come first */
-    if (batch_write_pends (jm->event, b) < 0) {
+    /* the appends gathered so far come first if they might be affected */
+    if (touches_eventlogs (key) && batch_write_pends (jm->event, b) < 0) {
         jm_log (jm, LOG_CRIT, "eventlog append: %s", strerror (errno));
         flux_reactor_stop_error (flux_get_reactor (jm->h));
         return -1;
