@@ -405,6 +405,7 @@ void cache_load_response (struct cache *c, const char *ref, int errnum,
 {
     struct entry *e;
     struct waiter *w;
+    char refcopy[BLOBREF_MAX_STRING_SIZE];
 
     if (!c || !ref || !(e = entry_get (c, ref, false)) || !e->load)
         return;
@@ -425,7 +426,8 @@ void cache_load_response (struct cache *c, const char *ref, int errnum,
             blob_decref (b);
         }
     }
-    /* data may belong to the load handle: it is not used past here */
+    /* data and ref may belong to the load handle: not used past here */
+    snprintf (refcopy, sizeof (refcopy), "%s", ref);
     c->free_handle (e->load);
     e->load = NULL;
     c->st.loading--;
@@ -439,7 +441,7 @@ void cache_load_response (struct cache *c, const char *ref, int errnum,
     /* e may be gone (or expired by a waiter) from here on */
     while (w) {
         struct waiter *next = w->next;
-        w->cb (errnum, w->arg);
+        w->cb (errnum, refcopy, w->arg);
         free (w);
         w = next;
     }

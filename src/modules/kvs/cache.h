@@ -39,10 +39,11 @@ typedef void *(*cache_load_f) (const char *ref, void *arg);
 typedef void (*cache_free_f) (void *handle);
 
 /* A waiter: errnum is 0 when the blob is in the cache, else the error
- * of the load (ENOENT, ENOTRECOVERABLE, ...).  Waiters run in the order
- * they were registered; they may call any cache function.
+ * of the load (ENOENT, ENOTRECOVERABLE, ...); ref is the blob waited for
+ * (valid during the call).  Waiters run in the order they were
+ * registered; they may call any cache function.
  */
-typedef void (*cache_wait_f) (int errnum, void *arg);
+typedef void (*cache_wait_f) (int errnum, const char *ref, void *arg);
 
 struct cache_stats {
     size_t count;   /* entries */

@@ -531,7 +531,7 @@ done:
     }
 }
 
-static void batch_wait_cb (int errnum, void *arg);
+static void batch_wait_cb (int errnum, const char *ref, void *arg);
 
 /* Apply the batch's commits from b->cur on, then finalize and store.
  * Returns false if it parked on a missing object (batch_wait_cb resumes).
@@ -595,14 +595,13 @@ static bool batch_apply (struct batch *b)
     return true;
 }
 
-static void batch_wait_cb (int errnum, void *arg)
+static void batch_wait_cb (int errnum, const char *ref, void *arg)
 {
     struct batch *b = arg;
 
     if (errnum && !b->wait_errnum) {
-        const char *ref = apply_missing_ref (b->apply);
         b->wait_errnum = errnum;
-        snprintf (b->wait_ref, sizeof (b->wait_ref), "%s", ref ? ref : "?");
+        snprintf (b->wait_ref, sizeof (b->wait_ref), "%s", ref);
     }
     if (--b->waiting > 0)
         return;                      /* more loads to come */

@@ -84,7 +84,7 @@ static void req_resume (struct lookup_req *r, int errnum)
         req_run (r);
 }
 
-static void req_wait_cb (int errnum, void *arg)
+static void req_wait_cb (int errnum, const char *ref, void *arg)
 {
     req_resume (arg, errnum);
 }

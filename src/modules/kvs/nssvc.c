@@ -476,7 +476,7 @@ static void publish (struct kvs_ctx *ctx, flux_msg_t *ev)
     flux_msg_decref (ev);
 }
 
-static void create_wait_cb (int errnum, void *arg);
+static void create_wait_cb (int errnum, const char *ref, void *arg);
 
 /* Create c's namespace once its root is cached.  Returns true when c is
  * finished (answered).
@@ -518,7 +518,7 @@ static bool create_run (struct create *c)
     return true;
 }
 
-static void create_wait_cb (int errnum, void *arg)
+static void create_wait_cb (int errnum, const char *ref, void *arg)
 {
     struct create *c = arg;
 

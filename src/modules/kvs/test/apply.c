@@ -66,7 +66,7 @@ static struct txn *mktxn (json_t *first, ...)
     return t;
 }
 
-static void noop_cb (int errnum, void *arg)
+static void noop_cb (int errnum, const char *ref, void *arg)
 {
 }
 

@@ -19,13 +19,15 @@ struct wres {
     int calls;
     int errnum;
     int order;
+    char ref[BLOBREF_MAX_STRING_SIZE];
 };
 
 static int order_counter;
 
-static void wait_cb (int errnum, void *arg)
+static void wait_cb (int errnum, const char *ref, void *arg)
 {
     struct wres *w = arg;
+    snprintf (w->ref, sizeof (w->ref), "%s", ref);
     w->calls++;
     w->errnum = errnum;
     w->order = ++order_counter;
@@ -104,6 +106,7 @@ static void test_errors (void)
     ok (cache_wait (c, missing, wait_cb, &w) == 0, "wait for an unknown blob");
     fakestore_deliver (fs);
     ok (w.calls == 1 && w.errnum == ENOENT, "waiter gets ENOENT");
+    ok (!strcmp (w.ref, missing), "and the ref it waited for");
     ok (cache_get_raw (c, missing, &data, &len) < 0 && errno == ENOENT,
         "and nothing is cached");
 

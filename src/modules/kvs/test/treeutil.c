@@ -188,7 +188,7 @@ int fakestore_deliver (struct fakestore *fs)
     return n;
 }
 
-static void count_cb (int errnum, void *arg)
+static void count_cb (int errnum, const char *ref, void *arg)
 {
     int *count = arg;
     (*count)++;
