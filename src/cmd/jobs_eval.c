@@ -275,7 +275,7 @@ static void json_value (json_t *o, struct val *v)
 static char *dependencies (const job_t *job)
 {
     json_t *a = get_json (job, "dependencies"), *d;
-    struct jobs_out o = {0};
+    struct textbuf o = {0};
     size_t i;
 
     jobs_out_append (&o, "", 0);
@@ -302,7 +302,7 @@ static char *dependencies (const job_t *job)
         }
         jobs_out_append (&o, s, strlen (s));
     }
-    return o.buf;
+    return o.data;
 }
 
 static void contextual_info (const job_t *job, double now, struct val *v)

@@ -19,24 +19,12 @@
 #include "jobs_format_priv.h"
 #include "libjob/job.h"
 
-void jobs_out_append (struct jobs_out *o, const char *s, size_t len)
+void jobs_out_append (struct textbuf *o, const char *s, size_t len)
 {
-    if (o->len + len + 1 > o->size) {
-        size_t size = o->size ? o->size : 4096;
-        char *p;
-        while (size < o->len + len + 1)
-            size *= 2;
-        if (!(p = realloc (o->buf, size)))
-            return; /* o->buf stays; the caller sees a short output */
-        o->buf = p;
-        o->size = size;
-    }
-    memcpy (o->buf + o->len, s, len);
-    o->len += len;
-    o->buf[o->len] = '\0';
+    (void)textbuf_append (o, s, len);
 }
 
-static void out_str (struct jobs_out *o, const char *s)
+static void out_str (struct textbuf *o, const char *s)
 {
     jobs_out_append (o, s, strlen (s));
 }
@@ -274,7 +262,7 @@ static struct field *add_field (struct jobs_format *f)
 struct jobs_format *jobs_format_create (const char *fmt, flux_error_t *error)
 {
     struct jobs_format *f;
-    struct jobs_out lit = {0};
+    struct textbuf lit = {0};
     const char *s = fmt;
 
     if (!(f = calloc (1, sizeof (*f))))
@@ -299,13 +287,13 @@ struct jobs_format *jobs_format_create (const char *fmt, flux_error_t *error)
             }
             if (!(fl = add_field (f)) || !(text = strndup (s + 1, end - s - 1)))
                 goto nomem;
-            if (lit.len >= 2 && !strcmp (lit.buf + lit.len - 2, "?:")) {
+            if (lit.len >= 2 && !strcmp (lit.data + lit.len - 2, "?:")) {
                 fl->optional = true;
                 lit.len -= 2;
-                lit.buf[lit.len] = '\0';
+                lit.data[lit.len] = '\0';
             }
-            fl->prefix = lit.buf;
-            lit = (struct jobs_out){0};
+            fl->prefix = lit.data;
+            lit = (struct textbuf){0};
             jobs_out_append (&lit, "", 0);
             if (parse_field (text, fl, error) < 0) {
                 free (text);
@@ -317,15 +305,15 @@ struct jobs_format *jobs_format_create (const char *fmt, flux_error_t *error)
         else
             jobs_out_append (&lit, s++, 1);
     }
-    f->suffix = lit.buf;
+    f->suffix = lit.data;
     return f;
 inval:
-    free (lit.buf);
+    free (lit.data);
     jobs_format_destroy (f);
     errno = EINVAL;
     return NULL;
 nomem:
-    free (lit.buf);
+    free (lit.data);
     jobs_format_destroy (f);
     errno = ENOMEM;
     return NULL;
@@ -442,7 +430,7 @@ static size_t u8prefix (const char *s, size_t len, size_t n)
     return i;
 }
 
-static void fill (struct jobs_out *o, char c, size_t n)
+static void fill (struct textbuf *o, char c, size_t n)
 {
     char buf[64];
     memset (buf, c, sizeof (buf));
@@ -454,7 +442,7 @@ static void fill (struct jobs_out *o, char c, size_t n)
 }
 
 /* Pad s to the field width. */
-static void pad (struct jobs_out *o, const struct field *fl, const char *s,
+static void pad (struct textbuf *o, const struct field *fl, const char *s,
                  size_t len, char defalign)
 {
     size_t chars = u8len (s, len), n;
@@ -475,7 +463,7 @@ static void pad (struct jobs_out *o, const struct field *fl, const char *s,
 }
 
 /* A string with precision (truncation, "+" marker) and padding. */
-static void put_string (struct jobs_out *o, const struct field *fl,
+static void put_string (struct textbuf *o, const struct field *fl,
                         const char *s, bool plus)
 {
     size_t len = strlen (s);
@@ -574,7 +562,7 @@ static void convert (const struct field *fl, struct val *v)
 }
 
 static void format_cell (const struct field *fl, const struct jobref *job,
-                         double now, struct jobs_out *o)
+                         double now, struct textbuf *o)
 {
     struct val v;
     char tmp[512];
@@ -638,11 +626,11 @@ static bool cell_empty (const char *s, size_t len)
 }
 
 int jobs_format_run (struct jobs_format *f, const struct jobs_list *l,
-                     double now, int header, struct jobs_out *out)
+                     double now, int header, struct textbuf *out)
 {
     size_t nj = l->njobs, nf = f->n;
     size_t *start;
-    struct jobs_out cells = {0};
+    struct textbuf cells = {0};
     bool *drop;
 
     if (!(start = calloc (nj * nf + 1, sizeof (*start)))
@@ -665,7 +653,7 @@ int jobs_format_run (struct jobs_format *f, const struct jobs_list *l,
         drop[k] = true;
         for (size_t j = 0; j < nj && drop[k]; j++) {
             size_t a = start[j * nf + k], b = start[j * nf + k + 1];
-            if (!cell_empty (cells.buf + a, b - a))
+            if (!cell_empty (cells.data + a, b - a))
                 drop[k] = false;
         }
     }
@@ -687,12 +675,12 @@ int jobs_format_run (struct jobs_format *f, const struct jobs_list *l,
             if (drop[k])
                 continue;
             out_str (out, f->fields[k].prefix);
-            jobs_out_append (out, cells.buf + a, b - a);
+            jobs_out_append (out, cells.data + a, b - a);
         }
         out_str (out, f->suffix);
         out_str (out, "\n");
     }
-    free (cells.buf);
+    free (cells.data);
     free (start);
     free (drop);
     return 0;

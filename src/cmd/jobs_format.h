@@ -32,15 +32,13 @@
 #include <stddef.h>
 
 #include "libflux/flux.h"
+#include "libutil/textbuf.h"
 
 struct jobs_format;
 
-/* Output buffer (appended to; the caller frees buf). */
-struct jobs_out {
-    char *buf;
-    size_t len, size;
-};
-void jobs_out_append (struct jobs_out *o, const char *s, size_t len);
+/* Output goes to a text buffer (libutil/textbuf.h; the caller frees it).
+ * Out of memory, the output is short. */
+void jobs_out_append (struct textbuf *o, const char *s, size_t len);
 
 /* Parse fmt.  NULL with EINVAL and a one-line error such as
  * "Unknown format field: foo" or "format: unmatched '{'", or ENOMEM.
@@ -94,7 +92,7 @@ json_t *jobs_list_job_json (const struct jobs_list *l, size_t j);
  * running jobs).  -1 ENOMEM.
  */
 int jobs_format_run (struct jobs_format *f, const struct jobs_list *l,
-                     double now, int header, struct jobs_out *out);
+                     double now, int header, struct textbuf *out);
 
 /* A job as flux jobs --json prints it (flux-core's JobInfo.to_dict):
  * state and result as names, username, runtime, status, returncode,

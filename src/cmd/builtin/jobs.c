@@ -255,7 +255,7 @@ static struct jobs_list *fetch_ids (flux_t *h, int argc, char **argv,
                                     json_t *attrs, int *errors)
 {
     flux_future_t **fs = calloc (argc, sizeof (*fs));
-    struct jobs_out text = {0};
+    struct textbuf text = {0};
     struct jobs_list *l;
     int n = 0;
 
@@ -291,9 +291,9 @@ static struct jobs_list *fetch_ids (flux_t *h, int argc, char **argv,
         flux_future_destroy (fs[i]);
     }
     jobs_out_append (&text, "]}", 2);
-    if (!text.buf || !(l = jobs_list_parse (text.buf, text.len)))
+    if (!text.data || !(l = jobs_list_parse (text.data, text.len)))
         cmd_die ("out of memory");
-    free (text.buf);
+    free (text.data);
     free (fs);
     return l;
 }
@@ -398,7 +398,7 @@ int cmd_jobs (int argc, char **argv)
     flux_error_t error;
     json_t *attrs;
     struct jobs_list *jobs;
-    struct jobs_out out = {0};
+    struct textbuf out = {0};
     flux_t *h;
     int errors = 0;
 
@@ -423,10 +423,10 @@ int cmd_jobs (int argc, char **argv)
     else {
         if (jobs_format_run (fmt, jobs, now (), o.header, &out) < 0)
             cmd_die ("%s", strerror (errno));
-        if (out.len > 0 && fwrite (out.buf, 1, out.len, stdout) != out.len)
+        if (out.len > 0 && fwrite (out.data, 1, out.len, stdout) != out.len)
             cmd_die ("write: %s", strerror (errno));
     }
-    free (out.buf);
+    free (out.data);
     jobs_list_destroy (jobs);
     json_decref (attrs);
     jobs_format_destroy (fmt);

@@ -49,7 +49,7 @@ static char *run (const char *fmt, int i, int header)
     static char text[4096];
     struct jobs_format *f;
     flux_error_t error;
-    struct jobs_out out = {0};
+    struct textbuf out = {0};
     struct jobs_list *l = list;
 
     if (!(f = jobs_format_create (fmt, &error))) {
@@ -66,8 +66,8 @@ static char *run (const char *fmt, int i, int header)
     }
     if (jobs_format_run (f, l, NOW, header, &out) < 0)
         BAIL_OUT ("jobs_format_run failed");
-    snprintf (text, sizeof (text), "%s", out.buf ? out.buf : "");
-    free (out.buf);
+    snprintf (text, sizeof (text), "%s", out.data ? out.data : "");
+    free (out.data);
     if (i >= 0)
         jobs_list_destroy (l);
     jobs_format_destroy (f);

@@ -166,40 +166,28 @@ void info_lines_init (struct info_lines *l)
 
 void info_lines_free (struct info_lines *l)
 {
-    free (l->buf);
+    textbuf_free (&l->t);
     info_lines_init (l);
 }
 
 int info_lines_feed (struct info_lines *l, const char *data, size_t len)
 {
     if (l->pos > 0) { /* drop what was consumed */
-        memmove (l->buf, l->buf + l->pos, l->len - l->pos);
-        l->len -= l->pos;
+        memmove (l->t.data, l->t.data + l->pos, l->t.len - l->pos);
+        l->t.len -= l->pos;
         l->pos = 0;
     }
-    if (l->len + len + 1 > l->size) {
-        size_t size = l->size ? l->size : 256;
-        char *p;
-        while (size < l->len + len + 1)
-            size *= 2;
-        if (!(p = realloc (l->buf, size)))
-            return -1;
-        l->buf = p;
-        l->size = size;
-    }
-    memcpy (l->buf + l->len, data, len);
-    l->len += len;
-    return 0;
+    return textbuf_append (&l->t, data, len);
 }
 
 const char *info_lines_next (struct info_lines *l, size_t *len)
 {
     char *start, *nl;
 
-    if (l->pos >= l->len)
+    if (l->pos >= l->t.len)
         return NULL;
-    start = l->buf + l->pos;
-    if (!(nl = memchr (start, '\n', l->len - l->pos)))
+    start = l->t.data + l->pos;
+    if (!(nl = memchr (start, '\n', l->t.len - l->pos)))
         return NULL;
     *len = nl - start + 1;
     l->pos += *len;

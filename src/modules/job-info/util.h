@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "libflux/flux.h"
+#include "libutil/textbuf.h"
 
 /* The userid in the context of the submit event, which must be the
  * first entry of the eventlog text.  -1 EPROTO otherwise.
@@ -44,10 +45,8 @@ int info_apply_R_updates (json_t *R, const char *eventlog);
  * NULL when no complete line is buffered.
  */
 struct info_lines {
-    char *buf;
-    size_t len;  /* bytes buffered */
-    size_t size; /* allocated */
-    size_t pos;  /* start of the next line */
+    struct textbuf t; /* bytes buffered */
+    size_t pos;       /* start of the next line */
 };
 void info_lines_init (struct info_lines *l);
 void info_lines_free (struct info_lines *l);

@@ -21,12 +21,12 @@
 
 #include "ingest.h"
 #include "jobreq.h"
-#include "textbuf.h"
 #include "libeventlog/eventlog.h"
 #include "libflux/base64.h"
 #include "libflux/list.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
+#include "libutil/textbuf.h"
 
 /* The request text buffer is kept up to this size between batches. */
 #define TEXTBUF_KEEP (16 * 1024 * 1024)
@@ -277,6 +277,20 @@ static void commit_cb (flux_future_t *f, void *arg)
  * bytes of data (PROTOCOLS.md 4).  Keys here are job keys, which need no
  * JSON escaping; base64 needs none either.
  */
+/* Append the RFC 4648 base64 encoding of len bytes of data. */
+static int append_base64 (struct textbuf *tb, const void *data, size_t len)
+{
+    ssize_t n;
+
+    if (textbuf_reserve (tb, base64_encoded_size (len)) < 0
+        || (n
+            = base64_encode (tb->data + tb->len, tb->size - tb->len, data, len))
+               < 0)
+        return -1;
+    tb->len += n;
+    return 0;
+}
+
 static int put_op (struct textbuf *tb, bool first, const char *key,
                    const void *data, size_t len)
 {
@@ -288,7 +302,7 @@ static int put_op (struct textbuf *tb, bool first, const char *key,
                            "\"data\":\"",
                            first ? "" : ",", key)
                < 0
-        || textbuf_append_base64 (tb, data, len) < 0
+        || append_base64 (tb, data, len) < 0
         || textbuf_append (tb, val_tail, sizeof (val_tail) - 1) < 0)
         return -1;
     return 0;

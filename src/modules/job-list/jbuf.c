@@ -19,7 +19,7 @@ void jbuf_free (struct jbuf *b)
 {
     if (b) {
         int saved_errno = errno;
-        free (b->buf);
+        textbuf_free (&b->t);
         jbuf_init (b);
         errno = saved_errno;
     }
@@ -27,29 +27,18 @@ void jbuf_free (struct jbuf *b)
 
 void jbuf_reset (struct jbuf *b)
 {
-    b->len = 0;
+    b->t.len = 0;
     b->errnum = 0;
 }
 
 /* Make room for n more bytes plus the NUL. */
 static int reserve (struct jbuf *b, size_t n)
 {
-    size_t need;
-
     if (b->errnum)
         return -1;
-    need = b->len + n + 1;
-    if (need > b->size) {
-        size_t size = b->size ? b->size : 256;
-        char *p;
-        while (size < need)
-            size *= 2;
-        if (!(p = realloc (b->buf, size))) {
-            b->errnum = ENOMEM;
-            return -1;
-        }
-        b->buf = p;
-        b->size = size;
+    if (textbuf_reserve (&b->t, n) < 0) {
+        b->errnum = ENOMEM;
+        return -1;
     }
     return 0;
 }
@@ -58,9 +47,9 @@ void jbuf_raw (struct jbuf *b, const char *s, size_t len)
 {
     if (reserve (b, len) < 0)
         return;
-    memcpy (b->buf + b->len, s, len);
-    b->len += len;
-    b->buf[b->len] = '\0';
+    memcpy (b->t.data + b->t.len, s, len);
+    b->t.len += len;
+    b->t.data[b->t.len] = '\0';
 }
 
 void jbuf_rawz (struct jbuf *b, const char *s)
@@ -72,8 +61,8 @@ void jbuf_char (struct jbuf *b, char c)
 {
     if (reserve (b, 1) < 0)
         return;
-    b->buf[b->len++] = c;
-    b->buf[b->len] = '\0';
+    b->t.data[b->t.len++] = c;
+    b->t.data[b->t.len] = '\0';
 }
 
 void jbuf_str (struct jbuf *b, const char *s)
@@ -226,12 +215,12 @@ const char *jbuf_get (struct jbuf *b)
         errno = b->errnum;
         return NULL;
     }
-    if (!b->buf && reserve (b, 0) < 0) {
+    if (!b->t.data && reserve (b, 0) < 0) {
         errno = b->errnum;
         return NULL;
     }
-    b->buf[b->len] = '\0';
-    return b->buf;
+    b->t.data[b->t.len] = '\0';
+    return b->t.data;
 }
 
 int jbuf_error (const struct jbuf *b)

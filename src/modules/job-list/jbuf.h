@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libutil/textbuf.h"
+
 struct jbuf {
-    char *buf;
-    size_t len;
-    size_t size;
+    struct textbuf t;
     int errnum; /* first error, 0 if none */
 };
 

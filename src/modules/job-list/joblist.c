@@ -265,7 +265,7 @@ done:
     respond_text (jl, msg);
     if (streaming)
         respond_error (jl, msg, ENODATA, NULL);
-    if (jl->buf.size > BUF_KEEP) /* do not hold a huge listing's buffer */
+    if (jl->buf.t.size > BUF_KEEP) /* do not hold a huge listing's buffer */
         jbuf_free (&jl->buf);
 }
 

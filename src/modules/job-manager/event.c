@@ -30,6 +30,7 @@
 #include "journal.h"
 #include "libeventlog/eventlog.h"
 #include "libkvs/kvs.h"
+#include "libutil/textbuf.h"
 
 struct commit_cb {
     struct commit_cb *next;
@@ -40,8 +41,7 @@ struct commit_cb {
 /* The appends of one job waiting in a batch */
 struct pend {
     char key[64];
-    char *text;
-    size_t len, size;
+    struct textbuf text;
 };
 
 struct batch {
@@ -85,8 +85,8 @@ static int batch_write_pends (struct event *ev, struct batch *b)
 {
     for (size_t i = 0; i < b->npends; i++) {
         struct pend *p = &b->pends[i];
-        if (flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key, p->text,
-                                  p->len)
+        if (flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key, p->text.data,
+                                  p->text.len)
             < 0)
             return -1;
     }
@@ -110,7 +110,7 @@ static void batch_finish (struct jobmgr *jm, struct batch *b, int errnum)
     }
     flux_kvs_txn_destroy (b->txn);
     for (size_t i = 0; i < b->maxpends; i++)
-        free (b->pends[i].text);
+        textbuf_free (&b->pends[i].text);
     free (b->pends);
     free (b);
 }
@@ -323,6 +323,10 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     return rc;
 }
 
+/* A pend's text buffer is kept for the next pend of its batch, unless it
+ * grew larger than this. */
+#define PEND_KEEP 4096
+
 /* The job's pend in b, a new one if it has none.  NULL if out of memory. */
 static struct pend *pend_get (struct batch *b, struct job *job)
 {
@@ -341,7 +345,7 @@ static struct pend *pend_get (struct batch *b, struct job *job)
     p = &b->pends[b->npends];
     if (job_kvs_key (p->key, sizeof (p->key), job->id, "eventlog") < 0)
         return NULL;
-    p->len = 0; /* (the text buffer of an earlier pend is reused) */
+    textbuf_reset (&p->text, PEND_KEEP); /* reused from an earlier pend */
     job->x->pend_seq = b->seq;
     job->x->pend_idx = b->npends++;
     b->nops++;
@@ -351,23 +355,11 @@ static struct pend *pend_get (struct batch *b, struct job *job)
 /* Append the entry to the job's eventlog in the open batch. */
 static int log_entry (struct event *ev, struct job *job, const char *line)
 {
-    size_t len = strlen (line);
     struct pend *p;
 
-    if (!(p = pend_get (ev->open, job)))
+    if (!(p = pend_get (ev->open, job))
+        || textbuf_append (&p->text, line, strlen (line)) < 0)
         return -1;
-    if (p->len + len > p->size) {
-        size_t size = p->size ? p->size * 2 : 512;
-        char *text;
-        while (size < p->len + len)
-            size *= 2;
-        if (!(text = realloc (p->text, size)))
-            return -1;
-        p->text = text;
-        p->size = size;
-    }
-    memcpy (p->text + p->len, line, len);
-    p->len += len;
     ev->open->nevents++;
     return 0;
 }

@@ -47,8 +47,9 @@ static json_t *encode (const struct job *job, uint64_t mask)
 
     jbuf_init (&b);
     job_encode (job, mask, &b);
-    if (!jbuf_get (&b) || !(o = json_loads (b.buf, 0, NULL)))
-        BAIL_OUT ("job_encode made bad JSON: %s", b.buf ? b.buf : "(null)");
+    if (!jbuf_get (&b) || !(o = json_loads (b.t.data, 0, NULL)))
+        BAIL_OUT ("job_encode made bad JSON: %s",
+                  b.t.data ? b.t.data : "(null)");
     jbuf_free (&b);
     return o;
 }

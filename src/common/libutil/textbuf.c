@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libflux/base64.h"
 #include "textbuf.h"
 
 void textbuf_reset (struct textbuf *tb, size_t max)
@@ -25,7 +24,7 @@ void textbuf_reset (struct textbuf *tb, size_t max)
 int textbuf_reserve (struct textbuf *tb, size_t n)
 {
     size_t need = tb->len + n + 1;
-    size_t size = tb->size ? tb->size : 4096;
+    size_t size = tb->size ? tb->size : 256;
     char *p;
 
     if (need <= tb->size)
@@ -71,20 +70,6 @@ int textbuf_printf (struct textbuf *tb, const char *fmt, ...)
         if (n < 0)
             return -1;
     }
-    tb->len += n;
-    return 0;
-}
-
-int textbuf_append_base64 (struct textbuf *tb, const void *data, size_t len)
-{
-    size_t need = base64_encoded_size (len);
-    ssize_t n;
-
-    if (textbuf_reserve (tb, need) < 0)
-        return -1;
-    if ((n = base64_encode (tb->data + tb->len, tb->size - tb->len, data, len))
-        < 0)
-        return -1;
     tb->len += n;
     return 0;
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* textbuf.h - a growable NUL-terminated text buffer, kept and reused
- * across batches so that writing a large request costs no reallocation
- * (and no fresh pages) once the buffer has grown to its working size.
+/* textbuf.h - a growable NUL-terminated text buffer.
+ *
+ * Zero-initialize to create.  It grows by doubling (from 256 bytes), so
+ * appending n bytes costs O(n) amortized; reset empties it and may keep
+ * its memory, so a buffer reused across batches costs no reallocation
+ * (and no fresh pages) once it has grown to its working size.
  */
-#ifndef JOB_INGEST_TEXTBUF_H
-#define JOB_INGEST_TEXTBUF_H
+#ifndef FLUX_UTIL_TEXTBUF_H
+#define FLUX_UTIL_TEXTBUF_H
 
 #include <stddef.h>
 
@@ -22,8 +25,7 @@ int textbuf_reserve (struct textbuf *tb, size_t n);
 int textbuf_append (struct textbuf *tb, const char *s, size_t n);
 int textbuf_printf (struct textbuf *tb, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
-/* Append the RFC 4648 base64 encoding of len bytes of data. */
-int textbuf_append_base64 (struct textbuf *tb, const void *data, size_t len);
+/* Free the memory; the buffer is empty (and zeroed) again. */
 void textbuf_free (struct textbuf *tb);
 
-#endif /* !JOB_INGEST_TEXTBUF_H */
+#endif /* !FLUX_UTIL_TEXTBUF_H */
