@@ -43,6 +43,23 @@ static void nofree (void *h)
 {
 }
 
+/* The blobref of the text "<prefix><i>", as a name for test entries. */
+static void name_ref (char *ref, const char *prefix, int i)
+{
+    char s[32];
+
+    snprintf (s, sizeof (s), "%s%d", prefix, i);
+    if (blobref_hash ("sha1", s, strlen (s), ref, BLOBREF_MAX_STRING_SIZE) < 0)
+        BAIL_OUT ("blobref_hash failed");
+}
+
+static void name_refs (char refs[][BLOBREF_MAX_STRING_SIZE], int n,
+                       const char *prefix)
+{
+    for (int i = 0; i < n; i++)
+        name_ref (refs[i], prefix, i);
+}
+
 static void test_basic (void)
 {
     struct fakestore *fs = fakestore_create ("sha1");
@@ -166,11 +183,7 @@ static void test_insert_dirty_expire (void)
     struct wres w = {0};
     const char *pending;
 
-    for (int i = 0; i < 6; i++) {
-        char s[16];
-        snprintf (s, sizeof (s), "blob%d", i);
-        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
-    }
+    name_refs (refs, 6, "blob");
     ok (cache_insert_raw (c, refs[0], "blob0", 5, true) == 0,
         "insert a dirty raw blob");
     ok (!cache_is_clean (c, refs[0]), "a dirty entry is not clean");
@@ -237,11 +250,7 @@ static void test_bytes (void)
     struct cache_stats st;
     json_t *obj = val_str ("o");
 
-    for (int i = 0; i < 4; i++) {
-        char s[16];
-        snprintf (s, sizeof (s), "bytes%d", i);
-        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
-    }
+    name_refs (refs, 4, "bytes");
     cache_insert_raw (c, refs[0], "12345678", 8, true);
     cache_insert_raw (c, refs[1], "12345678", 8, false);
     cache_insert_raw (c, refs[2], "12345678", 8, false);
@@ -297,10 +306,8 @@ static void test_forget (void)
     struct cache_stats st;
     int present = 0;
 
+    name_refs (refs, 12, "forget");
     for (int i = 0; i < 12; i++) {
-        char s[16];
-        snprintf (s, sizeof (s), "forget%d", i);
-        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
         big[0] = i;
         /* each entry counts 1 MiB: its blob and 200 for itself */
         cache_insert_raw (c, refs[i], big, mb - 200, i == 11);
@@ -328,11 +335,7 @@ static void test_demote (void)
     struct cache *c = cache_create (3, 0, fail_load, nofree, NULL);
     char refs[5][BLOBREF_MAX_STRING_SIZE];
 
-    for (int i = 0; i < 5; i++) {
-        char s[16];
-        snprintf (s, sizeof (s), "demote%d", i);
-        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
-    }
+    name_refs (refs, 5, "demote");
     for (int i = 0; i < 3; i++)
         cache_insert_raw (c, refs[i], "x", 1, false);
     cache_demote (c, refs[2]); /* the newest, now the first to go */
@@ -392,9 +395,7 @@ static void test_many_dirty (void)
         "50 dirty then 50 clean inserts, bound 2: the dirty ones and the "
         "newest clean one are left");
     for (int i = 0; i < 50; i++) {
-        char s[32];
-        snprintf (s, sizeof (s), "dirty%d", i);
-        blobref_hash ("sha1", s, strlen (s), ref, sizeof (ref));
+        name_ref (ref, "dirty", i);
         if (cache_get_raw (c, ref, NULL, NULL) < 0)
             bad++;
         cache_clear_dirty (c, ref, true);
@@ -418,11 +419,7 @@ static void test_busy_returns (void)
     char *big = calloc (1, mb);
     int present = 0;
 
-    for (int i = 0; i < 13; i++) {
-        char s[16];
-        snprintf (s, sizeof (s), "busy%d", i);
-        blobref_hash ("sha1", s, strlen (s), refs[i], sizeof (refs[i]));
-    }
+    name_refs (refs, 13, "busy");
     cache_insert_raw (c, refs[0], "a", 1, true);
     cache_insert_raw (c, refs[1], "b", 1, false);
     cache_insert_raw (c, refs[2], "c", 1, false);
