@@ -273,10 +273,6 @@ static void commit_cb (flux_future_t *f, void *arg)
     b->f = f2;
 }
 
-/* One op of a kvs.commit request: key set to an RFC 11 val holding len
- * bytes of data (PROTOCOLS.md 4).  Keys here are job keys, which need no
- * JSON escaping; base64 needs none either.
- */
 /* Append the RFC 4648 base64 encoding of len bytes of data. */
 static int append_base64 (struct textbuf *tb, const void *data, size_t len)
 {
@@ -291,6 +287,10 @@ static int append_base64 (struct textbuf *tb, const void *data, size_t len)
     return 0;
 }
 
+/* One op of a kvs.commit request: key set to an RFC 11 val holding len
+ * bytes of data (PROTOCOLS.md 4).  Keys here are job keys, which need no
+ * JSON escaping; base64 needs none either.
+ */
 static int put_op (struct textbuf *tb, bool first, const char *key,
                    const void *data, size_t len)
 {

@@ -45,11 +45,8 @@ static int reserve (struct jbuf *b, size_t n)
 
 void jbuf_raw (struct jbuf *b, const char *s, size_t len)
 {
-    if (reserve (b, len) < 0)
-        return;
-    memcpy (b->t.data + b->t.len, s, len);
-    b->t.len += len;
-    b->t.data[b->t.len] = '\0';
+    if (!b->errnum && textbuf_append (&b->t, s, len) < 0)
+        b->errnum = ENOMEM;
 }
 
 void jbuf_rawz (struct jbuf *b, const char *s)
