@@ -31,6 +31,8 @@ flux start -s 4 sh -c '
     flux queue drain
     flux jobs -a | head -5
     echo "results: $(flux jobs -a -n -o "{result}" | sort | uniq -c | tr -s " ")"'
+echo "=== what this machine allows (no Flux code)"
+./bench/floors -d "$PWD"
 echo "=== messaging benchmark"
 ./bench/msgbench "$@"
 echo "=== broker benchmarks"
