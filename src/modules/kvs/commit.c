@@ -39,6 +39,14 @@
  * after that succeeded; any error fails every commit of the batch and
  * the root does not move.  Other namespaces are answered once their
  * blobs are cached (they are not checkpointed).
+ *
+ * Answers go before the setroot event.  An event can only leave through
+ * the broker's thread, and once a module has sent something that way its
+ * later messages follow the same way (to keep their order), so answers
+ * sent after the event could not go straight to the modules that wait
+ * for them (the job manager, the scheduler).  Nothing depends on the
+ * event arriving first: kvs-watch and the kvs of other ranks order root
+ * changes by rootseq, and a commit's answer carries its rootseq.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -329,13 +337,6 @@ static void batch_complete (struct batch *b)
     names = batch_names (b);
     if (!b->errnum) {
         nssvc_set_root (ctx, ns, b->newroot, b->newseq);
-        snprintf (topic, sizeof (topic), "kvs.namespace-%s-setroot", ns->name);
-        publish (ctx, flux_event_pack (topic, "{s:s s:i s:s s:O s:O s:I}",
-                                       "namespace", ns->name, "rootseq",
-                                       b->newseq, "rootref", b->newroot,
-                                       "names", names ? names : json_null (),
-                                       "keys", apply_keys (b->apply), "owner",
-                                       (json_int_t)ns->owner));
         double t = monotime ();
         list_for_each_safe (pos, tmp, &b->commits)
         {
@@ -350,6 +351,13 @@ static void batch_complete (struct batch *b)
             ctx->stats.commits++;
             commit_destroy (c);
         }
+        snprintf (topic, sizeof (topic), "kvs.namespace-%s-setroot", ns->name);
+        publish (ctx, flux_event_pack (topic, "{s:s s:i s:s s:O s:O s:I}",
+                                       "namespace", ns->name, "rootseq",
+                                       b->newseq, "rootref", b->newroot,
+                                       "names", names ? names : json_null (),
+                                       "keys", apply_keys (b->apply), "owner",
+                                       (json_int_t)ns->owner));
         ctx->stats.batches++;
         /* the directory versions this root replaced are not wanted */
         for (int i = 0; i < apply_replaced_count (b->apply); i++)
