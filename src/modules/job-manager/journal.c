@@ -6,8 +6,16 @@
  * KVS are queued for it (bounded: past JOURNAL_QUEUE_MAX the stream ends
  * with EOVERFLOW) and sent after its sentinel, so it sees every event
  * exactly once and in order.
+ *
+ * Live events are sent together at the end of the loop turn that posted
+ * them (a deferred call), not one by one: a turn often posts many (the
+ * jobs of a committed batch each move on), and sent one by one with
+ * other work in between, each woke the listener (job-list) on its own,
+ * for a few microseconds of work.  The end of a stream sends what is
+ * pending first.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -33,13 +41,18 @@ struct listener {
     flux_jobid_t *ids;    /* inactive jobs still to read (full) */
     size_t nids, next;
     flux_future_t *fetch[FETCH_MAX];
+    flux_msg_t **out; /* live responses of this turn, not sent yet */
+    size_t nout, capout;
 };
 
 struct journal {
     struct jobmgr *jm;
     struct list_node listeners;
     int nlisteners;
+    struct flux_deferred flush; /* sends the listeners' out */
 };
+
+static void flush_cb (struct flux_deferred *d);
 
 struct journal *journal_create (struct jobmgr *jm)
 {
@@ -49,13 +62,38 @@ struct journal *journal_create (struct jobmgr *jm)
         return NULL;
     j->jm = jm;
     list_init (&j->listeners);
+    flux_deferred_init (&j->flush, flush_cb);
     return j;
+}
+
+/* Send what l's live events of this turn left pending, in order. */
+static void listener_flush (struct listener *l)
+{
+    for (size_t i = 0; i < l->nout; i++) {
+        if (flux_send (l->j->jm->h, l->out[i], 0) < 0)
+            jm_log (l->j->jm, LOG_ERR, "journal: %s", strerror (errno));
+        flux_msg_decref (l->out[i]);
+    }
+    l->nout = 0;
+}
+
+static void flush_cb (struct flux_deferred *d)
+{
+    struct journal *j
+        = (struct journal *)((char *)d - offsetof (struct journal, flush));
+    struct list_node *pos;
+
+    for (pos = j->listeners.next; pos != &j->listeners; pos = pos->next)
+        listener_flush (list_entry (pos, struct listener, link));
 }
 
 static void listener_destroy (struct listener *l)
 {
     list_del (&l->link);
     l->j->nlisteners--;
+    for (size_t i = 0; i < l->nout; i++)
+        flux_msg_decref (l->out[i]);
+    free (l->out);
     for (int i = 0; i < FETCH_MAX; i++)
         flux_future_destroy (l->fetch[i]);
     flux_msg_decref (l->msg);
@@ -69,6 +107,7 @@ static void listener_destroy (struct listener *l)
 /* End a listener's stream with errnum (ENODATA: normal end). */
 static void listener_end (struct listener *l, int errnum, const char *errstr)
 {
+    listener_flush (l);
     flux_respond_error (l->j->jm->h, l->msg, errnum, errstr);
     listener_destroy (l);
 }
@@ -80,6 +119,7 @@ void journal_destroy (struct journal *j)
         while (!list_empty (&j->listeners))
             listener_end (list_entry (j->listeners.next, struct listener, link),
                           ENODATA, NULL);
+        flux_reactor_undefer (&j->flush);
         free (j);
         errno = saved;
     }
@@ -104,8 +144,25 @@ static bool allowed (struct listener *l, const char *name)
 static void send_or_queue (struct listener *l, const char *text)
 {
     if (l->live) {
-        if (flux_respond (l->j->jm->h, l->msg, text) < 0)
+        flux_msg_t *rsp;
+        if (l->nout == l->capout) {
+            size_t cap = l->capout ? l->capout * 2 : 64;
+            flux_msg_t **out = realloc (l->out, cap * sizeof (*out));
+            if (!out) {
+                listener_end (l, ENOMEM, NULL);
+                return;
+            }
+            l->out = out;
+            l->capout = cap;
+        }
+        if (!(rsp = flux_response_derive (l->msg, 0))
+            || flux_msg_set_string (rsp, text) < 0) {
+            flux_msg_decref (rsp);
             jm_log (l->j->jm, LOG_ERR, "journal: %s", strerror (errno));
+            return;
+        }
+        l->out[l->nout++] = rsp;
+        flux_reactor_defer (flux_get_reactor (l->j->jm->h), &l->j->flush);
         return;
     }
     if (json_array_size (l->queue) >= JOURNAL_QUEUE_MAX) {
