@@ -439,6 +439,39 @@ test_expect_success 'the module still serves after all that' '
 	test_cmp after.exp after.out
 '
 
+# kvs-watch subscribes to a namespace's events only while it has watchers
+# (and KVSWATCH_UNFOLLOW_DELAY = 5 s more): commits to namespaces nobody
+# watches must not wake it.  The sleeps only give an event that should
+# not come the time to come.
+test_expect_success 'kvs-watch gets no events of a namespace nobody watches' '
+	no_watchers &&
+	wait_stat 0 .followed 0 &&
+	e0=$(kwstat 0 .events) &&
+	flux kvs put follow.a=1 &&
+	flux kvs put follow.a=2 &&
+	sleep 0.5 &&
+	test "$(kwstat 0 .events)" = "$e0"
+'
+test_expect_success 'a watcher makes it follow the namespace' '
+	f0=$(kwstat 0 .follows) &&
+	{ flux kvs get --watch --count=2 follow.a >follow.out & } &&
+	pid=$! &&
+	wait_watchers 0 1 &&
+	test "$(kwstat 0 .followed)" = 1 &&
+	test "$(kwstat 0 .follows)" = $((f0 + 1)) &&
+	flux kvs put follow.a=3 &&
+	wait $pid &&
+	printf "2\n3\n" >follow.exp &&
+	test_cmp follow.exp follow.out &&
+	test "$(kwstat 0 .events)" -gt "$e0"
+'
+test_expect_success 'and stops following it a while after the last watcher' '
+	wait_stat 0 .followed 0 &&
+	e1=$(kwstat 0 .events) &&
+	flux kvs put follow.a=4 &&
+	sleep 0.5 &&
+	test "$(kwstat 0 .events)" = "$e1"
+'
 test_expect_success 'no watcher is left on any rank' '
 	for r in 0 1 2 3; do
 		wait_stat $r .watchers 0 &&

@@ -19,6 +19,12 @@
  * the namespace's newest known root (rootdir + rootseq), so each response
  * matches one root.  Events and lookup responses travel different paths,
  * so neither may be assumed to come first: sequence numbers decide.
+ *
+ * Following: with kvswatch_set_follow(), the events of a namespace are
+ * subscribed to before its first watcher's first lookup, and dropped a
+ * few seconds after its last watcher went (struct follow), so kvs-watch
+ * is not woken by the commits to namespaces nobody watches (the job
+ * manager's, the scheduler's ...).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -39,6 +45,13 @@ struct sender {
     struct list_node watchers;
 };
 
+/* A namespace whose events are followed (kw->follows, by name). */
+struct follow {
+    struct list_node idle; /* on kw->idle while it has no watchers */
+    double since;          /* when it lost its last watcher */
+    char name[];
+};
+
 struct kvswatch {
     flux_t *h;
     uint32_t rank;
@@ -48,6 +61,11 @@ struct kvswatch {
     struct list_node runq;
     struct list_node failed; /* lookups that could not be sent */
     struct flux_deferred reaper;
+    strhash_t *follows;     /* name -> struct follow */
+    struct list_node idle;  /* follows without watchers, oldest first */
+    uv_timer_t *idle_timer; /* unfollows the idle ones when due */
+    kvswatch_follow_f sub, unsub;
+    void *follow_arg;
     int nwatchers;
     int nqueued;
     int active;
@@ -60,6 +78,8 @@ struct kvswatch {
         unsigned long events;
         unsigned long bad_requests;
         unsigned long bad_events;
+        unsigned long follows;
+        unsigned long unfollows;
     } stats;
 };
 
@@ -119,11 +139,126 @@ static void ns_destroy (void *arg)
 /* Free ns once it has no watchers, unless it was already taken out of the
  * table (namespace removal and shutdown free it themselves).
  */
+static void follow_idle (kvswatch_t *kw, const char *name);
+
 static void ns_release (kvswatch_t *kw, nsmon_t *ns)
 {
     if (ns && nsmon_count (ns) == 0
-        && strhash_lookup (kw->namespaces, nsmon_name (ns)) == ns)
+        && strhash_lookup (kw->namespaces, nsmon_name (ns)) == ns) {
+        follow_idle (kw, nsmon_name (ns));
         (void)strhash_delete (kw->namespaces, nsmon_name (ns));
+    }
+}
+
+/* Following namespaces */
+
+static void follow_free (void *arg)
+{
+    struct follow *f = arg;
+    if (f) {
+        list_del (&f->idle);
+        free (f);
+    }
+}
+
+static double loop_now (kvswatch_t *kw)
+{
+    flux_reactor_t *r = flux_get_reactor (kw->h);
+    flux_reactor_now_update (r);
+    return flux_reactor_now (r);
+}
+
+static void idle_timer_cb (uv_timer_t *t);
+
+/* Let the timer fire when the oldest idle namespace is due. */
+static void idle_timer_arm (kvswatch_t *kw)
+{
+    struct follow *f;
+    double due;
+
+    if (!kw->idle_timer || list_empty (&kw->idle))
+        return;
+    f = list_entry (kw->idle.next, struct follow, idle);
+    due = f->since + KVSWATCH_UNFOLLOW_DELAY - loop_now (kw);
+    uv_timer_start (kw->idle_timer, idle_timer_cb,
+                    due > 0 ? (uint64_t)(due * 1000) + 1 : 0, 0);
+}
+
+/* Stop following the namespaces without watchers for long enough. */
+static void idle_timer_cb (uv_timer_t *t)
+{
+    kvswatch_t *kw = t->data;
+    double now = loop_now (kw);
+
+    while (!list_empty (&kw->idle)) {
+        struct follow *f = list_entry (kw->idle.next, struct follow, idle);
+        if (f->since + KVSWATCH_UNFOLLOW_DELAY > now)
+            break;
+        if (kw->unsub && kw->unsub (f->name, kw->follow_arg) < 0)
+            flux_log (kw->h, LOG_ERR, "unsubscribing from %s events: %s",
+                      f->name, strerror (errno));
+        kw->stats.unfollows++;
+        (void)strhash_delete (kw->follows, f->name); /* frees f */
+    }
+    idle_timer_arm (kw);
+}
+
+/* Make sure the events of namespace name are followed (before a
+ * watcher's first lookup), and that they stay followed while it has
+ * watchers.  -1 with errno if the subscription failed. */
+static int follow (kvswatch_t *kw, const char *name)
+{
+    struct follow *f;
+
+    if (!kw->sub)
+        return 0;
+    if ((f = strhash_lookup (kw->follows, name))) {
+        list_del (&f->idle); /* in use again */
+        return 0;
+    }
+    if (!(f = calloc (1, sizeof (*f) + strlen (name) + 1)))
+        return -1;
+    list_init (&f->idle);
+    strcpy (f->name, name);
+    if (kw->sub (name, kw->follow_arg) < 0) {
+        int saved_errno = errno;
+        free (f);
+        errno = saved_errno;
+        return -1;
+    }
+    if (strhash_insert (kw->follows, f->name, f) < 0) {
+        int saved_errno = errno;
+        if (kw->unsub)
+            (void)kw->unsub (name, kw->follow_arg);
+        free (f);
+        errno = saved_errno;
+        return -1;
+    }
+    kw->stats.follows++;
+    return 0;
+}
+
+/* Namespace name has no watcher left: unfollow it later. */
+static void follow_idle (kvswatch_t *kw, const char *name)
+{
+    struct follow *f;
+
+    if (!(f = strhash_lookup (kw->follows, name)) || list_attached (&f->idle))
+        return;
+    f->since = loop_now (kw);
+    list_add_tail (&kw->idle, &f->idle);
+    if (!uv_is_active ((uv_handle_t *)kw->idle_timer))
+        idle_timer_arm (kw);
+}
+
+void kvswatch_set_follow (kvswatch_t *kw, kvswatch_follow_f sub,
+                          kvswatch_follow_f unsub, void *arg)
+{
+    if (kw) {
+        kw->sub = sub;
+        kw->unsub = unsub;
+        kw->follow_arg = arg;
+    }
 }
 
 /* Responses */
@@ -593,6 +728,13 @@ void kvswatch_lookup (kvswatch_t *kw, const flux_msg_t *msg)
         watcher_destroy (w);
         return;
     }
+    if (follow (kw, w->ns_name) < 0) {
+        (void)flux_respond_error (kw->h, msg, errno,
+                                  "kvs-watch: cannot follow the namespace's "
+                                  "events");
+        watcher_destroy (w);
+        return;
+    }
     if (!(ns = strhash_lookup (kw->namespaces, w->ns_name))) {
         if (!(ns = nsmon_create (w->ns_name))
             || strhash_insert (kw->namespaces, w->ns_name, ns) < 0) {
@@ -628,6 +770,8 @@ void kvswatch_lookup (kvswatch_t *kw, const flux_msg_t *msg)
     return;
 nomem:
     (void)flux_respond_error (kw->h, msg, ENOMEM, NULL);
+    if (!strhash_lookup (kw->namespaces, w->ns_name))
+        follow_idle (kw, w->ns_name);
     watcher_destroy (w);
 }
 
@@ -753,6 +897,7 @@ static void event_removed (kvswatch_t *kw, nsmon_t *ns)
 {
     (void)strhash_take (kw->namespaces, nsmon_name (ns));
     nsmon_foreach (ns, end_removed_cb, kw);
+    follow_idle (kw, nsmon_name (ns));
     nsmon_destroy (ns);
 }
 
@@ -817,7 +962,8 @@ json_t *kvswatch_stats (kvswatch_t *kw)
         goto nomem;
     }
     if (!(o = json_pack (
-              "{s:i s:i s:o s:i s:i s:i s:i s:I s:I s:I s:I s:I s:I}",
+              "{s:i s:i s:o s:i s:i s:i s:i s:I s:I s:I s:I s:I s:I s:i s:I "
+              "s:I}",
               "watchers", kw->nwatchers, "namespace-count",
               (int)strhash_count (kw->namespaces), "namespaces", nsobj,
               "senders", (int)strhash_count (kw->senders), "lookups-active",
@@ -827,7 +973,10 @@ json_t *kvswatch_stats (kvswatch_t *kw)
               (json_int_t)kw->stats.responses, "events",
               (json_int_t)kw->stats.events, "bad-requests",
               (json_int_t)kw->stats.bad_requests, "bad-events",
-              (json_int_t)kw->stats.bad_events)))
+              (json_int_t)kw->stats.bad_events, "followed",
+              (int)strhash_count (kw->follows), "follows",
+              (json_int_t)kw->stats.follows, "unfollows",
+              (json_int_t)kw->stats.unfollows)))
         goto nomem;
     return o;
 nomem:
@@ -852,15 +1001,26 @@ kvswatch_t *kvswatch_create (flux_t *h, uint32_t rank, int max_lookups)
     kw->max_active = max_lookups;
     list_init (&kw->runq);
     list_init (&kw->failed);
+    list_init (&kw->idle);
     flux_deferred_init (&kw->reaper, reap_failed);
     if (!(kw->namespaces = strhash_create (ns_destroy))
         || !(kw->byid = strhash_create (NULL))
-        || !(kw->senders = strhash_create (sender_destroy))) {
+        || !(kw->senders = strhash_create (sender_destroy))
+        || !(kw->follows = strhash_create (follow_free))
+        || !(kw->idle_timer = calloc (1, sizeof (*kw->idle_timer)))) {
         kvswatch_destroy (kw);
         errno = ENOMEM;
         return NULL;
     }
+    uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), kw->idle_timer);
+    uv_unref ((uv_handle_t *)kw->idle_timer); /* never keeps the loop up */
+    kw->idle_timer->data = kw;
     return kw;
+}
+
+static void free_handle (uv_handle_t *h)
+{
+    free (h);
 }
 
 static int collect_name_cb (const char *key, void *val, void *arg)
@@ -897,6 +1057,11 @@ void kvswatch_destroy (kvswatch_t *kw)
         strhash_destroy (kw->namespaces);
         strhash_destroy (kw->byid);
         strhash_destroy (kw->senders);
+        strhash_destroy (kw->follows);
+        if (kw->idle_timer && kw->idle_timer->loop)
+            uv_close ((uv_handle_t *)kw->idle_timer, free_handle);
+        else
+            free (kw->idle_timer);
         free (kw);
         errno = saved_errno;
     }

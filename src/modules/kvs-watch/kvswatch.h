@@ -17,8 +17,9 @@
  * The engine sends and receives through h (RPCs to the local kvs and
  * content services, responses to requesters) and never subscribes or
  * registers handlers itself: the module's main.c feeds it the requests and
- * events, so tests can drive it over loop://.  All functions are called
- * from the reactor thread of h.
+ * events, and tells it how to follow a namespace's events (see
+ * kvswatch_set_follow()), so tests can drive it over loop://.  All
+ * functions are called from the reactor thread of h.
  */
 #ifndef KVS_WATCH_KVSWATCH_H
 #define KVS_WATCH_KVSWATCH_H
@@ -65,11 +66,28 @@ void kvswatch_disconnect (kvswatch_t *kw, const flux_msg_t *msg);
  */
 void kvswatch_event (kvswatch_t *kw, const flux_msg_t *msg);
 
+/* How the engine follows only the namespaces it watches.  sub(name, arg)
+ * is called when namespace name gets a watcher and its events are not
+ * followed yet, before that watcher's first lookup; it must return only
+ * once the events published after it are sure to arrive (a synchronous
+ * subscription), 0 on success or -1 with errno set (the watcher is then
+ * refused with that errno).  unsub(name, arg) is called once the
+ * namespace has had no watcher for KVSWATCH_UNFOLLOW_DELAY seconds
+ * (so that watchers coming and going do not subscribe each time); its
+ * result is only logged.  Without these (the default) the caller
+ * delivers whatever events it gets, as tests over loop:// do.
+ */
+#define KVSWATCH_UNFOLLOW_DELAY 5.0
+typedef int (*kvswatch_follow_f) (const char *name, void *arg);
+void kvswatch_set_follow (kvswatch_t *kw, kvswatch_follow_f sub,
+                          kvswatch_follow_f unsub, void *arg);
+
 /* Statistics object (new reference), or NULL with ENOMEM:
  * {watchers:i, namespace-count:i, namespaces:{NS:{owner, rootseq,
  * watchers, keys, waiting}}, senders:i, lookups-active:i,
  * lookups-queued:i, max-lookups:i, lookups:i, loads:i, responses:i,
- * events:i, bad-requests:i, bad-events:i}
+ * events:i, bad-requests:i, bad-events:i, followed:i (namespaces whose
+ * events are followed), follows:i, unfollows:i}
  */
 json_t *kvswatch_stats (kvswatch_t *kw);
 

@@ -6,8 +6,13 @@
  *
  * Arguments: max-lookups=N  watchers with a lookup in flight at once
  *                           (default KVSWATCH_DEFAULT_MAX_LOOKUPS).
+ *
+ * It subscribes to the events of a namespace only while the namespace
+ * has watchers (and a few seconds more), so commits to namespaces that
+ * nobody watches do not wake it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +47,36 @@ static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 /* Overrides the default kvs-watch.stats-get: the engine's numbers plus
  * the usual message counters.
  */
+/* Follow a namespace's events: kvs.namespace-<name>-{setroot,created,
+ * removed}.  flux_event_subscribe() returns once the broker has the
+ * subscription, as kvswatch_set_follow() requires. */
+static int follow_topic (const char *name, char *buf, size_t size)
+{
+    if (snprintf (buf, size, "kvs.namespace-%s-", name) >= (int)size) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+static int subscribe_ns (const char *name, void *arg)
+{
+    char topic[300];
+
+    if (follow_topic (name, topic, sizeof (topic)) < 0)
+        return -1;
+    return flux_event_subscribe (arg, topic);
+}
+
+static int unsubscribe_ns (const char *name, void *arg)
+{
+    char topic[300];
+
+    if (follow_topic (name, topic, sizeof (topic)) < 0)
+        return -1;
+    return flux_event_unsubscribe (arg, topic);
+}
+
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
@@ -91,8 +126,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         return -1;
     if (!(kw = kvswatch_create (h, rank, max_lookups)))
         return -1;
-    if (flux_event_subscribe (h, "kvs.namespace-") < 0)
-        goto done;
+    kvswatch_set_follow (kw, subscribe_ns, unsubscribe_ns, h);
     if (flux_msg_handler_addvec (h, htab, kw, &handlers) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
