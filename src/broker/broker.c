@@ -581,9 +581,9 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 
 /* ---- from the broker's own services ---- */
 
-static void self_cb (uv_poll_t *w, int status, int events)
+/* Route what the broker's own services sent (at most 64 per turn). */
+static void self_drain (struct broker *b)
 {
-    struct broker *b = w->data;
     int n;
 
     for (n = 0; n < 64; n++) {
@@ -608,6 +608,31 @@ static void self_cb (uv_poll_t *w, int status, int events)
         else
             flux_msg_decref (msg);
     }
+}
+
+static void self_idle_cb (uv_idle_t *w)
+{
+}
+
+/* Before the loop would block: keep it from blocking while the services
+ * left messages for the router (the pipe does not signal them). */
+static void self_prep_cb (uv_prepare_t *w)
+{
+    struct broker *b = w->data;
+
+    if (flux_msgpipe_count (b->self_pipe, 0) > 0)
+        uv_idle_start (&b->self_idle, self_idle_cb);
+    else
+        uv_idle_stop (&b->self_idle);
+}
+
+static void self_check_cb (uv_check_t *w)
+{
+    struct broker *b = w->data;
+
+    uv_idle_stop (&b->self_idle);
+    if (flux_msgpipe_count (b->self_pipe, 0) > 0)
+        self_drain (b);
 }
 
 /* ---- modules ---- */
@@ -907,12 +932,18 @@ int router_init (struct broker *b)
                   = strmap_create ((strmap_free_f)flux_msg_decref)))
                 return -1;
     }
-    if (uv_poll_init (b->loop, &b->self_poll,
-                      flux_msgpipe_pollfd (b->self_pipe, 0))
-        < 0)
-        return -1;
-    b->self_poll.data = b;
-    uv_poll_start (&b->self_poll, UV_READABLE, self_cb);
+    /* both ends are this thread's: no eventfd signals (see broker.h) */
+    flux_msgpipe_set_quiet (b->self_pipe, 0);
+    flux_msgpipe_set_quiet (b->self_pipe, 1);
+    uv_prepare_init (b->loop, &b->self_prep);
+    uv_check_init (b->loop, &b->self_check);
+    uv_idle_init (b->loop, &b->self_idle);
+    b->self_prep.data = b->self_check.data = b->self_idle.data = b;
+    uv_unref ((uv_handle_t *)&b->self_prep);
+    uv_unref ((uv_handle_t *)&b->self_check);
+    uv_unref ((uv_handle_t *)&b->self_idle);
+    uv_prepare_start (&b->self_prep, self_prep_cb);
+    uv_check_start (&b->self_check, self_check_cb);
     return 0;
 }
 
@@ -945,6 +976,7 @@ void router_fini (struct broker *b)
     b->peers = NULL;
     b->self = NULL;
     pthread_rwlock_unlock (&b->route_lock);
-    if (uv_is_active ((uv_handle_t *)&b->self_poll))
-        uv_poll_stop (&b->self_poll);
+    uv_prepare_stop (&b->self_prep);
+    uv_check_stop (&b->self_check);
+    uv_idle_stop (&b->self_idle);
 }

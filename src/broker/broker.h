@@ -54,10 +54,14 @@ struct broker {
     struct attr *attrs;
     struct brokerlog *log;
 
-    /* the broker's own services run on h, an end of self_pipe */
+    /* the broker's own services run on h, an end of self_pipe; both
+     * ends are served by this thread, without eventfd signals: the
+     * router looks at its end before the loop would block */
     struct flux_msgpipe *self_pipe;
     flux_t *h;
-    uv_poll_t self_poll;
+    uv_prepare_t self_prep;
+    uv_check_t self_check;
+    uv_idle_t self_idle;
 
     struct usock_server *usock;
     struct overlay *overlay;

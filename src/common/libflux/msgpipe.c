@@ -18,6 +18,7 @@ struct queue {
     struct msgdeque m;
     int efd;     /* readable while count > 0 or peer closed */
     bool closed; /* the owning end closed */
+    bool quiet;  /* pushes do not signal efd (flux_msgpipe_set_quiet) */
     /* Wakeups written (or about to be: senders write after unlocking)
      * and not yet read back.  While it is 0 the eventfd is known clear,
      * so the reader does not read it: without this a wakeup cost ~4
@@ -120,7 +121,7 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
         errno = EPIPE;
     else if (msgdeque_push (&q->m, msg, false) == 0)
         rc = 0;
-    if ((wake = rc == 0 && q->m.count == 1))
+    if ((wake = rc == 0 && q->m.count == 1 && !q->quiet))
         q->owed++;
     pthread_mutex_unlock (&p->lock);
     /* Signal after unlocking: the reader this wakes takes the lock at
@@ -165,6 +166,15 @@ size_t flux_msgpipe_count (struct flux_msgpipe *p, int end)
     n = p->q[end].m.count;
     pthread_mutex_unlock (&p->lock);
     return n;
+}
+
+void flux_msgpipe_set_quiet (struct flux_msgpipe *p, int end)
+{
+    if (p && (end == 0 || end == 1)) {
+        pthread_mutex_lock (&p->lock);
+        p->q[end].quiet = true;
+        pthread_mutex_unlock (&p->lock);
+    }
 }
 
 void flux_msgpipe_set_send_hook (struct flux_msgpipe *p, int end,

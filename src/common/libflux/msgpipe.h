@@ -43,6 +43,13 @@ int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end);
  * its queue is empty, and its sends fail with EPIPE. */
 void flux_msgpipe_close (struct flux_msgpipe *p, int end);
 
+/* Messages queued for this end no longer signal its eventfd: for a pipe
+ * whose two ends are served by one thread, whose reader looks at
+ * flux_msgpipe_count() before its loop would block (as a handle from
+ * flux_msgpipe_open() does), so a message costs no system call.  Only
+ * closing the other end still signals.  Set it before the pipe is used. */
+void flux_msgpipe_set_quiet (struct flux_msgpipe *p, int end);
+
 /* How a handle over 'end' sends (flux_msgpipe_open): instead of
  * flux_msgpipe_send (p, end, msg), call fn (p, end, msg, arg), which
  * takes the reference to msg when it returns 0 and not when it returns -1

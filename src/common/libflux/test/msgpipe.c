@@ -168,6 +168,42 @@ int main (int argc, char *argv[])
     flux_msg_decref (msg);
     flux_msgpipe_decref (p);
 
+    /* quiet ends: both served by one thread (the broker's own services) */
+    p = flux_msgpipe_create ();
+    flux_msgpipe_set_quiet (p, 0);
+    flux_msgpipe_set_quiet (p, 1);
+    msg = flux_request_encode ("echo", "q");
+    ok (flux_msgpipe_send (p, 0, msg) == 0 && flux_msgpipe_count (p, 1) == 1
+            && !readable (flux_msgpipe_pollfd (p, 1)),
+        "quiet: a message waits without signalling the eventfd");
+    {
+        static const struct flux_msg_handler_spec htab[] = {
+            {FLUX_MSGTYPE_REQUEST, "echo", echo_cb, 0},
+            FLUX_MSGHANDLER_TABLE_END,
+        };
+        flux_msg_handler_t **handlers = NULL;
+        flux_t *h1 = flux_msgpipe_open (p, 1, 0);
+
+        ok (h1 && flux_msg_handler_addvec (h1, htab, NULL, &handlers) == 0
+                && (flux_pollevents (h1) & FLUX_POLLIN),
+            "quiet: a handle over the end still sees it pending");
+        ok (flux_reactor_run (flux_get_reactor (h1), FLUX_REACTOR_NOWAIT) >= 0
+                && flux_msgpipe_count (p, 0) == 1
+                && !readable (flux_msgpipe_pollfd (p, 0)),
+            "quiet: one loop turn answers it, and the answer waits "
+            "unsignalled");
+        got = flux_msgpipe_recv (p, 0);
+        ok (got && flux_response_decode (got, NULL, &s) == 0 && s
+                && !strcmp (s, "q"),
+            "quiet: the answer is the echo");
+        flux_msg_decref (got);
+        flux_msg_handler_delvec (handlers);
+        flux_close (h1);
+    }
+    ok (readable (flux_msgpipe_pollfd (p, 0)),
+        "quiet: closing an end still signals the other");
+    flux_msgpipe_decref (p);
+
     p = flux_msgpipe_create ();
     pthread_create (&t, NULL, server_thread, p);
     ok ((h = flux_msgpipe_open (p, 0, 0)) != NULL, "open end 0 as a handle");
