@@ -384,8 +384,10 @@ static int frames_recv (void *zs, struct frames *fr)
         zmq_msg_t *m = fr->n < MAX_FRAMES ? &fr->f[fr->n] : &extra;
         zmq_msg_init (m);
         if (zmq_msg_recv (m, zs, ZMQ_DONTWAIT) < 0) {
+            int saved_errno = errno; /* watch_drain() reads EAGAIN */
             zmq_msg_close (m);
             frames_close (fr);
+            errno = saved_errno;
             return -1;
         }
         more = zmq_msg_more (m);
@@ -490,13 +492,23 @@ static void watch_destroy (struct zwatch *w)
     }
 }
 
+/* Read up to BATCH messages.  A receive that finds nothing (EAGAIN) has
+ * just processed all of the socket's pending commands (libzmq does that
+ * before it gives up on a non-blocking receive), so when the drain ends
+ * that way the fd will signal whatever comes next: the socket is clean.
+ * Otherwise (batch limit, error) it stays dirty, to be re-read. */
 static void watch_drain (struct zwatch *w)
 {
+    bool clean = false;
+
     for (int i = 0; i < BATCH && w->zs; i++) {
-        if (w->handler (w) == 0)
+        errno = 0;
+        if (w->handler (w) == 0) {
+            clean = errno == EAGAIN;
             break;
+        }
     }
-    w->dirty = true; /* any zmq call may have consumed the fd's edge */
+    w->dirty = !clean;
 }
 
 static bool watch_readable (struct zwatch *w)
@@ -899,8 +911,10 @@ static void parent_lost (struct overlay *ov, const char *reason)
     if (p->status == OVERLAY_PEER_LOST)
         return;
     /* stop reconnecting until overlay_connect() is called again */
-    if (ov->dealer)
+    if (ov->dealer) {
         (void)zmq_disconnect (ov->dealer->zs, ov->parent_uri);
+        ov->dealer->dirty = true; /* any zmq call may consume the edge */
+    }
     set_status (ov, p, OVERLAY_PEER_LOST, reason, false);
 }
 
