@@ -2,8 +2,9 @@
 # Set up everything and run the project's main job: start a Flux instance
 # of 4 brokers on this machine and use it (overlay tree, ping across it, the
 # KVS, resources, and jobs through the whole control plane with simulated
-# execution — real process launch is the next piece of work), then run the
-# messaging and broker benchmarks.
+# execution — real process launch is the next piece of work), then print
+# what the machine allows (bench/floors) and run the messaging and broker
+# benchmarks.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
