@@ -50,31 +50,32 @@ static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 /* Follow a namespace's events: kvs.namespace-<name>-{setroot,created,
  * removed}.  flux_event_subscribe() returns once the broker has the
  * subscription, as kvswatch_set_follow() requires. */
-static int follow_topic (const char *name, char *buf, size_t size)
+static int follow_call (int (*fn) (flux_t *h, const char *topic), flux_t *h,
+                        const char *name)
 {
-    if (snprintf (buf, size, "kvs.namespace-%s-", name) >= (int)size) {
-        errno = EINVAL;
+    static const char prefix[] = "kvs.namespace-";
+    size_t size = sizeof (prefix) + strlen (name) + 1;
+    char *topic;
+    int rc;
+
+    if (!(topic = malloc (size)))
         return -1;
-    }
-    return 0;
+    snprintf (topic, size, "%s%s-", prefix, name);
+    rc = fn (h, topic);
+    int saved_errno = errno;
+    free (topic);
+    errno = saved_errno;
+    return rc;
 }
 
 static int subscribe_ns (const char *name, void *arg)
 {
-    char topic[300];
-
-    if (follow_topic (name, topic, sizeof (topic)) < 0)
-        return -1;
-    return flux_event_subscribe (arg, topic);
+    return follow_call (flux_event_subscribe, arg, name);
 }
 
 static int unsubscribe_ns (const char *name, void *arg)
 {
-    char topic[300];
-
-    if (follow_topic (name, topic, sizeof (topic)) < 0)
-        return -1;
-    return flux_event_unsubscribe (arg, topic);
+    return follow_call (flux_event_unsubscribe, arg, name);
 }
 
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
