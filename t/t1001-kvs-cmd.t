@@ -532,6 +532,14 @@ test_expect_success 'namespace create of an existing name fails' '
 	test_expect_code 1 flux kvs namespace create ns1 2>nsexist.err &&
 	grep "^flux-kvs: ns1: .*exists" nsexist.err
 '
+test_expect_success 'namespace names are at most 255 bytes' '
+	long=$(printf "%0255d" 0) &&
+	flux kvs namespace create $long &&
+	flux kvs put -N $long a=1 &&
+	flux kvs namespace remove $long &&
+	test_expect_code 1 flux kvs namespace create ${long}x 2>nslong.err &&
+	grep "longer than 255 bytes" nslong.err
+'
 test_expect_success 'namespace create -o sets the owner' '
 	flux kvs namespace create -o 1234 ns2 &&
 	flux kvs getroot -N ns2 -o >ns2o.out &&

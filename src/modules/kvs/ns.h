@@ -18,6 +18,10 @@
 
 #define KVS_PRIMARY "primary"
 
+/* The longest namespace name kvs.namespace-create accepts: its events
+ * (kvs.namespace-<name>-setroot ...) must fit their topics. */
+#define KVS_NAMESPACE_NAME_MAX 255
+
 struct kvs_ns {
     char *name;
     uint32_t owner;

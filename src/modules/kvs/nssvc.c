@@ -556,6 +556,12 @@ void ns_create_request_cb (flux_t *h, flux_msg_handler_t *mh,
                            "kvs.namespace-create is served by rank 0");
         return;
     }
+    if (strlen (name) > KVS_NAMESPACE_NAME_MAX) {
+        kvs_respond_error (ctx, msg, EINVAL,
+                           "namespace name longer than %d bytes",
+                           KVS_NAMESPACE_NAME_MAX);
+        return;
+    }
     if (flags != 0 || owner < -1 || owner > 0xFFFFFFFFLL
         || blobref_validate (ref) < 0) {
         kvs_respond_error (ctx, msg, EINVAL, "invalid flags, owner or rootref");
