@@ -17,13 +17,7 @@
 #include <time.h>
 
 #include "libflux/flux.h"
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "libutil/monotime.h"
 
 static void die (const char *what)
 {
@@ -33,7 +27,7 @@ static void die (const char *what)
 
 static int bench_ping (flux_t *h, uint32_t rank, int count)
 {
-    double t0 = now ();
+    double t0 = monotime ();
     int i;
 
     for (i = 0; i < count; i++) {
@@ -43,7 +37,7 @@ static int bench_ping (flux_t *h, uint32_t rank, int count)
         flux_future_destroy (f);
     }
     printf ("ping rank %u: %.1f us mean round trip over %d\n", rank,
-            (now () - t0) / count * 1e6, count);
+            (monotime () - t0) / count * 1e6, count);
     return 0;
 }
 
@@ -94,7 +88,7 @@ static int bench_events (flux_t *h, int count)
         die ("subscribe");
     flux_msg_handler_start (mh);
     expected = count;
-    t0 = now ();
+    t0 = monotime ();
     for (i = 0; i < count; i++) {
         flux_msg_t *ev = flux_event_pack ("bench.ev", "{s:i}", "i", i);
         if (!ev || flux_send (h, ev, 0) < 0)
@@ -104,7 +98,7 @@ static int bench_events (flux_t *h, int count)
     flux_reactor_run (flux_get_reactor (leaf), 0);
     printf ("events: %d delivered to rank %u (through every level) at %.0f/s"
             ", %s\n",
-            received, size - 1, received / (now () - t0),
+            received, size - 1, received / (monotime () - t0),
             disorder ? "OUT OF ORDER" : "in order");
     flux_msg_handler_destroy (mh);
     flux_close (leaf);

@@ -35,17 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
+#include "libutil/monotime.h"
 
 static double seconds = 1.0;
 static const char *dir = ".";
 static size_t fsync_size = 28672;
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void die (const char *what)
 {
@@ -143,12 +137,12 @@ static double handoff_rtt (int cpu)
         h.count = n;
         if ((errno = pthread_create (&t, NULL, echo_thread, &h)))
             die ("pthread_create");
-        t0 = now ();
+        t0 = monotime ();
         for (long i = 0; i < n; i++) {
             end_signal (&h.end[1]);
             end_wait (&h.end[0]);
         }
-        t1 = now ();
+        t1 = monotime ();
         pthread_join (t, NULL);
         end_fini (&h.end[0]);
         end_fini (&h.end[1]);
@@ -241,14 +235,14 @@ static void test_zmq (void)
     /* the first exchange includes the CURVE handshake: not timed */
     if (zmq_send (s, buf, ZMSG, 0) < 0 || zmq_recv (s, buf, ZMSG, 0) < 0)
         die ("zmq exchange");
-    t0 = t1 = now ();
+    t0 = t1 = monotime ();
     while (t1 - t0 < seconds) {
         for (int i = 0; i < 100; i++)
             if (zmq_send (s, buf, ZMSG, 0) < 0
                 || zmq_recv (s, buf, ZMSG, 0) < 0)
                 die ("zmq exchange");
         n += 100;
-        t1 = now ();
+        t1 = monotime ();
     }
     if (zmq_send (s, "", 0, 0) < 0)
         die ("zmq stop");
@@ -263,7 +257,7 @@ static void test_zmq (void)
 
 static double fsync_op (int fd, const char *buf, int append, long n)
 {
-    double t0 = now ();
+    double t0 = monotime ();
 
     for (long i = 0; i < n; i++) {
         off_t off = append ? (off_t)i * fsync_size : 0;
@@ -272,7 +266,7 @@ static double fsync_op (int fd, const char *buf, int append, long n)
         if (fdatasync (fd) < 0)
             die ("fdatasync");
     }
-    return (now () - t0) / n * 1e6;
+    return (monotime () - t0) / n * 1e6;
 }
 
 static void test_fsync (void)
@@ -306,7 +300,7 @@ static void test_fsync (void)
 static void test_spawn (void)
 {
     char *argv[] = {"/bin/true", NULL};
-    double t0 = now (), t1 = t0;
+    double t0 = monotime (), t1 = t0;
     long n = 0;
 
     while (t1 - t0 < seconds) {
@@ -324,7 +318,7 @@ static void test_spawn (void)
             exit (1);
         }
         n++;
-        t1 = now ();
+        t1 = monotime ();
     }
     printf ("spawn_true: %.3f ms\n", (t1 - t0) / n * 1e3);
 }

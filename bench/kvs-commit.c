@@ -20,6 +20,7 @@
 
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
+#include "libutil/monotime.h"
 
 static int append;
 
@@ -31,13 +32,6 @@ struct thd {
     double *lat; /* seconds, one per commit */
     int errnum;
 };
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void *run (void *arg)
 {
@@ -52,7 +46,7 @@ static void *run (void *arg)
     for (int i = 0; i < t->count; i++) {
         flux_kvs_txn_t *txn = flux_kvs_txn_create ();
         flux_future_t *f = NULL;
-        double t0 = now ();
+        double t0 = monotime ();
 
         int rc;
 
@@ -80,7 +74,7 @@ static void *run (void *arg)
             flux_kvs_txn_destroy (txn);
             break;
         }
-        t->lat[i] = now () - t0;
+        t->lat[i] = monotime () - t0;
         flux_future_destroy (f);
         flux_kvs_txn_destroy (txn);
     }
@@ -124,7 +118,7 @@ int main (int argc, char **argv)
         perror ("calloc");
         return 1;
     }
-    t0 = now ();
+    t0 = monotime ();
     for (int i = 0; i < nthreads; i++) {
         thd[i].id = i;
         thd[i].count = count;
@@ -140,7 +134,7 @@ int main (int argc, char **argv)
         if (thd[i].errnum)
             rc = 1;
     }
-    elapsed = now () - t0;
+    elapsed = monotime () - t0;
     for (size_t i = 0; i < (size_t)nthreads * count; i++) {
         if (all[i] > 0)
             all[n++] = all[i];

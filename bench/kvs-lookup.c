@@ -22,6 +22,7 @@
 
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
+#include "libutil/monotime.h"
 
 struct run {
     flux_t *h;
@@ -31,13 +32,6 @@ struct run {
     double *lat;
     double *t0; /* send time per slot */
 };
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double (const void *a, const void *b)
 {
@@ -57,7 +51,7 @@ static void lookup_cb (flux_future_t *f, void *arg)
         if (r->errors++ == 0)
             fprintf (stderr, "kvs-lookup: %s\n", future_strerror (f, errno));
     }
-    r->lat[r->done++] = now () - r->t0[slot];
+    r->lat[r->done++] = monotime () - r->t0[slot];
     flux_future_destroy (f);
     if (r->sent < r->count)
         send_one (r);
@@ -72,7 +66,7 @@ static void send_one (struct run *r)
     flux_future_t *f;
 
     snprintf (key, sizeof (key), "%s.k%d", r->prefix, r->sent % r->nkeys);
-    r->t0[slot] = now ();
+    r->t0[slot] = monotime ();
     if (!(f = flux_kvs_lookup (r->h, NULL, 0, key))
         || flux_future_aux_set (f, "slot", (void *)(intptr_t)slot, NULL) < 0
         || flux_future_then (f, -1., lookup_cb, r) < 0) {
@@ -175,14 +169,14 @@ int main (int argc, char **argv)
         perror ("calloc");
         return 1;
     }
-    t0 = now ();
+    t0 = monotime ();
     while (r.sent < r.window)
         send_one (&r);
     if (flux_reactor_run (flux_get_reactor (r.h), 0) < 0) {
         perror ("flux_reactor_run");
         return 1;
     }
-    elapsed = now () - t0;
+    elapsed = monotime () - t0;
     {
         char where[32] = "the local broker";
         if (rank >= 0)

@@ -29,6 +29,7 @@
 
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
+#include "libutil/monotime.h"
 
 static flux_t *h;
 static flux_reactor_t *r;
@@ -38,13 +39,6 @@ struct watch {
     flux_future_t *f;
     int count; /* responses received */
 };
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void die (const char *what)
 {
@@ -94,11 +88,11 @@ static void append_commit (char **keys, int n, int seq)
     for (int i = 0; i < n; i++)
         if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, keys[i], event) < 0)
             die ("flux_kvs_txn_put");
-    t0 = now ();
+    t0 = monotime ();
     if (!(f = flux_kvs_commit (h, NULL, 0, txn))
         || flux_future_get (f, NULL) < 0)
         die ("flux_kvs_commit");
-    commit_time += now () - t0;
+    commit_time += monotime () - t0;
     flux_future_destroy (f);
     flux_kvs_txn_destroy (txn);
 }
@@ -134,24 +128,24 @@ static int bench_fanout (int n, int rounds)
     for (int i = 0; i < n; i++)
         if (asprintf (&keys[i], "bench.fanout.%d.eventlog", i) < 0)
             die ("asprintf");
-    t0 = now ();
+    t0 = monotime ();
     append_commit (keys, n, 0);
     for (int i = 0; i < n; i++)
         watch_start (&w[i], keys[i], count_cb);
     wait_count (&total, n);
-    printf ("fanout: %d watchers started in %.3f s\n", n, now () - t0);
+    printf ("fanout: %d watchers started in %.3f s\n", n, monotime () - t0);
 
-    t0 = now ();
+    t0 = monotime ();
     for (int k = 1; k <= rounds; k++) {
         append_commit (keys, n, k);
         wait_count (&total, n * (k + 1));
     }
-    t = now () - t0;
+    t = monotime () - t0;
     printf ("fanout: %d commits appending to all %d eventlogs: %.0f appends "
             "delivered/s\n",
             rounds, n, (double)n * rounds / t);
 
-    t0 = now ();
+    t0 = monotime ();
     commit_time = 0;
     for (int k = 0; k < rounds; k++) {
         int i = (k * 7919) % n;
@@ -159,7 +153,7 @@ static int bench_fanout (int n, int rounds)
         append_commit (&keys[i], 1, rounds + 1 + k);
         wait_count (&w[i].count, target);
     }
-    t = now () - t0;
+    t = monotime () - t0;
     printf ("fanout: commit to one of %d eventlogs until its watcher is "
             "answered: %.0f us (mean of %d; the commit itself: %.0f us)\n",
             n, t / rounds * 1e6, rounds, commit_time / rounds * 1e6);
@@ -199,15 +193,15 @@ static int bench_eventlog (int count)
     wait_count (&w.count, 1);
     for (int k = 1; k < count; k++) {
         double c0 = commit_time;
-        t0 = now ();
+        t0 = monotime ();
         append_commit (&key, 1, k);
         wait_count (&w.count, k + 1);
         if (k <= tenth) {
-            first += now () - t0;
+            first += monotime () - t0;
             cfirst += commit_time - c0;
         }
         else if (k >= count - tenth) {
-            last += now () - t0;
+            last += monotime () - t0;
             clast += commit_time - c0;
         }
     }

@@ -29,15 +29,9 @@
 #include <unistd.h>
 
 #include "libflux/flux.h"
+#include "libutil/monotime.h"
 
 static double seconds = 2.0;
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void die (const char *what)
 {
@@ -95,7 +89,7 @@ static double bench_bare (size_t size)
     }
     close (sv[1]);
     memset (buf, 'x', size);
-    t0 = now ();
+    t0 = monotime ();
     do {
         int i;
         for (i = 0; i < 1000; i++) {
@@ -104,7 +98,7 @@ static double bench_bare (size_t size)
                 die ("ping-pong");
         }
         count += 1000;
-    } while ((elapsed = now () - t0) < seconds);
+    } while ((elapsed = monotime () - t0) < seconds);
     close (sv[0]);
     waitpid (pid, NULL, 0);
     return elapsed / count;
@@ -183,7 +177,7 @@ static double bench_rpc (size_t *framesize)
     *framesize = flux_msg_frame_size (msg);
     flux_msg_destroy (msg);
 
-    t0 = now ();
+    t0 = monotime ();
     do {
         int i;
         for (i = 0; i < 1000; i++) {
@@ -198,7 +192,7 @@ static double bench_rpc (size_t *framesize)
             flux_future_destroy (f);
         }
         count += 1000;
-    } while ((elapsed = now () - t0) < seconds);
+    } while ((elapsed = monotime () - t0) < seconds);
     flux_close (h);
     waitpid (pid, NULL, 0);
     unlink (path);
@@ -224,7 +218,7 @@ static double bench_codec (void)
         || flux_msg_route_push (msg, "3") < 0)
         die ("build message");
     flux_msg_set_matchtag (msg, 42);
-    t0 = now ();
+    t0 = monotime ();
     do {
         int i;
         for (i = 0; i < 10000; i++) {
@@ -234,7 +228,7 @@ static double bench_codec (void)
             flux_msg_destroy (out);
         }
         count += 10000;
-    } while ((elapsed = now () - t0) < seconds);
+    } while ((elapsed = monotime () - t0) < seconds);
     flux_msg_destroy (msg);
     return count / elapsed;
 }

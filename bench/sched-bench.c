@@ -23,6 +23,7 @@
 
 #include "engine.h"
 #include "libflux/flux.h"
+#include "libutil/monotime.h"
 
 static flux_t *h;
 static flux_reactor_t *r;
@@ -30,13 +31,6 @@ static sched_t *s;
 static int nodes = 1024;
 static int successes, annotates, commits;
 static uint64_t last_success;
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* CPU time of this (single-threaded) process: less disturbed than wall
  * time when other work shares the machine */
@@ -192,12 +186,12 @@ static void burst (int jobs)
 
     start ();
     a0 = alloc_time ();
-    t0 = now ();
+    t0 = monotime ();
     c0 = cpu ();
     for (int i = 1; i <= jobs; i++)
         alloc (i, jobspec (1, 64, 1));
     run_until_successes (jobs);
-    t = now () - t0;
+    t = monotime () - t0;
     c = cpu () - c0;
     printf ("burst:   %d single-node jobs on %d nodes: %.1f ms to the last "
             "success, %.1f us/job wall, %.1f us/job cpu (%d commits); "
@@ -227,10 +221,10 @@ static void pending (int jobs)
     base = successes;
     c0 = cpu ();
     for (int i = 1; i <= jobs; i++) {
-        t0 = now ();
+        t0 = monotime ();
         send_json ("sched.free", json_pack ("{s:I}", "id", (json_int_t)i));
         run_until_successes (base + i);
-        total += now () - t0;
+        total += monotime () - t0;
     }
     t = total;
     printf ("pending: %d jobs pending on %d full nodes, freed one at a time: "
@@ -247,12 +241,12 @@ static void cores (int jobs)
 
     start ();
     a0 = alloc_time ();
-    t0 = now ();
+    t0 = monotime ();
     c0 = cpu ();
     for (int i = 1; i <= jobs; i++)
         alloc (i, jobspec (0, 1 + i % 8, 0));
     run_until_successes (jobs);
-    t = now () - t0;
+    t = monotime () - t0;
     printf ("cores:   %d jobs of 1-8 cores: %.1f ms, %.1f us/job wall, %.1f "
             "us/job cpu; first fit %.2f us/alloc\n",
             jobs, t * 1e3, t * 1e6 / jobs, (cpu () - c0) * 1e6 / jobs,
