@@ -172,6 +172,15 @@ static bool over (struct cache *c, size_t target)
            || (c->max_bytes && c->st.bytes > c->max_bytes);
 }
 
+/* e leaves the cold list's accounting (it is being moved off that list). */
+static void uncold (struct cache *c, struct entry *e)
+{
+    if (e->cold) {
+        e->cold = false;
+        c->cold_bytes -= e->size;
+    }
+}
+
 /* Move e to the busy list when it comes into use, back to the recent end
  * of the LRU when it is no longer in use.  Call after any change of its
  * dirty count, load or waiters. */
@@ -183,10 +192,7 @@ static void relist (struct cache *c, struct entry *e)
         return;
     list_del (&e->lru);
     if (busy) {
-        if (e->cold) {
-            e->cold = false;
-            c->cold_bytes -= e->size;
-        }
+        uncold (c, e);
         list_add_head (&c->busy, &e->lru);
     }
     else
@@ -268,10 +274,7 @@ static void touch (struct cache *c, struct entry *e)
         return; /* the busy list has no order */
     list_del (&e->lru);
     list_add_head (&c->lru, &e->lru);
-    if (e->cold) {
-        e->cold = false;
-        c->cold_bytes -= e->size;
-    }
+    uncold (c, e);
 }
 
 json_t *cache_get_treeobj (struct cache *c, const char *ref)
