@@ -145,6 +145,63 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'module remove --cancel: a module that does not stop is abandoned after 1 s' '
+	cat >cancel.sh <<-EOT &&
+	pid=\$(flux getattr broker.pid)
+	nthreads () { grep -lx testmod /proc/\$pid/task/*/comm | wc -l; }
+	flux module load $MOD || exit 1
+	$RPC testmod.stall "{\"seconds\":4}" >late.out &
+	rpcpid=\$!
+	sleep 0.3
+	t0=\$(date +%s%N)
+	flux module remove --cancel testmod || exit 1
+	echo \$(( (\$(date +%s%N) - t0) / 1000000 )) >cancel.ms
+	flux module list >list.out
+	$RPC testmod.hello 2>gone.err && exit 1
+	flux module load $MOD again || exit 1
+	$RPC testmod.hello >hello.out || exit 1
+	nthreads >threads.during
+	wait \$rpcpid || exit 1
+	sleep 0.5
+	nthreads >threads.after
+	$RPC testmod.hello >hello2.out || exit 1
+	flux dmesg >dmesg.out
+	EOT
+	flux start sh cancel.sh &&
+	ms=$(cat cancel.ms) && test $ms -ge 900 && test $ms -lt 3000 &&
+	! grep "^testmod " list.out &&
+	grep "Function not implemented" gone.err &&
+	grep "\"args\":\[\"again\"\]" hello.out &&
+	test $(cat threads.during) = 2 &&
+	test -f late.out &&
+	test $(cat threads.after) = 1 &&
+	grep "\"args\":\[\"again\"\]" hello2.out &&
+	grep "module testmod did not stop within 1.0 s: abandoned" dmesg.out
+'
+test_expect_success 'module remove waits for a busy module; --cancel after it ends both' '
+	cat >wait.sh <<-EOT &&
+	flux module load $MOD || exit 1
+	$RPC testmod.stall "{\"seconds\":1.5}" >/dev/null &
+	sleep 0.3
+	t0=\$(date +%s%N)
+	flux module remove testmod || exit 1
+	echo \$(( (\$(date +%s%N) - t0) / 1000000 )) >wait.ms
+	flux module load $MOD || exit 1
+	$RPC testmod.stall "{\"seconds\":5}" >/dev/null &
+	sleep 0.3
+	flux module remove testmod &
+	rmpid=\$!
+	sleep 0.2
+	flux module remove testmod 2>busy.err && exit 1
+	flux module remove --cancel testmod || exit 1
+	wait \$rmpid || exit 1
+	flux module list >list2.out
+	EOT
+	flux start sh wait.sh &&
+	ms=$(cat wait.ms) && test $ms -ge 1000 &&
+	grep "already being removed" busy.err &&
+	! grep "^testmod " list2.out
+'
 test_expect_success 'module to module: a burst of requests keeps its order; a module that is gone answers ENOSYS' '
 	cat >order.sh <<-EOT &&
 	flux module load --name=tmb $MOD || exit 1

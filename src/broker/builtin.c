@@ -19,9 +19,17 @@
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
 
+/* How long a module asked to stop with cancel gets before the broker
+ * abandons it (module_abandon). */
+#define CANCEL_GRACE_MS 1000
+
 struct modctx {
     const flux_msg_t *load_req;   /* answered when RUNNING or EXITED */
     const flux_msg_t *remove_req; /* answered when EXITED */
+    const flux_msg_t *cancel_req; /* a remove with cancel, the same */
+    uv_timer_t *cancel_timer;     /* runs out: the module is abandoned */
+    struct broker *b;
+    bool abandoned;
 };
 
 static struct broker *broker_of (void *arg)
@@ -102,6 +110,33 @@ static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
 
 /* ---- modules ---- */
 
+static void timer_close_cb (uv_handle_t *h)
+{
+    free (h);
+}
+
+static void modctx_destroy (struct modctx *ctx)
+{
+    if (ctx) {
+        if (ctx->cancel_timer)
+            uv_close ((uv_handle_t *)ctx->cancel_timer, timer_close_cb);
+        free (ctx);
+    }
+}
+
+static void respond_once (flux_t *h, const flux_msg_t **req, int errnum,
+                          const char *text)
+{
+    if (*req) {
+        if (errnum)
+            flux_respond_error (h, *req, errnum, text);
+        else
+            flux_respond (h, *req, NULL);
+        flux_msg_decref (*req);
+        *req = NULL;
+    }
+}
+
 static void module_reap (struct broker *b, struct module *m)
 {
     size_t i;
@@ -115,7 +150,7 @@ static void module_reap (struct broker *b, struct module *m)
         }
     }
     router_module_remove (b, m);
-    free (module_get_aux (m));
+    modctx_destroy (module_get_aux (m));
     module_destroy (m);
 }
 
@@ -141,27 +176,20 @@ static void module_status_cb (struct module *m, int prev, void *arg)
     struct modctx *ctx = module_get_aux (m);
     int status = module_status (m);
 
-    if (status == MODSTATE_RUNNING && ctx->load_req) {
-        flux_respond (b->h, ctx->load_req, NULL);
-        flux_msg_decref (ctx->load_req);
-        ctx->load_req = NULL;
-    }
+    if (status == MODSTATE_RUNNING)
+        respond_once (b->h, &ctx->load_req, 0, NULL);
     if (status == MODSTATE_EXITED) {
         int errnum = module_errnum (m);
-        if (ctx->load_req) {
-            flux_respond_error (b->h, ctx->load_req, errnum ? errnum : EINVAL,
-                                "module exited during initialization");
-            flux_msg_decref (ctx->load_req);
-            ctx->load_req = NULL;
-        }
-        else if (errnum)
+        if (ctx->load_req)
+            respond_once (b->h, &ctx->load_req, errnum ? errnum : EINVAL,
+                          "module exited during initialization");
+        else if (errnum && !ctx->abandoned)
             brokerlog_msg (b->log, 3, "module %s exited: %s", module_name (m),
                            strerror (errnum));
-        if (ctx->remove_req) {
-            flux_respond (b->h, ctx->remove_req, NULL);
-            flux_msg_decref (ctx->remove_req);
-            ctx->remove_req = NULL;
-        }
+        if (ctx->cancel_timer)
+            uv_timer_stop (ctx->cancel_timer);
+        respond_once (b->h, &ctx->remove_req, 0, NULL);
+        respond_once (b->h, &ctx->cancel_req, 0, NULL);
         /* no new requests may reach it */
         router_module_remove (b, m);
         b->module_reaper.data = b;
@@ -287,16 +315,54 @@ static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, errno, error.text);
 }
 
+/* The grace of a remove with cancel ran out: stop waiting. */
+static void cancel_timer_cb (uv_timer_t *w)
+{
+    struct module *m = w->data;
+    struct modctx *ctx = module_get_aux (m);
+    struct broker *b = ctx->b;
+
+    if (module_status (m) == MODSTATE_EXITED)
+        return;
+    ctx->abandoned = true;
+    brokerlog_msg (b->log, LOG_WARNING,
+                   "module %s did not stop within %.1f s: abandoned "
+                   "(its thread may still be running)",
+                   module_name (m), CANCEL_GRACE_MS / 1000.);
+    (void)module_abandon (m); /* EXITED: answers the removes, reaps it */
+}
+
+static int cancel_start (struct broker *b, struct module *m, struct modctx *ctx)
+{
+    if (!(ctx->cancel_timer = calloc (1, sizeof (*ctx->cancel_timer))))
+        return -1;
+    ctx->b = b;
+    uv_timer_init (b->loop, ctx->cancel_timer);
+    ctx->cancel_timer->data = m;
+    uv_timer_start (ctx->cancel_timer, cancel_timer_cb, CANCEL_GRACE_MS, 0);
+    return 0;
+}
+
+/* module.remove {name, cancel?}: ask the module to stop, and answer once
+ * its thread has exited.  With cancel, a module that has not stopped
+ * within CANCEL_GRACE_MS is abandoned (module_abandon) and the answer
+ * goes then; a remove with cancel may follow one without, which then
+ * ends the same way. */
 static void remove_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
 {
     struct broker *b = broker_of (arg);
     const char *name;
+    int cancel = 0;
     struct module *m;
     struct modctx *ctx;
+    const flux_msg_t **slot;
 
-    if (flux_request_unpack (msg, NULL, "{s:s}", "name", &name) < 0) {
-        flux_respond_error (h, msg, EPROTO, "module.remove: expected {name:s}");
+    if (flux_request_unpack (msg, NULL, "{s:s s?b}", "name", &name, "cancel",
+                             &cancel)
+        < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "module.remove: expected {name:s cancel?:b}");
         return;
     }
     if (!(m = module_lookup (b, name))) {
@@ -304,15 +370,22 @@ static void remove_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         return;
     }
     ctx = module_get_aux (m);
-    if (ctx->remove_req) {
+    slot = cancel ? &ctx->cancel_req : &ctx->remove_req;
+    if (*slot || (!cancel && ctx->cancel_req)) {
         flux_respond_error (h, msg, EBUSY, "module is already being removed");
         return;
     }
-    ctx->remove_req = flux_msg_incref (msg);
+    if (cancel && !ctx->cancel_timer && cancel_start (b, m, ctx) < 0) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    *slot = flux_msg_incref (msg);
+    if (ctx->remove_req && cancel)
+        return; /* the shutdown request went with the first remove */
     if (module_stop (m) < 0 && module_status (m) != MODSTATE_EXITED) {
         flux_respond_error (h, msg, errno, NULL);
-        flux_msg_decref (ctx->remove_req);
-        ctx->remove_req = NULL;
+        flux_msg_decref (*slot);
+        *slot = NULL;
     }
 }
 

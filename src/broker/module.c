@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,13 @@ struct module {
 
     int status;
     int errnum;
+    /* abandoned: the broker no longer waits for the thread (module_abandon);
+     * zombie: module_destroy() was called before the thread had exited,
+     * which frees everything once it reports EXITED; thread_exited: it
+     * has (its last status message has arrived). */
+    atomic_bool abandoned;
+    bool zombie;
+    bool thread_exited;
     module_recv_f recv_cb;
     module_status_f status_cb;
     void *arg;
@@ -313,8 +321,38 @@ static bool handle_status (struct module *m, flux_msg_t *msg)
             flux_msg_decref (rsp);
         }
     }
+    if (status == MODSTATE_EXITED)
+        m->thread_exited = true;
     set_status (m, status, errnum);
     return true;
+}
+
+/* An abandoned module still talks: its answers reach whoever still waits
+ * for them; its requests get ENOSYS, as if it were gone; its events and
+ * anything else are dropped. */
+static void abandoned_msg (struct module *m, flux_msg_t *msg, int type)
+{
+    if (type == FLUX_MSGTYPE_RESPONSE) {
+        m->recv_cb (m, msg, m->arg);
+        return;
+    }
+    if (type == FLUX_MSGTYPE_REQUEST && !flux_msg_is_noresponse (msg)) {
+        flux_msg_t *rsp = flux_response_derive (msg, ENOSYS);
+        if (rsp)
+            (void)module_send (m, rsp);
+        flux_msg_decref (rsp);
+    }
+    flux_msg_decref (msg);
+}
+
+static void zombie_free (struct module *m);
+
+static void zombie_close_cb (uv_handle_t *h)
+{
+    struct module *m = h->data;
+
+    free (h);
+    zombie_free (m);
 }
 
 static void pipe_cb (uv_poll_t *w, int status, int events)
@@ -335,6 +373,18 @@ static void pipe_cb (uv_poll_t *w, int status, int events)
             atomic_fetch_sub (&m->slow_pending, 1);
             if (!m->poll)
                 return; /* destroyed from the status callback */
+            if (m->zombie && m->thread_exited) {
+                /* the abandoned thread finished after all: free it all,
+                 * once the poll handle is closed */
+                uv_close ((uv_handle_t *)m->poll, zombie_close_cb);
+                m->poll = NULL;
+                return;
+            }
+            continue;
+        }
+        if (atomic_load (&m->abandoned)) {
+            abandoned_msg (m, msg, type);
+            atomic_fetch_sub (&m->slow_pending, 1);
             continue;
         }
         if (type == FLUX_MSGTYPE_REQUEST
@@ -359,7 +409,7 @@ static int send_hook (struct flux_msgpipe *p, int end, flux_msg_t *msg,
     struct module *m = arg;
 
     if (m->fast_cb && atomic_load (&m->slow_pending) == 0
-        && m->fast_cb (m, msg, m->arg)) {
+        && !atomic_load (&m->abandoned) && m->fast_cb (m, msg, m->arg)) {
         atomic_store (&m->last_seen, uv_hrtime () * 1e-9);
         return 0;
     }
@@ -460,10 +510,40 @@ error:
     return NULL;
 }
 
+/* Free what is left once the thread is gone (joined, or never started). */
+static void module_free (struct module *m)
+{
+    flux_msgpipe_decref (m->pipe);
+    json_decref (m->welcome);
+    if (m->dso)
+        dlclose (m->dso);
+    free (m->name);
+    free (m->path);
+    free (m);
+}
+
+static void zombie_free (struct module *m)
+{
+    if (m->pipe)
+        flux_msgpipe_close (m->pipe, 0);
+    pthread_join (m->thread, NULL); /* it has sent its last message */
+    module_free (m);
+}
+
 void module_destroy (struct module *m)
 {
     if (m) {
         int saved_errno = errno;
+        if (atomic_load (&m->abandoned) && !m->thread_exited && m->poll) {
+            /* still running: the pipe stays open and watched, and
+             * pipe_cb frees everything when the thread reports EXITED
+             * (if the broker exits first, the thread is left to die
+             * with the process) */
+            m->zombie = true;
+            m->status_cb = NULL;
+            errno = saved_errno;
+            return;
+        }
         if (m->poll) {
             uv_close ((uv_handle_t *)m->poll, poll_close_cb);
             m->poll = NULL;
@@ -472,15 +552,22 @@ void module_destroy (struct module *m)
             flux_msgpipe_close (m->pipe, 0);
         if (m->thread_started)
             pthread_join (m->thread, NULL);
-        flux_msgpipe_decref (m->pipe);
-        json_decref (m->welcome);
-        if (m->dso)
-            dlclose (m->dso);
-        free (m->name);
-        free (m->path);
-        free (m);
+        module_free (m);
         errno = saved_errno;
     }
+}
+
+int module_abandon (struct module *m)
+{
+    if (!m) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (m->status == MODSTATE_EXITED)
+        return 0;
+    atomic_store (&m->abandoned, true);
+    set_status (m, MODSTATE_EXITED, ECANCELED);
+    return 0;
 }
 
 int module_stop (struct module *m)

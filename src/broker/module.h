@@ -65,8 +65,19 @@ struct module *module_create (uv_loop_t *loop, const char *path,
 void module_stamp (struct module *m, flux_msg_t *msg);
 
 /* Join the thread (it must have exited, or be told to with a shutdown
- * request first) and free everything.  NULL-safe. */
+ * request first) and free everything.  NULL-safe.  An abandoned module
+ * whose thread still runs is not joined: it is freed when the thread
+ * reports EXITED, or never if the broker exits first. */
 void module_destroy (struct module *m);
+
+/* Stop waiting for a module that does not stop (flux module remove
+ * --cancel): its status becomes EXITED (errnum ECANCELED) at once, so
+ * the broker can unregister it, while its thread goes on in the
+ * background.  What the thread sends afterwards: responses are still
+ * routed (a late answer reaches its requester), requests get ENOSYS,
+ * events are dropped, and nothing takes the fast path.  A thread blocked
+ * forever stays blocked; its memory is not reclaimed.  0, or -1 EINVAL. */
+int module_abandon (struct module *m);
 
 /* Ask the module to stop (NAME.shutdown, no response expected). */
 int module_stop (struct module *m);

@@ -14,12 +14,18 @@
  *                            answers {count, ok, errnum} when all have
  *                            answered: ok counts the responses that
  *                            echoed their seq, errnum is the first error
+ *
+ * A module that does not stop (flux module remove --cancel):
+ *   <name>.stall {seconds:f}  blocks the module's thread that long (no
+ *                            message is handled meanwhile), then answers
+ *                            {} (a late answer, if it was abandoned)
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -139,16 +145,36 @@ static void burst_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     }
 }
 
+static void stall_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    double seconds;
+    struct timespec ts;
+
+    if (flux_request_unpack (msg, NULL, "{s:F}", "seconds", &seconds) < 0
+        || seconds < 0 || seconds > 3600) {
+        flux_respond_error (h, msg, EPROTO, "expected {seconds:f} <= 3600");
+        return;
+    }
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+        ;
+    flux_respond (h, msg, NULL);
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     struct ctx c = {.argc = argc, .argv = argv};
     char hello[128], fail[128], order[128], order_get[128], burst[128];
+    char stall[128];
     struct flux_msg_handler_spec htab[] = {
         {FLUX_MSGTYPE_REQUEST, hello, hello_cb, FLUX_ROLE_USER},
         {FLUX_MSGTYPE_REQUEST, fail, fail_cb, 0},
         {FLUX_MSGTYPE_REQUEST, order, order_cb, 0},
         {FLUX_MSGTYPE_REQUEST, order_get, order_get_cb, 0},
         {FLUX_MSGTYPE_REQUEST, burst, burst_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, stall, stall_cb, 0},
         FLUX_MSGHANDLER_TABLE_END,
     };
     flux_msg_handler_t **handlers;
@@ -163,6 +189,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     snprintf (order, sizeof (order), "%s.order", c.name);
     snprintf (order_get, sizeof (order_get), "%s.order-get", c.name);
     snprintf (burst, sizeof (burst), "%s.burst", c.name);
+    snprintf (stall, sizeof (stall), "%s.stall", c.name);
     if (!(c.seqs = json_array ())
         || flux_msg_handler_addvec (h, htab, &c, &handlers) < 0) {
         json_decref (c.seqs);

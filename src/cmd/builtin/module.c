@@ -28,7 +28,7 @@ static const char remove_usage[]
     = "Usage: flux module remove [OPTIONS] NAME\n"
       "Unload a broker module.\n"
       "  -f, --force        Ignore a module that is not loaded\n"
-      "      --cancel       Stop an unresponsive module thread\n"
+      "      --cancel       Abandon the module if it has not stopped in 1 s\n"
       "  -h, --help         Display this message\n";
 
 static const char reload_usage[]
