@@ -202,6 +202,35 @@ test_expect_success 'module remove waits for a busy module; --cancel after it en
 	grep "already being removed" busy.err &&
 	! grep "^testmod " list2.out
 '
+test_expect_success 'shutdown: a module that does not stop is abandoned after broker.module-stop-timeout' '
+	cat >stuck.sh <<-EOT &&
+	flux module load $MOD || exit 1
+	$RPC testmod.stall "{\"seconds\":20}" >/dev/null 2>&1 &
+	sleep 0.3
+	EOT
+	t0=$(date +%s) &&
+	flux start -Sbroker.module-stop-timeout=1s sh stuck.sh 2>stuck.err &&
+	test $(($(date +%s) - t0)) -lt 10 &&
+	grep "module testmod did not stop within 1s of the shutdown: abandoned" stuck.err &&
+	test_must_fail flux start -Sbroker.module-stop-timeout=soon true 2>bad.err &&
+	grep "broker.module-stop-timeout must be a duration" bad.err
+'
+test_expect_success 'parent lost: a broker whose module does not stop still exits' '
+	cat >orphan.sh <<-EOT &&
+	$RPC -r 3 module.load "{\"path\":\"$MOD\"}" || exit 1
+	pid3=\$($RPC -r 3 attr.get "{\"name\":\"broker.pid\"}" | sed -e "s/.*\"value\":\"\([0-9]*\)\".*/\1/")
+	$RPC -r 3 testmod.stall "{\"seconds\":20}" >/dev/null 2>&1 &
+	sleep 0.3
+	sh kill.sh 1 || exit 1
+	for i in \$(seq 1 50); do
+		kill -0 \$pid3 2>/dev/null || exit 0
+		sleep 0.2
+	done
+	echo "rank 3 (pid \$pid3) still running" >&2
+	exit 1
+	EOT
+	flux start -s 4 -Sbroker.module-stop-timeout=1s sh orphan.sh
+'
 test_expect_success 'module to module: a burst of requests keeps its order; a module that is gone answers ENOSYS' '
 	cat >order.sh <<-EOT &&
 	flux module load --name=tmb $MOD || exit 1

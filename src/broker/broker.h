@@ -96,6 +96,11 @@ struct broker {
     size_t modlist_pos;              /* next entry of broker.modules */
     struct module *modlist_loading;  /* waiting for it to run */
     struct module *modlist_stopping; /* shutdown: waiting for it to exit */
+    uv_timer_t module_stop_timer;    /* ... at most module_stop_timeout */
+    /* broker.module-stop-timeout (FSD, default 30s; 0 or inf: for ever,
+     * stored as -1): how long a shutdown waits for each module before
+     * abandoning it */
+    double module_stop_timeout;
     uv_check_t shutdown_check;
     uv_idle_t module_reaper;          /* destroys exited modules */
     const flux_msg_t **state_waiters; /* state-machine.wait until run */
@@ -169,6 +174,11 @@ void builtin_shutdown_done (struct broker *b);
 int broker_module_load (struct broker *b, const char *target, const char *name,
                         json_t *args, const flux_msg_t *req,
                         flux_error_t *error);
+/* Stop waiting for a module that does not stop (module_abandon), with a
+ * message in the log at level that says why ("did not stop within 1.0 s"):
+ * it becomes EXITED, so removes are answered and it is reaped. */
+void broker_module_abandon (struct broker *b, struct module *m, int level,
+                            const char *why);
 
 /* ---- state machine (state.c) ---- */
 int state_machine_init (struct broker *b);
@@ -177,6 +187,8 @@ const char *state_name (enum broker_state s);
 void state_enter (struct broker *b, enum broker_state s);
 /* A module changed status (called by the module service). */
 void state_module_status (struct broker *b, struct module *m, int status);
+/* Exited modules were destroyed: a shutdown goes on with the next one. */
+void state_modules_reaped (struct broker *b);
 /* Ask every module to stop at once (signals, lost parent). */
 void state_stop_all_modules (struct broker *b);
 /* Begin an orderly shutdown (from flux shutdown, a signal, or the end of

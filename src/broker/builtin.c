@@ -168,6 +168,7 @@ static void reap_cb (uv_idle_t *w)
         else
             i++;
     }
+    state_modules_reaped (b);
 }
 
 static void module_status_cb (struct module *m, int prev, void *arg)
@@ -315,21 +316,30 @@ static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, errno, error.text);
 }
 
+void broker_module_abandon (struct broker *b, struct module *m, int level,
+                            const char *why)
+{
+    struct modctx *ctx = module_get_aux (m);
+
+    if (module_status (m) == MODSTATE_EXITED)
+        return;
+    ctx->abandoned = true;
+    brokerlog_msg (b->log, level,
+                   "module %s %s: abandoned (its thread may still be running)",
+                   module_name (m), why);
+    (void)module_abandon (m); /* EXITED: answers the removes, reaps it */
+}
+
 /* The grace of a remove with cancel ran out: stop waiting. */
 static void cancel_timer_cb (uv_timer_t *w)
 {
     struct module *m = w->data;
     struct modctx *ctx = module_get_aux (m);
-    struct broker *b = ctx->b;
+    char why[64];
 
-    if (module_status (m) == MODSTATE_EXITED)
-        return;
-    ctx->abandoned = true;
-    brokerlog_msg (b->log, LOG_WARNING,
-                   "module %s did not stop within %.1f s: abandoned "
-                   "(its thread may still be running)",
-                   module_name (m), CANCEL_GRACE_MS / 1000.);
-    (void)module_abandon (m); /* EXITED: answers the removes, reaps it */
+    snprintf (why, sizeof (why), "did not stop within %.1f s",
+              CANCEL_GRACE_MS / 1000.);
+    broker_module_abandon (ctx->b, m, LOG_WARNING, why);
 }
 
 static int cancel_start (struct broker *b, struct module *m, struct modctx *ctx)

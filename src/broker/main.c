@@ -23,6 +23,7 @@
 
 #include "boot.h"
 #include "broker.h"
+#include "libutil/fsd.h"
 #include "methods.h"
 #include "module.h"
 #include "overlay/overlay.h"
@@ -171,6 +172,22 @@ static int stderr_level_hook (const char *name, const char *value, void *arg)
     return 0;
 }
 
+/* broker.module-stop-timeout: how long a shutdown waits for each module
+ * before abandoning it (FSD; 0 or inf: for ever). */
+static int module_stop_timeout_hook (const char *name, const char *value,
+                                     void *arg)
+{
+    struct broker *b = arg;
+    double t;
+
+    if (!value || fsd_parse_duration (value, &t) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    b->module_stop_timeout = (t == 0 || t >= 1e9) ? -1. : t;
+    return 0;
+}
+
 static int set_attrs (struct broker *b, struct boot_info *info)
 {
     char buf[64], uri[4200];
@@ -214,6 +231,17 @@ static int set_attrs (struct broker *b, struct boot_info *info)
         && attr_set_hook (b->attrs, "log-stderr-level", stderr_level_hook, b)
                < 0) {
         fprintf (stderr, "flux-broker: log-stderr-level must be 0-7\n");
+        return -1;
+    }
+    s = attr_get (b->attrs, "broker.module-stop-timeout", NULL);
+    rc |= attr_add (b->attrs, "broker.module-stop-timeout", s ? s : "30s",
+                    ATTR_RUNTIME);
+    if (rc == 0
+        && attr_set_hook (b->attrs, "broker.module-stop-timeout",
+                          module_stop_timeout_hook, b)
+               < 0) {
+        fprintf (stderr, "flux-broker: broker.module-stop-timeout must be a "
+                         "duration (FSD), e.g. 30s\n");
         return -1;
     }
     return rc ? -1 : 0;
@@ -408,8 +436,14 @@ static void teardown (struct broker *b, struct boot_info *info)
     b->log = NULL;
     attr_unregister_services (b->attrs);
     router_fini (b);
-    for (size_t i = 0; i < b->nmodules; i++)
-        module_destroy (b->modules[i]);
+    /* only after an emergency stop (signal, lost parent) are modules
+     * left: they were told to stop, and get module-stop-timeout */
+    for (size_t i = 0; i < b->nmodules; i++) {
+        if (!module_destroy_wait (b->modules[i], b->module_stop_timeout))
+            fprintf (stderr,
+                     "flux-broker: module %s did not stop: left running\n",
+                     module_name (b->modules[i]));
+    }
     free (b->modules);
     flux_close (b->h);
     flux_msgpipe_decref (b->self_pipe);
@@ -432,6 +466,7 @@ int main (int argc, char **argv)
     signal (SIGPIPE, SIG_IGN);
     b->owner = getuid ();
     b->fanout = 2;
+    b->module_stop_timeout = 30.;
     b->state = STATE_LOAD_BUILTINS;
     if (method_uuid (b->uuid, sizeof (b->uuid)) < 0) {
         fprintf (stderr, "flux-broker: cannot generate a UUID\n");

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -530,7 +531,24 @@ static void zombie_free (struct module *m)
     module_free (m);
 }
 
-void module_destroy (struct module *m)
+/* Join m's thread, waiting at most timeout seconds (< 0: for ever). */
+static bool join_thread (struct module *m, double timeout)
+{
+    struct timespec ts;
+
+    if (timeout < 0)
+        return pthread_join (m->thread, NULL) == 0;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)timeout;
+    ts.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return pthread_timedjoin_np (m->thread, NULL, &ts) == 0;
+}
+
+bool module_destroy_wait (struct module *m, double timeout)
 {
     if (m) {
         int saved_errno = errno;
@@ -542,7 +560,7 @@ void module_destroy (struct module *m)
             m->zombie = true;
             m->status_cb = NULL;
             errno = saved_errno;
-            return;
+            return true;
         }
         if (m->poll) {
             uv_close ((uv_handle_t *)m->poll, poll_close_cb);
@@ -550,11 +568,19 @@ void module_destroy (struct module *m)
         }
         if (m->pipe)
             flux_msgpipe_close (m->pipe, 0);
-        if (m->thread_started)
-            pthread_join (m->thread, NULL);
+        if (m->thread_started && !join_thread (m, timeout)) {
+            errno = saved_errno;
+            return false; /* left running, and m with it */
+        }
         module_free (m);
         errno = saved_errno;
     }
+    return true;
+}
+
+void module_destroy (struct module *m)
+{
+    (void)module_destroy_wait (m, -1.);
 }
 
 int module_abandon (struct module *m)

@@ -70,6 +70,11 @@ void module_stamp (struct module *m, flux_msg_t *msg);
  * reports EXITED, or never if the broker exits first. */
 void module_destroy (struct module *m);
 
+/* module_destroy(), waiting at most timeout seconds (< 0: for ever) for
+ * the thread.  false if it has not exited by then: it is left running,
+ * and m is not freed (the broker is about to exit). */
+bool module_destroy_wait (struct module *m, double timeout);
+
 /* Stop waiting for a module that does not stop (flux module remove
  * --cancel): its status becomes EXITED (errnum ECANCELED) at once, so
  * the broker can unregister it, while its thread goes on in the

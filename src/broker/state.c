@@ -238,11 +238,26 @@ void state_module_status (struct broker *b, struct module *m, int status)
 
 /* Shutdown: stop the most recently loaded module, and the next one only
  * once it has gone (the KVS flushes to content before content stops). */
+static void module_stop_timer_cb (uv_timer_t *w)
+{
+    struct broker *b = w->data;
+    struct module *m = b->modlist_stopping;
+    char why[96];
+
+    if (b->state != STATE_SHUTDOWN || !m || b->nmodules == 0
+        || b->modules[b->nmodules - 1] != m)
+        return;
+    snprintf (why, sizeof (why), "did not stop within %gs of the shutdown",
+              b->module_stop_timeout);
+    broker_module_abandon (b, m, LOG_ERR, why);
+}
+
 static void modules_unload_next (struct broker *b)
 {
     struct module *last;
 
     if (b->nmodules == 0) {
+        uv_timer_stop (&b->module_stop_timer);
         state_enter (b, STATE_FINALIZE);
         return;
     }
@@ -253,6 +268,9 @@ static void modules_unload_next (struct broker *b)
             brokerlog_msg (b->log, LOG_DEBUG, "shutdown: unloading %s",
                            module_name (last));
         (void)module_stop (last);
+        if (b->module_stop_timeout > 0)
+            uv_timer_start (&b->module_stop_timer, module_stop_timer_cb,
+                            (uint64_t)(b->module_stop_timeout * 1000.), 0);
     }
 }
 
@@ -384,13 +402,17 @@ static void shutdown_event_cb (flux_t *h, flux_msg_handler_t *mh,
         broker_shutdown (b, 0);
 }
 
+void state_modules_reaped (struct broker *b)
+{
+    if (b->state == STATE_SHUTDOWN)
+        modules_unload_next (b);
+}
+
 /* Modules exiting during shutdown let it proceed (checked each turn,
  * after the reaper has removed them). */
 static void shutdown_check_cb (uv_check_t *w)
 {
-    struct broker *b = w->data;
-    if (b->state == STATE_SHUTDOWN)
-        modules_unload_next (b);
+    state_modules_reaped (w->data);
 }
 
 void broker_peer_status (struct broker *b, uint32_t peer, int status,
@@ -445,6 +467,8 @@ int state_machine_init (struct broker *b)
 {
     if (flux_msg_handler_addvec (b->h, state_htab, b, &b->state_handlers) < 0)
         return -1;
+    uv_timer_init (b->loop, &b->module_stop_timer);
+    b->module_stop_timer.data = b;
     uv_check_init (b->loop, &b->shutdown_check);
     b->shutdown_check.data = b;
     uv_check_start (&b->shutdown_check, shutdown_check_cb);
