@@ -264,15 +264,48 @@ void kvs_commit_finish (flux_future_t *f, bool treeobj_root, bool sequence)
 }
 
 /* Commit txn to ns and finish as above. */
-static void commit (flux_t *h, const char *ns, int flags, flux_kvs_txn_t *txn,
-                    bool treeobj_root, bool sequence)
+/* The options of every command that commits: --namespace, and what to
+ * print of the new root (--treeobj-root, --sequence). */
+struct commit_opts {
+    const char *ns;
+    bool root, seq;
+};
+
+/* their struct option entries */
+/* clang-format off */
+#define COMMIT_LONGOPTS \
+    {"namespace", required_argument, NULL, 'N'}, \
+    {"treeobj-root", no_argument, NULL, 'O'}, \
+    {"sequence", no_argument, NULL, 's'}
+/* clang-format on */
+
+/* Take option c if it is one of struct commit_opts (true). */
+static bool commit_opt (int c, struct commit_opts *o)
+{
+    if (c == 'N')
+        o->ns = optarg;
+    else if (c == 'O')
+        o->root = true;
+    else if (c == 's')
+        o->seq = true;
+    else
+        return false;
+    return true;
+}
+
+/* Commit txn with flags (exit with a message on error), print what o
+ * asks for, and free txn and h. */
+static void commit_close (flux_t *h, const struct commit_opts *o, int flags,
+                          flux_kvs_txn_t *txn)
 {
     flux_future_t *f;
 
-    if (!(f = flux_kvs_commit (h, ns, flags, txn)))
+    if (!(f = flux_kvs_commit (h, o->ns, flags, txn)))
         cmd_die ("commit: %s", strerror (errno));
-    kvs_commit_finish (f, treeobj_root, sequence);
+    kvs_commit_finish (f, o->root, o->seq);
     flux_future_destroy (f);
+    flux_kvs_txn_destroy (txn);
+    flux_close (h);
 }
 
 static flux_future_t *lookup (flux_t *h, const char *ns, const char *at,
@@ -493,28 +526,25 @@ static char *read_stdin (size_t *lenp)
 static int cmd_kvs_put (int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'N'},
+        COMMIT_LONGOPTS,
         {"raw", no_argument, NULL, 'r'},
         {"treeobj", no_argument, NULL, 't'},
         {"append", no_argument, NULL, 'A'},
         {"no-merge", no_argument, NULL, 'n'},
         {"sync", no_argument, NULL, 'Y'},
-        {"treeobj-root", no_argument, NULL, 'O'},
-        {"sequence", no_argument, NULL, 's'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
-    bool raw = false, treeobj = false, root = false, seq = false;
+    struct commit_opts co = {0};
+    bool raw = false, treeobj = false;
     int c, put_flags = 0, commit_flags = 0;
-    const char *ns = NULL;
     flux_kvs_txn_t *txn;
     flux_t *h;
 
     while ((c = cmd_getopt (argc, argv, "N:rtAnOs", longopts)) != -1) {
+        if (commit_opt (c, &co))
+            continue;
         switch (c) {
-            case 'N':
-                ns = optarg;
-                break;
             case 'r':
                 raw = true;
                 break;
@@ -529,12 +559,6 @@ static int cmd_kvs_put (int argc, char **argv)
                 break;
             case 'Y':
                 commit_flags |= FLUX_KVS_SYNC;
-                break;
-            case 'O':
-                root = true;
-                break;
-            case 's':
-                seq = true;
                 break;
         }
     }
@@ -572,9 +596,7 @@ static int cmd_kvs_put (int argc, char **argv)
         free (key);
     }
     h = cmd_open ();
-    commit (h, ns, commit_flags, txn, root, seq);
-    flux_kvs_txn_destroy (txn);
-    flux_close (h);
+    commit_close (h, &co, commit_flags, txn);
     return 0;
 }
 
@@ -622,31 +644,25 @@ static bool unlink_check (flux_t *h, const char *ns, const char *key,
 static int cmd_kvs_unlink (int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'N'},
+        COMMIT_LONGOPTS,
         {"recursive", no_argument, NULL, 'R'},
         {"force", no_argument, NULL, 'f'},
-        {"treeobj-root", no_argument, NULL, 'O'},
-        {"sequence", no_argument, NULL, 's'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
-    bool recursive = false, force = false, root = false, seq = false;
-    const char *ns = NULL;
+    struct commit_opts co = {0};
+    bool recursive = false, force = false;
     flux_kvs_txn_t *txn;
     flux_t *h;
     int c;
 
     while ((c = cmd_getopt (argc, argv, "N:RfOs", longopts)) != -1) {
-        if (c == 'N')
-            ns = optarg;
         if (c == 'R')
             recursive = true;
-        if (c == 'f')
+        else if (c == 'f')
             force = true;
-        if (c == 'O')
-            root = true;
-        if (c == 's')
-            seq = true;
+        else
+            (void)commit_opt (c, &co);
     }
     if (optind >= argc)
         cmd_usage_error ("missing KEY");
@@ -654,13 +670,11 @@ static int cmd_kvs_unlink (int argc, char **argv)
     if (!(txn = flux_kvs_txn_create ()))
         cmd_die ("out of memory");
     for (int i = optind; i < argc; i++) {
-        if (unlink_check (h, ns, argv[i], recursive, force)
+        if (unlink_check (h, co.ns, argv[i], recursive, force)
             && flux_kvs_txn_unlink (txn, 0, argv[i]) < 0)
             cmd_die ("cannot unlink '%s': %s", argv[i], strerror (errno));
     }
-    commit (h, ns, 0, txn, root, seq);
-    flux_kvs_txn_destroy (txn);
-    flux_close (h);
+    commit_close (h, &co, 0, txn);
     return 0;
 }
 
@@ -670,26 +684,16 @@ static int cmd_kvs_unlink (int argc, char **argv)
 static int cmd_kvs_mkdir (int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'N'},
-        {"treeobj-root", no_argument, NULL, 'O'},
-        {"sequence", no_argument, NULL, 's'},
+        COMMIT_LONGOPTS,
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
-    bool root = false, seq = false;
-    const char *ns = NULL;
+    struct commit_opts co = {0};
     flux_kvs_txn_t *txn;
-    flux_t *h;
     int c;
 
-    while ((c = cmd_getopt (argc, argv, "N:Os", longopts)) != -1) {
-        if (c == 'N')
-            ns = optarg;
-        if (c == 'O')
-            root = true;
-        if (c == 's')
-            seq = true;
-    }
+    while ((c = cmd_getopt (argc, argv, "N:Os", longopts)) != -1)
+        (void)commit_opt (c, &co);
     if (optind >= argc)
         cmd_usage_error ("missing KEY");
     if (!(txn = flux_kvs_txn_create ()))
@@ -698,38 +702,28 @@ static int cmd_kvs_mkdir (int argc, char **argv)
         if (flux_kvs_txn_mkdir (txn, 0, argv[i]) < 0)
             cmd_die ("%s: %s", argv[i], strerror (errno));
     }
-    h = cmd_open ();
-    commit (h, ns, 0, txn, root, seq);
-    flux_kvs_txn_destroy (txn);
-    flux_close (h);
+    commit_close (cmd_open (), &co, 0, txn);
     return 0;
 }
 
 static int cmd_kvs_link (int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'N'},
+        COMMIT_LONGOPTS,
         {"target-namespace", required_argument, NULL, 'T'},
-        {"treeobj-root", no_argument, NULL, 'O'},
-        {"sequence", no_argument, NULL, 's'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
-    const char *ns = NULL, *targetns = NULL;
-    bool root = false, seq = false;
+    struct commit_opts co = {0};
+    const char *targetns = NULL;
     flux_kvs_txn_t *txn;
-    flux_t *h;
     int c;
 
     while ((c = cmd_getopt (argc, argv, "N:T:Os", longopts)) != -1) {
-        if (c == 'N')
-            ns = optarg;
         if (c == 'T')
             targetns = optarg;
-        if (c == 'O')
-            root = true;
-        if (c == 's')
-            seq = true;
+        else
+            (void)commit_opt (c, &co);
     }
     if (argc - optind != 2)
         cmd_usage_error ("specify TARGET and LINKNAME");
@@ -738,10 +732,7 @@ static int cmd_kvs_link (int argc, char **argv)
     if (flux_kvs_txn_symlink (txn, 0, argv[optind + 1], targetns, argv[optind])
         < 0)
         cmd_die ("%s: %s", argv[optind + 1], strerror (errno));
-    h = cmd_open ();
-    commit (h, ns, 0, txn, root, seq);
-    flux_kvs_txn_destroy (txn);
-    flux_close (h);
+    commit_close (cmd_open (), &co, 0, txn);
     return 0;
 }
 
@@ -899,34 +890,21 @@ static int cmd_kvs_wait (int argc, char **argv)
 static int cmd_kvs_sync (int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'N'},
-        {"treeobj-root", no_argument, NULL, 'O'},
-        {"sequence", no_argument, NULL, 's'},
+        COMMIT_LONGOPTS,
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
-    bool root = false, seq = false;
-    const char *ns = NULL;
+    struct commit_opts co = {0};
     flux_kvs_txn_t *txn;
-    flux_t *h;
     int c;
 
-    while ((c = cmd_getopt (argc, argv, "N:Os", longopts)) != -1) {
-        if (c == 'N')
-            ns = optarg;
-        if (c == 'O')
-            root = true;
-        if (c == 's')
-            seq = true;
-    }
+    while ((c = cmd_getopt (argc, argv, "N:Os", longopts)) != -1)
+        (void)commit_opt (c, &co);
     if (optind != argc)
         cmd_usage_error ("too many arguments");
     if (!(txn = flux_kvs_txn_create ()))
         cmd_die ("out of memory");
-    h = cmd_open ();
-    commit (h, ns, FLUX_KVS_SYNC, txn, root, seq);
-    flux_kvs_txn_destroy (txn);
-    flux_close (h);
+    commit_close (cmd_open (), &co, FLUX_KVS_SYNC, txn);
     return 0;
 }
 
