@@ -110,16 +110,11 @@ static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
 
 /* ---- modules ---- */
 
-static void timer_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 static void modctx_destroy (struct modctx *ctx)
 {
     if (ctx) {
         if (ctx->cancel_timer)
-            uv_close ((uv_handle_t *)ctx->cancel_timer, timer_close_cb);
+            flux_uv_close_free ((uv_handle_t *)ctx->cancel_timer);
         free (ctx);
     }
 }

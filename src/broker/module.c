@@ -422,11 +422,6 @@ static int send_hook (struct flux_msgpipe *p, int end, flux_msg_t *msg,
     return 0;
 }
 
-static void poll_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 static json_t *welcome_create (struct module *m, json_t *args, json_t *attrs)
 {
     return json_pack ("{s:O s:O s:{} s:s s:s}", "args", args, "attrs", attrs,
@@ -563,7 +558,7 @@ bool module_destroy_wait (struct module *m, double timeout)
             return true;
         }
         if (m->poll) {
-            uv_close ((uv_handle_t *)m->poll, poll_close_cb);
+            flux_uv_close_free ((uv_handle_t *)m->poll);
             m->poll = NULL;
         }
         if (m->pipe)

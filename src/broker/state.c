@@ -39,11 +39,6 @@ const char *state_name (enum broker_state s)
 
 /* ---- child processes: rc1 and the initial program ---- */
 
-static void proc_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 /* Signal the child process: its whole process group when it has one of
  * its own (not interactive), so what it started in the background goes
  * too. */
@@ -64,7 +59,7 @@ static void initial_exit_cb (uv_process_t *p, int64_t status, int sig)
         kill (-p->pid, SIGTERM);
 
     b->init_proc = NULL;
-    uv_close ((uv_handle_t *)p, proc_close_cb);
+    flux_uv_close_free ((uv_handle_t *)p);
     if (b->state == STATE_INIT) { /* rc1 */
         if (rc != 0) {
             brokerlog_msg (b->log, LOG_ERR, "rc1 exited with status %d", rc);
@@ -105,7 +100,7 @@ static int spawn (struct broker *b, char **argv)
     b->init_proc->data = b;
     if ((rc = uv_spawn (b->loop, b->init_proc, &opts)) < 0) {
         fprintf (stderr, "flux-broker: %s: %s\n", argv[0], uv_strerror (rc));
-        uv_close ((uv_handle_t *)b->init_proc, proc_close_cb);
+        flux_uv_close_free ((uv_handle_t *)b->init_proc);
         b->init_proc = NULL;
         errno = -rc;
         return -1;

@@ -476,17 +476,14 @@ static void deliver (struct overlay *ov, flux_msg_t *msg,
 
 /* Watches: a zmq socket driven by the loop */
 
-static void watch_close_cb (uv_handle_t *h)
-{
-    free (h); /* the poll handle is the first member of the watch */
-}
-
 /* Close the socket and the poll handle; the memory goes when libuv is
- * done with the handle, so a drain loop holding w sees w->zs == NULL. */
+ * done with the handle (the poll handle is the first member of the
+ * watch, so freeing it frees the watch), so a drain loop holding w sees
+ * w->zs == NULL. */
 static void watch_destroy (struct zwatch *w)
 {
     if (w && w->zs) {
-        uv_close ((uv_handle_t *)&w->poll, watch_close_cb);
+        flux_uv_close_free ((uv_handle_t *)&w->poll);
         zsock_close (w->zs);
         w->zs = NULL;
     }
@@ -552,7 +549,7 @@ static struct zwatch *watch_create (struct overlay *ov, void *zs,
     w->handler = handler;
     w->dirty = true;
     if ((e = uv_poll_start (&w->poll, UV_READABLE, poll_cb)) < 0) {
-        uv_close ((uv_handle_t *)&w->poll, watch_close_cb);
+        flux_uv_close_free ((uv_handle_t *)&w->poll);
         errno = -e;
         return NULL;
     }
@@ -1123,15 +1120,9 @@ static int handles_create (struct overlay *ov)
     return 0;
 }
 
-static void handle_free_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 static void handle_close (void *h)
 {
-    if (h)
-        uv_close ((uv_handle_t *)h, handle_free_cb);
+    flux_uv_close_free (h);
 }
 
 static int children_create (struct overlay *ov)

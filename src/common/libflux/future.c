@@ -117,15 +117,10 @@ flux_future_t *flux_future_create (flux_future_init_f init, void *arg)
     return f;
 }
 
-static void timer_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 static void timer_destroy (flux_future_t *f)
 {
     if (f->timer) {
-        uv_close ((uv_handle_t *)f->timer, timer_close_cb);
+        flux_uv_close_free ((uv_handle_t *)f->timer);
         f->timer = NULL;
     }
 }

@@ -557,21 +557,16 @@ static void check_cb (uv_check_t *w)
         dispatch_batch (h);
 }
 
-static void close_free_cb (uv_handle_t *handle)
-{
-    free (handle);
-}
-
 static void watchers_destroy (flux_t *h)
 {
     if (h->poll_w)
-        uv_close ((uv_handle_t *)h->poll_w, close_free_cb);
+        flux_uv_close_free ((uv_handle_t *)h->poll_w);
     if (h->prep_w)
-        uv_close ((uv_handle_t *)h->prep_w, close_free_cb);
+        flux_uv_close_free ((uv_handle_t *)h->prep_w);
     if (h->check_w)
-        uv_close ((uv_handle_t *)h->check_w, close_free_cb);
+        flux_uv_close_free ((uv_handle_t *)h->check_w);
     if (h->idle_w)
-        uv_close ((uv_handle_t *)h->idle_w, close_free_cb);
+        flux_uv_close_free ((uv_handle_t *)h->idle_w);
     h->poll_w = NULL;
     h->prep_w = NULL;
     h->check_w = NULL;

@@ -152,6 +152,17 @@ uv_loop_t *flux_reactor_uv (flux_reactor_t *r)
     return r ? r->loop : NULL;
 }
 
+static void free_handle_cb (uv_handle_t *h)
+{
+    free (h);
+}
+
+void flux_uv_close_free (uv_handle_t *h)
+{
+    if (h)
+        uv_close (h, free_handle_cb);
+}
+
 void flux_deferred_init (struct flux_deferred *d,
                          void (*cb) (struct flux_deferred *d))
 {

@@ -50,6 +50,11 @@ void flux_reactor_now_update (flux_reactor_t *r);
 
 uv_loop_t *flux_reactor_uv (flux_reactor_t *r);
 
+/* Close a libuv handle that was allocated on its own (malloc, calloc)
+ * and free it once libuv is done with it: uv_close() with a callback
+ * that frees the handle.  NULL-safe. */
+void flux_uv_close_free (uv_handle_t *h);
+
 /* A callback run on the next loop turn (not from inside the caller).
  * Used by futures to call continuations.  Internal to libflux but
  * usable by any code needing "call me soon": a deferred call is a node

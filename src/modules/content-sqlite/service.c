@@ -451,11 +451,6 @@ static const struct flux_msg_handler_spec htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-static void close_free_cb (uv_handle_t *w)
-{
-    free (w);
-}
-
 struct sqlite_service *sqlite_service_create (flux_t *h, struct db *db,
                                               const char *hashtype,
                                               const char *dbpath,
@@ -516,7 +511,7 @@ void sqlite_service_destroy (struct sqlite_service *s)
         int saved_errno = errno;
         flux_msg_handler_delvec (s->handlers);
         batch_finish (s);
-        uv_close ((uv_handle_t *)s->idle, close_free_cb);
+        flux_uv_close_free ((uv_handle_t *)s->idle);
         free (s->batch);
         free (s->gets);
         free (s->trusted);

@@ -498,11 +498,6 @@ int writer_init (struct content_service *svc)
     return 0;
 }
 
-static void close_free_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 void writer_teardown (struct content_service *svc, const char *why)
 {
     while (svc->wops) {
@@ -514,7 +509,7 @@ void writer_teardown (struct content_service *svc, const char *why)
     }
     waiters_fail (svc, 0, ENOSYS, why);
     if (svc->flush_w) {
-        uv_close ((uv_handle_t *)svc->flush_w, close_free_cb);
+        flux_uv_close_free ((uv_handle_t *)svc->flush_w);
         svc->flush_w = NULL;
     }
 }

@@ -565,11 +565,6 @@ ingest_t *ingest_create (flux_t *h, uint32_t rank, uint32_t owner,
     return ing;
 }
 
-static void close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 void ingest_destroy (ingest_t *ing)
 {
     if (ing) {
@@ -591,9 +586,9 @@ void ingest_destroy (ingest_t *ing)
         flux_future_destroy (ing->getinfo);
         /* the prepare handle is freed by libuv's close callback */
         uv_prepare_stop (ing->prep);
-        uv_close ((uv_handle_t *)ing->prep, close_cb);
+        flux_uv_close_free ((uv_handle_t *)ing->prep);
         uv_timer_stop (ing->timer);
-        uv_close ((uv_handle_t *)ing->timer, close_cb);
+        flux_uv_close_free ((uv_handle_t *)ing->timer);
         textbuf_free (&ing->text);
         free (ing);
         errno = saved_errno;

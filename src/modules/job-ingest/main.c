@@ -90,11 +90,6 @@ static void drain_timeout_cb (uv_timer_t *t)
 {
 }
 
-static void close_free_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 /* Run the reactor until the started batches are answered or time is up. */
 static void drain (flux_t *h, ingest_t *ing)
 {
@@ -112,7 +107,7 @@ static void drain (flux_t *h, ingest_t *ing)
     deadline = uv_now (flux_reactor_uv (r)) + DRAIN_TIMEOUT_MS;
     while (ingest_busy (ing) > 0 && uv_now (flux_reactor_uv (r)) < deadline)
         flux_reactor_run (r, FLUX_REACTOR_ONCE);
-    uv_close ((uv_handle_t *)t, close_free_cb);
+    flux_uv_close_free ((uv_handle_t *)t);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

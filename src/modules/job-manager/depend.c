@@ -378,11 +378,6 @@ void depend_notify (struct depend *d, struct job *ant, int state)
     }
 }
 
-static void begin_free (uv_handle_t *h)
-{
-    free (h);
-}
-
 void depend_cancel (struct depend *d, struct job *job)
 {
     struct jobx *x = job->x;
@@ -391,7 +386,7 @@ void depend_cancel (struct depend *d, struct job *job)
         unlink_free (list_entry (x->deplinks.next, struct deplink, dlink));
     if (x->begin_timer) {
         uv_timer_stop (x->begin_timer);
-        uv_close ((uv_handle_t *)x->begin_timer, begin_free);
+        flux_uv_close_free ((uv_handle_t *)x->begin_timer);
         x->begin_timer = NULL;
     }
 }

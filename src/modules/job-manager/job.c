@@ -72,11 +72,6 @@ struct job *job_create_inactive (flux_jobid_t id, const struct jobstate *js)
     return job;
 }
 
-static void timer_free (uv_handle_t *h)
-{
-    free (h);
-}
-
 static void jobx_destroy (struct jobx *x)
 {
     if (x) {
@@ -87,7 +82,7 @@ static void jobx_destroy (struct jobx *x)
         free (x->eventlog);
         json_decref (x->annotations);
         if (x->begin_timer)
-            uv_close ((uv_handle_t *)x->begin_timer, timer_free);
+            flux_uv_close_free ((uv_handle_t *)x->begin_timer);
         free (x);
     }
 }

@@ -165,11 +165,6 @@ struct jobmgr *jobmgr_create (flux_t *h)
     return jm;
 }
 
-static void prep_free (uv_handle_t *h)
-{
-    free (h);
-}
-
 int jobmgr_start (struct jobmgr *jm)
 {
     uv_loop_t *loop = flux_reactor_uv (flux_get_reactor (jm->h));
@@ -189,7 +184,7 @@ void jobmgr_destroy (struct jobmgr *jm)
         int saved = errno;
         if (jm->prep) {
             uv_prepare_stop (jm->prep);
-            uv_close ((uv_handle_t *)jm->prep, prep_free);
+            flux_uv_close_free ((uv_handle_t *)jm->prep);
         }
         if (jm->jobs) {
             size_t cursor;

@@ -1018,11 +1018,6 @@ kvswatch_t *kvswatch_create (flux_t *h, uint32_t rank, int max_lookups)
     return kw;
 }
 
-static void free_handle (uv_handle_t *h)
-{
-    free (h);
-}
-
 static int collect_name_cb (const char *key, void *val, void *arg)
 {
     return json_array_append_new (arg, json_string (key)) < 0 ? -1 : 0;
@@ -1059,7 +1054,7 @@ void kvswatch_destroy (kvswatch_t *kw)
         strhash_destroy (kw->senders);
         strhash_destroy (kw->follows);
         if (kw->idle_timer && kw->idle_timer->loop)
-            uv_close ((uv_handle_t *)kw->idle_timer, free_handle);
+            flux_uv_close_free ((uv_handle_t *)kw->idle_timer);
         else
             free (kw->idle_timer);
         free (kw);

@@ -143,11 +143,6 @@ struct fetch {
     struct list_node parked;
 };
 
-static void timer_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 static void fetch_destroy (void *arg)
 {
     struct fetch *fe = arg;
@@ -161,7 +156,7 @@ static void fetch_destroy (void *arg)
             free (p);
         }
         if (fe->timer)
-            uv_close ((uv_handle_t *)fe->timer, timer_close_cb);
+            flux_uv_close_free ((uv_handle_t *)fe->timer);
         flux_future_destroy (fe->f);
         free (fe->name);
         free (fe);

@@ -196,11 +196,6 @@ static bool same_host_as_parent (struct ctx *ctx, int fanout)
     return same;
 }
 
-static void prep_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 /* ---- setup ---- */
 
 static bool attr_true (flux_t *h, const char *name)
@@ -306,7 +301,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     rc = 0;
 done:
     if (ctx.prep)
-        uv_close ((uv_handle_t *)ctx.prep, prep_close_cb);
+        flux_uv_close_free ((uv_handle_t *)ctx.prep);
     flux_reactor_undefer (&ctx.discover);
     flux_msg_handler_delvec (rank0);
     flux_msg_handler_delvec (common);

@@ -486,11 +486,6 @@ nomem:
     return NULL;
 }
 
-static void timer_close_cb (uv_handle_t *h)
-{
-    free (h);
-}
-
 void reduce_destroy (struct reduce *r)
 {
     if (r) {
@@ -502,7 +497,7 @@ void reduce_destroy (struct reduce *r)
         }
         flux_reactor_undefer (&r->flush);
         if (r->grace_timer)
-            uv_close ((uv_handle_t *)r->grace_timer, timer_close_cb);
+            flux_uv_close_free ((uv_handle_t *)r->grace_timer);
         for (int i = 0; i < r->nchildren; i++) {
             flux_future_destroy (r->children[i].f);
             idset_destroy (r->children[i].online);
