@@ -23,6 +23,19 @@ test_expect_success 'flux --version prints versions without a broker' '
 	grep "^libflux-core:" version.out &&
 	"$FLUX" -V | cmp - version.out
 '
+# Each shared library mapped at start costs every command ~60 us: flux
+# loads libyaml only to parse a YAML jobspec, and needs no libm.
+# (A sanitizer build links its runtimes, and keeps libraries that
+# --as-needed would drop: there only libyaml and libm are checked.)
+test_expect_success 'flux maps only libjansson, libuv and libc at start' '
+	readelf -d "$FLUX" | sed -n "s/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p" | sort >needed.out &&
+	if grep -q -e "^libasan" -e "^libubsan" needed.out; then
+		! grep -e "^libyaml" -e "^libm\\." needed.out
+	else
+		printf "libc.so.6\\nlibjansson.so.4\\nlibuv.so.1\\n" >needed.exp &&
+		test_cmp needed.exp needed.out
+	fi
+'
 test_expect_success 'flux --help lists every command with a summary' '
 	"$FLUX" --help >help.out &&
 	for cmd in dmesg event getattr logger lsattr module overlay ping \

@@ -387,6 +387,21 @@ void jobs_fsd (double secs, char *buf, size_t size)
         snprintf (buf, size, "%.4gd", secs / 86400.);
 }
 
+/* x rounded to the nearest integer, halves to even (as Python's round),
+ * without libm: the flux command does not link it (one shared library
+ * less to map at every start). */
+static long long round_half_even (double x)
+{
+    long long i = (long long)x; /* toward zero */
+    double frac = x - (double)i;
+
+    if (frac > 0.5 || (frac == 0.5 && (i & 1)))
+        i++;
+    else if (frac < -0.5 || (frac == -0.5 && (i & 1)))
+        i--;
+    return i;
+}
+
 /* As Python's str(timedelta(seconds=round(secs))) (round half to
  * even), nonzero under a second rounded up to one.
  */
@@ -396,7 +411,7 @@ void jobs_hms (double secs, char *buf, size_t size)
 
     if (secs > 0. && secs < 1.)
         secs = 1.;
-    s = (long long)nearbyint (secs);
+    s = round_half_even (secs);
     days = s / 86400;
     s %= 86400;
     if (days > 0)

@@ -80,6 +80,19 @@ static double ms_since (const struct timespec *t0)
     return (now.tv_sec - t0->tv_sec) * 1e3 + (now.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* The square root of v > 0 by Newton's method: the flux command does not
+ * link libm (one shared library less to map at every start). */
+static double root (double v)
+{
+    double x = v > 1. ? v : 1., prev;
+
+    do {
+        prev = x;
+        x = (x + v / x) / 2.;
+    } while (x < prev);
+    return prev;
+}
+
 static void seq_print (struct ping_seq *s)
 {
     struct ping *p = s->p;
@@ -92,7 +105,7 @@ static void seq_print (struct ping_seq *s)
         printf ("%s!%s pad=%zu seq=%d time=(%0.3f:%0.3f:%0.3f) ms "
                 "stddev %0.3f\n",
                 label, p->target.topic, strlen (p->pad), s->seq, s->min, mean,
-                s->max, var > 0 ? sqrt (var) : 0.);
+                s->max, var > 0 ? root (var) : 0.);
     }
     else {
         char u[64] = "";

@@ -10,9 +10,16 @@
  * (a few bytes of anchors and aliases can expand into gigabytes), as are
  * non-scalar mapping keys, duplicate keys, .inf/.nan (JSON has no such
  * numbers), more than one document, and nesting beyond MAX_DEPTH.
+ *
+ * libyaml is loaded (dlopen, YAML_SONAME from configure) the first time a
+ * document is parsed, not linked: every flux command carries libjob, and
+ * mapping one more shared library at start costs each of them ~60 us,
+ * for the one subcommand that reads YAML.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +253,49 @@ static int on_event (struct builder *b, yaml_event_t *ev, int *docs)
     }
 }
 
+/* The libyaml functions used here, resolved once. */
+static struct {
+    int (*parser_initialize) (yaml_parser_t *parser);
+    void (*parser_delete) (yaml_parser_t *parser);
+    void (*parser_set_input_string) (yaml_parser_t *parser,
+                                     const unsigned char *input, size_t size);
+    int (*parser_parse) (yaml_parser_t *parser, yaml_event_t *event);
+    void (*event_delete) (yaml_event_t *event);
+    char error[256]; /* why they could not be, if they could not */
+} yaml;
+
+static pthread_once_t yaml_once = PTHREAD_ONCE_INIT;
+
+static void *yaml_sym (void *dso, const char *name)
+{
+    void *sym = dlsym (dso, name);
+
+    if (!sym && !yaml.error[0])
+        snprintf (yaml.error, sizeof (yaml.error), "%s: no symbol %s",
+                  YAML_SONAME, name);
+    return sym;
+}
+
+static void yaml_load (void)
+{
+    void *dso = dlopen (YAML_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+    if (!dso) {
+        const char *e = dlerror ();
+        snprintf (yaml.error, sizeof (yaml.error), "cannot load %s: %s",
+                  YAML_SONAME, e ? e : "unknown error");
+        return;
+    }
+    /* the DSO stays loaded for the life of the process */
+    *(void **)&yaml.parser_initialize
+        = yaml_sym (dso, "yaml_parser_initialize");
+    *(void **)&yaml.parser_delete = yaml_sym (dso, "yaml_parser_delete");
+    *(void **)&yaml.parser_set_input_string
+        = yaml_sym (dso, "yaml_parser_set_input_string");
+    *(void **)&yaml.parser_parse = yaml_sym (dso, "yaml_parser_parse");
+    *(void **)&yaml.event_delete = yaml_sym (dso, "yaml_event_delete");
+}
+
 json_t *jobspec_yaml_to_json (const char *text, flux_error_t *error)
 {
     struct builder b = {.error = error};
@@ -259,15 +309,21 @@ json_t *jobspec_yaml_to_json (const char *text, flux_error_t *error)
         errno = EINVAL;
         return NULL;
     }
-    if (!yaml_parser_initialize (&parser)) {
+    (void)pthread_once (&yaml_once, yaml_load);
+    if (yaml.error[0]) {
+        errprintf (error, "YAML: %s", yaml.error);
+        errno = ENOSYS;
+        return NULL;
+    }
+    if (!yaml.parser_initialize (&parser)) {
         errprintf (error, "YAML: out of memory");
         errno = ENOMEM;
         return NULL;
     }
-    yaml_parser_set_input_string (&parser, (const unsigned char *)text,
+    yaml.parser_set_input_string (&parser, (const unsigned char *)text,
                                   strlen (text));
     while (!done) {
-        if (!yaml_parser_parse (&parser, &ev)) {
+        if (!yaml.parser_parse (&parser, &ev)) {
             b.line = parser.problem_mark.line + 1;
             b.column = parser.problem_mark.column + 1;
             fail (&b, parser.problem ? parser.problem : "parse error");
@@ -277,12 +333,12 @@ json_t *jobspec_yaml_to_json (const char *text, flux_error_t *error)
         b.column = ev.start_mark.column + 1;
         done = ev.type == YAML_STREAM_END_EVENT;
         if (on_event (&b, &ev, &docs) < 0) {
-            yaml_event_delete (&ev);
+            yaml.event_delete (&ev);
             goto error;
         }
-        yaml_event_delete (&ev);
+        yaml.event_delete (&ev);
     }
-    yaml_parser_delete (&parser);
+    yaml.parser_delete (&parser);
     if (!b.root) {
         errprintf (error, "YAML: the document is empty");
         errno = EINVAL;
@@ -292,7 +348,7 @@ error:
     while (b.depth > 0)
         on_end (&b);
     json_decref (b.root);
-    yaml_parser_delete (&parser);
+    yaml.parser_delete (&parser);
     errno = EINVAL;
     return NULL;
 }
