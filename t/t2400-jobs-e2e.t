@@ -47,6 +47,22 @@ test_expect_success 'job-manager.resource-status answers {allocated:R}' '
 	flux module stats job-manager >/dev/null &&
 	$FLUX_BUILD_DIR/t/rpc job-manager.resource-status | jq -e .allocated.version
 '
+test_expect_success 'a reload of the job manager alone, with jobs running and pending, loses none' '
+	flux submit --cc=1-40 --quiet $SIM=0.3s true &&
+	for i in $(seq 100); do
+		test "$(flux jobs -n -o "{state}" | grep -c R)" -ge 1 && break
+		sleep 0.1
+	done &&
+	flux module reload job-manager &&
+	flux module reload job-manager &&
+	flux queue drain --timeout=60s &&
+	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 140 &&
+	flux dmesg >reload.dmesg &&
+	grep "sched-simple.*the job manager was reloaded" reload.dmesg &&
+	grep "job-exec.*the job manager was reloaded: hello again" reload.dmesg &&
+	flux module stats job-exec | jq -e ".count.adopt >= 1" &&
+	test "$(flux resource list -n -o "{ncores}" -s allocated)" = 0
+'
 test_expect_success 'the instance shuts down cleanly' '
 	rm -f keepalive &&
 	wait $(cat broker.pid)

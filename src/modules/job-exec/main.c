@@ -10,6 +10,10 @@
  * name; loaded under another name (flux module load --name=...), the
  * module registers "job-exec" itself (service.add).
  *
+ * A reload of the job manager (its job-manager.online event) gets a new
+ * hello; the new job manager then sends a reattach start for each job
+ * it finds running, which the core adopts (exec.c), so the jobs go on.
+ *
  * Arguments: none.  Rank 0 only (EINVAL elsewhere).
  */
 #include <errno.h>
@@ -52,6 +56,37 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     exec_stats_request (arg, msg);
 }
 
+static void rehello_continuation (flux_future_t *f, void *arg)
+{
+    exec_t *x = arg;
+
+    if (flux_future_get (f, NULL) < 0) {
+        exec_log (x, LOG_ERR, "job-manager.exec-hello: %s",
+                  future_strerror (f, errno));
+        flux_reactor_stop_error (flux_get_reactor (flux_future_get_flux (f)));
+    }
+    else
+        exec_log (x, LOG_INFO, "the job manager was reloaded: hello again");
+    flux_future_destroy (f);
+}
+
+/* job-manager.online: the job manager was reloaded (we said hello to its
+ * predecessor at start).  A refused hello is fatal, as at start. */
+static void jm_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    exec_t *x = arg;
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (h, "job-manager.exec-hello", FLUX_NODEID_ANY, 0,
+                             "{s:s}", "service", SERVICE))
+        || flux_future_then (f, -1., rehello_continuation, x) < 0) {
+        exec_log (x, LOG_ERR, "job-manager.exec-hello: %s", strerror (errno));
+        flux_future_destroy (f);
+        flux_reactor_stop_error (flux_get_reactor (h));
+    }
+}
+
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, SERVICE ".start", start_cb, 0},
     {FLUX_MSGTYPE_REQUEST, SERVICE ".expiration", expiration_cb, 0},
@@ -60,6 +95,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, SERVICE ".stats-get", stats_cb, FLUX_ROLE_USER},
     /* owner only: a guest could otherwise publish a fake cancel */
     {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "job-manager.online", jm_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -120,6 +156,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         return -1;
     if (flux_msg_handler_addvec (h, htab, x, &handlers) < 0
         || flux_event_subscribe (h, "job-exception") < 0
+        || flux_event_subscribe (h, "job-manager.online") < 0
         || register_service (h, x) < 0 || hello (h, x) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)

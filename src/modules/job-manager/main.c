@@ -4,6 +4,12 @@
  * requests it serves (PROTOCOLS.md 5.2, RFC 27, RFC 32) wired to the
  * engine in libjobmgr.la.  At load it replays the jobs in the KVS
  * (restart.c) before serving requests.
+ *
+ * Then it publishes the private event "job-manager.online": a scheduler
+ * or exec service that had said hello to a job manager before (this one
+ * was reloaded) says hello again, so a reload of the job manager alone
+ * loses no job (sched-simple and job-exec do; at the first start nobody
+ * is listening yet).
  */
 #include <errno.h>
 #include <string.h>
@@ -118,6 +124,20 @@ static const struct flux_msg_handler_spec htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
+/* Publish job-manager.online (see above).  A failure is logged: the
+ * scheduler and exec service then need reloading by hand, as before. */
+static void announce (struct jobmgr *jm)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_event_publish (jm->h, "job-manager.online",
+                                  FLUX_MSGFLAG_PRIVATE, NULL))
+        || flux_future_get (f, NULL) < 0)
+        jm_log (jm, LOG_ERR, "publish job-manager.online: %s",
+                f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     struct jobmgr *jm;
@@ -145,6 +165,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (jobmgr_start (jm) < 0
         || flux_msg_handler_addvec (h, htab, jm, &handlers) < 0)
         goto done;
+    announce (jm);
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;
     /* unloading: what was posted must reach the eventlogs */

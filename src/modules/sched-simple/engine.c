@@ -287,6 +287,45 @@ static void send_hello (sched_t *s)
         fatal (s, "job-manager.sched-hello: %s", strerror (errno));
 }
 
+static void free_alloc (struct job *job, void *arg)
+{
+    sched_t *s = arg;
+
+    if (job->alloc)
+        (void)rlist_free (s->rl, job->alloc);
+}
+
+void sched_restart (sched_t *s)
+{
+    struct jobtab *jobs;
+    struct jobq *queue;
+
+    if (!s || s->state == SCHED_ACQUIRING)
+        return;
+    if (!(jobs = jobtab_create ()) || !(queue = jobq_create ())) {
+        jobtab_destroy (jobs);
+        fatal (s, "restart: out of memory");
+        return;
+    }
+    sched_log (s, LOG_INFO,
+               "the job manager was reloaded: %d jobs forgotten, hello again",
+               jobtab_count (s->jobs));
+    flux_future_destroy (s->hello_f);
+    s->hello_f = NULL;
+    flux_future_destroy (s->ready_f);
+    s->ready_f = NULL;
+    sched_batches_destroy (s); /* before the jobs they point to */
+    jobtab_foreach (s->jobs, free_alloc, s);
+    jobq_destroy (s->queue);
+    jobtab_destroy (s->jobs); /* and their R lookups in flight */
+    s->jobs = jobs;
+    s->queue = queue;
+    s->nreplay = s->replay_next = s->lookups = 0;
+    s->hello_done = false;
+    s->need_schedule = false;
+    send_hello (s);
+}
+
 /* resource.acquire */
 
 static int acquire_first (sched_t *s, flux_future_t *f)

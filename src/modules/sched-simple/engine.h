@@ -45,6 +45,12 @@ void sched_destroy (sched_t *s);
 
 /* Begin start-up (see above).  -1 if the first RPC cannot be sent. */
 int sched_start (sched_t *s);
+/* The job manager was reloaded (its job-manager.online event): drop what
+ * the old one asked for (pending requests, R commits in flight, the
+ * allocations), and say hello again, whose replay rebuilds the
+ * allocations.  The resource stream is kept.  Nothing to do before the
+ * first hello. */
+void sched_restart (sched_t *s);
 /* True once sched-ready has been answered. */
 bool sched_is_ready (sched_t *s);
 

@@ -147,6 +147,14 @@ struct job *jobtab_remove (struct jobtab *t, uint64_t id)
     return NULL;
 }
 
+void jobtab_foreach (struct jobtab *t, void (*fn) (struct job *job, void *arg),
+                     void *arg)
+{
+    for (size_t i = 0; i < t->nbuckets; i++)
+        for (struct job *job = t->buckets[i]; job; job = job->hnext)
+            fn (job, arg);
+}
+
 int jobtab_count (struct jobtab *t)
 {
     return t->count;

@@ -51,6 +51,9 @@ struct job *jobtab_lookup (struct jobtab *t, uint64_t id);
 /* Remove (not destroy) the job with that id; returns it or NULL. */
 struct job *jobtab_remove (struct jobtab *t, uint64_t id);
 int jobtab_count (struct jobtab *t);
+/* Call fn for every job (it must not insert or remove any). */
+void jobtab_foreach (struct jobtab *t, void (*fn) (struct job *job, void *arg),
+                     void *arg);
 
 /* Pending jobs in order: a binary heap (push, remove, reorder O(log n),
  * first O(1)).  The queue does not own the jobs. */

@@ -4,6 +4,9 @@
  * service (RFC 27) and "feasibility", and wires their requests to the
  * engine in engine.c / alloc.c.
  *
+ * A reload of the job manager (its job-manager.online event) makes the
+ * engine start over from the hello (sched_restart).
+ *
  * Arguments: queue-depth=N  limited mode: at most N alloc requests
  *                           outstanding (default SCHED_DEFAULT_QUEUE_DEPTH)
  *            queue-depth=unlimited  unlimited mode
@@ -33,6 +36,13 @@ HANDLER (status_cb, sched_resource_status)
 HANDLER (disconnect_cb, sched_disconnect)
 HANDLER (feasibility_cb, sched_feasibility)
 
+/* job-manager.online: the job manager was reloaded. */
+static void jm_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    sched_restart (arg);
+}
+
 /* Overrides the default <module>.stats-get: the engine's numbers plus the
  * usual message counters. */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -50,6 +60,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "sched.disconnect", disconnect_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "sched.resource-status", status_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "feasibility.check", feasibility_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_EVENT, "job-manager.online", jm_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -120,6 +131,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     feasibility = service (h, "feasibility", true) == 0;
     if (flux_msg_handler_addvec (h, htab, s, &handlers) < 0
         || flux_msg_handler_addvec (h, stats, s, &shandlers) < 0
+        || flux_event_subscribe (h, "job-manager.online") < 0
         || sched_start (s) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)

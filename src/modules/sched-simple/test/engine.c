@@ -793,6 +793,53 @@ static void test_hello_replay (void)
     hello_jobs = json_array ();
 }
 
+static void test_restart (void)
+{
+    int before = hellos;
+
+    alloc (400, 16, jobspec (0, 1, 2, 0, 0, 0.)); /* allocated */
+    settle ();
+    commit_hold = true;
+    alloc (401, 16, jobspec (0, 1, 1, 0, 0, 0.)); /* committing */
+    alloc (402, 16, jobspec (4, 1, 4, 0, 1, 0.)); /* pending */
+    settle ();
+    ok (stat_of ("committing") == 1 && stat_of ("pending") == 1
+            && stat_of ("cores-free") == 13,
+        "before: 400 allocated, 401 committing, 402 pending");
+    /* the new job manager finds only 400 holding resources */
+    json_decref (hello_jobs);
+    hello_jobs
+        = json_pack ("[{s:I s:I s:i s:f}]", "id", (json_int_t)400, "priority",
+                     (json_int_t)16, "userid", 42, "t_submit", 1.0);
+    alllogs[0] = '\0';
+    sched_restart (s);
+    ok (!sched_is_ready (s), "sched_restart: not ready until the new hello");
+    run_until (is_ready);
+    ok (hellos == before + 1, "sched_restart: hello again, then ready");
+    ok (strstr (alllogs, "the job manager was reloaded") != NULL,
+        "sched_restart is logged");
+    ok (stat_of ("committing") == 0 && stat_of ("pending") == 0,
+        "the old job manager's pending and committing jobs are forgotten");
+    cmp_ok (stat_of ("cores-free"), "==", 14,
+            "only the replayed job 400 holds its 2 cores");
+    commit_hold = false;
+    commit_release (); /* the forgotten commit's answer goes nowhere */
+    settle ();
+    cmp_ok (stat_of ("cores-free"), "==", 14,
+            "a late commit answer changes "
+            "nothing");
+    alloc (403, 16, jobspec (0, 1, 2, 0, 0, 0.));
+    settle ();
+    is (find (403, 0) ? find (403, 0)->summary : NULL, "rank0/core[2-3]",
+        "a new job avoids job 400's cores");
+    sched_free_req (400);
+    sched_free_req (403);
+    settle ();
+    cmp_ok (stat_of ("cores-free"), "==", 16, "all free");
+    json_decref (hello_jobs);
+    hello_jobs = json_array ();
+}
+
 static void test_acquire_failure (void)
 {
     sched_t *s2 = sched_create (h, 8);
@@ -870,6 +917,7 @@ int main (int argc, char **argv)
     test_commit_failure ();
     test_feasibility ();
     test_hello_replay ();
+    test_restart ();
     test_acquire_failure ();
     test_destroy_busy ();
 
