@@ -63,6 +63,29 @@ test_expect_success 'a reload of the job manager alone, with jobs running and pe
 	flux module stats job-exec | jq -e ".count.adopt >= 1" &&
 	test "$(flux resource list -n -o "{ncores}" -s allocated)" = 0
 '
+test_expect_success 'the kvs unloaded while jobs finish: their events wait for it, none is lost' '
+	flux submit --cc=1-4 --quiet $SIM=1s true &&
+	for i in $(seq 100); do
+		test "$(flux jobs -n -o "{state}" | grep -c R)" = 4 && break
+		sleep 0.1
+	done &&
+	flux module remove kvs &&
+	sleep 1.5 &&
+	flux module load kvs &&
+	flux queue drain --timeout=60s &&
+	flux module list | grep "^job-manager " &&
+	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 144 &&
+	flux dmesg >kvs.dmesg &&
+	grep "job-manager.*eventlog commit refused" kvs.dmesg &&
+	grep "job-manager.*the refused eventlog commit is sent again" kvs.dmesg
+'
+test_expect_success 'a reload of the kvs under load loses no job' '
+	flux submit --cc=1-1000 --quiet $SIM=0.001s true &&
+	flux module reload kvs &&
+	flux queue drain --timeout=60s &&
+	flux module list | grep "^job-manager " &&
+	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 1144
+'
 test_expect_success 'the instance shuts down cleanly' '
 	rm -f keepalive &&
 	wait $(cat broker.pid)

@@ -43,6 +43,7 @@ struct exec {
     struct execjob *zombies; /* done, freed on the next loop turn */
     struct flux_deferred reaper;
     size_t fetching, running;
+    size_t kvs_waiting; /* jobs whose R lookup the kvs refused (ENOSYS) */
     struct {
         unsigned long start, reattach, adopt, started, finish, release,
             exception, timeout, cancel, bad_request;
@@ -65,7 +66,7 @@ struct execjob {
     struct idset *critical; /* NULL: all ranks */
     struct idset *released; /* partially released ranks, NULL: none */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
-        exception : 1, done : 1;
+        exception : 1, done : 1, kvs_wait : 1;
     struct execjob *next_zombie;
 };
 
@@ -331,6 +332,10 @@ static void reap_cb (struct flux_deferred *d)
 /* Free what the job holds, but not the job itself. */
 static void job_clear (struct execjob *job)
 {
+    if (job->kvs_wait) {
+        job->kvs_wait = 0;
+        job->x->kvs_waiting--;
+    }
     if (job->f) {
         flux_future_destroy (job->f);
         job->f = NULL;
@@ -423,6 +428,16 @@ static void fetch_R_continuation (flux_future_t *f, void *arg)
     job->f = NULL;
     job->x->fetching--;
     if (flux_kvs_lookup_get_unpack (f, "o", &R) < 0) {
+        if (errno == ENOSYS) {
+            /* the kvs is unloading or absent: ask again on kvs.online */
+            if (job->x->kvs_waiting++ == 0)
+                exec_log (job->x, LOG_WARNING,
+                          "reading R: %s: waiting for the kvs to come back",
+                          future_strerror (f, errno));
+            job->kvs_wait = 1;
+            flux_future_destroy (f);
+            return;
+        }
         execjob_fatal (job, "reading R: %s", future_strerror (f, errno));
         flux_future_destroy (f);
         return;
@@ -583,6 +598,44 @@ error:
         exec_log (x, LOG_ERR, "start: %s", errmsg);
     if (flux_respond_error (x->h, msg, errno, errmsg) < 0)
         exec_log (x, LOG_ERR, "start: responding: %s", strerror (errno));
+}
+
+/* ---- the kvs back (kvs.online) ---- */
+
+struct waitlist {
+    struct execjob **v;
+    size_t n;
+};
+
+static void collect_waiting (struct jobtab_entry *e, void *arg)
+{
+    struct execjob *job = (struct execjob *)e; /* entry is the first member */
+    struct waitlist *w = arg;
+
+    if (job->kvs_wait)
+        w->v[w->n++] = job;
+}
+
+void exec_kvs_online (exec_t *x)
+{
+    struct waitlist w = {0};
+
+    if (x->kvs_waiting == 0)
+        return;
+    if (!(w.v = calloc (x->kvs_waiting, sizeof (w.v[0])))) {
+        exec_log (x, LOG_ERR, "kvs.online: out of memory");
+        return;
+    }
+    jobtab_foreach (x->jobs, collect_waiting, &w);
+    exec_log (x, LOG_INFO, "the kvs is back: reading R of %zu jobs again", w.n);
+    for (size_t i = 0; i < w.n; i++) {
+        struct execjob *job = w.v[i];
+        job->kvs_wait = 0;
+        x->kvs_waiting--;
+        if (fetch_R (job) < 0)
+            execjob_fatal (job, "fetching R: %s", strerror (errno));
+    }
+    free (w.v);
 }
 
 /* ---- exceptions, expiration updates, critical ranks ---- */

@@ -60,6 +60,9 @@ void exec_exception_event (exec_t *x, const flux_msg_t *msg);
 void exec_expiration_request (exec_t *x, const flux_msg_t *msg);
 void exec_critical_ranks_request (exec_t *x, const flux_msg_t *msg);
 void exec_stats_request (exec_t *x, const flux_msg_t *msg);
+/* The kvs announced itself (kvs.online): the jobs whose R lookup it
+ * refused with ENOSYS (unloading or absent) read R again. */
+void exec_kvs_online (exec_t *x);
 
 /* Number of jobs active here. */
 size_t exec_job_count (exec_t *x);

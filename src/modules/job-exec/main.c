@@ -56,6 +56,13 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     exec_stats_request (arg, msg);
 }
 
+/* kvs.online: the kvs is back. */
+static void kvs_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    exec_kvs_online (arg);
+}
+
 static void rehello_continuation (flux_future_t *f, void *arg)
 {
     exec_t *x = arg;
@@ -96,6 +103,7 @@ static const struct flux_msg_handler_spec htab[] = {
     /* owner only: a guest could otherwise publish a fake cancel */
     {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
     {FLUX_MSGTYPE_EVENT, "job-manager.online", jm_online_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "kvs.online", kvs_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -157,6 +165,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (flux_msg_handler_addvec (h, htab, x, &handlers) < 0
         || flux_event_subscribe (h, "job-exception") < 0
         || flux_event_subscribe (h, "job-manager.online") < 0
+        || flux_event_subscribe (h, "kvs.online") < 0
         || register_service (h, x) < 0 || hello (h, x) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)

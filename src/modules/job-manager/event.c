@@ -8,6 +8,9 @@
  * in which case the open batch keeps growing and is committed as soon as
  * the one in flight completes.  A failed commit is fatal: the eventlogs
  * would no longer say what the job manager did, so the module stops.
+ * Except ENOSYS: the kvs was unloading or absent and applied nothing, so
+ * the batch stays in flight, unsent, until kvs.online (a reload of the
+ * kvs loses no event).
  *
  * The events of one job in one batch make ONE append: they are gathered
  * per job (struct pend) and written into the transaction when it is
@@ -59,6 +62,7 @@ struct event {
     struct batch *open;     /* filling */
     struct batch *inflight; /* being committed, or NULL */
     flux_future_t *f;       /* commit future of inflight */
+    bool kvs_wait;          /* inflight was refused (ENOSYS): resend later */
     unsigned long commits;
     unsigned long max_batch;
     unsigned long seq; /* the last batch seq handed out */
@@ -150,6 +154,15 @@ static void commit_continuation (flux_future_t *f, void *arg)
 
     if (flux_future_get (f, NULL) < 0) {
         errnum = errno;
+        if (errnum == ENOSYS) {
+            jm_log (ev->jm, LOG_WARNING,
+                    "eventlog commit refused (%s): kept until the kvs is back",
+                    future_strerror (f, errno));
+            flux_future_destroy (f);
+            ev->f = NULL;
+            ev->kvs_wait = true;
+            return;
+        }
         jm_log (ev->jm, LOG_CRIT, "eventlog commit failed: %s",
                 future_strerror (f, errno));
     }
@@ -201,10 +214,28 @@ void event_flush (struct event *ev)
     ev->open = next;
 }
 
+void event_kvs_online (struct event *ev)
+{
+    if (!ev->kvs_wait)
+        return;
+    ev->kvs_wait = false;
+    if (!(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, ev->inflight->txn))
+        || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
+        jm_log (ev->jm, LOG_CRIT, "eventlog commit: %s", strerror (errno));
+        flux_future_destroy (ev->f);
+        ev->f = NULL;
+        flux_reactor_stop_error (flux_get_reactor (ev->jm->h));
+        return;
+    }
+    jm_log (ev->jm, LOG_INFO, "the refused eventlog commit is sent again");
+}
+
 int event_flush_sync (struct event *ev)
 {
     int rc = 0;
 
+    if (ev->kvs_wait)
+        event_kvs_online (ev); /* the kvs may be back: one more try */
     for (int i = 0; i < 3; i++) {
         if (ev->f) {
             (void)flux_future_wait_for (ev->f, -1);
@@ -217,7 +248,7 @@ int event_flush_sync (struct event *ev)
         else
             break;
     }
-    if (ev->f || ev->open->nops > 0)
+    if (ev->f || ev->kvs_wait || ev->open->nops > 0)
         rc = -1;
     return rc;
 }

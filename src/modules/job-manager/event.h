@@ -10,6 +10,10 @@
  * journal, and then runs the job manager's reaction to it (action.c),
  * which may post further events.
  *
+ * A commit the kvs refuses with ENOSYS (unloading, or not loaded) was not
+ * applied: it is kept, and sent again when the kvs announces itself
+ * (event_kvs_online).  Any other failure is fatal (event.c).
+ *
  * Batching: all events posted while a commit is in flight, and at least
  * all those posted in one loop iteration, go into ONE transaction, one
  * kvs.commit.  Only one commit is in flight at a time, so eventlog
@@ -65,6 +69,11 @@ void event_flush (struct event *ev);
 /* Commit everything synchronously (module unload): waits for the commit
  * in flight, then commits the rest.  -1 with errno on failure. */
 int event_flush_sync (struct event *ev);
+
+/* The kvs came back (its kvs.online event): a commit it refused with
+ * ENOSYS while it was unloading or absent (never applied, so safe to
+ * send again) is sent again; meanwhile events kept batching. */
+void event_kvs_online (struct event *ev);
 
 /* Transactions committed and the largest number of events in one. */
 void event_stats (struct event *ev, unsigned long *commits,

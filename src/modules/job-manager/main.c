@@ -89,6 +89,14 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
 #define OWNER 0
 #define USER FLUX_ROLE_USER
 
+/* kvs.online: the kvs is back; a refused commit goes again. */
+static void kvs_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    struct jobmgr *jm = arg;
+    event_kvs_online (jm->event);
+}
+
 static const struct flux_msg_handler_spec htab[] = {
     {REQ, "job-manager.submit", submit_cb, OWNER},
     {REQ, "job-manager.sched-hello", sched_hello_cb, OWNER},
@@ -121,6 +129,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {REQ, "job-manager.purge", purge_cb, OWNER},
     {REQ, "job-manager.purge-id", purge_id_cb, OWNER},
     {REQ, "job-manager.disconnect", disconnect_cb, FLUX_ROLE_ALL},
+    {FLUX_MSGTYPE_EVENT, "kvs.online", kvs_online_cb, OWNER},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -163,7 +172,8 @@ int mod_main (flux_t *h, int argc, char **argv)
     }
     restart_continue (jm);
     if (jobmgr_start (jm) < 0
-        || flux_msg_handler_addvec (h, htab, jm, &handlers) < 0)
+        || flux_msg_handler_addvec (h, htab, jm, &handlers) < 0
+        || flux_event_subscribe (h, "kvs.online") < 0)
         goto done;
     announce (jm);
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)

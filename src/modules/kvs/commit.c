@@ -902,10 +902,12 @@ void commit_teardown (struct kvs_ctx *ctx)
     {
         struct batch *b = list_entry (pos, struct batch, node);
         struct list_node *p2, *t2;
+        /* applied, maybe stored: not ENOSYS, which says "not applied" */
         list_for_each_safe (p2, t2, &b->commits)
         {
-            commit_fail (ctx, list_entry (p2, struct commit, node), ENOSYS,
-                         "kvs module is unloading");
+            commit_fail (ctx, list_entry (p2, struct commit, node), EIO,
+                         "kvs module unloaded before the commit completed: "
+                         "it may or may not have been applied");
         }
         b->ns->nbatches--;
         b->ns->applying = false;
@@ -918,7 +920,9 @@ void commit_teardown (struct kvs_ctx *ctx)
     list_for_each_safe (pos, tmp, &ctx->relays)
     {
         struct relay *r = list_entry (pos, struct relay, node);
-        kvs_respond_error (ctx, r->msg, ENOSYS, "kvs module is unloading");
+        kvs_respond_error (ctx, r->msg, EIO,
+                           "kvs module unloaded before rank 0 answered: the "
+                           "commit may or may not have been applied");
         relay_destroy (r);
     }
     ctx->inflight = 0;

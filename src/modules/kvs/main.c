@@ -8,6 +8,12 @@
  * start.  Ranks > 0 relay commits to rank 0, follow root changes from
  * the events, and answer lookups from their own object cache.
  *
+ * Once ready, rank 0 publishes the private event "kvs.online".  While the
+ * module is unloading or absent, commits and lookups fail with ENOSYS
+ * and nothing of them was applied (commit.c), so a client can keep them
+ * and send them again on that event (the job manager, sched-simple and
+ * job-exec do: a reload of the kvs loses no job).
+ *
  * Arguments: inline-max=BYTES (vals larger than this are stored as
  * blobs, default 256), cache-max=N and cache-max-bytes=N (the object
  * cache's bounds, default 100000 entries and 4 MiB, counting each
@@ -440,6 +446,19 @@ error:
     return NULL;
 }
 
+/* Publish kvs.online (see above); a failure is only logged. */
+static void announce (struct kvs_ctx *ctx)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_event_publish (ctx->h, "kvs.online", FLUX_MSGFLAG_PRIVATE,
+                                  NULL))
+        || flux_future_get (f, NULL) < 0)
+        kvs_log (ctx, LOG_ERR, "publish kvs.online: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     flux_error_t error = {{0}};
@@ -455,6 +474,8 @@ int mod_main (flux_t *h, int argc, char **argv)
         kvs_log (ctx, LOG_ERR, "registering handlers: %s", strerror (errno));
         goto done;
     }
+    if (ctx->rank == 0)
+        announce (ctx);
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0) {
         kvs_log (ctx, LOG_ERR, "reactor: %s", strerror (errno));
         goto done;

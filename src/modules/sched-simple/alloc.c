@@ -108,6 +108,8 @@ void sched_batches_destroy (sched_t *s)
     s->batch = NULL;
 }
 
+static int batch_send (sched_t *s, struct batch *b);
+
 static void commit_cb (flux_future_t *f, void *arg)
 {
     struct batch *b = arg;
@@ -115,6 +117,18 @@ static void commit_cb (flux_future_t *f, void *arg)
     int rc = flux_future_get (f, NULL);
     const char *why = rc < 0 ? future_strerror (f, errno) : NULL;
 
+    if (rc < 0 && errno == ENOSYS) {
+        /* the kvs is unloading or absent and applied nothing: keep the
+         * batch, and send it again on kvs.online (sched_kvs_online) */
+        sched_log (s, LOG_WARNING,
+                   "committing R of %d jobs refused (%s): kept until the kvs "
+                   "is back",
+                   b->count, why);
+        flux_future_destroy (b->f);
+        b->f = NULL;
+        b->kvs_wait = true;
+        return;
+    }
     s->stats.commit_time += monotime () - b->t_sent;
     if (rc < 0)
         sched_log (s, LOG_ERR, "committing R of %d jobs failed: %s", b->count,
@@ -148,14 +162,10 @@ static void commit_cb (flux_future_t *f, void *arg)
         sched_kick (s);
 }
 
-static void batch_commit (sched_t *s)
+/* Send b's commit (again, after kvs.online); on failure to send, b fails
+ * through commit_cb on a later turn. */
+static int batch_send (sched_t *s, struct batch *b)
 {
-    struct batch *b = s->batch;
-
-    if (!b)
-        return;
-    s->batch = NULL;
-    s->stats.commits++;
     b->t_sent = monotime ();
     if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
         || flux_future_aux_set (b->f, "sched::sched", s, NULL) < 0
@@ -164,8 +174,7 @@ static void batch_commit (sched_t *s)
         flux_future_destroy (b->f);
         if (!(b->f = flux_future_create (NULL, NULL))) {
             sched_log (s, LOG_CRIT, "cannot commit R: out of memory");
-            batch_destroy (b);
-            return;
+            return -1;
         }
         flux_future_set_flux (b->f, s->h);
         flux_future_aux_set (b->f, "sched::sched", s, NULL);
@@ -173,10 +182,39 @@ static void batch_commit (sched_t *s)
                                    "kvs.commit could not be sent");
         (void)flux_future_then (b->f, -1., commit_cb, b);
     }
+    return 0;
+}
+
+static void batch_commit (sched_t *s)
+{
+    struct batch *b = s->batch;
+
+    if (!b)
+        return;
+    s->batch = NULL;
+    s->stats.commits++;
+    if (batch_send (s, b) < 0) {
+        batch_destroy (b);
+        return;
+    }
     b->next = s->inflight;
     if (s->inflight)
         s->inflight->prev = b;
     s->inflight = b;
+}
+
+void sched_kvs_online (sched_t *s)
+{
+    for (struct batch *b = s->inflight; b; b = b->next) {
+        if (b->kvs_wait) {
+            b->kvs_wait = false;
+            sched_log (s, LOG_INFO,
+                       "the kvs is back: committing R of %d jobs "
+                       "again",
+                       b->count);
+            (void)batch_send (s, b);
+        }
+    }
 }
 
 /* Put the job's R in the current batch.  -1/ENOMEM. */

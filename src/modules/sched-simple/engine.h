@@ -51,6 +51,10 @@ int sched_start (sched_t *s);
  * allocations.  The resource stream is kept.  Nothing to do before the
  * first hello. */
 void sched_restart (sched_t *s);
+/* The kvs announced itself (kvs.online): R commits it refused with
+ * ENOSYS (it was unloading or absent; nothing was applied) go again.
+ * Their jobs stay committing meanwhile. */
+void sched_kvs_online (sched_t *s);
 /* True once sched-ready has been answered. */
 bool sched_is_ready (sched_t *s);
 

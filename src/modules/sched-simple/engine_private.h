@@ -30,6 +30,7 @@ struct batch {
     int count;
     int max;
     flux_future_t *f; /* the commit, once sent */
+    bool kvs_wait;    /* refused (ENOSYS): sent again on kvs.online */
     double t_sent;    /* when (monotonic seconds) */
     struct batch *next;
     struct batch *prev;

@@ -36,6 +36,13 @@ HANDLER (status_cb, sched_resource_status)
 HANDLER (disconnect_cb, sched_disconnect)
 HANDLER (feasibility_cb, sched_feasibility)
 
+/* kvs.online: the kvs is back (R commits it refused go again). */
+static void kvs_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    sched_kvs_online (arg);
+}
+
 /* job-manager.online: the job manager was reloaded. */
 static void jm_online_cb (flux_t *h, flux_msg_handler_t *mh,
                           const flux_msg_t *msg, void *arg)
@@ -61,6 +68,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "sched.resource-status", status_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "feasibility.check", feasibility_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_EVENT, "job-manager.online", jm_online_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "kvs.online", kvs_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -132,7 +140,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (flux_msg_handler_addvec (h, htab, s, &handlers) < 0
         || flux_msg_handler_addvec (h, stats, s, &shandlers) < 0
         || flux_event_subscribe (h, "job-manager.online") < 0
-        || sched_start (s) < 0)
+        || flux_event_subscribe (h, "kvs.online") < 0 || sched_start (s) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;
