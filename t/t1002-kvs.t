@@ -87,6 +87,18 @@ test_expect_success 'commit errors: ENOTDIR fails alone, root key EINVAL' '
 	EOT
 	test_cmp cerr.exp cerr.out
 '
+# ENOSYS from the kvs means "unloading or absent, nothing applied": the
+# job manager sends such commits again when the kvs is back.  A batch
+# that fails because the content service is gone is EIO.
+test_expect_success 'the content service gone: a commit fails with EIO, not ENOSYS' '
+	cat >nocontent.sh <<-EOT &&
+	$K put a=1 || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K put b=2; echo "put \$?"
+	EOT
+	kvs_run 1 nocontent.sh >nocontent.out 2>nocontent.err &&
+	test "$(tail -n 1 nocontent.out)" = "put 5"
+'
 test_expect_success 'size 4: put from every rank, read from every rank' '
 	cat >ranks.sh <<-EOT &&
 	for r in 0 1 2 3; do

@@ -264,6 +264,14 @@ static void batch_destroy (struct batch *b)
     }
 }
 
+/* ENOSYS from the kvs says "unloading or absent, nothing applied", and
+ * clients send such commits again on kvs.online (main.c).  The content
+ * service missing under a batch is another failure: EIO. */
+static int not_enosys (int errnum)
+{
+    return errnum == ENOSYS ? EIO : errnum;
+}
+
 static void batch_error (struct batch *b, int errnum, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
@@ -273,7 +281,7 @@ static void batch_error (struct batch *b, int errnum, const char *fmt, ...)
 
     if (b->errnum)
         return;
-    b->errnum = errnum;
+    b->errnum = not_enosys (errnum);
     va_start (ap, fmt);
     vsnprintf (b->errstr, sizeof (b->errstr), fmt, ap);
     va_end (ap);
@@ -582,7 +590,7 @@ static bool batch_apply (struct batch *b)
         }
         b->cur = b->cur->next;
         b->ncommits--;
-        commit_fail (ctx, c, errnum, error.text);
+        commit_fail (ctx, c, not_enosys (errnum), error.text);
     }
     ns->applying = false;
     b->t_store = monotime ();
@@ -621,7 +629,8 @@ static void batch_wait_cb (int errnum, const char *ref, void *arg)
                   strerror (errnum));
         b->cur = b->cur->next;
         b->ncommits--;
-        commit_fail (b->ctx, c, errnum == ENOENT ? ENOTRECOVERABLE : errnum,
+        commit_fail (b->ctx, c,
+                     errnum == ENOENT ? ENOTRECOVERABLE : not_enosys (errnum),
                      text);
     }
     if (batch_apply (b))
