@@ -198,6 +198,22 @@ test_expect_success 'kill -9 right after an acknowledged checkpoint loses nothin
 	grep "^$(tail -1 killrefs) 2000\$" afterkill.out &&
 	grep "^2000 of 2000 blobs" afterkill.out
 '
+test_expect_success 'a reloaded content module gets its backing store back' '
+	flux start -Sstatedir="$(pwd)/state4" $MODS sh -c "
+		flux module reload content &&
+		for i in \$(seq 50); do
+			test \"\$(flux module stats content | jq -r .backing)\" = content-sqlite && break
+			sleep 0.1
+		done &&
+		flux module stats content | jq -r .backing &&
+		flux content store <hello >ref4 &&
+		flux content checkpoint put \$(cat ref4) 9" >reload.out 2>reload.err &&
+	test "$(cat reload.out)" = content-sqlite &&
+	! grep -i "content-sqlite.*exited" reload.err &&
+	flux start -Sstatedir="$(pwd)/state4" $MODS sh -c "
+		flux content checkpoint get" >reload2.out &&
+	test "$(cat reload2.out)" = "$(cat ref4) 9"
+'
 test_expect_success 'unloading content-sqlite writes out what is dirty first' '
 	flux start -Sstatedir="$(pwd)/state3" $MODS sh -c "
 		$PIPELINE -n 500 -o unloadrefs >/dev/null 2>&1 &

@@ -87,17 +87,24 @@ test_expect_success 'commit errors: ENOTDIR fails alone, root key EINVAL' '
 	EOT
 	test_cmp cerr.exp cerr.out
 '
-# ENOSYS from the kvs means "unloading or absent, nothing applied": the
-# job manager sends such commits again when the kvs is back.  A batch
-# that fails because the content service is gone is EIO.
-test_expect_success 'the content service gone: a commit fails with EIO, not ENOSYS' '
+# The content service gone under the kvs (unloaded, or reloading): a
+# commit's store waits for it to come back (content.online), and
+# completes then.
+test_expect_success 'the content service gone: a commit waits for it, then completes' '
 	cat >nocontent.sh <<-EOT &&
 	$K put a=1 || exit 1
 	flux module remove content-sqlite && flux module remove content || exit 1
-	$K put b=2; echo "put \$?"
+	$K put b=2 &
+	pid=\$!
+	sleep 0.5
+	kill -0 \$pid || exit 1
+	flux module load content || exit 1
+	wait \$pid || exit 1
+	flux dmesg | grep -q "content.write refused" || exit 1
+	$K get b
 	EOT
 	kvs_run 1 nocontent.sh >nocontent.out 2>nocontent.err &&
-	test "$(tail -n 1 nocontent.out)" = "put 5"
+	test "$(tail -n 1 nocontent.out)" = 2
 '
 test_expect_success 'size 4: put from every rank, read from every rank' '
 	cat >ranks.sh <<-EOT &&

@@ -64,13 +64,14 @@ test_expect_success 'a reload of the job manager alone, with jobs running and pe
 	test "$(flux resource list -n -o "{ncores}" -s allocated)" = 0
 '
 test_expect_success 'the kvs unloaded while jobs finish: their events wait for it, none is lost' '
-	flux submit --cc=1-4 --quiet $SIM=1s true &&
+	flux submit --cc=1-4 --quiet $SIM=3s true &&
 	for i in $(seq 100); do
 		test "$(flux jobs -n -o "{state}" | grep -c R)" = 4 && break
 		sleep 0.1
 	done &&
+	test "$(flux jobs -n -o "{state}" | grep -c R)" = 4 &&
 	flux module remove kvs &&
-	sleep 1.5 &&
+	sleep 3.5 &&
 	flux module load kvs &&
 	flux queue drain --timeout=60s &&
 	flux module list | grep "^job-manager " &&
@@ -79,12 +80,31 @@ test_expect_success 'the kvs unloaded while jobs finish: their events wait for i
 	grep "job-manager.*eventlog commit refused" kvs.dmesg &&
 	grep "job-manager.*the refused eventlog commit is sent again" kvs.dmesg
 '
+test_expect_success 'the content module unloaded while jobs finish: the kvs waits for it, none is lost' '
+	flux submit --cc=1-2 --quiet $SIM=3s true &&
+	for i in $(seq 100); do
+		test "$(flux jobs -n -o "{state}" | grep -c R)" = 2 && break
+		sleep 0.1
+	done &&
+	test "$(flux jobs -n -o "{state}" | grep -c R)" = 2 &&
+	flux module remove content &&
+	sleep 3.5 &&
+	flux module load content &&
+	flux queue drain --timeout=60s &&
+	flux module list | grep "^job-manager " &&
+	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 146 &&
+	test "$(flux module stats content | jq -r .backing)" = content-sqlite &&
+	flux dmesg >content.dmesg &&
+	grep "kvs.*content.write refused" content.dmesg &&
+	grep "kvs.*content service back: .* sent again" content.dmesg &&
+	grep "content-sqlite.*registered again" content.dmesg
+'
 test_expect_success 'a reload of the kvs under load loses no job' '
 	flux submit --cc=1-1000 --quiet $SIM=0.001s true &&
 	flux module reload kvs &&
 	flux queue drain --timeout=60s &&
 	flux module list | grep "^job-manager " &&
-	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 1144
+	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 1146
 '
 test_expect_success 'the instance shuts down cleanly' '
 	rm -f keepalive &&

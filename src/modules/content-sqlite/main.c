@@ -5,7 +5,9 @@
  * when the statedir attribute is unset: gone when the instance ends),
  * registers the content-backing service and tells the content module.
  * On unload it first has content flush, then unregister, answering the
- * writes that causes, so that nothing dirty is lost.
+ * writes that causes, so that nothing dirty is lost (unless the content
+ * module is gone already: nothing to flush).  A content module reloaded
+ * meanwhile announces itself (content.online), and is told again.
  * Arguments: "truncate" starts from an empty database; "synchronous=MODE"
  * (OFF, NORMAL, FULL, EXTRA; default FULL) is sqlite's: FULL keeps every
  * answered write through a crash of the machine (an fsync per commit),
@@ -44,7 +46,9 @@ static int rpc_serving (flux_t *h, const char *topic)
             break;
     if ((rc = flux_future_get (f, NULL)) < 0) {
         int saved_errno = errno;
-        sqlite_log (h, 3, "%s: %s", topic, future_strerror (f, saved_errno));
+        if (saved_errno != ENOSYS) /* ENOSYS: content is gone (mod_main) */
+            sqlite_log (h, 3, "%s: %s", topic,
+                        future_strerror (f, saved_errno));
         errno = saved_errno;
     }
     flux_future_destroy (f);
@@ -72,13 +76,33 @@ static char *db_path (flux_t *h)
     return path;
 }
 
-/* Register with the content module.  Asking for write mode, the answer
+/* Tell the content module about us.  Asking for write mode, the answer
  * names the content module's route id: its content-backing.write
- * requests are trusted (see service.h). */
-static int register_backing (flux_t *h, struct sqlite_service *svc)
+ * requests are trusted (see service.h).  -1 if it refused. */
+static int tell_content (flux_t *h, struct sqlite_service *svc)
 {
     flux_future_t *f;
     const char *sender = NULL;
+
+    if (!(f = flux_rpc_pack (h, "content.register-backing", FLUX_NODEID_ANY, 0,
+                             "{s:s s:b}", "name", "content-sqlite", "write", 1))
+        || flux_rpc_get_unpack (f, "{s?s}", "sender", &sender) < 0) {
+        sqlite_log (h, 3, "content.register-backing: %s",
+                    f ? future_strerror (f, errno) : strerror (errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    if (sender && sqlite_service_trust (svc, sender) < 0)
+        sqlite_log (h, 3, "cannot accept content-backing.write: %s",
+                    strerror (errno));
+    flux_future_destroy (f);
+    return 0;
+}
+
+/* Register the content-backing service, then tell the content module. */
+static int register_backing (flux_t *h, struct sqlite_service *svc)
+{
+    flux_future_t *f;
 
     if (!(f = flux_service_register (h, "content-backing"))
         || flux_future_get (f, NULL) < 0) {
@@ -88,20 +112,31 @@ static int register_backing (flux_t *h, struct sqlite_service *svc)
         return -1;
     }
     flux_future_destroy (f);
-    if (!(f = flux_rpc_pack (h, "content.register-backing", FLUX_NODEID_ANY, 0,
-                             "{s:s s:b}", "name", "content-sqlite", "write", 1))
-        || flux_rpc_get_unpack (f, "{s?s}", "sender", &sender) < 0) {
-        sqlite_log (h, 3, "content.register-backing: %s",
-                    f ? future_strerror (f, errno) : strerror (errno));
-        flux_future_destroy (f);
+    if (tell_content (h, svc) < 0) {
         flux_future_destroy (flux_service_unregister (h, "content-backing"));
         return -1;
     }
-    if (sender && sqlite_service_trust (svc, sender) < 0)
-        sqlite_log (h, 3, "cannot accept content-backing.write: %s",
-                    strerror (errno));
-    flux_future_destroy (f);
     return 0;
+}
+
+static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg);
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_EVENT, "content.online", content_online_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+/* content.online: a (new) content module runs: register with it
+ * (synchronously, so that no write it sends next is handled before its
+ * route id is trusted).  The first content module's announcement came
+ * before this module was loaded; should one arrive while this module is
+ * registered, the content module answers EBUSY, which is logged. */
+static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    if (tell_content (h, arg) == 0)
+        sqlite_log (h, 6, "the content module was reloaded: registered again");
 }
 
 int mod_main (flux_t *h, int argc, char **argv)
@@ -115,6 +150,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     flux_error_t error;
     char *path = NULL;
     uint32_t rank;
+    flux_msg_handler_t **handlers = NULL;
     int rc = -1, i;
 
     for (i = 0; i < argc; i++) {
@@ -160,13 +196,17 @@ int mod_main (flux_t *h, int argc, char **argv)
         sqlite_log (h, 3, "%s: %s", path, error.text);
         goto done;
     }
-    if (register_backing (h, svc) < 0)
+    if (register_backing (h, svc) < 0
+        || flux_msg_handler_addvec (h, htab, svc, &handlers) < 0
+        || flux_event_subscribe (h, "content.online") < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         sqlite_log (h, 3, "reactor: %s", strerror (errno));
-    /* the first error is the one reported */
-    rc = rpc_serving (h, "content.flush");
-    if (rpc_serving (h, "content.unregister-backing") < 0 && rc == 0)
+    /* the first error is the one reported; ENOSYS: the content module
+     * is gone (unloaded before us), and nothing is left to flush */
+    if ((rc = rpc_serving (h, "content.flush")) < 0 && errno == ENOSYS)
+        rc = 0;
+    else if (rpc_serving (h, "content.unregister-backing") < 0 && rc == 0)
         rc = -1;
     {
         int saved_errno = errno;
@@ -174,6 +214,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         errno = saved_errno;
     }
 done:
+    flux_msg_handler_delvec (handlers);
     sqlite_service_destroy (svc);
     db_close (db);
     free (path);

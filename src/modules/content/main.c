@@ -110,6 +110,37 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
     return 0;
 }
 
+/* Rank 0: whether a backing store module is loaded already (this module
+ * is being reloaded under it): its content-backing service answers. */
+static bool backing_loaded (flux_t *h)
+{
+    flux_future_t *f;
+    bool loaded;
+
+    if (!(f = flux_rpc (h, "content-backing.checkpoint-get", NULL,
+                        FLUX_NODEID_ANY, 0)))
+        return false;
+    loaded = flux_future_get (f, NULL) == 0 || errno != ENOSYS;
+    flux_future_destroy (f);
+    return loaded;
+}
+
+/* Rank 0: publish the private event content.online once the service
+ * runs, so that a backing store registered with a content module that
+ * was since reloaded registers again (content-sqlite does).  A failure
+ * is logged. */
+static void announce (flux_t *h)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_event_publish (h, "content.online", FLUX_MSGFLAG_PRIVATE,
+                                  NULL))
+        || flux_future_get (f, NULL) < 0)
+        content_log (h, 3, "publish content.online: %s",
+                     f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     struct content_config cfg = {
@@ -131,6 +162,11 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (!(svc = content_service_create (h, &cfg, &error))) {
         content_log (h, 3, "%s", error.text);
         return -1;
+    }
+    if (cfg.rank == 0) {
+        if (backing_loaded (h))
+            content_service_expect_backing (svc);
+        announce (h);
     }
     rc = flux_reactor_run (flux_get_reactor (h), 0);
     content_service_destroy (svc);

@@ -515,6 +515,7 @@ static void register_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond_error (h, msg, ENOMEM, NULL);
         return;
     }
+    svc->backing_expected = false;
     svc->backing_write = write && sender;
     svc->write_failures = 0;
     if ((svc->backing_write
@@ -546,7 +547,14 @@ static void unregister_cb (flux_t *h, flux_msg_handler_t *mh,
         return;
     }
     svc->unregister_req = flux_msg_incref (msg);
+    svc->backing_expected = false;
     start_detach (svc);
+}
+
+void content_service_expect_backing (struct content_service *svc)
+{
+    if (svc && svc->cfg.rank == 0 && !svc->backing)
+        svc->backing_expected = true;
 }
 
 /* ---- checkpoints (PROTOCOLS.md 4) ---- */
@@ -726,8 +734,9 @@ static void checkpoint_request (struct content_service *svc,
      * A batching backing store gets the checkpoint with (or after) those
      * stores and makes them durable together (writer.c); any other gets
      * it only once they are. */
-    if (!have_destination (svc)
-        || (!svc->backing_write && barrier_clear (svc))) {
+    if ((!have_destination (svc) && !svc->backing_expected)
+        || (have_destination (svc) && !svc->backing_write
+            && barrier_clear (svc))) {
         checkpoint_commit (svc, msg, value);
         return;
     }

@@ -45,6 +45,12 @@ struct content_service *content_service_create (
  * Dirty blobs are lost (logged).  NULL-safe, preserves errno. */
 void content_service_destroy (struct content_service *svc);
 
+/* Rank 0: a backing store module is loaded, and will register (this
+ * module was reloaded under it): until it does, checkpoints wait for it
+ * instead of living in memory.  Cleared by its registration, or by an
+ * unregistration. */
+void content_service_expect_backing (struct content_service *svc);
+
 /* Log to the broker's log ring (log.append, RFC 5424 severity).
  * Preserves errno. */
 void content_log (flux_t *h, int severity, const char *fmt, ...)

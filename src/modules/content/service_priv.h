@@ -73,6 +73,10 @@ struct content_service {
     flux_msg_handler_t **handlers;
 
     char *backing; /* registered backing store, or NULL */
+    /* a backing store module is loaded but not (yet) registered with us
+     * (this module was reloaded): checkpoints wait for it, rather than
+     * being kept in memory and answered before they are durable */
+    bool backing_expected;
     bool detaching;
     const flux_msg_t *unregister_req;
     int backing_inflight; /* RPCs to content-backing.* */

@@ -111,6 +111,9 @@ void waiters_check (struct content_service *svc)
     struct waiter *w;
 
     while ((w = svc->waiters.head) && (oldest == 0 || oldest > w->barrier)) {
+        if (w->type == W_CHECKPOINT && !have_destination (svc)
+            && svc->backing_expected)
+            break; /* not into memory: the backing store is coming back */
         svc->waiters.head = w->next;
         if (!svc->waiters.head)
             svc->waiters.tail = NULL;

@@ -107,7 +107,9 @@ struct batch_rpc {
     struct content_write_blob *blobs;
     uint8_t *digests;
     int nblobs;
-    int next; /* the first blob not sent yet */
+    int next;          /* the first blob not sent yet */
+    int chunk_first;   /* the first blob of the chunk in flight */
+    bool content_wait; /* refused (ENOSYS): sent again on content.online */
     int ndirty;
     bool *value; /* dirty[i] is a value (else a directory) */
     char (*dirty)[BLOBREF_MAX_STRING_SIZE]; /* dirty counts taken */
@@ -448,8 +450,24 @@ static int batch_rpc_send (struct batch_rpc *r)
         r->f = NULL;
         return -1;
     }
+    r->chunk_first = first;
     r->next = first + n;
     return 0;
+}
+
+/* r is done (ok or not): drop it, and complete its batch if it was the
+ * last RPC of it. */
+static void batch_rpc_done (struct batch_rpc *r, bool ok)
+{
+    struct batch *b = r->b;
+    struct kvs_ctx *ctx = b->ctx;
+
+    batch_rpc_clear (ctx, r, ok);
+    batch_rpc_destroy (r);
+    if (--b->pending == 0) {
+        b->done = true;
+        ns_settle (ctx, b->ns);
+    }
 }
 
 static void batch_rpc_continuation (flux_future_t *f, void *arg)
@@ -459,6 +477,21 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
     struct kvs_ctx *ctx = b->ctx;
     bool ok = true;
 
+    if (flux_future_get (f, NULL) < 0 && errno == ENOSYS && !ctx->stopping) {
+        /* the content service is unloading or absent, and a write it
+         * refused moved no root: keep the chunk, and send it again when
+         * a content service announces itself (commit_content_online) */
+        if (ctx->content_waiting++ == 0)
+            kvs_log (ctx, LOG_WARNING,
+                     "content.write refused (%s): kept until the content "
+                     "service is back",
+                     future_strerror (f, errno));
+        flux_future_destroy (f);
+        r->f = NULL;
+        r->next = r->chunk_first;
+        r->content_wait = true;
+        return;
+    }
     if (flux_future_get (f, NULL) < 0) {
         ok = false;
         batch_error (b, errno, "%s of %d blob(s)%s: %s",
@@ -475,11 +508,32 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
         ok = false;
         batch_error (b, errno, "content.write: %s", strerror (errno));
     }
-    batch_rpc_clear (ctx, r, ok);
-    batch_rpc_destroy (r);
-    if (--b->pending == 0) {
-        b->done = true;
-        ns_settle (ctx, b->ns);
+    batch_rpc_done (r, ok);
+}
+
+void commit_content_online (struct kvs_ctx *ctx)
+{
+    struct list_node *pos, *tmp, *p2, *t2;
+
+    if (ctx->content_waiting == 0)
+        return;
+    kvs_log (ctx, LOG_INFO, "content service back: %d write(s) sent again",
+             ctx->content_waiting);
+    list_for_each_safe (pos, tmp, &ctx->batches)
+    {
+        struct batch *b = list_entry (pos, struct batch, node);
+        list_for_each_safe (p2, t2, &b->rpcs)
+        {
+            struct batch_rpc *r = list_entry (p2, struct batch_rpc, node);
+            if (!r->content_wait)
+                continue;
+            r->content_wait = false;
+            ctx->content_waiting--;
+            if (batch_rpc_send (r) < 0) {
+                batch_error (b, errno, "content.write: %s", strerror (errno));
+                batch_rpc_done (r, false);
+            }
+        }
     }
 }
 
@@ -935,4 +989,5 @@ void commit_teardown (struct kvs_ctx *ctx)
         relay_destroy (r);
     }
     ctx->inflight = 0;
+    ctx->content_waiting = 0;
 }

@@ -61,8 +61,9 @@ struct kvs_ctx {
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
 
-    bool stopping; /* shutdown began: no new commits */
-    int inflight;  /* commit batches and relays not finished */
+    bool stopping;       /* shutdown began: no new commits */
+    int content_waiting; /* content.write chunks refused (ENOSYS) */
+    int inflight;        /* commit batches and relays not finished */
     uv_timer_t *stop_timer;
 
     struct list_node lookups;  /* parked lookups */
@@ -104,6 +105,9 @@ void relaycommit_request_cb (flux_t *h, flux_msg_handler_t *mh,
 /* A namespace was removed: its queued commits fail with ENOTSUP. */
 void commit_ns_removed (struct kvs_ctx *ctx, struct kvs_ns *ns);
 void commit_teardown (struct kvs_ctx *ctx);
+/* A content service announced itself (content.online): content.write
+ * chunks it refused with ENOSYS, kept with their batches, go again. */
+void commit_content_online (struct kvs_ctx *ctx);
 
 /* lookupsvc.c */
 void lookup_request_cb (flux_t *h, flux_msg_handler_t *mh,

@@ -167,6 +167,14 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         kvs_log (ctx, LOG_ERR, "kvs.stats-get: respond: %s", strerror (errno));
 }
 
+/* content.online (rank 0): a content service runs again; writes it
+ * refused while it was reloading go again (commit.c). */
+static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    commit_content_online (arg);
+}
+
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "kvs.lookup", lookup_request_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "kvs.lookup-plus", lookup_plus_request_cb,
@@ -186,6 +194,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "kvs.shutdown", shutdown_cb, 0},
     {FLUX_MSGTYPE_EVENT, "kvs.namespace-*", ns_event_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "content.online", content_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -474,8 +483,14 @@ int mod_main (flux_t *h, int argc, char **argv)
         kvs_log (ctx, LOG_ERR, "registering handlers: %s", strerror (errno));
         goto done;
     }
-    if (ctx->rank == 0)
+    if (ctx->rank == 0) {
+        if (flux_event_subscribe (h, "content.online") < 0) {
+            kvs_log (ctx, LOG_ERR, "subscribing to content.online: %s",
+                     strerror (errno));
+            goto done;
+        }
         announce (ctx);
+    }
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0) {
         kvs_log (ctx, LOG_ERR, "reactor: %s", strerror (errno));
         goto done;
