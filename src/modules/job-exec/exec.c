@@ -44,6 +44,10 @@ struct exec {
     struct flux_deferred reaper;
     size_t fetching, running;
     size_t kvs_waiting; /* jobs whose R lookup the kvs refused (ENOSYS) */
+    /* kvs.online events seen: a lookup refused after a newer kvs came up
+     * (the event can be handled before the deferred continuation) is
+     * sent again at once */
+    unsigned long kvs_epoch;
     struct {
         unsigned long start, reattach, adopt, started, finish, release,
             exception, timeout, cancel, bad_request;
@@ -65,6 +69,7 @@ struct execjob {
     double exp_update;      /* job-exec.expiration before R was known, or -1 */
     struct idset *critical; /* NULL: all ranks */
     struct idset *released; /* partially released ranks, NULL: none */
+    unsigned long fetch_epoch; /* x->kvs_epoch when R was asked for */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
         exception : 1, done : 1, kvs_wait : 1;
     struct execjob *next_zombie;
@@ -419,6 +424,8 @@ static void begin (struct execjob *job)
         execjob_fatal (job, "%s", error.text);
 }
 
+static int fetch_R (struct execjob *job);
+
 static void fetch_R_continuation (flux_future_t *f, void *arg)
 {
     struct execjob *job = arg;
@@ -428,6 +435,12 @@ static void fetch_R_continuation (flux_future_t *f, void *arg)
     job->f = NULL;
     job->x->fetching--;
     if (flux_kvs_lookup_get_unpack (f, "o", &R) < 0) {
+        if (errno == ENOSYS && job->fetch_epoch != job->x->kvs_epoch) {
+            flux_future_destroy (f); /* a new kvs is already up */
+            if (fetch_R (job) < 0)
+                execjob_fatal (job, "fetching R: %s", strerror (errno));
+            return;
+        }
         if (errno == ENOSYS) {
             /* the kvs is unloading or absent: ask again on kvs.online */
             if (job->x->kvs_waiting++ == 0)
@@ -458,6 +471,7 @@ static int fetch_R (struct execjob *job)
     if (fluid_encode (key, sizeof (key), job->entry.id, FLUID_STRING_KVS) < 0)
         return -1;
     strcat (key, ".R");
+    job->fetch_epoch = job->x->kvs_epoch;
     if (!(job->f = flux_kvs_lookup (job->x->h, NULL, 0, key)))
         return -1;
     if (flux_future_then (job->f, -1., fetch_R_continuation, job) < 0) {
@@ -620,6 +634,7 @@ void exec_kvs_online (exec_t *x)
 {
     struct waitlist w = {0};
 
+    x->kvs_epoch++;
     if (x->kvs_waiting == 0)
         return;
     if (!(w.v = calloc (x->kvs_waiting, sizeof (w.v[0])))) {

@@ -63,6 +63,11 @@ struct event {
     struct batch *inflight; /* being committed, or NULL */
     flux_future_t *f;       /* commit future of inflight */
     bool kvs_wait;          /* inflight was refused (ENOSYS): resend later */
+    /* kvs.online events seen, and their count when inflight was sent: a
+     * refusal that comes after a newer kvs announced itself (the event
+     * can be handled before the future's deferred continuation) is sent
+     * again at once rather than waiting for an event already past */
+    unsigned long kvs_epoch, sent_epoch;
     unsigned long commits;
     unsigned long max_batch;
     unsigned long seq; /* the last batch seq handed out */
@@ -146,6 +151,8 @@ void event_destroy (struct event *ev)
     }
 }
 
+static void resend (struct event *ev);
+
 static void commit_continuation (flux_future_t *f, void *arg)
 {
     struct event *ev = arg;
@@ -161,6 +168,8 @@ static void commit_continuation (flux_future_t *f, void *arg)
             flux_future_destroy (f);
             ev->f = NULL;
             ev->kvs_wait = true;
+            if (ev->sent_epoch != ev->kvs_epoch)
+                resend (ev); /* a new kvs is already up */
             return;
         }
         jm_log (ev->jm, LOG_CRIT, "eventlog commit failed: %s",
@@ -197,6 +206,7 @@ void event_flush (struct event *ev)
     }
     if (!(next = batch_create (ev)))
         return; /* try again next loop iteration */
+    ev->sent_epoch = ev->kvs_epoch;
     if (batch_write_pends (ev, b) < 0
         || !(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, b->txn))
         || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
@@ -216,9 +226,15 @@ void event_flush (struct event *ev)
 
 void event_kvs_online (struct event *ev)
 {
-    if (!ev->kvs_wait)
-        return;
+    ev->kvs_epoch++;
+    if (ev->kvs_wait)
+        resend (ev);
+}
+
+static void resend (struct event *ev)
+{
     ev->kvs_wait = false;
+    ev->sent_epoch = ev->kvs_epoch;
     if (!(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, ev->inflight->txn))
         || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
         jm_log (ev->jm, LOG_CRIT, "eventlog commit: %s", strerror (errno));
@@ -235,7 +251,7 @@ int event_flush_sync (struct event *ev)
     int rc = 0;
 
     if (ev->kvs_wait)
-        event_kvs_online (ev); /* the kvs may be back: one more try */
+        resend (ev); /* the kvs may be back: one more try */
     for (int i = 0; i < 3; i++) {
         if (ev->f) {
             (void)flux_future_wait_for (ev->f, -1);

@@ -107,9 +107,10 @@ struct batch_rpc {
     struct content_write_blob *blobs;
     uint8_t *digests;
     int nblobs;
-    int next;          /* the first blob not sent yet */
-    int chunk_first;   /* the first blob of the chunk in flight */
-    bool content_wait; /* refused (ENOSYS): sent again on content.online */
+    int next;            /* the first blob not sent yet */
+    int chunk_first;     /* the first blob of the chunk in flight */
+    bool content_wait;   /* refused (ENOSYS): sent again on content.online */
+    unsigned long epoch; /* ctx->content_epoch when the chunk was sent */
     int ndirty;
     bool *value; /* dirty[i] is a value (else a directory) */
     char (*dirty)[BLOBREF_MAX_STRING_SIZE]; /* dirty counts taken */
@@ -452,6 +453,7 @@ static int batch_rpc_send (struct batch_rpc *r)
     }
     r->chunk_first = first;
     r->next = first + n;
+    r->epoch = ctx->content_epoch;
     return 0;
 }
 
@@ -489,6 +491,16 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
         flux_future_destroy (f);
         r->f = NULL;
         r->next = r->chunk_first;
+        if (r->epoch != ctx->content_epoch) {
+            /* a new content service is up already (its event can be
+             * handled before this deferred continuation): at once */
+            ctx->content_waiting--;
+            if (batch_rpc_send (r) < 0) {
+                batch_error (b, errno, "content.write: %s", strerror (errno));
+                batch_rpc_done (r, false);
+            }
+            return;
+        }
         r->content_wait = true;
         return;
     }
@@ -515,6 +527,7 @@ void commit_content_online (struct kvs_ctx *ctx)
 {
     struct list_node *pos, *tmp, *p2, *t2;
 
+    ctx->content_epoch++;
     if (ctx->content_waiting == 0)
         return;
     kvs_log (ctx, LOG_INFO, "content service back: %d write(s) sent again",

@@ -61,9 +61,10 @@ struct kvs_ctx {
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
 
-    bool stopping;       /* shutdown began: no new commits */
-    int content_waiting; /* content.write chunks refused (ENOSYS) */
-    int inflight;        /* commit batches and relays not finished */
+    bool stopping;               /* shutdown began: no new commits */
+    int content_waiting;         /* content.write chunks refused (ENOSYS) */
+    unsigned long content_epoch; /* content.online events seen */
+    int inflight;                /* commit batches and relays not finished */
     uv_timer_t *stop_timer;
 
     struct list_node lookups;  /* parked lookups */

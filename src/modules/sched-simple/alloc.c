@@ -127,6 +127,10 @@ static void commit_cb (flux_future_t *f, void *arg)
         flux_future_destroy (b->f);
         b->f = NULL;
         b->kvs_wait = true;
+        if (b->epoch != s->kvs_epoch) { /* a new kvs is already up */
+            b->kvs_wait = false;
+            (void)batch_send (s, b);
+        }
         return;
     }
     s->stats.commit_time += monotime () - b->t_sent;
@@ -167,6 +171,7 @@ static void commit_cb (flux_future_t *f, void *arg)
 static int batch_send (sched_t *s, struct batch *b)
 {
     b->t_sent = monotime ();
+    b->epoch = s->kvs_epoch;
     if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
         || flux_future_aux_set (b->f, "sched::sched", s, NULL) < 0
         || flux_future_then (b->f, -1., commit_cb, b) < 0) {
@@ -205,6 +210,7 @@ static void batch_commit (sched_t *s)
 
 void sched_kvs_online (sched_t *s)
 {
+    s->kvs_epoch++;
     for (struct batch *b = s->inflight; b; b = b->next) {
         if (b->kvs_wait) {
             b->kvs_wait = false;

@@ -29,9 +29,10 @@ struct batch {
     json_t **R; /* each job's R, also sent in its success response */
     int count;
     int max;
-    flux_future_t *f; /* the commit, once sent */
-    bool kvs_wait;    /* refused (ENOSYS): sent again on kvs.online */
-    double t_sent;    /* when (monotonic seconds) */
+    flux_future_t *f;    /* the commit, once sent */
+    bool kvs_wait;       /* refused (ENOSYS): sent again on kvs.online */
+    unsigned long epoch; /* s->kvs_epoch when sent */
+    double t_sent;       /* when (monotonic seconds) */
     struct batch *next;
     struct batch *prev;
 };
@@ -60,6 +61,10 @@ struct sched {
     bool need_schedule;
     struct batch *batch;    /* being filled */
     struct batch *inflight; /* committing */
+    /* kvs.online events seen: a commit refused after a newer kvs came up
+     * (the event can be handled before the deferred continuation) is
+     * sent again at once */
+    unsigned long kvs_epoch;
     struct {
         unsigned long allocs, annotates, denies, cancels, frees, commits;
         unsigned long tries;
