@@ -63,35 +63,31 @@ test_expect_success 'a reload of the job manager alone, with jobs running and pe
 	flux module stats job-exec | jq -e ".count.adopt >= 1" &&
 	test "$(flux resource list -n -o "{ncores}" -s allocated)" = 0
 '
-test_expect_success 'the kvs unloaded while jobs finish: their events wait for it, none is lost' '
-	flux submit --cc=1-4 --quiet $SIM=3s true &&
+# unload_while_running MODULE N: N jobs of 3 s run while MODULE is
+# unloaded for 3.5 s (they finish meanwhile), then it is loaded again:
+# they all complete, and the job manager is still there
+unload_while_running () {
+	flux submit --cc=1-$2 --quiet $SIM=3s true &&
 	for i in $(seq 100); do
-		test "$(flux jobs -n -o "{state}" | grep -c R)" = 4 && break
+		test "$(flux jobs -n -o "{state}" | grep -c R)" = $2 && break
 		sleep 0.1
 	done &&
-	test "$(flux jobs -n -o "{state}" | grep -c R)" = 4 &&
-	flux module remove kvs &&
+	test "$(flux jobs -n -o "{state}" | grep -c R)" = $2 &&
+	flux module remove $1 &&
 	sleep 3.5 &&
-	flux module load kvs &&
+	flux module load $1 &&
 	flux queue drain --timeout=60s &&
-	flux module list | grep "^job-manager " &&
+	flux module list | grep "^job-manager "
+}
+test_expect_success 'the kvs unloaded while jobs finish: their events wait for it, none is lost' '
+	unload_while_running kvs 4 &&
 	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 144 &&
 	flux dmesg >kvs.dmesg &&
 	grep "job-manager.*eventlog commit refused" kvs.dmesg &&
 	grep "job-manager.*the refused eventlog commit is sent again" kvs.dmesg
 '
 test_expect_success 'the content module unloaded while jobs finish: the kvs waits for it, none is lost' '
-	flux submit --cc=1-2 --quiet $SIM=3s true &&
-	for i in $(seq 100); do
-		test "$(flux jobs -n -o "{state}" | grep -c R)" = 2 && break
-		sleep 0.1
-	done &&
-	test "$(flux jobs -n -o "{state}" | grep -c R)" = 2 &&
-	flux module remove content &&
-	sleep 3.5 &&
-	flux module load content &&
-	flux queue drain --timeout=60s &&
-	flux module list | grep "^job-manager " &&
+	unload_while_running content 2 &&
 	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 146 &&
 	test "$(flux module stats content | jq -r .backing)" = content-sqlite &&
 	flux dmesg >content.dmesg &&
