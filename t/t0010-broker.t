@@ -145,6 +145,25 @@ test_expect_success 'modules: load, route requests to them, list, remove' '
 	grep "Function not implemented" gone.err &&
 	test -s init.err
 '
+test_expect_success 'a request sent while its module is removed always gets an answer' '
+	cat >race.sh <<-EOT &&
+	flux module load $MOD || exit 1
+	( for i in \$(seq 1 100); do
+		flux module reload $MOD || exit 1
+	  done ) &
+	rlpid=\$!
+	n=0
+	while kill -0 \$rlpid 2>/dev/null; do
+		$RPC -b 200 testmod.hello >>burst.out || exit 1
+		n=\$((n + 1))
+	done
+	wait \$rlpid || exit 1
+	echo \$n >bursts.out
+	EOT
+	flux start sh race.sh &&
+	test $(cat bursts.out) -ge 5 &&
+	grep "failed [1-9]" burst.out
+'
 test_expect_success 'module remove --cancel: a module that does not stop is abandoned after 1 s' '
 	cat >cancel.sh <<-EOT &&
 	pid=\$(flux getattr broker.pid)

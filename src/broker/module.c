@@ -252,6 +252,12 @@ static void *module_thread (void *arg)
     errnum = rc < 0 ? (errno ? errno : ECONNRESET) : 0;
     uv_close ((uv_handle_t *)&prep, NULL);
     status_send (h, MODSTATE_FINALIZING, 0, true);
+    /* Close the module's end to new messages before the last drain: a
+     * request queued after it (by the broker, or another module's fast
+     * path, until the broker has seen EXITED) would never be answered.
+     * Senders now get EPIPE and answer ENOSYS themselves; our own sends
+     * (answers, EXITED) still go. */
+    flux_msgpipe_close (m->pipe, 1);
     drain_requests (h);
 done:
     for (i = 0; i < 4; i++)
