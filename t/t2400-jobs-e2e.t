@@ -95,12 +95,15 @@ test_expect_success 'the content module unloaded while jobs finish: the kvs wait
 	grep "kvs.*content service back: .* sent again" content.dmesg &&
 	grep "content-sqlite.*registered again" content.dmesg
 '
-test_expect_success 'a reload of the kvs under load loses no job' '
-	flux submit --cc=1-1000 --quiet $SIM=0.001s true &&
+test_expect_success 'a reload of the kvs during submission and under load loses no job' '
+	timeout 120 flux submit --cc=1-2000 --quiet $SIM=0.001s true >sub.out 2>sub.err &
+	pid=$! &&
+	sleep 0.1 &&
 	flux module reload kvs &&
+	wait $pid &&
 	flux queue drain --timeout=60s &&
 	flux module list | grep "^job-manager " &&
-	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 1146
+	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 2146
 '
 test_expect_success 'the instance shuts down cleanly' '
 	rm -f keepalive &&

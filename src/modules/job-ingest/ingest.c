@@ -36,9 +36,12 @@ struct batch {
     ingest_t *ing;
     struct jobreq **jobs;
     int count;
-    bool started;     /* counted in stats.inflight */
-    flux_future_t *f; /* the commit or RPC in flight */
-    int errnum;       /* the job manager's refusal, while cleaning up */
+    bool started;        /* counted in stats.inflight */
+    bool ids;            /* its jobs have their ids */
+    bool kvs_wait;       /* commit refused (ENOSYS): sent again on kvs.online */
+    unsigned long epoch; /* ing->kvs_epoch when the commit was sent */
+    flux_future_t *f;    /* the commit or RPC in flight */
+    int errnum;          /* the job manager's refusal, while cleaning up */
     char errstr[160];
 };
 
@@ -55,6 +58,10 @@ struct ingest {
     struct list_node waiting;
     struct list_node inflight;
     uv_prepare_t *prep;
+    /* kvs.online events seen: a commit refused after a newer kvs came up
+     * (the event can be handled before the deferred continuation) is
+     * sent again at once */
+    unsigned long kvs_epoch;
     uv_timer_t *timer;
     unsigned int delay_ms; /* 0: flush at the next loop turn */
     struct textbuf text;   /* request text being written, reused */
@@ -244,6 +251,8 @@ static const char *jobs_payload (struct batch *b)
     return tb->data;
 }
 
+static void batch_commit (struct batch *b);
+
 static void commit_cb (flux_future_t *f, void *arg)
 {
     struct batch *b = arg;
@@ -252,6 +261,21 @@ static void commit_cb (flux_future_t *f, void *arg)
     char errbuf[200];
 
     b->f = NULL;
+    if (flux_future_get (f, NULL) < 0 && errno == ENOSYS
+        && !b->ing->shutting_down && b->ing->rank == 0) {
+        /* the kvs is unloading or absent (nothing applied): the jobs
+         * wait, and the commit goes again on kvs.online */
+        ingest_log (b->ing, LOG_WARNING,
+                    "KVS commit of %d jobs refused (%s): kept until the kvs "
+                    "is back",
+                    b->count, future_strerror (f, errno));
+        flux_future_destroy (f);
+        if (b->epoch != b->ing->kvs_epoch) /* a new kvs is already up */
+            batch_commit (b);
+        else
+            b->kvs_wait = true;
+        return;
+    }
     if (flux_future_get (f, NULL) < 0) {
         int errnum = errno;
         snprintf (errbuf, sizeof (errbuf), "KVS commit failed: %s",
@@ -352,10 +376,11 @@ static const char *commit_payload (struct batch *b)
         < 0)
         return NULL;
     for (int i = 0; i < b->count; i++) {
-        if (fluid_generate (&b->ing->gen, &b->jobs[i]->id) < 0
+        if ((!b->ids && fluid_generate (&b->ing->gen, &b->jobs[i]->id) < 0)
             || put_job (tb, i == 0, b->jobs[i]) < 0)
             return NULL;
     }
+    b->ids = true; /* a commit sent again keeps them */
     if (textbuf_append (tb, "]}", 2) < 0)
         return NULL;
     return tb->data;
@@ -364,9 +389,6 @@ static const char *commit_payload (struct batch *b)
 static void batch_start (struct batch *b)
 {
     ingest_t *ing = b->ing;
-    flux_future_t *f = NULL;
-    const char *payload;
-    int errnum;
 
     list_add_tail (&ing->inflight, &b->node);
     b->started = true;
@@ -374,7 +396,38 @@ static void batch_start (struct batch *b)
     ing->stats.batches++;
     if (b->count > ing->stats.max_batch)
         ing->stats.max_batch = b->count;
+    batch_commit (b);
+}
+
+void ingest_kvs_online (ingest_t *ing)
+{
+    struct list_node *pos, *tmp;
+
+    ing->kvs_epoch++;
+    list_for_each_safe (pos, tmp, &ing->inflight)
+    {
+        struct batch *b = list_entry (pos, struct batch, node);
+        if (b->kvs_wait) {
+            b->kvs_wait = false;
+            ingest_log (ing, LOG_INFO,
+                        "the kvs is back: committing %d jobs "
+                        "again",
+                        b->count);
+            batch_commit (b);
+        }
+    }
+}
+
+/* Send b's kvs.commit (again, after kvs.online: with the same ids). */
+static void batch_commit (struct batch *b)
+{
+    ingest_t *ing = b->ing;
+    flux_future_t *f = NULL;
+    const char *payload;
+    int errnum;
+
     errno = 0;
+    b->epoch = ing->kvs_epoch;
     if (!(payload = commit_payload (b)))
         goto error;
     f = flux_rpc (ing->h, "kvs.commit", payload, FLUX_NODEID_ANY, 0);

@@ -63,6 +63,11 @@ void ingest_submit (ingest_t *ing, const flux_msg_t *msg);
  */
 void ingest_shutdown (ingest_t *ing);
 
+/* The kvs announced itself (kvs.online): batches whose commit it refused
+ * with ENOSYS (unloading or absent; rank 0 only) go again, with the same
+ * job ids, so submissions made during a reload of the kvs succeed. */
+void ingest_kvs_online (ingest_t *ing);
+
 /* Number of batches started and not yet answered. */
 int ingest_busy (ingest_t *ing);
 

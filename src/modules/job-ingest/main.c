@@ -35,9 +35,17 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     flux_stats_respond (h, msg, ingest_stats (arg));
 }
 
+/* kvs.online: refused commits go again (rank 0). */
+static void kvs_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    ingest_kvs_online (arg);
+}
+
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "job-ingest.submit", submit_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "job-ingest.stats-get", stats_cb, FLUX_ROLE_ALL},
+    {FLUX_MSGTYPE_EVENT, "kvs.online", kvs_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -124,7 +132,8 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (!(ing = ingest_create (h, rank, owner, batch_max)))
         return -1;
     ingest_set_batch_delay (ing, delay);
-    if (flux_msg_handler_addvec (h, htab, ing, &handlers) < 0)
+    if (flux_msg_handler_addvec (h, htab, ing, &handlers) < 0
+        || (rank == 0 && flux_event_subscribe (h, "kvs.online") < 0))
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;
