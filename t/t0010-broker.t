@@ -234,6 +234,21 @@ test_expect_success 'shutdown: a module that does not stop is abandoned after br
 	test_must_fail flux start -Sbroker.module-stop-timeout=soon true 2>bad.err &&
 	grep "broker.module-stop-timeout must be a duration" bad.err
 '
+test_expect_success 'shutdown: a default module reloaded by hand keeps its place' '
+	cat >order.sh <<-EOT &&
+	flux module reload job-manager || exit 1
+	flux module load $MOD || exit 1
+	flux module reload kvs || exit 1
+	EOT
+	flux start -Slog-stderr-level=7 sh order.sh 2>order.err &&
+	sed -n "s/.*shutdown: unloading \([a-z-]*\).*/\1/p" order.err >order.out &&
+	test "$(head -1 order.out)" = testmod &&
+	pos () { grep -nx "$1" order.out | cut -d: -f1; } &&
+	test $(pos job-manager) -lt $(pos kvs) &&
+	test $(pos job-ingest) -lt $(pos job-manager) &&
+	test $(pos kvs) -lt $(pos content) &&
+	! grep "final eventlog commit failed" order.err
+'
 test_expect_success 'parent lost: a broker whose module does not stop still exits' '
 	cat >orphan.sh <<-EOT &&
 	$RPC -r 3 module.load "{\"path\":\"$MOD\"}" || exit 1

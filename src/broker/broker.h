@@ -170,10 +170,11 @@ void builtin_health_changed (struct broker *b);
 /* The shutdown is over: end a streaming shutdown.start (ENODATA). */
 void builtin_shutdown_done (struct broker *b);
 /* Load a module (name NULL: from the file name).  req, if given, is
- * answered when the module is running or has failed. */
-int broker_module_load (struct broker *b, const char *target, const char *name,
-                        json_t *args, const flux_msg_t *req,
-                        flux_error_t *error);
+ * answered when the module is running or has failed.  Returns the module
+ * (starting), or NULL with error set. */
+struct module *broker_module_load (struct broker *b, const char *target,
+                                   const char *name, json_t *args,
+                                   const flux_msg_t *req, flux_error_t *error);
 /* Stop waiting for a module that does not stop (module_abandon), with a
  * message in the log at level that says why ("did not stop within 1.0 s"):
  * it becomes EXITED, so removes are answered and it is reaped. */
@@ -189,6 +190,9 @@ void state_enter (struct broker *b, enum broker_state s);
 void state_module_status (struct broker *b, struct module *m, int status);
 /* Exited modules were destroyed: a shutdown goes on with the next one. */
 void state_modules_reaped (struct broker *b);
+/* A module's place in the shutdown order: its index in broker.modules,
+ * SIZE_MAX if it is not a default module (see state.c). */
+size_t state_module_rank (struct broker *b, const char *name);
 /* Ask every module to stop at once (signals, lost parent). */
 void state_stop_all_modules (struct broker *b);
 /* Begin an orderly shutdown (from flux shutdown, a signal, or the end of

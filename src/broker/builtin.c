@@ -29,6 +29,7 @@ struct modctx {
     const flux_msg_t *cancel_req; /* a remove with cancel, the same */
     uv_timer_t *cancel_timer;     /* runs out: the module is abandoned */
     struct broker *b;
+    size_t rank; /* place in the shutdown order (state_module_rank) */
     bool abandoned;
 };
 
@@ -137,7 +138,7 @@ static void module_reap (struct broker *b, struct module *m)
     size_t i;
 
     for (i = 0; i < b->nmodules; i++) {
-        if (b->modules[i] == m) { /* keep load order for shutdown */
+        if (b->modules[i] == m) { /* keep the shutdown order */
             memmove (&b->modules[i], &b->modules[i + 1],
                      (b->nmodules - i - 1) * sizeof (b->modules[0]));
             b->nmodules--;
@@ -221,11 +222,12 @@ static json_t *cacheable_attrs (struct broker *b)
     return o;
 }
 
-int broker_module_load (struct broker *b, const char *target, const char *name,
-                        json_t *args, const flux_msg_t *req,
-                        flux_error_t *error)
+struct module *broker_module_load (struct broker *b, const char *target,
+                                   const char *name, json_t *args,
+                                   const flux_msg_t *req, flux_error_t *error)
 {
     char *path = NULL;
+    size_t i;
     struct module *m = NULL;
     struct modctx *ctx = NULL;
     json_t *attrs = NULL;
@@ -237,7 +239,7 @@ int broker_module_load (struct broker *b, const char *target, const char *name,
              || !(path = module_find (searchpath, target))) {
         errprintf (error, "%s: module not found in module path", target);
         errno = ENOENT;
-        return -1;
+        return NULL;
     }
     if (!path || !(ctx = calloc (1, sizeof (*ctx)))
         || !(attrs = cacheable_attrs (b)))
@@ -269,12 +271,22 @@ int broker_module_load (struct broker *b, const char *target, const char *name,
                    strerror (errno));
         goto error;
     }
-    b->modules[b->nmodules++] = m;
+    /* keep b->modules sorted by shutdown rank, then load order */
+    ctx->rank = state_module_rank (b, module_name (m));
+    for (i = b->nmodules; i > 0; i--) {
+        struct modctx *prev = module_get_aux (b->modules[i - 1]);
+        if (prev->rank <= ctx->rank)
+            break;
+    }
+    memmove (&b->modules[i + 1], &b->modules[i],
+             (b->nmodules - i) * sizeof (b->modules[0]));
+    b->modules[i] = m;
+    b->nmodules++;
     if (req)
         ctx->load_req = flux_msg_incref (req);
     json_decref (attrs);
     free (path);
-    return 0;
+    return m;
 nomem:
     errprintf (error, "out of memory");
     errno = ENOMEM;
@@ -285,11 +297,10 @@ error:
         module_destroy (m);
         errno = saved_errno;
     }
-    else
-        free (ctx);
+    free (ctx);
     json_decref (attrs);
     free (path);
-    return -1;
+    return NULL;
 }
 
 static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -307,7 +318,7 @@ static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                             "module.load: expected {path:s name?:s args:a}");
         return;
     }
-    if (broker_module_load (b, path, name, args, msg, &error) < 0)
+    if (!broker_module_load (b, path, name, args, msg, &error))
         flux_respond_error (h, msg, errno, error.text);
 }
 

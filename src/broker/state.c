@@ -5,7 +5,8 @@
  * join (wait for the parent) -> init (load the modules of broker.modules
  * in order, then the rc1 script if any) -> quorum (wait for every child's
  * subtree) -> run (rank 0 runs the initial program) -> cleanup ->
- * shutdown (unload the modules in reverse order, one at a time) ->
+ * shutdown (unload the modules in reverse order, one at a time: a default
+ * module reloaded by hand keeps its place) ->
  * finalize (wait for the children to leave) -> goodbye -> exit.
  * Leaves leave first, rank 0 last, so nothing is left behind.
  */
@@ -14,6 +15,7 @@
 #endif
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +153,36 @@ static int modlist_entry (struct broker *b, char *entry, char *name,
     return 0;
 }
 
+/* Where the module called name belongs in the shutdown order: the index
+ * of its entry in broker.modules (an entry naming it, or a path whose
+ * module name is name), or SIZE_MAX for a module that is not a default
+ * one.  Modules are kept sorted by it (then by load order), and stopped
+ * from the last: a default module reloaded by hand keeps its place, so
+ * the kvs still outlives the job manager that writes to it. */
+size_t state_module_rank (struct broker *b, const char *name)
+{
+    const char *p = attr_get (b->attrs, "broker.modules", NULL);
+    size_t index = 0;
+
+    while (p && *p) {
+        size_t len = strcspn (p, ",");
+        const char *first = p + strspn (p, " \t");
+        if (first < p + len) { /* not a blank entry */
+            /* the entry's NAME, a module name or a path to one, named as
+             * the broker names a module (modname.h) */
+            size_t nlen = strcspn (first, "@ \t,");
+            const char *slash = memrchr (first, '/', nlen);
+            const char *base = slash ? slash + 1 : first;
+            nlen = strcspn (base, ".@ \t,");
+            if (nlen == strlen (name) && !strncmp (base, name, nlen))
+                return index;
+            index++;
+        }
+        p += len + (p[len] == ',');
+    }
+    return SIZE_MAX;
+}
+
 /* Load the next module of broker.modules that applies to this rank.
  * Returns 1 if one is loading (its RUNNING status continues the walk),
  * 0 when the list is done, -1 on error (logged). */
@@ -161,7 +193,7 @@ static int modlist_next (struct broker *b)
     flux_error_t error = {{0}};
     bool applies;
     json_t *args;
-    int rc;
+    struct module *m;
 
     while (list && list[b->modlist_pos]) {
         const char *p = list + b->modlist_pos;
@@ -180,14 +212,14 @@ static int modlist_next (struct broker *b)
         }
         if (!applies)
             continue;
-        rc = broker_module_load (b, name, NULL, args, NULL, &error);
+        m = broker_module_load (b, name, NULL, args, NULL, &error);
         json_decref (args);
-        if (rc < 0) {
+        if (!m) {
             brokerlog_msg (b->log, LOG_ERR, "loading %s: %s", name,
                            error.text[0] ? error.text : strerror (errno));
             return -1;
         }
-        b->modlist_loading = b->modules[b->nmodules - 1];
+        b->modlist_loading = m;
         return 1;
     }
     return 0;
@@ -231,8 +263,11 @@ void state_module_status (struct broker *b, struct module *m, int status)
     }
 }
 
-/* Shutdown: stop the most recently loaded module, and the next one only
- * once it has gone (the KVS flushes to content before content stops). */
+/* Shutdown: stop the last module of b->modules (modules not in
+ * broker.modules first, newest first, then the default ones in the
+ * reverse of their order there: state_module_rank), and the next one
+ * only once it has gone (the job manager writes its last events before
+ * the kvs stops, the kvs flushes to content before content stops). */
 static void module_stop_timer_cb (uv_timer_t *w)
 {
     struct broker *b = w->data;
