@@ -200,6 +200,29 @@ test_expect_success 'many jobs at once are batched' '
 	jq -e ".submitted == 300 and .batches < 300 and .max_batch > 1" \
 		stats.json
 '
+test_expect_success 'with the kvs gone a submission waits kvs-wait, then fails clearly' '
+	flux module reload job-ingest kvs-wait=1s &&
+	flux module remove kvs &&
+	t0=$(date +%s%N) &&
+	test_must_fail flux job submit $CORPUS/valid/slot-core.json 2>gone.err &&
+	ms=$(( ($(date +%s%N) - t0) / 1000000 )) &&
+	test $ms -ge 900 && test $ms -lt 10000 &&
+	grep "the kvs is not loaded (waited 1s for it)" gone.err
+'
+test_expect_success 'a submission made while the kvs is away goes through when it is back' '
+	flux job submit $CORPUS/valid/slot-core.json >late.id 2>late.err &
+	pid=$! &&
+	sleep 0.3 &&
+	flux module load kvs &&
+	wait $pid &&
+	flux kvs get $(jobkey $(cat late.id) eventlog) | jq -e ".name == \"submit\""
+'
+test_expect_success 'a bad kvs-wait fails the load, and says why in the log' '
+	test_must_fail flux module reload job-ingest kvs-wait=soon 2>bad.err &&
+	grep "Invalid argument (see flux dmesg)" bad.err &&
+	flux dmesg | grep "job-ingest.*invalid argument: kvs-wait=soon" &&
+	flux module load job-ingest
+'
 test_expect_success 'the instance shuts down cleanly' '
 	rm -f keepalive &&
 	wait $(cat broker.pid)

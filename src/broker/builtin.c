@@ -177,9 +177,14 @@ static void module_status_cb (struct module *m, int prev, void *arg)
         respond_once (b->h, &ctx->load_req, 0, NULL);
     if (status == MODSTATE_EXITED) {
         int errnum = module_errnum (m);
-        if (ctx->load_req)
-            respond_once (b->h, &ctx->load_req, errnum ? errnum : EINVAL,
-                          "module exited during initialization");
+        if (ctx->load_req) {
+            char text[128];
+            snprintf (text, sizeof (text),
+                      "module exited during initialization: %s "
+                      "(see flux dmesg)",
+                      strerror (errnum ? errnum : EINVAL));
+            respond_once (b->h, &ctx->load_req, errnum ? errnum : EINVAL, text);
+        }
         else if (errnum && !ctx->abandoned)
             brokerlog_msg (b->log, 3, "module %s exited: %s", module_name (m),
                            strerror (errnum));

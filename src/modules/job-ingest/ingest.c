@@ -40,6 +40,7 @@ struct batch {
     bool ids;            /* its jobs have their ids */
     bool kvs_wait;       /* commit refused (ENOSYS): sent again on kvs.online */
     unsigned long epoch; /* ing->kvs_epoch when the commit was sent */
+    uint64_t wait_since; /* loop time (ms) when kvs_wait was set */
     flux_future_t *f;    /* the commit or RPC in flight */
     int errnum;          /* the job manager's refusal, while cleaning up */
     char errstr[160];
@@ -62,6 +63,10 @@ struct ingest {
      * (the event can be handled before the deferred continuation) is
      * sent again at once */
     unsigned long kvs_epoch;
+    /* a refused batch waits at most kvs_wait_ms (0: for ever), then its
+     * jobs fail: a kvs removed for good must not hold submitters */
+    uint64_t kvs_wait_ms;
+    uv_timer_t *kvs_timer;
     uv_timer_t *timer;
     unsigned int delay_ms; /* 0: flush at the next loop turn */
     struct textbuf text;   /* request text being written, reused */
@@ -252,6 +257,7 @@ static const char *jobs_payload (struct batch *b)
 }
 
 static void batch_commit (struct batch *b);
+static void kvs_wait_start (struct batch *b);
 
 static void commit_cb (flux_future_t *f, void *arg)
 {
@@ -273,7 +279,7 @@ static void commit_cb (flux_future_t *f, void *arg)
         if (b->epoch != b->ing->kvs_epoch) /* a new kvs is already up */
             batch_commit (b);
         else
-            b->kvs_wait = true;
+            kvs_wait_start (b);
         return;
     }
     if (flux_future_get (f, NULL) < 0) {
@@ -399,11 +405,75 @@ static void batch_start (struct batch *b)
     batch_commit (b);
 }
 
+/* The batch that has waited for the kvs the longest, if any. */
+static struct batch *kvs_wait_oldest (ingest_t *ing)
+{
+    struct batch *oldest = NULL;
+    struct list_node *pos, *tmp;
+
+    list_for_each_safe (pos, tmp, &ing->inflight)
+    {
+        struct batch *b = list_entry (pos, struct batch, node);
+        if (b->kvs_wait && (!oldest || b->wait_since < oldest->wait_since))
+            oldest = b;
+    }
+    return oldest;
+}
+
+static void kvs_timer_cb (uv_timer_t *w);
+
+static void kvs_timer_arm (ingest_t *ing)
+{
+    uv_loop_t *loop = flux_reactor_uv (flux_get_reactor (ing->h));
+    struct batch *b;
+
+    uv_timer_stop (ing->kvs_timer);
+    if (ing->kvs_wait_ms > 0 && (b = kvs_wait_oldest (ing))) {
+        uint64_t due = b->wait_since + ing->kvs_wait_ms, now = uv_now (loop);
+        uv_timer_start (ing->kvs_timer, kvs_timer_cb, due > now ? due - now : 0,
+                        0);
+    }
+}
+
+static void kvs_wait_start (struct batch *b)
+{
+    ingest_t *ing = b->ing;
+
+    b->kvs_wait = true;
+    b->wait_since = uv_now (flux_reactor_uv (flux_get_reactor (ing->h)));
+    if (!uv_is_active ((uv_handle_t *)ing->kvs_timer))
+        kvs_timer_arm (ing);
+}
+
+/* Batches that waited kvs_wait_ms for the kvs fail. */
+static void kvs_timer_cb (uv_timer_t *w)
+{
+    ingest_t *ing = w->data;
+    uint64_t now = uv_now (flux_reactor_uv (flux_get_reactor (ing->h)));
+    struct list_node *pos, *tmp;
+    char errbuf[160];
+
+    snprintf (errbuf, sizeof (errbuf),
+              "KVS commit failed: the kvs is not loaded (waited %gs for it)",
+              ing->kvs_wait_ms / 1000.);
+    list_for_each_safe (pos, tmp, &ing->inflight)
+    {
+        struct batch *b = list_entry (pos, struct batch, node);
+        if (b->kvs_wait && b->wait_since + ing->kvs_wait_ms <= now) {
+            ingest_log (ing, LOG_ERR, "%d jobs: %s", b->count, errbuf);
+            b->kvs_wait = false;
+            batch_fail (b, ENOSYS, errbuf);
+        }
+    }
+    kvs_timer_arm (ing);
+}
+
 void ingest_kvs_online (ingest_t *ing)
 {
     struct list_node *pos, *tmp;
 
     ing->kvs_epoch++;
+    uv_timer_stop (ing->kvs_timer);
     list_for_each_safe (pos, tmp, &ing->inflight)
     {
         struct batch *b = list_entry (pos, struct batch, node);
@@ -571,6 +641,14 @@ void ingest_set_batch_delay (ingest_t *ing, unsigned int ms)
     ing->delay_ms = ms;
 }
 
+void ingest_set_kvs_wait (ingest_t *ing, double seconds)
+{
+    ing->kvs_wait_ms = seconds > 0 ? (uint64_t)(seconds * 1000. + 0.5) : 0;
+    if (seconds > 0 && ing->kvs_wait_ms == 0)
+        ing->kvs_wait_ms = 1;
+    kvs_timer_arm (ing);
+}
+
 int ingest_busy (ingest_t *ing)
 {
     return ing->stats.inflight + (list_empty (&ing->waiting) ? 0 : 1);
@@ -600,21 +678,26 @@ ingest_t *ingest_create (flux_t *h, uint32_t rank, uint32_t owner,
     ing->rank = rank;
     ing->owner = owner;
     ing->batch_max = batch_max;
+    ing->kvs_wait_ms = (uint64_t)(INGEST_KVS_WAIT_DEFAULT * 1000.);
     list_init (&ing->waiting);
     list_init (&ing->inflight);
     if (!(ing->prep = calloc (1, sizeof (*ing->prep)))
         || !(ing->timer = calloc (1, sizeof (*ing->timer)))
+        || !(ing->kvs_timer = calloc (1, sizeof (*ing->kvs_timer)))
         || uv_prepare_init (flux_reactor_uv (flux_get_reactor (h)), ing->prep)
                < 0) {
         free (ing->prep);
         free (ing->timer);
+        free (ing->kvs_timer);
         free (ing);
         errno = ENOMEM;
         return NULL;
     }
     uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), ing->timer);
+    uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), ing->kvs_timer);
     ing->prep->data = ing;
     ing->timer->data = ing;
+    ing->kvs_timer->data = ing;
     return ing;
 }
 
@@ -642,6 +725,8 @@ void ingest_destroy (ingest_t *ing)
         flux_uv_close_free ((uv_handle_t *)ing->prep);
         uv_timer_stop (ing->timer);
         flux_uv_close_free ((uv_handle_t *)ing->timer);
+        uv_timer_stop (ing->kvs_timer);
+        flux_uv_close_free ((uv_handle_t *)ing->kvs_timer);
         textbuf_free (&ing->text);
         free (ing);
         errno = saved_errno;

@@ -37,6 +37,8 @@
 typedef struct ingest ingest_t;
 
 #define INGEST_BATCH_MAX_DEFAULT 1024
+/* How long jobs whose KVS commit was refused wait for the kvs (s). */
+#define INGEST_KVS_WAIT_DEFAULT 30.
 #define INGEST_EPOCH_MS UINT64_C (1704067200000) /* 2024-01-01T00:00:00Z */
 
 /* Create the engine for broker rank (the FLUID generator id, so at most
@@ -55,6 +57,12 @@ void ingest_destroy (ingest_t *ing);
  */
 void ingest_set_batch_delay (ingest_t *ing, unsigned int ms);
 
+/* How long a batch whose commit the kvs refused waits for kvs.online
+ * before its jobs fail (ENOSYS, "the kvs is not loaded"): seconds, 0 for
+ * ever (default INGEST_KVS_WAIT_DEFAULT).
+ */
+void ingest_set_kvs_wait (ingest_t *ing, double seconds);
+
 /* job-ingest.submit: answered at once with an error, or held in a batch. */
 void ingest_submit (ingest_t *ing, const flux_msg_t *msg);
 
@@ -65,7 +73,8 @@ void ingest_shutdown (ingest_t *ing);
 
 /* The kvs announced itself (kvs.online): batches whose commit it refused
  * with ENOSYS (unloading or absent; rank 0 only) go again, with the same
- * job ids, so submissions made during a reload of the kvs succeed. */
+ * job ids, so submissions made during a reload of the kvs succeed (if it
+ * comes back within the wait of ingest_set_kvs_wait). */
 void ingest_kvs_online (ingest_t *ing);
 
 /* Number of batches started and not yet answered. */

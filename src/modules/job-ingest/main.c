@@ -7,18 +7,25 @@
  *                           (default INGEST_BATCH_MAX_DEFAULT);
  *            batch-delay=MS collect a batch for MS milliseconds after its
  *                           first job (default 0: until the loop turn
- *                           that received it ends).
+ *                           that received it ends);
+ *            kvs-wait=FSD   how long jobs whose KVS commit the kvs refused
+ *                           (unloading, or not loaded) wait for it to come
+ *                           back before they fail (default 30s; 0 or inf:
+ *                           for ever; rank 0 only).
  * On unload, new requests get ENOSYS and the batches already started are
  * carried through (for at most DRAIN_TIMEOUT_MS) before the module
  * exits, so an accepted job is not left half submitted.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "ingest.h"
 #include "libflux/flux.h"
 #include "libflux/stats.h"
+#include "libutil/fsd.h"
 
 #define DRAIN_TIMEOUT_MS 10000
 
@@ -49,9 +56,19 @@ static const struct flux_msg_handler_spec htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-static int parse_args (int argc, char **argv, int *batch_max, int *delay)
+static int parse_args (flux_t *h, int argc, char **argv, int *batch_max,
+                       int *delay, double *kvs_wait)
 {
-    for (int i = 0; i < argc; i++) {
+    int i;
+
+    for (i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "kvs-wait=", 9)) {
+            if (fsd_parse_duration (argv[i] + 9, kvs_wait) < 0)
+                goto inval;
+            if (*kvs_wait == INFINITY)
+                *kvs_wait = 0;
+            continue;
+        }
         if (!strncmp (argv[i], "batch-delay=", 12)) {
             char *end;
             long n = strtol (argv[i] + 12, &end, 10);
@@ -72,6 +89,7 @@ static int parse_args (int argc, char **argv, int *batch_max, int *delay)
     }
     return 0;
 inval:
+    flux_log (h, LOG_ERR, "invalid argument: %s", argv[i]);
     errno = EINVAL;
     return -1;
 }
@@ -121,17 +139,19 @@ static void drain (flux_t *h, ingest_t *ing)
 int mod_main (flux_t *h, int argc, char **argv)
 {
     int batch_max = INGEST_BATCH_MAX_DEFAULT, delay = 0;
+    double kvs_wait = INGEST_KVS_WAIT_DEFAULT;
     uint32_t rank, owner;
     ingest_t *ing;
     flux_msg_handler_t **handlers = NULL;
     int rc = -1;
 
-    if (parse_args (argc, argv, &batch_max, &delay) < 0
+    if (parse_args (h, argc, argv, &batch_max, &delay, &kvs_wait) < 0
         || flux_get_rank (h, &rank) < 0 || get_owner (h, &owner) < 0)
         return -1;
     if (!(ing = ingest_create (h, rank, owner, batch_max)))
         return -1;
     ingest_set_batch_delay (ing, delay);
+    ingest_set_kvs_wait (ing, kvs_wait);
     if (flux_msg_handler_addvec (h, htab, ing, &handlers) < 0
         || (rank == 0 && flux_event_subscribe (h, "kvs.online") < 0))
         goto done;

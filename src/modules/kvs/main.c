@@ -476,7 +476,9 @@ int mod_main (flux_t *h, int argc, char **argv)
     int rc = -1;
 
     if (!(ctx = ctx_create (h, argc, argv, &error))) {
-        fprintf (stderr, "kvs: %s\n", error.text);
+        int saved_errno = errno;
+        flux_log (h, LOG_ERR, "%s", error.text);
+        errno = saved_errno;
         return -1;
     }
     if (flux_msg_handler_addvec (h, htab, ctx, &handlers) < 0) {
