@@ -18,6 +18,7 @@
 #include "exec.h"
 #include "impl.h"
 #include "jobtab.h"
+#include "libflux/waitlist.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
 #include "rset.h"
@@ -43,11 +44,9 @@ struct exec {
     struct execjob *zombies; /* done, freed on the next loop turn */
     struct flux_deferred reaper;
     size_t fetching, running;
-    size_t kvs_waiting; /* jobs whose R lookup the kvs refused (ENOSYS) */
-    /* kvs.online events seen: a lookup refused after a newer kvs came up
-     * (the event can be handled before the deferred continuation) is
-     * sent again at once */
-    unsigned long kvs_epoch;
+    /* jobs whose R lookup the kvs refused (unloading or absent), read
+     * again on kvs.online */
+    struct waitlist kvs_wait;
     struct {
         unsigned long start, reattach, adopt, started, finish, release,
             exception, timeout, cancel, bad_request;
@@ -69,9 +68,9 @@ struct execjob {
     double exp_update;      /* job-exec.expiration before R was known, or -1 */
     struct idset *critical; /* NULL: all ranks */
     struct idset *released; /* partially released ranks, NULL: none */
-    unsigned long fetch_epoch; /* x->kvs_epoch when R was asked for */
+    struct waitlist_item kvs_wi; /* R lookup refused: waits for the kvs */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
-        exception : 1, done : 1, kvs_wait : 1;
+        exception : 1, done : 1;
     struct execjob *next_zombie;
 };
 
@@ -337,10 +336,7 @@ static void reap_cb (struct flux_deferred *d)
 /* Free what the job holds, but not the job itself. */
 static void job_clear (struct execjob *job)
 {
-    if (job->kvs_wait) {
-        job->kvs_wait = 0;
-        job->x->kvs_waiting--;
-    }
+    waitlist_cancel (&job->x->kvs_wait, &job->kvs_wi);
     if (job->f) {
         flux_future_destroy (job->f);
         job->f = NULL;
@@ -435,20 +431,18 @@ static void fetch_R_continuation (flux_future_t *f, void *arg)
     job->f = NULL;
     job->x->fetching--;
     if (flux_kvs_lookup_get_unpack (f, "o", &R) < 0) {
-        if (errno == ENOSYS && job->fetch_epoch != job->x->kvs_epoch) {
-            flux_future_destroy (f); /* a new kvs is already up */
-            if (fetch_R (job) < 0)
-                execjob_fatal (job, "fetching R: %s", strerror (errno));
-            return;
-        }
         if (errno == ENOSYS) {
-            /* the kvs is unloading or absent: ask again on kvs.online */
-            if (job->x->kvs_waiting++ == 0)
-                exec_log (job->x, LOG_WARNING,
-                          "reading R: %s: waiting for the kvs to come back",
-                          future_strerror (f, errno));
-            job->kvs_wait = 1;
+            /* the kvs is unloading or absent: ask again on kvs.online (at
+             * once if a new kvs is already up) */
+            exec_t *x = job->x;
+            char why[128];
+            snprintf (why, sizeof (why), "%s", future_strerror (f, errno));
             flux_future_destroy (f);
+            if (!waitlist_refused (&x->kvs_wait, &job->kvs_wi)
+                && waitlist_count (&x->kvs_wait) == 1)
+                exec_log (x, LOG_WARNING,
+                          "reading R: %s: waiting for the kvs to come back",
+                          why);
             return;
         }
         execjob_fatal (job, "reading R: %s", future_strerror (f, errno));
@@ -471,7 +465,7 @@ static int fetch_R (struct execjob *job)
     if (fluid_encode (key, sizeof (key), job->entry.id, FLUID_STRING_KVS) < 0)
         return -1;
     strcat (key, ".R");
-    job->fetch_epoch = job->x->kvs_epoch;
+    waitlist_sent (&job->x->kvs_wait, &job->kvs_wi);
     if (!(job->f = flux_kvs_lookup (job->x->h, NULL, 0, key)))
         return -1;
     if (flux_future_then (job->f, -1., fetch_R_continuation, job) < 0) {
@@ -537,6 +531,7 @@ static struct execjob *job_create (exec_t *x, const flux_msg_t *msg,
     job->reattach = reattach;
     job->exp_update = -1.;
     tq_entry_init (&job->expire, expire_cb);
+    waitlist_item_init (&job->kvs_wi);
     if (!(job->req = flux_msg_copy (msg, false))
         || jobtab_insert (x->jobs, &job->entry) < 0) {
         int saved_errno = errno;
@@ -616,41 +611,23 @@ error:
 
 /* ---- the kvs back (kvs.online) ---- */
 
-struct waitlist {
-    struct execjob **v;
-    size_t n;
-};
-
-static void collect_waiting (struct jobtab_entry *e, void *arg)
+static void kvs_refetch (struct waitlist *wl, struct waitlist_item *it,
+                         void *arg)
 {
-    struct execjob *job = (struct execjob *)e; /* entry is the first member */
-    struct waitlist *w = arg;
+    struct execjob *job = waitlist_entry (it, struct execjob, kvs_wi);
 
-    if (job->kvs_wait)
-        w->v[w->n++] = job;
+    if (fetch_R (job) < 0)
+        execjob_fatal (job, "fetching R: %s", strerror (errno));
 }
 
 void exec_kvs_online (exec_t *x)
 {
-    struct waitlist w = {0};
+    size_t n = waitlist_count (&x->kvs_wait);
 
-    x->kvs_epoch++;
-    if (x->kvs_waiting == 0)
-        return;
-    if (!(w.v = calloc (x->kvs_waiting, sizeof (w.v[0])))) {
-        exec_log (x, LOG_ERR, "kvs.online: out of memory");
-        return;
-    }
-    jobtab_foreach (x->jobs, collect_waiting, &w);
-    exec_log (x, LOG_INFO, "the kvs is back: reading R of %zu jobs again", w.n);
-    for (size_t i = 0; i < w.n; i++) {
-        struct execjob *job = w.v[i];
-        job->kvs_wait = 0;
-        x->kvs_waiting--;
-        if (fetch_R (job) < 0)
-            execjob_fatal (job, "fetching R: %s", strerror (errno));
-    }
-    free (w.v);
+    if (n > 0)
+        exec_log (x, LOG_INFO, "the kvs is back: reading R of %zu jobs again",
+                  n);
+    waitlist_online (&x->kvs_wait);
 }
 
 /* ---- exceptions, expiration updates, critical ranks ---- */
@@ -827,6 +804,7 @@ exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
     x->r = flux_get_reactor (h);
     x->rank = rank;
     flux_deferred_init (&x->reaper, reap_cb);
+    waitlist_init (&x->kvs_wait, kvs_refetch, x);
     if (!(x->service = strdup (service)) || !(x->jobs = jobtab_create ())
         || !(x->tq = timerq_create (flux_reactor_uv (x->r))))
         goto nomem;

@@ -24,6 +24,7 @@
 #include "libeventlog/eventlog.h"
 #include "libflux/base64.h"
 #include "libflux/list.h"
+#include "libflux/waitlist.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
 #include "libutil/textbuf.h"
@@ -36,13 +37,12 @@ struct batch {
     ingest_t *ing;
     struct jobreq **jobs;
     int count;
-    bool started;        /* counted in stats.inflight */
-    bool ids;            /* its jobs have their ids */
-    bool kvs_wait;       /* commit refused (ENOSYS): sent again on kvs.online */
-    unsigned long epoch; /* ing->kvs_epoch when the commit was sent */
-    uint64_t wait_since; /* loop time (ms) when kvs_wait was set */
-    flux_future_t *f;    /* the commit or RPC in flight */
-    int errnum;          /* the job manager's refusal, while cleaning up */
+    bool started;                /* counted in stats.inflight */
+    bool ids;                    /* its jobs have their ids */
+    struct waitlist_item kvs_wi; /* its commit refused: waits for the kvs */
+    uint64_t wait_since;         /* loop time (ms) when it began to wait */
+    flux_future_t *f;            /* the commit or RPC in flight */
+    int errnum; /* the job manager's refusal, while cleaning up */
     char errstr[160];
 };
 
@@ -59,10 +59,9 @@ struct ingest {
     struct list_node waiting;
     struct list_node inflight;
     uv_prepare_t *prep;
-    /* kvs.online events seen: a commit refused after a newer kvs came up
-     * (the event can be handled before the deferred continuation) is
-     * sent again at once */
-    unsigned long kvs_epoch;
+    /* batches whose commit the kvs refused (unloading or absent), sent
+     * again on kvs.online */
+    struct waitlist kvs_wait;
     /* a refused batch waits at most kvs_wait_ms (0: for ever), then its
      * jobs fail: a kvs removed for good must not hold submitters */
     uint64_t kvs_wait_ms;
@@ -110,6 +109,7 @@ static struct batch *batch_create (ingest_t *ing)
     }
     b->ing = ing;
     list_init (&b->node);
+    waitlist_item_init (&b->kvs_wi);
     return b;
 }
 
@@ -118,6 +118,7 @@ static void batch_destroy (struct batch *b)
     if (b) {
         if (list_attached (&b->node))
             list_del (&b->node);
+        waitlist_cancel (&b->ing->kvs_wait, &b->kvs_wi);
         flux_future_destroy (b->f);
         for (int i = 0; i < b->count; i++)
             jobreq_destroy (b->jobs[i]);
@@ -257,7 +258,7 @@ static const char *jobs_payload (struct batch *b)
 }
 
 static void batch_commit (struct batch *b);
-static void kvs_wait_start (struct batch *b);
+static void kvs_timer_arm (ingest_t *ing);
 
 static void commit_cb (flux_future_t *f, void *arg)
 {
@@ -276,10 +277,12 @@ static void commit_cb (flux_future_t *f, void *arg)
                     "is back",
                     b->count, future_strerror (f, errno));
         flux_future_destroy (f);
-        if (b->epoch != b->ing->kvs_epoch) /* a new kvs is already up */
-            batch_commit (b);
-        else
-            kvs_wait_start (b);
+        if (!waitlist_refused (&b->ing->kvs_wait, &b->kvs_wi)) {
+            b->wait_since
+                = uv_now (flux_reactor_uv (flux_get_reactor (b->ing->h)));
+            if (!uv_is_active ((uv_handle_t *)b->ing->kvs_timer))
+                kvs_timer_arm (b->ing);
+        }
         return;
     }
     if (flux_future_get (f, NULL) < 0) {
@@ -408,20 +411,13 @@ static void batch_start (struct batch *b)
 /* The batch that has waited for the kvs the longest, if any. */
 static struct batch *kvs_wait_oldest (ingest_t *ing)
 {
-    struct batch *oldest = NULL;
-    struct list_node *pos, *tmp;
-
-    list_for_each_safe (pos, tmp, &ing->inflight)
-    {
-        struct batch *b = list_entry (pos, struct batch, node);
-        if (b->kvs_wait && (!oldest || b->wait_since < oldest->wait_since))
-            oldest = b;
-    }
-    return oldest;
+    struct waitlist_item *it = waitlist_first (&ing->kvs_wait);
+    return it ? waitlist_entry (it, struct batch, kvs_wi) : NULL;
 }
 
 static void kvs_timer_cb (uv_timer_t *w);
 
+/* The timer runs out when the oldest waiting batch has waited enough. */
 static void kvs_timer_arm (ingest_t *ing)
 {
     uv_loop_t *loop = flux_reactor_uv (flux_get_reactor (ing->h));
@@ -435,57 +431,39 @@ static void kvs_timer_arm (ingest_t *ing)
     }
 }
 
-static void kvs_wait_start (struct batch *b)
-{
-    ingest_t *ing = b->ing;
-
-    b->kvs_wait = true;
-    b->wait_since = uv_now (flux_reactor_uv (flux_get_reactor (ing->h)));
-    if (!uv_is_active ((uv_handle_t *)ing->kvs_timer))
-        kvs_timer_arm (ing);
-}
-
 /* Batches that waited kvs_wait_ms for the kvs fail. */
 static void kvs_timer_cb (uv_timer_t *w)
 {
     ingest_t *ing = w->data;
     uint64_t now = uv_now (flux_reactor_uv (flux_get_reactor (ing->h)));
-    struct list_node *pos, *tmp;
+    struct batch *b;
     char errbuf[160];
 
     snprintf (errbuf, sizeof (errbuf),
               "KVS commit failed: the kvs is not loaded (waited %gs for it)",
               ing->kvs_wait_ms / 1000.);
-    list_for_each_safe (pos, tmp, &ing->inflight)
-    {
-        struct batch *b = list_entry (pos, struct batch, node);
-        if (b->kvs_wait && b->wait_since + ing->kvs_wait_ms <= now) {
-            ingest_log (ing, LOG_ERR, "%d jobs: %s", b->count, errbuf);
-            b->kvs_wait = false;
-            batch_fail (b, ENOSYS, errbuf);
-        }
+    while ((b = kvs_wait_oldest (ing))
+           && b->wait_since + ing->kvs_wait_ms <= now) {
+        ingest_log (ing, LOG_ERR, "%d jobs: %s", b->count, errbuf);
+        batch_fail (b, ENOSYS, errbuf); /* takes it off the waitlist */
     }
     kvs_timer_arm (ing);
 }
 
+static void kvs_resend (struct waitlist *wl, struct waitlist_item *it,
+                        void *arg)
+{
+    struct batch *b = waitlist_entry (it, struct batch, kvs_wi);
+
+    ingest_log (b->ing, LOG_INFO, "the kvs is back: committing %d jobs again",
+                b->count);
+    batch_commit (b);
+}
+
 void ingest_kvs_online (ingest_t *ing)
 {
-    struct list_node *pos, *tmp;
-
-    ing->kvs_epoch++;
     uv_timer_stop (ing->kvs_timer);
-    list_for_each_safe (pos, tmp, &ing->inflight)
-    {
-        struct batch *b = list_entry (pos, struct batch, node);
-        if (b->kvs_wait) {
-            b->kvs_wait = false;
-            ingest_log (ing, LOG_INFO,
-                        "the kvs is back: committing %d jobs "
-                        "again",
-                        b->count);
-            batch_commit (b);
-        }
-    }
+    waitlist_online (&ing->kvs_wait);
 }
 
 /* Send b's kvs.commit (again, after kvs.online: with the same ids). */
@@ -497,7 +475,7 @@ static void batch_commit (struct batch *b)
     int errnum;
 
     errno = 0;
-    b->epoch = ing->kvs_epoch;
+    waitlist_sent (&ing->kvs_wait, &b->kvs_wi);
     if (!(payload = commit_payload (b)))
         goto error;
     f = flux_rpc (ing->h, "kvs.commit", payload, FLUX_NODEID_ANY, 0);
@@ -681,6 +659,7 @@ ingest_t *ingest_create (flux_t *h, uint32_t rank, uint32_t owner,
     ing->kvs_wait_ms = (uint64_t)(INGEST_KVS_WAIT_DEFAULT * 1000.);
     list_init (&ing->waiting);
     list_init (&ing->inflight);
+    waitlist_init (&ing->kvs_wait, kvs_resend, NULL);
     if (!(ing->prep = calloc (1, sizeof (*ing->prep)))
         || !(ing->timer = calloc (1, sizeof (*ing->timer)))
         || !(ing->kvs_timer = calloc (1, sizeof (*ing->kvs_timer)))

@@ -28,6 +28,7 @@
 #include <syslog.h>
 
 #include "libflux/jsonemit.h"
+#include "libflux/waitlist.h"
 #include "action.h"
 #include "event.h"
 #include "journal.h"
@@ -62,12 +63,10 @@ struct event {
     struct batch *open;     /* filling */
     struct batch *inflight; /* being committed, or NULL */
     flux_future_t *f;       /* commit future of inflight */
-    bool kvs_wait;          /* inflight was refused (ENOSYS): resend later */
-    /* kvs.online events seen, and their count when inflight was sent: a
-     * refusal that comes after a newer kvs announced itself (the event
-     * can be handled before the future's deferred continuation) is sent
-     * again at once rather than waiting for an event already past */
-    unsigned long kvs_epoch, sent_epoch;
+    /* inflight, refused by the kvs (unloading or absent), waits on
+     * kvs_wait until kvs.online */
+    struct waitlist kvs_wait;
+    struct waitlist_item kvs_wi;
     unsigned long commits;
     unsigned long max_batch;
     unsigned long seq; /* the last batch seq handed out */
@@ -124,6 +123,10 @@ static void batch_finish (struct jobmgr *jm, struct batch *b, int errnum)
     free (b);
 }
 
+static void resend (struct event *ev);
+static void kvs_resend (struct waitlist *wl, struct waitlist_item *it,
+                        void *arg);
+
 struct event *event_create (struct jobmgr *jm)
 {
     struct event *ev;
@@ -131,6 +134,8 @@ struct event *event_create (struct jobmgr *jm)
     if (!(ev = calloc (1, sizeof (*ev))))
         return NULL;
     ev->jm = jm;
+    waitlist_init (&ev->kvs_wait, kvs_resend, ev);
+    waitlist_item_init (&ev->kvs_wi);
     if (!(ev->open = batch_create (ev))) {
         free (ev);
         return NULL;
@@ -151,8 +156,6 @@ void event_destroy (struct event *ev)
     }
 }
 
-static void resend (struct event *ev);
-
 static void commit_continuation (flux_future_t *f, void *arg)
 {
     struct event *ev = arg;
@@ -167,9 +170,7 @@ static void commit_continuation (flux_future_t *f, void *arg)
                     future_strerror (f, errno));
             flux_future_destroy (f);
             ev->f = NULL;
-            ev->kvs_wait = true;
-            if (ev->sent_epoch != ev->kvs_epoch)
-                resend (ev); /* a new kvs is already up */
+            (void)waitlist_refused (&ev->kvs_wait, &ev->kvs_wi);
             return;
         }
         jm_log (ev->jm, LOG_CRIT, "eventlog commit failed: %s",
@@ -206,7 +207,7 @@ void event_flush (struct event *ev)
     }
     if (!(next = batch_create (ev)))
         return; /* try again next loop iteration */
-    ev->sent_epoch = ev->kvs_epoch;
+    waitlist_sent (&ev->kvs_wait, &ev->kvs_wi);
     if (batch_write_pends (ev, b) < 0
         || !(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, b->txn))
         || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
@@ -226,15 +227,19 @@ void event_flush (struct event *ev)
 
 void event_kvs_online (struct event *ev)
 {
-    ev->kvs_epoch++;
-    if (ev->kvs_wait)
-        resend (ev);
+    waitlist_online (&ev->kvs_wait);
+}
+
+static void kvs_resend (struct waitlist *wl, struct waitlist_item *it,
+                        void *arg)
+{
+    resend (arg);
 }
 
 static void resend (struct event *ev)
 {
-    ev->kvs_wait = false;
-    ev->sent_epoch = ev->kvs_epoch;
+    waitlist_cancel (&ev->kvs_wait, &ev->kvs_wi);
+    waitlist_sent (&ev->kvs_wait, &ev->kvs_wi);
     if (!(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, ev->inflight->txn))
         || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
         jm_log (ev->jm, LOG_CRIT, "eventlog commit: %s", strerror (errno));
@@ -250,7 +255,7 @@ int event_flush_sync (struct event *ev)
 {
     int rc = 0;
 
-    if (ev->kvs_wait)
+    if (waitlist_waiting (&ev->kvs_wi))
         resend (ev); /* the kvs may be back: one more try */
     for (int i = 0; i < 3; i++) {
         if (ev->f) {
@@ -264,7 +269,7 @@ int event_flush_sync (struct event *ev)
         else
             break;
     }
-    if (ev->f || ev->kvs_wait || ev->open->nops > 0)
+    if (ev->f || waitlist_waiting (&ev->kvs_wi) || ev->open->nops > 0)
         rc = -1;
     return rc;
 }

@@ -107,10 +107,9 @@ struct batch_rpc {
     struct content_write_blob *blobs;
     uint8_t *digests;
     int nblobs;
-    int next;            /* the first blob not sent yet */
-    int chunk_first;     /* the first blob of the chunk in flight */
-    bool content_wait;   /* refused (ENOSYS): sent again on content.online */
-    unsigned long epoch; /* ctx->content_epoch when the chunk was sent */
+    int next;                        /* the first blob not sent yet */
+    int chunk_first;                 /* the first blob of the chunk in flight */
+    struct waitlist_item content_wi; /* refused: waits for content.online */
     int ndirty;
     bool *value; /* dirty[i] is a value (else a directory) */
     char (*dirty)[BLOBREF_MAX_STRING_SIZE]; /* dirty counts taken */
@@ -236,6 +235,8 @@ static void batch_rpc_destroy (struct batch_rpc *r)
 {
     if (r) {
         list_del (&r->node);
+        if (waitlist_waiting (&r->content_wi))
+            waitlist_cancel (&r->b->ctx->content_wait, &r->content_wi);
         flux_future_destroy (r->f);
         free (r->blobs);
         free (r->digests);
@@ -453,7 +454,7 @@ static int batch_rpc_send (struct batch_rpc *r)
     }
     r->chunk_first = first;
     r->next = first + n;
-    r->epoch = ctx->content_epoch;
+    waitlist_sent (&ctx->content_wait, &r->content_wi);
     return 0;
 }
 
@@ -482,26 +483,20 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
     if (flux_future_get (f, NULL) < 0 && errno == ENOSYS && !ctx->stopping) {
         /* the content service is unloading or absent, and a write it
          * refused moved no root: keep the chunk, and send it again when
-         * a content service announces itself (commit_content_online) */
-        if (ctx->content_waiting++ == 0)
-            kvs_log (ctx, LOG_WARNING,
-                     "content.write refused (%s): kept until the content "
-                     "service is back",
-                     future_strerror (f, errno));
+         * a content service announces itself (at once if one did since
+         * the chunk was sent: its event can be handled before this
+         * continuation) */
+        char why[128];
+        snprintf (why, sizeof (why), "%s", future_strerror (f, errno));
         flux_future_destroy (f);
         r->f = NULL;
         r->next = r->chunk_first;
-        if (r->epoch != ctx->content_epoch) {
-            /* a new content service is up already (its event can be
-             * handled before this deferred continuation): at once */
-            ctx->content_waiting--;
-            if (batch_rpc_send (r) < 0) {
-                batch_error (b, errno, "content.write: %s", strerror (errno));
-                batch_rpc_done (r, false);
-            }
-            return;
-        }
-        r->content_wait = true;
+        if (!waitlist_refused (&ctx->content_wait, &r->content_wi)
+            && waitlist_count (&ctx->content_wait) == 1)
+            kvs_log (ctx, LOG_WARNING,
+                     "content.write refused (%s): kept until the content "
+                     "service is back",
+                     why);
         return;
     }
     if (flux_future_get (f, NULL) < 0) {
@@ -523,31 +518,31 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
     batch_rpc_done (r, ok);
 }
 
+/* A chunk refused by the content service goes again (waitlist). */
+static void content_resend (struct waitlist *wl, struct waitlist_item *it,
+                            void *arg)
+{
+    struct batch_rpc *r = waitlist_entry (it, struct batch_rpc, content_wi);
+
+    if (batch_rpc_send (r) < 0) {
+        batch_error (r->b, errno, "content.write: %s", strerror (errno));
+        batch_rpc_done (r, false);
+    }
+}
+
 void commit_content_online (struct kvs_ctx *ctx)
 {
-    struct list_node *pos, *tmp, *p2, *t2;
+    size_t n = waitlist_count (&ctx->content_wait);
 
-    ctx->content_epoch++;
-    if (ctx->content_waiting == 0)
-        return;
-    kvs_log (ctx, LOG_INFO, "content service back: %d write(s) sent again",
-             ctx->content_waiting);
-    list_for_each_safe (pos, tmp, &ctx->batches)
-    {
-        struct batch *b = list_entry (pos, struct batch, node);
-        list_for_each_safe (p2, t2, &b->rpcs)
-        {
-            struct batch_rpc *r = list_entry (p2, struct batch_rpc, node);
-            if (!r->content_wait)
-                continue;
-            r->content_wait = false;
-            ctx->content_waiting--;
-            if (batch_rpc_send (r) < 0) {
-                batch_error (b, errno, "content.write: %s", strerror (errno));
-                batch_rpc_done (r, false);
-            }
-        }
-    }
+    if (n > 0)
+        kvs_log (ctx, LOG_INFO, "content service back: %zu write(s) sent again",
+                 n);
+    waitlist_online (&ctx->content_wait);
+}
+
+void commit_init (struct kvs_ctx *ctx)
+{
+    waitlist_init (&ctx->content_wait, content_resend, ctx);
 }
 
 /* Store the batch's new blobs and (primary) checkpoint its root with
@@ -566,6 +561,7 @@ static void batch_store (struct batch *b)
     if (!(r = calloc (1, sizeof (*r))))
         goto nomem;
     list_init (&r->node);
+    waitlist_item_init (&r->content_wi);
     if (n > 0
         && (!(r->blobs = calloc (n, sizeof (*r->blobs)))
             || !(r->digests = malloc ((size_t)n * hsize))
@@ -1002,5 +998,4 @@ void commit_teardown (struct kvs_ctx *ctx)
         relay_destroy (r);
     }
     ctx->inflight = 0;
-    ctx->content_waiting = 0;
 }

@@ -23,6 +23,7 @@
 #include "libcontent/blobref.h"
 #include "libflux/flux.h"
 #include "libflux/list.h"
+#include "libflux/waitlist.h"
 
 #include "cache.h"
 #include "dict.h"
@@ -61,10 +62,11 @@ struct kvs_ctx {
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
 
-    bool stopping;               /* shutdown began: no new commits */
-    int content_waiting;         /* content.write chunks refused (ENOSYS) */
-    unsigned long content_epoch; /* content.online events seen */
-    int inflight;                /* commit batches and relays not finished */
+    bool stopping; /* shutdown began: no new commits */
+    /* content.write chunks the content service refused (unloading or
+     * absent), sent again on content.online */
+    struct waitlist content_wait;
+    int inflight; /* commit batches and relays not finished */
     uv_timer_t *stop_timer;
 
     struct list_node lookups;  /* parked lookups */
@@ -109,6 +111,8 @@ void commit_teardown (struct kvs_ctx *ctx);
 /* A content service announced itself (content.online): content.write
  * chunks it refused with ENOSYS, kept with their batches, go again. */
 void commit_content_online (struct kvs_ctx *ctx);
+/* Set up the commit engine's part of ctx. */
+void commit_init (struct kvs_ctx *ctx);
 
 /* lookupsvc.c */
 void lookup_request_cb (flux_t *h, flux_msg_handler_t *mh,

@@ -439,6 +439,7 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     list_init (&ctx->relays);
     list_init (&ctx->batches);
     list_init (&ctx->forwards);
+    commit_init (ctx);
     if (parse_args (ctx, argc, argv, error) < 0 || init_attrs (ctx, error) < 0)
         goto error;
     if (!(ctx->nstab = nstab_create ()) || nssvc_init (ctx) < 0

@@ -102,6 +102,7 @@ void sched_batches_destroy (sched_t *s)
     while (s->inflight) {
         struct batch *b = s->inflight;
         s->inflight = b->next;
+        waitlist_cancel (&s->kvs_wait, &b->kvs_wi);
         batch_destroy (b);
     }
     batch_destroy (s->batch);
@@ -126,11 +127,7 @@ static void commit_cb (flux_future_t *f, void *arg)
                    b->count, why);
         flux_future_destroy (b->f);
         b->f = NULL;
-        b->kvs_wait = true;
-        if (b->epoch != s->kvs_epoch) { /* a new kvs is already up */
-            b->kvs_wait = false;
-            (void)batch_send (s, b);
-        }
+        (void)waitlist_refused (&s->kvs_wait, &b->kvs_wi);
         return;
     }
     s->stats.commit_time += monotime () - b->t_sent;
@@ -171,7 +168,7 @@ static void commit_cb (flux_future_t *f, void *arg)
 static int batch_send (sched_t *s, struct batch *b)
 {
     b->t_sent = monotime ();
-    b->epoch = s->kvs_epoch;
+    waitlist_sent (&s->kvs_wait, &b->kvs_wi);
     if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
         || flux_future_aux_set (b->f, "sched::sched", s, NULL) < 0
         || flux_future_then (b->f, -1., commit_cb, b) < 0) {
@@ -208,19 +205,20 @@ static void batch_commit (sched_t *s)
     s->inflight = b;
 }
 
+/* A batch refused by the kvs goes again (waitlist callback). */
+void sched_kvs_resend (struct waitlist *wl, struct waitlist_item *it, void *arg)
+{
+    struct batch *b = waitlist_entry (it, struct batch, kvs_wi);
+    sched_t *s = arg;
+
+    sched_log (s, LOG_INFO, "the kvs is back: committing R of %d jobs again",
+               b->count);
+    (void)batch_send (s, b);
+}
+
 void sched_kvs_online (sched_t *s)
 {
-    s->kvs_epoch++;
-    for (struct batch *b = s->inflight; b; b = b->next) {
-        if (b->kvs_wait) {
-            b->kvs_wait = false;
-            sched_log (s, LOG_INFO,
-                       "the kvs is back: committing R of %d jobs "
-                       "again",
-                       b->count);
-            (void)batch_send (s, b);
-        }
-    }
+    waitlist_online (&s->kvs_wait);
 }
 
 /* Put the job's R in the current batch.  -1/ENOMEM. */
@@ -239,6 +237,7 @@ static int batch_add (sched_t *s, struct job *job)
             return -1;
         }
         b->max = SCHED_MAX_BATCH;
+        waitlist_item_init (&b->kvs_wi);
         s->batch = b;
     }
     sched_job_key (key, sizeof (key), job->id, "R");

@@ -81,6 +81,7 @@ sched_t *sched_create (flux_t *h, int queue_depth)
     s->queue_depth = queue_depth;
     s->state = SCHED_ACQUIRING;
     flux_deferred_init (&s->deferred, deferred_cb);
+    waitlist_init (&s->kvs_wait, sched_kvs_resend, s);
     if (!(s->jobs = jobtab_create ()) || !(s->queue = jobq_create ()))
         goto nomem;
     return s;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "job.h"
+#include "libflux/waitlist.h"
 #include "libkvs/kvs.h"
 #include "librlist/rlist.h"
 #include "engine.h"
@@ -29,10 +30,9 @@ struct batch {
     json_t **R; /* each job's R, also sent in its success response */
     int count;
     int max;
-    flux_future_t *f;    /* the commit, once sent */
-    bool kvs_wait;       /* refused (ENOSYS): sent again on kvs.online */
-    unsigned long epoch; /* s->kvs_epoch when sent */
-    double t_sent;       /* when (monotonic seconds) */
+    flux_future_t *f;            /* the commit, once sent */
+    struct waitlist_item kvs_wi; /* refused: waits for kvs.online */
+    double t_sent;               /* when (monotonic seconds) */
     struct batch *next;
     struct batch *prev;
 };
@@ -61,10 +61,9 @@ struct sched {
     bool need_schedule;
     struct batch *batch;    /* being filled */
     struct batch *inflight; /* committing */
-    /* kvs.online events seen: a commit refused after a newer kvs came up
-     * (the event can be handled before the deferred continuation) is
-     * sent again at once */
-    unsigned long kvs_epoch;
+    /* batches whose commit the kvs refused (unloading or absent), sent
+     * again on kvs.online */
+    struct waitlist kvs_wait;
     struct {
         unsigned long allocs, annotates, denies, cancels, frees, commits;
         unsigned long tries;
@@ -83,6 +82,8 @@ void sched_kick (sched_t *s);
 void sched_loop_turn (sched_t *s);
 /* Free the batches (alloc.c). */
 void sched_batches_destroy (sched_t *s);
+void sched_kvs_resend (struct waitlist *wl, struct waitlist_item *it,
+                       void *arg);
 
 /* "job.0000.0004.b200.0000.R" */
 void sched_job_key (char *buf, size_t size, uint64_t id, const char *name);
