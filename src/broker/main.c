@@ -82,16 +82,24 @@ static int parse_args (struct broker *b, int argc, char **argv)
     return 0;
 }
 
+/* The rundir holds unix sockets, whose path is at most 107 bytes: a
+ * TMPDIR so long that "local-RANK" would not fit is passed over. */
+#define RUNDIR_TMPDIR_MAX 64
+
 static int make_rundir (struct broker *b)
 {
     const char *rundir = attr_get (b->attrs, "rundir", NULL);
-    char tmpl[] = "/tmp/flux-XXXXXX";
+    const char *tmpdir = getenv ("TMPDIR");
+    char tmpl[RUNDIR_TMPDIR_MAX + 16];
 
     if (rundir) {
         if (mkdir (rundir, 0700) < 0 && errno != EEXIST)
             return -1;
         return 0;
     }
+    if (!tmpdir || *tmpdir != '/' || strlen (tmpdir) > RUNDIR_TMPDIR_MAX)
+        tmpdir = "/tmp";
+    snprintf (tmpl, sizeof (tmpl), "%s/flux-XXXXXX", tmpdir);
     if (!mkdtemp (tmpl))
         return -1;
     attr_add (b->attrs, "broker.rundir-cleanup", "1", ATTR_READONLY);
