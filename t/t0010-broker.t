@@ -197,6 +197,22 @@ test_expect_success 'module remove --cancel: a module that does not stop is aban
 	grep "\"args\":\[\"again\"\]" hello2.out &&
 	grep "module testmod did not stop within 1.0 s: abandoned" dmesg.out
 '
+test_expect_success 'module remove --cancel: a module stuck in its initialisation' '
+	cat >initstall.sh <<-EOT &&
+	flux module load $MOD stall-init=20 2>initstall.err &
+	loadpid=\$!
+	sleep 0.5
+	flux module list | grep "^testmod .* I " || exit 1
+	flux module remove --cancel testmod || exit 1
+	wait \$loadpid && exit 1
+	flux module load $MOD || exit 1
+	$RPC testmod.hello >hello.out
+	EOT
+	flux start sh initstall.sh &&
+	grep "module exited during initialization: Operation canceled" \
+		initstall.err &&
+	grep "\"name\":\"testmod\"" hello.out
+'
 test_expect_success 'module remove waits for a busy module; --cancel after it ends both' '
 	cat >wait.sh <<-EOT &&
 	flux module load $MOD || exit 1

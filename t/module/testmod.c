@@ -2,7 +2,9 @@
  * Copyright the flux-c authors */
 /* testmod - a broker module for the tests: "<name>.hello" answers
  * {"name":<module name>,"args":[...]}; "<name>.fail" makes mod_main return
- * -1 (EIO).  With the argument "fail-init", mod_main fails before running.
+ * -1 (EIO).  With the argument "fail-init", mod_main fails before running;
+ * with "stall-init=SECONDS", it sleeps that long first (a module stuck in
+ * its initialisation).
  *
  * Module to module messages (the broker's fast path must keep a module's
  * messages in order):
@@ -182,6 +184,11 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (argc > 0 && !strcmp (argv[0], "fail-init")) {
         errno = EINVAL;
         return -1;
+    }
+    if (argc > 0 && !strncmp (argv[0], "stall-init=", 11)) {
+        struct timespec ts = {.tv_sec = atoi (argv[0] + 11)};
+        while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+            ;
     }
     c.name = flux_aux_get (h, "flux::name");
     snprintf (hello, sizeof (hello), "%s.hello", c.name);
