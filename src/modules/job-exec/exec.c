@@ -477,8 +477,9 @@ static int fetch_R (struct execjob *job)
     return 0;
 }
 
-/* A reattach start for a job still active here: the job manager restarted
- * and lost the old stream.  Answer on the new one from now on.
+/* A reattach start for a job still active here, or a start from a new
+ * job manager: the job manager restarted and lost the old stream.  Answer
+ * on the new one from now on.
  */
 static void adopt (struct execjob *job, const flux_msg_t *msg)
 {
@@ -575,7 +576,11 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
         goto error;
     }
     if ((job = exec_lookup (x, (flux_jobid_t)id))) {
-        if (reattach) {
+        /* a reattach start, or a start from another sender than the one
+         * that started the job (a job manager reloaded before it logged
+         * the start event replays the job as not started): the new job
+         * manager takes the job over */
+        if (reattach || !flux_msg_route_match_first (job->req, msg)) {
             adopt (job, msg);
             return;
         }

@@ -67,7 +67,15 @@ static void rehello_continuation (flux_future_t *f, void *arg)
 {
     exec_t *x = arg;
 
-    if (flux_future_get (f, NULL) < 0) {
+    if (flux_future_get (f, NULL) < 0 && errno == ENOSYS) {
+        /* gone again (reloaded twice in a row): hello on its next
+         * job-manager.online */
+        exec_log (x, LOG_WARNING,
+                  "job-manager.exec-hello: %s: waiting for the job manager "
+                  "to come back",
+                  future_strerror (f, errno));
+    }
+    else if (flux_future_get (f, NULL) < 0) {
         exec_log (x, LOG_ERR, "job-manager.exec-hello: %s",
                   future_strerror (f, errno));
         flux_reactor_stop_error (flux_get_reactor (flux_future_get_flux (f)));
@@ -78,7 +86,9 @@ static void rehello_continuation (flux_future_t *f, void *arg)
 }
 
 /* job-manager.online: the job manager was reloaded (we said hello to its
- * predecessor at start).  A refused hello is fatal, as at start. */
+ * predecessor at start).  A refused hello is fatal, as at start; one the
+ * broker answers ENOSYS (the job manager went away again) waits for the
+ * next event. */
 static void jm_online_cb (flux_t *h, flux_msg_handler_t *mh,
                           const flux_msg_t *msg, void *arg)
 {

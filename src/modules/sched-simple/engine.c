@@ -115,6 +115,18 @@ bool sched_is_ready (sched_t *s)
     return s && s->state == SCHED_READY;
 }
 
+/* The job manager went away (a reload, or removed) before it answered
+ * f: log it, and wait for its job-manager.online (sched_restart).  The
+ * caller clears its pointer to f. */
+static void jm_away (sched_t *s, flux_future_t *f, const char *what)
+{
+    sched_log (s, LOG_WARNING,
+               "%s: %s: waiting for the job manager to come back", what,
+               future_strerror (f, errno));
+    flux_future_destroy (f);
+    s->state = SCHED_HELLO;
+}
+
 /* sched-ready */
 
 static void ready_cb (flux_future_t *f, void *arg)
@@ -123,6 +135,11 @@ static void ready_cb (flux_future_t *f, void *arg)
     int count;
 
     if (flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0) {
+        if (errno == ENOSYS) {
+            jm_away (s, f, "job-manager.sched-ready");
+            s->ready_f = NULL;
+            return;
+        }
         fatal (s, "job-manager.sched-ready: %s", future_strerror (f, errno));
         return;
     }
@@ -249,6 +266,11 @@ static void hello_cb (flux_future_t *f, void *arg)
             flux_future_destroy (f);
             s->hello_f = NULL;
             replay_done_maybe (s);
+            return;
+        }
+        if (errno == ENOSYS) {
+            jm_away (s, f, "job-manager.sched-hello");
+            s->hello_f = NULL;
             return;
         }
         fatal (s, "job-manager.sched-hello: %s", future_strerror (f, errno));

@@ -757,6 +757,27 @@ static void test_bad_requests (void)
     settle (0.05);
     ok (errors[EEXIST] - eexist == 1,
         "a second start without reattach: EEXIST");
+    /* the same start from another sender: a job manager reloaded before
+     * it logged the start event replays the job as not started */
+    {
+        char buf[512];
+        flux_msg_t *msg;
+        snprintf (buf, sizeof (buf),
+                  "{\"id\":91,\"userid\":%d,\"jobspec\":{\"version\":1,"
+                  "\"attributes\":{\"system\":{}}},\"reattach\":false}",
+                  (int)getuid ());
+        if (!(msg = flux_request_encode ("job-exec.start", buf))
+            || flux_msg_set_streaming (msg) < 0)
+            BAIL_OUT ("encoding start");
+        flux_msg_route_enable (msg);
+        if (flux_msg_route_push (msg, "new-job-manager") < 0
+            || flux_send (h, msg, 0) < 0)
+            BAIL_OUT ("sending start");
+        flux_msg_decref (msg);
+    }
+    ok (wait_text (91, "start start"),
+        "a start from another sender adopts the job: start again (%s)", T (91));
+    ok (errors[EEXIST] - eexist == 1, "no EEXIST for it");
 
     ok (rpc ("job-exec.critical-ranks", "{s:I s:s}", "id", (json_int_t)91,
              "ranks", "0")
