@@ -66,13 +66,16 @@ test_expect_success 'sched-simple refuses bad arguments' '
 	test_must_fail flux module load sched-simple queue-depth=x &&
 	test_must_fail flux module load sched-simple bogus
 '
-test_expect_success 'without a job manager, sched-simple logs why and exits' '
+test_expect_success 'without a job manager, sched-simple says why and waits for one' '
 	flux module load sched-simple &&
 	for i in $(seq 100); do
-		flux module list | grep -q sched-simple || break; sleep 0.1
+		flux dmesg | grep -q "sched-simple.*job-manager.sched-hello" &&
+			break
+		sleep 0.1
 	done &&
-	! flux module list | grep -q sched-simple &&
-	flux dmesg | grep "sched-simple.*job-manager.sched-hello"
+	flux dmesg | grep "sched-simple.*job-manager.sched-hello: .*: waiting for the job manager to come back" &&
+	flux module stats sched-simple | jq -e ".state == \"hello\"" &&
+	flux module remove sched-simple
 '
 
 cat >basic.script <<EOF
