@@ -130,6 +130,10 @@ test_expect_success 'module reload: new arguments; -f loads what is not loaded' 
 	test $(grep -c "^testmod " list.out) = 1 &&
 	test $(grep -c "^tm2 " list.out) = 1
 '
+test_expect_success 'module load of a loaded module: one clear line' '
+	test_must_fail flux start flux module load kvs 2>dup.err &&
+	test "$(cat dup.err)" = "flux-module: kvs: a module of that name is already loaded"
+'
 test_expect_success 'modules: load, route requests to them, list, remove' '
 	cat >mod.sh <<-EOT &&
 	flux module load $MOD one two || exit 1

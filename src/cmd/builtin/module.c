@@ -108,7 +108,13 @@ int cmd_module (int argc, char **argv)
 
 static void rpc_die (flux_future_t *f, const char *what)
 {
-    cmd_die ("%s: %s", what, f ? future_strerror (f, errno) : strerror (errno));
+    const char *why = f ? future_strerror (f, errno) : strerror (errno);
+    size_t len = strlen (what);
+
+    /* the broker's messages often name the module already */
+    if (!strncmp (why, what, len) && !strncmp (why + len, ": ", 2))
+        cmd_die ("%s", why);
+    cmd_die ("%s: %s", what, why);
 }
 
 /* module.load of target (a name, or a path made absolute here) with

@@ -444,7 +444,8 @@ static void kvs_timer_cb (uv_timer_t *w)
               ing->kvs_wait_ms / 1000.);
     while ((b = kvs_wait_oldest (ing))
            && b->wait_since + ing->kvs_wait_ms <= now) {
-        ingest_log (ing, LOG_ERR, "%d jobs: %s", b->count, errbuf);
+        ingest_log (ing, LOG_ERR, "%s (%d job%s)", errbuf, b->count,
+                    b->count == 1 ? "" : "s");
         batch_fail (b, ENOSYS, errbuf); /* takes it off the waitlist */
     }
     kvs_timer_arm (ing);
