@@ -435,14 +435,12 @@ static void fetch_R_continuation (flux_future_t *f, void *arg)
             /* the kvs is unloading or absent: ask again on kvs.online (at
              * once if a new kvs is already up) */
             exec_t *x = job->x;
-            char why[128];
-            snprintf (why, sizeof (why), "%s", future_strerror (f, errno));
-            flux_future_destroy (f);
-            if (!waitlist_refused (&x->kvs_wait, &job->kvs_wi)
-                && waitlist_count (&x->kvs_wait) == 1)
+            if (waitlist_count (&x->kvs_wait) == 0)
                 exec_log (x, LOG_WARNING,
                           "reading R: %s: waiting for the kvs to come back",
-                          why);
+                          future_strerror (f, errno));
+            flux_future_destroy (f);
+            (void)waitlist_refused (&x->kvs_wait, &job->kvs_wi);
             return;
         }
         execjob_fatal (job, "reading R: %s", future_strerror (f, errno));

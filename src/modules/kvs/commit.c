@@ -486,17 +486,15 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
          * a content service announces itself (at once if one did since
          * the chunk was sent: its event can be handled before this
          * continuation) */
-        char why[128];
-        snprintf (why, sizeof (why), "%s", future_strerror (f, errno));
-        flux_future_destroy (f);
-        r->f = NULL;
-        r->next = r->chunk_first;
-        if (!waitlist_refused (&ctx->content_wait, &r->content_wi)
-            && waitlist_count (&ctx->content_wait) == 1)
+        if (waitlist_count (&ctx->content_wait) == 0)
             kvs_log (ctx, LOG_WARNING,
                      "content.write refused (%s): kept until the content "
                      "service is back",
-                     why);
+                     future_strerror (f, errno));
+        flux_future_destroy (f);
+        r->f = NULL;
+        r->next = r->chunk_first;
+        (void)waitlist_refused (&ctx->content_wait, &r->content_wi);
         return;
     }
     if (flux_future_get (f, NULL) < 0) {
