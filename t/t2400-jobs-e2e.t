@@ -104,6 +104,33 @@ test_expect_success 'a reload of the kvs during submission and under load loses 
 	flux module list | grep "^job-manager " &&
 	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 2146
 '
+test_expect_success 'a job manager unloaded while a start is unanswered waits for the answer' '
+	id=$(flux submit --setattr=system.exec.test.override=1 true) &&
+	jobid=$(flux job id $id) &&
+	for i in $(seq 100); do
+		test "$(flux jobs -n -o "{state}" $id)" = RUN &&
+			test $(flux module stats job-exec | jq .jobs.active) -ge 1 &&
+			break
+		sleep 0.1
+	done &&
+	t0=$(date +%s%N) &&
+	{ flux module reload job-manager & } &&
+	pid=$! &&
+	sleep 0.5 &&
+	$FLUX_BUILD_DIR/t/rpc job-exec.override \
+		"{\"jobid\":$jobid,\"event\":\"start\"}" &&
+	wait $pid &&
+	ms=$(( ($(date +%s%N) - t0) / 1000000 )) &&
+	test $ms -ge 400 &&
+	flux dmesg >unanswered.dmesg &&
+	grep "job-manager.*unloading: waiting for job-exec to answer 1 start request" unanswered.dmesg &&
+	test $(flux job eventlog $id | grep -c " start") = 1 &&
+	$FLUX_BUILD_DIR/t/rpc job-exec.override \
+		"{\"jobid\":$jobid,\"event\":\"finish\",\"status\":0}" &&
+	flux job wait-event -t 30 $id clean &&
+	flux job eventlog $id | grep " finish status=0" &&
+	test $(flux job eventlog $id | grep -c " start") = 1
+'
 test_expect_success 'the instance shuts down cleanly' '
 	rm -f keepalive &&
 	wait $(cat broker.pid)

@@ -56,15 +56,16 @@ struct jobx {
     unsigned long pend_seq;      /* event.c: the batch holding this job's */
     size_t pend_idx;             /* ... uncommitted appends, and where */
 
-    unsigned int alloc_pending : 1;   /* sched.alloc sent, no final answer */
-    unsigned int alloc_canceling : 1; /* sched.cancel sent */
-    unsigned int alloc_lookup : 1;    /* allocated, R lookup in flight */
-    unsigned int free_pending : 1;    /* sched.free sent */
-    unsigned int start_pending : 1;   /* start sent, no final release */
-    unsigned int reattach : 1;        /* start with reattach=true */
-    unsigned int depend_done : 1;     /* jobspec dependencies processed */
-    unsigned int depend_busy : 1;     /* ... being processed */
-    unsigned int waitable : 1;        /* counted by wait.c */
+    unsigned int alloc_pending : 1;    /* sched.alloc sent, no final answer */
+    unsigned int alloc_canceling : 1;  /* sched.cancel sent */
+    unsigned int alloc_lookup : 1;     /* allocated, R lookup in flight */
+    unsigned int free_pending : 1;     /* sched.free sent */
+    unsigned int start_pending : 1;    /* start sent, no final release */
+    unsigned int start_unanswered : 1; /* plain start sent, no "start" yet */
+    unsigned int reattach : 1;         /* start with reattach=true */
+    unsigned int depend_done : 1;      /* jobspec dependencies processed */
+    unsigned int depend_busy : 1;      /* ... being processed */
+    unsigned int waitable : 1;         /* counted by wait.c */
 };
 
 struct job {

@@ -84,6 +84,9 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
     start_disconnect (jm->start, msg);
 }
 
+/* How long an unloading job manager waits for start answers (s). */
+#define START_UNLOAD_WAIT 5.0
+
 #define REQ FLUX_MSGTYPE_REQUEST
 #define RSP FLUX_MSGTYPE_RESPONSE
 #define OWNER 0
@@ -178,7 +181,9 @@ int mod_main (flux_t *h, int argc, char **argv)
     announce (jm);
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;
-    /* unloading: what was posted must reach the eventlogs */
+    /* unloading: the start answers on their way are waited for, and what
+     * was posted must reach the eventlogs */
+    start_unload_wait (jm->start, START_UNLOAD_WAIT);
     if (event_flush_sync (jm->event) < 0)
         jm_log (jm, LOG_ERR, "final eventlog commit failed");
     rc = 0;

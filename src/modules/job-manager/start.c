@@ -19,6 +19,8 @@ struct start {
     char *uuid;              /* its sender, for disconnect */
     flux_msg_handler_t *mh;  /* responses to <service>.start */
     size_t npending;         /* jobs with start_pending */
+    size_t nunanswered;      /* jobs with start_unanswered */
+    bool unloading;          /* no new start requests */
     const flux_msg_t *hello; /* a hello waiting for the old one's ping */
     flux_future_t *ping;
     struct {
@@ -61,6 +63,40 @@ size_t start_pending_count (struct start *s)
     return s->npending;
 }
 
+static void unload_timer_cb (uv_timer_t *t)
+{
+}
+
+void start_unload_wait (struct start *s, double timeout)
+{
+    flux_reactor_t *r = flux_get_reactor (s->jm->h);
+    uv_loop_t *loop = flux_reactor_uv (r);
+    uint64_t ms = (uint64_t)(timeout * 1000.), deadline;
+    uv_timer_t *t;
+
+    s->unloading = true;
+    if (s->nunanswered == 0 || !s->service)
+        return;
+    jm_log (s->jm, LOG_INFO,
+            "unloading: waiting for %s to answer %zu start request(s)",
+            s->service, s->nunanswered);
+    if (!(t = calloc (1, sizeof (*t))) || uv_timer_init (loop, t) < 0) {
+        free (t);
+        return;
+    }
+    uv_timer_start (t, unload_timer_cb, ms, 0); /* so that the loop wakes */
+    flux_reactor_now_update (r);
+    deadline = uv_now (loop) + ms;
+    while (s->nunanswered > 0 && s->service && uv_now (loop) < deadline)
+        flux_reactor_run (r, FLUX_REACTOR_ONCE);
+    flux_uv_close_free ((uv_handle_t *)t);
+    if (s->nunanswered > 0)
+        jm_log (s->jm, LOG_WARNING,
+                "unloading: %zu start request(s) still unanswered: the next "
+                "job manager will start those jobs again",
+                s->nunanswered);
+}
+
 void start_check (struct start *s, struct job *job)
 {
     struct jobx *x = job->x;
@@ -70,8 +106,9 @@ void start_check (struct start *s, struct job *job)
     flux_msg_t *msg = NULL;
     char *str = NULL;
 
-    if (!s->service || !x || x->start_pending || !x->js.has_resources
-        || x->js.release_final || x->js.prolog_active > 0)
+    if (!s->service || s->unloading || !x || x->start_pending
+        || !x->js.has_resources || x->js.release_final
+        || x->js.prolog_active > 0)
         return;
     if (x->js.state == FLUX_JOB_STATE_CLEANUP && !x->js.started)
         return; /* never started: nothing for the exec service to do */
@@ -96,6 +133,10 @@ void start_check (struct start *s, struct job *job)
     else {
         x->start_pending = 1;
         s->npending++;
+        if (!reattach) {
+            x->start_unanswered = 1;
+            s->nunanswered++;
+        }
         s->stats.start++;
         if (reattach)
             s->stats.reattach++;
@@ -126,8 +167,18 @@ static void foreach_resource_job (struct start *s,
     free (jobs);
 }
 
+/* The exec service answered "start" for job, or will not any more. */
+static void start_answered (struct start *s, struct job *job)
+{
+    if (job->x->start_unanswered) {
+        job->x->start_unanswered = 0;
+        s->nunanswered--;
+    }
+}
+
 static void forget_start (struct start *s, struct job *job)
 {
+    start_answered (s, job);
     if (job->x->start_pending) {
         job->x->start_pending = 0;
         s->npending--;
@@ -285,6 +336,7 @@ static void release (struct start *s, struct job *job, json_t *data)
         return;
     }
     if (final) {
+        start_answered (s, job);
         job->x->start_pending = 0;
         s->npending--;
     }
@@ -351,6 +403,7 @@ static void response_cb (flux_t *h, flux_msg_handler_t *mh,
         return;
     }
     if (!strcmp (type, "start")) {
+        start_answered (s, job);
         s->stats.started++;
         if (!job->x->js.started)
             (void)event_post (s->jm, job, "start", 0, NULL, NULL);

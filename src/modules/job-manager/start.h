@@ -28,6 +28,13 @@ void start_check (struct start *s, struct job *job);
 void start_hello (struct start *s, const flux_msg_t *msg);
 void start_disconnect (struct start *s, const flux_msg_t *msg);
 size_t start_pending_count (struct start *s);
+/* Unloading: send no more start requests, and run the reactor (at most
+ * timeout seconds) until the exec service has answered "start" to every
+ * plain start request sent.  A job whose start event is not logged when
+ * the job manager goes is replayed by the next one as not started, and
+ * started again: if the exec service has finished it meanwhile, it would
+ * run twice. */
+void start_unload_wait (struct start *s, double timeout);
 json_t *start_stats (struct start *s);
 
 #endif /* !JOBMGR_START_H */
