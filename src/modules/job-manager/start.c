@@ -100,7 +100,7 @@ void start_unload_wait (struct start *s, double timeout)
 void start_check (struct start *s, struct job *job)
 {
     struct jobx *x = job->x;
-    bool reattach = x->js.started;
+    bool reattach;
     char topic[256];
     json_t *o, *jobspec;
     flux_msg_t *msg = NULL;
@@ -115,6 +115,7 @@ void start_check (struct start *s, struct job *job)
     if (x->js.state != FLUX_JOB_STATE_RUN
         && x->js.state != FLUX_JOB_STATE_CLEANUP)
         return;
+    reattach = x->js.started;
     snprintf (topic, sizeof (topic), "%s.start", s->service);
     /* RFC 32: R is required; the job manager holds it from the alloc
      * (or from the KVS after a restart), so the exec service needs no
