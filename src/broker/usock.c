@@ -435,14 +435,7 @@ static void server_idle_cb (uv_idle_t *w)
     struct usock_server *s = w->data;
     struct list_node turn;
 
-    list_init (&turn);
-    if (!list_empty (&s->ready)) {
-        turn.next = s->ready.next;
-        turn.prev = s->ready.prev;
-        turn.next->prev = &turn;
-        turn.prev->next = &turn;
-        list_init (&s->ready);
-    }
+    list_move_all (&turn, &s->ready);
     while (!list_empty (&turn)) {
         struct usock_client *c;
         c = list_entry (turn.next, struct usock_client, ready);

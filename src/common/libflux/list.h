@@ -59,6 +59,20 @@ static inline void list_del (struct list_node *n)
     list_init (n);
 }
 
+/* Move every node of the list at from to the empty list at to, in order,
+ * leaving from empty. */
+static inline void list_move_all (struct list_node *to, struct list_node *from)
+{
+    list_init (to);
+    if (!list_empty (from)) {
+        to->next = from->next;
+        to->prev = from->prev;
+        to->next->prev = to;
+        to->prev->next = to;
+        list_init (from);
+    }
+}
+
 #define list_entry(ptr, type, member) \
     ((type *)((char *)(ptr)-offsetof (type, member)))
 

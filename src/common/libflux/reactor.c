@@ -122,6 +122,31 @@ int flux_reactor_run (flux_reactor_t *r, int flags)
     return 0;
 }
 
+static void run_until_timer_cb (uv_timer_t *t)
+{
+}
+
+bool flux_reactor_run_until (flux_reactor_t *r, bool (*done) (void *arg),
+                             void *arg, double timeout)
+{
+    uint64_t ms = timeout > 0 ? (uint64_t)(timeout * 1000.) : 0, deadline;
+    uv_timer_t *t;
+
+    if (!r || !done || done (arg))
+        return done && done (arg);
+    if (!(t = calloc (1, sizeof (*t))) || uv_timer_init (r->loop, t) < 0) {
+        free (t);
+        return false;
+    }
+    uv_timer_start (t, run_until_timer_cb, ms, 0); /* so that the loop wakes */
+    uv_update_time (r->loop);
+    deadline = uv_now (r->loop) + ms;
+    while (!done (arg) && uv_now (r->loop) < deadline)
+        (void)flux_reactor_run (r, FLUX_REACTOR_ONCE);
+    flux_uv_close_free ((uv_handle_t *)t);
+    return done (arg);
+}
+
 void flux_reactor_stop (flux_reactor_t *r)
 {
     if (r)

@@ -14,6 +14,7 @@
  * future with a pending continuation, no active libuv handle).
  * A reactor belongs to one thread.
  */
+#include <stdbool.h>
 #include <uv.h>
 
 #ifdef __cplusplus
@@ -43,6 +44,13 @@ void flux_reactor_destroy (flux_reactor_t *r);
 int flux_reactor_run (flux_reactor_t *r, int flags);
 void flux_reactor_stop (flux_reactor_t *r);
 void flux_reactor_stop_error (flux_reactor_t *r);
+
+/* Run the loop one turn at a time until done(arg) is true or timeout
+ * seconds have passed (a timer wakes the loop then), and return done(arg).
+ * For a module finishing work in flight after its reactor was stopped.
+ */
+bool flux_reactor_run_until (flux_reactor_t *r, bool (*done) (void *arg),
+                             void *arg, double timeout);
 
 /* Cached loop time in seconds (uv_now / 1000) and its refresh. */
 double flux_reactor_now (flux_reactor_t *r);

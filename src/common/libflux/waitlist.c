@@ -42,14 +42,7 @@ void waitlist_online (struct waitlist *wl)
     wl->epoch++;
     /* Take the waiting items off first: a resend may be refused again at
      * once (and wait anew), which must not extend this walk. */
-    list_init (&batch);
-    if (!list_empty (&wl->head)) {
-        batch.next = wl->head.next;
-        batch.prev = wl->head.prev;
-        batch.next->prev = &batch;
-        batch.prev->next = &batch;
-        list_init (&wl->head);
-    }
+    list_move_all (&batch, &wl->head);
     while (!list_empty (&batch)) {
         struct waitlist_item *it
             = list_entry (batch.next, struct waitlist_item, node);

@@ -112,28 +112,17 @@ static int get_owner (flux_t *h, uint32_t *owner)
     return 0;
 }
 
-static void drain_timeout_cb (uv_timer_t *t)
+static bool drained (void *arg)
 {
+    return ingest_busy (arg) == 0;
 }
 
 /* Run the reactor until the started batches are answered or time is up. */
 static void drain (flux_t *h, ingest_t *ing)
 {
-    flux_reactor_t *r = flux_get_reactor (h);
-    uv_timer_t *t = calloc (1, sizeof (*t));
-    uint64_t deadline;
-
     ingest_shutdown (ing);
-    if (!t || uv_timer_init (flux_reactor_uv (r), t) < 0) {
-        free (t);
-        return;
-    }
-    uv_timer_start (t, drain_timeout_cb, DRAIN_TIMEOUT_MS, 0);
-    flux_reactor_now_update (r);
-    deadline = uv_now (flux_reactor_uv (r)) + DRAIN_TIMEOUT_MS;
-    while (ingest_busy (ing) > 0 && uv_now (flux_reactor_uv (r)) < deadline)
-        flux_reactor_run (r, FLUX_REACTOR_ONCE);
-    flux_uv_close_free ((uv_handle_t *)t);
+    (void)flux_reactor_run_until (flux_get_reactor (h), drained, ing,
+                                  DRAIN_TIMEOUT_MS / 1000.);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

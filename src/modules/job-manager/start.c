@@ -63,34 +63,23 @@ size_t start_pending_count (struct start *s)
     return s->npending;
 }
 
-static void unload_timer_cb (uv_timer_t *t)
+static bool all_answered (void *arg)
 {
+    struct start *s = arg;
+    return s->nunanswered == 0 || !s->service;
 }
 
 void start_unload_wait (struct start *s, double timeout)
 {
-    flux_reactor_t *r = flux_get_reactor (s->jm->h);
-    uv_loop_t *loop = flux_reactor_uv (r);
-    uint64_t ms = (uint64_t)(timeout * 1000.), deadline;
-    uv_timer_t *t;
-
     s->unloading = true;
-    if (s->nunanswered == 0 || !s->service)
+    if (all_answered (s))
         return;
     jm_log (s->jm, LOG_INFO,
             "unloading: waiting for %s to answer %zu start request(s)",
             s->service, s->nunanswered);
-    if (!(t = calloc (1, sizeof (*t))) || uv_timer_init (loop, t) < 0) {
-        free (t);
-        return;
-    }
-    uv_timer_start (t, unload_timer_cb, ms, 0); /* so that the loop wakes */
-    flux_reactor_now_update (r);
-    deadline = uv_now (loop) + ms;
-    while (s->nunanswered > 0 && s->service && uv_now (loop) < deadline)
-        flux_reactor_run (r, FLUX_REACTOR_ONCE);
-    flux_uv_close_free ((uv_handle_t *)t);
-    if (s->nunanswered > 0)
+    if (!flux_reactor_run_until (flux_get_reactor (s->jm->h), all_answered, s,
+                                 timeout)
+        && s->nunanswered > 0)
         jm_log (s->jm, LOG_WARNING,
                 "unloading: %zu start request(s) still unanswered: the next "
                 "job manager will start those jobs again",
