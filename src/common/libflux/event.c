@@ -3,6 +3,7 @@
 /* event.c - event messages, publishing through rank 0, subscriptions, and
  * client service registration. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,28 @@ flux_future_t *flux_event_publish (flux_t *h, const char *topic, int flags,
                                    const char *s)
 {
     return flux_event_publish_raw (h, topic, flags, s, s ? strlen (s) + 1 : 0);
+}
+
+int flux_service_announce (flux_t *h, const char *name, flux_error_t *error)
+{
+    char topic[256];
+    flux_future_t *f;
+    int rc = 0;
+
+    if (snprintf (topic, sizeof (topic), "%s.online", name)
+        >= (int)sizeof (topic)) {
+        errno = EINVAL;
+        return errprintf (error, "publish %s.online: name too long", name);
+    }
+    if (!(f = flux_event_publish (h, topic, FLUX_MSGFLAG_PRIVATE, NULL))
+        || flux_future_get (f, NULL) < 0) {
+        int saved_errno = errno;
+        rc = errprintf (error, "publish %s: %s", topic,
+                        f ? future_strerror (f, errno) : strerror (errno));
+        errno = saved_errno;
+    }
+    flux_future_destroy (f);
+    return rc;
 }
 
 flux_future_t *flux_event_publish_pack (flux_t *h, const char *topic, int flags,

@@ -40,6 +40,12 @@ flux_future_t *flux_event_publish_pack (flux_t *h, const char *topic, int flags,
                                         const char *fmt, ...);
 int flux_event_publish_get_seq (flux_future_t *f, int *seq);
 
+/* Announce that the service name runs (again): publish the private event
+ * "<name>.online" and wait until rank 0 has taken it.  Clients that keep
+ * what a reloading service refused send it again on that event
+ * (waitlist.h).  -1 with errno set and error filled if it fails. */
+int flux_service_announce (flux_t *h, const char *name, flux_error_t *error);
+
 /* Register / remove a service name for this client (service.add /
  * service.remove): requests "name.*" are then routed to it.  The future
  * is fulfilled when the broker has done it (EEXIST: name taken). */

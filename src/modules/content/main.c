@@ -125,20 +125,15 @@ static bool backing_loaded (flux_t *h)
     return loaded;
 }
 
-/* Rank 0: publish the private event content.online once the service
- * runs, so that a backing store registered with a content module that
- * was since reloaded registers again (content-sqlite does).  A failure
- * is logged. */
+/* Rank 0: announce content.online once the service runs, so that a
+ * backing store registered with a content module that was since reloaded
+ * registers again (content-sqlite does).  A failure is logged. */
 static void announce (flux_t *h)
 {
-    flux_future_t *f;
+    flux_error_t error;
 
-    if (!(f = flux_event_publish (h, "content.online", FLUX_MSGFLAG_PRIVATE,
-                                  NULL))
-        || flux_future_get (f, NULL) < 0)
-        content_log (h, 3, "publish content.online: %s",
-                     f ? future_strerror (f, errno) : strerror (errno));
-    flux_future_destroy (f);
+    if (flux_service_announce (h, "content", &error) < 0)
+        content_log (h, 3, "%s", error.text);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

@@ -140,14 +140,10 @@ static const struct flux_msg_handler_spec htab[] = {
  * scheduler and exec service then need reloading by hand, as before. */
 static void announce (struct jobmgr *jm)
 {
-    flux_future_t *f;
+    flux_error_t error;
 
-    if (!(f = flux_event_publish (jm->h, "job-manager.online",
-                                  FLUX_MSGFLAG_PRIVATE, NULL))
-        || flux_future_get (f, NULL) < 0)
-        jm_log (jm, LOG_ERR, "publish job-manager.online: %s",
-                f ? future_strerror (f, errno) : strerror (errno));
-    flux_future_destroy (f);
+    if (flux_service_announce (jm->h, "job-manager", &error) < 0)
+        jm_log (jm, LOG_ERR, "%s", error.text);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

@@ -459,14 +459,10 @@ error:
 /* Publish kvs.online (see above); a failure is only logged. */
 static void announce (struct kvs_ctx *ctx)
 {
-    flux_future_t *f;
+    flux_error_t error;
 
-    if (!(f = flux_event_publish (ctx->h, "kvs.online", FLUX_MSGFLAG_PRIVATE,
-                                  NULL))
-        || flux_future_get (f, NULL) < 0)
-        kvs_log (ctx, LOG_ERR, "publish kvs.online: %s",
-                 f ? future_strerror (f, errno) : strerror (errno));
-    flux_future_destroy (f);
+    if (flux_service_announce (ctx->h, "kvs", &error) < 0)
+        kvs_log (ctx, LOG_ERR, "%s", error.text);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)
