@@ -148,6 +148,16 @@ test_expect_success 'urgency and flags reach the job manager' '
 	echo "[0,6]" >uf.exp &&
 	test_cmp uf.exp uf
 '
+test_expect_success '--urgency takes the names hold, default and expedite' '
+	for u in hold default EXPEDITE; do
+		flux submit --urgency=$u true >/dev/null &&
+		last_jobs 1 | jq -c ".[]|.urgency" >>un || return 1
+	done &&
+	printf "0\n16\n31\n" >un.exp &&
+	test_cmp un.exp un &&
+	test_must_fail flux submit --urgency=soon true 2>un.err &&
+	grep "urgency" un.err
+'
 test_expect_success 'a refused job: error on stderr, exit 1' '
 	test_must_fail flux submit -S duration=-1 true 2>neg.err &&
 	grep "attributes.system.duration must be a number >= 0" neg.err

@@ -216,6 +216,35 @@ test_expect_success 'flux jobs --json' '
 	jq -e ".id == 2005 and .status == \"CANCELED\"
 		and .exception.type == \"cancel\"" j1.json
 '
+test_expect_success 'flux jobs --stats: the summary of all users, then the list' '
+	flux jobs --stats -n -o "{id}" >st.out &&
+	cat >st.exp <<-EOF &&
+	1 running, 1 completed, 1 failed, 1 canceled, 0 timeout, 2 pending
+	2004
+	2003
+	EOF
+	test_cmp st.exp st.out
+'
+test_expect_success 'flux jobs --stats --queue: the queue'"'"'s summary' '
+	flux jobs --stats --queue=q1 -n -o "{id}" >stq.out &&
+	cat >stq.exp <<-EOF &&
+	1 running, 0 completed, 0 failed, 0 canceled, 0 timeout, 0 pending
+	2003
+	EOF
+	test_cmp stq.exp stq.out &&
+	test_must_fail flux jobs --stats-only --queue=nosuch 2>stq.err &&
+	grep "no jobs in queue nosuch" stq.err
+'
+test_expect_success 'flux jobs --stats-only: the summary alone, 0 while jobs are active' '
+	flux jobs --stats-only -a -o "{id}" >so.out &&
+	head -n 1 st.exp >so.exp && test_cmp so.exp so.out &&
+	flux job stats >stats.json &&
+	jq -e ".job_states.run == 1 and .job_states.sched == 2
+		and .job_states.inactive == 3 and .job_states.total == 6
+		and .successful == 1 and .failed == 1 and .canceled == 1" stats.json &&
+	test_must_fail flux job stats extra 2>stats.err &&
+	grep "expected no arguments" stats.err
+'
 test_expect_success 'flux jobs without job-list fails with a message' '
 	flux module remove job-list &&
 	test_must_fail flux jobs 2>nojl.err &&

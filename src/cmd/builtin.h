@@ -56,6 +56,9 @@ extern const struct builtin builtin_job_raise;
 extern const struct builtin builtin_job_cancel;
 extern const struct builtin builtin_job_kill;
 extern const struct builtin builtin_job_wait;
+extern const struct builtin builtin_job_last;
+extern const struct builtin builtin_job_purge;
+extern const struct builtin builtin_job_stats;
 extern const struct builtin builtin_submit;
 /* the `flux job` group (builtin/job.c lists its members) and its members
  * builtin/job_submit.c, builtin/job_id.c */

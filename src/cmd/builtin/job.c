@@ -31,7 +31,10 @@ static const struct builtin *const members[] = {
     &builtin_job_id,         /* job_id.c */
     &builtin_job_info,       /* job_info.c */
     &builtin_job_kill,       /* job_control.c */
+    &builtin_job_last,       /* job_admin.c */
+    &builtin_job_purge,      /* job_admin.c */
     &builtin_job_raise,      /* job_control.c */
+    &builtin_job_stats,      /* job_admin.c */
     &builtin_job_status,     /* job_info.c */
     &builtin_job_submit,     /* job_submit.c */
     &builtin_job_urgency,    /* job_control.c */

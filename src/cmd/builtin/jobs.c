@@ -50,6 +50,10 @@ static const char usage[]
       "                         named format: default, deps, long; \"help\"\n"
       "                         lists them (see flux-jobs(1) for fields)\n"
       "      --json             Print the jobs as JSON\n"
+      "      --stats            Print a summary of the instance's jobs (or\n"
+      "                         QUEUE's, with --queue) before the list\n"
+      "      --stats-only       Print only the summary; exit 1 if no job is\n"
+      "                         active (pending or running)\n"
       "  -h, --help             Display this message\n";
 
 const struct builtin builtin_jobs = {
@@ -107,6 +111,7 @@ struct opts {
     bool header;
     bool json;
     bool filtered;
+    bool stats, stats_only;
     const char *user;
     const char *name;
     const char *queue;
@@ -320,9 +325,68 @@ static void print_json (struct jobs_list *l, bool single)
     json_decref (out);
 }
 
+/* job-list.job-stats (all users' jobs, as in flux-core) */
+static flux_future_t *stats_send (flux_t *h)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc (h, "job-list.job-stats", "{}", FLUX_NODEID_ANY, 0)))
+        cmd_die ("job-list.job-stats: %s", strerror (errno));
+    return f;
+}
+
+/* Print the summary line of the instance's (or queue's) jobs; the
+ * number of active jobs is returned. */
+static int stats_print (flux_future_t *f, const char *queue)
+{
+    json_t *o, *queues, *q = NULL, *st;
+    int dep = 0, pri = 0, sched = 0, run = 0, cleanup = 0;
+    int ok = 0, failed = 0, canceled = 0, timeout = 0, purged = 0;
+    size_t i;
+
+    if (flux_rpc_get_unpack (f, "o", &o) < 0)
+        cmd_die ("job-list.job-stats: %s", future_strerror (f, errno));
+    if (queue) {
+        if (json_unpack (o, "{s:o}", "queues", &queues) < 0)
+            cmd_die ("job-list.job-stats: malformed response");
+        json_array_foreach (queues, i, q)
+        {
+            const char *name;
+            if (json_unpack (q, "{s:s}", "name", &name) == 0
+                && !strcmp (name, queue))
+                break;
+        }
+        if (i == json_array_size (queues))
+            cmd_die ("--stats: no jobs in queue %s", queue);
+        o = q;
+    }
+    if (json_unpack (o, "{s:o s:i s:i s:i s:i s?i}", "job_states", &st,
+                     "successful", &ok, "failed", &failed, "canceled",
+                     &canceled, "timeout", &timeout, "inactive_purged", &purged)
+            < 0
+        || json_unpack (st, "{s:i s:i s:i s:i s:i}", "depend", &dep, "priority",
+                        &pri, "sched", &sched, "run", &run, "cleanup", &cleanup)
+               < 0)
+        cmd_die ("job-list.job-stats: malformed response");
+    printf ("%d running, %d completed, %d failed, %d canceled, %d timeout, "
+            "%d pending",
+            run + cleanup, ok, failed, canceled, timeout, dep + pri + sched);
+    if (purged > 0)
+        printf (", %d inactive purged", purged);
+    printf ("\n");
+    return run + cleanup + dep + pri + sched;
+}
+
 static void parse_options (int argc, char **argv, struct opts *o)
 {
-    enum { OPT_SINCE = 256, OPT_NAME, OPT_QUEUE, OPT_JSON };
+    enum {
+        OPT_SINCE = 256,
+        OPT_NAME,
+        OPT_QUEUE,
+        OPT_JSON,
+        OPT_STATS,
+        OPT_STATS_ONLY
+    };
     static const struct option longopts[] = {
         {"user", required_argument, NULL, 'u'},
         {"filter", required_argument, NULL, 'f'},
@@ -334,6 +398,8 @@ static void parse_options (int argc, char **argv, struct opts *o)
         {"suppress-header", no_argument, NULL, 'n'},
         {"format", required_argument, NULL, 'o'},
         {"json", no_argument, NULL, OPT_JSON},
+        {"stats", no_argument, NULL, OPT_STATS},
+        {"stats-only", no_argument, NULL, OPT_STATS_ONLY},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
@@ -380,6 +446,12 @@ static void parse_options (int argc, char **argv, struct opts *o)
             case OPT_JSON:
                 o->json = true;
                 break;
+            case OPT_STATS:
+                o->stats = true;
+                break;
+            case OPT_STATS_ONLY:
+                o->stats_only = true;
+                break;
         }
     }
     if (o->since && !o->filtered)
@@ -400,10 +472,22 @@ int cmd_jobs (int argc, char **argv)
     struct jobs_list *jobs;
     struct textbuf out = {0};
     flux_t *h;
+    flux_future_t *fstats = NULL;
     int errors = 0;
 
     setlocale (LC_CTYPE, ""); /* F58 ids with U+0192 under UTF-8 */
     parse_options (argc, argv, &o);
+    if (o.stats_only) {
+        /* every other option is ignored, as in flux-core */
+        flux_future_t *f;
+        int active;
+        h = cmd_open ();
+        f = stats_send (h);
+        active = stats_print (f, o.queue);
+        flux_future_destroy (f);
+        flux_close (h);
+        return active > 0 ? 0 : 1;
+    }
     if (o.json)
         attrs = json_pack ("[s]", "all");
     else {
@@ -414,6 +498,10 @@ int cmd_jobs (int argc, char **argv)
     if (!attrs)
         cmd_die ("out of memory");
     h = cmd_open ();
+    if (o.stats && !o.json) {
+        /* the summary comes first; the list is asked for meanwhile */
+        fstats = stats_send (h);
+    }
     if (optind < argc)
         jobs = fetch_ids (h, argc - optind, argv + optind, attrs, &errors);
     else
@@ -421,6 +509,11 @@ int cmd_jobs (int argc, char **argv)
     if (o.json)
         print_json (jobs, optind + 1 == argc);
     else {
+        if (fstats) {
+            (void)stats_print (fstats, o.queue);
+            flux_future_destroy (fstats);
+            fflush (stdout);
+        }
         if (jobs_format_run (fmt, jobs, now (), o.header, &out) < 0)
             cmd_die ("%s", strerror (errno));
         if (out.len > 0 && fwrite (out.data, 1, out.len, stdout) != out.len)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,7 +43,8 @@ static const char usage[]
       "  -x, --exclusive          Allocate whole nodes (needs -N)\n"
       "  -t, --time-limit=MIN|FSD Time limit: minutes, or a duration such\n"
       "                           as 30s, 2h\n"
-      "      --urgency=N          Urgency 0-31 (default 16; 0 holds the job)\n"
+      "      --urgency=N          Urgency 0-31 (default 16), or hold (0),\n"
+      "                           default (16), expedite (31)\n"
       "      --dependency=URI     Add a dependency, e.g. afterok:ID "
       "(repeatable)\n"
       "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (system. if no prefix)\n"
@@ -221,7 +223,14 @@ static void parse_opts (int argc, char **argv, struct opts *o)
                 o->setopt[o->nsetopt++] = optarg;
                 break;
             case OPT_URGENCY:
-                o->urgency = cmd_parse_long ("--urgency", optarg, 0, 31);
+                if (!strcasecmp (optarg, "hold"))
+                    o->urgency = FLUX_JOB_URGENCY_HOLD;
+                else if (!strcasecmp (optarg, "default"))
+                    o->urgency = FLUX_JOB_URGENCY_DEFAULT;
+                else if (!strcasecmp (optarg, "expedite"))
+                    o->urgency = FLUX_JOB_URGENCY_EXPEDITE;
+                else
+                    o->urgency = cmd_parse_long ("--urgency", optarg, 0, 31);
                 break;
             case OPT_DEPENDENCY:
                 o->deps[o->ndeps++] = optarg;

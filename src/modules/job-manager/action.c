@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "depend.h"
 #include "event.h"
+#include "history.h"
 #include "start.h"
 #include "urgency.h"
 #include "wait.h"
@@ -78,6 +79,7 @@ static void job_inactive (struct jobmgr *jm, struct job *job)
             (void)event_kvs_put (jm, key, NULL);
         jobmgr_state_count (jm, FLUX_JOB_STATE_INACTIVE, -1);
         jobtab_remove (jm->jobs, job);
+        history_remove (jm->history, job);
         list_add_tail (&jm->doomed, &job->ilink);
         return;
     }

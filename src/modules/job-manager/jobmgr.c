@@ -13,6 +13,7 @@
 #include "alloc.h"
 #include "depend.h"
 #include "event.h"
+#include "history.h"
 #include "journal.h"
 #include "queue.h"
 #include "start.h"
@@ -157,7 +158,8 @@ struct jobmgr *jobmgr_create (flux_t *h)
         || !(jm->journal = journal_create (jm))
         || !(jm->alloc = alloc_create (jm)) || !(jm->start = start_create (jm))
         || !(jm->wait = wait_create (jm)) || !(jm->depend = depend_create (jm))
-        || !(jm->queue = queue_create (jm))) {
+        || !(jm->queue = queue_create (jm))
+        || !(jm->history = history_create (jm))) {
         jobmgr_destroy (jm);
         errno = ENOMEM;
         return NULL;
@@ -204,6 +206,7 @@ void jobmgr_destroy (struct jobmgr *jm)
         event_destroy (jm->event);
         alloc_destroy (jm->alloc);
         depend_destroy (jm->depend);
+        history_destroy (jm->history);
         while (!list_empty (&jm->doomed)) {
             struct job *job = list_entry (jm->doomed.next, struct job, ilink);
             list_del (&job->ilink);

@@ -27,6 +27,7 @@ struct journal;
 struct waitq;
 struct depend;
 struct queue;
+struct history;
 
 struct jobmgr {
     flux_t *h;
@@ -40,6 +41,7 @@ struct jobmgr {
     struct waitq *wait;
     struct depend *depend;
     struct queue *queue;
+    struct history *history; /* per user, for flux job last */
 
     struct list_node resources; /* active jobs holding resources */
     struct list_node doomed;    /* jobs to free at the next loop turn */

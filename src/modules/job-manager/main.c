@@ -17,6 +17,7 @@
 
 #include "alloc.h"
 #include "event.h"
+#include "history.h"
 #include "info.h"
 #include "jobmgr.h"
 #include "journal.h"
@@ -69,6 +70,7 @@ HANDLER (idle, queue_idle (jm->queue, msg))
 HANDLER (alloc_query, queue_alloc_query (jm->queue, msg))
 HANDLER (purge, purge_request (jm, msg))
 HANDLER (purge_id, purge_id_request (jm, msg))
+HANDLER (history_get, history_get_request (jm->history, msg))
 
 /* A client went away: forget what it was waiting for; if it was the
  * scheduler or the exec service, stop using it. */
@@ -131,6 +133,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {REQ, "job-manager.alloc-query", alloc_query_cb, USER},
     {REQ, "job-manager.purge", purge_cb, OWNER},
     {REQ, "job-manager.purge-id", purge_id_cb, OWNER},
+    {REQ, "job-manager.history.get", history_get_cb, USER},
     {REQ, "job-manager.disconnect", disconnect_cb, FLUX_ROLE_ALL},
     {FLUX_MSGTYPE_EVENT, "kvs.online", kvs_online_cb, OWNER},
     FLUX_MSGHANDLER_TABLE_END,

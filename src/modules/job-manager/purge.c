@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "event.h"
+#include "history.h"
 #include "purge.h"
 
 #define PURGE_BATCH_MAX 10000
@@ -62,6 +63,7 @@ static int purge_job (struct jobmgr *jm, struct job *job, json_t *ids)
         return -1;
     jobmgr_state_count (jm, FLUX_JOB_STATE_INACTIVE, -1);
     jobtab_remove (jm->jobs, job);
+    history_remove (jm->history, job);
     job_destroy (job);
     return 0;
 }

@@ -20,6 +20,7 @@
 #include "alloc.h"
 #include "depend.h"
 #include "event.h"
+#include "history.h"
 #include "libeventlog/eventlog.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
@@ -180,6 +181,7 @@ static void got_eventlog (struct walk *w, struct rq *rq)
         goto done;
     }
     w->loaded++;
+    history_add (w->jm->history, job);
     jobmgr_state_count (w->jm, job->state, 1);
     if (job->id > w->jm->max_jobid)
         w->jm->max_jobid = job->id;

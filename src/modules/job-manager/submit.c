@@ -7,6 +7,7 @@
 #include <syslog.h>
 
 #include "event.h"
+#include "history.h"
 #include "libeventlog/eventlog.h"
 #include "queue.h"
 #include "submit.h"
@@ -93,6 +94,7 @@ static int add_job (struct jobmgr *jm, struct entry *e)
         job_destroy (job);
         return -1;
     }
+    history_add (jm->history, job);
     if ((flux_jobid_t)e->id > jm->max_jobid)
         jm->max_jobid = (flux_jobid_t)e->id;
     entry = eventlog_entry_pack (e->t_submit, "submit", "{s:i s:i s:i s:i}",
@@ -102,6 +104,7 @@ static int add_job (struct jobmgr *jm, struct entry *e)
         || event_post_entry (jm, job, entry, EVENT_NO_COMMIT, &error) < 0) {
         json_decref (entry);
         jobtab_remove (jm->jobs, job);
+        history_remove (jm->history, job);
         job_destroy (job);
         return -1;
     }
