@@ -117,10 +117,13 @@ int main (int argc, char **argv)
     plan (NO_PLAN);
 
     for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
-        run (cases[i].n, cases[i].slice, buf, sizeof (buf));
-        ok (!strcmp (buf, cases[i].expect), "%s of %zu selects [%s]",
-            cases[i].slice, cases[i].n, cases[i].expect);
-        if (strcmp (buf, cases[i].expect))
+        const char *slice = cases[i].slice, *expect = cases[i].expect;
+        /* (named, so that GCC with UBSan does not see them as maybe
+         * NULL in the format below) */
+        run (cases[i].n, slice, buf, sizeof (buf));
+        ok (!strcmp (buf, expect), "%s of %zu selects [%s]", slice ? slice : "",
+            cases[i].n, expect ? expect : "");
+        if (strcmp (buf, expect))
             diag ("got [%s]", buf);
     }
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
