@@ -124,4 +124,14 @@ test_expect_success 'each user sees only their own jobs' '
 	FLUX_F58_FORCE_ASCII=1 flux job id --to=f58 $(head -n 1 gids) >g1 &&
 	! grep -f g1 mine.out
 '
+test_expect_success 'purging most of 300 jobs leaves the newest in the history' '
+	inst "flux submit --cc=1-300 $SIM true >ids300 && flux queue drain &&
+		flux job purge -f --num-limit=10 --batch=1000 >p300.out &&
+		flux job last [:] >last300.out &&
+		flux submit $SIM true >>ids300 && flux queue drain &&
+		flux job last 3 >new3.out" &&
+	echo "purged 293 inactive jobs" >p300.exp && test_cmp p300.exp p300.out &&
+	sed -n 291,300p ids300 | tac >last300.exp && test_cmp last300.exp last300.out &&
+	tail -n 3 ids300 | tac >new3.exp && test_cmp new3.exp new3.out
+'
 test_done

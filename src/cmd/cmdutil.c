@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "libjob/job.h"
 #include "libutil/fsd.h"
 
 #include "cmdutil.h"
@@ -186,6 +188,17 @@ double cmd_parse_duration (const char *opt, const char *s)
     if (fsd_parse_duration (s, &d) < 0)
         cmd_usage_error ("%s: '%s' is not a duration (e.g. 0.5s, 2m)", opt, s);
     return d;
+}
+
+int cmd_parse_urgency (const char *opt, const char *s)
+{
+    if (!strcasecmp (s, "hold"))
+        return FLUX_JOB_URGENCY_HOLD;
+    if (!strcasecmp (s, "default"))
+        return FLUX_JOB_URGENCY_DEFAULT;
+    if (!strcasecmp (s, "expedite"))
+        return FLUX_JOB_URGENCY_EXPEDITE;
+    return (int)cmd_parse_long (opt, s, 0, 31);
 }
 
 static void group_usage (const struct builtin *group,

@@ -72,6 +72,9 @@ long cmd_parse_long (const char *opt, const char *s, long min, long max);
 double cmd_parse_double (const char *opt, const char *s, double min);
 /* An RFC 23 duration (e.g. "0.5s", "2m"). */
 double cmd_parse_duration (const char *opt, const char *s);
+/* A job urgency: 0-31, or hold (0), default (16), expedite (31), any
+ * case. */
+int cmd_parse_urgency (const char *opt, const char *s);
 
 /* Run the member of a group (`flux event pub ...`): argv[0] is the
  * member's name.  Prints the group usage for --help / a missing or

@@ -98,14 +98,7 @@ static int job_urgency (int argc, char **argv)
         cmd_usage_error ("expected JOBID URGENCY");
     id = parse_id (argv[optind]);
     u = argv[optind + 1];
-    if (!strcasecmp (u, "hold"))
-        urgency = FLUX_JOB_URGENCY_HOLD;
-    else if (!strcasecmp (u, "default"))
-        urgency = FLUX_JOB_URGENCY_DEFAULT;
-    else if (!strcasecmp (u, "expedite"))
-        urgency = FLUX_JOB_URGENCY_EXPEDITE;
-    else
-        urgency = (int)cmd_parse_long ("URGENCY", u, 0, 31);
+    urgency = cmd_parse_urgency ("URGENCY", u);
     h = cmd_open ();
     if (!(f = flux_rpc_pack (h, "job-manager.urgency", FLUX_NODEID_ANY, 0,
                              "{s:I s:i}", "id", (json_int_t)id, "urgency",

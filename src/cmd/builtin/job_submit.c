@@ -21,7 +21,8 @@ static const char submit_usage[]
     = "Usage: flux job submit [OPTIONS] [FILE]\n"
       "Submit the jobspec in FILE (or stdin), JSON or YAML, and print the\n"
       "job id.\n"
-      "  -u, --urgency=N   Urgency 0-31 (default 16)\n"
+      "  -u, --urgency=N   Urgency 0-31 (default 16), hold, default or\n"
+      "                    expedite\n"
       "  -f, --flags=LIST  Comma list of waitable, debug, novalidate\n"
       "  -h, --help        Display this message\n";
 
@@ -108,7 +109,7 @@ static int cmd_job_submit (int argc, char **argv)
     setlocale (LC_CTYPE, "");
     while ((c = cmd_getopt (argc, argv, "u:f:", longopts)) != -1) {
         if (c == 'u')
-            urgency = cmd_parse_long ("--urgency", optarg, 0, 31);
+            urgency = cmd_parse_urgency ("--urgency", optarg);
         if (c == 'f')
             flags = parse_flags (optarg);
     }

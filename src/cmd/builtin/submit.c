@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,14 +222,7 @@ static void parse_opts (int argc, char **argv, struct opts *o)
                 o->setopt[o->nsetopt++] = optarg;
                 break;
             case OPT_URGENCY:
-                if (!strcasecmp (optarg, "hold"))
-                    o->urgency = FLUX_JOB_URGENCY_HOLD;
-                else if (!strcasecmp (optarg, "default"))
-                    o->urgency = FLUX_JOB_URGENCY_DEFAULT;
-                else if (!strcasecmp (optarg, "expedite"))
-                    o->urgency = FLUX_JOB_URGENCY_EXPEDITE;
-                else
-                    o->urgency = cmd_parse_long ("--urgency", optarg, 0, 31);
+                o->urgency = cmd_parse_urgency ("--urgency", optarg);
                 break;
             case OPT_DEPENDENCY:
                 o->deps[o->ndeps++] = optarg;

@@ -121,6 +121,15 @@ static void compact (struct history *hist, struct user *u)
     }
     u->n = j;
     u->stale = 0;
+    /* give back most of the room once most of it is empty */
+    if (u->cap > 64 && u->n < u->cap / 4) {
+        size_t ncap = u->n * 2 > 16 ? u->n * 2 : 16;
+        flux_jobid_t *nids = realloc (u->ids, ncap * sizeof (*nids));
+        if (nids) {
+            u->ids = nids;
+            u->cap = ncap;
+        }
+    }
 }
 
 void history_remove (struct history *hist, const struct job *job)
