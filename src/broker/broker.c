@@ -262,9 +262,33 @@ static struct peer *service_lookup (struct broker *b, const char *topic)
     return strmap_get (b->services, service_name (topic, name, sizeof (name)));
 }
 
+/* "<name>.shutdown" to module m: the broker stops a module with it
+ * (module_stop, straight into the module's queue), so no client or
+ * other module may send it through the router, owner or not: the module
+ * would leave behind the broker's back.  flux module remove is the way. */
+static bool module_shutdown_topic (struct peer *p, const char *topic)
+{
+    const char *name;
+    size_t n, len = strlen (topic);
+
+    if (p->kind != PEER_MODULE || len < 10
+        || strcmp (topic + len - 9, ".shutdown") != 0)
+        return false;
+    name = module_name (p->ptr);
+    n = strlen (name);
+    return n == len - 9 && !strncmp (topic, name, n);
+}
+
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
-    if (peer_send (p, msg) < 0)
+    const char *topic;
+
+    if (flux_msg_get_topic (msg, &topic) == 0
+        && module_shutdown_topic (p, topic))
+        router_respond_error (b, msg, EPERM,
+                              "only the broker stops a module: use flux "
+                              "module remove");
+    else if (peer_send (p, msg) < 0)
         router_respond_error (b, msg, ENOSYS, NULL);
     flux_msg_decref (msg);
 }
@@ -707,7 +731,7 @@ static bool fast_request (struct broker *b, struct module *m, flux_msg_t *msg)
         return false; /* local_request() topics, or not local */
     pthread_rwlock_rdlock (&b->route_lock);
     if (b->services && (svc = service_lookup (b, topic))
-        && svc->kind == PEER_MODULE
+        && svc->kind == PEER_MODULE && !module_shutdown_topic (svc, topic)
         && (from = strmap_get (b->peers, module_uuid (m)))
         && (!disconnect_key (msg, topic, nodeid, key, sizeof (key))
             || strmap_get (from->disconnects, key))

@@ -324,11 +324,28 @@ static void send_ready (struct broker *b)
     flux_future_destroy (f);
 }
 
+/* broker.ready {rank} from a child broker (sent with no response
+ * expected): anything else is answered with an error (dropped for a
+ * no-response request) and not counted. */
 static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
     struct broker *b = arg;
+    int rank;
 
+    if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0 || rank <= 0
+        || (uint32_t)rank >= b->size
+        || topology_parent ((uint32_t)rank, b->size, b->fanout)
+               != (int64_t)b->rank) {
+        flux_respond_error (h, msg, EPROTO,
+                            "broker.ready: expected {rank} of a child");
+        return;
+    }
+    if (!flux_msg_is_noresponse (msg)) {
+        flux_respond_error (h, msg, EPROTO,
+                            "broker.ready is for child brokers only");
+        return;
+    }
     b->children_ready++;
     if (b->state == STATE_QUORUM && b->children_ready >= b->nchildren)
         state_enter (b, STATE_RUN);

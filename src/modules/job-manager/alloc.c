@@ -110,7 +110,11 @@ void alloc_destroy (struct alloc *a)
 }
 
 /* Send a request with matchtag 0 (RFC 27: matched by job id). */
-static int send_request (struct alloc *a, const char *topic, json_t *payload)
+/* Send a request to the scheduler; its responses (alloc, free) come to
+ * the response handlers.  RFC 27's cancel and prioritize have none: they
+ * go with noresponse set, so a scheduler's error answer is dropped. */
+static int send_request (struct alloc *a, const char *topic, json_t *payload,
+                         bool noresponse)
 {
     flux_msg_t *msg;
     char *s;
@@ -119,6 +123,8 @@ static int send_request (struct alloc *a, const char *topic, json_t *payload)
     if (!(s = jsonemit (payload, JSON_COMPACT, NULL)))
         return -1;
     if ((msg = flux_request_encode (topic, s))) {
+        if (noresponse)
+            (void)flux_msg_set_noresponse (msg);
         rc = flux_send (a->jm->h, msg, 0);
         flux_msg_decref (msg);
     }
@@ -175,7 +181,7 @@ void alloc_cancel (struct alloc *a, struct job *job)
     if (x->aidx != HEAP_NONE)
         (void)heap_remove (a->pending, x->aidx);
     json_t *o = json_pack ("{s:I}", "id", (json_int_t)job->id);
-    if (o && send_request (a, "sched.cancel", o) == 0) {
+    if (o && send_request (a, "sched.cancel", o, true) == 0) {
         x->alloc_canceling = 1;
         a->ncanceling++;
         a->stats.cancel_sent++;
@@ -233,7 +239,7 @@ void alloc_free (struct alloc *a, struct job *job)
         o = json_pack ("{s:I s:O}", "id", (json_int_t)job->id, "R", x->R);
     else
         o = json_pack ("{s:I}", "id", (json_int_t)job->id);
-    if (o && send_request (a, "sched.free", o) == 0) {
+    if (o && send_request (a, "sched.free", o, false) == 0) {
         x->free_pending = 1;
         a->stats.free++;
     }
@@ -252,7 +258,7 @@ static int send_alloc (struct alloc *a, struct job *job)
                    "priority", (json_int_t)x->js.priority, "userid",
                    (int)job->userid, "t_submit", x->js.t_submit, "jobspec",
                    jobspec);
-    if (o && (rc = send_request (a, "sched.alloc", o)) == 0) {
+    if (o && (rc = send_request (a, "sched.alloc", o, false)) == 0) {
         x->alloc_pending = 1;
         a->npending++;
         list_add_tail (&a->outstanding, &x->alloc_link);
@@ -302,7 +308,7 @@ void alloc_schedule (struct alloc *a)
 {
     if (a->prioritize && a->ready) {
         json_t *o = json_pack ("{s:O}", "jobs", a->prioritize);
-        if (o && send_request (a, "sched.prioritize", o) == 0)
+        if (o && send_request (a, "sched.prioritize", o, true) == 0)
             a->stats.prioritize++;
         json_decref (o);
     }

@@ -356,7 +356,10 @@ void reduce_hello (struct reduce *r, const flux_msg_t *msg)
         || r->nchildren == 0 || (uint32_t)rank < r->children[0].rank
         || (uint32_t)rank > r->children[r->nchildren - 1].rank) {
         rlog (r->h, LOG_ERR, "resource.hello: bad request (not a child)");
-        return; /* no response: hello is NORESPONSE */
+        /* hello is NORESPONSE: this reaches only another sender */
+        flux_respond_error (r->h, msg, EPROTO,
+                            "resource.hello: expected {rank} of a child");
+        return;
     }
     r->hello_rx++;
     c = &r->children[rank - r->children[0].rank];

@@ -382,6 +382,9 @@ void sched_cancel (sched_t *s, const flux_msg_t *msg)
 
     if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
         sched_log (s, LOG_ERR, "malformed sched.cancel dropped");
+        /* (RFC 27 has no response: one is dropped for the job manager's
+         * no-response request, and tells any other sender) */
+        flux_respond_error (s->h, msg, EPROTO, "malformed sched.cancel");
         return;
     }
     if (!(job = jobtab_lookup (s->jobs, (uint64_t)id))
@@ -408,6 +411,7 @@ void sched_prioritize (sched_t *s, const flux_msg_t *msg)
     if (flux_request_unpack (msg, NULL, "{s:o}", "jobs", &jobs) < 0
         || !json_is_array (jobs)) {
         sched_log (s, LOG_ERR, "malformed sched.prioritize dropped");
+        flux_respond_error (s->h, msg, EPROTO, "malformed sched.prioritize");
         return;
     }
     json_array_foreach (jobs, index, entry)
