@@ -79,6 +79,16 @@ int eventlog_entry_parse (const json_t *entry, double *timestamp,
     return 0;
 }
 
+double eventlog_now (void)
+{
+    struct timespec now;
+    long long us;
+
+    clock_gettime (CLOCK_REALTIME, &now);
+    us = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+    return (double)us / 1e6; /* correctly rounded: nearest to us / 10^6 */
+}
+
 /* Build an entry, taking ownership of 'context' (may be NULL). */
 static json_t *entry_build (double timestamp, const char *name, json_t *context)
 {
@@ -86,11 +96,8 @@ static json_t *entry_build (double timestamp, const char *name, json_t *context)
     json_t *jname = NULL;
     int rc;
 
-    if (timestamp == 0) {
-        struct timespec now;
-        clock_gettime (CLOCK_REALTIME, &now);
-        timestamp = now.tv_sec + now.tv_nsec * 1e-9;
-    }
+    if (timestamp == 0)
+        timestamp = eventlog_now ();
     /* json_string() fails on invalid UTF-8 */
     if (!(timestamp > 0) || !isfinite (timestamp) || !name || !*name
         || (context && !json_is_object (context))

@@ -40,7 +40,17 @@ extern "C" {
 /* Entries
  */
 
-/* Create an entry.  timestamp 0 means now (CLOCK_REALTIME); otherwise it
+/* The current time (CLOCK_REALTIME) to the microsecond: the double
+ * nearest a whole number of microseconds.  Entries made "now" carry such
+ * timestamps (RFC 18 leaves the precision open; its examples have six
+ * decimals): they read back exactly from six decimals, and the services
+ * that send them on by the thousand (job-list) write them without
+ * printf.  Producers of explicit timestamps (job-ingest's t_submit) use
+ * it too, so that a job's times all have this form.
+ */
+double eventlog_now (void);
+
+/* Create an entry.  timestamp 0 means now (eventlog_now()); otherwise it
  * must be finite and > 0.  name must be a non-empty string.  context is
  * NULL or the JSON text of an object.  Returns a new reference, or NULL
  * with errno EINVAL or ENOMEM.

@@ -592,7 +592,7 @@ void ingest_submit (ingest_t *ing, const flux_msg_t *msg)
         flux_respond_error (ing->h, msg, errnum, error.text);
         return;
     }
-    job->t_submit = wallclock ();
+    job->t_submit = eventlog_now (); /* to the microsecond, as events */
     if (!ing->current && !(ing->current = batch_create (ing))) {
         jobreq_destroy (job);
         flux_respond_error (ing->h, msg, ENOMEM, NULL);

@@ -730,6 +730,40 @@ static void test_parser (void)
     ok (errno == ENOENT, "destroy (and destroy of NULL) preserve errno");
 }
 
+/* eventlog_now() and entries made "now": whole microseconds that six
+ * decimals give back exactly. */
+static void test_now (void)
+{
+    struct timespec ts;
+    double t, back, ts_entry;
+    char buf[64];
+    json_t *e;
+    int whole = 1;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    t = eventlog_now ();
+    ok (fabs (t - (ts.tv_sec + ts.tv_nsec * 1e-9)) < 1.,
+        "eventlog_now is the current time");
+    for (int i = 0; i < 1000; i++) {
+        t = eventlog_now ();
+        snprintf (buf, sizeof (buf), "%.6f", t);
+        back = strtod (buf, NULL);
+        if (back != t || nearbyint (t * 1e6) / 1e6 != t)
+            whole = 0;
+    }
+    ok (whole, "1000 times: a whole number of microseconds, %%.6f reads back");
+    e = eventlog_entry_pack (0., "x", NULL);
+    ok (e && eventlog_entry_parse (e, &ts_entry, NULL, NULL) == 0
+            && nearbyint (ts_entry * 1e6) / 1e6 == ts_entry,
+        "an entry made now has a microsecond timestamp");
+    json_decref (e);
+    e = eventlog_entry_pack (1552593348.0730451, "x", NULL);
+    ok (e && eventlog_entry_parse (e, &ts_entry, NULL, NULL) == 0
+            && ts_entry == 1552593348.0730451,
+        "an explicit timestamp is kept as given");
+    json_decref (e);
+}
+
 int main (int argc, char *argv[])
 {
     plan (NO_PLAN);
@@ -749,6 +783,7 @@ int main (int argc, char *argv[])
     test_roundtrip ();
     test_append ();
     test_parser ();
+    test_now ();
 
     done_testing ();
 }
