@@ -46,7 +46,7 @@ void job_destroy (struct job *job, strpool_t *pool)
         strpool_put (pool, job->nodelist);
         strpool_put (pool, job->exception_type);
         free (job->exception_note);
-        json_decref (job->annotations);
+        free (job->annotations);
         json_decref (job->dependencies);
         free (job);
         errno = saved_errno;
@@ -144,6 +144,20 @@ static int exception_event (struct job *job, strpool_t *pool, double t,
     return JOB_EVENT_APPLIED;
 }
 
+/* Keep a (an object, or NULL) as the job's annotations text. */
+static int annotations_set (struct job *job, const json_t *a)
+{
+    char *s = NULL;
+
+    if (a && json_object_size (a) > 0 && !(s = json_dumps (a, JSON_COMPACT))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    free (job->annotations);
+    job->annotations = s;
+    return 0;
+}
+
 static int annotations_event (struct job *job, json_t *c, flux_error_t *error)
 {
     json_t *a;
@@ -152,10 +166,8 @@ static int annotations_event (struct job *job, json_t *c, flux_error_t *error)
         || !(json_is_object (a) || json_is_null (a)))
         return bad_context (error, "annotations",
                             "context needs annotations:object|null");
-    json_decref (job->annotations);
-    job->annotations = NULL;
-    if (json_is_object (a) && json_object_size (a) > 0)
-        job->annotations = json_incref (a);
+    if (annotations_set (job, json_is_object (a) ? a : NULL) < 0)
+        return -1;
     return JOB_EVENT_APPLIED;
 }
 
@@ -167,7 +179,8 @@ static int memo_event (struct job *job, json_t *c, flux_error_t *error)
 
     if (!c || !json_is_object (c))
         return bad_context (error, "memo", "context must be an object");
-    a = job->annotations ? json_deep_copy (job->annotations) : json_object ();
+    a = job->annotations ? json_loads (job->annotations, 0, NULL)
+                         : json_object ();
     if (!a)
         goto nomem;
     user = json_object_get (a, "user");
@@ -185,12 +198,9 @@ static int memo_event (struct job *job, json_t *c, flux_error_t *error)
     }
     if (json_object_size (user) == 0)
         (void)json_object_del (a, "user");
-    json_decref (job->annotations);
-    job->annotations = NULL;
-    if (json_object_size (a) > 0)
-        job->annotations = a;
-    else
-        json_decref (a);
+    if (annotations_set (job, a) < 0)
+        goto nomem;
+    json_decref (a);
     return JOB_EVENT_APPLIED;
 nomem:
     json_decref (a);

@@ -238,7 +238,7 @@ void job_encode (const struct job *job, uint64_t mask, struct jbuf *b)
             case ATTR_ANNOTATIONS:
                 if (job->annotations) {
                     jbuf_key (b, attr_names[a], &first);
-                    jbuf_json (b, job->annotations);
+                    jbuf_rawz (b, job->annotations);
                 }
                 break;
             case ATTR_DEPENDENCIES:

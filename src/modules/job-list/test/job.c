@@ -54,6 +54,12 @@ static json_t *encode (const struct job *job, uint64_t mask)
     return o;
 }
 
+/* The job's annotations decoded (NULL if none). */
+static json_t *annotations (const struct job *job)
+{
+    return job->annotations ? json_loads (job->annotations, 0, NULL) : NULL;
+}
+
 static struct job *submitted (flux_jobid_t id)
 {
     struct job *job = job_create (id);
@@ -248,15 +254,23 @@ static void test_other_events (void)
                 == JOB_EVENT_APPLIED
             && job->annotations,
         "annotations event sets annotations");
+    ok (job->annotations
+            && !strcmp (job->annotations,
+                        "{\"sched\":{\"reason_pending\":\"no resources\"}}"),
+        "annotations are kept as compact JSON text");
+    o = NULL;
     ok (ev (job, 9., "memo", "{s:s s:i}", "a", "b", "n", 1) == JOB_EVENT_APPLIED
-            && json_object_size (json_object_get (job->annotations, "user"))
-                   == 2
-            && json_object_get (job->annotations, "sched"),
+            && (o = annotations (job))
+            && json_object_size (json_object_get (o, "user")) == 2
+            && json_object_get (o, "sched"),
         "memo adds annotations.user keys and keeps sched");
+    json_decref (o);
+    o = NULL;
     ok (ev (job, 10., "memo", "{s:n}", "a") == JOB_EVENT_APPLIED
-            && json_object_size (json_object_get (job->annotations, "user"))
-                   == 1,
+            && (o = annotations (job))
+            && json_object_size (json_object_get (o, "user")) == 1,
         "a null memo value deletes the key");
+    json_decref (o);
     ok (ev (job, 11., "annotations", "{s:n}", "annotations")
                 == JOB_EVENT_APPLIED
             && job->annotations == NULL,
