@@ -4,11 +4,14 @@
  * line) a set of bad payloads, as a client's mistakes would, and report
  * which went unanswered.
  *
- * Usage: sweep [-r RANK] [-u USERID] [-R ROLEMASK] [-t SECONDS] <topics
+ * Usage: sweep [-r RANK] [-u USERID] [-R ROLEMASK] [-t SECONDS] [-i ID]
+ *              <topics
  *   -r      the rank to send to (default: any, i.e. this broker first)
  *   -u, -R  credentials to claim (as the instance owner may), e.g. a
  *           guest: -u 4242 -R 2
  *   -t      how long the requests of one topic may take (default 2)
+ *   -i      the id of an existing job: also send payloads that name it
+ *           (and the primary namespace) with nonsense around
  *
  * The payloads: none, bytes that are not JSON, truncated JSON, JSON that
  * is not an object, objects whose usual keys have the wrong types or
@@ -28,6 +31,32 @@
 
 #include "libflux/flux.h"
 
+/* Payloads naming a real job ("%ID" is replaced) and real keys, with
+ * nonsense around them: they get past the first checks of a handler. */
+static const char *deep[] = {
+    "{\"id\":%ID}",
+    "{\"id\":%ID,\"attrs\":7,\"keys\":\"x\",\"flags\":99,\"urgency\":-1,"
+    "\"type\":[],\"severity\":9,\"note\":1,\"signum\":999,\"state\":\"x\"}",
+    "{\"id\":%ID,\"keys\":[\"eventlog\",\"R\",\"jobspec\",\"J\",\"nope\",\"\"],"
+    "\"flags\":3,\"attrs\":[\"nope\",7]}",
+    "{\"id\":%ID,\"path\":\"../../x\",\"flags\":7,\"key\":\"R\"}",
+    "{\"id\":%ID,\"memo\":{\"x\":{\"y\":[1,2]}},\"updates\":{\"a.b..c\":1,"
+    "\"attributes.system.duration\":-5}}",
+    "{\"key\":\".\",\"namespace\":\"primary\",\"flags\":0}",
+    "{\"key\":\"a..b\",\"namespace\":\"primary\",\"flags\":4095}",
+    "{\"key\":\"\",\"namespace\":\"primary\",\"flags\":0,\"rootref\":\"x\"}",
+    "{\"namespace\":\"primary\",\"name\":\"primary\",\"owner\":-2,"
+    "\"rootref\":\"sha1-0000000000000000000000000000000000000000\",\"flags\":"
+    "0}",
+    "{\"ops\":[{\"key\":\"sweep.a\",\"flags\":0,\"dirent\":{\"ver\":1,"
+    "\"type\":\"val\",\"data\":\"@@@\"}}],\"flags\":0,\"names\":[\"x\"],"
+    "\"namespace\":\"primary\"}",
+    "{\"ops\":[{\"key\":\"\",\"flags\":0,\"dirent\":null}],\"flags\":0,"
+    "\"names\":[\"x\"]}",
+    "{\"jobs\":[[%ID,1e20],[%ID,-1],[%ID]],\"id\":%ID,\"R\":{\"version\":1,"
+    "\"execution\":{\"R_lite\":[]}},\"final\":true,\"ranks\":\"0\"}",
+};
+
 #define DEPTH 3000
 #define BIGSTR (256 * 1024)
 
@@ -36,6 +65,30 @@ static double now (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* tmpl with each "%ID" replaced by id (malloc'd). */
+static char *replace_id (const char *tmpl, const char *id)
+{
+    size_t n = strlen (tmpl) + 1, idlen = strlen (id);
+    const char *p;
+    char *s, *o;
+
+    for (p = tmpl; (p = strstr (p, "%ID")); p += 3)
+        n += idlen;
+    if (!(s = malloc (n)))
+        return NULL;
+    for (o = s, p = tmpl; *p;) {
+        if (!strncmp (p, "%ID", 3)) {
+            memcpy (o, id, idlen);
+            o += idlen;
+            p += 3;
+        }
+        else
+            *o++ = *p++;
+    }
+    *o = '\0';
+    return s;
 }
 
 static char *nested (void)
@@ -90,13 +143,17 @@ int main (int argc, char **argv)
     struct flux_msg_cred cred = {FLUX_USERID_UNKNOWN, 0};
     double timeout = 2.;
     uint32_t nodeid = FLUX_NODEID_ANY;
-    char line[256], *extra[2];
+    char line[256], *extra[2], *ideep[sizeof (deep) / sizeof (deep[0])];
+    int ndeep = 0;
+    const char *jobid = NULL;
     long sent = 0, answered = 0, unanswered = 0;
     int c, rc = 0;
     flux_t *h;
 
-    while ((c = getopt (argc, argv, "r:u:R:t:")) != -1) {
-        if (c == 'r')
+    while ((c = getopt (argc, argv, "r:u:R:t:i:")) != -1) {
+        if (c == 'i')
+            jobid = optarg;
+        else if (c == 'r')
             nodeid = strtoul (optarg, NULL, 10);
         else if (c == 'u')
             cred.userid = strtoul (optarg, NULL, 0);
@@ -106,7 +163,7 @@ int main (int argc, char **argv)
             timeout = atof (optarg);
         else {
             fprintf (stderr, "Usage: sweep [-r RANK] [-u USERID] "
-                             "[-R ROLEMASK] [-t SECONDS] <topics\n");
+                             "[-R ROLEMASK] [-t SECONDS] [-i ID] <topics\n");
             return 1;
         }
     }
@@ -114,18 +171,26 @@ int main (int argc, char **argv)
         perror ("malloc");
         return 1;
     }
+    for (size_t k = 0; jobid && k < sizeof (deep) / sizeof (deep[0]); k++) {
+        if (!(ideep[ndeep++] = replace_id (deep[k], jobid))) {
+            perror ("malloc");
+            return 1;
+        }
+    }
     if (!(h = flux_open (NULL, 0))) {
         perror ("flux_open");
         return 1;
     }
     while (fgets (line, sizeof (line), stdin)) {
-        int n = nfixed + 2;
+        int n = nfixed + 2 + ndeep;
         flux_future_t *f[n];
         line[strcspn (line, "\n")] = '\0';
         if (line[0] == '\0')
             continue;
         for (int i = 0; i < n; i++) {
-            const char *p = i < nfixed ? fixed[i] : extra[i - nfixed];
+            const char *p = i < nfixed       ? fixed[i]
+                            : i < nfixed + 2 ? extra[i - nfixed]
+                                             : ideep[i - nfixed - 2];
             flux_msg_t *msg;
             if (!(msg = flux_request_encode_raw (line, p, p ? strlen (p) : 0))
                 || flux_msg_set_cred (msg, cred) < 0
@@ -171,5 +236,7 @@ int main (int argc, char **argv)
     flux_close (h);
     free (extra[0]);
     free (extra[1]);
+    for (int k = 0; k < ndeep; k++)
+        free (ideep[k]);
     return rc;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 test_description='every request topic of the broker and the default
 modules, sent bad payloads (not JSON, truncated, wrong types, absurd
-values, deep nesting, a large string) as the owner and as a guest, on
+values, deep nesting, a large string, the id of a real job or real keys
+with nonsense around them) as the owner and as a guest, on
 both ranks of a 2-broker instance: nothing dies, every request is
 answered but those that have no answer by protocol (disconnect and
 cancel), and the instance still runs jobs afterwards'
@@ -14,8 +15,8 @@ SIM="--setattr=system.exec.test.run_duration=0.01s"
 # crash), but not waited for
 SILENT='\.disconnect$|cancel$'
 sweep () { # ARGS...: both lists; the answerable ones must all be answered
-	$SWEEP -t 0.1 "$@" <silent >silent.out &&
-	$SWEEP -t 10 "$@" <answerable >answerable.out &&
+	$SWEEP -t 0.1 -i $(cat jobid) "$@" <silent >silent.out &&
+	$SWEEP -t 10 -i $(cat jobid) "$@" <answerable >answerable.out &&
 	tail -n 1 answerable.out &&
 	! grep "^unanswered" answerable.out
 }
@@ -40,7 +41,9 @@ test_expect_success 'start a 2-broker instance' '
 	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
 	FLUX_URI=$(cat uri) && export FLUX_URI &&
 	flux module list | awk "{print \$1}" >mods0.before &&
-	test $(wc -l <mods0.before) -gt 10
+	test $(wc -l <mods0.before) -gt 10 &&
+	flux submit $SIM true | flux job id >jobid &&
+	flux job wait-event -t 30 $(cat jobid) clean
 '
 test_expect_success 'as the owner, on rank 0' '
 	sweep
