@@ -140,6 +140,8 @@ struct fetch {
     flux_future_t *f;
     uv_timer_t *timer;
     int tries;
+    bool resync; /* of a known namespace, from rank 0 (setroot_event) */
+    int doubted; /* ... the sequence number of the event not believed */
     struct list_node parked;
 };
 
@@ -233,8 +235,22 @@ static void fetch_continuation (flux_future_t *f, void *arg)
         fetch_complete (fe, errnum);
         return;
     }
-    if ((ns = nstab_lookup (ctx->nstab, fe->name)))
+    if ((ns = nstab_lookup (ctx->nstab, fe->name)) && fe->resync) {
+        /* rank 0's root is the truth, whatever its number */
+        kvs_log (ctx, LOG_WARNING,
+                 "namespace %s: setroot event %d not believed (at %d): root "
+                 "%d from rank 0",
+                 ns->name, fe->doubted, ns->rootseq, seq);
+        if (strlen (ref) < sizeof (ns->rootref)) {
+            strcpy (ns->rootref, ref);
+            ns->rootseq = seq;
+            wake_waiters (ctx, ns);
+        }
+    }
+    else if (ns)
         nssvc_set_root (ctx, ns, ref, seq);
+    else if (fe->resync)
+        ; /* removed meanwhile */
     else if (!nstab_add (ctx->nstab, fe->name, (uint32_t)owner, flags, ref,
                          seq)) {
         fetch_complete (fe, errno);
@@ -246,9 +262,9 @@ static void fetch_continuation (flux_future_t *f, void *arg)
 static int fetch_start (struct fetch *fe)
 {
     fe->tries++;
-    if (!(fe->f
-          = flux_rpc_pack (fe->ctx->h, "kvs.getroot", FLUX_NODEID_UPSTREAM, 0,
-                           "{s:s s:i}", "namespace", fe->name, "flags", 0))
+    if (!(fe->f = flux_rpc_pack (
+              fe->ctx->h, "kvs.getroot", fe->resync ? 0 : FLUX_NODEID_UPSTREAM,
+              0, "{s:s s:i}", "namespace", fe->name, "flags", 0))
         || flux_future_then (fe->f, -1., fetch_continuation, fe) < 0)
         return -1;
     return 0;
@@ -704,6 +720,43 @@ void setroot_unpause_request_cb (flux_t *h, flux_msg_handler_t *mh,
 
 /* ---- events (ranks > 0) ---- */
 
+/* A setroot event for ns.  The kvs of rank 0 moves a root one number at
+ * a time and events arrive in order, so the next one is rootseq + 1 (one
+ * at or below is old news: a fetch got ahead of it).  A jump ahead (an
+ * event lost) or another root under the current number is not believed:
+ * any owner's client may publish any event.  The root is then asked of
+ * rank 0, the authority, and taken whatever its number (one resync at a
+ * time per namespace; nothing else waits for it).  While a fetch of the
+ * namespace is in flight (at start, from upstream), the doubtful event
+ * is only dropped: the fetch brings the root.
+ */
+static void setroot_event (struct kvs_ctx *ctx, struct kvs_ns *ns,
+                           const char *ref, int seq)
+{
+    struct fetch *fe;
+
+    if (ns->paused || seq == ns->rootseq + 1) {
+        nssvc_set_root (ctx, ns, ref, seq);
+        return;
+    }
+    if (seq < ns->rootseq || (seq == ns->rootseq && !strcmp (ref, ns->rootref)))
+        return;
+    if (dict_lookup (ctx->fetches, ns->name))
+        return; /* a resync is on its way */
+    if (!(fe = calloc (1, sizeof (*fe))))
+        return;
+    fe->ctx = ctx;
+    fe->resync = true;
+    fe->doubted = seq;
+    list_init (&fe->parked);
+    if (!(fe->name = strdup (ns->name)) || fetch_start (fe) < 0
+        || dict_insert (ctx->fetches, ns->name, fe) < 0) {
+        kvs_log (ctx, LOG_ERR, "namespace %s: cannot ask rank 0 for its root",
+                 ns->name);
+        fetch_destroy (fe);
+    }
+}
+
 void ns_event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                   void *arg)
 {
@@ -725,8 +778,12 @@ void ns_event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             kvs_log (ctx, LOG_ERR, "%s: malformed event", topic);
             return;
         }
-        if ((ns = nstab_lookup (ctx->nstab, name)))
-            nssvc_set_root (ctx, ns, ref, seq);
+        if ((ns = nstab_lookup (ctx->nstab, name))) {
+            if (!strcmp (suffix, "-setroot"))
+                setroot_event (ctx, ns, ref, seq);
+            else
+                nssvc_set_root (ctx, ns, ref, seq);
+        }
         else if (owner >= 0 && owner <= 0xFFFFFFFFLL)
             (void)nstab_add (ctx->nstab, name, (uint32_t)owner, 0, ref, seq);
     }
