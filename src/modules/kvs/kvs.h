@@ -154,6 +154,12 @@ struct kvs_ns *nssvc_get (struct kvs_ctx *ctx, const char *name,
 /* Learn namespace name from upstream (ranks > 0), then call
  * cb (ctx, errnum, arg).  0, or -1 with errno if the fetch cannot start.
  */
+/* Ranks > 0: the root ref of namespace name could not be loaded
+ * (ENOENT): if it is still the namespace's root, it is not a real one
+ * (a forged setroot event); ask rank 0 for the root. */
+void nssvc_root_missing (struct kvs_ctx *ctx, const char *name,
+                         const char *ref);
+
 typedef void (*nssvc_fetch_f) (struct kvs_ctx *ctx, int errnum, void *arg);
 int nssvc_fetch (struct kvs_ctx *ctx, const char *name, const flux_msg_t *msg,
                  nssvc_fetch_f cb, void *arg);

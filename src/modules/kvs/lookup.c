@@ -444,3 +444,8 @@ const char *lookup_get_rootref (struct lookup *l)
 {
     return l ? l->rootref : NULL;
 }
+
+const char *lookup_get_namespace (struct lookup *l)
+{
+    return l ? l->ns : NULL;
+}

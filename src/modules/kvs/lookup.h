@@ -73,8 +73,10 @@ int lookup_missing_count (struct lookup *l);
 const char *lookup_missing_ref (struct lookup *l, int index);
 const char *lookup_missing_namespace (struct lookup *l);
 
-/* The normalized key and the captured root. */
+/* The normalized key, the captured root, and the namespace (NULL for a
+ * lookupat snapshot). */
 const char *lookup_get_key (struct lookup *l);
 const char *lookup_get_rootref (struct lookup *l);
+const char *lookup_get_namespace (struct lookup *l);
 
 #endif /* !KVS_LOOKUP_H */

@@ -86,7 +86,14 @@ static void req_resume (struct lookup_req *r, int errnum)
 
 static void req_wait_cb (int errnum, const char *ref, void *arg)
 {
-    req_resume (arg, errnum);
+    struct lookup_req *r = arg;
+
+    /* a namespace's root that does not exist is not its root */
+    if (errnum == ENOENT && r->ctx->rank > 0
+        && !strcmp (ref, lookup_get_rootref (r->l))
+        && lookup_get_namespace (r->l))
+        nssvc_root_missing (r->ctx, lookup_get_namespace (r->l), ref);
+    req_resume (r, errnum);
 }
 
 static void req_fetch_cb (struct kvs_ctx *ctx, int errnum, void *arg)

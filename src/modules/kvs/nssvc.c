@@ -141,7 +141,8 @@ struct fetch {
     uv_timer_t *timer;
     int tries;
     bool resync; /* of a known namespace, from rank 0 (setroot_event) */
-    int doubted; /* ... the sequence number of the event not believed */
+    int doubted; /* ... the number of the event not believed, or -1: the
+                  * root could not be loaded (nssvc_root_missing) */
     struct list_node parked;
 };
 
@@ -237,10 +238,16 @@ static void fetch_continuation (flux_future_t *f, void *arg)
     }
     if ((ns = nstab_lookup (ctx->nstab, fe->name)) && fe->resync) {
         /* rank 0's root is the truth, whatever its number */
-        kvs_log (ctx, LOG_WARNING,
-                 "namespace %s: setroot event %d not believed (at %d): root "
-                 "%d from rank 0",
-                 ns->name, fe->doubted, ns->rootseq, seq);
+        if (fe->doubted < 0)
+            kvs_log (ctx, LOG_WARNING,
+                     "namespace %s: root %d cannot be loaded: root %d from "
+                     "rank 0",
+                     ns->name, ns->rootseq, seq);
+        else
+            kvs_log (ctx, LOG_WARNING,
+                     "namespace %s: setroot event %d not believed (at %d): "
+                     "root %d from rank 0",
+                     ns->name, fe->doubted, ns->rootseq, seq);
         if (strlen (ref) < sizeof (ns->rootref)) {
             strcpy (ns->rootref, ref);
             ns->rootseq = seq;
@@ -728,26 +735,21 @@ void setroot_unpause_request_cb (flux_t *h, flux_msg_handler_t *mh,
  * rank 0, the authority, and taken whatever its number (one resync at a
  * time per namespace; nothing else waits for it).  While a fetch of the
  * namespace is in flight (at start, from upstream), the doubtful event
- * is only dropped: the fetch brings the root.
+ * is only dropped: the fetch brings the root.  A forged "next" root
+ * cannot be told from a real one: the first lookup that fails to load
+ * it (nssvc_root_missing) or the real event under its number resyncs.
  */
-static void setroot_event (struct kvs_ctx *ctx, struct kvs_ns *ns,
-                           const char *ref, int seq)
+static void resync_start (struct kvs_ctx *ctx, struct kvs_ns *ns, int doubted)
 {
     struct fetch *fe;
 
-    if (ns->paused || seq == ns->rootseq + 1) {
-        nssvc_set_root (ctx, ns, ref, seq);
-        return;
-    }
-    if (seq < ns->rootseq || (seq == ns->rootseq && !strcmp (ref, ns->rootref)))
-        return;
     if (dict_lookup (ctx->fetches, ns->name))
         return; /* a resync is on its way */
     if (!(fe = calloc (1, sizeof (*fe))))
         return;
     fe->ctx = ctx;
     fe->resync = true;
-    fe->doubted = seq;
+    fe->doubted = doubted;
     list_init (&fe->parked);
     if (!(fe->name = strdup (ns->name)) || fetch_start (fe) < 0
         || dict_insert (ctx->fetches, ns->name, fe) < 0) {
@@ -755,6 +757,27 @@ static void setroot_event (struct kvs_ctx *ctx, struct kvs_ns *ns,
                  ns->name);
         fetch_destroy (fe);
     }
+}
+
+static void setroot_event (struct kvs_ctx *ctx, struct kvs_ns *ns,
+                           const char *ref, int seq)
+{
+    if (ns->paused || seq == ns->rootseq + 1) {
+        nssvc_set_root (ctx, ns, ref, seq);
+        return;
+    }
+    if (seq < ns->rootseq || (seq == ns->rootseq && !strcmp (ref, ns->rootref)))
+        return;
+    resync_start (ctx, ns, seq);
+}
+
+void nssvc_root_missing (struct kvs_ctx *ctx, const char *name, const char *ref)
+{
+    struct kvs_ns *ns;
+
+    if (ctx->rank > 0 && (ns = nstab_lookup (ctx->nstab, name)) && !ns->paused
+        && !strcmp (ns->rootref, ref))
+        resync_start (ctx, ns, -1);
 }
 
 void ns_event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
