@@ -128,12 +128,17 @@ int nstab_foreach (struct nstab *t, int (*cb) (struct kvs_ns *ns, void *arg),
     return t ? dict_foreach (t->d, foreach_cb, &fa) : 0;
 }
 
-bool kvs_ns_advance (struct kvs_ns *ns, const char *rootref, int rootseq)
+bool kvs_ns_set_root (struct kvs_ns *ns, const char *rootref, int rootseq)
 {
-    if (!ns || !rootref || rootseq <= ns->rootseq
-        || strlen (rootref) >= sizeof (ns->rootref))
+    if (!ns || !rootref || strlen (rootref) >= sizeof (ns->rootref))
         return false;
     strcpy (ns->rootref, rootref);
     ns->rootseq = rootseq;
     return true;
+}
+
+bool kvs_ns_advance (struct kvs_ns *ns, const char *rootref, int rootseq)
+{
+    return ns && rootseq > ns->rootseq
+           && kvs_ns_set_root (ns, rootref, rootseq);
 }

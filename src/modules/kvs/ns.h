@@ -78,6 +78,10 @@ int nstab_foreach (struct nstab *t, int (*cb) (struct kvs_ns *ns, void *arg),
 struct kvs_ns *kvs_ns_incref (struct kvs_ns *ns);
 void kvs_ns_decref (struct kvs_ns *ns);
 
+/* Set the root, whatever its number (a resync from rank 0).  False if
+ * rootref does not fit. */
+bool kvs_ns_set_root (struct kvs_ns *ns, const char *rootref, int rootseq);
+
 /* Move the root forward: only if rootseq is newer than the current one.
  * Returns true if the root changed.
  */

@@ -248,11 +248,8 @@ static void fetch_continuation (flux_future_t *f, void *arg)
                      "namespace %s: setroot event %d not believed (at %d): "
                      "root %d from rank 0",
                      ns->name, fe->doubted, ns->rootseq, seq);
-        if (strlen (ref) < sizeof (ns->rootref)) {
-            strcpy (ns->rootref, ref);
-            ns->rootseq = seq;
+        if (kvs_ns_set_root (ns, ref, seq))
             wake_waiters (ctx, ns);
-        }
     }
     else if (ns)
         nssvc_set_root (ctx, ns, ref, seq);
@@ -277,6 +274,27 @@ static int fetch_start (struct fetch *fe)
     return 0;
 }
 
+/* Start a fetch of name (doubted >= -1: a resync, see setroot_event)
+ * and enter it in ctx->fetches.  NULL with errno. */
+static struct fetch *fetch_create (struct kvs_ctx *ctx, const char *name,
+                                   bool resync, int doubted)
+{
+    struct fetch *fe;
+
+    if (!(fe = calloc (1, sizeof (*fe))))
+        return NULL;
+    fe->ctx = ctx;
+    fe->resync = resync;
+    fe->doubted = doubted;
+    list_init (&fe->parked);
+    if (!(fe->name = strdup (name)) || fetch_start (fe) < 0
+        || dict_insert (ctx->fetches, name, fe) < 0) {
+        fetch_destroy (fe);
+        return NULL;
+    }
+    return fe;
+}
+
 static int fetch_park (struct kvs_ctx *ctx, const char *name, struct parked *p)
 {
     struct fetch *fe;
@@ -285,17 +303,9 @@ static int fetch_park (struct kvs_ctx *ctx, const char *name, struct parked *p)
         errno = ENOTSUP;
         return -1;
     }
-    if (!(fe = dict_lookup (ctx->fetches, name))) {
-        if (!(fe = calloc (1, sizeof (*fe))))
-            return -1;
-        fe->ctx = ctx;
-        list_init (&fe->parked);
-        if (!(fe->name = strdup (name)) || fetch_start (fe) < 0
-            || dict_insert (ctx->fetches, name, fe) < 0) {
-            fetch_destroy (fe);
-            return -1;
-        }
-    }
+    if (!(fe = dict_lookup (ctx->fetches, name))
+        && !(fe = fetch_create (ctx, name, false, 0)))
+        return -1;
     list_add_tail (&fe->parked, &p->node);
     return 0;
 }
@@ -741,22 +751,11 @@ void setroot_unpause_request_cb (flux_t *h, flux_msg_handler_t *mh,
  */
 static void resync_start (struct kvs_ctx *ctx, struct kvs_ns *ns, int doubted)
 {
-    struct fetch *fe;
-
     if (dict_lookup (ctx->fetches, ns->name))
         return; /* a resync is on its way */
-    if (!(fe = calloc (1, sizeof (*fe))))
-        return;
-    fe->ctx = ctx;
-    fe->resync = true;
-    fe->doubted = doubted;
-    list_init (&fe->parked);
-    if (!(fe->name = strdup (ns->name)) || fetch_start (fe) < 0
-        || dict_insert (ctx->fetches, ns->name, fe) < 0) {
+    if (!fetch_create (ctx, ns->name, true, doubted))
         kvs_log (ctx, LOG_ERR, "namespace %s: cannot ask rank 0 for its root",
                  ns->name);
-        fetch_destroy (fe);
-    }
 }
 
 static void setroot_event (struct kvs_ctx *ctx, struct kvs_ns *ns,
