@@ -156,6 +156,17 @@ flux_t *cmd_open (void)
     return h;
 }
 
+void cmd_getopt_none (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+
+    while (cmd_getopt (argc, argv, "", longopts) != -1)
+        ;
+}
+
 long cmd_parse_long (const char *opt, const char *s, long min, long max)
 {
     char *end;

@@ -42,6 +42,10 @@ const char *cmd_prog (void);
 int cmd_getopt (int argc, char **argv, const char *shortopts,
                 const struct option *longopts);
 
+/* cmd_getopt() for a command whose only option is -h/--help: optind is
+ * left at the first operand. */
+void cmd_getopt_none (int argc, char **argv);
+
 /* Print the running command's usage on stdout and exit 0. */
 void cmd_help (void) __attribute__ ((noreturn));
 

@@ -56,16 +56,6 @@ const struct builtin builtin_job_purge
 const struct builtin builtin_job_stats
     = {"stats", "Print job counts as JSON", stats_usage, job_stats};
 
-static void no_options (int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
-    while (cmd_getopt (argc, argv, "", longopts) != -1)
-        ;
-}
-
 static int job_last (int argc, char **argv)
 {
     const char *arg = "[:1]";
@@ -76,7 +66,7 @@ static int job_last (int argc, char **argv)
     flux_t *h;
 
     setlocale (LC_CTYPE, ""); /* F58 ids with U+0192 under UTF-8 */
-    no_options (argc, argv);
+    cmd_getopt_none (argc, argv);
     if (argc - optind > 1)
         cmd_usage_error ("expected at most one N or SLICE");
     if (optind < argc) {
@@ -220,7 +210,7 @@ static int job_stats (int argc, char **argv)
     const char *s;
     flux_t *h;
 
-    no_options (argc, argv);
+    cmd_getopt_none (argc, argv);
     if (optind < argc)
         cmd_usage_error ("expected no arguments");
     h = cmd_open ();

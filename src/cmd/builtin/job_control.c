@@ -166,15 +166,10 @@ static int job_raise (int argc, char **argv)
 
 static int job_cancel (int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
     char *note;
     int rc;
 
-    while (cmd_getopt (argc, argv, "", longopts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind == argc)
         cmd_usage_error ("missing JOBID");
     note = cmd_join_words (argc - optind - 1, argv + optind + 1);

@@ -99,14 +99,9 @@ static int cmd_ns_create (int argc, char **argv)
 
 static int cmd_ns_remove (int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
     flux_t *h;
 
-    while (cmd_getopt (argc, argv, "", longopts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind >= argc)
         cmd_usage_error ("missing NAME");
     h = cmd_open ();
@@ -123,17 +118,12 @@ static int cmd_ns_remove (int argc, char **argv)
 
 static int cmd_ns_list (int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
     flux_future_t *f;
     json_t *array, *o;
     size_t i;
     flux_t *h;
 
-    while (cmd_getopt (argc, argv, "", longopts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind != argc)
         cmd_usage_error ("too many arguments");
     h = cmd_open ();

@@ -85,11 +85,6 @@ int cmd_queue (int argc, char **argv)
     return cmd_run_group (&builtin_queue, members, argc, argv);
 }
 
-static const struct option plain_opts[] = {
-    CMD_OPT_HELP,
-    {NULL, 0, NULL, 0},
-};
-
 /* Send one request with a JSON object payload and wait for it. */
 static json_t *call (const char *topic, json_t *payload, double timeout)
 {
@@ -116,8 +111,7 @@ static json_t *call (const char *topic, json_t *payload, double timeout)
 
 static int q_enable (int argc, char **argv)
 {
-    while (cmd_getopt (argc, argv, "", plain_opts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind < argc)
         cmd_usage_error ("unexpected argument %s", argv[optind]);
     json_decref (call ("job-manager.queue-enable",
@@ -129,8 +123,7 @@ static int q_disable (int argc, char **argv)
 {
     char *reason;
 
-    while (cmd_getopt (argc, argv, "", plain_opts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (!(reason = cmd_join_words (argc - optind, argv + optind)))
         cmd_usage_error ("a REASON is required");
     json_decref (call (
@@ -143,8 +136,7 @@ static int q_disable (int argc, char **argv)
 
 static int q_start (int argc, char **argv)
 {
-    while (cmd_getopt (argc, argv, "", plain_opts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind < argc)
         cmd_usage_error ("unexpected argument %s", argv[optind]);
     json_decref (call ("job-manager.queue-start",
@@ -184,8 +176,7 @@ static int q_status (int argc, char **argv)
     int enable, start;
     json_t *o;
 
-    while (cmd_getopt (argc, argv, "", plain_opts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind < argc)
         cmd_usage_error ("unexpected argument %s", argv[optind]);
     o = call ("job-manager.queue-status", json_object (), -1);

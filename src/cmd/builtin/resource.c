@@ -269,16 +269,11 @@ static int cmd_resource_info (int argc, char **argv)
 
 static int cmd_resource_R (int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
     json_t *o, *all;
     char *s;
     flux_t *h;
 
-    while (cmd_getopt (argc, argv, "", longopts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind != argc)
         cmd_usage_error ("unexpected argument '%s'", argv[optind]);
     h = cmd_open ();

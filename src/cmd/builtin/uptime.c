@@ -135,10 +135,6 @@ static void format_owner (char *buf, size_t size, long uid)
 
 int cmd_uptime (int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
     char owner[64], now_s[32], fsd[64], extra[128] = "";
     const char *state;
     double duration;
@@ -148,8 +144,7 @@ int cmd_uptime (int argc, char **argv)
     long size;
     flux_t *h;
 
-    while (cmd_getopt (argc, argv, "", longopts) != -1)
-        ;
+    cmd_getopt_none (argc, argv);
     if (optind != argc)
         cmd_usage_error ("unexpected argument '%s'", argv[optind]);
     h = cmd_open ();
