@@ -100,6 +100,41 @@ static int job_last (int argc, char **argv)
     return 0;
 }
 
+/* The job manager's largest purge batch (--batch's bound). */
+#define PURGE_BATCH_MAX 10000
+
+/* "purged N inactive jobs", or (not force) how many would be. */
+static void purge_report (int count, bool force, bool at_least)
+{
+    if (force)
+        printf ("purged %d inactive job%s\n", count, count == 1 ? "" : "s");
+    else
+        printf ("%s%d inactive job%s would be purged (use --force)\n",
+                at_least ? "at least " : "", count, count == 1 ? "" : "s");
+}
+
+/* One job-manager.purge request: the count purged (or, without force,
+ * counted).  done: how many earlier batches purged, for the message of
+ * a failure. */
+static int purge_batch (flux_t *h, double age, long num, int batch, bool force,
+                        int done)
+{
+    flux_future_t *f;
+    int count;
+
+    if (!(f = flux_rpc_pack (h, "job-manager.purge", FLUX_NODEID_ANY, 0,
+                             "{s:f s:i s:i s:b}", "age_limit", age, "num_limit",
+                             (int)num, "batch", batch, "force", force))
+        || flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0) {
+        const char *why = f ? future_strerror (f, errno) : strerror (errno);
+        if (done > 0)
+            cmd_die ("%s (after purging %d)", why, done);
+        cmd_die ("%s", why);
+    }
+    flux_future_destroy (f);
+    return count;
+}
+
 /* purge-id of each id: 0, or 1 after a message for some. */
 static int purge_ids (flux_t *h, int argc, char **argv, bool force)
 {
@@ -128,11 +163,7 @@ static int purge_ids (flux_t *h, int argc, char **argv, bool force)
         flux_future_destroy (fs[i]);
     }
     free (fs);
-    if (force)
-        printf ("purged %d inactive job%s\n", count, count == 1 ? "" : "s");
-    else
-        printf ("%d inactive job%s would be purged (use --force)\n", count,
-                count == 1 ? "" : "s");
+    purge_report (count, force, false);
     return rc;
 }
 
@@ -151,7 +182,6 @@ static int job_purge (int argc, char **argv)
     long num = -1, batch = 50;
     bool force = false;
     int c, rc = 0, count, total = 0;
-    flux_future_t *f;
     flux_t *h;
 
     while ((c = cmd_getopt (argc, argv, "f", longopts)) != -1) {
@@ -160,7 +190,7 @@ static int job_purge (int argc, char **argv)
         else if (c == OPT_NUM)
             num = cmd_parse_long ("--num-limit", optarg, 0, INT32_MAX);
         else if (c == OPT_BATCH)
-            batch = cmd_parse_long ("--batch", optarg, 1, 10000);
+            batch = cmd_parse_long ("--batch", optarg, 1, PURGE_BATCH_MAX);
         else if (c == 'f')
             force = true;
     }
@@ -173,32 +203,16 @@ static int job_purge (int argc, char **argv)
         rc = purge_ids (h, argc - optind, argv + optind, force);
     else if (!force) {
         /* nothing goes: one count of up to the largest batch */
-        if (!(f = flux_rpc_pack (h, "job-manager.purge", FLUX_NODEID_ANY, 0,
-                                 "{s:f s:i s:i s:b}", "age_limit", age,
-                                 "num_limit", (int)num, "batch", 10000, "force",
-                                 0))
-            || flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0)
-            cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
-        flux_future_destroy (f);
-        printf ("%s%d inactive job%s would be purged (use --force)\n",
-                count == 10000 ? "at least " : "", count,
-                count == 1 ? "" : "s");
+        count = purge_batch (h, age, num, PURGE_BATCH_MAX, false, 0);
+        purge_report (count, false, count == PURGE_BATCH_MAX);
     }
     else {
         /* batch by batch until a request purges fewer than a batch */
         do {
-            if (!(f = flux_rpc_pack (h, "job-manager.purge", FLUX_NODEID_ANY, 0,
-                                     "{s:f s:i s:i s:b}", "age_limit", age,
-                                     "num_limit", (int)num, "batch", (int)batch,
-                                     "force", 1))
-                || flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0)
-                cmd_die ("%s (after purging %d)",
-                         f ? future_strerror (f, errno) : strerror (errno),
-                         total);
-            flux_future_destroy (f);
+            count = purge_batch (h, age, num, (int)batch, true, total);
             total += count;
         } while (count == batch);
-        printf ("purged %d inactive job%s\n", total, total == 1 ? "" : "s");
+        purge_report (total, true, false);
     }
     flux_close (h);
     return rc;
