@@ -404,6 +404,23 @@ test_expect_success 'hdir-maxdirent=0 keeps big directories flat' '
 	printf "dir\n300\n" >flat.exp &&
 	test_cmp flat.exp flat.out
 '
+# 300 directories two levels deep, then one commit that writes in each:
+# applying it needs 600 directories loaded, 1 MiB decoded, in a cache
+# of 64 KiB.  Each level is found missing on its own attempt: what was
+# loaded for an attempt must be held until the commit is applied, or
+# every load expires the previous level and the commit never completes.
+test_expect_success 'a commit needing more than the cache holds is applied' '
+	flux start -Sbroker.modules=content,content-sqlite@0 sh -c "
+		flux module load kvs cache-max-bytes=65536 hdir-maxdirent=0 &&
+		seq 1 300 | sed \"s/.*/d&.a.v=&-$(printf %0400d 0)/\" |
+			xargs flux kvs put &&
+		seq 1 300 | sed \"s/.*/d&.a.w=&/\" | xargs timeout 60 flux kvs put &&
+		flux kvs get d1.a.w d300.a.w &&
+		flux module stats kvs | jq .cache.expired" >held.out &&
+	head -2 held.out >held.head && printf "1\n300\n" >held.exp &&
+	test_cmp held.exp held.head &&
+	test $(tail -1 held.out) -gt 300
+'
 test_expect_success 'an hdir is refused as a put dirent (EPROTO)' '
 	cat >hput.sh <<-EOT &&
 	$K rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"x\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\",\"bucket\":[null]}}}]}"

@@ -93,9 +93,10 @@ struct apply {
     json_t *keys;
     json_t *keyset;
     json_t *replaced; /* blobrefs of the stored dirs copied */
-    char missing[APPLY_MAX_MISSING][BLOBREF_MAX_STRING_SIZE];
-    int nmissing;
-    bool changed; /* an applied commit modified the tree */
+    char (*missing)[BLOBREF_MAX_STRING_SIZE];
+    int nmissing, maxmissing;
+    struct dict *missingidx; /* the same, to name each once */
+    bool changed;            /* an applied commit modified the tree */
     bool finalized;
 };
 
@@ -242,6 +243,8 @@ void apply_destroy (struct apply *a)
         blobs_truncate (a, 0);
         free (a->blobs);
         dict_destroy (a->blobidx);
+        dict_destroy (a->missingidx);
+        free (a->missing);
         for (size_t i = 0; i < a->owned.size; i++) {
             json_decref (a->owned.slot[i].dir);
             blob_decref (a->owned.slot[i].base);
@@ -288,12 +291,21 @@ static struct blob *indexed_dir (struct apply *a, const char *ref)
 /* Add ref to the objects the commit being applied needs loaded. */
 static void note_missing (struct apply *a, const char *ref)
 {
-    for (int i = 0; i < a->nmissing; i++) {
-        if (!strcmp (a->missing[i], ref))
+    if (a->nmissing == APPLY_MAX_MISSING
+        || (!a->missingidx && !(a->missingidx = dict_create (NULL)))
+        || dict_lookup (a->missingidx, ref))
+        return;
+    if (a->nmissing == a->maxmissing) {
+        int n = a->maxmissing ? a->maxmissing * 2 : 16;
+        void *v = realloc (a->missing, n * sizeof (*a->missing));
+        if (!v)
             return;
+        a->missing = v;
+        a->maxmissing = n;
     }
-    if (a->nmissing < APPLY_MAX_MISSING)
-        snprintf (a->missing[a->nmissing++], sizeof (a->missing[0]), "%s", ref);
+    if (dict_insert (a->missingidx, ref, a) < 0)
+        return;
+    snprintf (a->missing[a->nmissing++], sizeof (a->missing[0]), "%s", ref);
 }
 
 /* The decoded dir or hdir of ref (borrowed), or NULL with errno EAGAIN
@@ -853,7 +865,11 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
         errno = EINVAL;
         return -1;
     }
-    a->nmissing = 0;
+    if (a->nmissing > 0) {
+        dict_destroy (a->missingidx);
+        a->missingidx = NULL;
+        a->nmissing = 0;
+    }
     blob_mark = a->nblobs;
     for (int i = 0; i < txn_count (t); i++) {
         int errnum;

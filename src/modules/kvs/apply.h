@@ -83,7 +83,7 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error);
 
 /* The blobrefs apply_txn() needs (index 0 .. count - 1), valid until the
  * next apply_txn(); apply_missing_ref() is the first. */
-#define APPLY_MAX_MISSING 64
+#define APPLY_MAX_MISSING 1024
 int apply_missing_count (struct apply *a);
 const char *apply_missing (struct apply *a, int i);
 const char *apply_missing_ref (struct apply *a);

@@ -4,7 +4,7 @@
  * list, one load in flight per blobref, waiters per entry.
  *
  * Only entries that may expire are on the LRU (and cold) lists: one in
- * use (dirty, loading or waited for) is on the busy list until it is
+ * use (dirty, loading, waited for or held) is on the busy list until it is
  * not, so expiring walks nothing but what it expires.  (A burst of
  * commits leaves thousands of entries dirty; walking over them on every
  * insert once the cache was full took a tenth of the broker's time.)
@@ -49,6 +49,7 @@ struct entry {
     size_t objlen;    /* encoded size of obj */
     bool stored;      /* known to be in the content store */
     int dirty;        /* stores pending */
+    int holds;        /* cache_hold() not yet released */
     void *load;       /* load in flight, or NULL */
     struct waiter *waiters, **tail;
     char ref[BLOBREF_MAX_STRING_SIZE];
@@ -163,7 +164,7 @@ static void account (struct cache *c, struct entry *e)
 
 static bool expirable (const struct entry *e)
 {
-    return !e->dirty && !e->load && !e->waiters;
+    return !e->dirty && !e->load && !e->waiters && !e->holds;
 }
 
 static bool over (struct cache *c, size_t target)
@@ -183,7 +184,7 @@ static void uncold (struct cache *c, struct entry *e)
 
 /* Move e to the busy list when it comes into use, back to the recent end
  * of the LRU when it is no longer in use.  Call after any change of its
- * dirty count, load or waiters. */
+ * dirty count, load, waiters or holds. */
 static void relist (struct cache *c, struct entry *e)
 {
     bool busy = !expirable (e);
@@ -553,6 +554,30 @@ bool cache_is_clean (struct cache *c, const char *ref)
     if (!c || !ref || !(e = entry_get (c, ref, false)))
         return false;
     return e->stored && e->dirty == 0 && (e->obj || e->raw);
+}
+
+int cache_hold (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false))
+        || (!e->obj && !e->raw)) {
+        errno = ENOENT;
+        return -1;
+    }
+    e->holds++;
+    relist (c, e);
+    return 0;
+}
+
+void cache_release (struct cache *c, const char *ref)
+{
+    struct entry *e;
+
+    if (!c || !ref || !(e = entry_get (c, ref, false)) || e->holds == 0)
+        return;
+    e->holds--;
+    relist (c, e);
 }
 
 void cache_get_stats (struct cache *c, struct cache_stats *st)

@@ -12,9 +12,10 @@
  * the waiters with ENOTRECOVERABLE and stores nothing.
  *
  * Entries inserted by a commit are "dirty" until their store completes
- * (one count per pending store); dirty entries and entries with a load
- * in flight are never expired.  Clean entries are expired least recently
- * used first when the cache holds more than max_entries or max_bytes.
+ * (one count per pending store); dirty entries, entries with a load in
+ * flight or waiters, and held entries (cache_hold) are never expired.
+ * Clean entries are expired least recently used first when the cache
+ * holds more than max_entries or max_bytes.
  *
  * Pointers returned by cache_get_* are borrowed: they stay valid until
  * the next call that may add entries (cache_wait, cache_insert_*), which
@@ -114,6 +115,13 @@ int cache_insert_raw (struct cache *c, const char *ref, const void *data,
 /* Like cache_insert_raw(), sharing b (a new reference) instead of a copy. */
 int cache_insert_blob (struct cache *c, const char *ref, struct blob *b,
                        bool dirty);
+
+/* Keep ref (cached, with its blob or object) from expiring until
+ * cache_release() is called as many times: what a commit loaded must
+ * still be there when it is applied again, even if the commit needs more
+ * than the bounds allow.  Returns 0, or -1 with errno ENOENT. */
+int cache_hold (struct cache *c, const char *ref);
+void cache_release (struct cache *c, const char *ref);
 
 /* One pending store of ref completed; stored tells if it succeeded. */
 void cache_clear_dirty (struct cache *c, const char *ref, bool stored);

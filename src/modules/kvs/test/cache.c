@@ -357,6 +357,39 @@ static void test_demote (void)
     cache_destroy (c);
 }
 
+/* A held entry is not expired until released as many times. */
+static void test_hold (void)
+{
+    struct cache *c = cache_create (2, 0, fail_load, nofree, NULL);
+    char refs[6][BLOBREF_MAX_STRING_SIZE];
+
+    name_refs (refs, 6, "hold");
+    cache_insert_raw (c, refs[0], "x", 1, false);
+    ok (cache_hold (c, refs[0]) == 0 && cache_hold (c, refs[0]) == 0,
+        "an entry is held twice");
+    errno = 0;
+    ok (cache_hold (c, refs[5]) < 0 && errno == ENOENT,
+        "holding what is not cached: ENOENT");
+    for (int i = 1; i < 4; i++)
+        cache_insert_raw (c, refs[i], "x", 1, false);
+    ok (cache_get_raw (c, refs[0], NULL, NULL) == 0
+            && cache_get_raw (c, refs[1], NULL, NULL) < 0,
+        "the held (oldest) entry stays, the others expire past the bound");
+    cache_release (c, refs[0]);
+    cache_insert_raw (c, refs[4], "x", 1, false);
+    ok (cache_get_raw (c, refs[0], NULL, NULL) == 0,
+        "released once of twice: still held");
+    cache_release (c, refs[0]);
+    cache_release (c, refs[0]); /* one too many: ignored */
+    cache_release (c, refs[5]);
+    cache_release (NULL, refs[0]);
+    cache_insert_raw (c, refs[5], "x", 1, false);
+    cache_insert_raw (c, refs[1], "x", 1, false);
+    ok (cache_get_raw (c, refs[0], NULL, NULL) < 0,
+        "released as many times as held: it expires again");
+    cache_destroy (c);
+}
+
 static void test_destroy_pending (void)
 {
     struct fakestore *fs = fakestore_create ("sha1");
@@ -462,6 +495,7 @@ int main (void)
     test_bytes_decode ();
     test_forget ();
     test_demote ();
+    test_hold ();
     test_destroy_pending ();
     done_testing ();
     return 0;
