@@ -16,8 +16,10 @@
  *
  * Arguments: inline-max=BYTES (vals larger than this are stored as
  * blobs, default 256), cache-max=N and cache-max-bytes=N (the object
- * cache's bounds, default 100000 entries and 4 MiB, counting each
- * entry, its blob and an estimate of its decoded object: cache.c), batch-max=N
+ * cache's bounds, default 100000 entries and 16 MiB, counting each
+ * entry, its blob and an estimate of its decoded object: cache.c; the
+ * directories of 10,000 active jobs fit, which the job manager's
+ * batches of appends need), batch-max=N
  * (commits per root change, default 4096), linger-ms=N (longest wait to
  * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
  * namespace in flight at once, default 1: see commit.c), write-chunk=N
@@ -428,7 +430,7 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     ctx->inline_max = 256;
     ctx->hdir_maxdirent = APPLY_MAXDIRENT;
     ctx->cache_max = 100000;
-    ctx->cache_max_bytes = 4 << 20;
+    ctx->cache_max_bytes = 16 << 20;
     ctx->batch_max = 4096;
     ctx->write_chunk = 4096;
     ctx->pipeline = 1;
