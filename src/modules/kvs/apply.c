@@ -81,6 +81,8 @@ struct apply {
 
     json_t *root; /* owned working copy, NULL until first written */
     struct ownmap owned;
+    json_t **fresh; /* dirs owned since the current commit began */
+    int nfresh, maxfresh;
     json_t *keep; /* entries decoded from bases, kept for the batch */
 
     struct undo *log;
@@ -153,18 +155,83 @@ static int ownmap_add (struct ownmap *m, const struct owned_slot *s)
     return 0;
 }
 
+static void slot_release (struct owned_slot *s)
+{
+    json_decref (s->dir);
+    blob_decref (s->base);
+    json_decref (s->hsrc);
+    blob_decref (s->htext);
+}
+
+/* Remove the slot of p (linear probing: the slots after it that would
+ * not be found past the hole move into it). */
+static void ownmap_remove (struct ownmap *m, const void *p)
+{
+    struct owned_slot *s = ownmap_find (m, p);
+    size_t mask = m->size - 1, i, j;
+
+    if (!s)
+        return;
+    slot_release (s);
+    i = j = (size_t)(s - m->slot);
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->slot[j].dir)
+            break;
+        size_t home = ptr_hash (m->slot[j].dir) & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            m->slot[i] = m->slot[j];
+            i = j;
+        }
+    }
+    memset (&m->slot[i], 0, sizeof (m->slot[i]));
+    m->count--;
+}
+
 /* Take ownership of a fresh dir (s->dir), with what it was made from
  * (s->base, s->hsrc, s->htext, any NULL): the map keeps a reference on
- * each. */
+ * each.  The dir is also listed as fresh, for discard_fresh(). */
 static int own_slot (struct apply *a, const struct owned_slot *s)
 {
+    if (a->nfresh == a->maxfresh) {
+        int n = a->maxfresh ? a->maxfresh * 2 : 64;
+        void *v = realloc (a->fresh, n * sizeof (*a->fresh));
+        if (!v)
+            return -1;
+        a->fresh = v;
+        a->maxfresh = n;
+    }
     if (ownmap_add (&a->owned, s) < 0)
         return -1;
+    a->fresh[a->nfresh++] = s->dir;
     json_incref (s->dir);
     blob_incref (s->base);
     json_incref (s->hsrc);
     blob_incref (s->htext);
     return 0;
+}
+
+/* A commit failed (or must be applied again) and its changes were
+ * reverted: nothing links the dirs it copied any more, so drop them,
+ * and what it decoded and replaced, rather than keep a copy per attempt
+ * (a commit applied again after each round of loads would otherwise
+ * hold as many copies of its directories as it made attempts). */
+static void discard_fresh (struct apply *a, size_t keep_mark,
+                           size_t replaced_mark)
+{
+    for (int i = 0; i < a->nfresh; i++) {
+        if (a->fresh[i] == a->root) {
+            json_decref (a->root);
+            a->root = NULL;
+        }
+        ownmap_remove (&a->owned, a->fresh[i]);
+    }
+    a->nfresh = 0;
+    while (json_array_size (a->keep) > keep_mark)
+        (void)json_array_remove (a->keep, json_array_size (a->keep) - 1);
+    while (json_array_size (a->replaced) > replaced_mark)
+        (void)json_array_remove (a->replaced,
+                                 json_array_size (a->replaced) - 1);
 }
 
 /* Take ownership of a fresh dir, on top of base (or NULL). */
@@ -245,13 +312,10 @@ void apply_destroy (struct apply *a)
         dict_destroy (a->blobidx);
         dict_destroy (a->missingidx);
         free (a->missing);
-        for (size_t i = 0; i < a->owned.size; i++) {
-            json_decref (a->owned.slot[i].dir);
-            blob_decref (a->owned.slot[i].base);
-            json_decref (a->owned.slot[i].hsrc);
-            blob_decref (a->owned.slot[i].htext);
-        }
+        for (size_t i = 0; i < a->owned.size; i++)
+            slot_release (&a->owned.slot[i]);
         free (a->owned.slot);
+        free (a->fresh);
         json_decref (a->keep);
         json_decref (a->replaced);
         json_decref (a->root);
@@ -517,8 +581,9 @@ static void log_revert (struct apply *a)
 {
     for (int i = a->nlog - 1; i >= 0; i--) {
         struct undo *u = &a->log[i];
-        if (!u->name)
-            (void)treeobj_hdir_set_bucket (u->dir, u->index, u->old);
+        if (!u->name) /* an empty bucket is logged as null */
+            (void)treeobj_hdir_set_bucket (
+                u->dir, u->index, json_is_null (u->old) ? NULL : u->old);
         else if (u->old)
             (void)json_object_set (treeobj_get_data (u->dir), u->name, u->old);
         else
@@ -860,6 +925,7 @@ static int add_key (struct apply *a, const char *key)
 int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
 {
     int blob_mark;
+    size_t keep_mark, replaced_mark;
 
     if (!a || !t || a->finalized) {
         errno = EINVAL;
@@ -871,6 +937,9 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
         a->nmissing = 0;
     }
     blob_mark = a->nblobs;
+    keep_mark = json_array_size (a->keep);
+    replaced_mark = json_array_size (a->replaced);
+    a->nfresh = 0;
     for (int i = 0; i < txn_count (t); i++) {
         int errnum;
         if (apply_op (a, txn_op (t, i), error) == 0)
@@ -888,6 +957,7 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
             errnum = EAGAIN;
         log_revert (a);
         blobs_truncate (a, blob_mark);
+        discard_fresh (a, keep_mark, replaced_mark);
         if (errnum == ENOTRECOVERABLE)
             errprintf (error, "%s: corrupt object in the store",
                        txn_op (t, i)->key);
@@ -897,12 +967,14 @@ int apply_txn (struct apply *a, const struct txn *t, flux_error_t *error)
     if (a->nmissing > 0) { /* the last op ran into nothing new */
         log_revert (a);
         blobs_truncate (a, blob_mark);
+        discard_fresh (a, keep_mark, replaced_mark);
         errno = EAGAIN;
         return -1;
     }
     if (a->nlog > 0)
         a->changed = true;
     log_clear (a);
+    a->nfresh = 0; /* they are the batch's now */
     /* the commit is applied: running out of memory here only shortens
      * the keys list (a watcher may miss a wakeup), never the data */
     for (int i = 0; i < txn_count (t); i++)
@@ -919,6 +991,11 @@ void apply_set_maxdirent (struct apply *a, int maxdirent)
 const char *apply_missing_ref (struct apply *a)
 {
     return apply_missing (a, 0);
+}
+
+size_t apply_owned_count (struct apply *a)
+{
+    return a ? a->owned.count : 0;
 }
 
 int apply_missing_count (struct apply *a)

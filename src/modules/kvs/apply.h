@@ -88,6 +88,11 @@ int apply_missing_count (struct apply *a);
 const char *apply_missing (struct apply *a, int i);
 const char *apply_missing_ref (struct apply *a);
 
+/* How many directories the batch has copied (or created) so far: those
+ * of its applied commits, none of a commit that failed or must be applied
+ * again. */
+size_t apply_owned_count (struct apply *a);
+
 /* Serialize every new or changed directory and write the new root's
  * blobref into rootref (the old one if nothing changed).  Call once,
  * after the last apply_txn().

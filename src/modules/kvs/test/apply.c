@@ -409,6 +409,15 @@ static void test_missing (void)
         " x.y)",
         stalls);
     cmp_ok (apply_blob_count (a), "==", 1, "one value blob before finalize");
+    {
+        /* the same commit on a warm cache: as many dirs copied */
+        struct apply *w = apply_create (cache, "primary", root3, "sha1", 4);
+        ok (apply_txn (w, t, NULL) == 0
+                && apply_owned_count (a) == apply_owned_count (w),
+            "the four attempts kept the copies of one: %zu dirs owned",
+            apply_owned_count (a));
+        apply_destroy (w);
+    }
     finish (a, r, sizeof (r));
     ok (has (r, "x.y.new", "1") && has (r, "m.n", "2") && absent (r, "x.w"),
         "values in the new root (x.w was only in the symlink test)");
