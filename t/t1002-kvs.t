@@ -421,6 +421,20 @@ test_expect_success 'a commit needing more than the cache holds is applied' '
 	test_cmp held.exp held.head &&
 	test $(tail -1 held.out) -gt 300
 '
+# A lookup walks again from the root after each load: with directories
+# bigger than the cache, each level loaded expired the one before.
+test_expect_success 'a lookup through directories bigger than the cache' '
+	flux start -Sbroker.modules=content,content-sqlite@0 sh -c "
+		flux module load kvs cache-max-bytes=65536 hdir-maxdirent=0 &&
+		for d in x x.y x.y.z; do
+			seq 1 300 | sed \"s/.*/\$d.k&=$(printf %0200d 0)/\" |
+				xargs flux kvs put || exit 1
+		done &&
+		flux kvs put x.y.z.last=found && flux kvs put other=1 &&
+		timeout 30 flux kvs get x.y.z.last" >lheld.out &&
+	echo found >lheld.exp &&
+	test_cmp lheld.exp lheld.out
+'
 test_expect_success 'an hdir is refused as a put dirent (EPROTO)' '
 	cat >hput.sh <<-EOT &&
 	$K rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"x\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\",\"bucket\":[null]}}}]}"

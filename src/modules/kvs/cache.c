@@ -10,6 +10,7 @@
  * insert once the cache was full took a tenth of the broker's time.)
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -578,6 +579,29 @@ void cache_release (struct cache *c, const char *ref)
         return;
     e->holds--;
     relist (c, e);
+}
+
+void cache_holds_add (struct cache *c, struct cache_holds *h, const char *ref)
+{
+    if (h->n == h->max) {
+        int n = h->max ? h->max * 2 : 16;
+        void *v = realloc (h->ref, n * sizeof (*h->ref));
+        if (!v)
+            return;
+        h->ref = v;
+        h->max = n;
+    }
+    if (cache_hold (c, ref) == 0)
+        snprintf (h->ref[h->n++], sizeof (h->ref[0]), "%s", ref);
+}
+
+void cache_holds_release (struct cache *c, struct cache_holds *h)
+{
+    for (int i = 0; i < h->n; i++)
+        cache_release (c, h->ref[i]);
+    free (h->ref);
+    h->ref = NULL;
+    h->n = h->max = 0;
 }
 
 void cache_get_stats (struct cache *c, struct cache_stats *st)

@@ -29,6 +29,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "libcontent/blobref.h"
+
 struct cache;
 
 /* Start loading ref; return an opaque handle of the load in flight (or
@@ -122,6 +124,20 @@ int cache_insert_blob (struct cache *c, const char *ref, struct blob *b,
  * than the bounds allow.  Returns 0, or -1 with errno ENOENT. */
 int cache_hold (struct cache *c, const char *ref);
 void cache_release (struct cache *c, const char *ref);
+
+/* The holds of one operation (a commit batch, a lookup): what it loaded,
+ * kept until it completes.  Zero-initialized before use. */
+struct cache_holds {
+    char (*ref)[BLOBREF_MAX_STRING_SIZE];
+    int n, max;
+};
+
+/* Hold ref for h; nothing if ref is not cached or memory is short (it
+ * may then expire and be loaded again). */
+void cache_holds_add (struct cache *c, struct cache_holds *h, const char *ref);
+
+/* Release every hold of h and free its memory (h may be used again). */
+void cache_holds_release (struct cache *c, struct cache_holds *h);
 
 /* One pending store of ref completed; stored tells if it succeeded. */
 void cache_clear_dirty (struct cache *c, const char *ref, bool stored);

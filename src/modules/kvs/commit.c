@@ -95,8 +95,7 @@ struct batch {
     /* what was loaded for it, held in the cache until it is applied: a
      * commit that needs more than the cache's bounds would otherwise
      * expire, with each load, what the previous ones brought */
-    char (*held)[BLOBREF_MAX_STRING_SIZE];
-    int nheld, maxheld;
+    struct cache_holds holds;
 };
 
 /* The batch's content.write requests: its new blobs, and with the last
@@ -251,33 +250,11 @@ static void batch_rpc_destroy (struct batch_rpc *r)
     }
 }
 
-static void batch_hold (struct batch *b, const char *ref)
-{
-    if (b->nheld == b->maxheld) {
-        int n = b->maxheld ? b->maxheld * 2 : 16;
-        void *v = realloc (b->held, n * sizeof (*b->held));
-        if (!v)
-            return; /* not held: loaded again if it expires */
-        b->held = v;
-        b->maxheld = n;
-    }
-    if (cache_hold (b->ctx->cache, ref) == 0)
-        snprintf (b->held[b->nheld++], sizeof (b->held[0]), "%s", ref);
-}
-
-static void batch_release (struct batch *b)
-{
-    for (int i = 0; i < b->nheld; i++)
-        cache_release (b->ctx->cache, b->held[i]);
-    b->nheld = 0;
-}
-
 static void batch_destroy (struct batch *b)
 {
     if (b) {
-        batch_release (b);
-        free (b->held);
         struct list_node *pos, *tmp;
+        cache_holds_release (b->ctx->cache, &b->holds);
         list_for_each_safe (pos, tmp, &b->rpcs)
         {
             struct batch_rpc *r = list_entry (pos, struct batch_rpc, node);
@@ -681,7 +658,7 @@ static bool batch_apply (struct batch *b)
         b->ncommits--;
         commit_fail (ctx, c, not_enosys (errnum), error.text);
     }
-    batch_release (b);
+    cache_holds_release (ctx->cache, &b->holds);
     ns->applying = false;
     b->t_store = monotime ();
     if (b->ncommits > 0 && !b->errnum) {
@@ -706,7 +683,7 @@ static void batch_wait_cb (int errnum, const char *ref, void *arg)
     struct batch *b = arg;
 
     if (errnum == 0)
-        batch_hold (b, ref);
+        cache_holds_add (b->ctx->cache, &b->holds, ref);
     if (errnum && !b->wait_errnum) {
         b->wait_errnum = errnum;
         snprintf (b->wait_ref, sizeof (b->wait_ref), "%s", ref);

@@ -29,12 +29,16 @@ struct lookup_req {
     int nwait;   /* cache waits and fetches outstanding */
     int errnum;  /* first error among them */
     bool canceled;
+    /* what was loaded for it, held until it is answered: the walk starts
+     * again from the root after each load */
+    struct cache_holds holds;
 };
 
 static void req_destroy (struct lookup_req *r)
 {
     if (r) {
         list_del (&r->node);
+        cache_holds_release (r->ctx->cache, &r->holds);
         lookup_destroy (r->l);
         flux_msg_decref (r->msg);
         free (r);
@@ -88,6 +92,8 @@ static void req_wait_cb (int errnum, const char *ref, void *arg)
 {
     struct lookup_req *r = arg;
 
+    if (errnum == 0)
+        cache_holds_add (r->ctx->cache, &r->holds, ref);
     /* a namespace's root that does not exist is not its root */
     if (errnum == ENOENT && r->ctx->rank > 0
         && !strcmp (ref, lookup_get_rootref (r->l))
