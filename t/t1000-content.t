@@ -308,4 +308,62 @@ test_expect_success 'content-sqlite synchronous=: FULL by default, NORMAL on req
 	grep "synchronous=fast: use OFF, NORMAL, FULL or EXTRA" sync.err
 '
 
+# Offline garbage collection: every version of every directory stays in
+# the store; flux shutdown --gc has the next start keep what the KVS
+# reaches from its checkpoint, and nothing of it is lost (the dumps
+# before and after are the same but for the eventlog the resource
+# module appends to at each start).
+test_expect_success 'flux shutdown --gc: the next start keeps only what the KVS reaches' '
+	rm -rf sdgc && mkdir sdgc &&
+	flux start -Sstatedir="$PWD/sdgc" sh -c "
+		for i in \$(seq 1 60); do
+			flux kvs put d.k\$i=\$i-$(printf %0300d 0) || exit 1
+		done &&
+		flux kvs unlink -R d && flux kvs put keep.a=1 keep.b.c=2 &&
+		flux kvs link keep.a keep.l &&
+		flux kvs put big=$(printf %02000d 7) &&
+		flux module stats content-sqlite | jq .object_count >before.count &&
+		flux dump before.tar &&
+		flux shutdown --gc; sleep 30" 2>gc1.err &&
+	grep "will be garbage collected at the next start" gc1.err &&
+	test -e sdgc/content.sqlite.gc &&
+	flux start -Sstatedir="$PWD/sdgc" sh -c "
+		flux dmesg | grep \"garbage collection: kept\" &&
+		flux module stats content-sqlite | jq .object_count >after.count &&
+		flux dump after.tar && flux kvs get keep.b.c" >gc2.out &&
+	test ! -e sdgc/content.sqlite.gc &&
+	echo "objects: $(cat before.count) before, $(cat after.count) after" &&
+	test $(cat after.count) -gt 0 &&
+	test $(($(cat after.count) * 10)) -lt $(cat before.count) &&
+	tar tf before.tar >before.list && tar tf after.tar >after.list &&
+	test_cmp before.list after.list &&
+	rm -rf before.d after.d && mkdir before.d after.d &&
+	tar xf before.tar -C before.d && tar xf after.tar -C after.d &&
+	diff -r --no-dereference -x eventlog before.d after.d &&
+	test -L after.d/keep/l && test $(cat after.d/big) = $(printf %02000d 7) &&
+	tail -1 gc2.out | grep "^2$"
+'
+test_expect_success 'flux shutdown --skip-gc cancels it; the next start collects nothing' '
+	flux start -Sstatedir="$PWD/sdgc" sh -c "
+		$RPC content-sqlite.gc </dev/null >/dev/null &&
+		test -e sdgc/content.sqlite.gc &&
+		flux shutdown --skip-gc; sleep 30" &&
+	test ! -e sdgc/content.sqlite.gc &&
+	flux start -Sstatedir="$PWD/sdgc" flux dmesg >gc3.out &&
+	! grep "garbage collection" gc3.out
+'
+test_expect_success 'flux shutdown --gc without a statedir is refused, and shuts nothing down' '
+	flux start sh -c "flux shutdown --gc; echo rc=\$?;
+		flux getattr rank" >gc4.out 2>gc4.err &&
+	grep "is not kept (no statedir)" gc4.err &&
+	printf "rc=1\n0\n" >gc4.exp && test_cmp gc4.exp gc4.out &&
+	test_must_fail flux shutdown --gc --skip-gc 2>gc5.err &&
+	grep "exclusive" gc5.err
+'
+test_expect_success 'content-sqlite.gc: a bad payload is EPROTO' '
+	flux start -Sstatedir="$PWD/sdgc" sh -c "
+		echo {\"cancel\":3} | $RPC content-sqlite.gc; echo rc=\$?" >gc6.out 2>&1 &&
+	grep "expected {cancel?:b}" gc6.out && grep "rc=[1-9]" gc6.out
+'
+
 test_done

@@ -8,6 +8,7 @@
  * the shutdown, filtered by the broker to our log level, until the
  * instance reaches "goodbye" (ENODATA); they are copied to stderr.  A
  * connection lost after the shutdown began counts as the end too.
+ * --gc / --skip-gc first send content-sqlite.gc (gc.h there).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -24,6 +25,9 @@ static const char usage[]
       "  -q, --quiet        Show only warnings and errors\n"
       "  -v, --verbose      Show debug messages too\n"
       "      --background   Return once the shutdown has started\n"
+      "      --gc           Collect the content store's garbage at the next\n"
+      "                     start (keep only what the KVS reaches)\n"
+      "      --skip-gc      Cancel a --gc asked for before\n"
       "  -h, --help         Display this message\n";
 
 const struct builtin builtin_shutdown = {
@@ -33,17 +37,44 @@ const struct builtin builtin_shutdown = {
     .main = cmd_shutdown,
 };
 
+/* Ask content-sqlite (rank 0) to collect garbage when it next loads,
+ * or no longer: before the shutdown, so that a refusal changes nothing. */
+static void request_gc (flux_t *h, bool on)
+{
+    flux_future_t *f;
+    const char *path;
+
+    if (!(f = flux_rpc_pack (h, "content-sqlite.gc", 0, 0, "{s:b}", "cancel",
+                             !on))
+        || flux_rpc_get_unpack (f, "{s:s}", "path", &path) < 0) {
+        if (errno == ENOSYS)
+            cmd_die ("%s: content-sqlite is not loaded: no store to collect",
+                     on ? "--gc" : "--skip-gc");
+        cmd_die ("%s: %s", on ? "--gc" : "--skip-gc",
+                 future_strerror (f, errno));
+    }
+    if (on)
+        fprintf (stderr,
+                 "flux-shutdown: %s will be garbage collected at the "
+                 "next start\n",
+                 path);
+    flux_future_destroy (f);
+}
+
 int cmd_shutdown (int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"background", no_argument, NULL, 'B'},
+        {"gc", no_argument, NULL, 'G'},
+        {"skip-gc", no_argument, NULL, 'S'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
     int loglevel = STDLOG_INFO;
     bool background = false;
+    int gc = -1; /* 1: --gc, 0: --skip-gc */
     flux_future_t *f;
     const char *s;
     flux_t *h;
@@ -56,10 +87,17 @@ int cmd_shutdown (int argc, char **argv)
             loglevel = STDLOG_DEBUG;
         if (c == 'B')
             background = true;
+        if (c == 'G' || c == 'S') {
+            if (gc == (c == 'S'))
+                cmd_usage_error ("--gc and --skip-gc are exclusive");
+            gc = (c == 'G');
+        }
     }
     if (optind != argc)
         cmd_usage_error ("unexpected argument '%s'", argv[optind]);
     h = cmd_open ();
+    if (gc >= 0)
+        request_gc (h, gc);
     if (!(f = flux_rpc_pack (h, "shutdown.start", FLUX_NODEID_ANY,
                              background ? 0 : FLUX_RPC_STREAMING, "{s:i}",
                              "loglevel", loglevel)))

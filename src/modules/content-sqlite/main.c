@@ -14,15 +14,19 @@
  * NORMAL only through a crash or kill of the broker; "index-min=N" folds
  * the blobs indexed in memory into the database's index once there are
  * N of them (default 16384, or 1/16 of all blobs if more, up to 2^18:
- * db.c).
+ * db.c); "gc" collects garbage before opening the database (gc.h), as
+ * the marker content.sqlite.gc left by content-sqlite.gc (flux shutdown
+ * --gc) does.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
+#include "gc.h"
 #include "service.h"
 
 static void stop_cb (flux_future_t *f, void *arg)
@@ -145,6 +149,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     struct sqlite_service *svc = NULL;
     struct db *db = NULL;
     bool truncate = false;
+    bool gc = false;
     const char *sync = NULL;
     long index_min = 0;
     flux_error_t error;
@@ -156,6 +161,8 @@ int mod_main (flux_t *h, int argc, char **argv)
     for (i = 0; i < argc; i++) {
         if (!strcmp (argv[i], "truncate"))
             truncate = true;
+        else if (!strcmp (argv[i], "gc"))
+            gc = true;
         else if (!strncmp (argv[i], "synchronous=", 12))
             sync = argv[i] + 12;
         else if (!strncmp (argv[i], "index-min=", 10)) {
@@ -185,6 +192,25 @@ int mod_main (flux_t *h, int argc, char **argv)
         hashtype = "sha1";
     if (!(path = db_path (h)))
         return -1;
+    if (!truncate && (gc || gc_requested (path))) {
+        struct gc_stats st;
+        if (access (path, F_OK) < 0)
+            ;
+        else if (gc_run (path, hashtype, &st, &error) < 0)
+            sqlite_log (h, 3,
+                        "garbage collection failed, the database is kept as "
+                        "it was: %s",
+                        error.text);
+        else
+            sqlite_log (h, 6,
+                        "garbage collection: kept %lld of %lld objects "
+                        "(%.1f MiB), file %.1f -> %.1f MiB, in %.2fs",
+                        st.objects_kept, st.objects_before,
+                        st.bytes_kept / 1048576., st.file_before / 1048576.,
+                        st.file_after / 1048576., st.seconds);
+    }
+    if (gc_requested (path) && gc_request (path, false) < 0)
+        sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
     if (!(db = db_open (path, hashtype, truncate, &error))
         || (sync && db_set_synchronous (db, sync) < 0
             && errprintf (&error,

@@ -17,6 +17,7 @@
 #include "libcontent/write.h"
 #include "libutil/monotime.h"
 
+#include "gc.h"
 #include "service.h"
 
 enum { OP_STORE, OP_CHECKPOINT, OP_WRITE };
@@ -439,7 +440,39 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, errno, NULL);
 }
 
+/* content-sqlite.gc {cancel?:b} -> {path:s}: collect garbage when the
+ * module next loads (gc.h), or no longer.  Only a kept store can be
+ * collected: without a statedir it is removed at exit. */
+static void gc_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                   void *arg)
+{
+    struct sqlite_service *s = arg;
+    const char *statedir = flux_attr_get (h, "statedir");
+    int cancel = 0;
+
+    if (flux_request_unpack (msg, NULL, "{s?b !}", "cancel", &cancel) < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "content-sqlite.gc: expected {cancel?:b}");
+        return;
+    }
+    if (!statedir || !*statedir) {
+        flux_respond_error (h, msg, EINVAL,
+                            "the content store is not kept (no statedir): "
+                            "there is nothing to collect");
+        return;
+    }
+    if (gc_request (s->dbpath, !cancel) < 0) {
+        flux_respond_error (h, msg, errno, NULL);
+        return;
+    }
+    sqlite_log (h, 6, "garbage collection %s",
+                cancel ? "canceled" : "requested for the next start");
+    if (flux_respond_pack (h, msg, "{s:s}", "path", s->dbpath) < 0)
+        flux_respond_error (h, msg, errno, NULL);
+}
+
 static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "content-sqlite.gc", gc_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "content-backing.load", load_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "content-backing.store", store_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "content-backing.checkpoint-get", checkpoint_get_cb,
