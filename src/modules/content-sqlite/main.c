@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "db.h"
 #include "gc.h"
@@ -143,6 +142,33 @@ static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
         sqlite_log (h, 6, "the content module was reloaded: registered again");
 }
 
+/* Garbage collection (gc.h), logged: it may take a while on a big store,
+ * before the module (and so the instance) is up. */
+static void collect (flux_t *h, const char *path, const char *hashtype)
+{
+    struct gc_stats st;
+    flux_error_t error;
+    struct stat sb;
+
+    if (stat (path, &sb) < 0)
+        return; /* nothing stored yet */
+    sqlite_log (h, 6, "garbage collection of %s (%.1f MiB)...", path,
+                sb.st_size / 1048576.);
+    if (gc_run (path, hashtype, &st, &error) < 0) {
+        sqlite_log (h, 3,
+                    "garbage collection failed, the database is kept as it "
+                    "was: %s",
+                    error.text);
+        return;
+    }
+    sqlite_log (h, 6,
+                "garbage collection: kept %lld of %lld objects (%.1f MiB), "
+                "file %.1f -> %.1f MiB, in %.2fs",
+                st.objects_kept, st.objects_before, st.bytes_kept / 1048576.,
+                st.file_before / 1048576., st.file_after / 1048576.,
+                st.seconds);
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     const char *hashtype = flux_attr_get (h, "content.hash");
@@ -192,23 +218,8 @@ int mod_main (flux_t *h, int argc, char **argv)
         hashtype = "sha1";
     if (!(path = db_path (h)))
         return -1;
-    if (!truncate && (gc || gc_requested (path))) {
-        struct gc_stats st;
-        if (access (path, F_OK) < 0)
-            ;
-        else if (gc_run (path, hashtype, &st, &error) < 0)
-            sqlite_log (h, 3,
-                        "garbage collection failed, the database is kept as "
-                        "it was: %s",
-                        error.text);
-        else
-            sqlite_log (h, 6,
-                        "garbage collection: kept %lld of %lld objects "
-                        "(%.1f MiB), file %.1f -> %.1f MiB, in %.2fs",
-                        st.objects_kept, st.objects_before,
-                        st.bytes_kept / 1048576., st.file_before / 1048576.,
-                        st.file_after / 1048576., st.seconds);
-    }
+    if (!truncate && (gc || gc_requested (path)))
+        collect (h, path, hashtype);
     if (gc_requested (path) && gc_request (path, false) < 0)
         sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
     if (!(db = db_open (path, hashtype, truncate, &error))
