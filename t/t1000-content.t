@@ -352,13 +352,18 @@ test_expect_success 'flux shutdown --skip-gc cancels it; the next start collects
 	flux start -Sstatedir="$PWD/sdgc" flux dmesg >gc3.out &&
 	! grep "garbage collection" gc3.out
 '
-test_expect_success 'flux shutdown --gc without a statedir is refused, and shuts nothing down' '
+test_expect_success 'flux shutdown --gc without a statedir, or not on rank 0, is refused, and shuts nothing down' '
 	flux start sh -c "flux shutdown --gc; echo rc=\$?;
 		flux getattr rank" >gc4.out 2>gc4.err &&
 	grep "is not kept (no statedir)" gc4.err &&
 	printf "rc=1\n0\n" >gc4.exp && test_cmp gc4.exp gc4.out &&
 	test_must_fail flux shutdown --gc --skip-gc 2>gc5.err &&
-	grep "exclusive" gc5.err
+	grep "exclusive" gc5.err &&
+	flux start -s 2 -Sstatedir="$PWD/sdgc" sh -c "
+		FLUX_URI=\$($RPC -r 1 attr.get {\\\"name\\\":\\\"local-uri\\\"} |
+			jq -r .value) flux shutdown --gc; test \$? -eq 1" 2>gc7.err &&
+	grep "shutdown must be sent to rank 0" gc7.err &&
+	test ! -e sdgc/content.sqlite.gc
 '
 test_expect_success 'content-sqlite.gc: a bad payload is EPROTO' '
 	flux start -Sstatedir="$PWD/sdgc" sh -c "

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,12 @@ static void request_gc (flux_t *h, bool on)
 {
     flux_future_t *f;
     const char *path;
+    uint32_t rank;
 
+    if (flux_get_rank (h, &rank) < 0)
+        cmd_die ("rank: %s", strerror (errno));
+    if (rank != 0) /* as shutdown.start would: refuse before asking */
+        cmd_die ("shutdown must be sent to rank 0");
     if (!(f = flux_rpc_pack (h, "content-sqlite.gc", 0, 0, "{s:b}", "cancel",
                              !on))
         || flux_rpc_get_unpack (f, "{s:s}", "path", &path) < 0) {

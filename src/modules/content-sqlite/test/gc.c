@@ -35,6 +35,14 @@ static void put (struct db *db, const char *data, size_t len, char *ref)
         BAIL_OUT ("put failed");
 }
 
+/* Insert e into the dir o, giving o the reference. */
+static void ins (json_t *o, const char *name, json_t *e)
+{
+    if (treeobj_insert_entry (o, name, e) < 0)
+        BAIL_OUT ("treeobj_insert_entry failed");
+    json_decref (e);
+}
+
 /* Store a tree object; its blobref into ref. */
 static void put_obj (struct db *db, json_t *obj, char *ref)
 {
@@ -105,23 +113,23 @@ static void make_tree (struct db *db, struct tree *t)
     put (db, "under the raw dir", 17, t->rawsub);
     /* sub: a dir with a val, a symlink and a valref of two blobs */
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "v", treeobj_create_val ("x", 1));
-    treeobj_insert_entry (o, "l", treeobj_create_symlink (NULL, "a.b"));
+    ins (o, "v", treeobj_create_val ("x", 1));
+    ins (o, "l", treeobj_create_symlink (NULL, "a.b"));
     inl = treeobj_create_valref (t->val1);
     treeobj_append_blobref (inl, t->val2);
-    treeobj_insert_entry (o, "big", inl);
+    ins (o, "big", inl);
     put_obj (db, o, t->sub);
     /* deep: a dir reached through an inline dir */
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "k", treeobj_create_val ("deep", 4));
+    ins (o, "k", treeobj_create_val ("deep", 4));
     put_obj (db, o, t->deep);
     /* an hdir bucket holding a valref */
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "bv", treeobj_create_valref (t->bval));
+    ins (o, "bv", treeobj_create_valref (t->bval));
     put_obj (db, o, t->bucket);
     /* rawdir: a dir whose very bytes are also stored as a value */
     rd = treeobj_create_dir ();
-    treeobj_insert_entry (rd, "r", treeobj_create_valref (t->rawsub));
+    ins (rd, "r", treeobj_create_valref (t->rawsub));
     rdtext = treeobj_encode (rd);
     put (db, rdtext, strlen (rdtext), t->rawdir);
     free (rdtext);
@@ -129,26 +137,26 @@ static void make_tree (struct db *db, struct tree *t)
     /* the root: the value copy of rawdir comes first in the walk order
      * (a valref entry), the dirref to it after */
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "sub", treeobj_create_dirref (t->sub));
+    ins (o, "sub", treeobj_create_dirref (t->sub));
     inl = treeobj_create_dir ();
-    treeobj_insert_entry (inl, "deep", treeobj_create_dirref (t->deep));
-    treeobj_insert_entry (o, "inline", inl);
+    ins (inl, "deep", treeobj_create_dirref (t->deep));
+    ins (o, "inline", inl);
     h = treeobj_create_hdir (3, "fnv1a32");
     b = treeobj_create_dirref (t->bucket);
     treeobj_hdir_set_bucket (h, 1, b);
     json_decref (b);
     put_obj (db, h, t->hdir);
-    treeobj_insert_entry (o, "h", treeobj_create_dirref (t->hdir));
-    treeobj_insert_entry (o, "asval", treeobj_create_valref (t->rawdir));
-    treeobj_insert_entry (o, "asdir", treeobj_create_dirref (t->rawdir));
+    ins (o, "h", treeobj_create_dirref (t->hdir));
+    ins (o, "asval", treeobj_create_valref (t->rawdir));
+    ins (o, "asdir", treeobj_create_dirref (t->rawdir));
     put_obj (db, o, t->root);
     /* garbage: an old root, an old value, a dir only it references */
     put (db, "old value", 9, t->garbage[0]);
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "old", treeobj_create_valref (t->garbage[0]));
+    ins (o, "old", treeobj_create_valref (t->garbage[0]));
     put_obj (db, o, t->garbage[1]);
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "sub", treeobj_create_dirref (t->garbage[1]));
+    ins (o, "sub", treeobj_create_dirref (t->garbage[1]));
     put_obj (db, o, t->garbage[2]);
     put (db, "unreferenced", 12, t->garbage[3]);
     set_checkpoint (db, t->root);
@@ -219,8 +227,8 @@ static void test_missing (void)
     blobref_hash ("sha1", "nowhere", 7, ref, sizeof (ref));
     blobref_strtohash (ref, digest, sizeof (digest));
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "lost", treeobj_create_dirref (ref));
-    treeobj_insert_entry (o, "sub", treeobj_create_dirref (t.sub));
+    ins (o, "lost", treeobj_create_dirref (ref));
+    ins (o, "sub", treeobj_create_dirref (t.sub));
     db_begin (db);
     put_obj (db, o, t.root);
     set_checkpoint (db, t.root);
@@ -235,7 +243,7 @@ static void test_missing (void)
 
     /* a dirref to a raw value */
     o = treeobj_create_dir ();
-    treeobj_insert_entry (o, "notdir", treeobj_create_dirref (t.val1));
+    ins (o, "notdir", treeobj_create_dirref (t.val1));
     if (!(db = db_open (path, "sha1", false, &error)))
         BAIL_OUT ("db_open: %s", error.text);
     db_begin (db);
