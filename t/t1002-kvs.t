@@ -435,6 +435,17 @@ test_expect_success 'a lookup through directories bigger than the cache' '
 	echo found >lheld.exp &&
 	test_cmp lheld.exp lheld.out
 '
+test_expect_success 'the same on rank 1, which loads every level from rank 0' '
+	flux start -s 2 "-Sbroker.modules=content,content-sqlite@0,kvs cache-max-bytes=65536 hdir-maxdirent=0" sh -c "
+		for d in x x.y x.y.z; do
+			seq 1 300 | sed \"s/.*/\$d.k&=$(printf %0200d 0)/\" |
+				xargs flux kvs put || exit 1
+		done &&
+		flux kvs put x.y.z.last=found && flux kvs put other=1 &&
+		timeout 30 $FLUX_BUILD_DIR/t/rpc -r 1 kvs.lookup {\\\"key\\\":\\\"x.y.z.last\\\",\\\"flags\\\":0,\\\"namespace\\\":\\\"primary\\\"} |
+			jq -r .val.data | base64 -d" >lheld1.out &&
+	test "$(cat lheld1.out)" = found
+'
 test_expect_success 'an hdir is refused as a put dirent (EPROTO)' '
 	cat >hput.sh <<-EOT &&
 	$K rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"x\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\",\"bucket\":[null]}}}]}"
