@@ -329,10 +329,15 @@ test_expect_success 'flux shutdown --gc: the next start keeps only what the KVS 
 	test -e sdgc/content.sqlite.gc &&
 	flux start -Sstatedir="$PWD/sdgc" sh -c "
 		flux dmesg | grep \"garbage collection: kept\" &&
-		flux module stats content-sqlite | jq .object_count >after.count &&
+		flux module stats content-sqlite >gc.stats &&
+		jq .object_count gc.stats >after.count &&
 		flux dump after.tar && flux kvs get keep.b.c" >gc2.out &&
 	test ! -e sdgc/content.sqlite.gc &&
 	echo "objects: $(cat before.count) before, $(cat after.count) after" &&
+	jq -e ".gc.kept > 0 and .gc.kept <= $(cat after.count)
+		and .gc.before >= $(cat before.count)
+		and .gc.file_after < .gc.file_before and .gc_requested == false" \
+		gc.stats &&
 	test $(cat after.count) -gt 0 &&
 	test $(($(cat after.count) * 10)) -lt $(cat before.count) &&
 	tar tf before.tar >before.list && tar tf after.tar >after.list &&
@@ -347,6 +352,8 @@ test_expect_success 'flux shutdown --skip-gc cancels it; the next start collects
 	flux start -Sstatedir="$PWD/sdgc" sh -c "
 		$RPC content-sqlite.gc </dev/null >/dev/null &&
 		test -e sdgc/content.sqlite.gc &&
+		flux module stats content-sqlite |
+			jq -e \".gc_requested and .gc == null\" &&
 		flux shutdown --skip-gc; sleep 30" &&
 	test ! -e sdgc/content.sqlite.gc &&
 	flux start -Sstatedir="$PWD/sdgc" flux dmesg >gc3.out &&

@@ -144,29 +144,29 @@ static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
 
 /* Garbage collection (gc.h), logged: it may take a while on a big store,
  * before the module (and so the instance) is up. */
-static void collect (flux_t *h, const char *path, const char *hashtype)
+static int collect (flux_t *h, const char *path, const char *hashtype,
+                    struct gc_stats *st, flux_error_t *error)
 {
-    struct gc_stats st;
-    flux_error_t error;
     struct stat sb;
 
     if (stat (path, &sb) < 0)
-        return; /* nothing stored yet */
+        return 0; /* nothing stored yet */
     sqlite_log (h, 6, "garbage collection of %s (%.1f MiB)...", path,
                 sb.st_size / 1048576.);
-    if (gc_run (path, hashtype, &st, &error) < 0) {
+    if (gc_run (path, hashtype, st, error) < 0) {
         sqlite_log (h, 3,
                     "garbage collection failed, the database is kept as it "
                     "was: %s",
-                    error.text);
-        return;
+                    error->text);
+        return -1;
     }
     sqlite_log (h, 6,
                 "garbage collection: kept %lld of %lld objects (%.1f MiB), "
                 "file %.1f -> %.1f MiB, in %.2fs",
-                st.objects_kept, st.objects_before, st.bytes_kept / 1048576.,
-                st.file_before / 1048576., st.file_after / 1048576.,
-                st.seconds);
+                st->objects_kept, st->objects_before, st->bytes_kept / 1048576.,
+                st->file_before / 1048576., st->file_after / 1048576.,
+                st->seconds);
+    return 1;
 }
 
 int mod_main (flux_t *h, int argc, char **argv)
@@ -176,6 +176,9 @@ int mod_main (flux_t *h, int argc, char **argv)
     struct db *db = NULL;
     bool truncate = false;
     bool gc = false;
+    struct gc_stats gc_st;
+    flux_error_t gc_error;
+    int gc_rc = 0;
     const char *sync = NULL;
     long index_min = 0;
     flux_error_t error;
@@ -219,7 +222,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (!(path = db_path (h)))
         return -1;
     if (!truncate && (gc || gc_requested (path)))
-        collect (h, path, hashtype);
+        gc_rc = collect (h, path, hashtype, &gc_st, &gc_error);
     if (gc_requested (path) && gc_request (path, false) < 0)
         sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
     if (!(db = db_open (path, hashtype, truncate, &error))
@@ -233,6 +236,8 @@ int mod_main (flux_t *h, int argc, char **argv)
         sqlite_log (h, 3, "%s: %s", path, error.text);
         goto done;
     }
+    if (gc_rc != 0)
+        sqlite_service_set_gc (svc, &gc_st, gc_rc < 0 ? gc_error.text : NULL);
     if (register_backing (h, svc) < 0
         || flux_msg_handler_addvec (h, htab, svc, &handlers) < 0
         || flux_event_subscribe (h, "content.online") < 0)

@@ -64,6 +64,7 @@ struct sqlite_service {
     double index_time_max; /* the longest */
     long long writes;
     int batch_max;
+    json_t *gc; /* the collection at load (sqlite_service_set_gc) */
 };
 
 void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
@@ -420,13 +421,29 @@ static void checkpoint_get_cb (flux_t *h, flux_msg_handler_t *mh,
     respond_checkpoint (s, msg);
 }
 
+void sqlite_service_set_gc (struct sqlite_service *s, const struct gc_stats *st,
+                            const char *error)
+{
+    json_decref (s->gc);
+    if (error)
+        s->gc = json_pack ("{s:s}", "error", error);
+    else
+        s->gc = json_pack ("{s:I s:I s:I s:I s:I s:f}", "kept",
+                           (json_int_t)st->objects_kept, "before",
+                           (json_int_t)st->objects_before, "bytes",
+                           (json_int_t)st->bytes_kept, "file_before",
+                           (json_int_t)st->file_before, "file_after",
+                           (json_int_t)st->file_after, "seconds", st->seconds);
+}
+
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
     struct sqlite_service *s = arg;
 
     if (flux_respond_pack (
-            h, msg, "{s:I s:s s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s}",
+            h, msg,
+            "{s:I s:s s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s s:O s:b}",
             "object_count", (json_int_t)db_object_count (s->db), "dbfile",
             s->dbpath, "commits", (json_int_t)s->commits, "commit_seconds",
             s->commit_time, "wal_checkpoints", (json_int_t)s->checkpoints,
@@ -435,7 +452,9 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             "index_pending", (json_int_t)db_index_pending (s->db),
             "index_dropped", (json_int_t)db_index_dropped (s->db), "writes",
             (json_int_t)s->writes, "write_failures", (int)s->write_failures,
-            "batch_max", s->batch_max, "synchronous", db_synchronous (s->db))
+            "batch_max", s->batch_max, "synchronous", db_synchronous (s->db),
+            "gc", s->gc ? s->gc : json_null (), "gc_requested",
+            gc_requested (s->dbpath))
         < 0)
         flux_respond_error (h, msg, errno, NULL);
 }
@@ -549,6 +568,7 @@ void sqlite_service_destroy (struct sqlite_service *s)
         free (s->gets);
         free (s->trusted);
         free (s->dbpath);
+        json_decref (s->gc);
         free (s);
         errno = saved_errno;
     }

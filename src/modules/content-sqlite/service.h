@@ -7,7 +7,8 @@
  * .store, .checkpoint-get, .checkpoint-put, .write, and
  * content-sqlite.stats-get, owner only.  .store hashes what it stores;
  * .write (blobs and the checkpoint in one request, from the content
- * module only) trusts the digests the content module computed.
+ * module only) trusts the digests the content module computed;
+ * content-sqlite.gc asks for a garbage collection at the next load.
  *
  * Group commit: the writes (store, checkpoint-put, write) received in
  * one loop turn share one transaction, committed (fsync) from an idle
@@ -36,6 +37,13 @@ struct sqlite_service *sqlite_service_create (flux_t *h, struct db *db,
  * (and from anyone else) it is EPERM.  Resets the count of failed writes
  * the sender and this service keep in step.  EINVAL, ENOMEM. */
 int sqlite_service_trust (struct sqlite_service *s, const char *sender);
+
+/* The garbage collection run when the module loaded (gc.h): stats-get
+ * reports it as "gc" {kept, before, bytes, file_before, file_after,
+ * seconds} or {error}; without a call, "gc" is null. */
+struct gc_stats;
+void sqlite_service_set_gc (struct sqlite_service *s, const struct gc_stats *st,
+                            const char *error);
 
 /* Commit and answer the batch in progress, unregister, free.  NULL-safe,
  * preserves errno. */
