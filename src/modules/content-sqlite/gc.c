@@ -289,8 +289,11 @@ static int copy_reachable (struct walk *w)
     int rc = -1;
 
     if (db_checkpoint_get (w->old, &text) < 0) {
-        if (errno == ENOENT) /* an empty store: nothing to keep */
-            return 0;
+        /* without one nothing says what is live: blobs stored with
+         * flux content store alone, say, are not garbage to drop */
+        if (errno == ENOENT)
+            return errprintf (w->error, "no KVS checkpoint in the store: "
+                                        "nothing says what to keep");
         return errprintf (w->error, "checkpoint: %s", db_errstr (w->old));
     }
     if (!(cp = strdup (text)))

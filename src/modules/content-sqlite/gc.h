@@ -14,6 +14,7 @@
  * value blobs (never parsed), an inline dir or hdir is walked in place,
  * an hdir's buckets are entries like the others.  A blob the walk needs
  * and cannot find, or that is not a tree object where one is expected,
+ * or a store without a checkpoint (nothing then says what is live),
  * stops it: PATH is left as it was.  The copy is written without fsync
  * and synced once before the rename, so a crash at any point leaves one
  * complete database at PATH.  The database must not be open elsewhere.

@@ -4,7 +4,7 @@
  * dirs, valrefs, symlinks) is kept, the rest dropped; a blob that is
  * both a raw value and a dir elsewhere is still walked; a missing blob
  * or a dirref to something that is not a dir leaves the file as it was;
- * an empty store; the request marker.
+ * a store without a checkpoint is left alone; the request marker.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -257,7 +257,7 @@ static void test_missing (void)
     cmp_ok (objects (), "==", 16, "and the file is as it was (16 objects)");
 }
 
-static void test_empty (void)
+static void test_no_checkpoint (void)
 {
     flux_error_t error;
     struct gc_stats st;
@@ -267,8 +267,19 @@ static void test_empty (void)
     if (!(db = db_open (path, "sha1", false, &error)))
         BAIL_OUT ("db_open: %s", error.text);
     db_close (db);
-    ok (gc_run (path, "sha1", &st, &error) == 0 && st.objects_kept == 0,
-        "a store with no checkpoint: nothing kept, no error");
+    if (!(db = db_open (path, "sha1", false, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    {
+        char ref[BLOBREF_MAX_STRING_SIZE];
+        db_begin (db);
+        put (db, "stored alone", 12, ref);
+        db_commit (db);
+    }
+    db_close (db);
+    ok (gc_run (path, "sha1", &st, &error) < 0
+            && strstr (error.text, "no KVS checkpoint"),
+        "a store with no checkpoint is not collected: %s", error.text);
+    cmp_ok (objects (), "==", 1, "and its blob is still there");
     ok (gc_run (path, "sha256", &st, &error) < 0,
         "a store of another hash type is refused: %s", error.text);
 }
@@ -293,7 +304,7 @@ int main (void)
     snprintf (path, sizeof (path), "gcdb.sqlite");
     test_collect ();
     test_missing ();
-    test_empty ();
+    test_no_checkpoint ();
     test_marker ();
     unlink (path);
     unlink ("gcdb.sqlite-wal");
