@@ -350,14 +350,37 @@ test_expect_success 'flux shutdown --gc: the next start keeps only what the KVS 
 '
 test_expect_success 'flux shutdown --skip-gc cancels it; the next start collects nothing' '
 	flux start -Sstatedir="$PWD/sdgc" sh -c "
-		$RPC content-sqlite.gc </dev/null >/dev/null &&
+		$RPC content-sqlite.gc {} >/dev/null &&
 		test -e sdgc/content.sqlite.gc &&
 		flux module stats content-sqlite |
-			jq -e \".gc_requested and .gc == null\" &&
-		flux shutdown --skip-gc; sleep 30" &&
+			jq -e \".gc_requested and .gc == null\" >/dev/null &&
+		touch skip.asked && flux shutdown --skip-gc; sleep 30" &&
+	test -e skip.asked &&
 	test ! -e sdgc/content.sqlite.gc &&
 	flux start -Sstatedir="$PWD/sdgc" flux dmesg >gc3.out &&
 	! grep "garbage collection" gc3.out
+'
+# A kvs (or a content cache) that lived through a collection would know
+# blobs as stored that the collection dropped, and never store them again.
+test_expect_success 'a collection is refused while the instance runs, kept for the next start' '
+	rm -rf sdrun && mkdir sdrun &&
+	flux start -Sstatedir="$PWD/sdrun" sh -c "
+		flux kvs put a=1 && flux kvs put a=2 &&
+		flux module remove content-sqlite &&
+		flux module load content-sqlite gc &&
+		$RPC content-sqlite.gc {} >/dev/null &&
+		flux module reload content-sqlite &&
+		flux dmesg | grep \"garbage collection\" &&
+		flux kvs put b=3 && flux kvs get a" >run.out &&
+	grep "only as the instance starts (the kvs is loaded): not done" run.out &&
+	grep "only as the instance starts (the kvs is loaded): kept for the next start" run.out &&
+	! grep "garbage collection: kept" run.out &&
+	test -e sdrun/content.sqlite.gc &&
+	flux start -Sstatedir="$PWD/sdrun" sh -c "
+		flux dmesg | grep -c \"garbage collection: kept\" &&
+		flux kvs get a && flux kvs get b" >run2.out &&
+	printf "1\n2\n3\n" >run2.exp && test_cmp run2.exp run2.out &&
+	test ! -e sdrun/content.sqlite.gc
 '
 test_expect_success 'flux shutdown --gc without a statedir, or not on rank 0, is refused, and shuts nothing down' '
 	flux start sh -c "flux shutdown --gc; echo rc=\$?;
@@ -374,8 +397,10 @@ test_expect_success 'flux shutdown --gc without a statedir, or not on rank 0, is
 '
 test_expect_success 'content-sqlite.gc: a bad payload is EPROTO' '
 	flux start -Sstatedir="$PWD/sdgc" sh -c "
-		echo {\"cancel\":3} | $RPC content-sqlite.gc; echo rc=\$?" >gc6.out 2>&1 &&
-	grep "expected {cancel?:b}" gc6.out && grep "rc=[1-9]" gc6.out
+		$RPC content-sqlite.gc {\\\"cancel\\\":3}; echo rc=\$?;
+		$RPC content-sqlite.gc; echo rc=\$?" >gc6.out 2>&1 &&
+	test $(grep -c "expected {cancel?:b}" gc6.out) -eq 2 &&
+	test $(grep -c "rc=71" gc6.out) -eq 2
 '
 
 test_done

@@ -142,6 +142,46 @@ static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
         sqlite_log (h, 6, "the content module was reloaded: registered again");
 }
 
+/* Whether something else may already know blobs of the store as stored
+ * (and so never store them again): a kvs that is loaded, or a content
+ * cache that holds anything.  A collection is safe only before, as when
+ * the instance starts (the kvs loads after content-sqlite).  why names
+ * the reason. */
+static bool store_in_use (flux_t *h, char *why, size_t size)
+{
+    flux_future_t *f;
+    int count = 0;
+
+    if (!(f = flux_rpc (h, "kvs.stats-get", NULL, FLUX_NODEID_ANY, 0))) {
+        snprintf (why, size, "kvs.stats-get: %s", strerror (errno));
+        return true;
+    }
+    if (flux_future_get (f, NULL) == 0 || errno != ENOSYS) {
+        snprintf (why, size, "the kvs is loaded");
+        flux_future_destroy (f);
+        return true;
+    }
+    flux_future_destroy (f);
+    if (!(f = flux_rpc (h, "content.stats-get", NULL, FLUX_NODEID_ANY, 0))) {
+        snprintf (why, size, "content.stats-get: %s", strerror (errno));
+        return true;
+    }
+    if (flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0) {
+        bool absent = errno == ENOSYS; /* no content module, no cache */
+        if (!absent)
+            snprintf (why, size, "content.stats-get: %s",
+                      future_strerror (f, errno));
+        flux_future_destroy (f);
+        return !absent;
+    }
+    flux_future_destroy (f);
+    if (count > 0) {
+        snprintf (why, size, "the content cache holds %d blobs", count);
+        return true;
+    }
+    return false;
+}
+
 /* Garbage collection (gc.h), logged: it may take a while on a big store,
  * before the module (and so the instance) is up. */
 static int collect (flux_t *h, const char *path, const char *hashtype,
@@ -221,9 +261,22 @@ int mod_main (flux_t *h, int argc, char **argv)
         hashtype = "sha1";
     if (!(path = db_path (h)))
         return -1;
-    if (!truncate && (gc || gc_requested (path)))
-        gc_rc = collect (h, path, hashtype, &gc_st, &gc_error);
-    if (gc_requested (path) && gc_request (path, false) < 0)
+    if (!truncate && (gc || gc_requested (path))) {
+        char why[128];
+        if (store_in_use (h, why, sizeof (why)))
+            sqlite_log (h, 4,
+                        "garbage collection is done only as the instance "
+                        "starts (%s): %s",
+                        why,
+                        gc_requested (path) ? "kept for the next start"
+                                            : "not done");
+        else {
+            gc_rc = collect (h, path, hashtype, &gc_st, &gc_error);
+            if (gc_requested (path) && gc_request (path, false) < 0)
+                sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
+        }
+    }
+    else if (truncate && gc_requested (path) && gc_request (path, false) < 0)
         sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
     if (!(db = db_open (path, hashtype, truncate, &error))
         || (sync && db_set_synchronous (db, sync) < 0
