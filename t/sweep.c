@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "libflux/flux.h"
+#include "libutil/strsubst.h"
 
 /* Payloads naming a real job ("%ID" is replaced) and real keys, with
  * nonsense around them: they get past the first checks of a handler. */
@@ -65,30 +66,6 @@ static double now (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* tmpl with each "%ID" replaced by id (malloc'd). */
-static char *replace_id (const char *tmpl, const char *id)
-{
-    size_t n = strlen (tmpl) + 1, idlen = strlen (id);
-    const char *p;
-    char *s, *o;
-
-    for (p = tmpl; (p = strstr (p, "%ID")); p += 3)
-        n += idlen;
-    if (!(s = malloc (n)))
-        return NULL;
-    for (o = s, p = tmpl; *p;) {
-        if (!strncmp (p, "%ID", 3)) {
-            memcpy (o, id, idlen);
-            o += idlen;
-            p += 3;
-        }
-        else
-            *o++ = *p++;
-    }
-    *o = '\0';
-    return s;
 }
 
 static char *nested (void)
@@ -172,7 +149,7 @@ int main (int argc, char **argv)
         return 1;
     }
     for (size_t k = 0; jobid && k < sizeof (deep) / sizeof (deep[0]); k++) {
-        if (!(ideep[ndeep++] = replace_id (deep[k], jobid))) {
+        if (!(ideep[ndeep++] = strsubst (deep[k], "%ID", jobid))) {
             perror ("malloc");
             return 1;
         }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/strsubst.h"
 #include "submit_attrs.h"
 
 static int env_copy_matching (json_t *env, char **envp, const char *pattern,
@@ -254,30 +255,6 @@ done:
     return rc;
 }
 
-/* s with each "{cc}" replaced by num (a new string). */
-static char *subst (const char *s, const char *num)
-{
-    size_t n = 0, len = strlen (num);
-    const char *p;
-    char *out, *q;
-
-    for (p = s; (p = strstr (p, "{cc}")); p += 4)
-        n++;
-    if (!(out = malloc (strlen (s) + n * len + 1)))
-        return NULL;
-    for (q = out; *s;) {
-        if (!strncmp (s, "{cc}", 4)) {
-            memcpy (q, num, len);
-            q += len;
-            s += 4;
-        }
-        else
-            *q++ = *s++;
-    }
-    *q = '\0';
-    return out;
-}
-
 /* The command array of the jobspec's first task (borrowed), or NULL. */
 static json_t *command_of (json_t *jobspec)
 {
@@ -313,7 +290,7 @@ int submit_subst_cc (json_t *jobspec, unsigned int id)
         char *r;
         if (!s || !strstr (s, "{cc}"))
             continue;
-        if (!(r = subst (s, num)))
+        if (!(r = strsubst (s, "{cc}", num)))
             return -1;
         json_array_set_new (cmd, i, json_string (r));
         free (r);
