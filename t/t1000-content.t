@@ -308,6 +308,41 @@ test_expect_success 'content-sqlite synchronous=: FULL by default, NORMAL on req
 	grep "synchronous=fast: use OFF, NORMAL, FULL or EXTRA" sync.err
 '
 
+# Blobs of 256 bytes or more go to the file compressed (zstd) unless
+# compression=none; either kind reads back after a restart, whatever the
+# setting then.
+test_expect_success 'content-sqlite compresses big blobs; compression=none does not; both read back' '
+	rm -rf sdz && mkdir sdz &&
+	printf "%s\n" $(seq 1 400) >big.blob &&
+	echo small >small.blob &&
+	flux start -Sstatedir="$PWD/sdz" sh -c "
+		flux content store <big.blob >big.ref &&
+		flux content store <small.blob >small.ref &&
+		flux content flush &&
+		$RPC content-sqlite.stats-get" >z.stats &&
+	jq -e ".compression == \"zstd\" and .stored.compressed >= 1" z.stats &&
+	jq -e ".stored.file_bytes < .stored.bytes" z.stats &&
+	flux start -Sstatedir="$PWD/sdz" \
+		"-Sbroker.modules=content,content-sqlite@0 compression=none" sh -c "
+		flux content load \$(cat big.ref) >big.out &&
+		flux content load \$(cat small.ref) >small.out &&
+		printf \"%s\\n\" \$(seq 401 800) | flux content store >big2.ref &&
+		flux content flush &&
+		$RPC content-sqlite.stats-get" >n.stats &&
+	test_cmp big.blob big.out &&
+	test_cmp small.blob small.out &&
+	jq -e ".compression == \"none\" and .stored.compressed == 0" n.stats &&
+	jq -e ".stored.file_bytes == .stored.bytes and .stored.bytes > 0" n.stats &&
+	flux start -Sstatedir="$PWD/sdz" sh -c "
+		flux content load \$(cat big2.ref)" >big2.out &&
+	printf "%s\n" $(seq 401 800) >big2.exp &&
+	test_cmp big2.exp big2.out &&
+	test_must_fail flux start \
+		"-Sbroker.modules=content,content-sqlite@0 compression=lz4" \
+		true 2>z.err &&
+	grep "compression=lz4: expected zstd or none" z.err
+'
+
 # Offline garbage collection: every version of every directory stays in
 # the store; flux shutdown --gc has the next start keep what the KVS
 # reaches from its checkpoint, and nothing of it is lost (the dumps

@@ -24,13 +24,14 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <zstd.h>
 
 #include "libutil/fnv.h"
 
 #include "db.h"
 #include "walbuf.h"
 
-#define SCHEMA_VERSION "2"
+#define SCHEMA_VERSION "3"
 #define CHECKPOINT_KEY "kvs-primary"
 #define DIGEST_MAX 32
 
@@ -41,6 +42,14 @@
  * each in memory, and a fold stalls the store for about 2 us each.
  * Measured at 100,000 simulated jobs (2 million blobs): 1/64 wrote 139
  * KB per job, 1/16 98 KB; folds of ~120,000 blobs took 0.18-0.33 s. */
+/* Blobs of at least this many bytes are stored compressed (zstd at its
+ * fastest level), when that makes them smaller.  Most of what a job
+ * leaves in the store is directories: mostly hex digests and repeated
+ * JSON keys, which shrink to about a third.  Smaller blobs (values,
+ * eventlog entries) gain little for the time. */
+#define COMPRESS_MIN 256
+#define COMPRESS_LEVEL 1
+
 #define RECENT_MIN 16384
 #define RECENT_RATIO 16
 #define RECENT_MAX ((size_t)1 << 18)
@@ -61,6 +70,12 @@ struct db {
     sqlite3_stmt *cp_put;
     sqlite3_stmt *cp_get;
     sqlite3_stmt *count;
+    bool compress; /* compress blobs of COMPRESS_MIN bytes or more */
+    ZSTD_CCtx *zc; /* created on first use */
+    ZSTD_DCtx *zd;
+    void *zbuf; /* compressed (store) or decompressed (load) bytes */
+    size_t zbuf_size;
+    struct db_stats stats;
     int wal_pages; /* frames in the WAL (after the last commit) */
     int page_size; /* of this file */
     bool walbuf;   /* holds a reference to the walbuf VFS */
@@ -247,6 +262,9 @@ void db_close (struct db *db)
         sqlite3_finalize (db->cp_get);
         sqlite3_finalize (db->count);
         sqlite3_close (db->sq);
+        ZSTD_freeCCtx (db->zc);
+        ZSTD_freeDCtx (db->zd);
+        free (db->zbuf);
         if (db->walbuf)
             walbuf_vfs_release ();
         free (db->recent);
@@ -256,9 +274,10 @@ void db_close (struct db *db)
     }
 }
 
-static const char *create_v2[] = {
+static const char *create_v3[] = {
     "CREATE TABLE objects ("
-    " id INTEGER PRIMARY KEY, hash BLOB NOT NULL, object BLOB NOT NULL)",
+    " id INTEGER PRIMARY KEY, hash BLOB NOT NULL, object BLOB NOT NULL,"
+    " size INTEGER)",
     "CREATE TABLE idx ("
     " hash BLOB PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS checkpt ("
@@ -281,6 +300,14 @@ static const char *upgrade_v1[] = {
     "UPDATE meta SET value = '2' WHERE name = 'version'",
     "INSERT INTO meta (name, value)"
     " SELECT 'indexed', ifnull (max (id), 0) FROM objects",
+    NULL,
+};
+
+/* Version 2 had no size column: its rows read as stored uncompressed
+ * (NULL).  Adding a column rewrites no row. */
+static const char *upgrade_v2[] = {
+    "ALTER TABLE objects ADD COLUMN size INTEGER",
+    "UPDATE meta SET value = '3' WHERE name = 'version'",
     NULL,
 };
 
@@ -331,10 +358,11 @@ static int schema (struct db *db, const char *hashtype, flux_error_t *error)
                   "INSERT INTO meta (name, value) VALUES ('version', '%s'),"
                   " ('hashtype', '%s'), ('indexed', '0')",
                   SCHEMA_VERSION, hashtype); /* hashtype was validated */
-        if (exec_all (db, create_v2) < 0 || exec (db, sql) < 0)
+        if (exec_all (db, create_v3) < 0 || exec (db, sql) < 0)
             goto sqlerr;
     }
-    else if (strcmp (version, SCHEMA_VERSION) != 0 && strcmp (version, "1")) {
+    else if (strcmp (version, SCHEMA_VERSION) != 0 && strcmp (version, "1")
+             && strcmp (version, "2")) {
         errprintf (error, "database schema version %s is not %s", version,
                    SCHEMA_VERSION);
         errno = EINVAL;
@@ -346,7 +374,8 @@ static int schema (struct db *db, const char *hashtype, flux_error_t *error)
         errno = EINVAL;
         goto done;
     }
-    else if (!strcmp (version, "1") && exec_all (db, upgrade_v1) < 0)
+    else if ((!strcmp (version, "1") && exec_all (db, upgrade_v1) < 0)
+             || (strcmp (version, "3") != 0 && exec_all (db, upgrade_v2) < 0))
         goto sqlerr;
     if (exec (db, "COMMIT") < 0)
         goto sqlerr;
@@ -452,6 +481,7 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     }
     db->digest_len = !strcmp (hashtype, "sha1") ? 20 : 32;
     db->index_min = RECENT_MIN;
+    db->compress = true;
     if (truncate) {
         char p[4096];
         (void)unlink (path);
@@ -492,10 +522,12 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     if (schema (db, hashtype, error) < 0 || load_recent (db, error) < 0)
         goto error_set;
     if (prepare (db, &db->store,
-                 "INSERT INTO objects (hash, object) VALUES (?1, ?2)")
+                 "INSERT INTO objects (hash, object, size)"
+                 " VALUES (?1, ?2, ?3)")
             < 0
         || prepare (db, &db->find, "SELECT id FROM idx WHERE hash = ?1") < 0
-        || prepare (db, &db->load, "SELECT object FROM objects WHERE id = ?1")
+        || prepare (db, &db->load,
+                    "SELECT object, size FROM objects WHERE id = ?1")
                < 0
         || prepare (db, &db->idx_put,
                     "INSERT OR IGNORE INTO idx (hash, id) VALUES (?1, ?2)")
@@ -593,10 +625,84 @@ static sqlite3_int64 find (struct db *db, const void *digest, size_t digest_len,
     return id;
 }
 
+/* Make room for n bytes in db->zbuf. */
+static int zbuf_reserve (struct db *db, size_t n)
+{
+    if (n > db->zbuf_size) {
+        void *p;
+        if (n < 65536)
+            n = 65536;
+        if (!(p = realloc (db->zbuf, n))) {
+            snprintf (db->errbuf, sizeof (db->errbuf), "out of memory");
+            errno = ENOMEM;
+            return -1;
+        }
+        db->zbuf = p;
+        db->zbuf_size = n;
+    }
+    return 0;
+}
+
+/* Compress data into db->zbuf: its size, or 0 to store data as it is
+ * (compression off, a small blob, no gain, or no memory for it). */
+static size_t compress (struct db *db, const void *data, size_t len)
+{
+    size_t n;
+
+    db->stats.bytes += len;
+    if (!db->compress || len < COMPRESS_MIN)
+        goto raw;
+    if (!db->zc && !(db->zc = ZSTD_createCCtx ()))
+        goto raw;
+    if (zbuf_reserve (db, ZSTD_compressBound (len)) < 0)
+        goto raw;
+    n = ZSTD_compressCCtx (db->zc, db->zbuf, db->zbuf_size, data, len,
+                           COMPRESS_LEVEL);
+    if (ZSTD_isError (n) || n >= len)
+        goto raw;
+    db->stats.compressed++;
+    db->stats.stored_bytes += n;
+    return n;
+raw:
+    db->stats.stored_bytes += len;
+    return 0;
+}
+
+/* Decompress a row's object of size bytes into db->zbuf. */
+static int decompress (struct db *db, const void *z, size_t zlen,
+                       sqlite3_int64 size)
+{
+    size_t n;
+
+    if (size < 0 || (size_t)size > db_blob_limit (db)) {
+        snprintf (db->errbuf, sizeof (db->errbuf),
+                  "a row gives its size as %lld", (long long)size);
+        errno = EIO;
+        return -1;
+    }
+    if (zbuf_reserve (db, size) < 0)
+        return -1;
+    if (!db->zd && !(db->zd = ZSTD_createDCtx ())) {
+        snprintf (db->errbuf, sizeof (db->errbuf), "out of memory");
+        errno = ENOMEM;
+        return -1;
+    }
+    n = ZSTD_decompressDCtx (db->zd, db->zbuf, db->zbuf_size, z, zlen);
+    if (ZSTD_isError (n) || n != (size_t)size) {
+        snprintf (db->errbuf, sizeof (db->errbuf),
+                  "a compressed blob does not decompress to its size: %s",
+                  ZSTD_isError (n) ? ZSTD_getErrorName (n) : "short");
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 int db_store (struct db *db, const void *digest, size_t digest_len,
               const void *data, size_t len)
 {
     unsigned char padded[DIGEST_MAX];
+    size_t zlen;
     int rc;
 
     reset_reads (db);
@@ -617,8 +723,12 @@ int db_store (struct db *db, const void *digest, size_t digest_len,
     if (recent_find (db, padded))
         return 0; /* there already */
     sqlite3_bind_blob (db->store, 1, digest, (int)digest_len, SQLITE_STATIC);
+    if ((zlen = compress (db, data, len)) > 0) {
+        sqlite3_bind_blob64 (db->store, 2, db->zbuf, zlen, SQLITE_STATIC);
+        sqlite3_bind_int64 (db->store, 3, (sqlite3_int64)len);
+    }
     /* zeroblob for the empty blob: a NULL blob would violate NOT NULL */
-    if (len > 0)
+    else if (len > 0)
         sqlite3_bind_blob64 (db->store, 2, data, len, SQLITE_STATIC);
     else
         sqlite3_bind_zeroblob (db->store, 2, 0);
@@ -663,6 +773,17 @@ int db_load (struct db *db, const void *digest, size_t digest_len,
     }
     if (rc != SQLITE_ROW)
         return fail (db, rc, "load");
+    if (sqlite3_column_type (db->load, 1) != SQLITE_NULL) {
+        sqlite3_int64 size = sqlite3_column_int64 (db->load, 1);
+        const void *z = sqlite3_column_blob (db->load, 0);
+        if (decompress (db, z, sqlite3_column_bytes (db->load, 0), size) < 0)
+            return -1;
+        if (len)
+            *len = (size_t)size;
+        if (data)
+            *data = size > 0 ? db->zbuf : NULL;
+        return 0;
+    }
     if (len)
         *len = (size_t)sqlite3_column_bytes (db->load, 0);
     if (data) {
@@ -848,6 +969,21 @@ long long db_object_count (struct db *db)
 size_t db_blob_limit (struct db *db)
 {
     return (size_t)sqlite3_limit (db->sq, SQLITE_LIMIT_LENGTH, -1);
+}
+
+void db_set_compression (struct db *db, bool on)
+{
+    db->compress = on;
+}
+
+bool db_compression (struct db *db)
+{
+    return db->compress;
+}
+
+const struct db_stats *db_stats (struct db *db)
+{
+    return &db->stats;
 }
 
 int db_set_max_pages (struct db *db, long npages)

@@ -7,21 +7,24 @@
  * KVS checkpoint, in WAL mode with synchronous=FULL (a committed
  * transaction is on disk) and exclusive locking (one broker per file).
  *
- * Schema (version 2):
+ * Schema (version 3):
  *   meta (name TEXT PRIMARY KEY, value TEXT)   rows "version" = "2",
  *                                              "hashtype" = e.g. "sha1",
  *                                              "indexed" = the last row
  *                                              of objects in idx
- *   objects (id INTEGER PRIMARY KEY, hash BLOB, object BLOB)
- *                                              blobs in the order stored
+ *   objects (id INTEGER PRIMARY KEY, hash BLOB, object BLOB, size INTEGER)
+ *                                              blobs in the order stored;
+ *                                              size NULL: object is the
+ *                                              blob, else a zstd frame of
+ *                                              the blob's size bytes
  *   idx (hash BLOB PRIMARY KEY, id INTEGER)    digest -> row, for the
  *                                              rows up to "indexed"
  *   checkpt (key TEXT PRIMARY KEY, value TEXT) key "kvs-primary": the
  *                                              checkpoint object (JSON)
  * The rows past "indexed" are indexed in memory (read back at open) until
  * db_index() folds them into idx: see db.c for why.  A version 1 file
- * (objects keyed by hash) is upgraded when opened; a file of another
- * version or hash type is refused.
+ * (objects keyed by hash) or 2 (no size column) is upgraded when opened;
+ * a file of another version or hash type is refused.
  *
  * Writes happen inside db_begin() ... db_commit() (or db_rollback()).
  * Errors: -1 with errno ENOSPC (database or disk full), EFBIG (blob over
@@ -62,6 +65,22 @@ int db_commit (struct db *db);
  * itself after an error).  Never fails. */
 void db_rollback (struct db *db);
 bool db_in_transaction (struct db *db);
+
+/* Blobs of 256 bytes or more are stored compressed (zstd) unless
+ * compression is off (db_set_compression); loads read either kind, so
+ * the setting can change at any time. */
+void db_set_compression (struct db *db, bool on);
+bool db_compression (struct db *db);
+
+/* Since db_open(): the bytes of the blobs db_store() wrote (not those it
+ * found there already), the bytes that took in the file, and how many
+ * blobs it wrote compressed. */
+struct db_stats {
+    long long bytes;
+    long long stored_bytes;
+    long long compressed;
+};
+const struct db_stats *db_stats (struct db *db);
 
 /* Store a blob under its digest (see db_index_dropped()). */
 int db_store (struct db *db, const void *digest, size_t digest_len,

@@ -16,7 +16,9 @@
  * N of them (default 16384, or 1/16 of all blobs if more, up to 2^18:
  * db.c); "gc" collects garbage before opening the database (gc.h), as
  * the marker content.sqlite.gc left by content-sqlite.gc (flux shutdown
- * --gc) does.
+ * --gc) does; "compression=zstd" (the default) or "compression=none":
+ * whether blobs of 256 bytes or more are stored compressed (either kind
+ * is read back whatever the setting).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -220,6 +222,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     flux_error_t gc_error;
     int gc_rc = 0;
     const char *sync = NULL;
+    bool compress = true;
     long index_min = 0;
     flux_error_t error;
     char *path = NULL;
@@ -234,6 +237,15 @@ int mod_main (flux_t *h, int argc, char **argv)
             gc = true;
         else if (!strncmp (argv[i], "synchronous=", 12))
             sync = argv[i] + 12;
+        else if (!strcmp (argv[i], "compression=zstd"))
+            compress = true;
+        else if (!strcmp (argv[i], "compression=none"))
+            compress = false;
+        else if (!strncmp (argv[i], "compression=", 12)) {
+            sqlite_log (h, 3, "%s: expected zstd or none", argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
         else if (!strncmp (argv[i], "index-min=", 10)) {
             char *end;
             errno = 0;
@@ -289,6 +301,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         sqlite_log (h, 3, "%s: %s", path, error.text);
         goto done;
     }
+    db_set_compression (db, compress);
     if (gc_rc != 0)
         sqlite_service_set_gc (svc, &gc_st, gc_rc < 0 ? gc_error.text : NULL);
     if (register_backing (h, svc) < 0

@@ -443,7 +443,9 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
     if (flux_respond_pack (
             h, msg,
-            "{s:I s:s s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s s:O s:b}",
+            "{s:I s:s s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s s:O s:b "
+            "s:s"
+            " s:{s:I s:I s:I}}",
             "object_count", (json_int_t)db_object_count (s->db), "dbfile",
             s->dbpath, "commits", (json_int_t)s->commits, "commit_seconds",
             s->commit_time, "wal_checkpoints", (json_int_t)s->checkpoints,
@@ -454,7 +456,11 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             (json_int_t)s->writes, "write_failures", (int)s->write_failures,
             "batch_max", s->batch_max, "synchronous", db_synchronous (s->db),
             "gc", s->gc ? s->gc : json_null (), "gc_requested",
-            gc_requested (s->dbpath))
+            gc_requested (s->dbpath), "compression",
+            db_compression (s->db) ? "zstd" : "none", "stored", "bytes",
+            (json_int_t)db_stats (s->db)->bytes, "file_bytes",
+            (json_int_t)db_stats (s->db)->stored_bytes, "compressed",
+            (json_int_t)db_stats (s->db)->compressed)
         < 0)
         flux_respond_error (h, msg, errno, NULL);
 }

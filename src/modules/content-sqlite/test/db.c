@@ -6,9 +6,12 @@
  * a full database (max_page_count) giving ENOSPC, then recovering; that
  * the walbuf VFS hands each commit to the file system at COMMIT; the
  * index kept in memory and folded to disk; the upgrade of a version 1
- * file.
+ * and a version 2 file; blobs stored compressed, or not, and a corrupt
+ * compressed row refused.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,21 @@ static void d (unsigned char *digest, int n)
     memset (digest, 0, 20);
     digest[0] = n;
     digest[19] = n;
+}
+
+/* Bytes that do not compress (xorshift), printable if text: where a test
+ * counts on a blob's size on disk. */
+static void fill_random (void *buf, size_t len, bool text)
+{
+    static uint64_t x = 88172645463325252ULL;
+    unsigned char *p = buf;
+
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p[i] = text ? 'A' + (x >> 32) % 58 : (unsigned char)(x >> 24);
+    }
 }
 
 static void test_basic (void)
@@ -116,7 +134,7 @@ static void test_wal (void)
 
     if (!(db = db_open (path, "sha1", true, &error)))
         BAIL_OUT ("db_open: %s", error.text);
-    memset (buf, 'w', sizeof (buf));
+    fill_random (buf, sizeof (buf), false);
     for (i = 0; i < 20; i++) {
         d (k, 100 + i);
         if (db_begin (db) < 0 || db_store (db, k, 20, buf, sizeof (buf)) < 0
@@ -209,7 +227,7 @@ static void test_walbuf (void)
     ok (db_commit (db) == 0, "commit");
     ok (count_on_disk () == 3,
         "a copy of the files on disk after COMMIT holds the 3 blobs");
-    memset (buf, 'b', sizeof (buf));
+    fill_random (buf, sizeof (buf), false);
     if (db_begin (db) < 0)
         BAIL_OUT ("begin: %s", db_errstr (db));
     for (i = 0; i < 1200; i++) { /* ~6 MB of frames: over WALBUF_MAX */
@@ -456,7 +474,159 @@ static void test_upgrade (void)
     ok (rows_in_idx () == 300, "the index on disk has 300 rows");
     ok ((db = db_open (path, "sha1", false, &error)) != NULL
             && load_n (db, 299) == 0,
-        "reopened as version 2");
+        "reopened as version 3");
+    db_close (db);
+}
+
+/* A file of schema version 2 (no size column) is upgraded in place: its
+ * blobs read as stored, new ones are compressed. */
+static void test_upgrade_v2 (void)
+{
+    flux_error_t error;
+    sqlite3 *sq;
+    struct db *db;
+    char big[4096];
+    const void *data;
+    size_t len;
+    unsigned n, bad;
+    unsigned char k[20];
+    int rc;
+
+    if (!(db = db_open (path, "sha1", true, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    db_set_compression (db, false);
+    memset (big, 'v', sizeof (big));
+    d (k, 77);
+    for (n = 0; n < 50; n++) {
+        unsigned char kn[20];
+        dn (kn, n);
+        if (db_begin (db) < 0 || db_store (db, kn, 20, &n, sizeof (n)) < 0
+            || db_commit (db) < 0)
+            BAIL_OUT ("store: %s", db_errstr (db));
+    }
+    if (db_begin (db) < 0 || db_store (db, k, 20, big, sizeof (big)) < 0
+        || db_commit (db) < 0)
+        BAIL_OUT ("store: %s", db_errstr (db));
+    db_close (db);
+    /* make it what version 2 wrote: the rows had no size column */
+    rc = sqlite3_open (path, &sq);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec (sq,
+                           "ALTER TABLE objects DROP COLUMN size;"
+                           "UPDATE meta SET value = '2' WHERE name = 'version'",
+                           NULL, NULL, NULL);
+    sqlite3_close (sq);
+    ok (rc == SQLITE_OK, "a version 2 file with 51 blobs");
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL,
+        "db_open upgrades it");
+    if (!db)
+        return;
+    for (bad = 0, n = 0; n < 50; n++)
+        bad += load_n (db, n) < 0;
+    ok (bad == 0 && db_load (db, k, 20, &data, &len) == 0 && len == sizeof (big)
+            && !memcmp (data, big, len),
+        "its blobs load as they were stored");
+    d (k, 78);
+    big[0] = 'w';
+    ok (db_begin (db) == 0 && db_store (db, k, 20, big, sizeof (big)) == 0
+            && db_commit (db) == 0 && db_stats (db)->compressed == 1,
+        "a new blob is stored compressed");
+    db_close (db);
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL
+            && load_n (db, 49) == 0 && db_load (db, k, 20, &data, &len) == 0
+            && len == sizeof (big) && !memcmp (data, big, len),
+        "reopened as version 3: old and new blobs load");
+    db_close (db);
+}
+
+/* Blobs of 256 bytes or more are compressed when it pays; both kinds
+ * load, whatever the setting; a corrupt row is an error, not a crash. */
+static void test_compression (void)
+{
+    flux_error_t error;
+    struct db *db;
+    char text[10000], noise[10000], small[200];
+    unsigned char kt[20], kn[20], ks[20], ko[20];
+    const struct db_stats *st;
+    const void *data;
+    size_t len;
+    sqlite3 *sq;
+    int rc;
+
+    if (!(db = db_open (path, "sha1", true, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    ok (db_compression (db), "compression is on by default");
+    for (size_t i = 0; i < sizeof (text); i++)
+        text[i] = "{\"dirref\":\"sha1-0123456789abcdef\"}"[i % 37];
+    fill_random (noise, sizeof (noise), false);
+    memset (small, 's', sizeof (small));
+    d (kt, 1);
+    d (kn, 2);
+    d (ks, 3);
+    d (ko, 4);
+    ok (db_begin (db) == 0 && db_store (db, kt, 20, text, sizeof (text)) == 0
+            && db_store (db, kn, 20, noise, sizeof (noise)) == 0
+            && db_store (db, ks, 20, small, sizeof (small)) == 0
+            && db_commit (db) == 0,
+        "store a repetitive blob, a random one and a small one");
+    st = db_stats (db);
+    ok (st->compressed == 1 && st->bytes == 20200
+            && st->stored_bytes < 10200 + 1000,
+        "only the repetitive one is compressed: %lld bytes in %lld", st->bytes,
+        st->stored_bytes);
+    ok (db_load (db, kt, 20, &data, &len) == 0 && len == sizeof (text)
+            && !memcmp (data, text, len),
+        "it loads intact");
+    ok (db_load (db, kn, 20, &data, &len) == 0 && len == sizeof (noise)
+            && !memcmp (data, noise, len)
+            && db_load (db, ks, 20, &data, &len) == 0 && len == sizeof (small)
+            && !memcmp (data, small, len),
+        "so do the others");
+    db_set_compression (db, false);
+    text[0] = '[';
+    ok (db_begin (db) == 0 && db_store (db, ko, 20, text, sizeof (text)) == 0
+            && db_commit (db) == 0 && db_stats (db)->compressed == 1,
+        "with compression off, a repetitive blob is stored as it is");
+    ok (db_load (db, ko, 20, &data, &len) == 0 && len == sizeof (text)
+            && !memcmp (data, text, len)
+            && db_load (db, kt, 20, &data, &len) == 0 && len == sizeof (text)
+            && data != NULL && ((const char *)data)[0] == '{',
+        "both load, the compressed one too");
+    db_close (db);
+    ok ((db = db_open (path, "sha1", false, &error)) != NULL
+            && db_load (db, kt, 20, &data, &len) == 0 && len == sizeof (text),
+        "and after reopening");
+    db_close (db);
+
+    rc = sqlite3_open (path, &sq);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec (sq,
+                           "UPDATE objects SET object = x'28b52ffd00'"
+                           " WHERE size IS NOT NULL",
+                           NULL, NULL, NULL);
+    sqlite3_close (sq);
+    ok (rc == SQLITE_OK, "truncate the compressed row behind its back");
+    if (!(db = db_open (path, "sha1", false, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    errno = 0;
+    ok (db_load (db, kt, 20, &data, &len) < 0 && errno == EIO,
+        "its load fails: EIO (%s)", db_errstr (db));
+    ok (db_load (db, kn, 20, &data, &len) == 0 && len == sizeof (noise),
+        "the other blobs still load");
+    db_close (db);
+
+    rc = sqlite3_open (path, &sq);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec (
+            sq, "UPDATE objects SET size = -5 WHERE size IS NOT NULL", NULL,
+            NULL, NULL);
+    sqlite3_close (sq);
+    if (!(db = db_open (path, "sha1", false, &error)))
+        BAIL_OUT ("db_open: %s", error.text);
+    errno = 0;
+    ok (rc == SQLITE_OK && db_load (db, kt, 20, &data, &len) < 0
+            && errno == EIO,
+        "a negative size: EIO (%s)", db_errstr (db));
     db_close (db);
 }
 
@@ -466,12 +636,13 @@ static void test_full (void)
     struct db *db;
     unsigned char k[20];
     size_t big = 2 << 20;
-    char *buf = calloc (1, big);
+    char *buf = malloc (big);
     const void *data;
     size_t len;
 
-    if (!(db = db_open (path, "sha1", true, &error)))
+    if (!buf || !(db = db_open (path, "sha1", true, &error)))
         BAIL_OUT ("db_open: %s", error.text);
+    fill_random (buf, big, false);
     ok (db_set_max_pages (db, 64) == 0, "cap the database at 64 pages");
     d (k, 9);
     errno = 0;
@@ -506,6 +677,8 @@ int main (void)
     test_version ();
     test_index ();
     test_upgrade ();
+    test_upgrade_v2 ();
+    test_compression ();
     test_full ();
     {
         char cmd[300];

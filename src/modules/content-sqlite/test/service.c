@@ -196,7 +196,11 @@ static void test_failure (void)
     flux_future_t *f1, *f2;
     int errnum, e2;
 
-    memset (big, 'x', sizeof (big) - 1);
+    /* not compressible: it must not fit in the 16 pages */
+    for (unsigned long long i = 0, x = 1; i < sizeof (big) - 1; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        big[i] = 'A' + (x >> 33) % 58;
+    }
     ok (db_set_max_pages (db, 16) == 0, "make the database full");
     f1 = write_req (SENDER, blobs, 1, NULL, 0);
     ok (result (f1, &errnum) < 0 && errnum == ENOSPC,
