@@ -140,8 +140,8 @@ static bool allowed (struct listener *l, const char *name)
 }
 
 /* Send the payload text of an event now (live), or keep it until the
- * backlog has gone out. */
-static void send_or_queue (struct listener *l, const char *text)
+ * backlog has gone out.  -1 if that ended (and freed) the listener. */
+static int send_or_queue (struct listener *l, const char *text)
 {
     if (l->live) {
         flux_msg_t *rsp;
@@ -150,7 +150,7 @@ static void send_or_queue (struct listener *l, const char *text)
             flux_msg_t **out = realloc (l->out, cap * sizeof (*out));
             if (!out) {
                 listener_end (l, ENOMEM, NULL);
-                return;
+                return -1;
             }
             l->out = out;
             l->capout = cap;
@@ -159,17 +159,18 @@ static void send_or_queue (struct listener *l, const char *text)
             || flux_msg_set_string (rsp, text) < 0) {
             flux_msg_decref (rsp);
             jm_log (l->j->jm, LOG_ERR, "journal: %s", strerror (errno));
-            return;
+            return 0;
         }
         l->out[l->nout++] = rsp;
         flux_reactor_defer (flux_get_reactor (l->j->jm->h), &l->j->flush);
-        return;
+        return 0;
     }
     if (json_array_size (l->queue) >= JOURNAL_QUEUE_MAX) {
         listener_end (l, EOVERFLOW, "journal listener fell too far behind");
-        return;
+        return -1;
     }
     (void)json_array_append_new (l->queue, json_string (text));
+    return 0;
 }
 
 /* The payload of an event, {id, events:[entry], jobspec? (submit),
@@ -227,7 +228,7 @@ void journal_post (struct journal *j, struct job *job, json_t *entry,
             continue;
         if (!text && !(text = event_payload_text (job, entry, line, name)))
             break;
-        send_or_queue (l, text);
+        (void)send_or_queue (l, text); /* the walk is safe if l ends */
     }
     free (text);
 }
@@ -297,7 +298,10 @@ static void go_live (struct listener *l)
         jm_log (l->j->jm, LOG_ERR, "journal sentinel: %s", strerror (errno));
     l->live = true;
     json_array_foreach (l->queue, i, text)
-        send_or_queue (l, json_string_value (text));
+    {
+        if (send_or_queue (l, json_string_value (text)) < 0)
+            return; /* l is gone, and its queue with it */
+    }
     json_array_clear (l->queue);
 }
 
