@@ -13,6 +13,7 @@
 #include "kvs.h"
 #include "kvs_private.h"
 #include "kvs_util.h"
+#include "libutil/utf8.h"
 #include "treeobj.h"
 
 struct flux_kvs_txn {
@@ -58,6 +59,21 @@ json_t *kvs_txn__ops (const flux_kvs_txn_t *txn)
     return txn ? txn->ops : NULL;
 }
 
+/* A key travels as a JSON string: it must be valid UTF-8. */
+static bool utf8_valid (const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *end = p + strlen (s);
+
+    while (p < end) {
+        size_t n = *p < 0x80 ? 1 : utf8_seqlen (p, end);
+        if (n == 0)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
 /* Append {key, flags, dirent} with key normalized; dirent is stolen
  * (NULL: a null dirent, i.e. unlink).  On failure txn is unchanged.
  */
@@ -69,7 +85,8 @@ static int append_op (flux_kvs_txn_t *txn, const char *key, int flags,
 
     if (!txn || !key || !(nkey = kvs_util_normalize_key (key, NULL)))
         goto inval;
-    if (!strcmp (nkey, "."))
+    /* json_string() would fail on invalid UTF-8, which is not ENOMEM */
+    if (!strcmp (nkey, ".") || !utf8_valid (nkey))
         goto inval;
     if (!dirent)
         dirent = json_null ();

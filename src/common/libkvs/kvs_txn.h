@@ -8,10 +8,11 @@
  *
  * Each call appends one operation {key, flags, dirent} (PROTOCOLS.md 4)
  * to txn.  key is normalized (kvs_util.h); it must not be the root
- * ("." or only dots: EINVAL).  Any existing key or path component in the
- * way of the operation is overwritten when the transaction is applied.
- * A failed call leaves txn unchanged.  Errors: EINVAL (bad argument or
- * flags), ENOMEM.
+ * ("." or only dots) and must be valid UTF-8, as the JSON it travels in
+ * (else EINVAL).  Any existing key or path component in the way of the
+ * operation is overwritten when the transaction is applied.  A failed
+ * call leaves txn unchanged.  Errors: EINVAL (bad argument or flags),
+ * ENOMEM.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -148,7 +148,22 @@ static void test_invalid (void)
     errno = 0;
     ok (flux_kvs_txn_put (txn, 0, ".", "b") < 0 && errno == EINVAL,
         "errno is EINVAL");
+    /* found by src/common/fuzz/parse_fuzz.c: it failed with ENOMEM */
+    errno = 0;
+    ok (flux_kvs_txn_put (txn, 0, "a.b\xee.c", "v") < 0 && errno == EINVAL,
+        "put to a key of invalid UTF-8 fails with EINVAL");
+    errno = 0;
+    ok (flux_kvs_txn_put_treeobj (txn, 0, "\xc0\xaf", EMPTY_DIR) < 0
+            && errno == EINVAL,
+        "put_treeobj to an overlong UTF-8 key fails with EINVAL");
+    errno = 0;
+    ok (flux_kvs_txn_unlink (txn, 0, "x.\xed\xa0\x80") < 0 && errno == EINVAL,
+        "unlink of a key with a UTF-8 surrogate fails with EINVAL");
     ok (count (txn) == 0, "no failed call left an operation");
+    ok (flux_kvs_txn_put (txn, 0, "caf\xc3\xa9.\xf0\x9f\x98\x80", "v") == 0
+            && count (txn) == 1,
+        "put to a key of valid multibyte UTF-8 works");
+    flux_kvs_txn_clear (txn);
     ok (flux_kvs_txn_clear (NULL) < 0 && errno == EINVAL,
         "clear (NULL) fails with EINVAL");
     flux_kvs_txn_destroy (txn);
