@@ -22,9 +22,14 @@ struct rlist *rlist_copy (const struct rlist *rl); /* all, none allocated */
 
 /* Rv1 <-> rlist.  rlist_from_R accepts the RFC 20 object (version 1,
  * execution.R_lite, nodelist, starttime, expiration); EINVAL with error
- * text on anything malformed.  rlist_to_R emits version 1 with R_lite
- * compressed (ranks with identical children grouped into one idset),
- * nodelist as RFC 29 hostlist strings, and starttime/expiration. */
+ * text on anything malformed, and on an R of more than RLIST_MAX_RANKS
+ * ranks or a rank of more than INT_MAX cores or gpus (a few bytes of
+ * R_lite can name billions, and each rank costs memory).  O(n log n) for
+ * n ranks, in whatever order R_lite lists them.  rlist_to_R emits
+ * version 1 with R_lite compressed (ranks with identical children grouped
+ * into one idset), nodelist as RFC 29 hostlist strings, and
+ * starttime/expiration. */
+#define RLIST_MAX_RANKS (1 << 20)
 struct rlist *rlist_from_R (json_t *R, flux_error_t *error);
 json_t *rlist_to_R (const struct rlist *rl);
 void rlist_set_times (struct rlist *rl, double starttime, double expiration);

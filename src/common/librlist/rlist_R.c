@@ -8,6 +8,7 @@
  * are one entry; nodelist is one RFC 29 hostlist in rank order.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,41 @@
 #include "rlist.h"
 #include "rlist_private.h"
 
-/* Rv1 -> rlist */
+/* Rv1 -> rlist
+ *
+ * The nodes of all R_lite entries are collected first, then sorted by rank
+ * and appended: inserting them one by one in R_lite order would move the
+ * node array for each rank of an entry that comes before earlier ones,
+ * O(n^2) in all (seconds for "100000-199999" followed by "0-99999").
+ */
 
-static int add_entry (struct rlist *rl, json_t *entry, size_t index,
+struct nodevec {
+    struct rnode **v;
+    size_t n;
+    size_t max;
+};
+
+static void nodevec_free (struct nodevec *nv)
+{
+    for (size_t i = 0; i < nv->n; i++)
+        rnode__destroy (nv->v[i]);
+    free (nv->v);
+}
+
+static int node_cmp (const void *a, const void *b)
+{
+    const struct rnode *x = *(struct rnode *const *)a;
+    const struct rnode *y = *(struct rnode *const *)b;
+    return x->rank < y->rank ? -1 : x->rank > y->rank ? 1 : 0;
+}
+
+/* Counts are int (rnode ncores, rlist_count_cores ()). */
+static bool too_many (const struct idset *ids)
+{
+    return ids && idset_count (ids) > INT_MAX;
+}
+
+static int add_entry (struct nodevec *nv, json_t *entry, size_t index,
                       flux_error_t *error)
 {
     const char *ranks, *cores, *gpus = NULL;
@@ -49,6 +82,31 @@ static int add_entry (struct rlist *rl, json_t *entry, size_t index,
                    gpus);
         goto inval;
     }
+    if (too_many (c) || too_many (g)) {
+        errprintf (error, "R_lite[%zu]: more than %d cores or gpus", index,
+                   INT_MAX);
+        goto inval;
+    }
+    /* a few bytes of R_lite ("0-4294967294") may name billions of ranks,
+     * each of which costs a node */
+    if (idset_count (r) > RLIST_MAX_RANKS - nv->n) {
+        errprintf (error, "R_lite: more than %d ranks", RLIST_MAX_RANKS);
+        goto inval;
+    }
+    if (nv->max - nv->n < idset_count (r)) {
+        size_t max = nv->max ? nv->max * 2 : 16;
+        struct rnode **v;
+        if (max < nv->n + idset_count (r))
+            max = nv->n + idset_count (r);
+        v = realloc (nv->v, max * sizeof (*v));
+        if (!v) {
+            errprintf (error, "out of memory");
+            errno = ENOMEM;
+            goto done;
+        }
+        nv->v = v;
+        nv->max = max;
+    }
     for (id = idset_first (r); id != IDSET_INVALID_ID;
          id = idset_next (r, id)) {
         struct idset *nc = idset_copy (c);
@@ -64,16 +122,7 @@ static int add_entry (struct rlist *rl, json_t *entry, size_t index,
             errprintf (error, "out of memory");
             goto done;
         }
-        if (rlist__insert (rl, n) < 0) {
-            int saved_errno = errno;
-            rnode__destroy (n);
-            if (saved_errno == EEXIST) {
-                errprintf (error, "R_lite: rank %u appears more than once", id);
-                goto inval;
-            }
-            errprintf (error, "out of memory");
-            goto done;
-        }
+        nv->v[nv->n++] = n;
     }
     rc = 0;
     goto done;
@@ -154,6 +203,7 @@ static int get_time (json_t *exec, const char *key, double *t,
 
 struct rlist *rlist_from_R (json_t *R, flux_error_t *error)
 {
+    struct nodevec nodes = {0};
     struct rlist *rl = NULL;
     json_t *exec, *R_lite, *nodelist = NULL, *nslots = NULL, *entry;
     json_error_t jerr;
@@ -197,9 +247,30 @@ struct rlist *rlist_from_R (json_t *R, flux_error_t *error)
     }
     json_array_foreach (R_lite, index, entry)
     {
-        if (add_entry (rl, entry, index, error) < 0)
+        if (add_entry (&nodes, entry, index, error) < 0)
             goto error;
     }
+    if (nodes.n > 0)
+        qsort (nodes.v, nodes.n, sizeof (nodes.v[0]), node_cmp);
+    for (size_t i = 0; i < nodes.n; i++) {
+        if (i > 0 && nodes.v[i]->rank == nodes.v[i - 1]->rank) {
+            errprintf (error, "R_lite: rank %u appears more than once",
+                       nodes.v[i]->rank);
+            errno = EINVAL;
+            goto error;
+        }
+    }
+    /* in rank order, each insert appends */
+    for (size_t i = 0; i < nodes.n; i++) {
+        if (rlist__insert (rl, nodes.v[i]) < 0) {
+            errprintf (error, "out of memory");
+            errno = ENOMEM;
+            goto error;
+        }
+        nodes.v[i] = NULL;
+    }
+    nodevec_free (&nodes);
+    nodes = (struct nodevec){0};
     if (nodelist && assign_hosts (rl, nodelist, error) < 0)
         goto error;
     if (get_time (exec, "starttime", &rl->starttime, error) < 0
@@ -217,6 +288,7 @@ struct rlist *rlist_from_R (json_t *R, flux_error_t *error)
 inval:
     errno = EINVAL;
 error:
+    nodevec_free (&nodes);
     rlist_destroy (rl);
     return NULL;
 }

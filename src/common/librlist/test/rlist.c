@@ -176,6 +176,25 @@ static void test_bad_R (void)
         {"{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
          "\"children\":{\"core\":\"0\"}}],\"nslots\":0}}",
          "nslots must be an integer > 0"},
+        /* found by src/common/fuzz/parse_fuzz.c: a few bytes made billions
+         * of nodes (out of memory), or a core count that wrapped to -1 */
+        {"{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":"
+         "\"0-4294967294\",\"children\":{\"core\":\"0\"}}]}}",
+         "R_lite: more than 1048576 ranks"},
+        {"{\"version\":1,\"execution\":{\"R_lite\":["
+         "{\"rank\":\"0\",\"children\":{\"core\":\"0\"}},"
+         "{\"rank\":\"1-1048576\",\"children\":{\"core\":\"0\"}}]}}",
+         "R_lite: more than 1048576 ranks"},
+        {"{\"version\":1,\"execution\":{\"R_lite\":["
+         "{\"rank\":\"0,2,4\",\"children\":{\"core\":\"0\"}},"
+         "{\"rank\":\"1,4\",\"children\":{\"core\":\"0\"}}]}}",
+         "R_lite: rank 4 appears more than once"},
+        {"{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
+         "\"children\":{\"core\":\"0-4294967294\"}}]}}",
+         "R_lite[0]: more than 2147483647 cores or gpus"},
+        {"{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
+         "\"children\":{\"core\":\"0\",\"gpu\":\"1-2147483648\"}}]}}",
+         "R_lite[0]: more than 2147483647 cores or gpus"},
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         json_t *R = R_of (bad[i].R);
