@@ -51,6 +51,10 @@ struct hostlist {
     size_t cbase;
     char *buf; /* name returned by the cursor functions */
     size_t bufsize;
+
+    /* while decode_into() runs: what is left of HOSTLIST_MAX_DECODE */
+    bool decoding;
+    size_t budget;
 };
 
 /* Names as (pointer, length) pieces, for parsing and for sort/delete.
@@ -224,6 +228,25 @@ static bool continues (const struct run *r, const struct span *sp)
            && same_affixes (r, sp);
 }
 
+/* What a name formatted or stored on its own costs, besides its bytes:
+ * about a struct run and an allocation. */
+#define ITEM_COST 64
+
+/* Charge a decode in progress for work on a name of len bytes: ERANGE
+ * once HOSTLIST_MAX_DECODE is spent.  Free when not decoding.
+ */
+static int charge (struct hostlist *hl, size_t len)
+{
+    if (!hl->decoding)
+        return 0;
+    if (len + ITEM_COST > hl->budget) {
+        errno = ERANGE;
+        return -1;
+    }
+    hl->budget -= len + ITEM_COST;
+    return 0;
+}
+
 static int check_room (const struct hostlist *hl, size_t n)
 {
     if (n > (size_t)INT_MAX - hl->count) {
@@ -357,11 +380,14 @@ inval:
 }
 
 /* Append prefix + (each id of 'il') + suffix.  The run fast path applies
- * when the id is sure to be the names' last digit group.
+ * when the id is sure to be the names' last digit group.  Work that the
+ * text does not pay for byte by byte is charged (see hostlist.h): each
+ * name formatted on its own, and in a product of idlists ('product'),
+ * where this runs once per combination, each element pushed.
  */
 static int push_idlist (struct hostlist *hl, const char *prefix, size_t plen,
                         const char *suffix, size_t slen,
-                        const struct idlist *il)
+                        const struct idlist *il, bool product)
 {
     bool fast = (plen == 0 || !is_digit (prefix[plen - 1]));
     char *name;
@@ -374,7 +400,7 @@ static int push_idlist (struct hostlist *hl, const char *prefix, size_t plen,
             struct span sp = {
                 prefix,          plen,     suffix, slen, true, il->elems[i].lo,
                 il->elems[i].hi, il->width};
-            if (push (hl, &sp) < 0)
+            if ((product && charge (hl, plen + slen) < 0) || push (hl, &sp) < 0)
                 return -1;
         }
         return 0;
@@ -386,6 +412,10 @@ static int push_idlist (struct hostlist *hl, const char *prefix, size_t plen,
         for (unsigned int v = il->elems[i].lo;; v++) {
             struct span sp;
             int n = fmt_num (name + plen, v, il->width);
+            if (charge (hl, plen + n + slen) < 0) {
+                free (name);
+                return -1;
+            }
             memcpy (name + plen + n, suffix, slen);
             parse_host (name, plen + n + slen, &sp);
             if (push (hl, &sp) < 0) {
@@ -514,7 +544,7 @@ static int expr_expand (struct hostlist *hl, const struct expr *x)
     do {
         size_t plen = expr_prefix (x, val, buf);
         if (push_idlist (hl, buf, plen, x->lit[x->k], x->litlen[x->k],
-                         &x->lists[x->k - 1])
+                         &x->lists[x->k - 1], x->k > 1)
             < 0)
             goto done;
     } while (expr_advance (x, idx, val));
@@ -553,27 +583,34 @@ static int push_expr (struct hostlist *hl, const char *e, size_t len)
  */
 static int decode_into (struct hostlist *hl, const char *s)
 {
+    int rc = -1;
+
+    hl->decoding = true;
+    hl->budget = HOSTLIST_MAX_DECODE;
     while (*s) {
         const char *start = s;
         bool open = false;
         for (; *s && (open || *s != ','); s++) {
             if ((*s == '[' && open) || (*s == ']' && !open)) {
                 errno = EINVAL;
-                return -1;
+                goto done;
             }
             if (*s == '[' || *s == ']')
                 open = !open;
         }
         if (open) {
             errno = EINVAL;
-            return -1;
+            goto done;
         }
         if (s > start && push_expr (hl, start, s - start) < 0)
-            return -1;
+            goto done;
         if (*s == ',')
             s++;
     }
-    return 0;
+    rc = 0;
+done:
+    hl->decoding = false;
+    return rc;
 }
 
 /* Create, destroy, copy, append
@@ -707,30 +744,66 @@ static int sb_num (struct strbuf *sb, unsigned int n, unsigned int width)
     return sb_append (sb, tmp, len);
 }
 
-/* Encode runs[first..last) as one bracketed idlist, numbers printed with
- * the first run's width.
+/* Encode runs[first..last) (same affixes) as bracketed idlists, numbers
+ * printed with the first run's width, at most HOSTLIST_MAX_EXPAND hosts
+ * per bracket so that each expression decodes again; a run may be cut
+ * between two expressions.
  */
 static int encode_group (struct strbuf *sb, const struct run *runs,
                          size_t first, size_t last)
 {
     const struct run *r0 = &runs[first];
-    bool brackets = last - first > 1 || r0->lo != r0->hi;
+    size_t i = first;
+    unsigned int lo = r0->lo; /* the next id of runs[i] to print */
+    bool more = false;
 
-    if (sb_append (sb, r0->prefix, r0->plen) < 0
-        || (brackets && sb_append (sb, "[", 1) < 0))
-        return -1;
-    for (size_t i = first; i < last; i++) {
-        if ((i > first && sb_append (sb, ",", 1) < 0)
-            || sb_num (sb, runs[i].lo, r0->width) < 0)
+    for (; i < last; more = true) {
+        size_t j = i, hosts = 0, nelems = 0;
+        unsigned int l = lo;
+        bool brackets;
+
+        /* how far this expression goes */
+        while (j < last && hosts < HOSTLIST_MAX_EXPAND) {
+            size_t avail = (size_t)(runs[j].hi - l) + 1;
+            size_t room = HOSTLIST_MAX_EXPAND - hosts;
+            nelems++;
+            if (avail > room) {
+                hosts += room;
+                break;
+            }
+            hosts += avail;
+            if (++j < last)
+                l = runs[j].lo;
+        }
+        brackets = nelems > 1 || hosts > 1;
+        if (more && sb_append (sb, ",", 1) < 0)
             return -1;
-        if (runs[i].hi > runs[i].lo
-            && (sb_append (sb, "-", 1) < 0
-                || sb_num (sb, runs[i].hi, r0->width) < 0))
+        if (sb_append (sb, r0->prefix, r0->plen) < 0
+            || (brackets && sb_append (sb, "[", 1) < 0))
+            return -1;
+        for (size_t n = 0; n < nelems; n++) {
+            size_t avail = (size_t)(runs[i].hi - lo) + 1;
+            unsigned int hi
+                = avail > hosts ? lo + (unsigned int)(hosts - 1) : runs[i].hi;
+            if ((n > 0 && sb_append (sb, ",", 1) < 0)
+                || sb_num (sb, lo, r0->width) < 0)
+                return -1;
+            if (hi > lo
+                && (sb_append (sb, "-", 1) < 0
+                    || sb_num (sb, hi, r0->width) < 0))
+                return -1;
+            hosts -= (size_t)(hi - lo) + 1;
+            if (hi == runs[i].hi) {
+                if (++i < last)
+                    lo = runs[i].lo;
+            }
+            else
+                lo = hi + 1;
+        }
+        if ((brackets && sb_append (sb, "]", 1) < 0)
+            || sb_append (sb, r0->suffix, r0->slen) < 0)
             return -1;
     }
-    if ((brackets && sb_append (sb, "]", 1) < 0)
-        || sb_append (sb, r0->suffix, r0->slen) < 0)
-        return -1;
     return 0;
 }
 

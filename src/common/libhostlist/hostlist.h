@@ -27,7 +27,18 @@
  * elements, non-digits in an idlist, whitespace, a number above
  * UINT_MAX - 1 or wider than HOSTLIST_MAX_WIDTH digits) fails with EINVAL;
  * an expression of more than HOSTLIST_MAX_EXPAND hosts, or a list of more
- * than INT_MAX hosts, fails with ERANGE.
+ * than INT_MAX hosts, fails with ERANGE.  So does a string whose expansion
+ * does more than HOSTLIST_MAX_DECODE of work the text does not pay for
+ * byte by byte: each name formatted on its own (ids that are not the
+ * names' last digit group, as in "n[1-9]0") and, in an expression with
+ * several idlists, each id or range of the last one pushed for each
+ * combination of the others ("r[1-2]n[1,3]" pushes 4) costs its length
+ * plus 64.  This bounds time and memory by the text, not by what it
+ * names: "[0-524287][0,2]" stores a million runs (~70 MB), and repeated it
+ * would take gigabytes.  Any one expression of short names (under ~60
+ * bytes) fits.  Ids and ranges written in the text cost nothing however
+ * many hosts they hold: "node[0-99999999]" decodes, and so does every
+ * string hostlist_encode() writes.
  *
  * Encoding is canonical: the same sequence of names always gives the same
  * string.  Consecutive names with the same prefix and suffix whose numbers
@@ -35,7 +46,9 @@
  * of ascending consecutive numbers as "lo-hi": "node9,node10" is
  * "node[9-10]", "node09,node10" is "node[09-10]", "node9,node010" stays
  * "node9,node010", "foo1,foo1" is "foo[1,1]", "foo3,foo1" is "foo[3,1]".
- * Order and duplicates are always kept.
+ * Order and duplicates are always kept.  A bracket holds at most
+ * HOSTLIST_MAX_EXPAND hosts, so that the string decodes again: more
+ * continue in the next expression, "x[0-1048575],x[1048576-2000000]".
  *
  * Storage is a list of runs (prefix, suffix, lo, hi, width), so a 10,000
  * node cluster is one run however it was built.  Costs, with r runs:
@@ -62,8 +75,9 @@
 extern "C" {
 #endif
 
-#define HOSTLIST_MAX_WIDTH 32         /* digits in one number */
-#define HOSTLIST_MAX_EXPAND (1 << 20) /* hosts from one expression */
+#define HOSTLIST_MAX_WIDTH 32           /* digits in one number */
+#define HOSTLIST_MAX_EXPAND (1 << 20)   /* hosts from one expression */
+#define HOSTLIST_MAX_DECODE (128 << 20) /* decoding work of one string */
 
 /* Create an empty hostlist.  Returns NULL with errno = ENOMEM on failure.
  */

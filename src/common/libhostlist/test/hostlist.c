@@ -943,6 +943,84 @@ static void test_sort_stable (void)
     ok (failures == 0, "sort is idempotent and uniq (sort (x)) = uniq (x)");
 }
 
+/* Found by src/common/fuzz/parse_fuzz.c: a run or a bracket group of
+ * more than HOSTLIST_MAX_EXPAND hosts was encoded as one expression,
+ * which hostlist_decode() then refused (ERANGE).
+ */
+static void test_encode_big (void)
+{
+    struct {
+        const char *in;
+        const char *out;
+    } t[] = {
+        {"x[0-1048575],x1048576", "x[0-1048575],x1048576"},
+        {"x[0-1048575],x[1048576-2000000]", "x[0-1048575],x[1048576-2000000]"},
+        {"x[0-1048575],x[0-5]", "x[0-1048575],x[0-5]"},
+        {"x[1-3],x[0-1048575],x[7-9]-y",
+         "x[1-3,0-1048572],x[1048573-1048575],x[7-9]-y"},
+        {"n[0000000-1048575],n1048576", "n[0000000-1048575],n1048576"},
+    };
+
+    for (size_t i = 0; i < sizeof (t) / sizeof (t[0]); i++) {
+        struct hostlist *hl = mklist (t[i].in), *hl2;
+        char *s = hostlist_encode (hl);
+        is (s, t[i].out, "%.40s... encodes in brackets of at most 2^20 hosts",
+            t[i].in);
+        hl2 = s ? hostlist_decode (s) : NULL;
+        ok (hl2 && hostlist_count (hl2) == hostlist_count (hl)
+                && enc_is (hl2, t[i].out),
+            "and that decodes to the same list");
+        hostlist_destroy (hl2);
+        hostlist_destroy (hl);
+        free (s);
+    }
+}
+
+/* Found by src/common/fuzz/parse_fuzz.c: a few bytes whose expansion is
+ * not a run ("[0-524287][0,2]": a million names each stored apart, or
+ * "a1[0-999999]": a million names formatted one by one) could be
+ * repeated until decoding took gigabytes or minutes.
+ */
+static void test_decode_budget (void)
+{
+    const char *one[]
+        = {"[0-524287][0,2]", "a1[0-1048575]", "a[0-1023]b[0-1023]", "n[1-9]0"};
+    struct hostlist *hl;
+    char *s;
+
+    for (size_t i = 0; i < sizeof (one) / sizeof (one[0]); i++) {
+        ok ((hl = hostlist_decode (one[i])) != NULL, "\"%s\" alone decodes",
+            one[i]);
+        hostlist_destroy (hl);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        size_t len = strlen (one[i]);
+        if (!(s = malloc (8 * (len + 1))))
+            BAIL_OUT ("out of memory");
+        for (size_t k = 0; k < 8; k++) {
+            memcpy (s + k * (len + 1), one[i], len);
+            s[k * (len + 1) + len] = ',';
+        }
+        s[8 * (len + 1) - 1] = '\0';
+        errno = 0;
+        ok (hostlist_decode (s) == NULL && errno == ERANGE,
+            "\"%s\" 8 times fails with ERANGE", one[i]);
+        hl = mklist ("keep");
+        ok (hostlist_append (hl, s) < 0 && errno == ERANGE
+                && hostlist_count (hl) == 1,
+            "append of it fails and changes nothing");
+        hostlist_destroy (hl);
+        free (s);
+    }
+    /* text-paid ranges are free: 8 x 2^20 hosts in 8 runs */
+    hl = mklist ("x[0-1048575],y[0-1048575],x[0-1048575],y[0-1048575],"
+                 "x[0-1048575],y[0-1048575],x[0-1048575],y[0-1048575]");
+    ok (hostlist_count (hl) == 8 << 20, "ranges in the text are not charged");
+    ok (hostlist_append (hl, "[0-524287][0,2]") == 1 << 20,
+        "a new decode starts with the whole budget");
+    hostlist_destroy (hl);
+}
+
 int main (int argc, char *argv[])
 {
     plan (NO_PLAN);
@@ -961,6 +1039,8 @@ int main (int argc, char *argv[])
     test_sortuniq ();
     test_random ();
     test_sort_stable ();
+    test_encode_big ();
+    test_decode_budget ();
     done_testing ();
     return 0;
 }
