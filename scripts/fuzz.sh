@@ -4,9 +4,12 @@
 #   msg_fuzz     the Flux message decoders (src/common/libflux/fuzz)
 #   router_fuzz  the broker's router and services (src/broker/fuzz); its
 #                seeds are written by src/broker/fuzz/mkcorpus.c
+#   parse_fuzz   the parsers of client-supplied text in src/common: jobspec
+#                (JSON, YAML), J, tree objects, KVS transactions, eventlogs,
+#                R, idsets, hostlists, durations, job ids (src/common/fuzz)
 #
 # Usage: scripts/fuzz.sh [SECONDS] [BUILDDIR]
-#   SECONDS   total fuzzing time, split between the targets (default 60)
+#   SECONDS   total fuzzing time, split among the targets (default 60)
 #   BUILDDIR  where the targets are built (default ${TMPDIR:-/tmp}/flux-c-fuzz)
 #
 # Exits non-zero if a build fails or a fuzzer finds a crash, a leak,
@@ -54,6 +57,28 @@ clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
     src/common/libflux/json*.c \
     $(pkg-config --libs jansson) -o "$builddir/mkcorpus"
 
+# The parsers with what they need of libflux (errprintf, base64, jsonparse)
+# and libcontent (blobrefs).  libyaml is dlopen()ed by its soname, which
+# configure finds; the fuzz build asks the linker the same way.
+yaml_soname=$(readelf -d "$(pkg-config --variable=libdir yaml-0.1)/libyaml.so" \
+    2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
+    -DYAML_SONAME="\"${yaml_soname:-libyaml-0.so.2}\"" \
+    -I "$builddir" -I src/common \
+    $(pkg-config --cflags jansson libuv yaml-0.1) \
+    src/common/fuzz/parse_fuzz.c src/common/libflux/*.c \
+    src/common/libjob/jobspec.c src/common/libjob/jobspec_yaml.c \
+    src/common/libjob/sign.c src/common/libkvs/treeobj.c \
+    src/common/libkvs/kvs_txn.c src/common/libkvs/kvs_util.c \
+    src/common/libcontent/blobref.c src/common/libcontent/sha1.c \
+    src/common/libcontent/sha256.c src/common/libeventlog/eventlog.c \
+    src/common/librlist/rlist.c src/common/librlist/rlist_R.c \
+    src/common/librlist/rlist_alloc.c src/common/libidset/idset.c \
+    src/common/libhostlist/hostlist.c src/common/libutil/fsd.c \
+    src/common/libutil/fluid.c \
+    $(pkg-config --libs jansson libuv) -ldl -lpthread -lm \
+    -o "$builddir/parse_fuzz"
+
 # run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with
 # TMPDIR there too: router_fuzz makes its socket directory in it)
 run() {
@@ -71,14 +96,16 @@ run() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX")
-mkdir "$work/msg_fuzz.seeds" "$work/router_fuzz.seeds"
+mkdir "$work/msg_fuzz.seeds" "$work/router_fuzz.seeds" "$work/parse_fuzz.seeds"
 cp src/common/libflux/fuzz/corpus/* "$work/msg_fuzz.seeds/"
+cp src/common/fuzz/corpus/* "$work/parse_fuzz.seeds/"
 "$builddir/mkcorpus" "$work/router_fuzz.seeds"
 
 # SECONDS in all, at least 1 each (libFuzzer reads 0 as "no limit")
-half=$((secs / 2))
-[ "$half" -ge 1 ] || half=1
-run msg_fuzz "$half"
-run router_fuzz $((secs - half > 0 ? secs - half : 1))
+third=$((secs / 3))
+[ "$third" -ge 1 ] || third=1
+run msg_fuzz "$third"
+run router_fuzz "$third"
+run parse_fuzz $((secs - 2 * third > 0 ? secs - 2 * third : 1))
 rm -rf "$work"
 echo "fuzz.sh: no crash in ${secs}s"

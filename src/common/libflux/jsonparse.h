@@ -10,7 +10,10 @@
  * object or an array at the top, surrounded by whitespace only; strings
  * of valid UTF-8 (no \u0000, no lone surrogates, no raw control
  * characters); integers that fit a json_int_t, finite reals; nesting up
- * to 2048 levels; a repeated object key keeps its last value.
+ * to 2048 levels; a repeated object key keeps its last value.  (One
+ * difference: json_loadb skips a NUL byte right after a number or a
+ * literal, "[0\0]" loads as [0]; here a NUL outside a string is an
+ * error.)
  *
  * Why not json_loadb: it copies every character of a string through a
  * growing buffer, one call per byte, before copying it again; KVS commits
