@@ -3,8 +3,9 @@
 #   1. install the Debian build/test dependencies
 #   2. build and run `make check` (unit + integration tests)
 #   3. rebuild with AddressSanitizer+UBSan and run the unit tests again
-#   4. fuzz the message decoder and the broker router for a bounded time
-#      (FUZZ_SECONDS, default 60, split between the two targets)
+#   4. fuzz the message decoder, the broker router and the parsers of
+#      client-supplied data for a bounded time
+#      (FUZZ_SECONDS, default 60, split among the three targets)
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,7 +86,7 @@ fi
 
 fuzz_pass=0 fuzz_fail=0
 if [ "$fuzz_seconds" -gt 0 ]; then
-    echo "=== fuzz the message decoder and the broker router for ${fuzz_seconds}s"
+    echo "=== fuzz the message decoder, the broker router and the parsers for ${fuzz_seconds}s"
     if "$top/scripts/fuzz.sh" "$fuzz_seconds" "$top/build/fuzz"; then
         fuzz_pass=1
     else
