@@ -220,10 +220,19 @@ static int fail (struct db *db, int rc, const char *what)
     return -1;
 }
 
+/* The buffer for (de)compressed blobs grows to the biggest blob seen:
+ * past this size it is given back on the next call. */
+#define ZBUF_KEEP (1 << 20)
+
 /* Statements that return rows keep them until reset: do it on entry to
  * every function, so returned pointers live "until the next call". */
 static void reset_reads (struct db *db)
 {
+    if (db->zbuf_size > ZBUF_KEEP) {
+        free (db->zbuf);
+        db->zbuf = NULL;
+        db->zbuf_size = 0;
+    }
     sqlite3_reset (db->find);
     sqlite3_reset (db->load);
     sqlite3_reset (db->cp_get);

@@ -592,6 +592,26 @@ static void test_compression (void)
             && db_load (db, kt, 20, &data, &len) == 0 && len == sizeof (text)
             && data != NULL && ((const char *)data)[0] == '{',
         "both load, the compressed one too");
+    {
+        size_t n = 3 << 20;
+        char *big = malloc (n);
+        unsigned char kb[20];
+        if (!big)
+            BAIL_OUT ("out of memory");
+        for (size_t i = 0; i < n; i++)
+            big[i] = "abcdefgh"[(i / 7) % 8];
+        d (kb, 5);
+        db_set_compression (db, true);
+        ok (db_begin (db) == 0 && db_store (db, kb, 20, big, n) == 0
+                && db_commit (db) == 0 && db_load (db, kb, 20, &data, &len) == 0
+                && len == n && !memcmp (data, big, n),
+            "a 3 MiB blob, compressed, loads intact");
+        ok (db_load (db, kt, 20, &data, &len) == 0 && len == sizeof (text)
+                && ((const char *)data)[0] == '{'
+                && !memcmp ((const char *)data + 1, text + 1, len - 1),
+            "then a small one (the big buffer given back)");
+        free (big);
+    }
     db_close (db);
     ok ((db = db_open (path, "sha1", false, &error)) != NULL
             && db_load (db, kt, 20, &data, &len) == 0 && len == sizeof (text),
