@@ -1,21 +1,25 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* timerq.c - a binary min-heap of deadlines driving one uv timer
+/* timerq.c - a binary min-heap of deadlines driving one timerfd
  * (see timerq.h).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "timerq.h"
 
 struct timerq {
     uv_loop_t *loop;
-    uv_timer_t timer;
+    int fd; /* timerfd, CLOCK_MONOTONIC (the clock of uv_hrtime) */
+    uv_poll_t poll;
     struct tq_entry **heap;
     size_t count, size;
     uint64_t seq;
-    uint64_t armed_for; /* deadline the uv timer is set for, if active */
+    uint64_t armed_for; /* deadline the timerfd is set for, if active */
+    bool watching;      /* the poll is started */
     bool active;
     bool in_pass; /* timer_cb is running: it rearms at the end */
 };
@@ -80,38 +84,63 @@ static void remove_at (timerq_t *tq, size_t i)
         sift_down (tq, i);
 }
 
-static void timer_cb (uv_timer_t *t);
+static void close_cb (uv_handle_t *handle);
+static void poll_cb (uv_poll_t *h, int status, int events);
 
-/* Point the uv timer at the earliest deadline (or stop it). */
+/* Set the timerfd to an absolute deadline (0: disarm). */
+static void set_fd (timerq_t *tq, uint64_t deadline)
+{
+    struct itimerspec its = {
+        .it_value
+        = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000},
+    };
+    /* fails only on bad arguments: a deadline is never negative */
+    (void)timerfd_settime (tq->fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Point the timerfd at the earliest deadline (or disarm it). */
 static void rearm (timerq_t *tq)
 {
-    uint64_t now, deadline;
+    uint64_t deadline;
 
     if (tq->in_pass)
         return;
     if (tq->count == 0) {
         if (tq->active) {
-            uv_timer_stop (&tq->timer);
+            set_fd (tq, 0);
             tq->active = false;
+        }
+        if (tq->watching) { /* an empty queue keeps no loop alive */
+            uv_poll_stop (&tq->poll);
+            tq->watching = false;
         }
         return;
     }
     deadline = tq->heap[0]->deadline;
     if (tq->active && tq->armed_for == deadline)
         return;
-    now = uv_now (tq->loop);
-    uv_timer_start (&tq->timer, timer_cb, deadline > now ? deadline - now : 0,
-                    0);
+    if (!tq->watching) {
+        if (uv_poll_start (&tq->poll, UV_READABLE, poll_cb) < 0)
+            return; /* only on bad arguments */
+        tq->watching = true;
+    }
+    set_fd (tq, deadline > 0 ? deadline : 1);
     tq->armed_for = deadline;
     tq->active = true;
 }
 
-static void timer_cb (uv_timer_t *t)
+static void poll_cb (uv_poll_t *h, int status, int events)
 {
-    timerq_t *tq = t->data;
-    uint64_t now = uv_now (tq->loop);
+    timerq_t *tq = h->data;
+    uint64_t expirations;
+    uint64_t now = uv_hrtime ();
     uint64_t limit = tq->seq; /* entries armed from here on wait */
 
+    (void)status;
+    (void)events;
+    if (read (tq->fd, &expirations, sizeof (expirations)) < 0
+        && errno != EAGAIN)
+        return; /* cannot happen on a timerfd: nothing to do but wait */
     tq->active = false;
     tq->in_pass = true;
     while (tq->count > 0) {
@@ -136,12 +165,18 @@ timerq_t *timerq_create (uv_loop_t *loop)
     if (!(tq = calloc (1, sizeof (*tq))))
         return NULL;
     tq->loop = loop;
-    if (uv_timer_init (loop, &tq->timer) < 0) {
+    if ((tq->fd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC))
+        < 0) {
+        free (tq);
+        return NULL;
+    }
+    if (uv_poll_init (loop, &tq->poll, tq->fd) < 0) {
+        close (tq->fd);
         free (tq);
         errno = ENOMEM;
         return NULL;
     }
-    tq->timer.data = tq;
+    tq->poll.data = tq;
     return tq;
 }
 
@@ -149,6 +184,7 @@ static void close_cb (uv_handle_t *handle)
 {
     timerq_t *tq = handle->data;
 
+    close (tq->fd);
     free (tq->heap);
     free (tq);
 }
@@ -160,8 +196,8 @@ void timerq_destroy (timerq_t *tq)
         for (size_t i = 0; i < tq->count; i++)
             tq->heap[i]->index = TQ_UNARMED;
         tq->count = 0;
-        uv_timer_stop (&tq->timer);
-        uv_close ((uv_handle_t *)&tq->timer, close_cb);
+        uv_poll_stop (&tq->poll);
+        uv_close ((uv_handle_t *)&tq->poll, close_cb);
         errno = saved_errno;
     }
 }
@@ -183,7 +219,10 @@ int timerq_arm (timerq_t *tq, struct tq_entry *e, double seconds)
         errno = EINVAL;
         return -1;
     }
-    deadline = uv_now (tq->loop) + (uint64_t)ceil (seconds * 1000.);
+    /* beyond ~127 years, a deadline that never comes fits uint64_t */
+    deadline
+        = uv_hrtime ()
+          + (seconds < 4e9 ? (uint64_t)ceil (seconds * 1e9) : (uint64_t)4e18);
     if (!tq_entry_armed (e)) {
         if (tq->count == tq->size) {
             size_t size = tq->size ? tq->size * 2 : 64;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* test/timerq.c - deadline order, ties, re-arm, disarm, callbacks that
- * arm from inside a pass, and a large random heap checked for order.
+ * arm from inside a pass, a large random heap checked for order, and
+ * sub-millisecond delays never cut short.
  */
 #include <errno.h>
 #include <math.h>
@@ -142,6 +143,51 @@ static void test_random (void)
     ok (inorder, "in deadline order");
 }
 
+/* Delays under a millisecond count from the call, to the nanosecond: none
+ * fires early (on the loop's cached millisecond clock, a delay of 0.9 ms
+ * could end at once), and the queue keeps no loop alive once empty (the
+ * uv_run below returns). */
+static struct {
+    struct tq_entry e;
+    uint64_t armed, delay_ns, fired;
+} sub[50];
+
+static void sub_cb (struct tq_entry *e)
+{
+    for (size_t i = 0; i < sizeof (sub) / sizeof (sub[0]); i++) {
+        if (&sub[i].e == e)
+            sub[i].fired = uv_hrtime ();
+    }
+}
+
+static void test_submillisecond (void)
+{
+    int early = 0, unfired = 0;
+
+    for (int i = 0; i < 50; i++) {
+        double delay = 0.0001 + 0.00002 * i; /* 0.1 to 1.08 ms */
+        tq_entry_init (&sub[i].e, sub_cb);
+        sub[i].delay_ns = (uint64_t)(delay * 1e9);
+        sub[i].fired = 0;
+        sub[i].armed = uv_hrtime ();
+        if (timerq_arm (tq, &sub[i].e, delay) < 0)
+            BAIL_OUT ("timerq_arm");
+        /* spread the arming over the millisecond */
+        for (uint64_t t = uv_hrtime (); uv_hrtime () - t < 20000;)
+            ;
+    }
+    run ();
+    for (int i = 0; i < 50; i++) {
+        if (!sub[i].fired)
+            unfired++;
+        else if (sub[i].fired - sub[i].armed < sub[i].delay_ns)
+            early++;
+    }
+    ok (unfired == 0 && early == 0,
+        "50 delays of 0.1 to 1.08 ms: all fired, none early (%d early)", early);
+    ok (timerq_count (tq) == 0, "the queue is empty");
+}
+
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
@@ -155,6 +201,7 @@ int main (int argc, char **argv)
     test_rearm_disarm ();
     test_self_rearm ();
     test_random ();
+    test_submillisecond ();
     timerq_destroy (tq);
     timerq_destroy (NULL);
     uv_run (&loop, UV_RUN_DEFAULT);
