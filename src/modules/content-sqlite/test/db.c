@@ -47,6 +47,19 @@ static void fill_random (void *buf, size_t len, bool text)
     }
 }
 
+/* Run sql on the closed database file, as something else than db.c
+ * would: SQLITE_OK or the error. */
+static int sql_behind (const char *sql)
+{
+    sqlite3 *sq;
+    int rc = sqlite3_open (path, &sq);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec (sq, sql, NULL, NULL, NULL);
+    sqlite3_close (sq);
+    return rc;
+}
+
 static void test_basic (void)
 {
     flux_error_t error;
@@ -483,14 +496,12 @@ static void test_upgrade (void)
 static void test_upgrade_v2 (void)
 {
     flux_error_t error;
-    sqlite3 *sq;
     struct db *db;
     char big[4096];
     const void *data;
     size_t len;
     unsigned n, bad;
     unsigned char k[20];
-    int rc;
 
     if (!(db = db_open (path, "sha1", true, &error)))
         BAIL_OUT ("db_open: %s", error.text);
@@ -509,14 +520,10 @@ static void test_upgrade_v2 (void)
         BAIL_OUT ("store: %s", db_errstr (db));
     db_close (db);
     /* make it what version 2 wrote: the rows had no size column */
-    rc = sqlite3_open (path, &sq);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec (sq,
-                           "ALTER TABLE objects DROP COLUMN size;"
-                           "UPDATE meta SET value = '2' WHERE name = 'version'",
-                           NULL, NULL, NULL);
-    sqlite3_close (sq);
-    ok (rc == SQLITE_OK, "a version 2 file with 51 blobs");
+    ok (sql_behind ("ALTER TABLE objects DROP COLUMN size;"
+                    "UPDATE meta SET value = '2' WHERE name = 'version'")
+            == SQLITE_OK,
+        "a version 2 file with 51 blobs");
     ok ((db = db_open (path, "sha1", false, &error)) != NULL,
         "db_open upgrades it");
     if (!db)
@@ -550,7 +557,6 @@ static void test_compression (void)
     const struct db_stats *st;
     const void *data;
     size_t len;
-    sqlite3 *sq;
     int rc;
 
     if (!(db = db_open (path, "sha1", true, &error)))
@@ -618,14 +624,10 @@ static void test_compression (void)
         "and after reopening");
     db_close (db);
 
-    rc = sqlite3_open (path, &sq);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec (sq,
-                           "UPDATE objects SET object = x'28b52ffd00'"
-                           " WHERE size IS NOT NULL",
-                           NULL, NULL, NULL);
-    sqlite3_close (sq);
-    ok (rc == SQLITE_OK, "truncate the compressed row behind its back");
+    ok (sql_behind ("UPDATE objects SET object = x'28b52ffd00'"
+                    " WHERE size IS NOT NULL")
+            == SQLITE_OK,
+        "truncate the compressed row behind its back");
     if (!(db = db_open (path, "sha1", false, &error)))
         BAIL_OUT ("db_open: %s", error.text);
     errno = 0;
@@ -635,12 +637,7 @@ static void test_compression (void)
         "the other blobs still load");
     db_close (db);
 
-    rc = sqlite3_open (path, &sq);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec (
-            sq, "UPDATE objects SET size = -5 WHERE size IS NOT NULL", NULL,
-            NULL, NULL);
-    sqlite3_close (sq);
+    rc = sql_behind ("UPDATE objects SET size = -5 WHERE size IS NOT NULL");
     if (!(db = db_open (path, "sha1", false, &error)))
         BAIL_OUT ("db_open: %s", error.text);
     errno = 0;
