@@ -35,6 +35,14 @@
 #define CHECKPOINT_KEY "kvs-primary"
 #define DIGEST_MAX 32
 
+/* Blobs of at least this many bytes are stored compressed (zstd level
+ * 1, its fastest with entropy coding), when that makes them smaller.
+ * Most of what a job leaves in the store is directories: mostly hex
+ * digests and repeated JSON keys, which shrink to about a third.
+ * Smaller blobs (values, eventlog entries) gain little for the time. */
+#define COMPRESS_MIN 256
+#define COMPRESS_LEVEL 1
+
 /* Fold the recent blobs into the index once there are this many, or
  * 1/RECENT_RATIO of all blobs if more (a fold rewrites most pages of a
  * big index, and the checkpoint again: folding more at a time keeps the
@@ -42,14 +50,6 @@
  * each in memory, and a fold stalls the store for about 2 us each.
  * Measured at 100,000 simulated jobs (2 million blobs): 1/64 wrote 139
  * KB per job, 1/16 98 KB; folds of ~120,000 blobs took 0.18-0.33 s. */
-/* Blobs of at least this many bytes are stored compressed (zstd at its
- * fastest level), when that makes them smaller.  Most of what a job
- * leaves in the store is directories: mostly hex digests and repeated
- * JSON keys, which shrink to about a third.  Smaller blobs (values,
- * eventlog entries) gain little for the time. */
-#define COMPRESS_MIN 256
-#define COMPRESS_LEVEL 1
-
 #define RECENT_MIN 16384
 #define RECENT_RATIO 16
 #define RECENT_MAX ((size_t)1 << 18)
@@ -384,7 +384,8 @@ static int schema (struct db *db, const char *hashtype, flux_error_t *error)
         goto done;
     }
     else if ((!strcmp (version, "1") && exec_all (db, upgrade_v1) < 0)
-             || (strcmp (version, "3") != 0 && exec_all (db, upgrade_v2) < 0))
+             || (strcmp (version, SCHEMA_VERSION) != 0
+                 && exec_all (db, upgrade_v2) < 0))
         goto sqlerr;
     if (exec (db, "COMMIT") < 0)
         goto sqlerr;
