@@ -21,7 +21,7 @@ struct timerq {
     uint64_t armed_for; /* deadline the timerfd is set for, if active */
     bool watching;      /* the poll is started */
     bool active;
-    bool in_pass; /* timer_cb is running: it rearms at the end */
+    bool in_pass; /* poll_cb is running: it rearms at the end */
 };
 
 static bool before (const struct tq_entry *a, const struct tq_entry *b)
@@ -84,7 +84,6 @@ static void remove_at (timerq_t *tq, size_t i)
         sift_down (tq, i);
 }
 
-static void close_cb (uv_handle_t *handle);
 static void poll_cb (uv_poll_t *h, int status, int events);
 
 /* Set the timerfd to an absolute deadline (0: disarm). */
