@@ -252,19 +252,18 @@ struct rlist *rlist_from_R (json_t *R, flux_error_t *error)
     }
     if (nodes.n > 0)
         qsort (nodes.v, nodes.n, sizeof (nodes.v[0]), node_cmp);
-    for (size_t i = 0; i < nodes.n; i++) {
-        if (i > 0 && nodes.v[i]->rank == nodes.v[i - 1]->rank) {
-            errprintf (error, "R_lite: rank %u appears more than once",
-                       nodes.v[i]->rank);
-            errno = EINVAL;
-            goto error;
-        }
-    }
-    /* in rank order, each insert appends */
+    /* in rank order, each insert appends (a rank listed twice: EEXIST) */
     for (size_t i = 0; i < nodes.n; i++) {
         if (rlist__insert (rl, nodes.v[i]) < 0) {
-            errprintf (error, "out of memory");
-            errno = ENOMEM;
+            if (errno == EEXIST) {
+                errprintf (error, "R_lite: rank %u appears more than once",
+                           nodes.v[i]->rank);
+                errno = EINVAL;
+            }
+            else {
+                errprintf (error, "out of memory");
+                errno = ENOMEM;
+            }
             goto error;
         }
         nodes.v[i] = NULL;
