@@ -85,13 +85,14 @@ static int append_op (flux_kvs_txn_t *txn, const char *key, int flags,
 
     if (!txn || !key || !(nkey = kvs_util_normalize_key (key, NULL)))
         goto inval;
-    /* json_string() would fail on invalid UTF-8, which is not ENOMEM */
+    /* json_string() would fail on invalid UTF-8, which is not ENOMEM:
+     * checked here, once */
     if (!strcmp (nkey, ".") || !utf8_valid (nkey))
         goto inval;
     if (!dirent)
         dirent = json_null ();
     if (!(op = json_object ())
-        || json_object_set_new (op, "key", json_string (nkey)) < 0
+        || json_object_set_new (op, "key", json_string_nocheck (nkey)) < 0
         || json_object_set_new (op, "flags", json_integer (flags)) < 0
         || json_object_set (op, "dirent", dirent) < 0
         || json_array_append_new (txn->ops, op) < 0) {
