@@ -19,7 +19,6 @@ struct timerq {
     size_t count, size;
     uint64_t seq;
     uint64_t armed_for; /* deadline the timerfd is set for, if active */
-    bool watching;      /* the poll is started */
     bool active;
     bool in_pass; /* poll_cb is running: it rearms at the end */
 };
@@ -109,20 +108,17 @@ static void rearm (timerq_t *tq)
             set_fd (tq, 0);
             tq->active = false;
         }
-        if (tq->watching) { /* an empty queue keeps no loop alive */
+        /* an empty queue keeps no loop alive */
+        if (uv_is_active ((uv_handle_t *)&tq->poll))
             uv_poll_stop (&tq->poll);
-            tq->watching = false;
-        }
         return;
     }
     deadline = tq->heap[0]->deadline;
     if (tq->active && tq->armed_for == deadline)
         return;
-    if (!tq->watching) {
-        if (uv_poll_start (&tq->poll, UV_READABLE, poll_cb) < 0)
-            return; /* only on bad arguments */
-        tq->watching = true;
-    }
+    if (!uv_is_active ((uv_handle_t *)&tq->poll)
+        && uv_poll_start (&tq->poll, UV_READABLE, poll_cb) < 0)
+        return; /* only on bad arguments */
     set_fd (tq, deadline > 0 ? deadline : 1);
     tq->armed_for = deadline;
     tq->active = true;
