@@ -87,10 +87,16 @@ fi
 fuzz_pass=0 fuzz_fail=0
 if [ "$fuzz_seconds" -gt 0 ]; then
     echo "=== fuzz the message decoder, the broker router and the parsers for ${fuzz_seconds}s"
-    if "$top/scripts/fuzz.sh" "$fuzz_seconds" "$top/build/fuzz"; then
+    # libFuzzer's progress lines go to a log; the end of it is shown on failure
+    mkdir -p "$top/build/fuzz"
+    if "$top/scripts/fuzz.sh" "$fuzz_seconds" "$top/build/fuzz" \
+           >"$top/build/fuzz/fuzz.log" 2>&1; then
         fuzz_pass=1
+        grep -E '^(Done [0-9]+ runs|fuzz\.sh:)' "$top/build/fuzz/fuzz.log"
     else
         fuzz_fail=1; status=1
+        tail -60 "$top/build/fuzz/fuzz.log"
+        echo "fuzz: failed (log: build/fuzz/fuzz.log)"
     fi
 fi
 
@@ -101,5 +107,15 @@ fail=$(cat $(find "$top/build" -name '*.trs' 2>/dev/null) /dev/null \
 pass=$((pass + fuzz_pass + vg_pass + fmt_pass))
 fail=$((fail + fuzz_fail + vg_fail + fmt_fail + broken))
 [ "$fail" -gt 0 ] && status=1
+# the failures again, by name, just above the summary (a CI log's tail)
+if [ "$status" -ne 0 ]; then
+    echo "=== failures"
+    grep -HE ':test-result: (FAIL|ERROR|XPASS)' $(find "$top/build" -name '*.trs') \
+        /dev/null 2>/dev/null | sed -e "s|^$top/build/||" -e 's|\.trs:| |' | head -40
+    grep '^not ok' "$top/build/format.log" 2>/dev/null || true
+    [ "$vg_fail" -gt 0 ] && echo "valgrind: $vg_fail failed (above)"
+    [ "$fuzz_fail" -gt 0 ] && echo "fuzz: failed (above)"
+    [ "$broken" -gt 0 ] && echo "$broken suite(s) did not build (above)"
+fi
 echo "$pass passed, $fail failed"
 exit $status
