@@ -446,6 +446,27 @@ test_expect_success 'the same on rank 1, which loads every level from rank 0' '
 			jq -r .val.data | base64 -d" >lheld1.out &&
 	test "$(cat lheld1.out)" = found
 '
+# cache-max-age: what rank 1 loaded for a lookup and then did not use
+# is dropped (aged) once that old, and is loaded again when asked for.
+test_expect_success 'an unused cache entry is dropped after cache-max-age' '
+	flux start -s 2 "-Sbroker.modules=content,content-sqlite@0,kvs cache-max-age=1" sh -c "
+		seq 1 50 | sed \"s/.*/age.k&=$(printf %0300d 0)&/\" |
+			xargs $K put >/dev/null &&
+		$K -r 1 get age.k7 >/dev/null &&
+		$FLUX_BUILD_DIR/t/rpc -r 1 kvs.stats-get {} | jq .cache.count &&
+		sleep 3.5 &&
+		$FLUX_BUILD_DIR/t/rpc -r 1 kvs.stats-get {} | jq .cache.count,.cache.aged &&
+		$K -r 1 get age.k7 | tail -c 4" >aged.out &&
+	cat aged.out &&
+	test $(sed -n 1p aged.out) -gt 2 &&
+	test $(sed -n 2p aged.out) -eq 0 &&
+	test $(sed -n 3p aged.out) -gt 2 &&
+	test "$(sed -n 4p aged.out)" = "007"
+'
+test_expect_success 'cache-max-age=-1 is refused' '
+	test_must_fail flux start "-Sbroker.modules=content,content-sqlite@0,kvs cache-max-age=-1" true 2>age.err &&
+	grep "invalid argument: cache-max-age=-1" age.err
+'
 test_expect_success 'an hdir is refused as a put dirent (EPROTO)' '
 	cat >hput.sh <<-EOT &&
 	$K rpc kvs.commit "{\"namespace\":\"primary\",\"flags\":0,\"ops\":[{\"key\":\"x\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"hdir\",\"data\":{\"size\":1,\"func\":\"fnv1a32\",\"bucket\":[null]}}}]}"

@@ -43,15 +43,16 @@ struct entry {
     struct list_node lru; /* on c->lru (head = most recently used), c->cold
                              or c->busy */
     bool cold;
-    bool busy;        /* on c->busy: !expirable() */
-    json_t *obj;      /* decoded tree object, or NULL */
-    struct blob *raw; /* the blob, or NULL */
-    size_t size;      /* bytes accounted (account()) */
-    size_t objlen;    /* encoded size of obj */
-    bool stored;      /* known to be in the content store */
-    int dirty;        /* stores pending */
-    int holds;        /* cache_hold() not yet released */
-    void *load;       /* load in flight, or NULL */
+    bool busy;          /* on c->busy: !expirable() */
+    unsigned int epoch; /* c->epoch when last used (0: demoted) */
+    json_t *obj;        /* decoded tree object, or NULL */
+    struct blob *raw;   /* the blob, or NULL */
+    size_t size;        /* bytes accounted (account()) */
+    size_t objlen;      /* encoded size of obj */
+    bool stored;        /* known to be in the content store */
+    int dirty;          /* stores pending */
+    int holds;          /* cache_hold() not yet released */
+    void *load;         /* load in flight, or NULL */
     struct waiter *waiters, **tail;
     char ref[BLOBREF_MAX_STRING_SIZE];
 };
@@ -62,6 +63,7 @@ struct cache {
     struct list_node cold; /* replaced dir versions, newest first */
     struct list_node busy; /* entries in use, in no order */
     size_t cold_bytes;
+    unsigned int epoch; /* cache_age() calls so far, plus one */
     size_t max_entries;
     size_t max_bytes;
     cache_load_f load;
@@ -120,6 +122,7 @@ struct cache *cache_create (size_t max_entries, size_t max_bytes,
     list_init (&c->lru);
     list_init (&c->cold);
     list_init (&c->busy);
+    c->epoch = 1;
     c->max_entries = max_entries;
     c->max_bytes = max_bytes;
     c->load = load;
@@ -197,8 +200,10 @@ static void relist (struct cache *c, struct entry *e)
         uncold (c, e);
         list_add_head (&c->busy, &e->lru);
     }
-    else
+    else {
         list_add_head (&c->lru, &e->lru);
+        e->epoch = c->epoch;
+    }
     e->busy = busy;
 }
 
@@ -225,6 +230,31 @@ void cache_expire (struct cache *c)
         expire_to (c, c->max_entries);
 }
 
+/* Both lists are in order of last use from their tail (a demoted entry,
+ * epoch 0, is put at the LRU's tail), so the walk stops at the first
+ * entry young enough. */
+static void age_list (struct cache *c, struct list_node *list,
+                      unsigned int max_age)
+{
+    while (list->prev != list) {
+        struct entry *e = list_entry (list->prev, struct entry, lru);
+        if (e->epoch != 0 && c->epoch - e->epoch <= max_age)
+            break;
+        entry_remove (c, e);
+        c->st.expired++;
+        c->st.aged++;
+    }
+}
+
+void cache_age (struct cache *c, unsigned int max_age)
+{
+    if (c) {
+        c->epoch++;
+        age_list (c, &c->cold, max_age);
+        age_list (c, &c->lru, max_age);
+    }
+}
+
 /* Find ref, or create an empty entry for it (expiring first if full). */
 static struct entry *entry_get (struct cache *c, const char *ref, bool create)
 {
@@ -248,6 +278,7 @@ static struct entry *entry_get (struct cache *c, const char *ref, bool create)
         return NULL;
     }
     list_add_head (&c->lru, &e->lru);
+    e->epoch = c->epoch;
     c->st.count++;
     account (c, e);
     return e;
@@ -262,6 +293,7 @@ void cache_forget (struct cache *c, const char *ref)
         return;
     list_del (&e->lru);
     list_add_head (&c->cold, &e->lru);
+    e->epoch = c->epoch;
     e->cold = true;
     c->cold_bytes += e->size;
     while (c->cold_bytes > CACHE_COLD_BYTES) {
@@ -276,6 +308,7 @@ static void touch (struct cache *c, struct entry *e)
         return; /* the busy list has no order */
     list_del (&e->lru);
     list_add_head (&c->lru, &e->lru);
+    e->epoch = c->epoch;
     uncold (c, e);
 }
 
@@ -546,6 +579,7 @@ void cache_demote (struct cache *c, const char *ref)
         return;
     list_del (&e->lru);
     list_add_tail (&c->lru, &e->lru); /* the tail expires first */
+    e->epoch = 0;                     /* and at the next cache_age() */
 }
 
 bool cache_is_clean (struct cache *c, const char *ref)

@@ -55,6 +55,7 @@ struct cache_stats {
                      * encoded size of a decoded object */
     size_t loading; /* loads in flight */
     unsigned long loads, hits, misses, expired;
+    unsigned long aged; /* of the expired, those cache_age() expired */
 };
 
 /* Create a cache holding at most max_entries entries and max_bytes as
@@ -161,6 +162,15 @@ void cache_forget (struct cache *c, const char *ref);
 
 /* Expire clean entries (LRU first) down to the bound. */
 void cache_expire (struct cache *c);
+
+/* One tick of the cache's clock (the caller's timer: the cache reads no
+ * clock): expire the clean entries last used more than max_age ticks
+ * ago, an entry used between two ticks being 1 tick old after the
+ * second (max_age 0: every clean entry not used since the previous
+ * call).  An entry in use does not age; its age counts from when it
+ * was last in use.  A demoted entry goes at the next tick.  Costs one
+ * step per entry expired, plus one. */
+void cache_age (struct cache *c, unsigned int max_age);
 
 void cache_get_stats (struct cache *c, struct cache_stats *st);
 

@@ -55,10 +55,13 @@ struct kvs_ctx {
     int hdir_maxdirent; /* bigger dirs are stored as hdirs (apply.h) */
     size_t cache_max;   /* clean cache entries kept */
     size_t cache_max_bytes;
-    int batch_max;   /* most commits applied as one batch */
-    int write_chunk; /* most blobs in one content.write */
-    int pipeline;    /* most batches in flight per namespace */
-    int linger_ms;   /* longest wait to gather a batch (0: never) */
+    int cache_max_age;      /* seconds an unused entry is kept (0: no limit) */
+    uv_timer_t *age_timer;  /* ticks the cache's age (cache_age) */
+    unsigned int age_ticks; /* max_age in ticks of the timer */
+    int batch_max;          /* most commits applied as one batch */
+    int write_chunk;        /* most blobs in one content.write */
+    int pipeline;           /* most batches in flight per namespace */
+    int linger_ms;          /* longest wait to gather a batch (0: never) */
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
 

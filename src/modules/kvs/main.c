@@ -19,7 +19,9 @@
  * cache's bounds, default 100000 entries and 16 MiB, counting each
  * entry, its blob and an estimate of its decoded object: cache.c; the
  * directories of 10,000 active jobs fit, which the job manager's
- * batches of appends need), batch-max=N
+ * batches of appends need), cache-max-age=SECONDS (an entry not used for
+ * this long, rounded up to 10 s, is dropped within 10 s more; default
+ * 60, 0: never; so an idle broker gives its cache back), batch-max=N
  * (commits per root change, default 4096), linger-ms=N (longest wait to
  * gather a batch, default 1, 0: never wait), pipeline=N (batches of a
  * namespace in flight at once, default 1: see commit.c), write-chunk=N
@@ -147,15 +149,16 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     cache_get_stats (ctx->cache, &cs);
     if (flux_respond_pack (
             h, msg,
-            "{s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I s:I"
+            "{s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I "
+            "s:I"
             " s:i s:i s:f s:f s:f s:f s:i}",
             "cache", "count", (json_int_t)cs.count, "dirty",
             (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
             (json_int_t)cs.loading, "loads", (json_int_t)cs.loads, "hits",
             (json_int_t)cs.hits, "misses", (json_int_t)cs.misses, "expired",
-            (json_int_t)cs.expired, "namespaces", nstab_count (ctx->nstab),
-            "commits", (json_int_t)ctx->stats.commits, "commit-errors",
-            (json_int_t)ctx->stats.commit_errors, "batches",
+            (json_int_t)cs.expired, "aged", (json_int_t)cs.aged, "namespaces",
+            nstab_count (ctx->nstab), "commits", (json_int_t)ctx->stats.commits,
+            "commit-errors", (json_int_t)ctx->stats.commit_errors, "batches",
             (json_int_t)ctx->stats.batches, "max-batch",
             (json_int_t)ctx->stats.max_batch, "lookups",
             (json_int_t)ctx->stats.lookups, "relays",
@@ -268,6 +271,8 @@ static int parse_args (struct kvs_ctx *ctx, int argc, char **argv,
             ctx->cache_max = (size_t)v;
         else if (!strncmp (argv[i], "cache-max-bytes=", 16))
             ctx->cache_max_bytes = (size_t)v;
+        else if (!strncmp (argv[i], "cache-max-age=", 14) && v < 1 << 30)
+            ctx->cache_max_age = (int)v;
         else if (!strncmp (argv[i], "batch-max=", 10) && v > 0 && v < 1 << 30)
             ctx->batch_max = (int)v;
         else if (!strncmp (argv[i], "write-chunk=", 12) && v > 0 && v < 1 << 30)
@@ -412,9 +417,38 @@ static void ctx_destroy (struct kvs_ctx *ctx)
         nstab_destroy (ctx->nstab);
         if (ctx->stop_timer)
             uv_close ((uv_handle_t *)ctx->stop_timer, kvs_free_handle);
+        if (ctx->age_timer)
+            uv_close ((uv_handle_t *)ctx->age_timer, kvs_free_handle);
         free (ctx);
         errno = saved_errno;
     }
+}
+
+static void age_cb (uv_timer_t *t)
+{
+    struct kvs_ctx *ctx = t->data;
+
+    cache_age (ctx->cache, ctx->age_ticks);
+}
+
+/* Tick the cache's age every 10 s (every cache-max-age seconds if that
+ * is less): an entry goes 0 to 1 tick after max-age, rounded up to
+ * ticks.  The timer does not keep the module's loop alive. */
+static int age_timer_start (struct kvs_ctx *ctx)
+{
+    int tick = ctx->cache_max_age < 10 ? ctx->cache_max_age : 10;
+
+    if (ctx->cache_max_age == 0)
+        return 0;
+    if (!(ctx->age_timer = calloc (1, sizeof (*ctx->age_timer))))
+        return -1;
+    uv_timer_init (flux_reactor_uv (flux_get_reactor (ctx->h)), ctx->age_timer);
+    ctx->age_timer->data = ctx;
+    ctx->age_ticks = (unsigned int)((ctx->cache_max_age + tick - 1) / tick);
+    uv_timer_start (ctx->age_timer, age_cb, (uint64_t)tick * 1000,
+                    (uint64_t)tick * 1000);
+    uv_unref ((uv_handle_t *)ctx->age_timer);
+    return 0;
 }
 
 static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
@@ -431,6 +465,7 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     ctx->hdir_maxdirent = APPLY_MAXDIRENT;
     ctx->cache_max = 100000;
     ctx->cache_max_bytes = 16 << 20;
+    ctx->cache_max_age = 60;
     ctx->batch_max = 4096;
     ctx->write_chunk = 4096;
     ctx->pipeline = 1;
@@ -452,6 +487,10 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     }
     if (ctx->rank == 0 ? init_rank0 (ctx, error) : init_rankN (ctx, error))
         goto error;
+    if (age_timer_start (ctx) < 0) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
     return ctx;
 error:
     ctx_destroy (ctx);

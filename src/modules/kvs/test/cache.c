@@ -483,6 +483,60 @@ static void test_busy_returns (void)
     free (big);
 }
 
+/* cache_age(): what was not used for more than max_age ticks goes, in
+ * use or not; entries in use, held or dirty stay, and age from when they
+ * were last in use; demoted and replaced entries age too. */
+static void test_age (void)
+{
+    struct cache *c = cache_create (0, 0, fail_load, nofree, NULL);
+    char refs[8][BLOBREF_MAX_STRING_SIZE];
+    struct cache_stats st;
+    int gone = 0;
+
+    name_refs (refs, 8, "age");
+    for (int i = 0; i < 4; i++)
+        cache_insert_raw (c, refs[i], "x", 1, false);
+    cache_insert_raw (c, refs[4], "x", 1, true); /* dirty */
+    cache_insert_raw (c, refs[5], "x", 1, false);
+    cache_hold (c, refs[5]);
+    cache_age (c, 2);
+    cache_age (c, 2);
+    cache_get_stats (c, &st);
+    ok (st.count == 6 && st.aged == 0, "2 ticks old, max_age 2: all kept");
+    ok (cache_get_raw (c, refs[1], NULL, NULL) == 0, "entry 1 is used");
+    cache_age (c, 2);
+    for (int i = 0; i < 6; i++)
+        if (cache_get_raw (c, refs[i], NULL, NULL) < 0)
+            gone |= 1 << i;
+    cache_get_stats (c, &st);
+    ok (gone == (1 << 0 | 1 << 2 | 1 << 3) && st.aged == 3 && st.count == 3,
+        "3 ticks old: the clean unused entries went, not the used, dirty "
+        "or held ones (gone 0x%x)",
+        gone);
+    /* the lookups above used 1, 4 and 5 at this tick */
+    cache_clear_dirty (c, refs[4], true);
+    cache_release (c, refs[5]);
+    cache_demote (c, refs[1]);
+    cache_age (c, 2);
+    ok (cache_get_raw (c, refs[1], NULL, NULL) < 0
+            && cache_get_raw (c, refs[4], NULL, NULL) == 0
+            && cache_get_raw (c, refs[5], NULL, NULL) == 0,
+        "the next tick: the demoted entry went, the released ones stay");
+    cache_insert_raw (c, refs[6], "x", 1, false);
+    cache_forget (c, refs[6]);
+    cache_age (c, 0);
+    cache_get_stats (c, &st);
+    ok (st.count == 0, "max_age 0: everything not used since the last tick "
+                       "went, replaced versions too");
+    cache_insert_raw (c, refs[7], "x", 1, false);
+    cache_age (c, 0);
+    cache_age (NULL, 0);
+    cache_get_stats (c, &st);
+    ok (st.count == 0 && st.aged == 8 && st.expired == 8,
+        "aged entries count as expired too");
+    cache_destroy (c);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -496,6 +550,7 @@ int main (void)
     test_forget ();
     test_demote ();
     test_hold ();
+    test_age ();
     test_destroy_pending ();
     done_testing ();
     return 0;
