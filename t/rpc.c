@@ -102,6 +102,7 @@ int main (int argc, char **argv)
         printf ("%s\n", s ? s : "");
         if (!flags)
             break;
+        fflush (stdout); /* a stream is read as it comes */
         flux_future_reset (f);
     }
     flux_future_destroy (f);

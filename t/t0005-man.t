@@ -18,7 +18,7 @@ FLUX="$FLUX_BUILD_DIR/src/cmd/flux"
 DOC="$FLUX_SOURCE_DIR/doc"
 
 # Commands that must have a man page.
-REQUIRED="content dmesg dump event getattr keygen kvs logger lsattr module
+REQUIRED="config content dmesg dump event getattr keygen kvs logger lsattr module
 overlay ping restore setattr shutdown start uptime"
 
 command -v groff >/dev/null 2>&1 && test_set_prereq GROFF

@@ -110,6 +110,10 @@ struct broker {
     int shutdown_loglevel;
     const flux_msg_t **health_watchers; /* streaming overlay.health */
     size_t nhealth_watchers;
+    json_t *config;                     /* conf.h */
+    const flux_msg_t **config_watchers; /* streaming config.get */
+    size_t nconfig_watchers;
+    flux_msg_handler_t **config_handlers;
     flux_msg_handler_t **state_handlers;
     flux_msg_handler_t **builtin_handlers;
 };

@@ -23,6 +23,7 @@
 
 #include "boot.h"
 #include "broker.h"
+#include "conf.h"
 #include "libutil/fsd.h"
 #include "methods.h"
 #include "module.h"
@@ -33,26 +34,31 @@
 
 static void usage (FILE *f)
 {
-    fprintf (f, "Usage: flux-broker [OPTIONS] [INITIAL-PROGRAM [ARGS...]]\n"
-                "Run one Flux broker.  Under a PMI-1 launcher (PMI_FD set) it\n"
-                "joins the other brokers of the instance; otherwise it is a\n"
-                "singleton instance.  Rank 0 runs INITIAL-PROGRAM (default:\n"
-                "$SHELL) and the instance exits with its status.\n"
-                "  -S, --setattr=NAME=VALUE  set a broker attribute\n"
-                "  -h, --help                show this help\n");
+    fprintf (f,
+             "Usage: flux-broker [OPTIONS] [INITIAL-PROGRAM [ARGS...]]\n"
+             "Run one Flux broker.  Under a PMI-1 launcher (PMI_FD set) it\n"
+             "joins the other brokers of the instance; otherwise it is a\n"
+             "singleton instance.  Rank 0 runs INITIAL-PROGRAM (default:\n"
+             "$SHELL) and the instance exits with its status.\n"
+             "  -c, --config-path=PATH    read the configuration from PATH:\n"
+             "                            a JSON or YAML file, or a directory\n"
+             "                            of *.json, *.yaml, *.yml files\n"
+             "  -S, --setattr=NAME=VALUE  set a broker attribute\n"
+             "  -h, --help                show this help\n");
 }
 
 static int parse_args (struct broker *b, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"setattr", required_argument, NULL, 'S'},
+        {"config-path", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     int c;
 
-    while ((c = getopt_long (argc, argv, "+S:hv", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "+S:c:hv", longopts, NULL)) != -1) {
         char *eq;
         switch (c) {
             case 'S':
@@ -63,6 +69,14 @@ static int parse_args (struct broker *b, int argc, char **argv)
                 *eq = '\0';
                 if (attr_set_user (b->attrs, optarg, eq + 1, true, false) < 0) {
                     fprintf (stderr, "flux-broker: %s: %s\n", optarg,
+                             strerror (errno));
+                    return -1;
+                }
+                break;
+            case 'c':
+                if (attr_set_user (b->attrs, "config.path", optarg, true, false)
+                    < 0) {
+                    fprintf (stderr, "flux-broker: config.path: %s\n",
                              strerror (errno));
                     return -1;
                 }
@@ -412,7 +426,8 @@ static int setup_core (struct broker *b, struct boot_info *info)
         || flux_set_reactor (b->h, b->reactor) < 0
         || !(b->log = brokerlog_create (b->h, b->rank, 1024))
         || attr_register_services (b->attrs, b->h) < 0 || router_init (b) < 0
-        || builtin_register (b) < 0 || state_machine_init (b) < 0)
+        || builtin_register (b) < 0 || conf_register (b) < 0
+        || state_machine_init (b) < 0)
         return -1;
     return 0;
 }
@@ -440,6 +455,7 @@ static void teardown (struct broker *b, struct boot_info *info)
     overlay_destroy (b->overlay);
     state_machine_fini (b);
     builtin_unregister (b);
+    conf_unregister (b);
     brokerlog_destroy (b->log);
     b->log = NULL;
     attr_unregister_services (b->attrs);
@@ -491,7 +507,8 @@ int main (int argc, char **argv)
         fprintf (stderr, "flux-broker: cannot generate a UUID\n");
         return 1;
     }
-    if (!(b->attrs = attr_create ()) || parse_args (b, argc, argv) < 0)
+    if (!(b->attrs = attr_create ()) || parse_args (b, argc, argv) < 0
+        || conf_init (b) < 0)
         return 1;
     if (setup_core (b, &info) < 0 || setup_network (b, &info) < 0)
         goto done;

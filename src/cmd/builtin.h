@@ -25,6 +25,7 @@ struct builtin {
 
 extern const struct builtin builtin_getattr;
 extern const struct builtin builtin_content;
+extern const struct builtin builtin_config;
 extern const struct builtin builtin_setattr;
 extern const struct builtin builtin_lsattr;
 extern const struct builtin builtin_ping;
@@ -74,6 +75,7 @@ int cmd_ping (int argc, char **argv);
 int cmd_dmesg (int argc, char **argv);
 int cmd_logger (int argc, char **argv);
 int cmd_event (int argc, char **argv);
+int cmd_config (int argc, char **argv);
 int cmd_module (int argc, char **argv);
 int cmd_overlay (int argc, char **argv);
 int cmd_uptime (int argc, char **argv);

@@ -33,6 +33,8 @@ static const char usage[]
       "  -s, --test-size=N          Start N brokers, with flux start as their\n"
       "                             PMI server\n"
       "  -o, --broker-opts=OPTS     Add broker options (comma separated)\n"
+      "  -c, --config-path=PATH     Read the brokers' configuration from PATH\n"
+      "                             (a JSON or YAML file, or a directory)\n"
       "  -S, --setattr=NAME=VALUE   Set a broker attribute\n"
       "      --test-exit-timeout=FSD  Grace period before brokers left "
       "running\n"
@@ -52,6 +54,7 @@ const struct builtin builtin_start = {
 static const struct option longopts[] = {
     {"test-size", required_argument, NULL, 's'},
     {"broker-opts", required_argument, NULL, 'o'},
+    {"config-path", required_argument, NULL, 'c'},
     {"setattr", required_argument, NULL, 'S'},
     {"test-exit-timeout", required_argument, NULL, 'T'},
     {"verbose", no_argument, NULL, 'v'},
@@ -108,6 +111,22 @@ static void add_setattr (struct args *a, const char *nv)
         cmd_usage_error ("--setattr: expected NAME=VALUE, got '%s'", nv);
     if (snprintf (buf, sizeof (buf), "-S%s", nv) >= (int)sizeof (buf))
         cmd_usage_error ("--setattr: argument too long");
+    args_add (a, buf);
+}
+
+/* -c PATH: made absolute, as the brokers may run elsewhere */
+static void add_config_path (struct args *a, const char *path)
+{
+    char buf[PATH_MAX + 32], cwd[PATH_MAX];
+
+    if (!*path)
+        cmd_usage_error ("--config-path: empty path");
+    if (*path != '/' && !getcwd (cwd, sizeof (cwd)))
+        cmd_die ("getcwd: %s", strerror (errno));
+    if (snprintf (buf, sizeof (buf), "--config-path=%s%s%s",
+                  *path == '/' ? "" : cwd, *path == '/' ? "" : "/", path)
+        >= (int)sizeof (buf))
+        cmd_usage_error ("--config-path: argument too long");
     args_add (a, buf);
 }
 
@@ -189,7 +208,7 @@ int cmd_start (int argc, char **argv)
     int c, status;
 
     args_add (&common, broker_path ());
-    while ((c = cmd_getopt (argc, argv, "s:o:S:vX", longopts)) != -1) {
+    while ((c = cmd_getopt (argc, argv, "s:o:c:S:vX", longopts)) != -1) {
         switch (c) {
             case 's':
                 p.size
@@ -200,6 +219,9 @@ int cmd_start (int argc, char **argv)
                 break;
             case 'S':
                 add_setattr (&common, optarg);
+                break;
+            case 'c':
+                add_config_path (&common, optarg);
                 break;
             case 'T':
                 p.grace = cmd_parse_duration ("--test-exit-timeout", optarg);

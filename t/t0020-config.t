@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-only
+# Copyright the flux-c authors
+
+test_description='the broker configuration: flux start -c, flux config
+get/reload/load and the config service'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+RPC="$FLUX_BUILD_DIR/t/rpc"
+CRED="$FLUX_BUILD_DIR/t/rpc-cred"
+
+test_expect_success 'a directory of YAML and JSON files' '
+	mkdir conf.d &&
+	printf "job-manager:\n  inactive-age-limit: 7d\nx:\n  s: text\n" \
+		>conf.d/10-a.yaml &&
+	echo "{\"job-manager\":{\"inactive-num-limit\":1000}}" >conf.d/20-b.json &&
+	echo "ignored" >conf.d/README &&
+	flux start -c conf.d sh -c "flux config get; flux getattr config.path" \
+		>dir.out &&
+	cat >dir.exp <<-EOT &&
+	{"job-manager":{"inactive-age-limit":"7d","inactive-num-limit":1000},"x":{"s":"text"}}
+	$PWD/conf.d
+	EOT
+	test_cmp dir.exp dir.out
+'
+test_expect_success 'flux config get: a key, types, default, quiet' '
+	flux start -c conf.d sh -c "
+		flux config get x.s &&
+		flux config get job-manager.inactive-num-limit &&
+		flux config get --type=fsd job-manager.inactive-age-limit &&
+		flux config get --type=object x &&
+		flux config get --default=none x.nosuch &&
+		flux config get -q job-manager.inactive-age-limit && echo quiet-set
+	" >get.out &&
+	printf "text\n1000\n604800\n{\"s\":\"text\"}\nnone\nquiet-set\n" >get.exp &&
+	test_cmp get.exp get.out
+'
+test_expect_success 'flux config get: unset and wrong type fail' '
+	flux start -c conf.d sh -c "
+		flux config get x.nosuch; echo rc=\$?
+		flux config get -q x.nosuch; echo rc=\$?
+		flux config get --type=integer x.s; echo rc=\$?
+		flux config get --type=bogus x.s; echo rc=\$?
+	" >bad.out 2>bad.err &&
+	printf "rc=1\nrc=1\nrc=1\nrc=1\n" >bad.exp &&
+	test_cmp bad.exp bad.out &&
+	grep "x.nosuch is not set" bad.err &&
+	test $(grep -c "is not set" bad.err) -eq 1 &&
+	grep "x.s: the value is not of type integer" bad.err &&
+	grep "unknown type bogus" bad.err
+'
+test_expect_success 'without -c the configuration is empty' '
+	flux start flux config get >none.out &&
+	echo "{}" >none.exp &&
+	test_cmp none.exp none.out
+'
+test_expect_success 'every broker reads its own: rank 1 answers config.get' '
+	flux start -s 2 -c conf.d $RPC -r 1 config.get {} >r1.out &&
+	grep "\"inactive-num-limit\":1000" r1.out
+'
+test_expect_success 'a missing or invalid configuration: the broker does not start' '
+	test_must_fail flux start -c nonexistent true 2>miss.err &&
+	grep "config: .*nonexistent: No such file or directory" miss.err &&
+	mkdir bad.d && cp conf.d/* bad.d/ &&
+	printf "job-manager:\n  inactive-age-limit: 1d\n" >bad.d/30-c.yaml &&
+	test_must_fail flux start -c bad.d true 2>dup.err &&
+	grep "bad.d/30-c.yaml: job-manager.inactive-age-limit is also set in 10-a.yaml" dup.err &&
+	echo "{" >bad.json &&
+	test_must_fail flux start -c bad.json true 2>json.err &&
+	grep "bad.json:2:0: " json.err
+'
+test_expect_success 'reload: a change applies; an error keeps the old one' '
+	mkdir rl.d && echo "{\"v\":1}" >rl.d/a.json &&
+	flux start -c rl.d sh -c "
+		flux config get v &&
+		echo \"{\\\"v\\\":2}\" >rl.d/a.json && flux config reload &&
+		flux config get v &&
+		echo \"{\" >rl.d/a.json &&
+		if flux config reload 2>reload.err; then echo reloaded; fi &&
+		flux config get v
+	" >rl.out &&
+	printf "1\n2\n2\n" >rl.exp &&
+	test_cmp rl.exp rl.out &&
+	grep "rl.d/a.json:2:0:" reload.err
+'
+test_expect_success 'load: JSON or YAML from standard input or a file' '
+	printf "a:\n  b: [1, 2]\n" >load.yaml &&
+	flux start sh -c "
+		echo \"{\\\"a\\\":1}\" | flux config load && flux config get a &&
+		flux config load load.yaml && flux config get a &&
+		if echo \"[1]\" | flux config load 2>load.err; then echo loaded; fi &&
+		flux config get a
+	" >load.out &&
+	printf "1\n{\"b\":[1,2]}\n{\"b\":[1,2]}\n" >load.exp &&
+	test_cmp load.exp load.out &&
+	grep "expected a table" load.err
+'
+test_expect_success 'config.get streams every change' '
+	flux start sh -c "
+		$RPC -s config.get {} >stream.out &
+		pid=\$!
+		while ! test -s stream.out; do sleep 0.05; done
+		echo \"{\\\"n\\\":1}\" | flux config load &&
+		echo \"{\\\"n\\\":2}\" | flux config load &&
+		while test \$(wc -l <stream.out) -lt 3; do sleep 0.05; done
+		kill \$pid
+	" &&
+	printf "{}\n{\"n\":1}\n{\"n\":2}\n" >stream.exp &&
+	test_cmp stream.exp stream.out
+'
+test_expect_success 'a guest may read, not reload or load' '
+	flux start sh -c "
+		$CRED -u 4242 -R 2 config.get; echo get=\$?
+		$CRED -u 4242 -R 2 config.reload; echo reload=\$?
+		$CRED -u 4242 -R 2 config.load {}; echo load=\$?
+	" >guest.out 2>&1 &&
+	grep "^get=0" guest.out &&
+	grep "^reload=1$" guest.out &&
+	grep "^load=1$" guest.out
+'
+test_expect_success 'config.load with a payload that is not an object: EPROTO' '
+	flux start sh -c "$RPC config.load [1]; echo rc=\$?; flux config get" \
+		>eproto.out 2>&1 &&
+	grep "rc=71" eproto.out && tail -1 eproto.out | grep "^{}$"
+'
+
+test_done
