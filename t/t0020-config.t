@@ -3,12 +3,14 @@
 # Copyright the flux-c authors
 
 test_description='the broker configuration: flux start -c, flux config
-get/reload/load and the config service'
+get/reload/load, the config service, and the job manager purging
+inactive jobs by its limits'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 RPC="$FLUX_BUILD_DIR/t/rpc"
 CRED="$FLUX_BUILD_DIR/t/rpc-cred"
+SIM="--setattr=system.exec.test.run_duration=0.001s"
 
 test_expect_success 'a directory of YAML and JSON files' '
 	mkdir conf.d &&
@@ -123,6 +125,62 @@ test_expect_success 'config.load with a payload that is not an object: EPROTO' '
 	flux start sh -c "$RPC config.load [1]; echo rc=\$?; flux config get" \
 		>eproto.out 2>&1 &&
 	grep "rc=71" eproto.out && tail -1 eproto.out | grep "^{}$"
+'
+test_expect_success 'inactive-num-limit: the job manager keeps the newest N' '
+	printf "job-manager:\n  inactive-num-limit: 3\n" >num.yaml &&
+	flux start -c num.yaml sh -c "
+		flux submit --cc=1-10 --quiet $SIM true &&
+		flux queue drain &&
+		while test \$(flux jobs -a -n | wc -l) -gt 3; do sleep 0.05; done &&
+		flux jobs -a -n -o {id} | wc -l &&
+		flux job stats | jq .inactive_purged
+	" >num.out &&
+	printf "3\n7\n" >num.exp &&
+	test_cmp num.exp num.out
+'
+test_expect_success 'inactive-age-limit, set by a reload: jobs go once that old' '
+	echo "{}" >age.json &&
+	flux start -c age.json sh -c "
+		flux submit --cc=1-4 --quiet $SIM true &&
+		flux queue drain &&
+		flux jobs -a -n | wc -l &&
+		echo \"{\\\"job-manager\\\":{\\\"inactive-age-limit\\\":\\\"0.5s\\\"}}\" >age.json &&
+		flux config reload &&
+		while test \$(flux jobs -a -n | wc -l) -gt 0; do sleep 0.05; done &&
+		flux submit --quiet $SIM true && flux queue drain &&
+		flux jobs -a -n | wc -l &&
+		while test \$(flux jobs -a -n | wc -l) -gt 0; do sleep 0.05; done &&
+		echo gone
+	" >age.out &&
+	printf "4\n1\ngone\n" >age.exp &&
+	test_cmp age.exp age.out
+'
+test_expect_success 'an invalid limit is logged and the previous one kept' '
+	printf "job-manager:\n  inactive-num-limit: 2\n" >inv.yaml &&
+	flux start -c inv.yaml sh -c "
+		echo \"{\\\"job-manager\\\":{\\\"inactive-num-limit\\\":-1,\\\"inactive-age-limit\\\":5}}\" |
+			flux config load &&
+		flux submit --cc=1-5 --quiet $SIM true &&
+		flux queue drain &&
+		while test \$(flux jobs -a -n | wc -l) -gt 2; do sleep 0.05; done &&
+		flux jobs -a -n | wc -l &&
+		flux dmesg | grep \"config: job-manager\"
+	" >inv.out 2>/dev/null &&
+	head -1 inv.out | grep "^2$" &&
+	grep "inactive-num-limit: expected an integer >= 0" inv.out &&
+	grep "inactive-age-limit: expected a duration" inv.out
+'
+test_expect_success 'the limits apply to jobs restored at a restart, and stay applied' '
+	rm -rf sd && mkdir sd &&
+	flux start -Sstatedir="$PWD/sd" sh -c "
+		flux submit --cc=1-6 --quiet $SIM true && flux queue drain" &&
+	printf "job-manager:\n  inactive-num-limit: 2\n" >rs.yaml &&
+	flux start -Sstatedir="$PWD/sd" -c rs.yaml sh -c "
+		while test \$(flux jobs -a -n | wc -l) -gt 2; do sleep 0.05; done &&
+		flux jobs -a -n | wc -l" >rs.out &&
+	flux start -Sstatedir="$PWD/sd" flux jobs -a -n >rs2.out &&
+	echo 2 >rs.exp && test_cmp rs.exp rs.out &&
+	test $(wc -l <rs2.out) -eq 2
 '
 
 test_done

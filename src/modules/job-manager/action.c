@@ -11,6 +11,7 @@
 #include "depend.h"
 #include "event.h"
 #include "history.h"
+#include "purge.h"
 #include "start.h"
 #include "urgency.h"
 #include "wait.h"
@@ -86,6 +87,7 @@ static void job_inactive (struct jobmgr *jm, struct job *job)
     wait_inactive (jm->wait, job);
     job_compact (job);
     jobtab_inactive_add (jm->jobs, job);
+    purge_inactive_added (jm->purge);
 }
 
 static void publish_cb (flux_future_t *f, void *arg)

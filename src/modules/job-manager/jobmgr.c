@@ -15,6 +15,7 @@
 #include "event.h"
 #include "history.h"
 #include "journal.h"
+#include "purge.h"
 #include "queue.h"
 #include "start.h"
 #include "wait.h"
@@ -159,7 +160,8 @@ struct jobmgr *jobmgr_create (flux_t *h)
         || !(jm->alloc = alloc_create (jm)) || !(jm->start = start_create (jm))
         || !(jm->wait = wait_create (jm)) || !(jm->depend = depend_create (jm))
         || !(jm->queue = queue_create (jm))
-        || !(jm->history = history_create (jm))) {
+        || !(jm->history = history_create (jm))
+        || !(jm->purge = purge_create (jm))) {
         jobmgr_destroy (jm);
         errno = ENOMEM;
         return NULL;
@@ -177,7 +179,7 @@ int jobmgr_start (struct jobmgr *jm)
     jm->prep->data = jm;
     uv_prepare_start (jm->prep, prep_cb);
     uv_unref ((uv_handle_t *)jm->prep); /* handlers keep the loop alive */
-    return 0;
+    return purge_start (jm->purge);
 }
 
 void jobmgr_destroy (struct jobmgr *jm)
@@ -197,6 +199,7 @@ void jobmgr_destroy (struct jobmgr *jm)
             }
         }
         journal_destroy (jm->journal);
+        purge_destroy (jm->purge);
         while (!list_empty (&jm->futures))
             flux_future_destroy (
                 list_entry (jm->futures.next, struct tracked, link)->f);

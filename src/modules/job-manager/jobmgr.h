@@ -28,6 +28,7 @@ struct waitq;
 struct depend;
 struct queue;
 struct history;
+struct purge;
 
 struct jobmgr {
     flux_t *h;
@@ -42,6 +43,7 @@ struct jobmgr {
     struct depend *depend;
     struct queue *queue;
     struct history *history; /* per user, for flux job last */
+    struct purge *purge;     /* automatic purge of inactive jobs */
 
     struct list_node resources; /* active jobs holding resources */
     struct list_node doomed;    /* jobs to free at the next loop turn */
