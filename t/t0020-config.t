@@ -183,4 +183,28 @@ test_expect_success 'the limits apply to jobs restored at a restart, and stay ap
 	test $(wc -l <rs2.out) -eq 2
 '
 
+test_expect_success 'kvs.gc-threshold: flux shutdown collects once the KVS version is over it' '
+	rm -rf sdg && mkdir sdg &&
+	echo "{\"kvs\":{\"gc-threshold\":1000}}" >gc.json &&
+	flux start -Sstatedir="$PWD/sdg" -c gc.json sh -c "
+		flux kvs put a=1 && flux shutdown; sleep 30" 2>under.err &&
+	! grep "gc-threshold" under.err &&
+	test ! -e sdg/content.sqlite.gc &&
+	echo "{\"kvs\":{\"gc-threshold\":3}}" >gc.json &&
+	flux start -Sstatedir="$PWD/sdg" -c gc.json sh -c "
+		for i in 1 2 3 4; do flux kvs put a=\$i || exit 1; done &&
+		flux shutdown --skip-gc; sleep 30" 2>skip.err &&
+	! grep "gc-threshold" skip.err &&
+	test ! -e sdg/content.sqlite.gc &&
+	flux start -Sstatedir="$PWD/sdg" -c gc.json sh -c "
+		flux shutdown; sleep 30" 2>over.err &&
+	grep "the KVS version [0-9]* is over kvs.gc-threshold (3)" over.err &&
+	grep "will be garbage collected at the next start" over.err &&
+	test -e sdg/content.sqlite.gc &&
+	echo "{\"kvs\":{\"gc-threshold\":\"x\"}}" >gc.json &&
+	flux start -Sstatedir="$PWD/sdg" -c gc.json sh -c "
+		flux shutdown; sleep 30" 2>inval.err &&
+	grep "kvs.gc-threshold: expected an integer > 0: ignored" inval.err
+'
+
 test_done

@@ -8,10 +8,14 @@
  * the shutdown, filtered by the broker to our log level, until the
  * instance reaches "goodbye" (ENODATA); they are copied to stderr.  A
  * connection lost after the shutdown began counts as the end too.
- * --gc / --skip-gc first send content-sqlite.gc (gc.h there).
+ * --gc / --skip-gc first send content-sqlite.gc (gc.h there).  Without
+ * either, the configuration's kvs.gc-threshold (config.get) asks for a
+ * collection once the primary namespace's version (kvs.getroot) is over
+ * it, as flux-core does.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +32,8 @@ static const char usage[]
       "      --background   Return once the shutdown has started\n"
       "      --gc           Collect the content store's garbage at the next\n"
       "                     start (keep only what the KVS reaches)\n"
-      "      --skip-gc      Cancel a --gc asked for before\n"
+      "      --skip-gc      Cancel a --gc asked for before, and do not\n"
+      "                     collect for kvs.gc-threshold\n"
       "  -h, --help         Display this message\n";
 
 const struct builtin builtin_shutdown = {
@@ -67,6 +72,47 @@ static void request_gc (flux_t *h, bool on)
     flux_future_destroy (f);
 }
 
+/* Is the KVS version over the configuration's kvs.gc-threshold?  Only
+ * with a statedir (a store that outlives the instance); a broker without
+ * the config service, or a threshold that is not a positive integer
+ * (said), is not. */
+static bool over_gc_threshold (flux_t *h, bool quiet)
+{
+    flux_future_t *f, *g = NULL;
+    json_int_t threshold = 0;
+    json_t *conf, *val = NULL;
+    int rootseq = 0;
+    bool over = false;
+
+    if (!flux_attr_get (h, "statedir"))
+        return false;
+    if (!(f = flux_rpc (h, "config.get", NULL, FLUX_NODEID_ANY, 0))
+        || flux_rpc_get_unpack (f, "o", &conf) < 0
+        || !(val
+             = json_object_get (json_object_get (conf, "kvs"), "gc-threshold")))
+        goto done;
+    if (!json_is_integer (val) || (threshold = json_integer_value (val)) <= 0) {
+        cmd_warn ("kvs.gc-threshold: expected an integer > 0: ignored");
+        goto done;
+    }
+    if (!(g = flux_rpc_pack (h, "kvs.getroot", FLUX_NODEID_ANY, 0, "{s:s}",
+                             "namespace", "primary"))
+        || flux_rpc_get_unpack (g, "{s:i}", "rootseq", &rootseq) < 0) {
+        cmd_warn ("kvs.gc-threshold: the KVS version: %s",
+                  g ? future_strerror (g, errno) : strerror (errno));
+        goto done;
+    }
+    if ((over = rootseq > threshold) && !quiet)
+        fprintf (stderr,
+                 "flux-shutdown: the KVS version %d is over kvs.gc-threshold "
+                 "(%lld)\n",
+                 rootseq, (long long)threshold);
+done:
+    flux_future_destroy (g);
+    flux_future_destroy (f);
+    return over;
+}
+
 int cmd_shutdown (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -102,6 +148,8 @@ int cmd_shutdown (int argc, char **argv)
     if (optind != argc)
         cmd_usage_error ("unexpected argument '%s'", argv[optind]);
     h = cmd_open ();
+    if (gc < 0 && over_gc_threshold (h, loglevel < STDLOG_INFO))
+        gc = 1;
     if (gc >= 0)
         request_gc (h, gc);
     if (!(f = flux_rpc_pack (h, "shutdown.start", FLUX_NODEID_ANY,
