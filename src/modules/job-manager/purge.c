@@ -14,6 +14,7 @@
 #include "purge.h"
 
 #define PURGE_BATCH_MAX 10000
+#define PURGE_RETRY_MS 1000 /* after an automatic purge ran out of memory */
 
 struct purge {
     struct jobmgr *jm;
@@ -235,15 +236,22 @@ static void timer_cb (uv_timer_t *t)
                           true, ids);
     if (count < 0)
         jm_log (jm, LOG_ERR, "automatic purge: %s", strerror (errno));
-    if (json_array_size (ids) == 0) { /* nothing was due after all */
+    if (json_array_size (ids) == 0) {
         json_decref (ids);
-        purge_kick (p);
+        if (count < 0) /* out of memory: not again at once */
+            uv_timer_start (p->timer, timer_cb, PURGE_RETRY_MS, 0);
+        else /* nothing was due after all (the clock moved) */
+            purge_kick (p);
         return;
     }
     jm_log (jm, LOG_DEBUG, "automatic purge of %zu inactive jobs",
             json_array_size (ids));
+    /* the removals are in the KVS batch either way; if the announcement
+     * could not be arranged, go on later */
     if (finish (jm, NULL, ids) == 0)
         p->inflight = true;
+    else
+        uv_timer_start (p->timer, timer_cb, PURGE_RETRY_MS, 0);
 }
 
 /* Arm the timer for the next job over a limit (now, if one is). */
