@@ -137,6 +137,30 @@ char *cmd_join_words (int argc, char **argv)
     return s;
 }
 
+char *cmd_read_all (FILE *fp, const char *what, size_t *lenp)
+{
+    size_t len = 0, size = 8192, n;
+    char *buf = malloc (size);
+
+    if (!buf)
+        cmd_die ("out of memory");
+    while ((n = fread (buf + len, 1, size - len - 1, fp)) > 0) {
+        len += n;
+        if (len + 1 == size) {
+            char *nbuf = realloc (buf, size *= 2);
+            if (!nbuf)
+                cmd_die ("out of memory");
+            buf = nbuf;
+        }
+    }
+    if (ferror (fp))
+        cmd_die ("%s: %s", what, strerror (errno));
+    buf[len] = '\0';
+    if (lenp)
+        *lenp = len;
+    return buf;
+}
+
 flux_t *cmd_open (void)
 {
     flux_error_t error;

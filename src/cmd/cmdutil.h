@@ -65,6 +65,12 @@ void cmd_warn (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
  */
 char *cmd_join_words (int argc, char **argv);
 
+/* All of fp, with a NUL after it (free it), its length in *lenp (which
+ * may be NULL).  Exits 1 if out of memory, or with "WHAT: error" if
+ * reading fails.
+ */
+char *cmd_read_all (FILE *fp, const char *what, size_t *lenp);
+
 /* Open the instance named by $FLUX_URI.  If FLUX_URI is unset, say so
  * (and that commands run inside an instance) and exit 1; exit 1 too if
  * the connection fails.

@@ -235,30 +235,6 @@ static int cmd_config_reload (int argc, char **argv)
     return 0;
 }
 
-/* All of a stream, NUL-terminated. */
-static char *read_all (FILE *fp, size_t *lenp)
-{
-    char *buf = NULL;
-    size_t len = 0, size = 0, n;
-
-    do {
-        if (len + 4096 + 1 > size) {
-            char *nbuf;
-            size = size ? size * 2 : 8192;
-            if (!(nbuf = realloc (buf, size)))
-                cmd_die ("out of memory");
-            buf = nbuf;
-        }
-        n = fread (buf + len, 1, size - len - 1, fp);
-        len += n;
-    } while (n > 0);
-    if (ferror (fp))
-        cmd_die ("read: %s", strerror (errno));
-    buf[len] = '\0';
-    *lenp = len;
-    return buf;
-}
-
 static int cmd_config_load (int argc, char **argv)
 {
     const char *path = "-";
@@ -279,7 +255,7 @@ static int cmd_config_load (int argc, char **argv)
         cmd_usage_error ("expected at most one PATH");
     if (strcmp (path, "-") && !(fp = fopen (path, "r")))
         cmd_die ("%s: %s", path, strerror (errno));
-    text = read_all (fp, &len);
+    text = cmd_read_all (fp, "read", &len);
     if (fp != stdin)
         fclose (fp);
     /* JSON first (its errors are the clearer for JSON), then YAML */

@@ -173,29 +173,6 @@ static int cmd_content_load (int argc, char **argv)
     return 0;
 }
 
-static char *read_all (FILE *fp, size_t *lenp)
-{
-    size_t len = 0, cap = 65536;
-    char *buf = malloc (cap);
-    size_t n;
-
-    if (!buf)
-        cmd_die ("out of memory");
-    while ((n = fread (buf + len, 1, cap - len, fp)) > 0) {
-        len += n;
-        if (len == cap) {
-            char *nb = realloc (buf, cap *= 2);
-            if (!nb)
-                cmd_die ("out of memory");
-            buf = nb;
-        }
-    }
-    if (ferror (fp))
-        cmd_die ("read: %s", strerror (errno));
-    *lenp = len;
-    return buf;
-}
-
 static int cmd_content_store (int argc, char **argv)
 {
     uint32_t nodeid = FLUX_NODEID_ANY;
@@ -215,7 +192,7 @@ static int cmd_content_store (int argc, char **argv)
     }
     if (optind != argc)
         cmd_usage_error ("too many arguments");
-    data = read_all (stdin, &len);
+    data = cmd_read_all (stdin, "read", &len);
     h = cmd_open ();
     f = flux_rpc_raw (h, bypass ? "content-backing.store" : "content.store",
                       len > 0 ? data : NULL, len, nodeid, 0);

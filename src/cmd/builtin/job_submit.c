@@ -35,19 +35,13 @@ const struct builtin builtin_job_submit = {
     .main = cmd_job_submit,
 };
 
-static char *read_all (FILE *f)
+/* The jobspec text: all of f, which must hold no NUL byte. */
+static char *read_jobspec (FILE *f)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    ssize_t n = getdelim (&buf, &size, '\0', f);
+    size_t len;
+    char *buf = cmd_read_all (f, "read", &len);
 
-    if (n < 0) {
-        if (ferror (f))
-            cmd_die ("read: %s", strerror (errno));
-        free (buf);
-        return strdup ("");
-    }
-    if ((size_t)n != strlen (buf))
+    if (memchr (buf, '\0', len))
         cmd_die ("the jobspec contains a NUL byte");
     return buf;
 }
@@ -118,7 +112,7 @@ static int cmd_job_submit (int argc, char **argv)
     if (optind < argc && strcmp (argv[optind], "-") != 0
         && !(in = fopen (argv[optind], "r")))
         cmd_die ("%s: %s", argv[optind], strerror (errno));
-    text = to_json (read_all (in));
+    text = to_json (read_jobspec (in));
     if (in != stdin)
         fclose (in);
     h = cmd_open ();

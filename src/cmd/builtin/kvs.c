@@ -497,32 +497,6 @@ static int cmd_kvs_get (int argc, char **argv)
 /* put
  */
 
-/* Read all of stdin (with a NUL after it). */
-static char *read_stdin (size_t *lenp)
-{
-    size_t len = 0, size = 4096;
-    char *buf = malloc (size);
-    size_t n;
-
-    if (!buf)
-        cmd_die ("out of memory");
-    while ((n = fread (buf + len, 1, size - len - 1, stdin)) > 0) {
-        len += n;
-        if (size - len - 1 == 0) {
-            char *p = realloc (buf, size * 2);
-            if (!p)
-                cmd_die ("out of memory");
-            buf = p;
-            size *= 2;
-        }
-    }
-    if (ferror (stdin))
-        cmd_die ("stdin: %s", strerror (errno));
-    buf[len] = '\0';
-    *lenp = len;
-    return buf;
-}
-
 static int cmd_kvs_put (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -582,7 +556,7 @@ static int cmd_kvs_put (int argc, char **argv)
         *val++ = '\0';
         len = strlen (val);
         if ((raw || treeobj) && !strcmp (val, "-"))
-            val = buf = read_stdin (&len);
+            val = buf = cmd_read_all (stdin, "stdin", &len);
         if (treeobj)
             rc = flux_kvs_txn_put_treeobj (txn, 0, key, val);
         else
