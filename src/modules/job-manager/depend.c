@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 
 #include "action.h"
 #include "depend.h"
@@ -159,12 +158,9 @@ static void begin_cb (uv_timer_t *t)
 static int begin_time (struct depend *d, struct job *job,
                        const struct depinfo *info)
 {
-    struct timespec ts;
-    double now, delay;
+    double now = jm_now (), delay;
     struct begin *b;
 
-    clock_gettime (CLOCK_REALTIME, &ts);
-    now = ts.tv_sec + ts.tv_nsec * 1e-9;
     if (info->begin <= now)
         return 1; /* satisfied */
     if (job->x->begin_timer) {

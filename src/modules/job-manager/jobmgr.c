@@ -48,6 +48,14 @@ int jobmgr_count (const struct jobmgr *jm, int statemask)
     return n;
 }
 
+double jm_now (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 void jm_log (struct jobmgr *jm, int severity, const char *fmt, ...)
 {
     va_list ap;

@@ -68,6 +68,9 @@ int jobmgr_start (struct jobmgr *jm);
 void jobmgr_state_count (struct jobmgr *jm, int state, int delta);
 int jobmgr_count (const struct jobmgr *jm, int statemask);
 
+/* Wall-clock time in seconds (the clock of eventlog timestamps). */
+double jm_now (void);
+
 /* Log a line to the broker log (RFC 5424 severity, e.g. LOG_ERR). */
 void jm_log (struct jobmgr *jm, int severity, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 
 #include "event.h"
 #include "history.h"
@@ -115,21 +114,13 @@ static int finish (struct jobmgr *jm, const flux_msg_t *msg, json_t *ids)
     return 0;
 }
 
-static double now_realtime (void)
-{
-    struct timespec ts;
-
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Select (and with force, purge into ids) the inactive jobs over the
  * limits, oldest first, at most batch.  The count, or -1 with errno. */
 static int purge_select (struct jobmgr *jm, double age_limit,
                          json_int_t num_limit, int batch, bool force,
                          json_t *ids)
 {
-    double now = now_realtime ();
+    double now = jm_now ();
     size_t inactive = jobtab_inactive_count (jm->jobs);
     struct job *job, *next;
     int count = 0;
@@ -268,7 +259,7 @@ static void purge_kick (struct purge *p)
         && jobtab_inactive_count (jm->jobs) > (size_t)p->num_limit)
         delay = 0;
     else if (p->age_limit >= 0 && oldest)
-        delay = oldest->t_inactive + p->age_limit - now_realtime ();
+        delay = oldest->t_inactive + p->age_limit - jm_now ();
     else {
         uv_timer_stop (p->timer);
         return;
