@@ -131,7 +131,7 @@ static json_t *load_file (const char *path, flux_error_t *error)
         errno = EINVAL;
         return NULL;
     }
-    if (json_is_null (o)) { /* an empty YAML document */
+    if (json_is_null (o)) { /* a null document ("~", "null"): empty too */
         json_decref (o);
         o = json_object ();
     }
