@@ -27,12 +27,18 @@ test_expect_success 'flux --version prints versions without a broker' '
 # loads libyaml only to parse a YAML jobspec, and needs no libm.
 # (A sanitizer build links its runtimes, and keeps libraries that
 # --as-needed would drop: there only libyaml and libm are checked.)
-test_expect_success 'flux maps only libjansson, libuv and libc at start' '
-	readelf -d "$FLUX" | sed -n "s/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p" | sort >needed.out &&
+# In the build tree $FLUX is libtool's wrapper script of .libs/flux.
+test_expect_success 'flux maps only libflux-core, libjansson, libuv and libc' '
+	bin="$FLUX" &&
+	if test -x "$FLUX_BUILD_DIR/src/cmd/.libs/flux"; then
+		bin="$FLUX_BUILD_DIR/src/cmd/.libs/flux"
+	fi &&
+	readelf -d "$bin" | sed -n "s/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p" | sort >needed.out &&
+	grep "^libflux-core\\.so\\." needed.out &&
 	if grep -q -e "^libasan" -e "^libubsan" needed.out; then
 		! grep -e "^libyaml" -e "^libm\\." needed.out
 	else
-		printf "libc.so.6\\nlibjansson.so.4\\nlibuv.so.1\\n" >needed.exp &&
+		printf "libc.so.6\\nlibflux-core.so.0\\nlibjansson.so.4\\nlibuv.so.1\\n" >needed.exp &&
 		test_cmp needed.exp needed.out
 	fi
 '

@@ -132,17 +132,31 @@ static int make_statedir (struct broker *b)
 }
 
 /* Modules are found in conf.module_path: in the build tree, every
- * src/modules/NAME/.libs; installed, FLUX_MODULE_DIR. */
+ * src/modules/NAME/.libs; installed, FLUX_MODULE_DIR.  In the build tree
+ * the binary is src/broker/.libs/flux-broker, run by libtool's wrapper
+ * script src/broker/flux-broker (which sets LD_LIBRARY_PATH to find the
+ * uninstalled libflux-core.so). */
 static char *default_module_path (void)
 {
     char exe[4096], *path = NULL;
     ssize_t n = readlink ("/proc/self/exe", exe, sizeof (exe) - 1);
-    const char *intree = ABS_TOP_BUILDDIR "/src/broker/flux-broker";
+    const char *intree[] = {
+        ABS_TOP_BUILDDIR "/src/broker/.libs/flux-broker",
+        ABS_TOP_BUILDDIR "/src/broker/.libs/lt-flux-broker",
+        ABS_TOP_BUILDDIR "/src/broker/flux-broker",
+    };
+    bool found = false;
     DIR *dir;
     struct dirent *d;
     size_t len = 0;
 
-    if (n < 0 || (exe[n] = '\0', strcmp (exe, intree) != 0))
+    if (n >= 0) {
+        exe[n] = '\0';
+        for (size_t i = 0; i < sizeof (intree) / sizeof (intree[0]); i++)
+            if (!strcmp (exe, intree[i]))
+                found = true;
+    }
+    if (!found)
         return strdup (FLUX_MODULE_DIR);
     if (!(dir = opendir (ABS_TOP_BUILDDIR "/src/modules")))
         return strdup (FLUX_MODULE_DIR);

@@ -85,7 +85,10 @@ static const struct builtin *builtin_find (const char *name)
     return NULL;
 }
 
-/* The directory holding the running flux binary, or "" if unknown. */
+/* The directory holding the running flux binary, or "" if unknown.  In
+ * the build tree the binary is src/cmd/.libs/flux, run by libtool's
+ * wrapper script src/cmd/flux: the directory is src/cmd.
+ */
 static const char *self_dir (void)
 {
     static char dir[PATH_MAX];
@@ -98,6 +101,8 @@ static const char *self_dir (void)
             n = 0;
         dir[n] = '\0';
         if ((p = strrchr (dir, '/')))
+            *p = '\0';
+        if ((p = strrchr (dir, '/')) && !strcmp (p, "/.libs"))
             *p = '\0';
     }
     return dir;

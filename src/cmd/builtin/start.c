@@ -136,7 +136,9 @@ static bool is_executable (const char *path)
 }
 
 /* $FLUX_BROKER_PATH, else flux-broker next to this flux binary (or in
- * the build tree's src/broker), else the installed one.
+ * the build tree's src/broker), else the installed one.  In the build
+ * tree this binary is src/cmd/.libs/flux behind libtool's wrapper script
+ * src/cmd/flux, and src/broker/flux-broker is such a script too.
  */
 static const char *broker_path (void)
 {
@@ -151,6 +153,8 @@ static const char *broker_path (void)
     if ((n = readlink ("/proc/self/exe", self, sizeof (self) - 1)) > 0) {
         self[n] = '\0';
         if ((p = strrchr (self, '/')))
+            *p = '\0';
+        if ((p = strrchr (self, '/')) && !strcmp (p, "/.libs"))
             *p = '\0';
         snprintf (path, sizeof (path), "%s/flux-broker", self);
         if (is_executable (path))

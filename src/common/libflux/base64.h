@@ -3,7 +3,9 @@
 #ifndef FLUX_BASE64_H
 #define FLUX_BASE64_H
 
-/* Base64 (RFC 4648 standard alphabet, '=' padding, no line breaks). */
+/* Base64 (RFC 4648 standard alphabet, '=' padding, no line breaks).
+ * Part of libflux-internal.la, not exported from libflux-core.so
+ * (src/common/libflux/Makefile.am). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>

@@ -435,12 +435,6 @@ const char *flux_future_error_string (flux_future_t *f)
     return f->current->errstr;
 }
 
-const char *future_strerror (flux_future_t *f, int errnum)
-{
-    const char *s = flux_future_error_string (f);
-    return s ? s : strerror (errnum);
-}
-
 int flux_future_aux_set (flux_future_t *f, const char *name, void *val,
                          flux_free_f destroy)
 {

@@ -80,7 +80,9 @@ int flux_future_fulfill_with (flux_future_t *f, flux_future_t *p);
 
 /* Error text of the current result, or NULL. */
 const char *flux_future_error_string (flux_future_t *f);
-/* The error text if there is one, else strerror (errnum). */
+/* The error text if there is one, else strerror (errnum).
+ * Not part of libflux-core.so: a stateless helper of libflux-internal.la
+ * for the code of this tree (src/common/libflux/Makefile.am). */
 const char *future_strerror (flux_future_t *f, int errnum);
 
 /* Context */

@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +26,6 @@ struct aux_item {
 struct tag_waiter handle_orphan_waiter;
 
 #define DISPATCH_BATCH 64
-
-int errprintf (flux_error_t *error, const char *fmt, ...)
-{
-    if (error) {
-        int saved_errno = errno;
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (error->text, sizeof (error->text), fmt, ap);
-        va_end (ap);
-        errno = saved_errno;
-    }
-    return -1;
-}
 
 flux_t *flux_handle_create (void *impl, const struct flux_handle_ops *ops,
                             int flags)

@@ -159,6 +159,8 @@ int flux_event_unsubscribe (flux_t *h, const char *topic);
 
 /* Write into an error buffer, returning -1 (for "return errprintf (...)").
  * error may be NULL.  errno is preserved.
+ * Not part of libflux-core.so: a stateless helper of libflux-internal.la
+ * for the code of this tree (src/common/libflux/Makefile.am).
  */
 int errprintf (flux_error_t *error, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));

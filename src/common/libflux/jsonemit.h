@@ -20,6 +20,9 @@
  * result is always what jansson would give, failures included.
  *
  * Returns NULL with errno set on failure (ENOMEM, EINVAL).
+ *
+ * Part of libflux-internal.la, not exported from libflux-core.so
+ * (src/common/libflux/Makefile.am).
  */
 #include <stddef.h>
 

@@ -23,6 +23,9 @@
  * Returns a new reference, or NULL with a one-line reason in error
  * (position included) when the text is not such a document or memory
  * runs out.
+ *
+ * Part of libflux-internal.la, not exported from libflux-core.so
+ * (src/common/libflux/Makefile.am).
  */
 #include <stddef.h>
 

@@ -31,6 +31,9 @@
  * sends the item again and calls waitlist_sent().  It may call
  * waitlist_refused() or waitlist_cancel() on any item.  Every operation
  * is O(1) per item; nothing is allocated.
+ *
+ * Part of libflux-internal.la, not exported from libflux-core.so
+ * (src/common/libflux/Makefile.am).
  */
 #include <stdbool.h>
 #include <stddef.h>
