@@ -428,8 +428,10 @@ static int cmd_kvs_ls (int argc, char **argv)
         if (categorize (&ctx, argv[i], &dirs, &singles) < 0)
             rc = 1;
     }
-    qsort (singles.v, singles.n, sizeof (char *), cmp_str);
-    qsort (dirs.v, dirs.n, sizeof (char *), cmp_str);
+    if (singles.n > 1) /* qsort's array may not be NULL, even empty */
+        qsort (singles.v, singles.n, sizeof (char *), cmp_str);
+    if (dirs.n > 1)
+        qsort (dirs.v, dirs.n, sizeof (char *), cmp_str);
     if (singles.n > 0) {
         print_columns (singles.v, singles.n, ctx.width);
         label = vspace = true;

@@ -562,8 +562,9 @@ static void test_compression (void)
     if (!(db = db_open (path, "sha1", true, &error)))
         BAIL_OUT ("db_open: %s", error.text);
     ok (db_compression (db), "compression is on by default");
+    static const char pattern[] = "{\"dirref\":\"sha1-0123456789abcdef\"}";
     for (size_t i = 0; i < sizeof (text); i++)
-        text[i] = "{\"dirref\":\"sha1-0123456789abcdef\"}"[i % 37];
+        text[i] = pattern[i % (sizeof (pattern) - 1)];
     fill_random (noise, sizeof (noise), false);
     memset (small, 's', sizeof (small));
     d (kt, 1);
