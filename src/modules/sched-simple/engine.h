@@ -75,6 +75,7 @@ void sched_feasibility (sched_t *s, const flux_msg_t *msg);
 
 /* {state, mode, queue-depth, pending, committing, allocated, nodes, cores,
  * cores-free, gpus, gpus-free, allocs, annotates, denies, cancels, frees,
+ * partial-frees, free-errors,
  * commits, alloc-tries, alloc-time, commit-time} (new reference), or
  * NULL/ENOMEM.  cores-free counts up and free cores; alloc-time is the
  * seconds spent in first fit; commit-time the seconds the R commits
