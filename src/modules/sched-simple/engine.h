@@ -3,9 +3,10 @@
 /* engine.h - the sched-simple engine: an RFC 27 scheduler over an rlist.
  *
  * Start-up (sched_start): resource.acquire (RFC 28) for the inventory and
- * its up/down updates; then job-manager.sched-hello, whose responses name
- * the jobs already holding resources (their R is read from the KVS and
- * marked allocated); then job-manager.sched-ready in limited mode (the
+ * its up/down updates; then job-manager.sched-hello {partial-ok:true},
+ * whose responses name the jobs already holding resources (their R is
+ * read from the KVS and marked allocated, less the ranks of the
+ * response's "free" idset, released already); then job-manager.sched-ready in limited mode (the
  * queue depth) or unlimited mode.  A failure of any of these is logged
  * and stops the reactor with an error, so the module exits (RFC 27/28).
  *
@@ -19,6 +20,11 @@
  * transaction shared by every job allocated in the same loop turn; the
  * SUCCESS responses (with sched.resource_summary) go out when that
  * commit completes.
+ *
+ * sched.free with final:false (partial release) returns the resources
+ * the job holds on the ranks of its R, which must all be held by the
+ * job (else an error, nothing freed); the final one returns the rest.
+ * Either way the queue is tried again on the next loop turn.
  *
  * The engine never registers handlers or services itself: main.c feeds it
  * the requests, so tests can drive it over loop://.  All functions run in
