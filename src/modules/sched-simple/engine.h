@@ -6,10 +6,10 @@
  * its up/down updates; then job-manager.sched-hello {partial-ok:true},
  * whose responses name the jobs already holding resources (their R is
  * read from the KVS and marked allocated, less the ranks of the
- * response's "free" idset, released already); then job-manager.sched-ready in
- * limited mode (the queue depth) or unlimited mode.  A failure of any of these
- * is logged and stops the reactor with an error, so the module exits (RFC
- * 27/28).
+ * response's "free" idset, released already); then
+ * job-manager.sched-ready in limited mode (the queue depth) or unlimited
+ * mode.  A failure of any of these is logged and stops the reactor with
+ * an error, so the module exits (RFC 27/28).
  *
  * sched.alloc: a request that can never fit is denied at once
  * ("unsatisfiable request: ..."); the others wait in a queue ordered by
