@@ -223,8 +223,12 @@ test_expect_success 'a severity 1 exception from exec changes nothing' '
 	test "$(ctx $id finish .status)" = 0
 '
 test_expect_success 'partial release: a non-final release before the final one' '
+	f0=$(sched .count.free) &&
 	id=$($SUBMIT "$(jobspec "{\"partial\":true}")") &&
 	wait_event $id clean &&
+	test "$(sched .count.free)" = $((f0 + 1)) &&
+	test "$(jm .alloc[\"partial-ok\"])" = false &&
+	test "$(jm .alloc.sent.free_partial)" = 0 &&
 	evlog $id | jq -c "select(.name==\"release\") | .context" >rel.out &&
 	printf "%s\n" "{\"ranks\":\"0\",\"final\":false}" \
 		"{\"ranks\":\"all\",\"final\":true}" >rel.exp &&

@@ -736,3 +736,58 @@ nomem:
     errno = ENOMEM;
     return NULL;
 }
+
+struct rlist *rlist_copy_ranks (const struct rlist *rl,
+                                const struct idset *ranks)
+{
+    struct rlist *out;
+
+    if (!rl || !ranks) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(out = rlist_create ()))
+        return NULL;
+    for (int i = 0; i < rl->nnodes; i++) {
+        struct rnode *n;
+        if (!idset_test (ranks, rl->nodes[i]->rank))
+            continue;
+        if (!(n = node_copy (rl->nodes[i], false))
+            || rlist__insert (out, n) < 0) {
+            rnode__destroy (n);
+            rlist_destroy (out);
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    out->starttime = rl->starttime;
+    out->expiration = rl->expiration;
+    return out;
+}
+
+int rlist_remove_ranks (struct rlist *rl, const struct idset *ranks)
+{
+    int kept = 0, removed = 0;
+
+    if (!rl || !ranks) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* one pass: unindex and destroy the removed nodes, compact the rest */
+    for (int i = 0; i < rl->nnodes; i++) {
+        struct rnode *n = rl->nodes[i];
+        if (!idset_test (ranks, n->rank)) {
+            rl->nodes[kept++] = n;
+            continue;
+        }
+        n->up = false;
+        (void)rlist__reindex (rl, n); /* only clears: cannot fail */
+        shape_add (rl, n->ncores, n->ngpus, -1);
+        rl->total_cores -= n->ncores;
+        rl->total_gpus -= n->ngpus;
+        rnode__destroy (n);
+        removed++;
+    }
+    rl->nnodes = kept;
+    return removed;
+}

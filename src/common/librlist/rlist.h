@@ -121,4 +121,16 @@ double rlist_starttime (const struct rlist *rl);
 double rlist_expiration (const struct rlist *rl);
 int rlist_nslots (const struct rlist *rl);
 
+/* Partial release (RFC 27 sched.free of a subset, by whole ranks).
+ * rlist_copy_ranks(): a new rlist of the nodes of rl whose rank is in
+ * ranks (all their resources, all free, up marks kept), rl's times, no
+ * nslots; ranks rl lacks are ignored.  rlist_remove_ranks(): drop the
+ * nodes whose rank is in ranks from rl (its counters follow), returns
+ * how many were removed.  Both O(nodes of rl).  EINVAL on NULL
+ * arguments, ENOMEM. */
+struct idset;
+struct rlist *rlist_copy_ranks (const struct rlist *rl,
+                                const struct idset *ranks);
+int rlist_remove_ranks (struct rlist *rl, const struct idset *ranks);
+
 #endif /* !FLUX_RLIST_RLIST_H */

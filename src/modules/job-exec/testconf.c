@@ -29,21 +29,20 @@ static int get_flag (json_t *o, const char *key, bool *flag,
     return 0;
 }
 
-static int get_duration (json_t *o, double *d, flux_error_t *error)
+static int get_duration (json_t *o, const char *key, double *d,
+                         flux_error_t *error)
 {
     if (json_is_string (o)) {
         if (fsd_parse_duration (json_string_value (o), d) < 0)
-            return inval (error, "run_duration",
-                          "is not a duration (FSD, e.g. \"0.5s\")");
+            return inval (error, key, "is not a duration (FSD, e.g. \"0.5s\")");
     }
     else if (json_is_number (o)) {
         *d = json_number_value (o);
         if (!(*d >= 0.) || !isfinite (*d))
-            return inval (error, "run_duration", "must be >= 0");
+            return inval (error, key, "must be >= 0");
     }
     else
-        return inval (error, "run_duration",
-                      "must be an FSD string or a number");
+        return inval (error, key, "must be an FSD string or a number");
     return 0;
 }
 
@@ -64,7 +63,14 @@ static int get_key (const char *key, json_t *val, struct testconf *c,
                     flux_error_t *error)
 {
     if (!strcmp (key, "run_duration"))
-        return get_duration (val, &c->run_duration, error);
+        return get_duration (val, key, &c->run_duration, error);
+    if (!strcmp (key, "release_early")) {
+        if (get_duration (val, key, &c->release_early, error) < 0)
+            return -1;
+        if (!isfinite (c->release_early))
+            return inval (error, key, "must be finite");
+        return 0;
+    }
     if (!strcmp (key, "wait_status")) {
         if (!json_is_integer (val) || json_integer_value (val) < 0
             || json_integer_value (val) > 0xffff)
@@ -86,7 +92,7 @@ static int get_key (const char *key, json_t *val, struct testconf *c,
 int testconf_parse (json_t *jobspec, struct testconf *conf, flux_error_t *error)
 {
     json_t *system, *test, *val;
-    struct testconf c = {0};
+    struct testconf c = {.release_early = -1.};
     const char *key;
 
     if (!jobspec || !conf) {

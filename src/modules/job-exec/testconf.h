@@ -23,6 +23,12 @@
  *   release_per_rank  bool or int (ours): after finish, release the
  *                     job's ranks one per "release" response, final
  *                     last, instead of one release of "all".
+ *   release_early     FSD string or number of seconds >= 0 (ours): that
+ *                     long after the start, while the job still runs,
+ *                     release all its ranks but the last in one
+ *                     "release" response (final:false), as a job whose
+ *                     other nodes are done would.  Ignored for a job on
+ *                     one rank.
  *
  * Any other key, or a value of the wrong type, is an error: a test that
  * misspells a knob should fail loudly, not run as something else.
@@ -45,6 +51,7 @@ struct testconf {
     bool override;
     bool reattach_finish;
     bool release_per_rank;
+    double release_early; /* seconds after start, < 0: never */
 };
 
 /* Read the knobs of jobspec into conf.  Returns 1 if

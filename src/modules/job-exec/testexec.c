@@ -24,7 +24,9 @@
  * Reattach (the job manager restarted): the job's eventlog gives the
  * time of its "start" event; the job finishes at once if run_duration
  * has elapsed since then (or reattach_finish is set, or no start event
- * is found), else it runs for the time that remains.
+ * is found), else it runs for the time that remains.  An early release
+ * (release_early) is not made again if the eventlog holds a partial
+ * "release" already; else it comes at its time, or at once if due.
  */
 #include <errno.h>
 #include <math.h>
@@ -53,6 +55,8 @@ struct testjob {
     struct testexec *te;
     struct testconf conf;
     struct tq_entry timer;
+    struct tq_entry release_timer; /* release_early */
+    bool released;                 /* the early release was made */
     struct flux_deferred now;
     flux_future_t *f; /* reattach: eventlog lookup */
     bool waiting;     /* start called, override start not yet received */
@@ -62,6 +66,12 @@ struct testjob {
 static struct testjob *container_of_timer (struct tq_entry *e)
 {
     return (struct testjob *)((char *)e - offsetof (struct testjob, timer));
+}
+
+static struct testjob *container_of_release (struct tq_entry *e)
+{
+    return (struct testjob *)((char *)e
+                              - offsetof (struct testjob, release_timer));
 }
 
 static struct testjob *container_of_now (struct flux_deferred *d)
@@ -90,6 +100,7 @@ static bool terminates (int signum)
 static void stop_clock (struct testjob *tj)
 {
     timerq_disarm (exec_timerq (tj->te->x), &tj->timer);
+    timerq_disarm (exec_timerq (tj->te->x), &tj->release_timer);
     flux_reactor_undefer (&tj->now);
 }
 
@@ -103,7 +114,8 @@ static void complete (struct testjob *tj, int status)
 
     stop_clock (tj);
     execjob_finish (job, status);
-    if (tj->conf.release_per_rank && ranks && idset_count (ranks) > 1) {
+    if (tj->conf.release_per_rank && !tj->released && ranks
+        && idset_count (ranks) > 1) {
         unsigned int last = idset_last (ranks);
         struct idset *one = idset_create (0, IDSET_FLAG_AUTOGROW);
         for (unsigned int r = idset_first (ranks); one && r != last;
@@ -120,6 +132,37 @@ static void complete (struct testjob *tj, int status)
     execjob_done (job); /* frees tj */
 }
 
+/* release_early: all ranks but the last go while the job runs. */
+static void release_cb (struct tq_entry *e)
+{
+    struct testjob *tj = container_of_release (e);
+    const struct idset *ranks = execjob_ranks (tj->job);
+    struct idset *some;
+
+    if (tj->released || !execjob_is_running (tj->job) || !ranks
+        || idset_count (ranks) < 2)
+        return;
+    if (!(some = idset_copy (ranks))
+        || idset_clear (some, idset_last (ranks)) < 0
+        || execjob_release (tj->job, some) < 0)
+        exec_log (tj->te->x, LOG_ERR, "%ju: early release: %s",
+                  (uintmax_t)execjob_id (tj->job), strerror (errno));
+    else
+        tj->released = true;
+    idset_destroy (some);
+}
+
+static void arm_release (struct testjob *tj, double delay)
+{
+    if (tj->released || tj->conf.release_early < 0.)
+        return;
+    if (timerq_arm (exec_timerq (tj->te->x), &tj->release_timer,
+                    delay > 0. ? delay : 0.)
+        < 0)
+        exec_log (tj->te->x, LOG_ERR, "%ju: cannot arm the release timer: %s",
+                  (uintmax_t)execjob_id (tj->job), strerror (errno));
+}
+
 static void timer_cb (struct tq_entry *e)
 {
     struct testjob *tj = container_of_timer (e);
@@ -132,8 +175,9 @@ static void now_cb (struct flux_deferred *d)
     complete (tj, tj->conf.wait_status);
 }
 
-/* Send the start response and set the clock for duration seconds. */
-static void run (struct testjob *tj, double duration)
+/* Send the start response and set the clock for duration seconds (and
+ * release_delay for release_early). */
+static void run (struct testjob *tj, double duration, double release_delay)
 {
     struct execjob *job = tj->job;
 
@@ -145,6 +189,7 @@ static void run (struct testjob *tj, double duration)
         execjob_fatal (job, "mock run exception generated");
         return;
     }
+    arm_release (tj, release_delay);
     if (isinf (duration) || (tj->conf.override && tj->conf.run_duration <= 0.))
         return; /* until job-exec.override finish, a kill or a cancel */
     if (duration <= 0.) {
@@ -160,22 +205,29 @@ static void run (struct testjob *tj, double duration)
 
 /* ---- reattach ---- */
 
-static double start_time (const char *eventlog)
+/* The time of the start event (-1 if none); *released: a partial
+ * release event is there. */
+static double start_time (const char *eventlog, bool *released)
 {
     json_t *log = eventlog ? eventlog_decode (eventlog) : NULL;
-    json_t *entry;
+    json_t *entry, *context;
     size_t index;
     double t = -1.;
 
+    *released = false;
     json_array_foreach (log, index, entry)
     {
         double timestamp;
         const char *name;
-        if (eventlog_entry_parse (entry, &timestamp, &name, NULL) == 0
-            && !strcmp (name, "start")) {
+        int final = 1;
+        if (eventlog_entry_parse (entry, &timestamp, &name, &context) < 0)
+            continue;
+        if (!strcmp (name, "start") && t < 0.)
             t = timestamp;
-            break;
-        }
+        else if (!strcmp (name, "release")
+                 && json_unpack (context, "{s:b}", "final", &final) == 0
+                 && !final)
+            *released = true;
     }
     json_decref (log);
     return t;
@@ -185,8 +237,9 @@ static void reattach_continuation (flux_future_t *f, void *arg)
 {
     struct testjob *tj = arg;
     const char *eventlog;
-    double started, remaining = 0.;
+    double started, remaining = 0., release_delay = 0.;
     struct timespec ts;
+    bool released;
 
     tj->f = NULL;
     if (flux_kvs_lookup_get (f, &eventlog) < 0) {
@@ -195,16 +248,19 @@ static void reattach_continuation (flux_future_t *f, void *arg)
         flux_future_destroy (f);
         return;
     }
-    started = start_time (eventlog);
+    started = start_time (eventlog, &released);
     flux_future_destroy (f);
     clock_gettime (CLOCK_REALTIME, &ts);
     if (started > 0. && !tj->conf.reattach_finish) {
-        remaining
-            = started + tj->conf.run_duration - (ts.tv_sec + ts.tv_nsec * 1e-9);
+        double elapsed = ts.tv_sec + ts.tv_nsec * 1e-9 - started;
+        remaining = tj->conf.run_duration - elapsed;
         if (remaining < 0.)
             remaining = 0.;
+        release_delay = tj->conf.release_early - elapsed;
     }
-    run (tj, isinf (tj->conf.run_duration) ? INFINITY : remaining);
+    tj->released = released;
+    run (tj, isinf (tj->conf.run_duration) ? INFINITY : remaining,
+         release_delay);
 }
 
 static int reattach (struct testjob *tj, flux_error_t *error)
@@ -246,6 +302,7 @@ static int testexec_init (struct execjob *job, json_t *jobspec,
     tj->te = te;
     tj->conf = conf;
     tq_entry_init (&tj->timer, timer_cb);
+    tq_entry_init (&tj->release_timer, release_cb);
     flux_deferred_init (&tj->now, now_cb);
     execjob_set_data (job, tj);
     te->stats.jobs++;
@@ -262,7 +319,7 @@ static int testexec_start (struct execjob *job, flux_error_t *error)
         tj->waiting = true;
         return 0;
     }
-    run (tj, tj->conf.run_duration);
+    run (tj, tj->conf.run_duration, tj->conf.release_early);
     return 0;
 }
 
@@ -343,7 +400,7 @@ static void override_cb (flux_t *h, flux_msg_handler_t *mh,
         }
         tj->go = true;
         if (tj->waiting)
-            run (tj, tj->conf.run_duration);
+            run (tj, tj->conf.run_duration, tj->conf.release_early);
     }
     else if (!strcmp (event, "finish")) {
         if (!execjob_is_running (tj->job)) {

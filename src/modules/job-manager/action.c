@@ -186,6 +186,14 @@ void action_event (struct jobmgr *jm, struct job *job, const char *name,
         if (list_attached (&x->res_link))
             list_del (&x->res_link);
     }
+    else if (!strcmp (name, "release")) {
+        const char *ranks;
+        int final = 1;
+        if (json_unpack (context, "{s:s s:b}", "ranks", &ranks, "final", &final)
+                == 0
+            && !final)
+            alloc_release (jm->alloc, job, ranks);
+    }
     else if (!strcmp (name, "start"))
         depend_notify (jm->depend, job, FLUX_JOB_STATE_RUN);
     else if (!strcmp (name, "set-flags"))

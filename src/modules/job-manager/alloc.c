@@ -6,8 +6,18 @@
  * the heap of requests in flight that may be canceled to make room,
  * lowest priority on top), alloc_link (on the list of all requests in
  * flight, which a new scheduler's hello resets), alloc_pending,
- * alloc_canceling, alloc_lookup (allocated, R being read) and
- * free_pending.
+ * alloc_canceling, alloc_lookup (allocated, R being read),
+ * free_pending and free_unsent.
+ *
+ * Partial release (RFC 27 with partial-ok, RFC 32 release final:false):
+ * jobstate keeps the union of a job's partially released ranks
+ * (js.released, replayed from the eventlog at restart).  The scheduler
+ * learns of them either from the "free" idset of its hello responses
+ * (what was released before it said hello) or from sched.free requests
+ * with final:false (what was released since; held in free_unsent until
+ * it is ready).  The job's last sched.free has final:true and the R of
+ * the ranks not released.  A scheduler without partial-ok hears of
+ * none of this and frees the whole R at the end, as before.
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +35,7 @@
 #include "journal.h"
 #include "libeventlog/eventlog.h"
 #include "libkvs/kvs.h"
+#include "librlist/rlist.h"
 
 enum {
     ALLOC_SUCCESS = 0,
@@ -43,12 +54,13 @@ struct alloc {
     bool hello;                   /* sched-hello done */
     bool ready;                   /* sched-ready done, no fatality since */
     bool stopped;                 /* queue stopped by the administrator */
+    bool partial_ok;              /* the scheduler said partial-ok at hello */
     int limit;          /* limited mode: max in flight; 0: unlimited */
     json_t *prioritize; /* [[id, priority], ...] to send, or NULL */
     char *sched_uuid;   /* the scheduler's sender, for disconnect */
     struct {
         unsigned long alloc, success, annotate, deny, cancel, free, prioritize,
-            cancel_sent, room;
+            cancel_sent, room, free_partial;
     } stats;
 };
 
@@ -228,21 +240,108 @@ void alloc_reprioritize (struct alloc *a, struct job *job)
         alloc_enqueue (a, job);
 }
 
+/* The part of the job's R on ranks (keep=true) or on the other ranks
+ * (keep=false), as a new R object; NULL with errno. */
+static json_t *R_subset (struct alloc *a, struct job *job,
+                         const struct idset *ranks, bool keep)
+{
+    struct rlist *rl, *part = NULL;
+    flux_error_t error;
+    json_t *R = NULL;
+
+    if (!(rl = rlist_from_R (job->x->R, &error))) {
+        jm_log (a->jm, LOG_ERR, "%ju: R: %s", (uintmax_t)job->id, error.text);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (keep)
+        part = rlist_copy_ranks (rl, ranks);
+    else if (rlist_remove_ranks (rl, ranks) >= 0) {
+        part = rl;
+        rl = NULL;
+    }
+    if (part)
+        R = rlist_to_R (part);
+    rlist_destroy (part);
+    rlist_destroy (rl);
+    return R;
+}
+
+/* Tell a ready partial-ok scheduler about the job's ranks released since
+ * its hello (free_unsent). */
+static void release_flush (struct alloc *a, struct job *job)
+{
+    struct jobx *x = job->x;
+    json_t *R, *o = NULL;
+
+    if (!x->free_unsent || !a->ready || !a->partial_ok)
+        return;
+    if (!x->R) {
+        /* its R could not be read: the final free names no R either */
+        idset_destroy (x->free_unsent);
+        x->free_unsent = NULL;
+        return;
+    }
+    if (!(R = R_subset (a, job, x->free_unsent, true))
+        || !(o = json_pack ("{s:I s:O s:b}", "id", (json_int_t)job->id, "R", R,
+                            "final", 0)))
+        jm_log (a->jm, LOG_ERR, "%ju: sched.free (partial): %s",
+                (uintmax_t)job->id, strerror (errno ? errno : ENOMEM));
+    else if (send_request (a, "sched.free", o, true) == 0) {
+        idset_destroy (x->free_unsent);
+        x->free_unsent = NULL;
+        a->stats.free_partial++;
+    }
+    json_decref (R);
+    json_decref (o);
+}
+
+void alloc_release (struct alloc *a, struct job *job, const char *ranks)
+{
+    struct jobx *x = job->x;
+    struct idset *ids;
+
+    if (!a->hello || !a->partial_ok || !x->js.has_resources)
+        return; /* the next hello reports js.released */
+    if (!(ids = idset_decode (ranks))) {
+        jm_log (a->jm, LOG_ERR, "%ju: release: bad ranks %s",
+                (uintmax_t)job->id, ranks);
+        return;
+    }
+    if (!x->free_unsent)
+        x->free_unsent = ids;
+    else {
+        if (idset_add (x->free_unsent, ids) < 0)
+            jm_log (a->jm, LOG_ERR, "%ju: release: %s", (uintmax_t)job->id,
+                    strerror (errno));
+        idset_destroy (ids);
+    }
+    release_flush (a, job);
+}
+
 void alloc_free (struct alloc *a, struct job *job)
 {
     struct jobx *x = job->x;
-    json_t *o;
+    json_t *o, *R = NULL;
 
     if (!x->js.has_resources || x->free_pending || !a->ready)
         return;
-    if (x->R)
-        o = json_pack ("{s:I s:O}", "id", (json_int_t)job->id, "R", x->R);
+    if (a->partial_ok && x->R && x->js.released) {
+        release_flush (a, job); /* in order: the partial frees first */
+        R = R_subset (a, job, x->js.released, false);
+    }
+    if (!R && x->R)
+        R = json_incref (x->R); /* final: the scheduler frees what is left */
+    if (R)
+        o = json_pack ("{s:I s:O s:b}", "id", (json_int_t)job->id, "R", R,
+                       "final", 1);
     else
-        o = json_pack ("{s:I}", "id", (json_int_t)job->id);
+        o = json_pack ("{s:I s:b}", "id", (json_int_t)job->id, "final", 1);
     if (o && send_request (a, "sched.free", o, false) == 0) {
         x->free_pending = 1;
         a->stats.free++;
     }
+    json_decref (R);
     json_decref (o);
 }
 
@@ -361,16 +460,17 @@ size_t alloc_pending_count (struct alloc *a)
 json_t *alloc_stats (struct alloc *a)
 {
     return json_pack (
-        "{s:b s:b s:s s:i s:I s:I s:{s:I s:I s:I s:I s:I s:I"
-        " s:I s:I s:I}}",
-        "hello", a->hello, "ready", a->ready, "mode",
-        a->limit ? "limited" : "unlimited", "limit", a->limit, "queue_length",
-        (json_int_t)heap_size (a->queue), "alloc_pending",
+        "{s:b s:b s:b s:s s:i s:I s:I s:{s:I s:I s:I s:I s:I s:I"
+        " s:I s:I s:I s:I}}",
+        "hello", a->hello, "ready", a->ready, "partial-ok", a->partial_ok,
+        "mode", a->limit ? "limited" : "unlimited", "limit", a->limit,
+        "queue_length", (json_int_t)heap_size (a->queue), "alloc_pending",
         (json_int_t)a->npending, "sent", "alloc", (json_int_t)a->stats.alloc,
         "success", (json_int_t)a->stats.success, "annotate",
         (json_int_t)a->stats.annotate, "deny", (json_int_t)a->stats.deny,
         "cancel", (json_int_t)a->stats.cancel, "free",
-        (json_int_t)a->stats.free, "prioritize",
+        (json_int_t)a->stats.free, "free_partial",
+        (json_int_t)a->stats.free_partial, "prioritize",
         (json_int_t)a->stats.prioritize, "cancel_sent",
         (json_int_t)a->stats.cancel_sent, "room", (json_int_t)a->stats.room);
 }
@@ -424,35 +524,68 @@ static void reset_requests (struct alloc *a)
     }
 }
 
+/* One hello response: the job, its R, and for a partial-ok scheduler the
+ * ranks already released (RFC 27 "free"). */
+static int hello_respond (struct alloc *a, const flux_msg_t *msg,
+                          struct job *job)
+{
+    struct jobx *x = job->x;
+    char *free_ranks = NULL;
+    json_t *o;
+    int rc = -1;
+
+    /* the scheduler learns of every release so far from this response */
+    idset_destroy (x->free_unsent);
+    x->free_unsent = NULL;
+    if (!(o = json_pack ("{s:I s:I s:i s:f}", "id", (json_int_t)job->id,
+                         "priority", (json_int_t)x->js.priority, "userid",
+                         (int)job->userid, "t_submit", x->js.t_submit)))
+        goto nomem;
+    if (x->R && json_object_set (o, "R", x->R) < 0)
+        goto nomem;
+    if (a->partial_ok && x->js.released && !idset_empty (x->js.released)) {
+        if (!(free_ranks = idset_encode (x->js.released, IDSET_FLAG_RANGE))
+            || json_object_set_new (o, "free", json_string (free_ranks)) < 0)
+            goto nomem;
+    }
+    rc = flux_respond_pack (a->jm->h, msg, "O", o);
+    goto done;
+nomem:
+    errno = ENOMEM;
+done:
+    free (free_ranks);
+    json_decref (o);
+    return rc;
+}
+
 void alloc_hello (struct alloc *a, const flux_msg_t *msg)
 {
     struct list_node *pos, *tmp;
+    const char *payload = NULL;
+    int partial_ok = 0;
 
     if (!flux_msg_is_streaming (msg)) {
         jm_respond_error (a->jm, msg, EPROTO, "sched-hello must be streaming");
         return;
     }
+    if (flux_request_decode (msg, NULL, &payload) < 0
+        || (payload
+            && flux_request_unpack (msg, NULL, "{s?b}", "partial-ok",
+                                    &partial_ok)
+                   < 0)) {
+        jm_respond_error (a->jm, msg, EPROTO,
+                          "sched-hello: expected {partial-ok?:b}");
+        return;
+    }
     if (a->hello || a->ready)
         jm_log (a->jm, LOG_INFO, "scheduler: a new scheduler says hello");
     a->hello = a->ready = false;
+    a->partial_ok = partial_ok;
     reset_requests (a);
     list_for_each_safe (pos, tmp, &a->jm->resources)
     {
         struct jobx *x = list_entry (pos, struct jobx, res_link);
-        struct job *job = x->job;
-        int rc;
-        if (x->R)
-            rc = flux_respond_pack (a->jm->h, msg, "{s:I s:I s:i s:f s:O}",
-                                    "id", (json_int_t)job->id, "priority",
-                                    (json_int_t)x->js.priority, "userid",
-                                    (int)job->userid, "t_submit",
-                                    x->js.t_submit, "R", x->R);
-        else
-            rc = flux_respond_pack (
-                a->jm->h, msg, "{s:I s:I s:i s:f}", "id", (json_int_t)job->id,
-                "priority", (json_int_t)x->js.priority, "userid",
-                (int)job->userid, "t_submit", x->js.t_submit);
-        if (rc < 0) {
+        if (hello_respond (a, msg, x->job) < 0) {
             jm_log (a->jm, LOG_ERR, "sched-hello: %s", strerror (errno));
             flux_respond_error (a->jm->h, msg, errno, NULL);
             return;
@@ -501,11 +634,13 @@ void alloc_ready (struct alloc *a, const flux_msg_t *msg)
     a->ready = true;
     set_sender (a, msg);
     jm_log (a->jm, LOG_DEBUG, "scheduler: ready, %s", mode);
-    /* frees held back while there was no scheduler (action_cleanup only
-     * sends requests here: the list does not change under us) */
+    /* frees held back while there was no scheduler, partial ones first
+     * (action_cleanup only sends requests here: the list does not change
+     * under us) */
     list_for_each_safe (pos, tmp, &a->jm->resources)
     {
         struct jobx *x = list_entry (pos, struct jobx, res_link);
+        release_flush (a, x->job);
         if (x->js.state == FLUX_JOB_STATE_CLEANUP)
             action_cleanup (a->jm, x->job);
     }

@@ -12,8 +12,9 @@
  * outranks one whose request is in flight, the lower one is canceled
  * (sched.cancel) to make room.  sched.alloc and sched.free are matched
  * by job id (matchtag 0); responses arrive through alloc_response() and
- * free_response().  A conventional error response, or the scheduler's
- * disconnect, suspends scheduling until the next sched-hello/ready.
+ * free_response() (only the final sched.free of a job asks for one).  A
+ * conventional error response, or the scheduler's disconnect, suspends
+ * scheduling until the next sched-hello/ready.
  */
 #include <jansson.h>
 
@@ -32,8 +33,15 @@ void alloc_reprioritize (struct alloc *a, struct job *job);
 /* Send sched.cancel for a job's outstanding request (once). */
 void alloc_cancel (struct alloc *a, struct job *job);
 /* Send sched.free for a job holding resources (once; when the scheduler
- * is ready). */
+ * is ready).  To a scheduler that said partial-ok at hello it carries
+ * final:true and the R of the ranks not yet released. */
 void alloc_free (struct alloc *a, struct job *job);
+/* A partial release of ranks (an idset string) was posted: a scheduler
+ * that said partial-ok gets sched.free {id, R of those ranks,
+ * final:false} (no response), at once if it is ready, else after its
+ * ready (ranks released before its hello are in the hello's "free"
+ * instead).  Others get nothing: they free the whole R at the end. */
+void alloc_release (struct alloc *a, struct job *job, const char *ranks);
 
 /* Once per loop iteration: send prioritize and alloc requests. */
 void alloc_schedule (struct alloc *a);

@@ -186,7 +186,9 @@ void resource_status_request (struct jobmgr *jm, const flux_msg_t *msg)
             jm_log (jm, LOG_ERR, "resource-status: a job's R: %s", error.text);
             continue;
         }
-        if (rlist_add (all, rl) < 0) {
+        /* partially released ranks are no longer allocated */
+        if ((x->js.released && rlist_remove_ranks (rl, x->js.released) < 0)
+            || rlist_add (all, rl) < 0) {
             rlist_destroy (rl);
             rlist_destroy (all);
             jm_respond_error (jm, msg, ENOMEM, NULL);

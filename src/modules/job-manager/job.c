@@ -81,6 +81,7 @@ static void jobx_destroy (struct jobx *x)
         json_decref (x->R);
         free (x->eventlog);
         json_decref (x->annotations);
+        idset_destroy (x->free_unsent);
         if (x->begin_timer)
             flux_uv_close_free ((uv_handle_t *)x->begin_timer);
         free (x);

@@ -44,7 +44,10 @@ struct jobx {
     json_t *R;               /* R (RFC 20) once known, else NULL */
     char *eventlog;          /* the events so far, RFC 18 text (or NULL) */
     size_t eventlog_len, eventlog_size;
-    json_t *annotations; /* RFC 27 annotations, NULL if none */
+    json_t *annotations;       /* RFC 27 annotations, NULL if none */
+    struct idset *free_unsent; /* partially released ranks the scheduler
+                                * has not been told about yet (alloc.c),
+                                * NULL if none */
 
     size_t qidx;                 /* index in the alloc queue (heap.h) */
     size_t aidx;                 /* index in the pending-alloc heap */

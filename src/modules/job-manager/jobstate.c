@@ -51,6 +51,7 @@ void jobstate_clear (struct jobstate *js)
     json_decref (js->deps_done);
     json_decref (js->updates);
     json_decref (js->memo);
+    idset_destroy (js->released);
     jobstate_init (js);
 }
 
@@ -320,6 +321,7 @@ static int apply_release (struct jobstate *js, double ts, json_t *ctx,
                           flux_error_t *error)
 {
     const char *ranks;
+    struct idset *ranks_set;
     int final;
 
     if (!ctx
@@ -327,8 +329,21 @@ static int apply_release (struct jobstate *js, double ts, json_t *ctx,
         return bad_context (error, "context needs ranks and final");
     if (js->release_final || !js->has_resources)
         return bad_context (error, "no resources left to release");
-    if (final)
+    if (final) {
         js->release_final = true;
+        return 0;
+    }
+    /* a partial release names its ranks (RFC 32): keep their union */
+    if (!(ranks_set = idset_decode (ranks)))
+        return bad_context (error, "ranks is not an idset");
+    if (!js->released)
+        js->released = ranks_set;
+    else {
+        int rc = idset_add (js->released, ranks_set);
+        idset_destroy (ranks_set);
+        if (rc < 0)
+            return bad_context (error, "out of memory");
+    }
     return 0;
 }
 

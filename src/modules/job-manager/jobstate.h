@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "libflux/flux.h"
+#include "libidset/idset.h"
 #include "libjob/job.h"
 
 struct jobstate {
@@ -34,15 +35,17 @@ struct jobstate {
     double t_clean;   /* timestamp of clean, 0 if none */
     int nevents;      /* events applied */
 
-    bool invalid;       /* invalidate seen */
-    bool has_resources; /* alloc seen, free not yet */
-    bool started;       /* start seen */
-    bool finished;      /* finish seen */
-    bool release_final; /* a release with final=true seen */
-    int status;         /* finish status (wait status) */
-    int prolog_active;  /* prolog-start minus prolog-finish */
-    int epilog_active;  /* epilog-start minus epilog-finish */
-    double expiration;  /* resource-update expiration, -1 if none */
+    bool invalid;           /* invalidate seen */
+    bool has_resources;     /* alloc seen, free not yet */
+    bool started;           /* start seen */
+    bool finished;          /* finish seen */
+    bool release_final;     /* a release with final=true seen */
+    struct idset *released; /* ranks of the releases with final=false
+                             * (RFC 32 partial release), NULL if none */
+    int status;             /* finish status (wait status) */
+    int prolog_active;      /* prolog-start minus prolog-finish */
+    int epilog_active;      /* epilog-start minus epilog-finish */
+    double expiration;      /* resource-update expiration, -1 if none */
 
     /* The first severity 0 exception, if any. */
     bool fatal;

@@ -9,6 +9,7 @@
 #include <syslog.h>
 
 #include "libflux/jsonemit.h"
+#include "librlist/rlist.h"
 #include "action.h"
 #include "event.h"
 #include "start.h"
@@ -313,16 +314,68 @@ void start_disconnect (struct start *s, const flux_msg_t *msg)
         service_lost (s, "disconnected");
 }
 
+/* A partial release must name ranks of R not released before (RFC 32),
+ * or the scheduler would be told to free what the job does not hold.
+ * 0, or -1 with the reason in error. */
+static int check_partial (struct job *job, const char *ranks,
+                          flux_error_t *error)
+{
+    struct jobx *x = job->x;
+    struct idset *ids, *held = NULL;
+    struct rlist *rl = NULL;
+    char *s = NULL;
+    int rc = -1;
+
+    if (!(ids = idset_decode (ranks)) || idset_empty (ids)) {
+        errprintf (error, "ranks \"%s\" is not a non-empty idset", ranks);
+        goto done;
+    }
+    if (x->js.released && idset_has_intersection (ids, x->js.released)) {
+        errprintf (error, "ranks %s were already released", ranks);
+        goto done;
+    }
+    if (x->R) {
+        if (!(rl = rlist_from_R (x->R, error)) || !(s = rlist_ranks (rl))
+            || !(held = idset_decode (s))) {
+            errprintf (error, "the job's R cannot be read");
+            goto done;
+        }
+        struct idset *extra = idset_difference (ids, held);
+        bool inside = extra && idset_empty (extra);
+        idset_destroy (extra);
+        if (!inside) {
+            errprintf (error, "ranks %s are not all in the job's R (%s)", ranks,
+                       s);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    idset_destroy (ids);
+    idset_destroy (held);
+    rlist_destroy (rl);
+    free (s);
+    return rc;
+}
+
 static void release (struct start *s, struct job *job, json_t *data)
 {
     const char *ranks;
     int final;
+    flux_error_t error;
 
     if (!data
         || json_unpack (data, "{s:s s:b}", "ranks", &ranks, "final", &final)
                < 0) {
         jm_log (s->jm, LOG_ERR, "%ju: start: malformed release",
                 (uintmax_t)job->id);
+        return;
+    }
+    if (!final && check_partial (job, ranks, &error) < 0) {
+        jm_log (s->jm, LOG_ERR,
+                "%ju: start: release ignored: %s (those ranks are freed with"
+                " the final release)",
+                (uintmax_t)job->id, error.text);
         return;
     }
     if (final) {

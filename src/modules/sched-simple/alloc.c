@@ -436,76 +436,168 @@ void sched_prioritize (sched_t *s, const flux_msg_t *msg)
     }
 }
 
-/* Return part (R) or all (R NULL) of what job holds. */
-static void release (sched_t *s, struct job *job, json_t *R)
+/* The ranks of R, or of an rlist, as an idset; NULL with errno. */
+static struct idset *rlist_rankset (const struct rlist *rl)
 {
-    struct rlist *part = NULL, *rest;
-    flux_error_t error;
+    char *str = rlist_ranks (rl);
+    struct idset *ids = str ? idset_decode (str) : NULL;
 
-    if (!job->alloc)
-        return; /* its R could not be read at hello */
-    if (R) {
-        if (!(part = rlist_from_R (R, &error))) {
-            sched_log (s, LOG_ERR, "sched.free: job %ju: bad R: %s",
-                       (uintmax_t)job->id, error.text);
-            return;
-        }
-        if (!(rest = rlist_diff (job->alloc, part))) {
-            sched_log (s, LOG_ERR, "sched.free: job %ju: out of memory",
-                       (uintmax_t)job->id);
-            rlist_destroy (part);
-            return;
-        }
-        /* free only what the job actually holds */
-        rlist_destroy (part);
-        if (!(part = rlist_diff (job->alloc, rest))) {
-            rlist_destroy (rest);
-            return;
-        }
-    }
-    if (rlist_free (s->rl, part ? part : job->alloc) < 0)
-        sched_log (s, LOG_ERR, "sched.free: job %ju: %s", (uintmax_t)job->id,
-                   strerror (errno));
-    if (part) {
-        rlist_destroy (job->alloc);
-        job->alloc = rest;
-        rlist_destroy (part);
-    }
-    else {
-        rlist_destroy (job->alloc);
-        job->alloc = NULL;
-    }
-    s->need_schedule = true;
-    sched_kick (s);
+    free (str);
+    return ids;
 }
 
+/* Check that the ranks of R (maybe none) are all held by job; fill
+ * *ranksp with them.
+ * 0, or -1 with the reason in error. */
+static int held_ranks (struct job *job, json_t *R, struct idset **ranksp,
+                       flux_error_t *error)
+{
+    struct rlist *rl;
+    struct idset *ranks = NULL, *held = NULL, *extra = NULL;
+    flux_error_t e;
+    int rc = -1;
+
+    if (!(rl = rlist_from_R (R, &e))) {
+        errprintf (error, "bad R: %s", e.text);
+        return -1;
+    }
+    if (!(ranks = rlist_rankset (rl)) || !(held = rlist_rankset (job->alloc))
+        || !(extra = idset_difference (ranks, held))) {
+        errprintf (error, "out of memory");
+        goto done;
+    }
+    if (!idset_empty (extra)) {
+        char *str = idset_encode (extra, IDSET_FLAG_RANGE);
+        errprintf (error,
+                   "rank(s) %s not held by the job (never allocated to it, "
+                   "or already freed)",
+                   str ? str : "?");
+        free (str);
+        goto done;
+    }
+    *ranksp = ranks;
+    ranks = NULL;
+    rc = 0;
+done:
+    rlist_destroy (rl);
+    idset_destroy (ranks);
+    idset_destroy (held);
+    idset_destroy (extra);
+    return rc;
+}
+
+/* A partial free: return the resources the job holds on the ranks of R
+ * (RFC 27: a rank is never split over several frees) to the pool.
+ * 0, or -1 with the reason in error (nothing freed). */
+static int free_part (sched_t *s, struct job *job, json_t *R,
+                      flux_error_t *error)
+{
+    struct idset *ranks = NULL;
+    struct rlist *part = NULL;
+    int rc = -1;
+
+    if (!job->alloc)
+        return errprintf (error, "its R could not be read at hello");
+    if (held_ranks (job, R, &ranks, error) < 0)
+        return -1;
+    if (idset_empty (ranks)) {
+        errprintf (error, "R names no ranks");
+        goto done;
+    }
+    if (!(part = rlist_copy_ranks (job->alloc, ranks))) {
+        errprintf (error, "out of memory");
+        goto done;
+    }
+    if (rlist_free (s->rl, part) < 0) {
+        errprintf (error, "its resources are not allocated here: %s",
+                   strerror (errno));
+        goto done;
+    }
+    (void)rlist_remove_ranks (job->alloc, ranks);
+    rc = 0;
+done:
+    rlist_destroy (part);
+    idset_destroy (ranks);
+    return rc;
+}
+
+/* The final free: return all the job still holds and forget it. */
+static void free_all (sched_t *s, struct job *job)
+{
+    if (job->alloc && rlist_free (s->rl, job->alloc) < 0)
+        sched_log (s, LOG_ERR, "sched.free: job %ju: %s", (uintmax_t)job->id,
+                   strerror (errno));
+    jobtab_remove (s->jobs, job->id);
+    job_destroy (job);
+}
+
+/* sched.free {id, R?, final?}.  A final free (final absent is taken as
+ * true: job managers that predate partial release send one free without
+ * it) returns everything the job still holds, whatever R says; a
+ * partial one (final:false) only the ranks of R, which must all be held
+ * by the job.  Freed resources are scheduled on the next loop turn.
+ * Errors (unknown job, bad R, ranks not held) are logged and counted
+ * (free-errors), and answered with an error, except for a final free,
+ * which the job manager waits for: that gets {id} as always. */
 void sched_free (sched_t *s, const flux_msg_t *msg)
 {
     json_int_t id;
     json_t *R = NULL;
     int final = 1;
     struct job *job;
+    flux_error_t error;
+    bool freed = false;
 
     if (flux_request_unpack (msg, NULL, "{s:I s?o s?b}", "id", &id, "R", &R,
                              "final", &final)
-        < 0) {
+            < 0
+        || (!final && !R)) {
+        s->stats.free_errors++;
         flux_respond_error (s->h, msg, EPROTO,
-                            "sched.free: expected {id:I R?:o final?:b}");
+                            "sched.free: expected {id:I R?:o final?:b}, with R"
+                            " when final is false");
         return;
     }
     job = jobtab_lookup (s->jobs, (uint64_t)id);
-    if (!job || job->state != JOB_ALLOCATED)
+    if (!job || job->state != JOB_ALLOCATED) {
+        s->stats.free_errors++;
         sched_log (s, LOG_ERR, "sched.free: job %ju holds no resources",
                    (uintmax_t)id);
-    else {
-        if (R)
-            release (s, job, R);
-        if (final) {
-            release (s, job, NULL);
-            jobtab_remove (s->jobs, job->id);
-            job_destroy (job);
-            s->stats.frees++;
+        if (!final) {
+            flux_respond_error (s->h, msg, ENOENT,
+                                "sched.free: the job holds no resources");
+            return;
         }
+    }
+    else if (!final) {
+        if (free_part (s, job, R, &error) < 0) {
+            s->stats.free_errors++;
+            sched_log (s, LOG_ERR,
+                       "sched.free: job %ju: partial free refused: %s",
+                       (uintmax_t)id, error.text);
+            flux_respond_error (s->h, msg, EINVAL, error.text);
+            return;
+        }
+        s->stats.partial_frees++;
+        freed = true;
+    }
+    else {
+        struct idset *ranks = NULL;
+        if (R && job->alloc && held_ranks (job, R, &ranks, &error) < 0) {
+            s->stats.free_errors++;
+            sched_log (s, LOG_ERR,
+                       "sched.free: job %ju: final free: %s; freeing what the "
+                       "job holds",
+                       (uintmax_t)id, error.text);
+        }
+        idset_destroy (ranks);
+        free_all (s, job);
+        s->stats.frees++;
+        freed = true;
+    }
+    if (freed) {
+        s->need_schedule = true;
+        sched_kick (s);
     }
     if (flux_respond_pack (s->h, msg, "{s:I}", "id", id) < 0)
         sched_log (s, LOG_ERR, "sched.free: responding: %s", strerror (errno));

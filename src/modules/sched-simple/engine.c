@@ -195,6 +195,11 @@ static void lookup_cb (flux_future_t *f, void *arg)
     else if (!(alloc = rlist_from_R (R, &error)))
         sched_log (s, LOG_ERR, "hello: job %ju: bad R: %s", (uintmax_t)job->id,
                    error.text);
+    else if (job->freed && rlist_remove_ranks (alloc, job->freed) < 0) {
+        sched_log (s, LOG_ERR, "hello: job %ju: dropping freed ranks: %s",
+                   (uintmax_t)job->id, strerror (errno));
+        rlist_destroy (alloc);
+    }
     else if (rlist_set_allocated (s->rl, alloc) < 0) {
         sched_log (s, LOG_ERR, "hello: job %ju: cannot mark %s allocated: %s",
                    (uintmax_t)job->id, "its R",
@@ -256,10 +261,11 @@ static void hello_cb (flux_future_t *f, void *arg)
     sched_t *s = arg;
     json_int_t id, priority;
     int userid;
+    const char *freed = NULL;
     struct job *job;
 
-    if (flux_rpc_get_unpack (f, "{s:I s:I s:i}", "id", &id, "priority",
-                             &priority, "userid", &userid)
+    if (flux_rpc_get_unpack (f, "{s:I s:I s:i s?s}", "id", &id, "priority",
+                             &priority, "userid", &userid, "free", &freed)
         < 0) {
         if (errno == ENODATA) {
             s->hello_done = true;
@@ -288,6 +294,12 @@ static void hello_cb (flux_future_t *f, void *arg)
     job->state = JOB_ALLOCATED;
     job->priority = (uint32_t)priority;
     job->userid = (uint32_t)userid;
+    /* partial-ok: the ranks the job manager already freed (RFC 27) */
+    if (freed && *freed && !(job->freed = idset_decode (freed)))
+        sched_log (s, LOG_ERR,
+                   "hello: job %ju: free \"%s\" is not an idset: all of its R"
+                   " is taken as allocated",
+                   (uintmax_t)id, freed);
     if (jobtab_insert (s->jobs, job) < 0) {
         job_destroy (job);
         fatal (s, "hello: out of memory");
@@ -304,8 +316,11 @@ static void hello_cb (flux_future_t *f, void *arg)
 static void send_hello (sched_t *s)
 {
     s->state = SCHED_HELLO;
-    if (!(s->hello_f = flux_rpc (s->h, "job-manager.sched-hello", NULL,
-                                 FLUX_NODEID_ANY, FLUX_RPC_STREAMING))
+    /* partial-ok: this scheduler takes partial frees and the "free" key of
+     * hello responses (RFC 27) */
+    if (!(s->hello_f
+          = flux_rpc (s->h, "job-manager.sched-hello", "{\"partial-ok\":true}",
+                      FLUX_NODEID_ANY, FLUX_RPC_STREAMING))
         || flux_future_then (s->hello_f, -1., hello_cb, s) < 0)
         fatal (s, "job-manager.sched-hello: %s", strerror (errno));
 }
@@ -512,7 +527,7 @@ json_t *sched_stats (sched_t *s)
         committing += s->batch->count;
     o = json_pack (
         "{s:s s:s s:i s:i s:i s:i s:i s:i s:i s:i s:i"
-        " s:I s:I s:I s:I s:I s:I s:I s:f s:f}",
+        " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:f s:f}",
         "state", state_name (s->state), "mode",
         s->queue_depth ? "limited" : "unlimited", "queue-depth", s->queue_depth,
         "pending", pending, "committing", committing, "allocated",
@@ -523,9 +538,11 @@ json_t *sched_stats (sched_t *s)
         (json_int_t)s->stats.allocs, "annotates",
         (json_int_t)s->stats.annotates, "denies", (json_int_t)s->stats.denies,
         "cancels", (json_int_t)s->stats.cancels, "frees",
-        (json_int_t)s->stats.frees, "commits", (json_int_t)s->stats.commits,
-        "alloc-tries", (json_int_t)s->stats.tries, "alloc-time",
-        s->stats.alloc_time, "commit-time", s->stats.commit_time);
+        (json_int_t)s->stats.frees, "partial-frees",
+        (json_int_t)s->stats.partial_frees, "free-errors",
+        (json_int_t)s->stats.free_errors, "commits",
+        (json_int_t)s->stats.commits, "alloc-tries", (json_int_t)s->stats.tries,
+        "alloc-time", s->stats.alloc_time, "commit-time", s->stats.commit_time);
     if (!o)
         errno = ENOMEM;
     return o;

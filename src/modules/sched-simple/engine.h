@@ -3,11 +3,13 @@
 /* engine.h - the sched-simple engine: an RFC 27 scheduler over an rlist.
  *
  * Start-up (sched_start): resource.acquire (RFC 28) for the inventory and
- * its up/down updates; then job-manager.sched-hello, whose responses name
- * the jobs already holding resources (their R is read from the KVS and
- * marked allocated); then job-manager.sched-ready in limited mode (the
- * queue depth) or unlimited mode.  A failure of any of these is logged
- * and stops the reactor with an error, so the module exits (RFC 27/28).
+ * its up/down updates; then job-manager.sched-hello {partial-ok:true},
+ * whose responses name the jobs already holding resources (their R is
+ * read from the KVS and marked allocated, less the ranks of the
+ * response's "free" idset, released already); then
+ * job-manager.sched-ready in limited mode (the queue depth) or unlimited
+ * mode.  A failure of any of these is logged and stops the reactor with
+ * an error, so the module exits (RFC 27/28).
  *
  * sched.alloc: a request that can never fit is denied at once
  * ("unsatisfiable request: ..."); the others wait in a queue ordered by
@@ -19,6 +21,11 @@
  * transaction shared by every job allocated in the same loop turn; the
  * SUCCESS responses (with sched.resource_summary) go out when that
  * commit completes.
+ *
+ * sched.free with final:false (partial release) returns the resources
+ * the job holds on the ranks of its R, which must all be held by the
+ * job (else an error, nothing freed); the final one returns the rest.
+ * Either way the queue is tried again on the next loop turn.
  *
  * The engine never registers handlers or services itself: main.c feeds it
  * the requests, so tests can drive it over loop://.  All functions run in
@@ -75,6 +82,7 @@ void sched_feasibility (sched_t *s, const flux_msg_t *msg);
 
 /* {state, mode, queue-depth, pending, committing, allocated, nodes, cores,
  * cores-free, gpus, gpus-free, allocs, annotates, denies, cancels, frees,
+ * partial-frees, free-errors,
  * commits, alloc-tries, alloc-time, commit-time} (new reference), or
  * NULL/ENOMEM.  cores-free counts up and free cores; alloc-time is the
  * seconds spent in first fit; commit-time the seconds the R commits

@@ -66,6 +66,9 @@ struct sched {
     struct waitlist kvs_wait;
     struct {
         unsigned long allocs, annotates, denies, cancels, frees, commits;
+        unsigned long partial_frees; /* sched.free final:false applied */
+        unsigned long free_errors;   /* sched.free refused (bad R, ranks
+                                      * not held, unknown job) */
         unsigned long tries;
         double alloc_time;
         double commit_time; /* R commits: seconds from send to answer */

@@ -28,6 +28,7 @@ void job_destroy (struct job *job)
         flux_msg_decref (job->msg);
         flux_future_destroy (job->lookup);
         rlist_destroy (job->alloc);
+        idset_destroy (job->freed);
         free (job);
         errno = saved_errno;
     }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "libidset/idset.h"
 #include "librlist/rlist.h"
 #include "libflux/flux.h"
 
@@ -32,6 +33,8 @@ struct job {
     bool annotated;        /* a reason_pending annotation was sent */
     int qindex;            /* position in jobq, -1 when not queued */
     flux_future_t *lookup; /* hello replay: the lookup of R in flight */
+    struct idset *freed;   /* hello replay: ranks already released (RFC 27
+                            * "free"), dropped from R when it is read */
     struct job *hnext;     /* jobtab chain */
 };
 

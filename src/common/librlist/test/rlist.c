@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libidset/idset.h"
 #include "librlist/rlist.h"
 #include "tap.h"
 
@@ -391,6 +392,53 @@ static void test_diff (void)
     rlist_destroy (b);
 }
 
+static void test_ranks (void)
+{
+    struct rlist *a = from ("{\"version\":1,\"execution\":{\"R_lite\":["
+                            "{\"rank\":\"0-3\",\"children\":{\"core\":"
+                            "\"0-3\",\"gpu\":\"0\"}}],"
+                            "\"nodelist\":[\"n[0-3]\"],"
+                            "\"starttime\":10,\"expiration\":20}}");
+    struct idset *ranks = idset_decode ("1-2,7");
+    struct rlist *part = rlist_copy_ranks (a, ranks);
+    char *s = rlist_dumps (part);
+
+    is (s, "rank[1-2]/core[0-3],gpu0", "rlist_copy_ranks keeps those ranks");
+    free (s);
+    s = rlist_nodelist (part);
+    is (s, "n[1-2]", "rlist_copy_ranks keeps hostnames");
+    free (s);
+    ok (rlist_starttime (part) == 10. && rlist_expiration (part) == 20.,
+        "rlist_copy_ranks keeps the times");
+    cmp_ok (rlist_avail_cores (part), "==", 8, "the copy is all free");
+    cmp_ok (rlist_remove_ranks (a, ranks), "==", 2,
+            "rlist_remove_ranks removes the 2 ranks present");
+    s = rlist_dumps (a);
+    is (s, "rank[0,3]/core[0-3],gpu0", "ranks 0 and 3 are left");
+    free (s);
+    ok (rlist_nnodes (a) == 2 && rlist_count_cores (a) == 8
+            && rlist_count_gpus (a) == 2 && rlist_avail_cores (a) == 8
+            && rlist_avail_gpus (a) == 2,
+        "counters follow the removal");
+    cmp_ok (rlist_remove_ranks (a, ranks), "==", 0,
+            "removing them again removes nothing");
+    ok (rlist_append (a, part) == 0 && rlist_nnodes (a) == 4
+            && rlist_avail_cores (a) == 16,
+        "the removed ranks can be appended back");
+    rlist_destroy (part);
+    idset_destroy (ranks);
+    ranks = idset_decode ("");
+    part = rlist_copy_ranks (a, ranks);
+    ok (part && rlist_nnodes (part) == 0, "no ranks: an empty copy");
+    rlist_destroy (part);
+    ok (rlist_copy_ranks (NULL, ranks) == NULL && errno == EINVAL,
+        "rlist_copy_ranks (NULL): EINVAL");
+    ok (rlist_remove_ranks (a, NULL) < 0 && errno == EINVAL,
+        "rlist_remove_ranks (NULL ranks): EINVAL");
+    idset_destroy (ranks);
+    rlist_destroy (a);
+}
+
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
@@ -402,6 +450,7 @@ int main (int argc, char **argv)
     test_append ();
     test_add ();
     test_diff ();
+    test_ranks ();
     done_testing ();
     return 0;
 }

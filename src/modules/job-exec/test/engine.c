@@ -458,6 +458,42 @@ static void test_partial_release (void)
     start_job (32, "\"exec\":{\"test\":{\"release_per_rank\":1}}", false, NULL);
     ok (wait_final (32), "release_per_rank 1 rank: ends");
     is (T (32), "start finish=0 release=all!", "a single rank: release all");
+
+    put_R (33, "0-3", 0, 0);
+    start_job (33,
+               "\"exec\":{\"test\":{\"release_early\":\"0.1s\","
+               "\"run_duration\":\"0.5s\"}}",
+               false, NULL);
+    ok (wait_final (33), "release_early: ends");
+    is (T (33), "start release=0-2 finish=0 release=3!",
+        "release_early: ranks 0-2 while running, then finish, rank 3 final");
+
+    put_R (34, "0-3", 0, 0);
+    start_job (34,
+               "\"exec\":{\"test\":{\"release_early\":0,"
+               "\"run_duration\":\"0.2s\",\"release_per_rank\":1}}",
+               false, NULL);
+    ok (wait_final (34), "release_early 0 with release_per_rank: ends");
+    is (T (34), "start release=0-2 finish=0 release=3!",
+        "release_per_rank adds nothing after an early release");
+
+    put_R (35, "4", 0, 0);
+    start_job (35,
+               "\"exec\":{\"test\":{\"release_early\":0,"
+               "\"run_duration\":\"0.1s\"}}",
+               false, NULL);
+    ok (wait_final (35), "release_early on one rank: ends");
+    is (T (35), "start finish=0 release=all!",
+        "release_early on one rank: nothing early");
+
+    put_R (36, "0-1", 0, 0);
+    start_job (36,
+               "\"exec\":{\"test\":{\"release_early\":\"10s\","
+               "\"run_duration\":\"0.1s\"}}",
+               false, NULL);
+    ok (wait_final (36), "release_early after the end: ends");
+    is (T (36), "start finish=0 release=all!",
+        "release_early after the end: never released early");
 }
 
 static void test_expiration (void)

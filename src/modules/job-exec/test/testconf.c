@@ -42,9 +42,17 @@ static void good (void)
     ok (parse ("\"exec\":{\"test\":{}}", &c, &error) == 1,
         "an empty test object: 1");
     ok (c.run_duration == 0. && c.wait_status == 0 && !c.override
-            && !c.reattach_finish && !c.release_per_rank
+            && !c.reattach_finish && !c.release_per_rank && c.release_early < 0.
             && c.mock == TESTCONF_MOCK_NONE,
-        "defaults: run_duration 0, status 0, no flags, no mock");
+        "defaults: run_duration 0, status 0, no flags, no mock, no early "
+        "release");
+    ok (parse ("\"exec\":{\"test\":{\"release_early\":\"0.5s\"}}", &c, &error)
+                == 1
+            && c.release_early == 0.5,
+        "release_early FSD \"0.5s\"");
+    ok (parse ("\"exec\":{\"test\":{\"release_early\":0}}", &c, &error) == 1
+            && c.release_early == 0.,
+        "release_early 0 (at the start)");
 
     ok (parse ("\"duration\":30,\"exec\":{\"test\":{}}", &c, &error) == 1
             && c.run_duration == 30.,
@@ -118,6 +126,12 @@ int main (int argc, char **argv)
     bad ("\"exec\":{\"test\":{\"override\":-1}}", "negative override");
     bad ("\"exec\":{\"test\":{\"release_per_rank\":[]}}",
          "array release_per_rank");
+    bad ("\"exec\":{\"test\":{\"release_early\":\"inf\"}}",
+         "release_early inf");
+    bad ("\"exec\":{\"test\":{\"release_early\":-2}}",
+         "negative release_early");
+    bad ("\"exec\":{\"test\":{\"release_early\":\"soon\"}}",
+         "bad release_early FSD");
     bad ("\"exec\":{\"test\":{\"run_duraton\":\"1s\"}}", "misspelled key");
     errno = 0;
     ok (testconf_parse (NULL, &c, &error) < 0 && errno == EINVAL,

@@ -173,6 +173,16 @@ static void test_transitions (void)
     ok (apply (&js, "release", "{\"ranks\":\"0\",\"final\":false}", &error) == 0
             && !js.release_final,
         "partial release");
+    ok (js.released && idset_count (js.released) == 1
+            && idset_test (js.released, 0),
+        "partial release: its ranks are kept");
+    ok (apply (&js, "release", "{\"ranks\":\"2-3\",\"final\":false}", &error)
+                == 0
+            && idset_count (js.released) == 3,
+        "a second partial release adds its ranks");
+    ok (apply (&js, "release", "{\"ranks\":\"x\",\"final\":false}", &error) < 0
+            && idset_count (js.released) == 3,
+        "a partial release whose ranks are not an idset fails");
     ok (apply (&js, "release", "{\"ranks\":\"0\"}", &error) < 0,
         "release without final fails");
     ok (apply (&js, "free", NULL, &error) < 0, "free in RUN fails");
@@ -192,8 +202,8 @@ static void test_transitions (void)
             && js.epilog_active == 0,
         "epilog-finish");
     ok (apply (&js, "release", "{\"ranks\":\"1\",\"final\":true}", &error) == 0
-            && js.release_final,
-        "final release");
+            && js.release_final && idset_count (js.released) == 3,
+        "final release (the partially released ranks are kept)");
     ok (apply (&js, "release", "{\"ranks\":\"1\",\"final\":true}", &error) < 0,
         "release after the final one fails");
     ok (apply (&js, "free", "{\"x\":1}", &error) < 0,

@@ -56,6 +56,7 @@ static json_t *hello_jobs; /* array of {id, priority, userid, t_submit} */
 static char ready_mode[32];
 static int ready_limit;
 static int hellos;
+static int hello_partial_ok = -1; /* partial-ok of the last hello */
 
 static void hello_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
@@ -64,6 +65,9 @@ static void hello_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     json_t *job;
 
     hellos++;
+    hello_partial_ok = -1;
+    (void)flux_request_unpack (msg, NULL, "{s:b}", "partial-ok",
+                               &hello_partial_ok);
     json_array_foreach (hello_jobs, i, job)
         flux_respond_pack (h, msg, "O", job);
     flux_respond_error (h, msg, ENODATA, NULL);
@@ -417,6 +421,7 @@ static void test_startup (void)
     ok (!strcmp (ready_mode, "limited") && ready_limit == 8,
         "sched-ready: limited mode, limit 8");
     cmp_ok (stat_of ("cores"), "==", 16, "16 cores acquired");
+    ok (hello_partial_ok == 1, "sched-hello says partial-ok:true");
 }
 
 static void test_alloc_basic (void)
@@ -665,26 +670,141 @@ static void test_status_updown (void)
     settle ();
 }
 
+static json_t *rank_R (const char *ranks)
+{
+    return json_pack ("{s:i s:{s:[{s:s s:{s:s}}]}}", "version", 1, "execution",
+                      "R_lite", "rank", ranks, "children", "core", "0-1");
+}
+
+static int partial_free (uint64_t id, const char *ranks)
+{
+    return rpc ("sched.free",
+                json_pack ("{s:I s:o s:b}", "id", (json_int_t)id, "R",
+                           rank_R (ranks), "final", 0),
+                NULL);
+}
+
+static char *allocated_summary (void)
+{
+    json_t *o = NULL, *allocd = NULL;
+    char *sum = NULL;
+
+    if (rpc ("sched.resource-status", NULL, &o) == 0
+        && json_unpack (o, "{s:o}", "allocated", &allocd) == 0)
+        sum = R_summary (allocd);
+    json_decref (o);
+    return sum;
+}
+
 static void test_partial_free (void)
 {
-    json_t *part;
+    char *sum;
+    json_int_t errors = stat_of ("free-errors");
+
+    /* jobs 1 and 2 hold rank0 cores 0-2 and gpu0 */
     alloc (90, 16, jobspec (2, 1, 2, 0, 0, 0.));
     settle ();
     is (find (90, 0) ? find (90, 0)->summary : NULL, "rank[1-2]/core[0-1]",
         "job 90 on ranks 1-2");
-    part = json_loads ("{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":"
-                       "\"2\",\"children\":{\"core\":\"0-1\"}}]}}",
-                       0, NULL);
+    alloc (91, 16, jobspec (2, 1, 4, 0, 1, 0.)); /* 2 idle nodes: only 3 */
+    settle ();
+    ok (find (91, 1) && !find (91, 0), "job 91 (2 whole nodes) pends");
+    cmp_ok (partial_free (90, "2"), "==", 0,
+            "partial free of job 90's rank 2 (final:false)");
+    settle ();
+    is (find (91, 0) ? find (91, 0)->summary : NULL, "rank[2-3]/core[0-3],gpu0",
+        "the freed rank is scheduled at once: job 91 runs on ranks 2-3");
+    cmp_ok (stat_of ("partial-frees"), "==", 1, "stats: 1 partial free");
+    sum = allocated_summary ();
+    is (sum, "rank0/core[0-2],gpu0 rank1/core[0-1] rank[2-3]/core[0-3],gpu0",
+        "allocated: jobs 1, 2, 90 (rank 1 only), 91");
+    free (sum);
+
+    /* refused: nothing is freed twice */
+    cmp_ok (partial_free (90, "2"), "==", EINVAL,
+            "a second free of rank 2: EINVAL");
+    cmp_ok (partial_free (90, "3"), "==", EINVAL,
+            "a free of rank 3 (job 91's): EINVAL");
+    cmp_ok (partial_free (90, "1,7"), "==", EINVAL,
+            "a free naming a rank outside the instance: EINVAL");
+    cmp_ok (partial_free (12345, "1"), "==", ENOENT,
+            "a partial free of an unknown job: ENOENT");
+    cmp_ok (rpc ("sched.free",
+                 json_pack ("{s:I s:b}", "id", (json_int_t)90, "final", 0),
+                 NULL),
+            "==", EPROTO, "a partial free without R: EPROTO");
+    cmp_ok (stat_of ("free-errors") - errors, "==", 5,
+            "stats: the 5 refused frees are counted");
+    cmp_ok (stat_of ("cores-free"), "==", 3,
+            "the refused frees freed nothing (3 cores free)");
+    ok (strstr (alllogs, "partial free refused: rank(s) 2 not held by the job")
+            != NULL,
+        "the refusal is logged with the ranks");
+
+    /* the final free returns the rest, whatever its R says */
     send_req ("sched.free", json_pack ("{s:I s:o s:b}", "id", (json_int_t)90,
-                                       "R", part, "final", 0));
+                                       "R", rank_R ("1"), "final", 1));
     settle ();
-    cmp_ok (stat_of ("cores-free"), "==", 11,
-            "partial free of rank 2 returns 2 cores");
-    sched_free_req (90);
+    cmp_ok (stat_of ("cores-free"), "==", 5,
+            "the final free returns rank 1's 2 cores");
+    cmp_ok (count (90, 10), "==", 1, "the final free got a response");
+    send_req ("sched.free",
+              json_pack ("{s:I s:b}", "id", (json_int_t)90, "final", 1));
     settle ();
-    cmp_ok (stat_of ("cores-free"), "==", 13,
-            "the final free returns the rest");
-    cmp_ok (count (90, 10), "==", 2, "each free got a response");
+    cmp_ok (stat_of ("cores-free"), "==", 5,
+            "a second final free frees nothing (but is answered)");
+    cmp_ok (count (90, 10), "==", 2, "both final frees got a response");
+    sched_free_req (91);
+    settle ();
+    cmp_ok (stat_of ("cores-free"), "==", 13, "job 91's free: 13 cores free");
+}
+
+static void test_hello_partial (void)
+{
+    char *sum;
+
+    /* 16 cores free */
+    alloc (500, 16, jobspec (3, 1, 4, 0, 1, 0.));
+    settle ();
+    is (find (500, 0) ? find (500, 0)->summary : NULL,
+        "rank[0-2]/core[0-3],gpu0", "job 500 on ranks 0-2");
+    /* a new job manager: ranks 1-2 were released before it said hello */
+    json_decref (hello_jobs);
+    hello_jobs = json_pack ("[{s:I s:I s:i s:f s:s}]", "id", (json_int_t)500,
+                            "priority", (json_int_t)16, "userid", 42,
+                            "t_submit", 1.0, "free", "1-2");
+    sched_restart (s);
+    run_until (is_ready);
+    cmp_ok (stat_of ("cores-free"), "==", 12,
+            "hello with free:\"1-2\": only rank 0 is allocated");
+    sum = allocated_summary ();
+    is (sum, "rank0/core[0-3],gpu0", "allocated: rank 0");
+    free (sum);
+    cmp_ok (partial_free (500, "1"), "==", EINVAL,
+            "a partial free of a rank freed before the hello: EINVAL");
+    sched_free_req (500);
+    settle ();
+    cmp_ok (stat_of ("cores-free"), "==", 16, "the final free: all free");
+
+    /* a bad "free" key: logged, the whole R stays allocated */
+    alloc (501, 16, jobspec (2, 1, 4, 0, 1, 0.));
+    settle ();
+    json_decref (hello_jobs);
+    hello_jobs = json_pack ("[{s:I s:I s:i s:f s:s}]", "id", (json_int_t)501,
+                            "priority", (json_int_t)16, "userid", 42,
+                            "t_submit", 1.0, "free", "x");
+    alllogs[0] = '\0';
+    sched_restart (s);
+    run_until (is_ready);
+    ok (strstr (alllogs, "free \"x\" is not an idset") != NULL,
+        "hello: a bad free idset is logged");
+    cmp_ok (stat_of ("cores-free"), "==", 8,
+            "and all of the job's R is taken as allocated");
+    sched_free_req (501);
+    settle ();
+    cmp_ok (stat_of ("cores-free"), "==", 16, "all free");
+    json_decref (hello_jobs);
+    hello_jobs = json_array ();
 }
 
 static void test_protocol_errors (void)
@@ -918,6 +1038,7 @@ int main (int argc, char **argv)
     test_feasibility ();
     test_hello_replay ();
     test_restart ();
+    test_hello_partial ();
     test_acquire_failure ();
     test_destroy_busy ();
 
