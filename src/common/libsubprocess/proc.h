@@ -17,6 +17,8 @@ struct subprocess_server {
     flux_msg_handler_t **handlers;
     struct proc *procs; /* doubly linked, newest first */
     bool shutting_down;
+    subprocess_server_auth_f auth_cb;
+    void *auth_arg;
     int started, failed, exited;
 };
 

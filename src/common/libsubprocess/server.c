@@ -24,11 +24,42 @@ static void respond_error (subprocess_server_t *s, const flux_msg_t *msg,
         flux_log_error (s->h, "%s: error responding", s->service);
 }
 
-/* RFC 42 "Request Authentication": without flux-security, refuse. */
+/* The server's auth callback refuses msg (answered unless it is a
+ * write). */
+static bool refused (subprocess_server_t *s, const flux_msg_t *msg)
+{
+    flux_error_t error;
+
+    if (!s->auth_cb)
+        return false;
+    error.text[0] = '\0';
+    errno = 0;
+    if (s->auth_cb (msg, s->auth_arg, &error) == 0)
+        return false;
+    if (!flux_msg_is_noresponse (msg))
+        respond_error (s, msg, errno ? errno : EPERM,
+                       error.text[0] ? error.text : NULL);
+    return true;
+}
+
+void subprocess_server_set_auth_cb (subprocess_server_t *s,
+                                    subprocess_server_auth_f cb, void *arg)
+{
+    if (s) {
+        s->auth_cb = cb;
+        s->auth_arg = arg;
+    }
+}
+
+/* RFC 42 "Request Authentication": without flux-security, refuse.
+ * Also the place of the auth callback, which every method but
+ * disconnect passes first. */
 static bool signed_request (subprocess_server_t *s, const flux_msg_t *msg)
 {
     json_t *sig = NULL;
 
+    if (refused (s, msg))
+        return true;
     if (flux_msg_unpack (msg, "{s?o}", "signature", &sig) == 0 && sig) {
         respond_error (s, msg, EPERM,
                        "signed requests are not supported by this server");
@@ -146,6 +177,8 @@ static void write_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     bool eof = false;
     struct proc *p;
 
+    if (refused (s, msg))
+        return;
     if (flux_request_unpack (msg, NULL, "{s:i s:o}", "matchtag", &matchtag,
                              "io", &io)
             < 0
@@ -201,6 +234,8 @@ static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     subprocess_server_t *s = arg;
     json_t *procs;
 
+    if (refused (s, msg))
+        return;
     if (!(procs = json_array ()))
         goto nomem;
     for (struct proc *p = s->procs; p; p = p->next) {

@@ -173,6 +173,16 @@ subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
                                                uint32_t rank,
                                                flux_error_t *error);
 
+/* An extra check of every request (after the owner-only role check):
+ * return 0 to let it through, or -1 with errno set and, optionally, text
+ * in error to refuse it (the requester gets that errno; a write, which
+ * has no response, is dropped).  cb NULL removes the check.
+ */
+typedef int (*subprocess_server_auth_f) (const flux_msg_t *msg, void *arg,
+                                         flux_error_t *error);
+void subprocess_server_set_auth_cb (subprocess_server_t *s,
+                                    subprocess_server_auth_f cb, void *arg);
+
 /* Refuse new processes (exec answers ENOSYS) and send signum to every
  * running child's process group.  Returns the number of running
  * children signalled.

@@ -4,6 +4,12 @@
  * server of libsubprocess under the service name "rexec", which `flux
  * exec` drives.  Every method is owner only (the server's handler table).
  *
+ * On rank 0 of an instance that lets guests in ([access]
+ * allow-guest-user), a request that did not come from this broker's own
+ * clients (no FLUX_ROLE_LOCAL) is refused EPERM, as flux-core does: a
+ * guest's job on another node must not reach the owner's processes on
+ * rank 0 through a forwarded message.
+ *
  * rexec.stats-get adds the server's counters to the message counters.
  *
  * Shutdown (the broker stops the module, or its reactor stops): new
@@ -53,6 +59,24 @@ static int register_service (flux_t *h)
     return rc;
 }
 
+static int local_only (const flux_msg_t *msg, void *arg, flux_error_t *error)
+{
+    struct flux_msg_cred cred;
+
+    if (flux_msg_get_cred (msg, &cred) == 0
+        && (cred.rolemask & FLUX_ROLE_LOCAL))
+        return 0;
+    errno = EPERM;
+    return errprintf (error, "Remote rexec requests are not allowed on rank 0");
+}
+
+static bool guests_allowed (flux_t *h)
+{
+    const char *s = flux_attr_get (h, "access.allow-guest-user");
+
+    return s && (!strcmp (s, "1") || !strcmp (s, "true"));
+}
+
 static bool none_running (void *arg)
 {
     return subprocess_server_running (arg) == 0;
@@ -94,6 +118,8 @@ int mod_main (flux_t *h, int argc, char **argv)
         flux_log (h, LOG_ERR, "%s", error.text);
         return -1;
     }
+    if (rank == 0 && guests_allowed (h))
+        subprocess_server_set_auth_cb (srv, local_only, NULL);
     if (flux_msg_handler_addvec (h, htab, srv, &handlers) < 0
         || register_service (h) < 0)
         goto done;

@@ -370,6 +370,36 @@ static void test_bad_requests (void)
                                    FLUX_RPC_NORESPONSE));
 }
 
+static int refuse_all (const flux_msg_t *msg, void *arg, flux_error_t *error)
+{
+    errno = EPERM;
+    return errprintf (error, "refused by the auth callback");
+}
+
+static void test_auth (void)
+{
+    char text[256];
+    char buf[512];
+
+    subprocess_server_set_auth_cb (srv, refuse_all, NULL);
+    snprintf (buf, sizeof (buf),
+              "{\"cmd\":{\"cmdline\":[\"true\"],\"env\":{},\"opts\":{},"
+              "\"channels\":[]},\"flags\":3}");
+    ok (raw ("rexec.exec", buf, FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+                == EPERM
+            && !strcmp (text, "refused by the auth callback"),
+        "the auth callback refuses exec with its errno and text");
+    ok (raw ("rexec.list", NULL, 0, text, sizeof (text), NULL) == EPERM,
+        "and list");
+    ok (raw ("rexec.kill", "{\"pid\":1,\"signum\":1}", 0, text, sizeof (text),
+             NULL)
+            == EPERM,
+        "and kill");
+    subprocess_server_set_auth_cb (srv, NULL, NULL);
+    ok (raw ("rexec.list", NULL, 0, text, sizeof (text), NULL) == 0,
+        "without it, list is answered again");
+}
+
 static void test_background (void)
 {
     char buf[512];
@@ -475,6 +505,7 @@ int main (int argc, char **argv)
     test_stdin ();
     test_kill_early ();
     test_bad_requests ();
+    test_auth ();
     test_background ();
     test_disconnect ();
     test_terminate ();
