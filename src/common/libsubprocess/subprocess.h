@@ -167,6 +167,8 @@ typedef struct subprocess_server subprocess_server_t;
  * needed, is the caller's job).  local_uri is what children get as
  * FLUX_URI; rank is the broker rank sent in io "rank".  Handlers are
  * owner only.  NULL with errno on failure.
+ * The process must ignore SIGPIPE (the broker does): writing to the
+ * stdin of a child that exited would otherwise kill it.
  */
 subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
                                                const char *local_uri,

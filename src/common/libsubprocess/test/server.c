@@ -35,13 +35,20 @@ struct rec {
     int credit;
     char chan[256];
     flux_subprocess_t *p;
-    bool write_on_credit; /* send "hi\n" + EOF on the first credit */
+    bool write_on_credit;  /* send "hi\n" + EOF on the first credit */
+    bool write_on_started; /* send 64 KiB + EOF when started */
 };
 
 static void on_started (flux_subprocess_t *p, void *arg)
 {
     struct rec *rc = arg;
     rc->started++;
+    if (rc->write_on_started) {
+        static char big[65536];
+        memset (big, 'x', sizeof (big));
+        flux_subprocess_write (p, "stdin", big, sizeof (big), false);
+        flux_subprocess_write (p, "stdin", big, sizeof (big), true);
+    }
 }
 
 static void on_output (flux_subprocess_t *p, const char *stream,
@@ -248,6 +255,17 @@ static void test_stdin (void)
         "cat: stdin written on credit, EOF, echoed back");
     cmp_ok (rc.credit, "==", SUBPROCESS_DEFAULT_BUFSIZE + 3,
             "credits: the whole buffer, then the bytes written");
+}
+
+static void test_stdin_closed (void)
+{
+    struct rec rc = {.write_on_started = true};
+
+    run (sh ("exec 0<&-; sleep 0.5; echo alive"), &ops, &rc);
+    ok (rc.complete && WIFEXITED (rc.status) && WEXITSTATUS (rc.status) == 0
+            && rc.outlen == 6,
+        "writing to a child that closed its stdin: dropped, the child and "
+        "the server go on");
 }
 
 static void test_kill_early (void)
@@ -493,6 +511,7 @@ int main (int argc, char **argv)
     flux_error_t error;
 
     plan (NO_PLAN);
+    signal (SIGPIPE, SIG_IGN); /* as the broker: see subprocess.h */
     if (!(h = flux_open ("loop://", 0)))
         BAIL_OUT ("flux_open loop://: %s", strerror (errno));
     r = flux_get_reactor (h);
@@ -503,6 +522,7 @@ int main (int argc, char **argv)
     test_lines ();
     test_env_cwd_channel ();
     test_stdin ();
+    test_stdin_closed ();
     test_kill_early ();
     test_bad_requests ();
     test_auth ();
