@@ -120,9 +120,9 @@ static void emit (struct stream *st, const char *data, size_t len, bool eof)
         int n = (int)len;
         if (n > 0 && data[n - 1] == '\n')
             n--;
-        flux_log (p->s->h, LOG_INFO, "%s[%d]: %s: %.*s",
-                  label ? label : flux_cmd_arg (p->cmd, 0), (int)p->pid,
-                  st->name, n, data);
+        flux_log (p->s->h, LOG_INFO, "%s[%d]: %.*s",
+                  label ? label : flux_cmd_arg (p->cmd, 0), (int)p->pid, n,
+                  data);
     }
     json_decref (io);
 }

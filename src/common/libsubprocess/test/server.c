@@ -461,6 +461,71 @@ static void test_background (void)
         "waited on: gone (ESRCH)");
 }
 
+/* A streaming request's responses as "type type ... errno=N". */
+struct stream_rec {
+    char trace[512];
+    bool done;
+};
+
+static void stream_continuation (flux_future_t *f, void *arg)
+{
+    struct stream_rec *sr = arg;
+    const char *type = "?";
+    json_t *io = NULL;
+    size_t n = strlen (sr->trace);
+
+    if (flux_rpc_get_unpack (f, "{s:s s?o}", "type", &type, "io", &io) < 0) {
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "errno=%d", errno);
+        sr->done = true;
+        return;
+    }
+    if (io && json_object_get (io, "eof"))
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "%s-eof ",
+                  json_string_value (json_object_get (io, "stream")));
+    else if (io)
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "%s:%s ",
+                  json_string_value (json_object_get (io, "stream")),
+                  json_string_value (json_object_get (io, "data")));
+    else
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "%s ", type);
+    flux_future_reset (f);
+}
+
+static bool stream_done (void *arg)
+{
+    return ((struct stream_rec *)arg)->done;
+}
+
+static void test_attach (void)
+{
+    char buf[512], text[256];
+    json_t *o = NULL;
+    int pid = 0;
+    struct stream_rec sr = {0};
+    flux_future_t *f;
+
+    snprintf (buf, sizeof (buf),
+              "{\"cmd\":{\"cmdline\":[\"sh\",\"-c\",\"exec 2>&-; sleep 0.5; "
+              "echo late\"],\"env\":{},\"opts\":{},\"channels\":[]},"
+              "\"flags\":16}");
+    ok (raw ("rexec.exec", buf, 0, text, sizeof (text), &o) == 0
+            && json_unpack (o, "{s:i}", "pid", &pid) == 0,
+        "a waitable background process");
+    json_decref (o);
+    snprintf (buf, sizeof (buf), "{\"pid\":%d,\"flags\":3}", pid);
+    f = flux_rpc (h, "rexec.attach", buf, 0, FLUX_RPC_STREAMING);
+    ok (f && flux_future_then (f, -1., stream_continuation, &sr) == 0
+            && flux_reactor_run_until (r, stream_done, &sr, 30.),
+        "attach to it: the stream ends");
+    is (sr.trace,
+        "attached stderr-eof stdout:late\n stdout-eof finished errno=61",
+        "attached, the EOF of the stream closed before, output, EOF, "
+        "finished, ENODATA");
+    flux_future_destroy (f);
+    ok (raw ("rexec.wait", buf, 0, text, sizeof (text), NULL) == ESRCH,
+        "attached to the end: reaped (wait finds nothing)");
+}
+
 static bool none_running (void *arg)
 {
     return subprocess_server_running (srv) == 0;
@@ -527,6 +592,7 @@ int main (int argc, char **argv)
     test_bad_requests ();
     test_auth ();
     test_background ();
+    test_attach ();
     test_disconnect ();
     test_terminate ();
     subprocess_server_destroy (srv);
