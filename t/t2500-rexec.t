@@ -189,7 +189,7 @@ test_expect_success 'stop the instance: rexec unloads and kills what runs' '
 	pid=$! &&
 	wait_list 1 sleep 1 &&
 	stop_instance &&
-	wait $pid;
-	test $? -ne 0
+	{ wait $pid; rc=$?; } &&
+	test $rc -ne 0
 '
 test_done
