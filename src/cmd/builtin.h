@@ -66,6 +66,7 @@ extern const struct builtin builtin_submit;
 extern const struct builtin builtin_job;
 extern const struct builtin builtin_job_submit;
 extern const struct builtin builtin_job_id;
+extern const struct builtin builtin_exec;
 
 int cmd_getattr (int argc, char **argv);
 int cmd_content (int argc, char **argv);
@@ -91,5 +92,6 @@ int cmd_jobs (int argc, char **argv);
 int cmd_cancel (int argc, char **argv);
 int cmd_update (int argc, char **argv);
 int cmd_queue (int argc, char **argv);
+int cmd_exec (int argc, char **argv);
 
 #endif /* !FLUX_CMD_BUILTIN_H */

@@ -1,0 +1,618 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* exec.c - `flux exec`: run a command on broker ranks through their
+ * rexec services (RFC 42, PROTOCOLS-exec.md 1.7), with libsubprocess's
+ * remote client.
+ *
+ * One exec per target rank (nodeid = rank).  Output is written as it
+ * arrives, optionally prefixed "<rank>: " per line.  Standard input is
+ * read once and copied to every rank, no faster than the smallest write
+ * credit of the ranks still reading it.  SIGINT and SIGTERM are
+ * forwarded.  At the end, unless --quiet, one line per distinct failure
+ * goes to stderr ("<idset>: Exit N" or "<idset>: <signal name>"), and the
+ * exit code is the largest over the ranks: the exit code, 128+signal, or
+ * for a start failure 126 (EPERM, EACCES), 127 (ENOENT), 68
+ * (EHOSTUNREACH), else 1.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libidset/idset.h"
+#include "libsubprocess/subprocess.h"
+
+#include "cmdutil.h"
+
+extern char **environ;
+
+static const char usage[]
+    = "Usage: flux exec [OPTIONS] COMMAND [ARGS...]\n"
+      "Run a command on the broker ranks of this instance.\n"
+      "  -r, --rank=IDSET     Ranks to run on (default: all)\n"
+      "  -x, --exclude=IDSET  Ranks to leave out\n"
+      "  -d, --dir=PATH       Working directory (default: the current one;\n"
+      "                       'none': the broker's)\n"
+      "  -l, --label-io       Prefix each output line with '<rank>: '\n"
+      "  -n, --noinput        Send end-of-file to standard input at once\n"
+      "  -q, --quiet          No summary of failures on stderr\n"
+      "  -v, --verbose        Say what is started and how it ended\n"
+      "      --setopt=NAME=VALUE  Set a subprocess option (repeatable)\n"
+      "  -h, --help           Display this message\n";
+
+const struct builtin builtin_exec = {
+    .name = "exec",
+    .summary = "Run a command on the broker ranks",
+    .usage = usage,
+    .main = cmd_exec,
+};
+
+#define STDIN_CHUNK 65536
+
+struct target {
+    struct exec *x;
+    uint32_t rank;
+    flux_subprocess_t *p;
+    long credit;    /* stdin bytes we may send */
+    bool stdin_eof; /* EOF sent (or the rank is done) */
+    bool bol[2];    /* at the start of a line: stdout, stderr */
+    bool done;
+    int errnum; /* start failure or lost stream */
+};
+
+struct exec {
+    flux_t *h;
+    flux_reactor_t *r;
+    flux_cmd_t *cmd;
+    struct target *t;
+    int n;
+    int running;
+    bool label_io, noinput, quiet, verbose;
+    /* stdin */
+    bool stdin_open;
+    int stdin_flags; /* fcntl flags of fd 0 before, restored at the end */
+    uv_poll_t stdin_poll;
+    uv_idle_t stdin_idle;
+    bool use_poll, watching;
+    /* signals */
+    uv_signal_t sig[2];
+    int interrupts;
+    double last_interrupt;
+};
+
+static void write_all (int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write (fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return;
+        }
+        data += n;
+        len -= n;
+    }
+}
+
+static void on_output (flux_subprocess_t *p, const char *stream,
+                       const char *data, size_t len, bool eof, void *arg)
+{
+    struct target *t = arg;
+    int i = strcmp (stream, "stderr") == 0 ? 1 : 0;
+    int fd = i ? STDERR_FILENO : STDOUT_FILENO;
+    char prefix[32];
+    int plen;
+
+    if (eof || len == 0)
+        return;
+    if (!t->x->label_io) {
+        write_all (fd, data, len);
+        return;
+    }
+    plen = snprintf (prefix, sizeof (prefix), "%u: ", t->rank);
+    while (len > 0) {
+        const char *nl = memchr (data, '\n', len);
+        size_t n = nl ? (size_t)(nl - data) + 1 : len;
+        if (t->bol[i])
+            write_all (fd, prefix, plen);
+        write_all (fd, data, n);
+        t->bol[i] = nl != NULL;
+        data += n;
+        len -= n;
+    }
+}
+
+/* ---- stdin ---- */
+
+static void stdin_poll_cb (uv_poll_t *w, int status, int events);
+static void stdin_idle_cb (uv_idle_t *w);
+
+static void stdin_watch (struct exec *x, bool on)
+{
+    if (on == x->watching || !x->stdin_open)
+        return;
+    x->watching = on;
+    if (x->use_poll) {
+        if (on)
+            uv_poll_start (&x->stdin_poll, UV_READABLE, stdin_poll_cb);
+        else
+            uv_poll_stop (&x->stdin_poll);
+    }
+    else {
+        if (on)
+            uv_idle_start (&x->stdin_idle, stdin_idle_cb);
+        else
+            uv_idle_stop (&x->stdin_idle);
+    }
+}
+
+static void stdin_close (struct exec *x)
+{
+    if (!x->stdin_open)
+        return;
+    stdin_watch (x, false);
+    x->stdin_open = false;
+    uv_close (x->use_poll ? (uv_handle_t *)&x->stdin_poll
+                          : (uv_handle_t *)&x->stdin_idle,
+              NULL);
+}
+
+/* The smallest credit of the ranks still reading stdin; -1 if none. */
+static long min_credit (struct exec *x)
+{
+    long min = -1;
+
+    for (int i = 0; i < x->n; i++) {
+        struct target *t = &x->t[i];
+        if (!t->stdin_eof && (min < 0 || t->credit < min))
+            min = t->credit;
+    }
+    return min;
+}
+
+static void stdin_send (struct exec *x, const char *data, size_t len, bool eof)
+{
+    for (int i = 0; i < x->n; i++) {
+        struct target *t = &x->t[i];
+        if (t->stdin_eof)
+            continue;
+        if (flux_subprocess_write (t->p, "stdin", data, len, eof) == 0)
+            t->credit -= len;
+        if (eof)
+            t->stdin_eof = true;
+    }
+}
+
+static void stdin_update (struct exec *x)
+{
+    long min = min_credit (x);
+
+    if (min < 0)
+        stdin_close (x); /* nobody reads it any more */
+    else
+        stdin_watch (x, min > 0);
+}
+
+static void stdin_read (struct exec *x)
+{
+    char buf[STDIN_CHUNK];
+    long min = min_credit (x);
+    size_t want = min > STDIN_CHUNK ? STDIN_CHUNK : (size_t)(min > 0 ? min : 0);
+    ssize_t n;
+
+    if (want == 0) {
+        stdin_update (x);
+        return;
+    }
+    n = read (STDIN_FILENO, buf, want);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        if (n < 0)
+            cmd_warn ("reading stdin: %s", strerror (errno));
+        stdin_send (x, NULL, 0, true);
+        stdin_close (x);
+        return;
+    }
+    stdin_send (x, buf, n, false);
+    stdin_update (x);
+}
+
+static void stdin_poll_cb (uv_poll_t *w, int status, int events)
+{
+    stdin_read (w->data);
+}
+
+static void stdin_idle_cb (uv_idle_t *w)
+{
+    stdin_read (w->data);
+}
+
+static void stdin_setup (struct exec *x)
+{
+    uv_loop_t *loop = flux_reactor_uv (x->r);
+
+    x->stdin_flags = fcntl (STDIN_FILENO, F_GETFL);
+    if (x->stdin_flags < 0) { /* stdin closed: nothing to send */
+        x->noinput = true;
+        return;
+    }
+    if (uv_poll_init (loop, &x->stdin_poll, STDIN_FILENO) == 0) {
+        x->use_poll = true;
+        x->stdin_poll.data = x;
+    }
+    else { /* a regular file or /dev/null: reads never block */
+        uv_idle_init (loop, &x->stdin_idle);
+        x->stdin_idle.data = x;
+    }
+    x->stdin_open = true;
+}
+
+static void stdin_restore (struct exec *x)
+{
+    if (x->stdin_flags >= 0)
+        (void)fcntl (STDIN_FILENO, F_SETFL, x->stdin_flags);
+}
+
+static void on_credit (flux_subprocess_t *p, const char *stream, int bytes,
+                       void *arg)
+{
+    struct target *t = arg;
+
+    if (strcmp (stream, "stdin") != 0)
+        return;
+    t->credit += bytes;
+    stdin_update (t->x);
+}
+
+/* ---- the end of each rank ---- */
+
+static void target_done (struct target *t)
+{
+    struct exec *x = t->x;
+
+    t->done = true;
+    t->stdin_eof = true;
+    if (--x->running == 0)
+        flux_reactor_stop (x->r);
+    else
+        stdin_update (x);
+}
+
+static void on_started (flux_subprocess_t *p, void *arg)
+{
+    struct target *t = arg;
+
+    if (t->x->verbose)
+        fprintf (stderr, "%s: rank %u: started pid %d\n", cmd_prog (), t->rank,
+                 (int)flux_subprocess_pid (p));
+}
+
+static void on_complete (flux_subprocess_t *p, void *arg)
+{
+    struct target *t = arg;
+
+    if (t->x->verbose)
+        fprintf (stderr, "%s: rank %u: completed, status %d\n", cmd_prog (),
+                 t->rank, flux_subprocess_status (p));
+    target_done (t);
+}
+
+static void on_error (flux_subprocess_t *p, int errnum, const char *text,
+                      void *arg)
+{
+    struct target *t = arg;
+
+    t->errnum = errnum;
+    if (!flux_subprocess_started (p))
+        fprintf (stderr, "%s: Error: rank %u: %s: %s\n", cmd_prog (), t->rank,
+                 flux_cmd_arg (t->x->cmd, 0), strerror (errnum));
+    else
+        fprintf (stderr, "%s: Error: rank %u: %s\n", cmd_prog (), t->rank,
+                 text ? text : strerror (errnum));
+    target_done (t);
+}
+
+static const struct flux_subprocess_ops ops = {
+    .on_started = on_started,
+    .on_output = on_output,
+    .on_credit = on_credit,
+    .on_complete = on_complete,
+    .on_error = on_error,
+};
+
+/* ---- signals ---- */
+
+static char *running_ranks (struct exec *x)
+{
+    struct idset *ids = idset_create (0, IDSET_FLAG_AUTOGROW);
+    char *s;
+
+    for (int i = 0; ids && i < x->n; i++) {
+        if (!x->t[i].done)
+            (void)idset_set (ids, x->t[i].rank);
+    }
+    s = ids ? idset_encode (ids, IDSET_FLAG_RANGE | IDSET_FLAG_BRACKETS) : NULL;
+    idset_destroy (ids);
+    return s;
+}
+
+static void signal_cb (uv_signal_t *w, int signum)
+{
+    struct exec *x = w->data;
+
+    if (signum == SIGINT) {
+        double now = flux_reactor_now (x->r);
+        if (x->interrupts >= 2 && now - x->last_interrupt < 1.) {
+            char *s = running_ranks (x);
+            fprintf (stderr, "%s: command still running at exit\n",
+                     s ? s : "?");
+            free (s);
+            stdin_restore (x);
+            exit (1);
+        }
+        if (x->interrupts == 1)
+            cmd_warn ("interrupt (Ctrl-C) once more within 1s to exit");
+        x->interrupts++;
+        x->last_interrupt = now;
+    }
+    for (int i = 0; i < x->n; i++) {
+        if (!x->t[i].done)
+            (void)flux_subprocess_kill (x->t[i].p, signum);
+    }
+}
+
+static void signals_setup (struct exec *x)
+{
+    int signums[2] = {SIGINT, SIGTERM};
+
+    for (int i = 0; i < 2; i++) {
+        uv_signal_init (flux_reactor_uv (x->r), &x->sig[i]);
+        x->sig[i].data = x;
+        uv_signal_start (&x->sig[i], signal_cb, signums[i]);
+        uv_unref ((uv_handle_t *)&x->sig[i]);
+    }
+}
+
+/* ---- setup and summary ---- */
+
+static struct idset *target_ranks (flux_t *h, const char *rank,
+                                   const char *exclude)
+{
+    uint32_t size;
+    struct idset *ids, *ex;
+
+    if (flux_get_size (h, &size) < 0)
+        cmd_die ("cannot get the instance size: %s", strerror (errno));
+    if (!rank || !strcmp (rank, "all")) {
+        if (!(ids = idset_create (size, 0))
+            || (size > 0 && idset_range_set (ids, 0, size - 1) < 0))
+            cmd_die ("out of memory");
+    }
+    else if (!(ids = idset_decode (rank)))
+        cmd_usage_error ("invalid --rank idset '%s'", rank);
+    if (!idset_empty (ids) && idset_last (ids) >= size)
+        cmd_die ("--rank %s: there are only %u ranks", rank, size);
+    if (exclude) {
+        if (!(ex = idset_decode (exclude)))
+            cmd_usage_error ("invalid --exclude idset '%s'", exclude);
+        (void)idset_subtract (ids, ex);
+        idset_destroy (ex);
+    }
+    if (idset_empty (ids))
+        cmd_die ("no ranks to run on");
+    return ids;
+}
+
+static flux_cmd_t *build_cmd (flux_t *h, int argc, char **argv, const char *dir,
+                              char **setopts, int nsetopts)
+{
+    flux_cmd_t *cmd;
+    char cwd[4096];
+
+    if (!(cmd = flux_cmd_create (argc, argv, environ)))
+        cmd_die ("building the command: %s", strerror (errno));
+    flux_cmd_unsetenv (cmd, "FLUX_PROXY_REMOTE");
+    if (!flux_cmd_getenv (cmd, "DBUS_SESSION_BUS_ADDRESS")) {
+        const char *owner = flux_attr_get (h, "security.owner");
+        char bus[128];
+        if (owner) {
+            snprintf (bus, sizeof (bus), "unix:path=/run/user/%s/bus", owner);
+            (void)flux_cmd_setenv (cmd, "DBUS_SESSION_BUS_ADDRESS", bus, true);
+        }
+    }
+    if (!dir) {
+        if (!getcwd (cwd, sizeof (cwd)))
+            cmd_die ("getcwd: %s", strerror (errno));
+        dir = cwd;
+    }
+    if (strcmp (dir, "none") != 0 && flux_cmd_setcwd (cmd, dir) < 0)
+        cmd_die ("out of memory");
+    for (int i = 0; i < nsetopts; i++) {
+        char *eq = strchr (setopts[i], '=');
+        if (!eq || eq == setopts[i])
+            cmd_usage_error ("--setopt: expected NAME=VALUE, got '%s'",
+                             setopts[i]);
+        *eq = '\0';
+        if (flux_cmd_setopt (cmd, setopts[i], eq + 1) < 0)
+            cmd_die ("--setopt %s: %s", setopts[i], strerror (errno));
+        *eq = '=';
+    }
+    return cmd;
+}
+
+static int start_error_code (int errnum)
+{
+    switch (errnum) {
+        case EPERM:
+        case EACCES:
+            return 126;
+        case ENOENT:
+            return 127;
+        case EHOSTUNREACH:
+            return 68;
+        default:
+            return 1;
+    }
+}
+
+/* One line per distinct failure; the exit code. */
+static int summarize (struct exec *x)
+{
+    struct outcome {
+        char text[64];
+        struct idset *ids;
+    } out[64];
+    int nout = 0, code = 0;
+
+    for (int i = 0; i < x->n; i++) {
+        struct target *t = &x->t[i];
+        int status = flux_subprocess_status (t->p);
+        char text[64];
+        int c;
+
+        if (t->errnum) {
+            c = start_error_code (t->errnum);
+            if (c > code)
+                code = c;
+            continue; /* said already */
+        }
+        if (WIFSIGNALED (status)) {
+            c = 128 + WTERMSIG (status);
+            snprintf (text, sizeof (text), "%s", strsignal (WTERMSIG (status)));
+        }
+        else {
+            c = WEXITSTATUS (status);
+            snprintf (text, sizeof (text), "Exit %d", c);
+        }
+        if (c > code)
+            code = c;
+        if (c == 0 || x->quiet)
+            continue;
+        int k;
+        for (k = 0; k < nout; k++) {
+            if (!strcmp (out[k].text, text))
+                break;
+        }
+        if (k == nout) {
+            if (nout == 64)
+                continue; /* more distinct outcomes than we list */
+            snprintf (out[k].text, sizeof (out[k].text), "%s", text);
+            out[k].ids = idset_create (0, IDSET_FLAG_AUTOGROW);
+            nout++;
+        }
+        if (out[k].ids)
+            (void)idset_set (out[k].ids, t->rank);
+    }
+    for (int k = 0; k < nout; k++) {
+        char *s = out[k].ids ? idset_encode (
+                      out[k].ids, IDSET_FLAG_RANGE | IDSET_FLAG_BRACKETS)
+                             : NULL;
+        fprintf (stderr, "%s: %s\n", s ? s : "?", out[k].text);
+        free (s);
+        idset_destroy (out[k].ids);
+    }
+    return code;
+}
+
+int cmd_exec (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"rank", required_argument, NULL, 'r'},
+        {"exclude", required_argument, NULL, 'x'},
+        {"dir", required_argument, NULL, 'd'},
+        {"label-io", no_argument, NULL, 'l'},
+        {"noinput", no_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"setopt", required_argument, NULL, 'S'},
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+    const char *rank = NULL, *exclude = NULL, *dir = NULL;
+    char **setopts = calloc (argc, sizeof (char *));
+    int nsetopts = 0, c, i, code;
+    struct exec x = {.stdin_flags = -1};
+    struct idset *ids;
+    unsigned int id;
+
+    if (!setopts)
+        cmd_die ("out of memory");
+    while ((c = cmd_getopt (argc, argv, "r:x:d:lnqv", longopts)) != -1) {
+        switch (c) {
+            case 'r':
+                rank = optarg;
+                break;
+            case 'x':
+                exclude = optarg;
+                break;
+            case 'd':
+                dir = optarg;
+                break;
+            case 'l':
+                x.label_io = true;
+                break;
+            case 'n':
+                x.noinput = true;
+                break;
+            case 'q':
+                x.quiet = true;
+                break;
+            case 'v':
+                x.verbose = true;
+                break;
+            case 'S':
+                setopts[nsetopts++] = optarg;
+                break;
+        }
+    }
+    if (optind == argc)
+        cmd_usage_error ("a command is required");
+    x.h = cmd_open ();
+    x.r = flux_get_reactor (x.h);
+    ids = target_ranks (x.h, rank, exclude);
+    x.cmd
+        = build_cmd (x.h, argc - optind, argv + optind, dir, setopts, nsetopts);
+    x.n = idset_count (ids);
+    if (!(x.t = calloc (x.n, sizeof (*x.t))))
+        cmd_die ("out of memory");
+    signals_setup (&x);
+    if (!x.noinput)
+        stdin_setup (&x);
+    for (i = 0, id = idset_first (ids); id != IDSET_INVALID_ID;
+         id = idset_next (ids, id), i++) {
+        struct target *t = &x.t[i];
+        t->x = &x;
+        t->rank = id;
+        t->bol[0] = t->bol[1] = true;
+        if (!(t->p = flux_rexec (x.h, "rexec", id, x.cmd, &ops, t)))
+            cmd_die ("rank %u: exec: %s", id, strerror (errno));
+        if (x.noinput) {
+            (void)flux_subprocess_write (t->p, "stdin", NULL, 0, true);
+            t->stdin_eof = true;
+        }
+        x.running++;
+    }
+    if (flux_reactor_run (x.r, 0) < 0)
+        cmd_die ("reactor: %s", strerror (errno));
+    stdin_close (&x);
+    stdin_restore (&x);
+    for (i = 0; i < 2; i++)
+        uv_close ((uv_handle_t *)&x.sig[i], NULL);
+    (void)flux_reactor_run (x.r, FLUX_REACTOR_NOWAIT); /* finish closing */
+    code = summarize (&x);
+    for (i = 0; i < x.n; i++)
+        flux_subprocess_destroy (x.t[i].p);
+    free (x.t);
+    flux_cmd_destroy (x.cmd);
+    idset_destroy (ids);
+    free (setopts);
+    flux_close (x.h);
+    return code;
+}

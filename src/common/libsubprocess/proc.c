@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* proc.c - one child of the subprocess server: spawned with uv_spawn in
+ * a process group of its own (unless no-setpgrp), stdio on libuv pipes,
+ * each channel a socketpair whose child end is passed as NAME=<fd>.
+ *
+ * Output is read into a per-stream buffer bounded by <stream>_BUFSIZE:
+ * line buffered, one response per line (a line longer than the buffer is
+ * sent in buffer-sized pieces); unbuffered, one response per read.
+ * Input writes are bounded the same way: a write that would take more
+ * than the buffer size in flight is dropped (and logged); clients that
+ * asked for write credits are told each time bytes were written.
+ *
+ * Lifetime: a proc is freed once released (unlinked from the server) and
+ * every libuv handle it owns was closed (close callbacks count down).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+extern char **environ;
+
+#define OUTPUT_KEEP 8192 /* bytes of output a waitable process keeps */
+#define READ_CHUNK 65536 /* initial read buffer (grows to bufsize) */
+
+static void proc_free (struct proc *p)
+{
+    for (int i = 0; i < p->nstreams; i++)
+        free (p->streams[i].buf);
+    free (p->streams);
+    flux_msg_decref (p->exec_msg);
+    flux_msg_decref (p->client);
+    flux_msg_decref (p->wait_msg);
+    json_decref (p->output);
+    flux_cmd_destroy (p->cmd);
+    free (p);
+}
+
+static void handle_closed (uv_handle_t *h)
+{
+    struct proc *p = h->data;
+
+    if (--p->handles == 0 && p->released)
+        proc_free (p);
+}
+
+static void stream_close (struct stream *st)
+{
+    if (st->open) {
+        st->open = false;
+        uv_close ((uv_handle_t *)&st->pipe, handle_closed);
+    }
+}
+
+void proc_release (struct proc *p)
+{
+    if (p->released)
+        return;
+    if (p->s)
+        server_unlink (p->s, p);
+    p->s = NULL;
+    p->released = true;
+    for (int i = 0; i < p->nstreams; i++)
+        stream_close (&p->streams[i]);
+    if (p->process_open) {
+        p->process_open = false;
+        uv_close ((uv_handle_t *)&p->process, handle_closed);
+    }
+    if (p->handles == 0)
+        proc_free (p);
+}
+
+static void respond (struct proc *p, const flux_msg_t *msg, json_t *o)
+{
+    if (!o || flux_respond_pack (p->s->h, msg, "O", o) < 0)
+        flux_log_error (p->s->h, "%s: error responding", p->s->service);
+    json_decref (o);
+}
+
+/* Keep the newest ~OUTPUT_KEEP bytes of output as whole io objects. */
+static void keep_output (struct proc *p, json_t *io, size_t len)
+{
+    if (!p->output && !(p->output = json_array ()))
+        return;
+    if (json_array_append (p->output, io) < 0)
+        return;
+    p->output_bytes += len;
+    while (p->output_bytes > OUTPUT_KEEP && json_array_size (p->output) > 1) {
+        json_t *first = json_array_get (p->output, 0);
+        json_t *d = json_object_get (first, "data");
+        size_t n = d ? json_string_length (d) : 0;
+        p->output_bytes -= n < p->output_bytes ? n : p->output_bytes;
+        json_array_remove (p->output, 0);
+    }
+}
+
+/* Hand one piece of output (or EOF: data NULL) to whoever wants it. */
+static void emit (struct stream *st, const char *data, size_t len, bool eof)
+{
+    struct proc *p = st->p;
+    json_t *io;
+
+    if (!(io = subprocess_io_encode (st->name, p->s->rankstr, data, len, eof)))
+        return;
+    if (p->waitable && len > 0)
+        keep_output (p, io, len);
+    if (p->client && (p->flags & st->flag))
+        respond (p, p->client,
+                 json_pack ("{s:s s:i s:O}", "type", "output", "pid",
+                            (int)p->pid, "io", io));
+    else if (p->background && !p->client && len > 0) {
+        const char *label = flux_cmd_get_label (p->cmd);
+        int n = (int)len;
+        if (n > 0 && data[n - 1] == '\n')
+            n--;
+        flux_log (p->s->h, LOG_INFO, "%s[%d]: %.*s",
+                  label ? label : flux_cmd_arg (p->cmd, 0), (int)p->pid, n,
+                  data);
+    }
+    json_decref (io);
+}
+
+/* Send what is buffered: complete lines, then the rest if asked to
+ * (unbuffered, EOF) or if the buffer is full of one line. */
+static void stream_flush (struct stream *st, bool all)
+{
+    size_t off = 0;
+    char *nl;
+
+    if (st->line) {
+        while (off < st->len
+               && (nl = memchr (st->buf + off, '\n', st->len - off))) {
+            size_t n = nl - (st->buf + off) + 1;
+            emit (st, st->buf + off, n, false);
+            off += n;
+        }
+    }
+    if (off < st->len && (all || !st->line || st->len >= (size_t)st->bufsize)) {
+        emit (st, st->buf + off, st->len - off, false);
+        off = st->len;
+    }
+    if (off > 0) {
+        memmove (st->buf, st->buf + off, st->len - off);
+        st->len -= off;
+    }
+}
+
+static struct stream *pipe_stream (void *h)
+{
+    return (struct stream *)((char *)h - offsetof (struct stream, pipe));
+}
+
+static void alloc_cb (uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct stream *st = pipe_stream (h);
+
+    if (st->len == st->cap && st->cap < (size_t)st->bufsize) {
+        size_t cap = st->cap ? st->cap * 2 : READ_CHUNK;
+        char *nbuf;
+        if (cap > (size_t)st->bufsize)
+            cap = st->bufsize;
+        if ((nbuf = realloc (st->buf, cap))) {
+            st->buf = nbuf;
+            st->cap = cap;
+        }
+    }
+    if (st->len == st->cap) /* could not grow: make room */
+        stream_flush (st, true);
+    buf->base = st->buf + st->len;
+    buf->len = st->cap - st->len;
+}
+
+static void read_cb (uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
+{
+    struct stream *st = pipe_stream (h);
+    struct proc *p = st->p;
+
+    if (nread == 0 || nread == UV_ENOBUFS)
+        return;
+    if (nread > 0) {
+        st->len += nread;
+        stream_flush (st, false);
+        return;
+    }
+    /* EOF or error: what is left goes, then the EOF */
+    stream_flush (st, true);
+    uv_read_stop (h);
+    st->reading = false;
+    st->read_eof = true;
+    emit (st, NULL, 0, true);
+    if (st->kind == STREAM_OUTPUT || !st->writable)
+        stream_close (st);
+    proc_check_done (p);
+}
+
+struct write_req {
+    uv_write_t req;
+    struct stream *st;
+    size_t len;
+    char data[];
+};
+
+static void write_done (uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct stream *st = w->st;
+    struct proc *p = st->p;
+
+    st->wpending -= w->len;
+    if (status == 0 && !p->released && p->client
+        && (p->flags & SUBPROCESS_REXEC_WRITE_CREDIT))
+        respond (p, p->client,
+                 json_pack ("{s:s s:{s:i}}", "type", "add-credit", "channels",
+                            st->name, (int)w->len));
+    free (w);
+}
+
+static void shutdown_done (uv_shutdown_t *req, int status)
+{
+    struct stream *st
+        = (struct stream *)((char *)req
+                            - offsetof (struct stream, shutdown_req));
+
+    if (st->kind == STREAM_STDIN || st->read_eof)
+        stream_close (st);
+}
+
+void proc_write (struct proc *p, const char *name, const char *data, size_t len,
+                 bool eof)
+{
+    struct stream *st = NULL;
+
+    for (int i = 0; i < p->nstreams; i++) {
+        if (p->streams[i].kind != STREAM_OUTPUT
+            && !strcmp (p->streams[i].name, name)) {
+            st = &p->streams[i];
+            break;
+        }
+    }
+    if (!st || !st->writable || !st->open)
+        return;
+    if (len > 0) {
+        struct write_req *w;
+        uv_buf_t b;
+        if (st->wpending + len > (size_t)st->bufsize) {
+            flux_log (p->s->h, LOG_ERR,
+                      "%s[%d]: %s: buffer full, %zu bytes dropped",
+                      flux_cmd_arg (p->cmd, 0), (int)p->pid, name, len);
+        }
+        else if ((w = malloc (sizeof (*w) + len))) {
+            memcpy (w->data, data, len);
+            w->st = st;
+            w->len = len;
+            b = uv_buf_init (w->data, len);
+            if (uv_write (&w->req, (uv_stream_t *)&st->pipe, &b, 1, write_done)
+                < 0)
+                free (w);
+            else
+                st->wpending += len;
+        }
+    }
+    if (eof) {
+        st->writable = false;
+        if (uv_shutdown (&st->shutdown_req, (uv_stream_t *)&st->pipe,
+                         shutdown_done)
+            == 0)
+            st->shutdown = true;
+        else if (st->kind == STREAM_STDIN || st->read_eof)
+            stream_close (st);
+    }
+}
+
+int proc_signal (struct proc *p, int signum)
+{
+    int rc;
+
+    if (p->exited || p->pid <= 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    if (p->local_flags & SUBPROCESS_LOCAL_NO_SETPGRP)
+        rc = kill (p->pid, signum);
+    else if ((rc = killpg (p->pid, signum)) < 0 && errno == ESRCH)
+        rc = kill (p->pid, signum); /* not yet in its group */
+    return rc;
+}
+
+static bool all_read (struct proc *p)
+{
+    for (int i = 0; i < p->nstreams; i++) {
+        if (!p->streams[i].read_eof)
+            return false;
+    }
+    return true;
+}
+
+static void send_finished (struct proc *p)
+{
+    if (p->client && !p->finished_sent) {
+        respond (
+            p, p->client,
+            json_pack ("{s:s s:i}", "type", "finished", "status", p->status));
+        p->finished_sent = true;
+    }
+}
+
+void proc_check_done (struct proc *p)
+{
+    subprocess_server_t *s = p->s;
+
+    if (p->released || !p->exited || !all_read (p))
+        return;
+    if (p->client) {
+        send_finished (p);
+        if (flux_respond_error (s->h, p->client, ENODATA, NULL) < 0)
+            flux_log_error (s->h, "%s: error responding", s->service);
+        flux_msg_decref (p->client);
+        p->client = NULL;
+        if (p->background) { /* an attached waitable zombie is reaped */
+            proc_release (p);
+            return;
+        }
+    }
+    if (p->wait_msg) {
+        json_t *o = json_pack ("{s:i}", "status", p->status);
+        if (o && p->output && json_array_size (p->output) > 0)
+            json_object_set (o, "output", p->output);
+        respond (p, p->wait_msg, o);
+        proc_release (p);
+        return;
+    }
+    if (!p->waitable)
+        proc_release (p);
+}
+
+static void exit_cb (uv_process_t *h, int64_t exit_status, int term_signal)
+{
+    struct proc *p = h->data;
+
+    p->exited = true;
+    p->status = term_signal ? term_signal : (int)((exit_status & 0xff) << 8);
+    if (p->s)
+        p->s->exited++;
+    if (p->process_open) {
+        p->process_open = false;
+        uv_close ((uv_handle_t *)h, handle_closed);
+    }
+    send_finished (p);
+    proc_check_done (p);
+}
+
+void proc_attach (struct proc *p, const flux_msg_t *msg, int flags)
+{
+    json_t *cmd = flux_cmd_tojson (p->cmd);
+
+    p->client = flux_msg_incref (msg);
+    p->flags = flags;
+    p->finished_sent = false;
+    respond (p, msg,
+             cmd ? json_pack ("{s:s s:i s:o}", "type", "attached", "pid",
+                              (int)p->pid, "cmd", cmd)
+                 : NULL);
+    for (int i = 0; i < p->nstreams; i++) {
+        struct stream *st = &p->streams[i];
+        if (st->kind != STREAM_STDIN && st->read_eof)
+            emit (st, NULL, 0, true);
+    }
+    proc_check_done (p);
+}
+
+/* ---- spawning ---- */
+
+static int stream_init (struct proc *p, struct stream *st, const char *name,
+                        enum stream_kind kind, int flag, flux_error_t *error)
+{
+    st->p = p;
+    st->name = name;
+    st->kind = kind;
+    st->flag = flag;
+    if (subprocess_cmd_bufsize (p->cmd, name, &st->bufsize, error) < 0
+        || subprocess_cmd_line_buffer (p->cmd, name, &st->line, error) < 0)
+        return -1;
+    return 0;
+}
+
+static int pipe_open (struct proc *p, struct stream *st)
+{
+    int rc;
+
+    if ((rc = uv_pipe_init (flux_reactor_uv (flux_get_reactor (p->s->h)),
+                            &st->pipe, 0))
+        < 0) {
+        errno = -rc;
+        return -1;
+    }
+    st->pipe.data = p;
+    st->open = true;
+    p->handles++;
+    return 0;
+}
+
+/* The child's environment: the command's (the server's own if empty),
+ * FLUX_URI of this broker, none of what belongs to the server's own
+ * launcher, and NAME=fd for each channel. */
+static int setup_env (struct proc *p)
+{
+    flux_cmd_t *cmd = p->cmd;
+    char fd[16];
+
+    if (flux_cmd_env_count (cmd) == 0) {
+        for (int i = 0; environ[i]; i++) {
+            const char *eq = strchr (environ[i], '=');
+            char *name;
+            if (!eq || eq == environ[i])
+                continue;
+            if (!(name = strndup (environ[i], eq - environ[i])))
+                return -1;
+            (void)flux_cmd_setenv (cmd, name, eq + 1, true);
+            free (name);
+        }
+    }
+    if (p->s->local_uri
+        && flux_cmd_setenv (cmd, "FLUX_URI", p->s->local_uri, true) < 0)
+        return -1;
+    flux_cmd_unsetenv (cmd, "FLUX_PROXY_REMOTE");
+    flux_cmd_unsetenv (cmd, "NOTIFY_SOCKET");
+    flux_cmd_unsetenv (cmd, "INVOCATION_ID");
+    for (int i = 0; i < flux_cmd_channel_count (cmd); i++) {
+        snprintf (fd, sizeof (fd), "%d", 3 + i);
+        if (flux_cmd_setenv (cmd, flux_cmd_channel (cmd, i), fd, true) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Fill the stdio containers and open the parent's ends. */
+static int setup_stdio (struct proc *p, uv_stdio_container_t *stdio,
+                        int *child_fds)
+{
+    bool fallthrough = p->local_flags & SUBPROCESS_LOCAL_STDIO_FALLTHROUGH;
+    int nch = flux_cmd_channel_count (p->cmd);
+
+    for (int i = 0; i < 3; i++) {
+        struct stream *st = &p->streams[i];
+        if (fallthrough) {
+            stdio[i].flags = UV_INHERIT_FD;
+            stdio[i].data.fd = i;
+            st->read_eof = true;
+            continue;
+        }
+        if (i == 0 && p->background) {
+            stdio[i].flags = UV_IGNORE; /* /dev/null: EOF at once */
+            st->read_eof = true;
+            continue;
+        }
+        if (pipe_open (p, st) < 0)
+            return -1;
+        stdio[i].flags
+            = UV_CREATE_PIPE | (i == 0 ? UV_READABLE_PIPE : UV_WRITABLE_PIPE);
+        stdio[i].data.stream = (uv_stream_t *)&st->pipe;
+        if (i == 0) {
+            st->writable = true;
+            st->read_eof = true;
+        }
+        else
+            st->reading = true;
+    }
+    for (int i = 0; i < nch; i++) {
+        struct stream *st = &p->streams[3 + i];
+        int sv[2];
+        if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+            return -1;
+        child_fds[i] = sv[1];
+        if (pipe_open (p, st) < 0) {
+            close (sv[0]);
+            return -1;
+        }
+        if (uv_pipe_open (&st->pipe, sv[0]) < 0) {
+            close (sv[0]);
+            errno = EIO;
+            return -1;
+        }
+        stdio[3 + i].flags = UV_INHERIT_FD;
+        stdio[3 + i].data.fd = sv[1];
+        st->reading = true;
+        st->writable = true;
+    }
+    return 0;
+}
+
+static int start_reading (struct proc *p)
+{
+    for (int i = 0; i < p->nstreams; i++) {
+        struct stream *st = &p->streams[i];
+        int rc;
+        if (st->reading
+            && (rc
+                = uv_read_start ((uv_stream_t *)&st->pipe, alloc_cb, read_cb))
+                   < 0) {
+            errno = -rc;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int credits_respond (struct proc *p, const flux_msg_t *msg)
+{
+    json_t *ch = json_object ();
+
+    if (!ch)
+        return -1;
+    for (int i = 0; i < p->nstreams; i++) {
+        struct stream *st = &p->streams[i];
+        if (st->writable)
+            json_object_set_new (ch, st->name, json_integer (st->bufsize));
+    }
+    respond (p, msg,
+             json_pack ("{s:s s:o}", "type", "add-credit", "channels", ch));
+    return 0;
+}
+
+static struct proc *proc_create (subprocess_server_t *s, flux_cmd_t *cmd,
+                                 int flags, int local_flags, bool background,
+                                 flux_error_t *error)
+{
+    struct proc *p;
+    int nch = flux_cmd_channel_count (cmd);
+
+    if (!(p = calloc (1, sizeof (*p)))
+        || !(p->streams = calloc (3 + nch, sizeof (*p->streams)))) {
+        free (p);
+        flux_cmd_destroy (cmd);
+        errprintf (error, "out of memory");
+        errno = ENOMEM;
+        return NULL;
+    }
+    p->s = s;
+    p->cmd = cmd;
+    p->flags = flags;
+    p->local_flags = local_flags;
+    p->background = background;
+    p->waitable = flags & SUBPROCESS_REXEC_WAITABLE;
+    p->nstreams = 3 + nch;
+    p->process.data = p;
+    if (stream_init (p, &p->streams[0], "stdin", STREAM_STDIN, 0, error) < 0
+        || stream_init (p, &p->streams[1], "stdout", STREAM_OUTPUT,
+                        SUBPROCESS_REXEC_STDOUT, error)
+               < 0
+        || stream_init (p, &p->streams[2], "stderr", STREAM_OUTPUT,
+                        SUBPROCESS_REXEC_STDERR, error)
+               < 0)
+        goto error;
+    for (int i = 0; i < nch; i++) {
+        if (stream_init (p, &p->streams[3 + i], flux_cmd_channel (cmd, i),
+                         STREAM_CHANNEL, SUBPROCESS_REXEC_CHANNEL, error)
+            < 0)
+            goto error;
+    }
+    return p;
+error:
+    p->s = NULL;
+    p->released = true;
+    proc_free (p);
+    return NULL;
+}
+
+struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
+                         flux_cmd_t *cmd, int flags, int local_flags,
+                         bool background)
+{
+    struct proc *p;
+    flux_error_t error;
+    int nch = flux_cmd_channel_count (cmd);
+    uv_stdio_container_t stdio[3 + nch];
+    int child_fds[nch + 1];
+    uv_process_options_t opts = {0};
+    char **argv = NULL, **env = NULL;
+    int argc = flux_cmd_argc (cmd), rc, errnum;
+
+    memset (stdio, 0, sizeof (stdio));
+    for (int i = 0; i < nch; i++)
+        child_fds[i] = -1;
+    if (!(p = proc_create (s, cmd, flags, local_flags, background, &error))) {
+        s->failed++;
+        flux_respond_error (s->h, msg, errno, error.text);
+        return NULL;
+    }
+    snprintf (error.text, sizeof (error.text), "%s", "");
+    if (setup_env (p) < 0 || !(env = flux_cmd_env_expand (cmd))
+        || !(argv = calloc (argc + 1, sizeof (*argv))))
+        goto error;
+    for (int i = 0; i < argc; i++)
+        argv[i] = (char *)flux_cmd_arg (cmd, i);
+    if (setup_stdio (p, stdio, child_fds) < 0)
+        goto error;
+    opts.exit_cb = exit_cb;
+    opts.file = argv[0];
+    opts.args = argv;
+    opts.env = env;
+    opts.cwd = flux_cmd_getcwd (cmd);
+    opts.stdio = stdio;
+    opts.stdio_count = 3 + nch;
+    if (!(local_flags & SUBPROCESS_LOCAL_NO_SETPGRP))
+        opts.flags |= UV_PROCESS_DETACHED; /* setsid: a group of its own */
+    rc = uv_spawn (flux_reactor_uv (flux_get_reactor (s->h)), &p->process,
+                   &opts);
+    p->handles++; /* the process handle is initialized, even on failure */
+    p->process_open = true;
+    if (rc < 0) {
+        errno = -rc;
+        snprintf (error.text, sizeof (error.text), "%s: %s", argv[0],
+                  strerror (errno));
+        goto error;
+    }
+    p->pid = p->process.pid;
+    for (int i = 0; i < nch; i++)
+        close (child_fds[i]);
+    free (argv);
+    flux_cmd_env_free (env);
+    if (start_reading (p) < 0)
+        flux_log_error (s->h, "%s: reading output of pid %d", s->service,
+                        (int)p->pid);
+    if (!background) {
+        p->exec_msg = flux_msg_incref (msg);
+        p->client = flux_msg_incref (msg);
+        if (flags & SUBPROCESS_REXEC_WRITE_CREDIT)
+            credits_respond (p, msg);
+    }
+    respond (p, msg,
+             json_pack ("{s:s s:i}", "type", "started", "pid", (int)p->pid));
+    return p;
+error:
+    errnum = errno;
+    for (int i = 0; i < nch; i++) {
+        if (child_fds[i] >= 0)
+            close (child_fds[i]);
+    }
+    free (argv);
+    flux_cmd_env_free (env);
+    s->failed++;
+    if (flux_respond_error (s->h, msg, errnum,
+                            error.text[0] ? error.text : NULL)
+        < 0)
+        flux_log_error (s->h, "%s: error responding", s->service);
+    p->s = NULL; /* not linked yet */
+    proc_release (p);
+    errno = errnum;
+    return NULL;
+}

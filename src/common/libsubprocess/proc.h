@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef LIBSUBPROCESS_PROC_H
+#define LIBSUBPROCESS_PROC_H
+
+/* Internal to libsubprocess: the server and its processes. */
+#include <uv.h>
+
+#include "subprocess.h"
+
+struct subprocess_server {
+    flux_t *h;
+    char *service;
+    char *local_uri;
+    uint32_t rank;
+    char rankstr[16];
+    flux_msg_handler_t **handlers;
+    struct proc *procs; /* doubly linked, newest first */
+    bool shutting_down;
+    subprocess_server_auth_f auth_cb;
+    void *auth_arg;
+    int started, failed, exited;
+};
+
+enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };
+
+struct stream {
+    struct proc *p;
+    const char *name; /* "stdin", "stdout", "stderr" or the channel's */
+    enum stream_kind kind;
+    int flag; /* the exec flag that forwards it: STDOUT, STDERR, CHANNEL */
+    uv_pipe_t pipe;
+    bool open;     /* pipe initialized and not yet closed */
+    bool reading;  /* an output side exists and has not reached EOF */
+    bool read_eof; /* no output side, or it reached EOF */
+    bool writable; /* an input side exists, EOF not yet asked for */
+    bool shutdown; /* uv_shutdown issued */
+    /* output: what was read and not yet sent (line buffering) */
+    char *buf;
+    size_t len, cap;
+    bool line;
+    /* input: bytes handed to libuv and not yet written */
+    size_t wpending;
+    int bufsize;
+    uv_shutdown_t shutdown_req;
+};
+
+struct proc {
+    subprocess_server_t *s;
+    flux_cmd_t *cmd;
+    const flux_msg_t
+        *exec_msg;            /* foreground: the exec request (write lookup) */
+    const flux_msg_t *client; /* the request responses go to, or NULL */
+    const flux_msg_t *wait_msg; /* a pending wait */
+    int flags;                  /* forwarding flags of the client */
+    int local_flags;
+    bool background, waitable, waited;
+    uv_process_t process;
+    bool process_open; /* process handle initialized, not yet closed */
+    pid_t pid;
+    bool exited;
+    int status;
+    bool finished_sent;
+    int nstreams;
+    struct stream *streams;
+    int handles; /* libuv handles not yet closed */
+    bool released;
+    json_t *output; /* waitable: the newest io objects, ~8 KiB of data */
+    size_t output_bytes;
+    struct proc *next, *prev;
+};
+
+/* Spawn cmd (owned from here on, also on failure) for the exec request
+ * msg and answer it (started, or the error).  NULL if nothing runs. */
+struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
+                         flux_cmd_t *cmd, int flags, int local_flags,
+                         bool background);
+int proc_signal (struct proc *p, int signum);
+void proc_write (struct proc *p, const char *stream, const char *data,
+                 size_t len, bool eof);
+void proc_attach (struct proc *p, const flux_msg_t *msg, int flags);
+/* End the stream / the process's life if it is over. */
+void proc_check_done (struct proc *p);
+/* Unlink from the server, close handles, free once they are closed. */
+void proc_release (struct proc *p);
+
+struct proc *server_find (subprocess_server_t *s, pid_t pid, const char *label);
+void server_unlink (subprocess_server_t *s, struct proc *p);
+
+#endif /* !LIBSUBPROCESS_PROC_H */

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* test/server.c - the subprocess server and the remote client over
+ * loop://: both on one handle, requests looping back to the server's
+ * handlers and responses to the client's futures, with real children.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libsubprocess/subprocess.h"
+#include "tap.h"
+
+extern char **environ;
+
+static flux_t *h;
+static flux_reactor_t *r;
+static subprocess_server_t *srv;
+
+/* What one remote process did. */
+struct rec {
+    char out[8192];
+    size_t outlen;
+    char err[1024];
+    size_t errlen;
+    int nout; /* stdout callbacks with data */
+    int eofs;
+    int started, finished, complete, error;
+    int status, errnum;
+    char errtext[256];
+    int credit;
+    char chan[256];
+    flux_subprocess_t *p;
+    bool write_on_credit;  /* send "hi\n" + EOF on the first credit */
+    bool write_on_started; /* send 64 KiB + EOF when started */
+};
+
+static void on_started (flux_subprocess_t *p, void *arg)
+{
+    struct rec *rc = arg;
+    rc->started++;
+    if (rc->write_on_started) {
+        static char big[65536];
+        memset (big, 'x', sizeof (big));
+        flux_subprocess_write (p, "stdin", big, sizeof (big), false);
+        flux_subprocess_write (p, "stdin", big, sizeof (big), true);
+    }
+}
+
+static void on_output (flux_subprocess_t *p, const char *stream,
+                       const char *data, size_t len, bool eof, void *arg)
+{
+    struct rec *rc = arg;
+
+    if (eof) {
+        rc->eofs++;
+        return;
+    }
+    if (!strcmp (stream, "stdout") && rc->outlen + len < sizeof (rc->out)) {
+        memcpy (rc->out + rc->outlen, data, len);
+        rc->outlen += len;
+        rc->nout++;
+    }
+    else if (!strcmp (stream, "stderr")
+             && rc->errlen + len < sizeof (rc->err)) {
+        memcpy (rc->err + rc->errlen, data, len);
+        rc->errlen += len;
+    }
+    else
+        snprintf (rc->chan, sizeof (rc->chan), "%s:%.*s", stream, (int)len,
+                  data);
+}
+
+static void on_credit (flux_subprocess_t *p, const char *stream, int bytes,
+                       void *arg)
+{
+    struct rec *rc = arg;
+
+    if (rc->write_on_credit && rc->credit == 0)
+        flux_subprocess_write (p, "stdin", "hi\n", 3, true);
+    rc->credit += bytes;
+}
+
+static void on_finished (flux_subprocess_t *p, int status, void *arg)
+{
+    struct rec *rc = arg;
+    rc->finished++;
+    rc->status = status;
+}
+
+static void on_complete (flux_subprocess_t *p, void *arg)
+{
+    struct rec *rc = arg;
+    rc->complete++;
+}
+
+static void on_error (flux_subprocess_t *p, int errnum, const char *text,
+                      void *arg)
+{
+    struct rec *rc = arg;
+    rc->error++;
+    rc->errnum = errnum;
+    snprintf (rc->errtext, sizeof (rc->errtext), "%s", text ? text : "");
+}
+
+static const struct flux_subprocess_ops ops = {
+    .on_started = on_started,
+    .on_output = on_output,
+    .on_finished = on_finished,
+    .on_complete = on_complete,
+    .on_error = on_error,
+};
+static const struct flux_subprocess_ops credit_ops = {
+    .on_started = on_started,
+    .on_output = on_output,
+    .on_credit = on_credit,
+    .on_finished = on_finished,
+    .on_complete = on_complete,
+    .on_error = on_error,
+};
+
+static bool rec_done (void *arg)
+{
+    struct rec *rc = arg;
+    return rc->complete || rc->error;
+}
+
+static bool rec_started (void *arg)
+{
+    struct rec *rc = arg;
+    return rc->started || rc->error;
+}
+
+static flux_cmd_t *sh (const char *script)
+{
+    char *argv[] = {"sh", "-c", (char *)script, NULL};
+    return flux_cmd_create (3, argv, environ);
+}
+
+/* Run cmd to its end, recorded in rc. */
+static void run (flux_cmd_t *cmd, const struct flux_subprocess_ops *o,
+                 struct rec *rc)
+{
+    rc->p = flux_rexec (h, "rexec", 0, cmd, o, rc);
+    if (!rc->p)
+        BAIL_OUT ("flux_rexec: %s", strerror (errno));
+    if (!flux_reactor_run_until (r, rec_done, rc, 30.))
+        diag ("timed out");
+    flux_subprocess_destroy (rc->p);
+    flux_cmd_destroy (cmd);
+}
+
+static void test_basic (void)
+{
+    struct rec rc = {0};
+    char *argv[] = {"echo", "hello", NULL};
+
+    run (flux_cmd_create (2, argv, environ), &ops, &rc);
+    ok (rc.started == 1 && rc.finished == 1 && rc.complete == 1
+            && rc.error == 0,
+        "echo: started, finished, complete");
+    ok (rc.outlen == 6 && !memcmp (rc.out, "hello\n", 6), "echo: output");
+    cmp_ok (rc.eofs, "==", 2, "echo: EOF on stdout and stderr");
+    ok (WIFEXITED (rc.status) && WEXITSTATUS (rc.status) == 0, "echo: exit 0");
+
+    memset (&rc, 0, sizeof (rc));
+    run (sh ("echo oops >&2; exit 3"), &ops, &rc);
+    ok (rc.complete && WIFEXITED (rc.status) && WEXITSTATUS (rc.status) == 3,
+        "exit 3 is a raw wait status");
+    ok (rc.errlen == 5 && !memcmp (rc.err, "oops\n", 5), "stderr relayed");
+
+    memset (&rc, 0, sizeof (rc));
+    run (sh ("kill -9 $$"), &ops, &rc);
+    ok (rc.complete && WIFSIGNALED (rc.status) && WTERMSIG (rc.status) == 9,
+        "killed by signal 9");
+
+    memset (&rc, 0, sizeof (rc));
+    char *nx[] = {"/nonexistent/command", NULL};
+    run (flux_cmd_create (1, nx, environ), &ops, &rc);
+    ok (rc.error == 1 && rc.errnum == ENOENT && rc.started == 0
+            && rc.finished == 0,
+        "a missing command: one error, ENOENT, nothing else");
+    ok (strstr (rc.errtext, "/nonexistent/command") != NULL,
+        "its text names the command: %s", rc.errtext);
+}
+
+static void test_lines (void)
+{
+    struct rec rc = {0};
+    flux_cmd_t *cmd;
+
+    run (sh ("printf 'a\\nb\\nc'"), &ops, &rc);
+    ok (rc.nout == 3 && rc.outlen == 5 && !memcmp (rc.out, "a\nb\nc", 5),
+        "line buffered: one output per line, the rest at EOF");
+
+    memset (&rc, 0, sizeof (rc));
+    cmd = sh ("echo abcdefghij");
+    flux_cmd_setopt (cmd, "stdout_BUFSIZE", "4");
+    run (cmd, &ops, &rc);
+    ok (rc.outlen == 11 && !memcmp (rc.out, "abcdefghij\n", 11) && rc.nout == 3,
+        "a line longer than stdout_BUFSIZE goes in pieces (%d)", rc.nout);
+
+    memset (&rc, 0, sizeof (rc));
+    run (sh ("printf 'x\\377\\376y\\n'"), &ops, &rc);
+    ok (rc.outlen == 5 && !memcmp (rc.out, "x\377\376y\n", 5),
+        "bytes that are not UTF-8 arrive unchanged (base64 on the wire)");
+
+    memset (&rc, 0, sizeof (rc));
+    cmd = sh ("echo x");
+    flux_cmd_setopt (cmd, "stdout_BUFSIZE", "0");
+    run (cmd, &ops, &rc);
+    ok (rc.error && rc.errnum == EINVAL, "stdout_BUFSIZE=0: EINVAL");
+}
+
+static void test_env_cwd_channel (void)
+{
+    struct rec rc = {0};
+    flux_cmd_t *cmd;
+
+    cmd = sh ("pwd; echo $FOO; echo ${FLUX_URI:-none}; "
+              "echo ${FLUX_PROXY_REMOTE:-unset}");
+    flux_cmd_setcwd (cmd, "/");
+    flux_cmd_setenv (cmd, "FOO", "bar", true);
+    flux_cmd_setenv (cmd, "PATH", getenv ("PATH"), true);
+    flux_cmd_setenv (cmd, "FLUX_PROXY_REMOTE", "x", true);
+    run (cmd, &ops, &rc);
+    rc.out[rc.outlen] = '\0';
+    is (rc.out, "/\nbar\nloop://\nunset\n",
+        "cwd, env, FLUX_URI set to the server's, FLUX_PROXY_REMOTE removed");
+
+    memset (&rc, 0, sizeof (rc));
+    cmd = sh ("pwd");
+    flux_cmd_setcwd (cmd, "/nonexistent");
+    run (cmd, &ops, &rc);
+    ok (rc.error && rc.errnum == ENOENT, "a missing cwd: ENOENT");
+
+    memset (&rc, 0, sizeof (rc));
+    cmd = sh ("echo on-channel >&$CH");
+    flux_cmd_add_channel (cmd, "CH");
+    run (cmd, &ops, &rc);
+    is (rc.chan, "CH:on-channel\n", "a channel: NAME=fd, its output relayed");
+}
+
+static void test_stdin (void)
+{
+    struct rec rc = {.write_on_credit = true};
+    char *argv[] = {"cat", NULL};
+
+    run (flux_cmd_create (1, argv, environ), &credit_ops, &rc);
+    ok (rc.complete && rc.outlen == 3 && !memcmp (rc.out, "hi\n", 3),
+        "cat: stdin written on credit, EOF, echoed back");
+    cmp_ok (rc.credit, "==", SUBPROCESS_DEFAULT_BUFSIZE + 3,
+            "credits: the whole buffer, then the bytes written");
+}
+
+static void test_stdin_closed (void)
+{
+    struct rec rc = {.write_on_started = true};
+
+    run (sh ("exec 0<&-; sleep 0.5; echo alive"), &ops, &rc);
+    ok (rc.complete && WIFEXITED (rc.status) && WEXITSTATUS (rc.status) == 0
+            && rc.outlen == 6,
+        "writing to a child that closed its stdin: dropped, the child and "
+        "the server go on");
+}
+
+static void test_kill_early (void)
+{
+    struct rec rc = {0};
+    char *argv[] = {"sleep", "100", NULL};
+    flux_cmd_t *cmd = flux_cmd_create (1 + 1, argv, environ);
+
+    rc.p = flux_rexec (h, "rexec", 0, cmd, &ops, &rc);
+    ok (rc.p && flux_subprocess_kill (rc.p, SIGTERM) == 0,
+        "a kill before started is held");
+    flux_reactor_run_until (r, rec_done, &rc, 30.);
+    ok (rc.complete && WIFSIGNALED (rc.status)
+            && WTERMSIG (rc.status) == SIGTERM,
+        "and sent once the pid is known");
+    errno = 0;
+    ok (flux_subprocess_kill (rc.p, SIGTERM) < 0 && errno == ESRCH,
+        "kill after the end: ESRCH");
+    flux_subprocess_destroy (rc.p);
+    flux_cmd_destroy (cmd);
+}
+
+/* A raw request on the loop (the reactor must run for the server to see
+ * it); the first response's errnum and text, or its payload. */
+static bool future_ready (void *arg)
+{
+    return flux_future_is_ready (arg);
+}
+
+static void nop_continuation (flux_future_t *f, void *arg)
+{
+}
+
+static int raw (const char *topic, const char *payload, int flags, char *text,
+                size_t size, json_t **result)
+{
+    flux_future_t *f = flux_rpc (h, topic, payload, 0, flags);
+    const char *s;
+    int rc = 0;
+
+    if (!f || flux_future_then (f, -1., nop_continuation, NULL) < 0)
+        BAIL_OUT ("flux_rpc: %s", strerror (errno));
+    if (!flux_reactor_run_until (r, future_ready, f, 30.))
+        BAIL_OUT ("%s: no answer", topic);
+    if (flux_rpc_get (f, &s) < 0) {
+        rc = errno;
+        if (text)
+            snprintf (text, size, "%s",
+                      flux_future_error_string (f)
+                          ? flux_future_error_string (f)
+                          : "");
+    }
+    else if (result)
+        *result = s ? json_loads (s, 0, NULL) : NULL;
+    flux_future_destroy (f);
+    return rc;
+}
+
+static void test_bad_requests (void)
+{
+    char text[256];
+    const char *cmd = "{\"cmdline\":[\"true\"],\"env\":{},\"opts\":{},"
+                      "\"channels\":[]}";
+    char buf[512];
+
+    ok (raw ("rexec.exec", NULL, FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+            == EPROTO,
+        "exec without payload: EPROTO");
+    ok (raw ("rexec.exec", "[1]", FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+            == EPROTO,
+        "exec with an array: EPROTO");
+    ok (raw ("rexec.exec", "{\"cmd\":{},\"flags\":3}", FLUX_RPC_STREAMING, text,
+             sizeof (text), NULL)
+                == EPROTO
+            && !strcmp (text, "error parsing command string"),
+        "exec with an empty cmd: EPROTO, error parsing command string");
+    ok (raw ("rexec.exec",
+             "{\"cmd\":{\"cmdline\":[],\"env\":{},\"opts\":{},"
+             "\"channels\":[]},\"flags\":3}",
+             FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+                == EPROTO
+            && !strcmp (text, "command string is empty"),
+        "exec with an empty cmdline: command string is empty");
+    snprintf (buf, sizeof (buf), "{\"cmd\":%s,\"flags\":8}", cmd);
+    ok (raw ("rexec.exec", buf, 0, text, sizeof (text), NULL) == EINVAL,
+        "background with write-credit: EINVAL");
+    snprintf (buf, sizeof (buf), "{\"cmd\":%s,\"flags\":16}", cmd);
+    ok (raw ("rexec.exec", buf, FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+            == EINVAL,
+        "waitable in the foreground: EINVAL");
+    snprintf (buf, sizeof (buf), "{\"cmd\":%s,\"flags\":3,\"signature\":\"x\"}",
+              cmd);
+    ok (raw ("rexec.exec", buf, FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+            == EPERM,
+        "a signed request: EPERM (no flux-security)");
+    ok (raw ("rexec.kill", "{\"pid\":999999,\"signum\":15}", 0, text,
+             sizeof (text), NULL)
+                == ESRCH
+            && !strcmp (text, "pid 999999 does not belong to any subprocess"),
+        "kill of an unknown pid: ESRCH, %s", text);
+    ok (raw ("rexec.kill", "{\"pid\":1,\"signum\":0}", 0, text, sizeof (text),
+             NULL)
+            == EINVAL,
+        "kill with signum 0: EINVAL");
+    ok (raw ("rexec.kill", "{\"pid\":\"1\"}", 0, text, sizeof (text), NULL)
+            == EPROTO,
+        "kill malformed: EPROTO");
+    ok (raw ("rexec.wait", "{}", 0, text, sizeof (text), NULL) == EPROTO,
+        "wait malformed: EPROTO");
+    ok (raw ("rexec.attach", "{\"pid\":1,\"flags\":3}", 0, text, sizeof (text),
+             NULL)
+            == EPROTO,
+        "attach not streaming: EPROTO");
+    ok (raw ("rexec.attach", "{\"pid\":1,\"flags\":3}", FLUX_RPC_STREAMING,
+             text, sizeof (text), NULL)
+            == ENOENT,
+        "attach to an unknown pid: ENOENT");
+    /* write with garbage: no response by protocol; the server lives */
+    flux_future_destroy (flux_rpc (h, "rexec.write", "{\"matchtag\":\"x\"}", 0,
+                                   FLUX_RPC_NORESPONSE));
+}
+
+static int refuse_all (const flux_msg_t *msg, void *arg, flux_error_t *error)
+{
+    errno = EPERM;
+    return errprintf (error, "refused by the auth callback");
+}
+
+static void test_auth (void)
+{
+    char text[256];
+    char buf[512];
+
+    subprocess_server_set_auth_cb (srv, refuse_all, NULL);
+    snprintf (buf, sizeof (buf),
+              "{\"cmd\":{\"cmdline\":[\"true\"],\"env\":{},\"opts\":{},"
+              "\"channels\":[]},\"flags\":3}");
+    ok (raw ("rexec.exec", buf, FLUX_RPC_STREAMING, text, sizeof (text), NULL)
+                == EPERM
+            && !strcmp (text, "refused by the auth callback"),
+        "the auth callback refuses exec with its errno and text");
+    ok (raw ("rexec.list", NULL, 0, text, sizeof (text), NULL) == EPERM,
+        "and list");
+    ok (raw ("rexec.kill", "{\"pid\":1,\"signum\":1}", 0, text, sizeof (text),
+             NULL)
+            == EPERM,
+        "and kill");
+    subprocess_server_set_auth_cb (srv, NULL, NULL);
+    ok (raw ("rexec.list", NULL, 0, text, sizeof (text), NULL) == 0,
+        "without it, list is answered again");
+}
+
+static void test_background (void)
+{
+    char buf[512];
+    json_t *o = NULL, *procs;
+    int pid = 0;
+    char text[256];
+
+    snprintf (buf, sizeof (buf),
+              "{\"cmd\":{\"cmdline\":[\"sh\",\"-c\",\"echo bg; sleep 0.2\"],"
+              "\"env\":{},\"opts\":{},\"channels\":[],\"label\":\"b1\"},"
+              "\"flags\":16}");
+    ok (raw ("rexec.exec", buf, 0, text, sizeof (text), &o) == 0
+            && json_unpack (o, "{s:i}", "pid", &pid) == 0 && pid > 0,
+        "background exec: one started response");
+    json_decref (o);
+    o = NULL;
+    ok (raw ("rexec.exec", buf, 0, text, sizeof (text), NULL) == EINVAL
+            && !strcmp (text, "command label is not unique"),
+        "the same label again: command label is not unique");
+    ok (raw ("rexec.list", NULL, 0, text, sizeof (text), &o) == 0
+            && json_unpack (o, "{s:o}", "procs", &procs) == 0
+            && json_array_size (procs) == 1,
+        "list shows it");
+    ok (json_is_string (json_object_get (json_array_get (procs, 0), "label"))
+            && !strcmp (json_string_value (json_object_get (
+                            json_array_get (procs, 0), "label")),
+                        "b1"),
+        "with its label");
+    json_decref (o);
+    o = NULL;
+    ok (raw ("rexec.wait", "{\"pid\":0,\"label\":\"b1\"}", 0, text,
+             sizeof (text),
+             &o) == 0
+            && json_integer_value (json_object_get (o, "status")) == 0,
+        "wait by label: status 0");
+    ok (json_array_size (json_object_get (o, "output")) == 1,
+        "and the output kept");
+    json_decref (o);
+    snprintf (buf, sizeof (buf), "{\"pid\":%d}", pid);
+    ok (raw ("rexec.wait", buf, 0, text, sizeof (text), NULL) == ESRCH,
+        "waited on: gone (ESRCH)");
+}
+
+/* A streaming request's responses as "type type ... errno=N". */
+struct stream_rec {
+    char trace[512];
+    bool done;
+};
+
+static void stream_continuation (flux_future_t *f, void *arg)
+{
+    struct stream_rec *sr = arg;
+    const char *type = "?";
+    json_t *io = NULL;
+    size_t n = strlen (sr->trace);
+
+    if (flux_rpc_get_unpack (f, "{s:s s?o}", "type", &type, "io", &io) < 0) {
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "errno=%d", errno);
+        sr->done = true;
+        return;
+    }
+    if (io && json_object_get (io, "eof"))
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "%s-eof ",
+                  json_string_value (json_object_get (io, "stream")));
+    else if (io)
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "%s:%s ",
+                  json_string_value (json_object_get (io, "stream")),
+                  json_string_value (json_object_get (io, "data")));
+    else
+        snprintf (sr->trace + n, sizeof (sr->trace) - n, "%s ", type);
+    flux_future_reset (f);
+}
+
+static bool stream_done (void *arg)
+{
+    return ((struct stream_rec *)arg)->done;
+}
+
+static void test_attach (void)
+{
+    char buf[512], text[256];
+    json_t *o = NULL;
+    int pid = 0;
+    struct stream_rec sr = {0};
+    flux_future_t *f;
+
+    snprintf (buf, sizeof (buf),
+              "{\"cmd\":{\"cmdline\":[\"sh\",\"-c\",\"exec 2>&-; sleep 0.5; "
+              "echo late\"],\"env\":{},\"opts\":{},\"channels\":[]},"
+              "\"flags\":16}");
+    ok (raw ("rexec.exec", buf, 0, text, sizeof (text), &o) == 0
+            && json_unpack (o, "{s:i}", "pid", &pid) == 0,
+        "a waitable background process");
+    json_decref (o);
+    snprintf (buf, sizeof (buf), "{\"pid\":%d,\"flags\":3}", pid);
+    f = flux_rpc (h, "rexec.attach", buf, 0, FLUX_RPC_STREAMING);
+    ok (f && flux_future_then (f, -1., stream_continuation, &sr) == 0
+            && flux_reactor_run_until (r, stream_done, &sr, 30.),
+        "attach to it: the stream ends");
+    is (sr.trace,
+        "attached stderr-eof stdout:late\n stdout-eof finished errno=61",
+        "attached, the EOF of the stream closed before, output, EOF, "
+        "finished, ENODATA");
+    flux_future_destroy (f);
+    ok (raw ("rexec.wait", buf, 0, text, sizeof (text), NULL) == ESRCH,
+        "attached to the end: reaped (wait finds nothing)");
+}
+
+static bool none_running (void *arg)
+{
+    return subprocess_server_running (srv) == 0;
+}
+
+static void test_disconnect (void)
+{
+    struct rec rc = {0};
+    char *argv[] = {"sleep", "100", NULL};
+    flux_cmd_t *cmd = flux_cmd_create (2, argv, environ);
+    flux_future_t *f;
+
+    rc.p = flux_rexec (h, "rexec", 0, cmd, &ops, &rc);
+    flux_reactor_run_until (r, rec_started, &rc, 30.);
+    cmp_ok (subprocess_server_running (srv), "==", 1, "sleep runs");
+    f = flux_rpc (h, "rexec.disconnect", NULL, 0, FLUX_RPC_NORESPONSE);
+    flux_future_destroy (f);
+    ok (flux_reactor_run_until (r, none_running, NULL, 30.),
+        "a disconnect kills the sender's foreground process");
+    flux_subprocess_destroy (rc.p);
+    flux_cmd_destroy (cmd);
+}
+
+static void test_terminate (void)
+{
+    struct rec rc = {0};
+    char *argv[] = {"sleep", "100", NULL};
+    flux_cmd_t *cmd = flux_cmd_create (2, argv, environ);
+
+    rc.p = flux_rexec (h, "rexec", 0, cmd, &ops, &rc);
+    flux_reactor_run_until (r, rec_started, &rc, 30.);
+    cmp_ok (subprocess_server_terminate (srv, SIGTERM), "==", 1,
+            "terminate signals the running child");
+    flux_reactor_run_until (r, rec_done, &rc, 30.);
+    ok (rc.complete && WIFSIGNALED (rc.status)
+            && WTERMSIG (rc.status) == SIGTERM,
+        "which ends with SIGTERM");
+    flux_subprocess_destroy (rc.p);
+    flux_cmd_destroy (cmd);
+    memset (&rc, 0, sizeof (rc));
+    char *t[] = {"true", NULL};
+    run (flux_cmd_create (1, t, environ), &ops, &rc);
+    ok (rc.error && rc.errnum == ENOSYS, "then exec is refused ENOSYS");
+}
+
+int main (int argc, char **argv)
+{
+    flux_error_t error;
+
+    plan (NO_PLAN);
+    signal (SIGPIPE, SIG_IGN); /* as the broker: see subprocess.h */
+    if (!(h = flux_open ("loop://", 0)))
+        BAIL_OUT ("flux_open loop://: %s", strerror (errno));
+    r = flux_get_reactor (h);
+    ok ((srv = subprocess_server_create (h, "rexec", "loop://", 0, &error))
+            != NULL,
+        "subprocess_server_create");
+    test_basic ();
+    test_lines ();
+    test_env_cwd_channel ();
+    test_stdin ();
+    test_stdin_closed ();
+    test_kill_early ();
+    test_bad_requests ();
+    test_auth ();
+    test_background ();
+    test_attach ();
+    test_disconnect ();
+    test_terminate ();
+    subprocess_server_destroy (srv);
+    flux_reactor_run (r, FLUX_REACTOR_NOWAIT);
+    flux_close (h);
+    done_testing ();
+    return 0;
+}

@@ -1,0 +1,195 @@
+#!/bin/sh
+test_description='rexec (RFC 42) on every broker and flux exec: output,
+labels, exit codes, stdin, cwd, environment, signals, bad requests,
+guests refused, processes killed with their client, list'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+RPC="$FLUX_BUILD_DIR/t/rpc-cred"
+RANKRPC="$FLUX_BUILD_DIR/t/rpc"
+CMD='{"cmdline":["true"],"env":{},"opts":{},"channels":[]}'
+
+# start_instance SIZE: a SIZE-broker instance kept alive in the background
+start_instance () {
+	rm -f uri && touch keepalive &&
+	{ flux start -s $1 sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri &&
+		n=0 && while test -e keepalive && test \$n -lt 6000; do
+			sleep 0.1; n=\$((n+1)); done" >broker.log 2>&1 3>&- 4>&- & } &&
+	echo $! >broker.pid &&
+	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat uri) && export FLUX_URI
+}
+stop_instance () {
+	rm -f keepalive && wait $(cat broker.pid)
+}
+# wait_list RANK PATTERN COUNT: until rexec.list on RANK shows COUNT procs
+# whose cmd matches PATTERN
+wait_list () {
+	for i in $(seq 300); do
+		n=$($RANKRPC -r $1 rexec.list | grep -o "\"cmd\":\"$2\"" | wc -l)
+		test $n -eq $3 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+test_expect_success 'one broker: flux exec runs a command' '
+	flux start flux exec hostname >one.out &&
+	test_line_count = 1 one.out &&
+	test "$(cat one.out)" = "$(hostname)"
+'
+test_expect_success 'start a 4-broker instance' '
+	start_instance 4 &&
+	flux exec -r 0 true
+'
+test_expect_success 'rexec is loaded on every rank' '
+	for r in 0 1 2 3; do
+		$RANKRPC -r $r rexec.list >list.$r || return 1
+		grep "\"rank\":$r" list.$r || return 1
+	done
+'
+test_expect_success 'flux exec -r all hostname prints 4 lines' '
+	flux exec -r all hostname >all.out &&
+	test_line_count = 4 all.out
+'
+test_expect_success 'the default is all ranks; -x leaves some out' '
+	flux exec echo x >def.out && test_line_count = 4 def.out &&
+	flux exec -x 0,2 echo x >ex.out && test_line_count = 2 ex.out
+'
+test_expect_success '-l labels each line with its rank' '
+	flux exec -l -r 1-2 sh -c "echo a; echo b" | sort >label.out &&
+	cat >label.exp <<-EOF &&
+	1: a
+	1: b
+	2: a
+	2: b
+	EOF
+	test_cmp label.exp label.out
+'
+test_expect_success 'stderr is relayed to stderr' '
+	flux exec -r 3 sh -c "echo oops >&2" 2>err.out >out.out &&
+	grep oops err.out && ! test -s out.out
+'
+test_expect_success 'false exits 1, with a summary line' '
+	test_expect_code 1 flux exec -r 0-1 false 2>false.err &&
+	grep "^\[0-1\]: Exit 1" false.err
+'
+test_expect_success '-q leaves the summary out' '
+	test_expect_code 1 flux exec -q -r 0 false 2>quiet.err &&
+	! test -s quiet.err
+'
+test_expect_success 'the worst status wins' '
+	test_expect_code 7 flux exec -r 0-3 sh -c "exit \$((\$(flux getattr rank) + 4))"
+'
+test_expect_success 'killed by signal 9 exits 137' '
+	test_expect_code 137 flux exec -r 2 sh -c "kill -9 \$\$" 2>kill.err &&
+	grep "^2: Killed" kill.err
+'
+test_expect_success 'a missing command exits 127 with an error per rank' '
+	test_expect_code 127 flux exec -r 0-1 /nonexistent/cmd 2>nx.err &&
+	grep "flux-exec: Error: rank 1: /nonexistent/cmd: No such file" nx.err
+'
+test_expect_success 'stdin is copied to every rank' '
+	echo hi | flux exec -r 0-1 cat >stdin.out &&
+	printf "hi\nhi\n" >stdin.exp &&
+	test_cmp stdin.exp stdin.out
+'
+test_expect_success 'stdin from a file, larger than one read' '
+	seq 1 100000 >big.in &&
+	flux exec -r 1,3 cat <big.in >big.out &&
+	test_line_count = 200000 big.out &&
+	sort -n big.out | uniq -c | awk "\$1 != 2" >big.bad &&
+	! test -s big.bad
+'
+test_expect_success '-n sends EOF to stdin at once' '
+	flux exec -n -r 0 cat >noinput.out </dev/zero &&
+	! test -s noinput.out
+'
+test_expect_success 'output that is not UTF-8 arrives unchanged' '
+	printf "a\377b\n" >bin.exp &&
+	flux exec -r 1 printf "a\\377b\\n" >bin.out &&
+	test_cmp bin.exp bin.out
+'
+test_expect_success '-d sets the working directory; the default is ours' '
+	test "$(flux exec -r 1 -d / pwd)" = / &&
+	test "$(flux exec -r 1 pwd)" = "$(pwd)"
+'
+test_expect_success 'the environment passes through, FLUX_URI is the local broker' '
+	test "$(REXEC_TEST=xyz flux exec -r 2 printenv REXEC_TEST)" = xyz &&
+	test "$(flux exec -r 2 flux getattr rank)" = 2
+'
+test_expect_success '--setopt sets subprocess options' '
+	test_expect_code 1 flux exec -r 0 --setopt stdout_BUFSIZE=0 true 2>opt.err &&
+	grep "Invalid argument" opt.err
+'
+test_expect_success 'SIGTERM to flux exec is forwarded and ends sleep 100' '
+	flux exec -r 1-2 sleep 100 &
+	pid=$! &&
+	wait_list 1 sleep 1 && wait_list 2 sleep 1 &&
+	kill -TERM $pid &&
+	test_expect_code 143 wait $pid
+'
+test_expect_success 'a client that disconnects takes its processes with it' '
+	flux exec -r 3 sleep 100 &
+	pid=$! &&
+	wait_list 3 sleep 1 &&
+	kill -9 $pid &&
+	wait_list 3 sleep 0
+'
+test_expect_success 'list shows a running process, its pid and state' '
+	flux exec -r 0 sleep 100 &
+	pid=$! &&
+	wait_list 0 sleep 1 &&
+	$RANKRPC -r 0 rexec.list >list.out &&
+	grep "\"state\":\"R\"" list.out &&
+	grep "\"pid\":[1-9]" list.out &&
+	kill -INT $pid &&
+	test_expect_code 130 wait $pid
+'
+test_expect_success 'bad exec payloads get EPROTO' '
+	test_expect_code 71 $RPC -s rexec.exec "{}" 2>p1.err &&
+	test_expect_code 71 $RPC -s rexec.exec "[]" &&
+	test_expect_code 71 $RPC -s rexec.exec "{\"cmd\":{},\"flags\":3}" 2>p2.err &&
+	grep "error parsing command string" p2.err &&
+	test_expect_code 71 $RPC -s rexec.exec \
+		"{\"cmd\":{\"cmdline\":[],\"env\":{},\"opts\":{},\"channels\":[]},\"flags\":3}" 2>p3.err &&
+	grep "command string is empty" p3.err &&
+	test_expect_code 71 $RPC -s rexec.exec "{\"cmd\":$CMD,\"flags\":\"x\"}" &&
+	test_expect_code 71 $RPC rexec.kill "{\"pid\":\"x\"}" &&
+	test_expect_code 71 $RPC rexec.wait "[1]"
+'
+test_expect_success 'other refusals: EINVAL, ESRCH, ENOENT' '
+	test_expect_code 22 $RPC rexec.exec "{\"cmd\":$CMD,\"flags\":8}" &&
+	test_expect_code 3 $RPC rexec.kill "{\"pid\":999999,\"signum\":15}" 2>k.err &&
+	grep "pid 999999 does not belong to any subprocess" k.err &&
+	test_expect_code 22 $RPC rexec.kill "{\"pid\":1,\"signum\":0}" &&
+	test_expect_code 2 $RPC -s rexec.attach "{\"pid\":999999,\"flags\":3}"
+'
+test_expect_success 'a guest is refused EPERM on every method' '
+	for m in exec kill list wait attach; do
+		test_expect_code 1 $RPC -u 4242 -R 2 rexec.$m \
+			"{\"cmd\":$CMD,\"flags\":3,\"pid\":1,\"signum\":1}" \
+			2>guest.err || return 1
+		grep -i "owner" guest.err || return 1
+	done
+'
+test_expect_success 'background and waitable: exec, list, wait' '
+	$RPC rexec.exec "{\"cmd\":{\"cmdline\":[\"sh\",\"-c\",\"echo bg; exit 3\"],\"env\":{},\"opts\":{},\"channels\":[],\"label\":\"bgjob\"},\"flags\":16}" >bg.out &&
+	grep "\"type\":\"started\"" bg.out &&
+	$RPC rexec.wait "{\"pid\":0,\"label\":\"bgjob\"}" >wait.out &&
+	grep "\"status\":768" wait.out &&
+	grep "bg" wait.out
+'
+test_expect_success 'the brokers still work after all that' '
+	flux exec -r all true &&
+	flux module list | grep rexec
+'
+test_expect_success 'stop the instance: rexec unloads and kills what runs' '
+	flux exec -r 1 sleep 100 &
+	pid=$! &&
+	wait_list 1 sleep 1 &&
+	stop_instance &&
+	{ wait $pid; rc=$?; } &&
+	test $rc -ne 0
+'
+test_done
