@@ -16,14 +16,15 @@ id=$1
 test -n "$id" || { echo "usage: $0 JOBID" >&2; exit 1; }
 info=$("$FLUX_BUILD_DIR/t/rpc" exec-agent.shell-info "{\"id\":$id}") ||
 	exit 1
-eval "$(echo "$info" | jq -r '.rank as $r
+vars=$(printf "%s\n" "$info" | jq -r '.rank as $r
 	| (.jobspec.attributes.system.test_shell // {}) as $c
 	| ($c + ($c.ranks[$r | tostring] // {})) as $t
 	| "srank=\($r) size=\(.size) dir=\($t.dir // "" | @sh)",
 	  "fifo=\($t.wait // "" | @sh) secs=\($t.sleep // "" | @sh)",
 	  "code=\($t.exit // 0) nbarrier=\($t.barrier // 0)",
-	  "ignore=\($t.ignore_term // "" | @sh)"')" || exit 1
-rank=$(echo "$info" | jq -r '.ranks') # for the log line only
+	  "ignore=\($t.ignore_term // "" | @sh)"') || exit 1
+eval "$vars"
+rank=$(printf "%s\n" "$info" | jq -r '.ranks') # for the log line only
 echo "test shell: job $id shell rank $srank of $size (ranks $rank)" \
 	"ns $FLUX_KVS_NAMESPACE cwd $(pwd)"
 test -n "$ignore" && trap "" TERM

@@ -165,6 +165,7 @@ test_expect_success 'cancel of shells that ignore SIGTERM: SIGKILL after kill-ti
 	for i in $(seq 600); do
 		test -s ign/0.pid && test -s ign/1.pid && break; sleep 0.1
 	done &&
+	test -s ign/0.pid && test -s ign/1.pid &&
 	flux cancel $id &&
 	clean $id &&
 	test "$(status $id)" = 9
@@ -194,6 +195,14 @@ test_expect_success 'remove and load job-exec while a job runs: it completes wit
 	clean $id &&
 	test "$(status $id)" = 0
 '
+test_expect_success 'reload the job manager while a job runs: it completes with 0' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":4}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux module reload job-manager &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	! flux job eventlog $id | grep exception
+'
 test_expect_success 'the job finishing while job-exec is away completes on its return' '
 	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":1}" true) &&
 	flux job wait-event -t 60 $id start &&
@@ -210,6 +219,7 @@ test_expect_success 'SIGKILL of broker 3 during a job: node-failure, others rele
 	id=$(flux submit -N4 $S -S test_shell="{\"dir\":\"$PWD/pids\",\"sleep\":300}" true) &&
 	flux job wait-event -t 60 $id start &&
 	for i in $(seq 300); do test -s pids/3.pid && break; sleep 0.1; done &&
+	test -s pids/3.pid &&
 	kill -9 $pid &&
 	clean $id &&
 	{ kill -9 -$(cat pids/3.pid) 2>/dev/null || true; } &&
@@ -236,11 +246,12 @@ test_expect_success 'a 64-node job whose shells exit together: rank 0 hears a ha
 	id=$(flux submit -N64 $S -S test_shell="{\"dir\":\"$PWD/sync\",\"wait\":\"$PWD/sync/go\"}" true) &&
 	flux job wait-event -t 120 $id start &&
 	for i in $(seq 1200); do
-		test $(ls sync/*.pid | wc -l) = 64 && break; sleep 0.1
+		test $(ls sync | grep -c pid) = 64 && break; sleep 0.1
 	done &&
+	test $(ls sync | grep -c pid) = 64 &&
 	sleep 2 &&
 	flux module stats exec-agent >big.before &&
-	: >sync/go &&
+	timeout 30 sh -c ": >sync/go" &&
 	clean $id &&
 	test "$(status $id)" = 0 &&
 	flux module stats exec-agent >big.after &&
