@@ -445,13 +445,20 @@ static void child_cb (flux_future_t *f, void *arg)
         return;
     }
     a->stats.child_type[t]++;
-    flux_future_reset (f);
     if (idset_has_intersection (ids, c->share)) {
         struct idset *mine = idset_intersect (ids, c->share);
+        char errbuf[256];
+        /* error goes with the response: copy it before the reset */
+        if (error)
+            snprintf (errbuf, sizeof (errbuf), "%s", error);
+        flux_future_reset (f);
         if (mine)
-            job_report (job, t, mine, status, error); /* may free job */
+            job_report (job, t, mine, status,
+                        error ? errbuf : NULL); /* may free job */
         idset_destroy (mine);
     }
+    else
+        flux_future_reset (f);
     idset_destroy (ids);
 }
 

@@ -229,6 +229,7 @@ static void agent_continuation (flux_future_t *f, void *arg)
 {
     struct realjob *rj = arg;
     const char *type, *ranks, *error = NULL;
+    char typebuf[16], errbuf[256], ranksbuf[256];
     int status = 0;
     struct idset *ids;
 
@@ -254,27 +255,31 @@ static void agent_continuation (flux_future_t *f, void *arg)
         flux_future_reset (f);
         return;
     }
+    /* the strings go with the response: copy them before the reset */
+    snprintf (typebuf, sizeof (typebuf), "%s", type);
+    snprintf (errbuf, sizeof (errbuf), "%s", error ? error : "shell failed");
+    snprintf (ranksbuf, sizeof (ranksbuf), "%s", ranks);
     flux_future_reset (f);
-    if (!strcmp (type, "started"))
+    if (!strcmp (typebuf, "started"))
         started (rj, ids);
-    else if (!strcmp (type, "exited"))
+    else if (!strcmp (typebuf, "exited"))
         finished (rj, ids, status);
-    else if (!strcmp (type, "failed")) {
+    else if (!strcmp (typebuf, "failed")) {
         rj->re->stats.failed++;
         if (!rj->exception) {
             rj->exception = true;
-            execjob_fatal (rj->job, "%s", error ? error : "shell failed");
+            execjob_fatal (rj->job, "%s", errbuf);
             /* the core called cancel: the kill sequence is on */
         }
         finished (rj, ids, status);
     }
-    else if (!strcmp (type, "lost")) {
-        lost (rj, ids, ranks);
+    else if (!strcmp (typebuf, "lost")) {
+        lost (rj, ids, ranksbuf);
         finished (rj, ids, 0);
     }
     else
         exec_log (rj->re->x, LOG_ERR, "%s: unknown response type %s",
-                  jobstr (rj), type);
+                  jobstr (rj), typebuf);
     idset_destroy (ids); /* rj may be gone, ids is ours */
 }
 
