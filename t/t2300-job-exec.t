@@ -41,7 +41,7 @@ test_expect_success 'start an instance of 1 broker' '
 	FLUX_URI=$(cat uri) && export FLUX_URI &&
 	flux kvs getroot >/dev/null
 '
-test_expect_success 'job-exec takes no arguments' '
+test_expect_success 'job-exec refuses an unknown argument' '
 	test_must_fail flux module load job-exec bogus=1
 '
 test_expect_success 'without a job manager, job-exec logs why and exits' '
@@ -83,7 +83,7 @@ EOF
 cat >basic.expected <<EOF
 hello job-exec
 1: start finish=0 release=all!
-2: exception=exec/0:real execution is not implemented yet (issue: execution) release=all!
+2: exception=exec/0:reading R: No such file or directory release=all!
 3: start finish=256 release=all!
 4: start
 elapsed ok

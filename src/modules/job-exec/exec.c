@@ -25,6 +25,7 @@
 
 static const struct exec_impl *impls[] = {
     &testexec_impl,
+    &realexec_impl,
     NULL,
 };
 #define NIMPLS (sizeof (impls) / sizeof (impls[0]) - 1)
@@ -400,6 +401,20 @@ void execjob_fatal (struct execjob *job, const char *fmt, ...)
         job->impl->cancel (job);
     else
         execjob_done (job);
+}
+
+void execjob_raise (struct execjob *job, const char *type, const char *fmt, ...)
+{
+    char note[256];
+    va_list ap;
+
+    if (job->done || job->exception)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (note, sizeof (note), fmt, ap);
+    va_end (ap);
+    job->exception = 1;
+    respond_exception (job, type, note);
 }
 
 /* ---- start ---- */

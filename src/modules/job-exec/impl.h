@@ -101,7 +101,18 @@ void execjob_done (struct execjob *job);
 void execjob_fatal (struct execjob *job, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
-/* The implementations, in the order they are asked to claim a job. */
+/* An exception of type (severity 0) with the formatted note, unless an
+ * exception was already raised for the job.  Unlike execjob_fatal(), the
+ * implementation is not cancelled: it does what the exception calls for
+ * (realexec: node-failure, then its kill sequence).
+ */
+void execjob_raise (struct execjob *job, const char *type, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* The implementations, in the order they are asked to claim a job:
+ * testexec takes the jobs with attributes.system.exec.test, realexec
+ * (exec agents, real shells) all others. */
 extern const struct exec_impl testexec_impl;
+extern const struct exec_impl realexec_impl;
 
 #endif /* !JOB_EXEC_IMPL_H */

@@ -14,7 +14,11 @@
  * hello; the new job manager then sends a reattach start for each job
  * it finds running, which the core adopts (exec.c), so the jobs go on.
  *
- * Arguments: none.  Rank 0 only (EINVAL elsewhere).
+ * Arguments (realexec's): kill-timeout=FSD (default 5s: from SIGTERM to
+ * SIGKILL, then between SIGKILLs), job-shell=PATH (the job shell the
+ * exec agents start, unless the jobspec names one).  Handed to the
+ * implementations as the handle's aux "job-exec::options", a JSON object.
+ * Rank 0 only (EINVAL elsewhere).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +27,7 @@
 #include "exec.h"
 #include "impl.h"
 #include "libflux/flux.h"
+#include "libutil/fsd.h"
 
 #define SERVICE "job-exec"
 
@@ -151,6 +156,34 @@ static int hello (flux_t *h, exec_t *x)
     return 0;
 }
 
+static json_t *parse_args (flux_t *h, int argc, char **argv)
+{
+    json_t *o = json_object ();
+    double d;
+
+    for (int i = 0; o && i < argc; i++) {
+        if (!strncmp (argv[i], "kill-timeout=", 13)) {
+            if (fsd_parse_duration (argv[i] + 13, &d) < 0 || !(d > 0.)
+                || json_object_set_new (o, "kill-timeout", json_real (d)) < 0)
+                goto bad;
+        }
+        else if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10]) {
+            if (json_object_set_new (o, "job-shell", json_string (argv[i] + 10))
+                < 0)
+                goto bad;
+        }
+        else
+            goto bad;
+        continue;
+    bad:
+        flux_log (h, LOG_ERR, "bad argument %s", argv[i]);
+        json_decref (o);
+        errno = EINVAL;
+        return NULL;
+    }
+    return o;
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     flux_msg_handler_t **handlers = NULL;
@@ -159,8 +192,12 @@ int mod_main (flux_t *h, int argc, char **argv)
     uint32_t rank;
     int rc = -1;
 
-    if (argc > 0) {
-        errno = EINVAL;
+    json_t *opts;
+
+    if (!(opts = parse_args (h, argc, argv))
+        || flux_aux_set (h, "job-exec::options", opts, (flux_free_f)json_decref)
+               < 0) {
+        json_decref (opts);
         return -1;
     }
     if (flux_get_rank (h, &rank) < 0)

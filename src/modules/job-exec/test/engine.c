@@ -351,9 +351,9 @@ static void test_basic (void)
     start_job (2, "\"duration\":60", false, NULL);
     ok (wait_final (2), "job 2 (no exec.test) ends");
     is (T (2),
-        "exception=exec/0:real execution is not implemented yet (issue: "
-        "execution) release=all!",
-        "no exec.test: exec exception, final release, no start or finish");
+        "exception=exec/0:reading R: No such file or directory release=all!",
+        "no exec.test (realexec) and no R: exec exception, final release, no "
+        "start or finish");
 
     put_R (3, "0", 0, 0);
     start_job (3, "\"exec\":{\"test\":{\"run_duration\":\"0.5s\"}}", false,

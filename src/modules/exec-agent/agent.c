@@ -1,0 +1,1121 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* agent.c - the exec agent (see agent.h and doc/guide/exec.md).
+ *
+ * A job here: the upstream start request (NULL while orphaned), the job's
+ * share below this broker (reduce.h), one streaming start per child
+ * whose subtree holds ranks of the job, the local shell (proc.h) if this
+ * rank is in R, and the barrier of the job's shells (barrier.h).
+ *
+ * Lifetime: a job is freed once its share finished and the end of the
+ * stream (ENODATA) went upstream.  An orphaned job (its upstream went
+ * away: job-exec was reloaded) stays, shells running, until a reattach
+ * start re-binds it; one that finishes while orphaned waits for it too,
+ * up to ORPHANS_MAX such jobs.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "barrier.h"
+#include "jobtab.h"
+#include "proc.h"
+#include "reduce.h"
+#include "shellcmd.h"
+#include "topo.h"
+
+extern char **environ;
+
+#define ORPHANS_MAX 1000
+#define MULTIUSER_ERROR "multi-user execution needs the IMP"
+
+struct child {
+    struct ajob *job;
+    uint32_t rank;
+    struct idset *share;
+    flux_future_t *f;
+    bool ended;
+};
+
+struct ajob {
+    struct jobtab_entry entry;
+    struct agent *a;
+    const flux_msg_t *up;  /* upstream start request, NULL: orphaned */
+    const flux_msg_t *req; /* the first start request (its payload) */
+    uint32_t userid;
+    struct idset *ranks;
+    char *ranks_str;
+    json_t *R, *jobspec, *opts;
+    int shell_rank, nshells; /* shell_rank -1: no shell here */
+    struct reduce *red;
+    struct child *children;
+    int nchildren;
+    struct proc *proc;
+    uv_timer_t *timer;
+    bool timer_armed;
+    struct barrier *barrier;
+    flux_future_t *barrier_f; /* our entry in the parent's barrier */
+    bool ended;               /* ENODATA sent, or finished while orphaned */
+    bool freeing;
+    struct {
+        unsigned long from_children, to_parent;
+    } stats;
+};
+
+struct killop {
+    struct agent *a;
+    const flux_msg_t *msg;
+    int pending;
+    struct killop *next, *prev;
+    int nf;
+    flux_future_t *f[]; /* one per child (at most the fanout) */
+};
+
+struct agent {
+    flux_t *h;
+    uv_loop_t *loop;
+    struct topo topo;
+    uint32_t owner;
+    char *uri;
+    char *job_shell;
+    double window;
+    struct jobtab *jobs;
+    size_t orphans_done;
+    struct killop *killops;
+    struct {
+        unsigned long child_requests, child_responses, child_errors;
+        unsigned long child_type[REDUCE_NTYPES], child_end;
+        unsigned long sent_type[REDUCE_NTYPES];
+        unsigned long shells_started, shells_failed, shells_exited;
+        unsigned long jobs, reattach, kills, barriers, bad_request;
+    } stats;
+};
+
+static void job_flush (struct ajob *job);
+static void job_report (struct ajob *job, enum reduce_type type,
+                        const struct idset *ranks, int status,
+                        const char *error);
+
+/* ---- responses ---- */
+
+static void respond_error (struct agent *a, const flux_msg_t *msg, int errnum,
+                           const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+static void respond_error (struct agent *a, const flux_msg_t *msg, int errnum,
+                           const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+
+    if (errnum == EPROTO)
+        a->stats.bad_request++;
+    if (fmt) {
+        va_start (ap, fmt);
+        vsnprintf (buf, sizeof (buf), fmt, ap);
+        va_end (ap);
+    }
+    if (flux_respond_error (a->h, msg, errnum, fmt ? buf : NULL) < 0)
+        flux_log (a->h, LOG_ERR, "responding: %s", strerror (errno));
+}
+
+/* ---- jobs ---- */
+
+static void fail_entry (void *entry, void *arg)
+{
+    struct ajob *job = arg;
+    const flux_msg_t *msg = entry;
+
+    respond_error (job->a, msg, EIO,
+                   "a shell of job %ju exited or the job "
+                   "is being killed",
+                   (uintmax_t)job->entry.id);
+    flux_msg_decref (msg);
+}
+
+static void job_free (struct ajob *job)
+{
+    if (!job)
+        return;
+    jobtab_remove (job->a->jobs, &job->entry);
+    if (job->barrier) {
+        barrier_fail (job->barrier, fail_entry, job);
+        barrier_destroy (job->barrier);
+    }
+    flux_future_destroy (job->barrier_f);
+    for (int i = 0; i < job->nchildren; i++) {
+        flux_future_destroy (job->children[i].f);
+        idset_destroy (job->children[i].share);
+    }
+    free (job->children);
+    proc_destroy (job->proc);
+    if (job->timer)
+        flux_uv_close_free ((uv_handle_t *)job->timer);
+    reduce_destroy (job->red);
+    json_decref (job->R);
+    json_decref (job->jobspec);
+    json_decref (job->opts);
+    free (job->ranks_str);
+    idset_destroy (job->ranks);
+    flux_msg_decref (job->up);
+    flux_msg_decref (job->req);
+    free (job);
+}
+
+/* The share finished and everything held went up: end the stream. */
+static void job_end (struct ajob *job)
+{
+    struct agent *a = job->a;
+
+    if (job->ended)
+        return;
+    if (!job->up) {
+        /* orphaned: keep the outcome for a reattach, within bounds */
+        if (a->orphans_done >= ORPHANS_MAX) {
+            flux_log (a->h, LOG_ERR,
+                      "%ju: finished while orphaned, and %d such jobs wait "
+                      "already: forgotten",
+                      (uintmax_t)job->entry.id, ORPHANS_MAX);
+            job_free (job);
+            return;
+        }
+        job->ended = true;
+        a->orphans_done++;
+        return;
+    }
+    if (flux_respond_error (a->h, job->up, ENODATA, NULL) < 0)
+        flux_log (a->h, LOG_ERR, "%ju: end of stream: %s",
+                  (uintmax_t)job->entry.id, strerror (errno));
+    job_free (job);
+}
+
+static void emit_cb (enum reduce_type type, const struct idset *ranks,
+                     int status, const char *error, void *arg)
+{
+    struct ajob *job = arg;
+    struct agent *a = job->a;
+    char *s;
+    int rc;
+
+    if (!job->up)
+        return;
+    if (!(s = idset_encode (ranks, IDSET_FLAG_RANGE))) {
+        flux_log (a->h, LOG_ERR, "%ju: encoding ranks: %s",
+                  (uintmax_t)job->entry.id, strerror (errno));
+        return;
+    }
+    if (type == REDUCE_STARTED || type == REDUCE_LOST)
+        rc = flux_respond_pack (a->h, job->up, "{s:s s:s}", "type",
+                                reduce_typestr (type), "ranks", s);
+    else if (type == REDUCE_EXITED)
+        rc = flux_respond_pack (a->h, job->up, "{s:s s:s s:i}", "type",
+                                "exited", "ranks", s, "status", status);
+    else
+        rc = flux_respond_pack (a->h, job->up, "{s:s s:s s:i s:s}", "type",
+                                "failed", "ranks", s, "status", status, "error",
+                                error ? error : "");
+    if (rc < 0)
+        flux_log (a->h, LOG_ERR, "%ju: %s response: %s",
+                  (uintmax_t)job->entry.id, reduce_typestr (type),
+                  strerror (errno));
+    else {
+        a->stats.sent_type[type]++;
+        job->stats.to_parent++;
+    }
+    free (s);
+}
+
+static void job_flush (struct ajob *job)
+{
+    if (job->timer_armed) {
+        uv_timer_stop (job->timer);
+        job->timer_armed = false;
+    }
+    reduce_flush (job->red, emit_cb, job);
+    if (reduce_finished (job->red))
+        job_end (job); /* may free job */
+}
+
+static void window_cb (uv_timer_t *t)
+{
+    struct ajob *job = t->data;
+
+    job->timer_armed = false;
+    job_flush (job);
+}
+
+/* Something changed: flush now if it completes what the receiver waits
+ * for, else within the window. */
+static void job_schedule (struct ajob *job)
+{
+    if (!reduce_held (job->red)) {
+        if (reduce_finished (job->red))
+            job_end (job);
+        return;
+    }
+    if (reduce_urgent (job->red) || job->a->window <= 0.) {
+        job_flush (job);
+        return;
+    }
+    if (!job->timer_armed) {
+        uint64_t ms = (uint64_t)(job->a->window * 1000. + 0.5);
+        if (uv_timer_start (job->timer, window_cb, ms ? ms : 1, 0) < 0) {
+            job_flush (job);
+            return;
+        }
+        job->timer_armed = true;
+    }
+}
+
+static void job_report (struct ajob *job, enum reduce_type type,
+                        const struct idset *ranks, int status,
+                        const char *error)
+{
+    if (reduce_add (job->red, type, ranks, status, error) < 0) {
+        char *s = idset_encode (ranks, IDSET_FLAG_RANGE);
+        flux_log (job->a->h, LOG_ERR, "%ju: %s report for ranks %s: %s",
+                  (uintmax_t)job->entry.id, reduce_typestr (type), s ? s : "?",
+                  strerror (errno));
+        free (s);
+        return;
+    }
+    if (type != REDUCE_STARTED && job->barrier)
+        barrier_fail (job->barrier, fail_entry, job);
+    job_schedule (job); /* may free job */
+}
+
+static void job_report_rank (struct ajob *job, enum reduce_type type,
+                             int status, const char *error)
+{
+    struct idset *me = idset_create (0, IDSET_FLAG_AUTOGROW);
+
+    if (!me || idset_set (me, job->a->topo.rank) < 0) {
+        flux_log (job->a->h, LOG_ERR, "%ju: out of memory",
+                  (uintmax_t)job->entry.id);
+        idset_destroy (me);
+        return;
+    }
+    job_report (job, type, me, status, error);
+    idset_destroy (me);
+}
+
+/* ---- the local shell ---- */
+
+static void shell_exit_cb (struct proc *p, int status, void *arg)
+{
+    struct ajob *job = arg;
+
+    job->a->stats.shells_exited++;
+    flux_log (job->a->h, LOG_DEBUG, "%ju: shell exited with status %d",
+              (uintmax_t)job->entry.id, status);
+    job_report_rank (job, REDUCE_EXITED, status, NULL);
+}
+
+static void shell_line_cb (struct proc *p, const char *stream, const char *line,
+                           void *arg)
+{
+    struct ajob *job = arg;
+
+    flux_log (job->a->h, !strcmp (stream, "stderr") ? LOG_ERR : LOG_INFO,
+              "%ju: shell %s: %s", (uintmax_t)job->entry.id, stream, line);
+}
+
+static const char *job_shell_path (struct ajob *job)
+{
+    const char *path = NULL;
+
+    if (json_unpack (job->jobspec, "{s:{s:{s:{s:s}}}}", "attributes", "system",
+                     "exec", "job_shell", &path)
+            == 0
+        || json_unpack (job->opts, "{s:s}", "job-shell", &path) == 0)
+        return path;
+    return job->a->job_shell;
+}
+
+static int spawn_status (int errnum)
+{
+    if (errnum == EPERM || errnum == EACCES)
+        return 126 << 8;
+    if (errnum == ENOENT)
+        return 127 << 8;
+    return 1 << 8;
+}
+
+static void shell_start (struct ajob *job)
+{
+    struct agent *a = job->a;
+    char **argv = NULL, **env = NULL;
+    flux_error_t error;
+    const char *shell = job_shell_path (job);
+
+    if (job->userid != a->owner) {
+        /* the IMP comes with the multi-user issue (shellcmd_imp_argv) */
+        a->stats.shells_failed++;
+        job_report_rank (job, REDUCE_FAILED, 1 << 8,
+                         MULTIUSER_ERROR " (the job's user is not the "
+                                         "instance owner)");
+        return;
+    }
+    if (!(argv = shellcmd_argv (shell, job->entry.id))
+        || !(env = shellcmd_env (environ, a->uri, job->entry.id))) {
+        errprintf (&error, "%s", strerror (errno));
+        goto failed;
+    }
+    if (!(job->proc = proc_spawn (a->loop, argv, env, shell_exit_cb,
+                                  shell_line_cb, job, &error)))
+        goto failed;
+    free (argv);
+    free (env);
+    a->stats.shells_started++;
+    flux_log (a->h, LOG_DEBUG, "%ju: shell %s started, pid %d",
+              (uintmax_t)job->entry.id, shell, (int)proc_pid (job->proc));
+    job_report_rank (job, REDUCE_STARTED, 0, NULL);
+    return;
+failed : {
+    int errnum = errno;
+    char msg[sizeof (error.text) + 64];
+    free (argv);
+    free (env);
+    a->stats.shells_failed++;
+    snprintf (msg, sizeof (msg), "rank %u: job shell: %s", a->topo.rank,
+              error.text);
+    flux_log (a->h, LOG_ERR, "%ju: %s", (uintmax_t)job->entry.id, msg);
+    job_report_rank (job, REDUCE_FAILED, spawn_status (errnum), msg);
+}
+}
+
+/* ---- children ---- */
+
+static void child_lost (struct child *c, const char *why)
+{
+    struct ajob *job = c->job;
+    struct idset *lost;
+
+    c->ended = true;
+    if (!(lost = reduce_unfinished (job->red, c->share)))
+        return;
+    if (!idset_empty (lost)) {
+        char *s = idset_encode (lost, IDSET_FLAG_RANGE);
+        flux_log (job->a->h, LOG_ERR, "%ju: ranks %s lost (rank %u): %s",
+                  (uintmax_t)job->entry.id, s ? s : "?", c->rank, why);
+        free (s);
+        job_report (job, REDUCE_LOST, lost, 0, NULL); /* may free job */
+    }
+    idset_destroy (lost);
+}
+
+static void child_cb (flux_future_t *f, void *arg)
+{
+    struct child *c = arg;
+    struct ajob *job = c->job;
+    struct agent *a = job->a;
+    const char *type, *ranks, *error = NULL;
+    int status = 0;
+    enum reduce_type t;
+    struct idset *ids;
+
+    a->stats.child_responses++;
+    job->stats.from_children++;
+    if (flux_rpc_get_unpack (f, "{s:s s:s s?i s?s}", "type", &type, "ranks",
+                             &ranks, "status", &status, "error", &error)
+        < 0) {
+        if (errno == ENODATA) {
+            a->stats.child_end++;
+            child_lost (c, "its stream ended early");
+        }
+        else {
+            a->stats.child_errors++;
+            child_lost (c, future_strerror (f, errno));
+        }
+        return; /* job may be freed */
+    }
+    if (reduce_type_parse (type, &t) < 0
+        || !(ids = idset_decode_ex (ranks, -1, -1, 0, NULL))) {
+        a->stats.child_errors++;
+        flux_log (a->h, LOG_ERR, "%ju: malformed response from rank %u",
+                  (uintmax_t)job->entry.id, c->rank);
+        flux_future_reset (f);
+        return;
+    }
+    a->stats.child_type[t]++;
+    if (idset_has_intersection (ids, c->share)) {
+        struct idset *mine = idset_intersect (ids, c->share);
+        char errbuf[256];
+        /* error goes with the response: copy it before the reset */
+        if (error)
+            snprintf (errbuf, sizeof (errbuf), "%s", error);
+        flux_future_reset (f);
+        if (mine)
+            job_report (job, t, mine, status,
+                        error ? errbuf : NULL); /* may free job */
+        idset_destroy (mine);
+    }
+    else
+        flux_future_reset (f);
+    idset_destroy (ids);
+}
+
+static int forward (struct ajob *job, const flux_msg_t *msg)
+{
+    const void *payload;
+    size_t len;
+
+    if (flux_msg_get_payload (msg, &payload, &len) < 0)
+        return -1;
+    for (int i = 0; i < job->nchildren; i++) {
+        struct child *c = &job->children[i];
+        if (!(c->f = flux_rpc_raw (job->a->h, "exec-agent.start", payload, len,
+                                   c->rank, FLUX_RPC_STREAMING))
+            || flux_future_then (c->f, -1., child_cb, c) < 0) {
+            flux_future_destroy (c->f);
+            c->f = NULL;
+            c->ended = true;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- start ---- */
+
+static int child_setup (struct ajob *job)
+{
+    struct topo *t = &job->a->topo;
+
+    if (t->nchildren == 0)
+        return 0;
+    if (!(job->children = calloc (t->nchildren, sizeof (*job->children))))
+        return -1;
+    for (int i = 0; i < t->nchildren; i++) {
+        uint32_t rank = (uint32_t)(t->first_child + i);
+        struct idset *share = topo_share (t, rank, job->ranks);
+        if (!share)
+            return -1;
+        if (idset_empty (share)) {
+            idset_destroy (share);
+            continue;
+        }
+        job->children[job->nchildren].job = job;
+        job->children[job->nchildren].rank = rank;
+        job->children[job->nchildren].share = share;
+        job->nchildren++;
+    }
+    return 0;
+}
+
+static struct ajob *job_create (struct agent *a, const flux_msg_t *msg,
+                                json_int_t id, int userid, struct idset *ranks,
+                                json_t *R, json_t *jobspec, json_t *opts,
+                                flux_error_t *error)
+{
+    struct ajob *job;
+    struct idset *share = NULL;
+    int nentries;
+
+    if (!(job = calloc (1, sizeof (*job)))) {
+        idset_destroy (ranks);
+        errprintf (error, "out of memory");
+        return NULL;
+    }
+    job->a = a;
+    job->entry.id = (uint64_t)id;
+    job->userid = (uint32_t)userid;
+    job->ranks = ranks;
+    job->R = json_incref (R);
+    job->jobspec = json_incref (jobspec);
+    job->opts = json_incref (opts);
+    job->req = flux_msg_incref (msg);
+    job->shell_rank = topo_index (&a->topo, ranks);
+    job->nshells = (int)idset_count (ranks);
+    if (!(share = topo_share (&a->topo, a->topo.rank, ranks))) {
+        errprintf (error, "computing the share: %s", strerror (errno));
+        goto error;
+    }
+    if (idset_empty (share)) {
+        errno = EINVAL;
+        errprintf (error, "no rank of the job is at or below rank %u",
+                   a->topo.rank);
+        goto error;
+    }
+    if (!(job->ranks_str = idset_encode (ranks, IDSET_FLAG_RANGE))
+        || !(job->red = reduce_create (share)) || child_setup (job) < 0
+        || !(job->timer = calloc (1, sizeof (*job->timer)))) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
+    idset_destroy (share);
+    share = NULL;
+    if (uv_timer_init (a->loop, job->timer) < 0) {
+        free (job->timer);
+        job->timer = NULL;
+        errprintf (error, "timer init failed");
+        goto error;
+    }
+    job->timer->data = job;
+    nentries = job->nchildren + (job->shell_rank >= 0 ? 1 : 0);
+    if (!(job->barrier = barrier_create (nentries))
+        || jobtab_insert (a->jobs, &job->entry) < 0) {
+        errprintf (error, "%s", strerror (errno));
+        goto error;
+    }
+    return job;
+error : {
+    int saved_errno = errno;
+    idset_destroy (share);
+    job_free (job);
+    errno = saved_errno;
+}
+    return NULL;
+}
+
+static void replay (struct ajob *job)
+{
+    struct agent *a = job->a;
+
+    a->stats.reattach++;
+    if (job->timer_armed) {
+        uv_timer_stop (job->timer);
+        job->timer_armed = false;
+    }
+    reduce_replay (job->red, emit_cb, job);
+    if (job->ended) {
+        job->ended = false;
+        a->orphans_done--;
+    }
+    if (reduce_finished (job->red))
+        job_end (job);
+}
+
+void agent_start (struct agent *a, const flux_msg_t *msg)
+{
+    json_int_t id;
+    int userid, reattach;
+    const char *ranks_s;
+    json_t *R, *jobspec, *opts;
+    struct idset *ranks;
+    idset_error_t e;
+    struct ajob *job;
+    flux_error_t error;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:i s:s s:o s:o s:b s:o}", "id",
+                             &id, "userid", &userid, "ranks", &ranks_s, "R", &R,
+                             "jobspec", &jobspec, "reattach", &reattach, "opts",
+                             &opts)
+        < 0) {
+        respond_error (a, msg, EPROTO,
+                       "malformed start: expected {id:I, userid:i, ranks:s, "
+                       "R:o, jobspec:o, reattach:b, opts:o}");
+        return;
+    }
+    if (!flux_msg_is_streaming (msg)) {
+        respond_error (a, msg, EPROTO, "start requires the streaming flag");
+        return;
+    }
+    if (id < 0 || userid < 0 || !json_is_object (R) || !json_is_object (jobspec)
+        || !json_is_object (opts)) {
+        respond_error (a, msg, EPROTO,
+                       "malformed start: id and userid >= 0, R, jobspec and "
+                       "opts objects");
+        return;
+    }
+    if (!(ranks = idset_decode_ex (ranks_s, -1, -1, 0, &e))) {
+        respond_error (a, msg, EPROTO, "malformed start: ranks: %s", e.text);
+        return;
+    }
+    if (idset_empty (ranks) || idset_last (ranks) >= a->topo.size) {
+        idset_destroy (ranks);
+        respond_error (a, msg, EPROTO,
+                       "malformed start: ranks must be a non-empty set of "
+                       "ranks < %u",
+                       a->topo.size);
+        return;
+    }
+    if ((job = (struct ajob *)jobtab_lookup (a->jobs, (uint64_t)id))) {
+        idset_destroy (ranks);
+        if (!reattach) {
+            respond_error (a, msg, EEXIST, "job %ju is running here already",
+                           (uintmax_t)id);
+            return;
+        }
+        flux_msg_decref (job->up);
+        job->up = flux_msg_incref (msg);
+        flux_log (a->h, LOG_INFO, "%ju: reattached", (uintmax_t)id);
+        replay (job); /* may free job */
+        return;
+    }
+    if (reattach) {
+        idset_destroy (ranks);
+        respond_error (a, msg, ENOENT,
+                       "job %ju is not running here (its shells are gone)",
+                       (uintmax_t)id);
+        return;
+    }
+    if (!(job
+          = job_create (a, msg, id, userid, ranks, R, jobspec, opts, &error))) {
+        respond_error (a, msg, errno, "%s", error.text);
+        return;
+    }
+    a->stats.jobs++;
+    job->up = flux_msg_incref (msg);
+    if (forward (job, msg) < 0) {
+        /* the children that got nothing are lost for this job */
+        for (int i = 0; i < job->nchildren; i++) {
+            if (!job->children[i].f && job->children[i].ended) {
+                uint64_t jid = job->entry.id;
+                child_lost (&job->children[i], "forwarding the start failed");
+                if (!jobtab_lookup (a->jobs, jid))
+                    return;
+            }
+        }
+    }
+    if (job->shell_rank >= 0)
+        shell_start (job); /* may free job */
+}
+
+/* ---- kill ---- */
+
+static void killop_free (struct killop *k)
+{
+    struct agent *a = k->a;
+
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        a->killops = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    for (int i = 0; i < k->nf; i++)
+        flux_future_destroy (k->f[i]);
+    flux_msg_decref (k->msg);
+    free (k);
+}
+
+static void killop_done (struct killop *k)
+{
+    struct agent *a = k->a;
+
+    if (flux_respond (a->h, k->msg, NULL) < 0)
+        flux_log (a->h, LOG_ERR, "kill: responding: %s", strerror (errno));
+    killop_free (k);
+}
+
+static void kill_continuation (flux_future_t *f, void *arg)
+{
+    struct killop *k = arg;
+
+    for (int i = 0; i < k->nf; i++) {
+        if (k->f[i] == f)
+            k->f[i] = NULL;
+    }
+    flux_future_destroy (f);
+    if (--k->pending == 0)
+        killop_done (k);
+}
+
+void agent_kill (struct agent *a, const flux_msg_t *msg)
+{
+    json_int_t id;
+    int signum, pgrp = 0;
+    struct ajob *job;
+    struct killop *k;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:i s?b}", "id", &id, "signum",
+                             &signum, "pgrp", &pgrp)
+            < 0
+        || signum <= 0 || signum >= NSIG) {
+        respond_error (a, msg, EPROTO,
+                       "malformed kill: expected {id:I, signum:i (a signal "
+                       "number), pgrp?:b}");
+        return;
+    }
+    if (!(job = (struct ajob *)jobtab_lookup (a->jobs, (uint64_t)id))) {
+        respond_error (a, msg, ENOENT, "job %ju is not running here",
+                       (uintmax_t)id);
+        return;
+    }
+    a->stats.kills++;
+    if (job->barrier)
+        barrier_fail (job->barrier, fail_entry, job);
+    if (job->proc && !proc_exited (job->proc)
+        && proc_kill (job->proc, signum, pgrp) < 0)
+        flux_log (a->h, LOG_ERR, "%ju: kill %d: %s", (uintmax_t)id, signum,
+                  strerror (errno));
+    if (!(k = calloc (1, sizeof (*k) + job->nchildren * sizeof (k->f[0])))) {
+        respond_error (a, msg, ENOMEM, NULL);
+        return;
+    }
+    k->a = a;
+    k->msg = flux_msg_incref (msg);
+    k->pending = 1; /* ours, dropped below */
+    k->next = a->killops;
+    if (a->killops)
+        a->killops->prev = k;
+    a->killops = k;
+    for (int i = 0; i < job->nchildren; i++) {
+        struct child *c = &job->children[i];
+        struct idset *rest;
+        flux_future_t *f;
+        bool running;
+        if (c->ended || !(rest = reduce_unfinished (job->red, c->share)))
+            continue;
+        running = !idset_empty (rest);
+        idset_destroy (rest);
+        if (!running)
+            continue;
+        if ((f = flux_rpc_pack (a->h, "exec-agent.kill", c->rank, 0,
+                                "{s:I s:i s:b}", "id", id, "signum", signum,
+                                "pgrp", pgrp))
+            && flux_future_then (f, -1., kill_continuation, k) == 0) {
+            k->f[k->nf++] = f;
+            k->pending++;
+        }
+        else
+            flux_future_destroy (f);
+    }
+    if (--k->pending == 0)
+        killop_done (k);
+}
+
+/* ---- barrier ---- */
+
+struct release_ctx {
+    struct agent *a;
+    json_t *data;
+};
+
+static void release_entry (void *entry, void *arg)
+{
+    struct release_ctx *ctx = arg;
+    const flux_msg_t *msg = entry;
+
+    if (flux_respond_pack (ctx->a->h, msg, "{s:O}", "data", ctx->data) < 0)
+        flux_log (ctx->a->h, LOG_ERR, "barrier: responding: %s",
+                  strerror (errno));
+    flux_msg_decref (msg);
+}
+
+static void barrier_release_all (struct ajob *job, json_t *data)
+{
+    struct release_ctx ctx = {.a = job->a, .data = data};
+
+    json_incref (data); /* barrier_release() drops the merge */
+    (void)barrier_release (job->barrier, release_entry, &ctx);
+    json_decref (data);
+}
+
+static void parent_barrier_cb (flux_future_t *f, void *arg)
+{
+    struct ajob *job = arg;
+    json_t *data;
+
+    job->barrier_f = NULL;
+    if (flux_rpc_get_unpack (f, "{s:o}", "data", &data) < 0
+        || !json_is_object (data)) {
+        flux_log (job->a->h, LOG_DEBUG, "%ju: parent barrier: %s",
+                  (uintmax_t)job->entry.id, future_strerror (f, errno));
+        barrier_fail (job->barrier, fail_entry, job);
+    }
+    else
+        barrier_release_all (job, data);
+    flux_future_destroy (f);
+}
+
+static void barrier_complete (struct ajob *job)
+{
+    struct agent *a = job->a;
+    json_t *data = barrier_data (job->barrier);
+
+    if (a->topo.parent < 0) {
+        barrier_release_all (job, data);
+        return;
+    }
+    if (!(job->barrier_f = flux_rpc_pack (
+              a->h, "exec-agent.barrier", (uint32_t)a->topo.parent, 0,
+              "{s:I s:i s:O s:i}", "id", (json_int_t)job->entry.id, "seq",
+              barrier_seq (job->barrier), "data", data, "rank",
+              (int)a->topo.rank))
+        || flux_future_then (job->barrier_f, -1., parent_barrier_cb, job) < 0) {
+        flux_future_destroy (job->barrier_f);
+        job->barrier_f = NULL;
+        barrier_fail (job->barrier, fail_entry, job);
+    }
+}
+
+static struct ajob *lookup_authorized (struct agent *a, const flux_msg_t *msg,
+                                       json_int_t id)
+{
+    struct ajob *job = (struct ajob *)jobtab_lookup (a->jobs, (uint64_t)id);
+
+    if (!job) {
+        respond_error (a, msg, ENOENT, "job %ju is not running here",
+                       (uintmax_t)id);
+        return NULL;
+    }
+    if (flux_msg_authorize (msg, job->userid) < 0) {
+        respond_error (a, msg, EPERM, "job %ju belongs to another user",
+                       (uintmax_t)id);
+        return NULL;
+    }
+    return job;
+}
+
+void agent_barrier (struct agent *a, const flux_msg_t *msg)
+{
+    json_int_t id;
+    int seq, rank = -1, rc;
+    json_t *data = NULL;
+    struct ajob *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I s:i s?o s?i}", "id", &id, "seq",
+                             &seq, "data", &data, "rank", &rank)
+            < 0
+        || seq < 0 || (data && !json_is_object (data))) {
+        respond_error (a, msg, EPROTO,
+                       "malformed barrier: expected {id:I, seq:i (>= 0), "
+                       "data?:o}");
+        return;
+    }
+    if (!(job = lookup_authorized (a, msg, id)))
+        return;
+    a->stats.barriers++;
+    if (rank >= 0)
+        a->stats.child_requests++;
+    if ((rc = barrier_enter (job->barrier, seq, data, (void *)msg)) < 0) {
+        respond_error (a, msg, errno,
+                       errno == EIO ? "a shell of the job exited or the job "
+                                      "is being killed"
+                       : errno == EBUSY ? "another barrier round is pending"
+                                        : "barrier seq %d is not the next one",
+                       seq);
+        return;
+    }
+    flux_msg_incref (msg);
+    if (rc == 1)
+        barrier_complete (job);
+}
+
+/* ---- shell-info ---- */
+
+void agent_shell_info (struct agent *a, const flux_msg_t *msg)
+{
+    json_int_t id;
+    struct ajob *job;
+
+    if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
+        respond_error (a, msg, EPROTO, "malformed shell-info: expected {id:I}");
+        return;
+    }
+    if (!(job = lookup_authorized (a, msg, id)))
+        return;
+    if (job->shell_rank < 0) {
+        respond_error (a, msg, ENOENT, "job %ju has no shell on rank %u",
+                       (uintmax_t)id, a->topo.rank);
+        return;
+    }
+    if (flux_respond_pack (a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O}", "id",
+                           id, "userid", (int)job->userid, "rank",
+                           job->shell_rank, "size", job->nshells, "ranks",
+                           job->ranks_str, "R", job->R, "jobspec", job->jobspec,
+                           "opts", job->opts)
+        < 0)
+        flux_log (a->h, LOG_ERR, "shell-info: responding: %s",
+                  strerror (errno));
+}
+
+/* ---- stats ---- */
+
+struct stats_ctx {
+    json_t *jobs;
+    size_t active;
+};
+
+static void job_stats (struct jobtab_entry *e, void *arg)
+{
+    struct ajob *job = (struct ajob *)e;
+    struct stats_ctx *ctx = arg;
+    char key[32];
+    json_t *o;
+
+    ctx->active++;
+    snprintf (key, sizeof (key), "%ju", (uintmax_t)e->id);
+    if ((o
+         = json_pack ("{s:s s:b s:b s:I s:I s:I s:I}", "ranks", job->ranks_str,
+                      "orphaned", job->up == NULL, "ended", job->ended,
+                      "from_children", (json_int_t)job->stats.from_children,
+                      "to_parent", (json_int_t)job->stats.to_parent,
+                      "reduce_in", (json_int_t)reduce_count_in (job->red),
+                      "reduce_out", (json_int_t)reduce_count_out (job->red))))
+        (void)json_object_set_new (ctx->jobs, key, o);
+}
+
+void agent_stats (struct agent *a, const flux_msg_t *msg)
+{
+    struct stats_ctx ctx = {.jobs = json_object ()};
+    json_t *o = NULL, *children, *sent, *shells, *count;
+
+    if (ctx.jobs)
+        jobtab_foreach (a->jobs, job_stats, &ctx);
+#define N(x) ((json_int_t)(x))
+    children = json_pack (
+        "{s:I s:I s:I s:I s:I s:I s:I s:I}", "requests",
+        N (a->stats.child_requests), "responses", N (a->stats.child_responses),
+        "started", N (a->stats.child_type[REDUCE_STARTED]), "exited",
+        N (a->stats.child_type[REDUCE_EXITED]), "failed",
+        N (a->stats.child_type[REDUCE_FAILED]), "lost",
+        N (a->stats.child_type[REDUCE_LOST]), "end", N (a->stats.child_end),
+        "errors", N (a->stats.child_errors));
+    sent = json_pack ("{s:I s:I s:I s:I}", "started",
+                      N (a->stats.sent_type[REDUCE_STARTED]), "exited",
+                      N (a->stats.sent_type[REDUCE_EXITED]), "failed",
+                      N (a->stats.sent_type[REDUCE_FAILED]), "lost",
+                      N (a->stats.sent_type[REDUCE_LOST]));
+    shells = json_pack ("{s:I s:I s:I}", "started", N (a->stats.shells_started),
+                        "failed", N (a->stats.shells_failed), "exited",
+                        N (a->stats.shells_exited));
+    count = json_pack (
+        "{s:I s:I s:I s:I s:I s:I s:I}", "jobs", N (a->stats.jobs), "active",
+        N (ctx.active), "orphans_done", N (a->orphans_done), "reattach",
+        N (a->stats.reattach), "kills", N (a->stats.kills), "barriers",
+        N (a->stats.barriers), "bad_request", N (a->stats.bad_request));
+#undef N
+    if (ctx.jobs && children && sent && shells && count)
+        o = json_pack ("{s:i s:i s:i s:O s:O s:O s:O s:O}", "rank",
+                       (int)a->topo.rank, "size", (int)a->topo.size, "fanout",
+                       a->topo.k, "children", children, "sent", sent, "shells",
+                       shells, "count", count, "jobs", ctx.jobs);
+    json_decref (children);
+    json_decref (sent);
+    json_decref (shells);
+    json_decref (count);
+    json_decref (ctx.jobs);
+    if (!o) {
+        respond_error (a, msg, ENOMEM, NULL);
+        return;
+    }
+    if (flux_respond_pack (a->h, msg, "O", o) < 0)
+        flux_log (a->h, LOG_ERR, "stats-get: responding: %s", strerror (errno));
+    json_decref (o);
+}
+
+/* ---- disconnect ---- */
+
+struct orphan_ctx {
+    const flux_msg_t *msg;
+    size_t n;
+};
+
+static void orphan (struct jobtab_entry *e, void *arg)
+{
+    struct ajob *job = (struct ajob *)e;
+    struct orphan_ctx *ctx = arg;
+
+    if (job->up && flux_msg_route_match_first (job->up, ctx->msg)) {
+        flux_msg_decref (job->up);
+        job->up = NULL;
+        ctx->n++;
+    }
+}
+
+void agent_disconnect (struct agent *a, const flux_msg_t *msg)
+{
+    struct orphan_ctx ctx = {.msg = msg};
+
+    jobtab_foreach (a->jobs, orphan, &ctx);
+    if (ctx.n > 0)
+        flux_log (a->h, LOG_INFO,
+                  "%zu jobs orphaned by a disconnect: their shells go on, "
+                  "waiting for a reattach",
+                  ctx.n);
+}
+
+/* ---- create / destroy ---- */
+
+struct agent *agent_create (flux_t *h, const struct agent_config *conf,
+                            flux_error_t *error)
+{
+    struct agent *a;
+    const char *uri, *owner;
+    char *end;
+
+    if (!h || !conf || !conf->job_shell) {
+        errno = EINVAL;
+        errprintf (error, "agent_create: missing argument");
+        return NULL;
+    }
+    if (!(a = calloc (1, sizeof (*a)))) {
+        errprintf (error, "out of memory");
+        return NULL;
+    }
+    a->h = h;
+    a->loop = flux_reactor_uv (flux_get_reactor (h));
+    a->window = conf->window;
+    a->owner = getuid ();
+    if ((owner = flux_attr_get (h, "security.owner"))) {
+        unsigned long u = strtoul (owner, &end, 10);
+        if (end != owner && *end == '\0')
+            a->owner = (uint32_t)u;
+    }
+    if (topo_init_broker (&a->topo, h) < 0) {
+        errprintf (error, "reading rank, size, tbon.fanout: %s",
+                   strerror (errno));
+        goto error;
+    }
+    if (!(uri = flux_attr_get (h, "local-uri"))) {
+        errprintf (error, "reading local-uri: %s", strerror (errno));
+        goto error;
+    }
+    if (!(a->uri = strdup (uri)) || !(a->job_shell = strdup (conf->job_shell))
+        || !(a->jobs = jobtab_create ())) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
+    return a;
+error:
+    agent_destroy (a);
+    return NULL;
+}
+
+static void collect (struct jobtab_entry *e, void *arg)
+{
+    struct ajob ***pp = arg;
+    *(*pp)++ = (struct ajob *)e;
+}
+
+void agent_destroy (struct agent *a)
+{
+    if (a) {
+        int saved_errno = errno;
+        if (a->jobs) {
+            size_t n = jobtab_count (a->jobs);
+            struct ajob **jobs = calloc (n + 1, sizeof (*jobs)), **p = jobs;
+            if (jobs) {
+                jobtab_foreach (a->jobs, collect, &p);
+                for (size_t i = 0; i < n; i++) {
+                    if (jobs[i]->up)
+                        respond_error (a, jobs[i]->up, ENOSYS,
+                                       "exec-agent on rank %u is unloading",
+                                       a->topo.rank);
+                    job_free (jobs[i]);
+                }
+                free (jobs);
+            }
+        }
+        while (a->killops) {
+            respond_error (a, a->killops->msg, ENOSYS,
+                           "exec-agent on rank %u is unloading", a->topo.rank);
+            killop_free (a->killops);
+        }
+        jobtab_destroy (a->jobs);
+        free (a->job_shell);
+        free (a->uri);
+        free (a);
+        errno = saved_errno;
+    }
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* main.c - the exec-agent broker module, loaded on every rank: the
+ * handler table over the agent (agent.h, doc/guide/exec.md).
+ *
+ * Arguments (key=value):
+ *   job-shell=PATH       the default job shell (else the built flux-shell:
+ *                        src/shell/flux-shell when the broker runs from
+ *                        the build tree, else $libexecdir/flux/flux-shell)
+ *   reduce-window=FSD    how long an agent holds reports before passing
+ *                        them up (default 2ms; 0: at once)
+ *
+ * The service is the module's name; exec-agent.disconnect orphans the
+ * sender's streams (the jobs keep running: job-exec reloaded).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "libflux/flux.h"
+#include "libutil/fsd.h"
+
+#define DEFAULT_WINDOW 0.002
+
+static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    agent_start (arg, msg);
+}
+
+static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                     void *arg)
+{
+    agent_kill (arg, msg);
+}
+
+static void barrier_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    agent_barrier (arg, msg);
+}
+
+static void shell_info_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    agent_shell_info (arg, msg);
+}
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    agent_stats (arg, msg);
+}
+
+static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    agent_disconnect (arg, msg);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    {FLUX_MSGTYPE_REQUEST, "exec-agent.start", start_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "exec-agent.kill", kill_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "exec-agent.barrier", barrier_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "exec-agent.shell-info", shell_info_cb,
+     FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "exec-agent.stats-get", stats_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "exec-agent.disconnect", disconnect_cb, 0},
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+/* The built flux-shell: in the build tree when the broker runs from it. */
+static const char *default_shell (void)
+{
+    static char exe[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", exe, sizeof (exe) - 1);
+    const char *top = ABS_TOP_BUILDDIR "/";
+
+    if (n > 0 && (exe[n] = '\0', !strncmp (exe, top, strlen (top))))
+        return ABS_TOP_BUILDDIR "/src/shell/flux-shell";
+    return LIBEXECDIR "/flux/flux-shell";
+}
+
+static int parse_args (flux_t *h, int argc, char **argv,
+                       struct agent_config *conf)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10])
+            conf->job_shell = argv[i] + 10;
+        else if (!strncmp (argv[i], "reduce-window=", 14)) {
+            if (fsd_parse_duration (argv[i] + 14, &conf->window) < 0
+                || conf->window > 60.) {
+                flux_log (h, LOG_ERR, "reduce-window: bad duration %s",
+                          argv[i] + 14);
+                errno = EINVAL;
+                return -1;
+            }
+        }
+        else {
+            flux_log (h, LOG_ERR, "unknown argument %s", argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int mod_main (flux_t *h, int argc, char **argv)
+{
+    struct agent_config conf
+        = {.job_shell = default_shell (), .window = DEFAULT_WINDOW};
+    flux_msg_handler_t **handlers = NULL;
+    flux_error_t error;
+    struct agent *a;
+    int rc = -1;
+
+    if (parse_args (h, argc, argv, &conf) < 0)
+        return -1;
+    if (!(a = agent_create (h, &conf, &error))) {
+        flux_log (h, LOG_ERR, "%s", error.text);
+        return -1;
+    }
+    if (flux_msg_handler_addvec (h, htab, a, &handlers) < 0)
+        goto done;
+    if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
+        goto done;
+    rc = 0;
+done:
+    flux_msg_handler_delvec (handlers);
+    agent_destroy (a);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef EXEC_AGENT_PROC_H
+#define EXEC_AGENT_PROC_H
+
+/* proc - one job shell started by the agent (uv_spawn): a process group
+ * leader (a session of its own), cwd /, stdin /dev/null, stdout and
+ * stderr read line by line and handed to a log callback.
+ *
+ * Life: proc_spawn() -> exit_cb (status, once, from the reactor) ->
+ * pipes drain -> proc_destroy() by the owner (any time; pipes still open
+ * are closed, and the handles are freed once libuv is done with them).
+ * At the shell's exit the rest of its process group gets SIGKILL, so that
+ * no stray process of the job keeps running (or keeps the pipes open).
+ */
+#include <stdbool.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "libflux/flux.h"
+
+struct proc;
+
+typedef void (*proc_exit_f) (struct proc *p, int status, void *arg);
+/* stream is "stdout" or "stderr"; line has no newline. */
+typedef void (*proc_line_f) (struct proc *p, const char *stream,
+                             const char *line, void *arg);
+
+/* Start argv[0] with argv and env (NULL-terminated; argv[0] a path).
+ * NULL with errno (the spawn error, e.g. ENOENT, EACCES) and a reason in
+ * error. */
+struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
+                         proc_exit_f exit_cb, proc_line_f line_cb, void *arg,
+                         flux_error_t *error);
+
+/* Close what is left and free (the uv handles once closed).  NULL-safe.
+ * Callbacks never run after this. */
+void proc_destroy (struct proc *p);
+
+/* Send signum to the shell, or to its whole process group.  -1 with
+ * errno (ESRCH: exited). */
+int proc_kill (struct proc *p, int signum, bool pgrp);
+
+pid_t proc_pid (const struct proc *p);
+bool proc_exited (const struct proc *p);
+
+/* The wait status of a process that ended as libuv reports it. */
+int proc_wait_status (int64_t exit_status, int term_signal);
+
+#endif /* !EXEC_AGENT_PROC_H */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef EXEC_AGENT_SHELLCMD_H
+#define EXEC_AGENT_SHELLCMD_H
+
+/* shellcmd - the command line and environment of a job shell
+ * (doc/guide/exec.md "The agent and the shell").  Each result is one
+ * allocation (the strings live in the same block): free() it.
+ */
+#include <stdint.h>
+
+/* { shell, "<decimal id>", NULL }.  NULL with errno. */
+char **shellcmd_argv (const char *shell, uint64_t id);
+
+/* The multi-user form: { imp, "exec", shell, "<decimal id>", NULL }.  Not
+ * used until the IMP exists (the multi-user issue); a job of another user
+ * is refused meanwhile. */
+char **shellcmd_imp_argv (const char *imp, const char *shell, uint64_t id);
+
+/* env (NULL-terminated) without FLUX_URI and FLUX_KVS_NAMESPACE, plus
+ * FLUX_URI=uri and FLUX_KVS_NAMESPACE=job-<decimal id>.  NULL with errno. */
+char **shellcmd_env (char **env, const char *uri, uint64_t id);
+
+#endif /* !EXEC_AGENT_SHELLCMD_H */

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* realexec.c - real execution: every job without
+ * attributes.system.exec.test runs its job shells through the exec agents
+ * (src/modules/exec-agent, doc/guide/exec.md).
+ *
+ * Start: R is read from job.<id>.R (the core decodes it but keeps only
+ * what it needs); the jobspec is the one of the start request, which the
+ * job manager sends whole.  One streaming exec-agent.start goes to the
+ * agent of rank 0, which takes it down the tree; its responses are
+ * already combined per subtree:
+ *   started  once every rank started: execjob_started() ("start")
+ *   exited   a partial release of those ranks (several per response),
+ *            until the last ones: finish with the largest wait status,
+ *            then the final release (execjob_done)
+ *   failed   a shell could not start: an "exec" exception with the
+ *            agent's reason, the rest of the job killed
+ *   lost     brokers lost: a "node-failure" exception naming the ranks,
+ *            the rest killed; the lost ranks count as finished (status 0)
+ *            and are released with the others (the resource module has
+ *            marked them down, so the scheduler does not hand them out)
+ *   ENODATA  every rank accounted for (any that is not counts as lost)
+ *
+ * Kill sequence (cancel, or the expiration: the core raises "timeout"
+ * and calls kill): SIGTERM to each shell, then every kill-timeout
+ * (module option, default 5 s) SIGKILL to each shell's process group,
+ * until the job ends.
+ *
+ * Reattach (job-exec reloaded while shells run): the start goes to the
+ * agent with reattach:true; the agent re-binds its stream and replays what
+ * happened meanwhile, so the job goes on as if nothing happened.
+ *
+ * Module options (job-exec kill-timeout=FSD job-shell=PATH) come from
+ * main.c through the handle's aux "job-exec::options".
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "impl.h"
+#include "libkvs/kvs.h"
+#include "libutil/fluid.h"
+
+#define DEFAULT_KILL_TIMEOUT 5.
+
+struct realexec {
+    exec_t *x;
+    double kill_timeout;
+    char *job_shell; /* NULL: the agents' default */
+    struct {
+        unsigned long jobs, started, release, failed, lost, kill, reattach;
+    } stats;
+};
+
+struct realjob {
+    struct execjob *job;
+    struct realexec *re;
+    json_t *jobspec;
+    flux_future_t *f_R;    /* job.<id>.R lookup */
+    flux_future_t *f;      /* the agents' stream */
+    flux_future_t *f_kill; /* the last kill sent */
+    struct idset *started, *finished;
+    int status;
+    bool started_sent, exception, killing;
+    struct tq_entry killt;
+};
+
+static struct realjob *container_of_killt (struct tq_entry *e)
+{
+    return (struct realjob *)((char *)e - offsetof (struct realjob, killt));
+}
+
+static const char *jobstr (struct realjob *rj)
+{
+    static __thread char buf[32];
+    snprintf (buf, sizeof (buf), "%ju", (uintmax_t)execjob_id (rj->job));
+    return buf;
+}
+
+/* ---- the kill sequence ---- */
+
+static void kill_continuation (flux_future_t *f, void *arg)
+{
+    struct realjob *rj = arg;
+
+    if (flux_future_get (f, NULL) < 0 && errno != ENOENT)
+        exec_log (rj->re->x, LOG_DEBUG, "%s: exec-agent.kill: %s", jobstr (rj),
+                  future_strerror (f, errno));
+    if (rj->f_kill == f)
+        rj->f_kill = NULL;
+    flux_future_destroy (f);
+}
+
+static void send_kill (struct realjob *rj, int signum, bool pgrp)
+{
+    flux_t *h = exec_handle (rj->re->x);
+
+    rj->re->stats.kill++;
+    flux_future_destroy (rj->f_kill);
+    if (!(rj->f_kill = flux_rpc_pack (
+              h, "exec-agent.kill", 0, 0, "{s:I s:i s:b}", "id",
+              (json_int_t)execjob_id (rj->job), "signum", signum, "pgrp", pgrp))
+        || flux_future_then (rj->f_kill, -1., kill_continuation, rj) < 0) {
+        exec_log (rj->re->x, LOG_ERR, "%s: exec-agent.kill: %s", jobstr (rj),
+                  strerror (errno));
+        flux_future_destroy (rj->f_kill);
+        rj->f_kill = NULL;
+    }
+}
+
+static void killt_cb (struct tq_entry *e)
+{
+    struct realjob *rj = container_of_killt (e);
+
+    send_kill (rj, SIGKILL, true);
+    (void)timerq_arm (exec_timerq (rj->re->x), &rj->killt,
+                      rj->re->kill_timeout);
+}
+
+static void kill_begin (struct realjob *rj)
+{
+    rj->exception = true;
+    if (rj->killing || !rj->f)
+        return;
+    rj->killing = true;
+    send_kill (rj, SIGTERM, false);
+    if (timerq_arm (exec_timerq (rj->re->x), &rj->killt, rj->re->kill_timeout)
+        < 0)
+        exec_log (rj->re->x, LOG_ERR, "%s: arming the kill timer: %s",
+                  jobstr (rj), strerror (errno));
+}
+
+/* ---- progress ---- */
+
+/* All ranks finished: finish (if the job started) and the final release. */
+static void complete (struct realjob *rj)
+{
+    int status = rj->status;
+
+    if (rj->started_sent) {
+        if (status == 0 && rj->exception)
+            status = 1 << 8; /* as flux-core: a job with a fatal exception
+                                did not succeed */
+        execjob_finish (rj->job, status);
+    }
+    execjob_done (rj->job); /* frees rj */
+}
+
+/* ranks finished (exited, failed, lost): release them, or end the job. */
+static void finished (struct realjob *rj, struct idset *ranks, int status)
+{
+    const struct idset *all = execjob_ranks (rj->job);
+    struct idset *fresh;
+
+    if (status > rj->status)
+        rj->status = status;
+    if (!(fresh = idset_difference (ranks, rj->finished))
+        || idset_add (rj->finished, fresh) < 0) {
+        idset_destroy (fresh);
+        execjob_fatal (rj->job, "out of memory");
+        return;
+    }
+    if (idset_count (rj->finished) >= idset_count (all)) {
+        idset_destroy (fresh);
+        complete (rj);
+        return;
+    }
+    if (!idset_empty (fresh)) {
+        if (execjob_release (rj->job, fresh) < 0)
+            exec_log (rj->re->x, LOG_ERR, "%s: partial release: %s",
+                      jobstr (rj), strerror (errno));
+        else
+            rj->re->stats.release++;
+    }
+    idset_destroy (fresh);
+}
+
+static void started (struct realjob *rj, struct idset *ranks)
+{
+    const struct idset *all = execjob_ranks (rj->job);
+
+    if (idset_add (rj->started, ranks) < 0)
+        return;
+    if (!rj->started_sent && idset_count (rj->started) >= idset_count (all)) {
+        rj->started_sent = true;
+        rj->re->stats.started++;
+        execjob_started (rj->job);
+    }
+}
+
+/* The stream is gone (error, or ended early): what has not finished is
+ * lost.  Frees rj. */
+static void stream_gone (struct realjob *rj, const char *why)
+{
+    struct idset *rest;
+
+    flux_future_destroy (rj->f);
+    rj->f = NULL;
+    timerq_disarm (exec_timerq (rj->re->x), &rj->killt);
+    if (!rj->exception) {
+        rj->exception = true;
+        execjob_fatal (rj->job, "exec-agent: %s", why); /* cancel: below */
+        return;
+    }
+    if ((rest = idset_difference (execjob_ranks (rj->job), rj->finished))) {
+        finished (rj, rest, 0);
+        idset_destroy (rest);
+    }
+    else
+        complete (rj);
+}
+
+static void lost (struct realjob *rj, struct idset *ranks, const char *s)
+{
+    rj->re->stats.lost++;
+    if (!rj->exception) {
+        rj->exception = true;
+        execjob_raise (rj->job, "node-failure",
+                       "node failure on rank%s %s: the broker was lost",
+                       idset_count (ranks) > 1 ? "s" : "", s);
+    }
+    kill_begin (rj);
+}
+
+static void agent_continuation (flux_future_t *f, void *arg)
+{
+    struct realjob *rj = arg;
+    const char *type, *ranks, *error = NULL;
+    char typebuf[16], errbuf[256], ranksbuf[256];
+    int status = 0;
+    struct idset *ids;
+
+    if (flux_rpc_get_unpack (f, "{s:s s:s s?i s?s}", "type", &type, "ranks",
+                             &ranks, "status", &status, "error", &error)
+        < 0) {
+        char why[256];
+        if (errno == ENODATA)
+            snprintf (why, sizeof (why),
+                      "the stream ended with ranks "
+                      "unaccounted for");
+        else
+            snprintf (why, sizeof (why), "%s", future_strerror (f, errno));
+        stream_gone (rj, why);
+        return;
+    }
+    if (!(ids = idset_decode (ranks))
+        || !idset_has_intersection (ids, execjob_ranks (rj->job))) {
+        exec_log (rj->re->x, LOG_ERR,
+                  "%s: malformed %s response from the agent", jobstr (rj),
+                  type);
+        idset_destroy (ids);
+        flux_future_reset (f);
+        return;
+    }
+    /* the strings go with the response: copy them before the reset */
+    snprintf (typebuf, sizeof (typebuf), "%s", type);
+    snprintf (errbuf, sizeof (errbuf), "%s", error ? error : "shell failed");
+    snprintf (ranksbuf, sizeof (ranksbuf), "%s", ranks);
+    flux_future_reset (f);
+    if (!strcmp (typebuf, "started"))
+        started (rj, ids);
+    else if (!strcmp (typebuf, "exited"))
+        finished (rj, ids, status);
+    else if (!strcmp (typebuf, "failed")) {
+        rj->re->stats.failed++;
+        if (!rj->exception) {
+            rj->exception = true;
+            execjob_fatal (rj->job, "%s", errbuf);
+            /* the core called cancel: the kill sequence is on */
+        }
+        finished (rj, ids, status);
+    }
+    else if (!strcmp (typebuf, "lost")) {
+        lost (rj, ids, ranksbuf);
+        finished (rj, ids, 0);
+    }
+    else
+        exec_log (rj->re->x, LOG_ERR, "%s: unknown response type %s",
+                  jobstr (rj), typebuf);
+    idset_destroy (ids); /* rj may be gone, ids is ours */
+}
+
+/* ---- start ---- */
+
+static int send_start (struct realjob *rj, json_t *R, flux_error_t *error)
+{
+    struct realexec *re = rj->re;
+    flux_t *h = exec_handle (re->x);
+    char *ranks = NULL;
+    json_t *opts;
+
+    if (!(ranks = idset_encode (execjob_ranks (rj->job), IDSET_FLAG_RANGE))
+        || !(opts = json_pack ("{s:f}", "kill-timeout", re->kill_timeout))
+        || (re->job_shell
+            && json_object_set_new (opts, "job-shell",
+                                    json_string (re->job_shell))
+                   < 0)) {
+        free (ranks);
+        return errprintf (error, "out of memory");
+    }
+    rj->f = flux_rpc_pack (h, "exec-agent.start", 0, FLUX_RPC_STREAMING,
+                           "{s:I s:i s:s s:O s:O s:b s:o}", "id",
+                           (json_int_t)execjob_id (rj->job), "userid",
+                           (int)execjob_userid (rj->job), "ranks", ranks, "R",
+                           R, "jobspec", rj->jobspec, "reattach",
+                           execjob_reattach (rj->job), "opts", opts);
+    free (ranks);
+    if (!rj->f || flux_future_then (rj->f, -1., agent_continuation, rj) < 0) {
+        flux_future_destroy (rj->f);
+        rj->f = NULL;
+        return errprintf (error, "exec-agent.start: %s", strerror (errno));
+    }
+    if (execjob_reattach (rj->job))
+        re->stats.reattach++;
+    return 0;
+}
+
+static void R_continuation (flux_future_t *f, void *arg)
+{
+    struct realjob *rj = arg;
+    flux_error_t error;
+    json_t *R;
+
+    rj->f_R = NULL;
+    if (flux_kvs_lookup_get_unpack (f, "o", &R) < 0) {
+        execjob_fatal (rj->job, "reading R: %s", future_strerror (f, errno));
+        flux_future_destroy (f);
+        return;
+    }
+    if (send_start (rj, R, &error) < 0)
+        execjob_fatal (rj->job, "%s", error.text);
+    flux_future_destroy (f);
+}
+
+static int realexec_start (struct execjob *job, flux_error_t *error)
+{
+    struct realjob *rj = execjob_data (job);
+    char key[FLUID_STRING_MAX + 8];
+
+    if (fluid_encode (key, sizeof (key), execjob_id (job), FLUID_STRING_KVS)
+        < 0)
+        return errprintf (error, "encoding the job id: %s", strerror (errno));
+    strcat (key, ".R");
+    if (!(rj->f_R = flux_kvs_lookup (exec_handle (rj->re->x), NULL, 0, key))
+        || flux_future_then (rj->f_R, -1., R_continuation, rj) < 0) {
+        flux_future_destroy (rj->f_R);
+        rj->f_R = NULL;
+        return errprintf (error, "reading R: %s", strerror (errno));
+    }
+    return 0;
+}
+
+static int realexec_init (struct execjob *job, json_t *jobspec,
+                          flux_error_t *error)
+{
+    struct realexec *re = execjob_impl_data (job);
+    struct realjob *rj;
+    json_t *shell = NULL;
+
+    if (json_unpack (jobspec, "{s:{s:{s:{s:o}}}}", "attributes", "system",
+                     "exec", "job_shell", &shell)
+            == 0
+        && (!json_is_string (shell) || !*json_string_value (shell)))
+        return errprintf (error, "attributes.system.exec.job_shell must be "
+                                 "a path");
+    if (!(rj = calloc (1, sizeof (*rj)))
+        || !(rj->started = idset_create (0, IDSET_FLAG_AUTOGROW))
+        || !(rj->finished = idset_create (0, IDSET_FLAG_AUTOGROW))) {
+        if (rj) {
+            idset_destroy (rj->started);
+            free (rj);
+        }
+        return errprintf (error, "out of memory");
+    }
+    rj->job = job;
+    rj->re = re;
+    rj->jobspec = json_incref (jobspec);
+    tq_entry_init (&rj->killt, killt_cb);
+    execjob_set_data (job, rj);
+    re->stats.jobs++;
+    return 1;
+}
+
+/* The core's expiration (SIGALRM, after the "timeout" exception). */
+static void realexec_kill (struct execjob *job, int signum)
+{
+    struct realjob *rj = execjob_data (job);
+
+    if (rj)
+        kill_begin (rj);
+}
+
+static void realexec_cancel (struct execjob *job)
+{
+    struct realjob *rj = execjob_data (job);
+
+    if (!rj) {
+        execjob_done (job);
+        return;
+    }
+    rj->exception = true;
+    if (!rj->f) {
+        /* nothing runs: R not read yet, or the stream is gone */
+        struct idset *rest;
+        if (rj->f_R
+            || !(rest = idset_difference (execjob_ranks (job), rj->finished))) {
+            execjob_done (job);
+            return;
+        }
+        finished (rj, rest, 0);
+        idset_destroy (rest);
+        return;
+    }
+    kill_begin (rj);
+}
+
+static void realexec_exit (struct execjob *job)
+{
+    struct realjob *rj = execjob_data (job);
+
+    if (rj) {
+        timerq_disarm (exec_timerq (rj->re->x), &rj->killt);
+        flux_future_destroy (rj->f_R);
+        flux_future_destroy (rj->f);
+        flux_future_destroy (rj->f_kill);
+        idset_destroy (rj->started);
+        idset_destroy (rj->finished);
+        json_decref (rj->jobspec);
+        free (rj);
+    }
+}
+
+static int realexec_setup (exec_t *x, void **data, flux_error_t *error)
+{
+    struct realexec *re;
+    json_t *opts = flux_aux_get (exec_handle (x), "job-exec::options");
+    const char *shell = NULL;
+    double kill_timeout = DEFAULT_KILL_TIMEOUT;
+
+    if (opts
+        && json_unpack (opts, "{s?F s?s}", "kill-timeout", &kill_timeout,
+                        "job-shell", &shell)
+               < 0)
+        return errprintf (error, "realexec: malformed options");
+    if (!(re = calloc (1, sizeof (*re)))
+        || (shell && !(re->job_shell = strdup (shell)))) {
+        free (re);
+        return errprintf (error, "out of memory");
+    }
+    re->x = x;
+    re->kill_timeout = kill_timeout;
+    *data = re;
+    return 0;
+}
+
+static void realexec_teardown (void *data)
+{
+    struct realexec *re = data;
+
+    if (re) {
+        free (re->job_shell);
+        free (re);
+    }
+}
+
+static json_t *realexec_stats (void *data)
+{
+    struct realexec *re = data;
+
+    return json_pack (
+        "{s:f s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout", re->kill_timeout,
+        "jobs", (json_int_t)re->stats.jobs, "started",
+        (json_int_t)re->stats.started, "release", (json_int_t)re->stats.release,
+        "failed", (json_int_t)re->stats.failed, "lost",
+        (json_int_t)re->stats.lost, "kill", (json_int_t)re->stats.kill,
+        "reattach", (json_int_t)re->stats.reattach);
+}
+
+const struct exec_impl realexec_impl = {
+    .name = "realexec",
+    .setup = realexec_setup,
+    .teardown = realexec_teardown,
+    .init = realexec_init,
+    .start = realexec_start,
+    .kill = realexec_kill,
+    .cancel = realexec_cancel,
+    .exit = realexec_exit,
+    .stats = realexec_stats,
+};

@@ -1,0 +1,268 @@
+#!/bin/sh
+test_description='real execution: job-exec (realexec) and the exec agents
+of every broker run jobs without system.exec.test with a stand-in job
+shell (exec-agent-shell.sh): exit status, partial release, barriers,
+cancel and kill-timeout, time limit, reload of job-exec (reattach), a
+lost broker (node-failure), bad requests and guests, and in 64 brokers
+of fanout 2 the reduction of shell exits up the tree'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+SH="$SHARNESS_TEST_SRCDIR/exec-agent-shell.sh"
+RPC="$FLUX_BUILD_DIR/t/rpc"
+RPC_CRED="$FLUX_BUILD_DIR/t/rpc-cred"
+S="-S exec.job_shell=$SH"
+DEFAULT_MODULES=content,content-sqlite@0,kvs,kvs-watch,resource,job-manager@0,job-info@0,job-list@0,job-ingest,exec-agent,job-exec@0,sched-simple@0
+
+# start_instance NAME SIZE [FLUX-START-ARGS...]: FLUX_URI of a new
+# instance in the background, kept alive until NAME.keepalive is removed
+start_instance () {
+	name=$1 size=$2; shift 2
+	touch $name.keepalive &&
+	flux start -s $size "$@" \
+		sh -c "echo \$FLUX_URI >$name.uri.tmp &&
+		mv $name.uri.tmp $name.uri && n=0 &&
+		while test -e $name.keepalive && test \$n -lt 9000; do
+			sleep 0.1; n=\$((n+1)); done" \
+		>$name.log 2>&1 3>&- 4>&- &
+	echo $! >$name.pid &&
+	for i in $(seq 600); do test -s $name.uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat $name.uri) && export FLUX_URI &&
+	for i in $(seq 600); do
+		test "$(flux resource list -n -o "{nnodes}" -s free,allocated \
+			2>/dev/null | head -n 1)" = $size && break
+		sleep 0.1
+	done
+}
+stop_instance () {
+	rm -f $1.keepalive &&
+	wait $(cat $1.pid)
+}
+# status ID: the finish status of a job (empty if none)
+status () {
+	flux job eventlog $1 | sed -n "s/.* finish status=\([0-9]*\).*/\1/p"
+}
+clean () {
+	flux job wait-event -t 120 $1 clean
+}
+
+test_expect_success 'start an instance of 1 broker' '
+	start_instance one 1 &&
+	flux module list | grep "^exec-agent "
+'
+test_expect_success 'a job runs the job shell and completes with its status' '
+	id=$(flux submit $S -S test_shell="{\"exit\":3}" true) &&
+	clean $id &&
+	flux job eventlog $id >one.events &&
+	grep " start" one.events && grep " release" one.events &&
+	test "$(status $id)" = 768 &&
+	flux dmesg | grep "exec-agent.*shell stdout: test shell: job $(flux job id --to=dec $id)"
+'
+test_expect_success 'the shell gets FLUX_KVS_NAMESPACE=job-<id> and a cwd of /' '
+	dec=$(flux job id --to=dec $id) &&
+	flux dmesg | grep "test shell: job $dec.* ns job-$dec cwd /$"
+'
+test_expect_success 'a shell that cannot start: exec exception with the reason' '
+	id=$(flux submit -S exec.job_shell=/nonexistent/shell true) &&
+	clean $id &&
+	flux job eventlog $id >nosh.events &&
+	grep "exception type=\"exec\".*/nonexistent/shell: no such file" \
+		nosh.events &&
+	! grep " start" nosh.events
+'
+test_expect_success 'job-exec job-shell= sets the default shell, a bad option is refused' '
+	flux module reload job-exec job-shell=$SH kill-timeout=1s &&
+	id=$(flux submit -S test_shell="{\"exit\":2}" true) &&
+	clean $id &&
+	test "$(status $id)" = 512 &&
+	flux module stats job-exec | jq -e ".implementations.realexec.\"kill-timeout\" == 1" &&
+	test_must_fail flux module reload job-exec kill-timeout=0 &&
+	flux module load job-exec job-shell=$SH kill-timeout=1s
+'
+test_expect_success 'bad payloads to each exec-agent method get EPROTO' '
+	test_expect_code 71 $RPC exec-agent.start "{}" 2>bad1.err &&
+	grep "malformed start" bad1.err &&
+	test_expect_code 71 $RPC exec-agent.start \
+		"{\"id\":1,\"userid\":0,\"ranks\":\"0\",\"R\":{},\"jobspec\":{},\"reattach\":false,\"opts\":{}}" \
+		2>bad2.err &&
+	grep "streaming" bad2.err &&
+	test_expect_code 71 $RPC -s exec-agent.start \
+		"{\"id\":1,\"userid\":0,\"ranks\":\"5-7\",\"R\":{},\"jobspec\":{},\"reattach\":false,\"opts\":{}}" \
+		2>bad3.err &&
+	grep "ranks" bad3.err &&
+	test_expect_code 71 $RPC -s exec-agent.start \
+		"{\"id\":1,\"userid\":0,\"ranks\":\"x\",\"R\":{},\"jobspec\":{},\"reattach\":false,\"opts\":{}}" &&
+	test_expect_code 71 $RPC exec-agent.kill "{\"id\":1}" &&
+	test_expect_code 71 $RPC exec-agent.kill "{\"id\":1,\"signum\":0}" &&
+	test_expect_code 71 $RPC exec-agent.barrier "{\"id\":1,\"seq\":\"a\"}" &&
+	test_expect_code 71 $RPC exec-agent.barrier "{\"id\":1,\"seq\":1,\"data\":[]}" &&
+	test_expect_code 71 $RPC exec-agent.shell-info "[]" &&
+	test_expect_code 71 $RPC exec-agent.shell-info &&
+	test_expect_code 2 $RPC exec-agent.kill "{\"id\":1,\"signum\":15}" &&
+	test_expect_code 2 $RPC -s exec-agent.start \
+		"{\"id\":1,\"userid\":0,\"ranks\":\"0\",\"R\":{},\"jobspec\":{},\"reattach\":true,\"opts\":{}}" &&
+	flux module stats exec-agent | jq -e ".count.bad_request >= 10" &&
+	flux module list | grep "^exec-agent "
+'
+test_expect_success 'a guest cannot call exec-agent.start or kill, nor touch the owner'"'"'s job' '
+	id=$(flux submit -S test_shell="{\"sleep\":60}" true) &&
+	flux job wait-event -t 60 $id start &&
+	dec=$(flux job id --to=dec $id) &&
+	test_expect_code 1 $RPC_CRED -u 4242 -R 2 -s exec-agent.start \
+		"{\"id\":1,\"userid\":4242,\"ranks\":\"0\",\"R\":{},\"jobspec\":{},\"reattach\":false,\"opts\":{}}" \
+		2>guest1.err &&
+	grep "requires owner" guest1.err &&
+	test_must_fail $RPC_CRED -u 4242 -R 2 exec-agent.kill \
+		"{\"id\":$dec,\"signum\":9}" &&
+	test_must_fail $RPC_CRED -u 4242 -R 2 exec-agent.shell-info \
+		"{\"id\":$dec}" &&
+	test_must_fail $RPC_CRED -u 4242 -R 2 exec-agent.barrier \
+		"{\"id\":$dec,\"seq\":1}" &&
+	$RPC exec-agent.shell-info "{\"id\":$dec}" | jq -e ".rank == 0 and .size == 1" &&
+	flux job eventlog $id | grep -v " finish" &&
+	flux cancel $id && clean $id
+'
+test_expect_success 'stop the instance of 1 broker' '
+	stop_instance one
+'
+
+test_expect_success 'start an instance of 4 brokers (kill-timeout 1s)' '
+	start_instance four 4 &&
+	flux module reload job-exec kill-timeout=1s
+'
+test_expect_success 'a job on 4 nodes: start, exit, finish with the largest status' '
+	id=$(flux submit -N4 $S -S test_shell="{\"ranks\":{\"1\":{\"exit\":5}}}" true) &&
+	clean $id &&
+	test "$(status $id)" = 1280
+'
+test_expect_success 'partial release: a shell that outlives the others gives >= 2 release events' '
+	id=$(flux submit -N4 $S -S test_shell="{\"ranks\":{\"2\":{\"sleep\":3}}}" true) &&
+	clean $id &&
+	flux job eventlog $id >partial.events &&
+	test $(grep -c " release " partial.events) -ge 2 &&
+	grep " release ranks=\"2\" final=true" partial.events &&
+	test "$(status $id)" = 0
+'
+test_expect_success 'barriers: 4 shells meet twice, each answer holds all of them' '
+	id=$(flux submit -N4 $S -S test_shell="{\"barrier\":3}" true) &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	flux module stats exec-agent | jq -e ".count.barriers >= 3"
+'
+test_expect_success 'cancel: SIGTERM to the shells, the job ends' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":300}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux cancel $id &&
+	clean $id &&
+	flux job eventlog $id >cancel.events &&
+	grep "exception type=\"cancel\"" cancel.events &&
+	test "$(status $id)" = 15
+'
+test_expect_success 'cancel of shells that ignore SIGTERM: SIGKILL after kill-timeout' '
+	rm -rf ign && mkdir ign &&
+	id=$(flux submit -N2 $S -S test_shell="{\"ignore_term\":1,\"dir\":\"$PWD/ign\",\"sleep\":300}" true) &&
+	flux job wait-event -t 60 $id start &&
+	for i in $(seq 600); do
+		test -s ign/0.pid && test -s ign/1.pid && break; sleep 0.1
+	done &&
+	test -s ign/0.pid && test -s ign/1.pid &&
+	flux cancel $id &&
+	clean $id &&
+	test "$(status $id)" = 9
+'
+test_expect_success 'a time limit: exception timeout, the shells are killed' '
+	id=$(flux submit -N2 -t 2s $S -S test_shell="{\"sleep\":300}" true) &&
+	clean $id &&
+	flux job eventlog $id >timeout.events &&
+	grep "exception type=\"timeout\"" timeout.events &&
+	test "$(status $id)" = 15
+'
+test_expect_success 'reload job-exec while a job runs: the shells go on, it completes with 0' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":4}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux module reload job-exec kill-timeout=1s &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	! flux job eventlog $id | grep exception &&
+	flux module stats exec-agent | jq -e ".count.reattach >= 1" &&
+	flux dmesg | grep "exec-agent.*orphaned by a disconnect"
+'
+test_expect_success 'remove and load job-exec while a job runs: it completes with 0' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":4}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux module remove job-exec &&
+	flux module load job-exec kill-timeout=1s &&
+	clean $id &&
+	test "$(status $id)" = 0
+'
+test_expect_success 'reload the job manager while a job runs: it completes with 0' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":4}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux module reload job-manager &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	! flux job eventlog $id | grep exception
+'
+test_expect_success 'the job finishing while job-exec is away completes on its return' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":1}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux module remove job-exec &&
+	sleep 3 &&
+	flux module stats exec-agent | jq -e ".count.orphans_done == 1" &&
+	flux module load job-exec kill-timeout=1s &&
+	clean $id &&
+	test "$(status $id)" = 0
+'
+test_expect_success 'SIGKILL of broker 3 during a job: node-failure, others released and reused' '
+	rm -rf pids && mkdir pids &&
+	pid=$($RPC -r 3 attr.get "{\"name\":\"broker.pid\"}" | jq -r .value) &&
+	id=$(flux submit -N4 $S -S test_shell="{\"dir\":\"$PWD/pids\",\"sleep\":300}" true) &&
+	flux job wait-event -t 60 $id start &&
+	for i in $(seq 300); do test -s pids/3.pid && break; sleep 0.1; done &&
+	test -s pids/3.pid &&
+	kill -9 $pid &&
+	clean $id &&
+	{ kill -9 -$(cat pids/3.pid) 2>/dev/null || true; } &&
+	flux job eventlog $id >lost.events &&
+	grep "exception type=\"node-failure\".*rank 3" lost.events &&
+	grep " release .*final=true" lost.events &&
+	test "$(flux resource list -n -o "{nnodes}" -s down)" = 1 &&
+	id=$(flux submit -N3 $S -S test_shell="{\"exit\":0}" true) &&
+	clean $id &&
+	test "$(status $id)" = 0
+'
+test_expect_success 'stop the instance of 4 brokers' '
+	stop_instance four || true
+'
+
+test_expect_success 'start an instance of 64 brokers, fanout 2 (reduce-window 100ms)' '
+	start_instance big 64 -Stbon.fanout=2 \
+		-Sbroker.modules="$(echo $DEFAULT_MODULES |
+			sed "s/exec-agent/exec-agent reduce-window=100ms/")" &&
+	flux module stats exec-agent | jq -e ".size == 64 and .fanout == 2"
+'
+test_expect_success 'a 64-node job whose shells exit together: rank 0 hears a handful of exits' '
+	rm -rf sync && mkdir sync && mkfifo sync/go &&
+	id=$(flux submit -N64 $S -S test_shell="{\"dir\":\"$PWD/sync\",\"wait\":\"$PWD/sync/go\"}" true) &&
+	flux job wait-event -t 120 $id start &&
+	for i in $(seq 1200); do
+		test $(ls sync | grep -c pid) = 64 && break; sleep 0.1
+	done &&
+	test $(ls sync | grep -c pid) = 64 &&
+	sleep 2 &&
+	flux module stats exec-agent >big.before &&
+	timeout 30 sh -c ": >sync/go" &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	flux module stats exec-agent >big.after &&
+	before=$(jq .children.exited big.before) &&
+	after=$(jq .children.exited big.after) &&
+	echo "rank 0 received $((after - before)) exited responses" \
+		"from its children for 64 shells" &&
+	test $((after - before)) -ge 1 && test $((after - before)) -le 8 &&
+	test $(flux job eventlog $id | grep -c " release ") -le 10
+'
+test_expect_success 'stop the instance of 64 brokers' '
+	stop_instance big
+'
+test_done
