@@ -45,7 +45,8 @@ static const char kill_usage[]
 static const char wait_usage[]
     = "Usage: flux job wait [OPTIONS] [JOBID]\n"
       "Wait for a job submitted with the waitable flag to finish and\n"
-      "exit with its success (any such job if JOBID is omitted).\n"
+      "exit with its success (any such job if JOBID is omitted): 0 if it\n"
+      "succeeded, 1 if not, 2 if there was no waitable job.\n"
       "  -a, --all           Wait for all waitable jobs\n"
       "  -v, --verbose       Say which jobs finished, and how\n"
       "  -h, --help          Display this message\n";
@@ -260,6 +261,10 @@ static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
             flux_future_destroy (f);
             errno = ECHILD;
             return -1;
+        }
+        if (e == ECHILD) { /* nothing to wait for: 2, as flux-core */
+            fprintf (stderr, "%s: %s\n", cmd_prog (), future_strerror (f, e));
+            exit (2);
         }
         cmd_die ("%s", future_strerror (f, e));
     }
