@@ -53,7 +53,8 @@ struct glog {
                     json_t *context);
     flux_future_t *f;
     bool started, canceled, final, done;
-    size_t count; /* entries handled */
+    bool deferred; /* watch failed: read it at the end */
+    size_t count;  /* entries handled */
 };
 
 struct attach {
@@ -533,15 +534,19 @@ static void glog_watch_cb (flux_future_t *f, void *arg)
     json_t *entry;
 
     if (flux_rpc_get_unpack (f, "{s:s}", "event", &line) < 0) {
-        if (errno == ENOENT) /* never written: e.g. no shell ran */
+        if (errno == ENOENT && g->count == 0) /* e.g. no shell ran */
             glog_end (g);
-        else if (errno != ENODATA)
-            cmd_die ("%s: watching %s: %s", g->a->jobid, g->path,
-                     future_strerror (f, errno));
+        else if (errno == ENODATA && !g->a->main_done)
+            glog_end (g); /* job-info ended it: all was sent */
         else if (g->a->main_done)
             glog_finish (g);
-        else
-            glog_end (g); /* job-info ended it: all was sent */
+        else {
+            /* The watch broke before the job's end (its guest namespace
+             * went away, say): read the log once the job is over. */
+            flux_future_destroy (g->f);
+            g->f = NULL;
+            g->deferred = true;
+        }
         return;
     }
     if (!(entry = eventlog_entry_decode (line)))
@@ -573,7 +578,11 @@ static void main_end (struct attach *a)
     a->main_done = true;
     for (int i = 0; i < 2; i++) {
         struct glog *g = logs[i];
-        if (g->started && !g->done && !g->final && !g->canceled) {
+        if (g->deferred) {
+            g->deferred = false;
+            glog_finish (g);
+        }
+        else if (g->started && !g->done && !g->final && !g->canceled) {
             g->canceled = true;
             watch_cancel (a, g->f);
         }
