@@ -534,15 +534,14 @@ static void glog_watch_cb (flux_future_t *f, void *arg)
     json_t *entry;
 
     if (flux_rpc_get_unpack (f, "{s:s}", "event", &line) < 0) {
-        if (errno == ENOENT && g->count == 0) /* e.g. no shell ran */
-            glog_end (g);
-        else if (errno == ENODATA && !g->a->main_done)
+        if (errno == ENODATA && !g->a->main_done)
             glog_end (g); /* job-info ended it: all was sent */
         else if (g->a->main_done)
-            glog_finish (g);
+            glog_finish (g); /* ENOENT there: never written */
         else {
-            /* The watch broke before the job's end (its guest namespace
-             * went away, say): read the log once the job is over. */
+            /* Not there (yet), or the watch broke before the job's end
+             * (its guest namespace went away, say): read the log once
+             * the job is over. */
             flux_future_destroy (g->f);
             g->f = NULL;
             g->deferred = true;
