@@ -368,6 +368,7 @@ test_expect_success 'usage errors' '
 	grep "invalid job id" u5.err &&
 	test_must_fail flux job attach --stdin-ranks=x-y 1 2>u6.err &&
 	grep "stdin-ranks" u6.err &&
+	test_must_fail flux job attach --stdin-ranks= 1 &&
 	test_must_fail flux job attach -r --stdin-ranks=0 1 2>u7.err &&
 	grep "read-only" u7.err &&
 	test_must_fail flux job attach --bogus 1 &&

@@ -102,8 +102,10 @@ int attach_check_stdin_ranks (const char *s)
 
     if (!s || !strcmp (s, "all"))
         return 0;
-    if (!(ids = idset_decode (s)))
+    if (!(ids = idset_decode (s)) || idset_empty (ids)) {
+        idset_destroy (ids);
         return -1;
+    }
     idset_destroy (ids);
     return 0;
 }

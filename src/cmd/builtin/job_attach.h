@@ -60,7 +60,8 @@ int attach_exit_code (struct attach *a);
  * `flux job attach` and `flux run` do. */
 int attach_run (flux_t *h, flux_jobid_t id, const struct attach_opts *opts);
 
-/* Parse a --stdin-ranks value: "all" or an idset.  -1 if invalid. */
+/* Check a --stdin-ranks value: "all" or a non-empty idset.  -1 if
+ * invalid. */
 int attach_check_stdin_ranks (const char *s);
 
 #endif /* !FLUX_CMD_JOB_ATTACH_H */
