@@ -241,7 +241,8 @@ static int job_kill (int argc, char **argv)
 }
 
 /* Wait for one job; 0 if it succeeded, 1 if it failed, -1 (errno set,
- * ECHILD) if there was nothing to wait for. */
+ * ECHILD) if there was nothing to wait for (said on stderr unless
+ * quiet). */
 static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
 {
     flux_future_t *f;
@@ -257,14 +258,13 @@ static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
                              &success, "errstr", &errstr)
         < 0) {
         int e = errno;
-        if (e == ECHILD && quiet) {
+        if (e == ECHILD) {
+            if (!quiet)
+                fprintf (stderr, "%s: %s\n", cmd_prog (),
+                         future_strerror (f, e));
             flux_future_destroy (f);
             errno = ECHILD;
             return -1;
-        }
-        if (e == ECHILD) { /* nothing to wait for: 2, as flux-core */
-            fprintf (stderr, "%s: %s\n", cmd_prog (), future_strerror (f, e));
-            exit (2);
         }
         cmd_die ("%s", future_strerror (f, e));
     }
@@ -304,8 +304,10 @@ static int job_wait (int argc, char **argv)
     if (optind < argc)
         id = parse_id (argv[optind]);
     h = cmd_open ();
-    if (!all)
-        rc = wait_one (h, id, verbose, false);
+    if (!all) {
+        if ((rc = wait_one (h, id, verbose, false)) < 0)
+            rc = 2; /* nothing to wait for, as flux-core */
+    }
     else {
         while ((r = wait_one (h, FLUX_JOBID_ANY, verbose, true)) >= 0) {
             if (r > 0)
