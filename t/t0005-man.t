@@ -19,7 +19,7 @@ DOC="$FLUX_SOURCE_DIR/doc"
 
 # Commands that must have a man page.
 REQUIRED="config content dmesg dump event getattr keygen kvs logger lsattr module
-overlay ping restore setattr shutdown start uptime"
+overlay ping restore run setattr shutdown start uptime"
 
 command -v groff >/dev/null 2>&1 && test_set_prereq GROFF
 

@@ -10,7 +10,8 @@ job-manager.'
 RPC="$FLUX_BUILD_DIR/t/rpc"
 FAKEJM="$FLUX_BUILD_DIR/t/module/.libs/fake-jm.so"
 CORPUS="$SHARNESS_TEST_SRCDIR/jobspec"
-MODULES=content,content-sqlite@0,kvs,kvs-watch,job-ingest
+# job-info: flux submit --wait follows jobs through job-info.eventlog-watch
+MODULES=content,content-sqlite@0,kvs,kvs-watch,job-ingest,job-info
 
 # dry run with the given options, print the jobspec through jq FILTER
 dry () {

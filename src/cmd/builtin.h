@@ -94,4 +94,10 @@ int cmd_update (int argc, char **argv);
 int cmd_queue (int argc, char **argv);
 int cmd_exec (int argc, char **argv);
 
+/* member of the `flux job` group (builtin/job_attach.c) */
+extern const struct builtin builtin_job_attach;
+/* builtin/run.c */
+extern const struct builtin builtin_run;
+int cmd_run (int argc, char **argv);
+
 #endif /* !FLUX_CMD_BUILTIN_H */

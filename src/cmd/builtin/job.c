@@ -26,6 +26,7 @@ const struct builtin builtin_job = {
 };
 
 static const struct builtin *const members[] = {
+    &builtin_job_attach,     /* job_attach.c */
     &builtin_job_cancel,     /* job_control.c */
     &builtin_job_eventlog,   /* job_info.c */
     &builtin_job_id,         /* job_id.c */

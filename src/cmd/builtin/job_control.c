@@ -45,7 +45,8 @@ static const char kill_usage[]
 static const char wait_usage[]
     = "Usage: flux job wait [OPTIONS] [JOBID]\n"
       "Wait for a job submitted with the waitable flag to finish and\n"
-      "exit with its success (any such job if JOBID is omitted).\n"
+      "exit with its success (any such job if JOBID is omitted): 0 if it\n"
+      "succeeded, 1 if not, 2 if there was no waitable job.\n"
       "  -a, --all           Wait for all waitable jobs\n"
       "  -v, --verbose       Say which jobs finished, and how\n"
       "  -h, --help          Display this message\n";
@@ -240,7 +241,8 @@ static int job_kill (int argc, char **argv)
 }
 
 /* Wait for one job; 0 if it succeeded, 1 if it failed, -1 (errno set,
- * ECHILD) if there was nothing to wait for. */
+ * ECHILD) if there was nothing to wait for (said on stderr unless
+ * quiet). */
 static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
 {
     flux_future_t *f;
@@ -256,7 +258,10 @@ static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
                              &success, "errstr", &errstr)
         < 0) {
         int e = errno;
-        if (e == ECHILD && quiet) {
+        if (e == ECHILD) {
+            if (!quiet)
+                fprintf (stderr, "%s: %s\n", cmd_prog (),
+                         future_strerror (f, e));
             flux_future_destroy (f);
             errno = ECHILD;
             return -1;
@@ -299,8 +304,10 @@ static int job_wait (int argc, char **argv)
     if (optind < argc)
         id = parse_id (argv[optind]);
     h = cmd_open ();
-    if (!all)
-        rc = wait_one (h, id, verbose, false);
+    if (!all) {
+        if ((rc = wait_one (h, id, verbose, false)) < 0)
+            rc = 2; /* nothing to wait for, as flux-core */
+    }
     else {
         while ((r = wait_one (h, FLUX_JOBID_ANY, verbose, true)) >= 0) {
             if (r > 0)

@@ -69,8 +69,8 @@ static const char info_usage[]
 static const char status_usage[]
     = "Usage: flux job status [OPTIONS] JOBID...\n"
       "Wait for jobs to finish; exit with the largest exit code.\n"
-      "  -e, --exception-exit-code=N  Exit code of a job that ended with an\n"
-      "                               exception before running (default 1)\n"
+      "  -e, --exception-exit-code=N  Least exit code of a job that had a\n"
+      "                               fatal exception (default 1)\n"
       "  -j, --json       Print each job's result events as JSON\n"
       "  -v, --verbose    Say how each job ended\n"
       "  -h, --help       Display this message\n";
@@ -569,9 +569,9 @@ static int cmd_info (int argc, char **argv)
 }
 
 /* status: watch each job's eventlog until clean; exit code as flux-core:
- * the largest of the jobs' exit codes (128+signal for a signal), or
- * --exception-exit-code for a job that ended with an exception and no
- * finish status.
+ * the largest of the jobs' exit codes (128+signal for a signal), at
+ * least --exception-exit-code for a job that had a fatal exception
+ * (PROTOCOLS-exec.md 4.2).
  */
 struct jobstat {
     const char *arg;
@@ -655,7 +655,10 @@ static int cmd_status (int argc, char **argv)
             code = WIFSIGNALED (js[i].status) ? 128 + WTERMSIG (js[i].status)
                                               : WEXITSTATUS (js[i].status);
         else
-            code = js[i].exception ? exc_code : 0;
+            code = 0;
+        /* a fatal exception: at least --exception-exit-code */
+        if (js[i].exception && code < exc_code)
+            code = exc_code;
         if (js[i].exception && js[i].status < 0 && verbose)
             fprintf (stderr, "%s: exception\n", js[i].arg);
         else if (verbose)

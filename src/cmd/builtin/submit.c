@@ -4,9 +4,11 @@
  * v1 from the options (RFC 25, as flux-core's flux submit does), sign it
  * and submit it through job-ingest.submit (libjob flux_job_submit), once,
  * or once per id of --cc/--bcc with up to MAX_INFLIGHT submissions in
- * flight.  IDs print in f58, in submission order.  --wait watches each
- * job's eventlog (kvs-watch, WATCH|WATCH_APPEND) until its clean event
- * and exits with the highest exit code among the jobs.
+ * flight.  IDs print in f58, in submission order.  --wait follows each
+ * job (the attach engine of job_attach.c, read-only) until its clean
+ * event and exits with the highest exit code among the jobs; --watch
+ * also prints their output.  The options are parsed by submit_opts.c,
+ * shared with flux run.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -15,22 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "libeventlog/eventlog.h"
 #include "libidset/idset.h"
 #include "libjob/job.h"
-#include "libjob/jobspec.h"
-#include "libkvs/kvs.h"
-#include "libutil/fsd.h"
 
 #include "cmdutil.h"
+#include "job_attach.h"
 #include "submit_attrs.h"
+#include "submit_opts.h"
 
 #define MAX_INFLIGHT 512
-
-extern char **environ;
 
 static const char usage[]
     = "Usage: flux submit [OPTIONS] COMMAND [ARGS...]\n"
@@ -60,8 +56,15 @@ static const char usage[]
       "replaced\n"
       "      --bcc=IDSET          Like --cc without the substitution\n"
       "      --flags=LIST         Comma list of waitable, debug, novalidate\n"
+      "      --output=PATH        Write stdout to PATH (a template: "
+      "{{id}}...)\n"
+      "      --error=PATH         Write stderr to PATH\n"
+      "      --input=PATH         Read stdin from PATH\n"
+      "  -l, --label-io           Label the lines of --output/--error files\n"
+      "                           with their task rank\n"
       "      --wait               Wait for the jobs to finish, exit with the\n"
       "                           highest job exit code\n"
+      "      --watch              --wait and print the jobs' output\n"
       "      --quiet              Do not print job ids\n"
       "      --dry-run            Print the jobspec instead of submitting\n"
       "  -h, --help               Display this message\n";
@@ -73,32 +76,6 @@ const struct builtin builtin_submit = {
     .main = cmd_submit,
 };
 
-enum {
-    OPT_URGENCY = 256,
-    OPT_DEPENDENCY,
-    OPT_ENV,
-    OPT_ENV_REMOVE,
-    OPT_CWD,
-    OPT_JOB_NAME,
-    OPT_CC,
-    OPT_BCC,
-    OPT_FLAGS,
-    OPT_WAIT,
-    OPT_QUIET,
-    OPT_DRY_RUN,
-};
-
-struct opts {
-    int ntasks, nnodes, cores, gpus, exclusive;
-    double duration;
-    int urgency, flags;
-    char **env, **setattr, **setopt, **deps;
-    int nenv, nsetattr, nsetopt, ndeps;
-    const char *cwd, *job_name;
-    struct idset *cc;
-    bool subst_cc, wait, quiet, dry_run;
-};
-
 /* One job of the run */
 struct job {
     struct run *run;
@@ -106,13 +83,12 @@ struct job {
     unsigned int cc;
     bool done, ok;
     flux_jobid_t id;
-    eventlog_parser_t *parser;
-    int status; /* wait status of the finish event, -1 if none */
+    struct attach *attach; /* --wait, --watch */
 };
 
 struct run {
     flux_t *h;
-    const struct opts *o;
+    const struct submit_opts *o;
     json_t *base;
     char *base_text; /* base encoded, once */
     bool subst;      /* --cc and a command word holds {cc} */
@@ -122,214 +98,7 @@ struct run {
     int printed; /* ids printed so far, in order */
     int inflight;
     int errors;
-    int max_exit;
 };
-
-static double parse_time_limit (const char *s)
-{
-    double d;
-    char *end;
-
-    d = strtod (s, &end);
-    if (end != s && *end == '\0' && d >= 0)
-        return d * 60; /* a plain number is minutes, as in flux-core */
-    if (fsd_parse_duration (s, &d) < 0)
-        cmd_usage_error ("--time-limit=%s: expected minutes or a duration", s);
-    return d;
-}
-
-static int parse_flags (const char *s)
-{
-    char *cpy = strdup (s), *tok, *save = NULL;
-    int flags = 0;
-
-    for (tok = strtok_r (cpy, ",", &save); tok;
-         tok = strtok_r (NULL, ",", &save)) {
-        if (!strcmp (tok, "waitable"))
-            flags |= FLUX_JOB_WAITABLE;
-        else if (!strcmp (tok, "debug"))
-            flags |= FLUX_JOB_DEBUG;
-        else if (!strcmp (tok, "novalidate"))
-            flags |= FLUX_JOB_NOVALIDATE;
-        else
-            cmd_usage_error ("--flags: unknown flag '%s'", tok);
-    }
-    free (cpy);
-    return flags;
-}
-
-static void parse_opts (int argc, char **argv, struct opts *o)
-{
-    static const struct option longopts[] = {
-        {"ntasks", required_argument, NULL, 'n'},
-        {"nodes", required_argument, NULL, 'N'},
-        {"cores-per-task", required_argument, NULL, 'c'},
-        {"gpus-per-task", required_argument, NULL, 'g'},
-        {"exclusive", no_argument, NULL, 'x'},
-        {"time-limit", required_argument, NULL, 't'},
-        {"setattr", required_argument, NULL, 'S'},
-        {"setopt", required_argument, NULL, 'o'},
-        {"urgency", required_argument, NULL, OPT_URGENCY},
-        {"dependency", required_argument, NULL, OPT_DEPENDENCY},
-        {"env", required_argument, NULL, OPT_ENV},
-        {"env-remove", required_argument, NULL, OPT_ENV_REMOVE},
-        {"cwd", required_argument, NULL, OPT_CWD},
-        {"job-name", required_argument, NULL, OPT_JOB_NAME},
-        {"cc", required_argument, NULL, OPT_CC},
-        {"bcc", required_argument, NULL, OPT_BCC},
-        {"flags", required_argument, NULL, OPT_FLAGS},
-        {"wait", no_argument, NULL, OPT_WAIT},
-        {"quiet", no_argument, NULL, OPT_QUIET},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        CMD_OPT_HELP,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-
-    o->cores = 1;
-    o->urgency = FLUX_JOB_URGENCY_DEFAULT;
-    if (!(o->env = calloc (argc, sizeof (char *)))
-        || !(o->setattr = calloc (argc, sizeof (char *)))
-        || !(o->setopt = calloc (argc, sizeof (char *)))
-        || !(o->deps = calloc (argc, sizeof (char *))))
-        cmd_die ("out of memory");
-    while ((c = cmd_getopt (argc, argv, "n:N:c:g:xt:S:o:", longopts)) != -1) {
-        switch (c) {
-            case 'n':
-                o->ntasks = cmd_parse_long ("--ntasks", optarg, 1, INT32_MAX);
-                break;
-            case 'N':
-                o->nnodes = cmd_parse_long ("--nodes", optarg, 1, INT32_MAX);
-                break;
-            case 'c':
-                o->cores
-                    = cmd_parse_long ("--cores-per-task", optarg, 1, INT32_MAX);
-                break;
-            case 'g':
-                o->gpus
-                    = cmd_parse_long ("--gpus-per-task", optarg, 0, INT32_MAX);
-                break;
-            case 'x':
-                o->exclusive = 1;
-                break;
-            case 't':
-                o->duration = parse_time_limit (optarg);
-                break;
-            case 'S':
-                o->setattr[o->nsetattr++] = optarg;
-                break;
-            case 'o':
-                o->setopt[o->nsetopt++] = optarg;
-                break;
-            case OPT_URGENCY:
-                o->urgency = cmd_parse_urgency ("--urgency", optarg);
-                break;
-            case OPT_DEPENDENCY:
-                o->deps[o->ndeps++] = optarg;
-                break;
-            case OPT_ENV:
-            case OPT_ENV_REMOVE:
-                if (asprintf (&o->env[o->nenv++], "%s%s",
-                              c == OPT_ENV_REMOVE ? "-" : "", optarg)
-                    < 0)
-                    cmd_die ("out of memory");
-                break;
-            case OPT_CWD:
-                o->cwd = optarg;
-                break;
-            case OPT_JOB_NAME:
-                o->job_name = optarg;
-                break;
-            case OPT_CC:
-            case OPT_BCC:
-                idset_destroy (o->cc);
-                if (!(o->cc = idset_decode (optarg)) || idset_empty (o->cc))
-                    cmd_usage_error ("--%s=%s: not a valid, non-empty idset",
-                                     c == OPT_CC ? "cc" : "bcc", optarg);
-                o->subst_cc = c == OPT_CC;
-                break;
-            case OPT_FLAGS:
-                o->flags = parse_flags (optarg);
-                break;
-            case OPT_WAIT:
-                o->wait = true;
-                break;
-            case OPT_QUIET:
-                o->quiet = true;
-                break;
-            case OPT_DRY_RUN:
-                o->dry_run = true;
-                break;
-        }
-    }
-    if (optind >= argc)
-        cmd_usage_error ("missing COMMAND");
-    if (o->exclusive && o->nnodes == 0)
-        cmd_usage_error ("--exclusive requires --nodes");
-    if (o->nnodes > 0 && o->ntasks > 0 && o->nnodes > o->ntasks)
-        cmd_usage_error ("--nodes=%d is more than --ntasks=%d", o->nnodes,
-                         o->ntasks);
-}
-
-static void opts_free (struct opts *o)
-{
-    for (int i = 0; i < o->nenv; i++)
-        free (o->env[i]);
-    free (o->env);
-    free (o->setattr);
-    free (o->setopt);
-    free (o->deps);
-    idset_destroy (o->cc);
-}
-
-static json_t *build_jobspec (int argc, char **argv, const struct opts *o)
-{
-    flux_error_t error;
-    char cwd[4096];
-    json_t *js, *sys, *env;
-
-    /* -N without -n: one task per node */
-    int ntasks = o->ntasks ? o->ntasks : o->nnodes ? o->nnodes : 1;
-
-    if (!(js
-          = jobspec_from_command (argc, argv, ntasks, o->nnodes, o->cores,
-                                  o->gpus, o->exclusive, o->duration, &error)))
-        cmd_die ("%s", error.text);
-    sys = json_object_get (json_object_get (js, "attributes"), "system");
-    if (!o->cwd && !getcwd (cwd, sizeof (cwd)))
-        cmd_die ("getcwd: %s", strerror (errno));
-    if (json_object_set_new (sys, "cwd", json_string (o->cwd ? o->cwd : cwd))
-        < 0)
-        cmd_die ("--cwd: not valid UTF-8");
-    if (!(env = submit_env_create (environ, o->env, o->nenv, &error))
-        || json_object_set_new (sys, "environment", env) < 0)
-        cmd_die ("%s", error.text);
-    if (o->job_name
-        && json_object_set_new (sys, "job",
-                                json_pack ("{s:s}", "name", o->job_name))
-               < 0)
-        cmd_die ("--job-name: not valid UTF-8");
-    for (int i = 0; i < o->ndeps; i++)
-        if (submit_add_dependency (js, o->deps[i], &error) < 0)
-            cmd_usage_error ("%s", error.text);
-    for (int i = 0; i < o->nsetopt; i++) {
-        char *cpy = strdup (o->setopt[i]), *eq = strchr (cpy, '=');
-        if (eq)
-            *eq++ = '\0';
-        if (submit_setattr_under (js, "shell.options", cpy, eq, &error) < 0)
-            cmd_usage_error ("--setopt=%s: %s", o->setopt[i], error.text);
-        free (cpy);
-    }
-    for (int i = 0; i < o->nsetattr; i++) {
-        char *cpy = strdup (o->setattr[i]), *eq = strchr (cpy, '=');
-        if (eq)
-            *eq++ = '\0';
-        if (submit_setattr (js, cpy, eq, &error) < 0)
-            cmd_usage_error ("%s", error.text);
-        free (cpy);
-    }
-    return js;
-}
 
 /* The jobspec text of job j (the base with {cc} substituted).  Only
  * the command differs from job to job: it alone is copied. */
@@ -367,64 +136,16 @@ static void print_ready (struct run *run)
     fflush (stdout);
 }
 
-static int exit_code (int status)
+static void follow_job (struct run *run, struct job *j)
 {
-    if (status < 0)
-        return 1; /* no finish event: the job never ran to completion */
-    if (WIFSIGNALED (status))
-        return 128 + WTERMSIG (status);
-    return WEXITSTATUS (status);
-}
+    struct attach_opts ao = {
+        .read_only = true,
+        .no_output = !run->o->watch,
+        .submit_rules = true,
+    };
 
-static void watch_cb (flux_future_t *f, void *arg)
-{
-    struct job *j = arg;
-    struct run *run = j->run;
-    const void *data;
-    size_t len;
-    json_t *entry;
-
-    if (flux_kvs_lookup_get_raw (f, &data, &len) < 0) {
-        if (errno != ENODATA) {
-            cmd_warn ("watching job eventlog: %s", future_strerror (f, errno));
-            run->errors++;
-        }
-        flux_future_destroy (f);
-        return;
-    }
-    if (eventlog_parser_feed (j->parser, data, len) < 0)
-        cmd_die ("out of memory");
-    while ((entry = eventlog_parser_next (j->parser))) {
-        const char *name;
-        json_t *context;
-        if (eventlog_entry_parse (entry, NULL, &name, &context) == 0) {
-            if (!strcmp (name, "finish"))
-                (void)json_unpack (context, "{s:i}", "status", &j->status);
-            else if (!strcmp (name, "clean")) {
-                int code = exit_code (j->status);
-                if (code > run->max_exit)
-                    run->max_exit = code;
-                if (flux_kvs_lookup_cancel (f) < 0)
-                    cmd_die ("cancel: %s", strerror (errno));
-            }
-        }
-        json_decref (entry);
-    }
-    flux_future_reset (f);
-}
-
-static void watch_job (struct run *run, struct job *j)
-{
-    char key[80];
-    flux_future_t *f;
-
-    j->status = -1;
-    if (flux_job_kvs_key (key, sizeof (key), j->id, "eventlog") < 0
-        || !(j->parser = eventlog_parser_create ())
-        || !(f = flux_kvs_lookup (run->h, KVS_PRIMARY_NAMESPACE,
-                                  FLUX_KVS_WATCH | FLUX_KVS_WATCH_APPEND, key))
-        || flux_future_then (f, -1, watch_cb, j) < 0)
-        cmd_die ("watching %s: %s", key, strerror (errno));
+    if (!(j->attach = attach_create (run->h, j->id, &ao)))
+        cmd_die ("attach: %s", strerror (errno));
 }
 
 static void submit_more (struct run *run);
@@ -444,8 +165,8 @@ static void submit_cb (flux_future_t *f, void *arg)
     j->done = true;
     run->inflight--;
     print_ready (run);
-    if (j->ok && run->o->wait)
-        watch_job (run, j);
+    if (j->ok && (run->o->wait || run->o->watch))
+        follow_job (run, j);
     submit_more (run);
 }
 
@@ -476,13 +197,13 @@ static void dry_run (struct run *run)
 
 int cmd_submit (int argc, char **argv)
 {
-    struct opts o = {0};
+    struct submit_opts o = {0};
     struct run run = {.o = &o};
-    int rc;
+    int rc = 0;
 
     setlocale (LC_CTYPE, "");
-    parse_opts (argc, argv, &o);
-    run.base = build_jobspec (argc - optind, argv + optind, &o);
+    submit_opts_parse (argc, argv, SUBMIT_MODE_SUBMIT, &o);
+    run.base = submit_build_jobspec (argc - optind, argv + optind, &o);
     if (!(run.base_text = json_dumps (run.base, JSON_COMPACT)))
         cmd_die ("out of memory");
     run.subst = o.subst_cc && submit_has_cc (run.base);
@@ -504,13 +225,23 @@ int cmd_submit (int argc, char **argv)
         if (flux_reactor_run (flux_get_reactor (run.h), 0) < 0)
             cmd_die ("reactor: %s", strerror (errno));
     }
-    rc = run.errors ? 1 : o.wait ? run.max_exit : 0;
-    for (int i = 0; i < run.njobs; i++)
-        eventlog_parser_destroy (run.jobs[i].parser);
+    for (int i = 0; i < run.njobs; i++) {
+        struct attach *a = run.jobs[i].attach;
+        if (a) {
+            int code;
+            if (!attach_finished (a))
+                cmd_die ("the watches stopped before the jobs' end");
+            if ((code = attach_exit_code (a)) > rc)
+                rc = code;
+            attach_destroy (a);
+        }
+    }
+    if (run.errors)
+        rc = 1;
     free (run.jobs);
     json_decref (run.base);
     free (run.base_text);
-    opts_free (&o);
+    submit_opts_free (&o);
     flux_close (run.h);
     return rc;
 }

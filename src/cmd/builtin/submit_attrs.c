@@ -126,29 +126,39 @@ static json_t *parse_value (const char *val)
     return json_string (val);
 }
 
-static int set_path (json_t *root, const char *path, const char *val,
-                     flux_error_t *error)
+/* Set root.PATH to v (stolen, may be NULL: not valid UTF-8). */
+static int set_path_json (json_t *root, const char *path, json_t *v,
+                          flux_error_t *error)
 {
     char *cpy = strdup (path), *last;
-    json_t *parent, *v;
+    json_t *parent;
     int rc = -1;
 
-    if (!cpy)
+    if (!cpy) {
+        json_decref (v);
         return errprintf (error, "out of memory");
+    }
     if (!(parent = walk (root, cpy, &last, error)))
         goto done;
-    if (!(v = parse_value (val))) {
+    if (!v) {
         errprintf (error, "%s: value is not valid UTF-8", path);
         goto done;
     }
-    if (json_object_set_new (parent, last, v) < 0) {
+    if (json_object_set (parent, last, v) < 0) {
         errprintf (error, "%s: cannot set", path);
         goto done;
     }
     rc = 0;
 done:
+    json_decref (v);
     free (cpy);
     return rc;
+}
+
+static int set_path (json_t *root, const char *path, const char *val,
+                     flux_error_t *error)
+{
+    return set_path_json (root, path, parse_value (val), error);
 }
 
 static json_t *attributes (json_t *jobspec, flux_error_t *error)
@@ -195,6 +205,20 @@ int submit_setattr_under (json_t *jobspec, const char *path, const char *key,
         return -1;
     snprintf (full, sizeof (full), "system.%s.%s", path, key);
     return set_path (a, full, val, error);
+}
+
+int submit_setattr_json (json_t *jobspec, const char *path, json_t *value,
+                         flux_error_t *error)
+{
+    char full[1024];
+    json_t *a;
+
+    if (!(a = attributes (jobspec, error))) {
+        json_decref (value);
+        return -1;
+    }
+    snprintf (full, sizeof (full), "system.%s", path);
+    return set_path_json (a, full, value, error);
 }
 
 int submit_add_dependency (json_t *jobspec, const char *uri,

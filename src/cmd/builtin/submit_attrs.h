@@ -35,6 +35,14 @@ int submit_setattr (json_t *jobspec, const char *key, const char *val,
 int submit_setattr_under (json_t *jobspec, const char *path, const char *key,
                           const char *val, flux_error_t *error);
 
+/* Set attributes.system.PATH (dotted, objects created on the way) to
+ * value, which is stolen (NULL: an error, "not valid UTF-8").  Used for
+ * the shell options of --output, --error, --input, whose values are not
+ * to be parsed as JSON.
+ */
+int submit_setattr_json (json_t *jobspec, const char *path, json_t *value,
+                         flux_error_t *error);
+
 /* Parse "scheme:value[?k=v[&k=v...]]" (RFC 26; ';' also separates) into
  * {scheme:s, value:s, k:s...} and append it to
  * attributes.system.dependencies.

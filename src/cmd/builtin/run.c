@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* run.c - `flux run [OPTIONS] COMMAND [ARGS...]`: submit one job with
+ * the options of flux submit (submit_opts.c), then follow it in this
+ * process as `flux job attach` does (job_attach.c): its output is
+ * printed, stdin and signals are forwarded to it, and the exit code is
+ * the job's (PROTOCOLS-exec.md 4.1).
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libjob/job.h"
+
+#include "cmdutil.h"
+#include "job_attach.h"
+#include "submit_opts.h"
+
+static const char usage[]
+    = "Usage: flux run [OPTIONS] COMMAND [ARGS...]\n"
+      "Run COMMAND as a job: submit it, print its output, forward stdin\n"
+      "and signals to it (ctrl-C twice within 1s cancels it), and exit\n"
+      "with its exit code.\n"
+      "  -n, --ntasks=N           Number of tasks (default 1)\n"
+      "  -N, --nodes=N            Number of nodes to spread the tasks on\n"
+      "  -c, --cores-per-task=N   Cores per task (default 1)\n"
+      "  -g, --gpus-per-task=N    GPUs per task (default 0)\n"
+      "  -x, --exclusive          Allocate whole nodes (needs -N)\n"
+      "  -t, --time-limit=MIN|FSD Time limit: minutes, or a duration such\n"
+      "                           as 30s, 2h\n"
+      "      --urgency=N          Urgency 0-31 (default 16), or hold (0),\n"
+      "                           default (16), expedite (31)\n"
+      "      --dependency=URI     Add a dependency, e.g. afterok:ID "
+      "(repeatable)\n"
+      "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (system. if no prefix)\n"
+      "                           to VAL, JSON if it parses (repeatable)\n"
+      "  -o, --setopt=OPT[=VAL]   Set the shell option OPT (repeatable)\n"
+      "      --env=RULE           Environment rule: VAR=VAL, -PATTERN, "
+      "PATTERN\n"
+      "                           (repeatable; default: the whole "
+      "environment)\n"
+      "      --env-remove=PATTERN Same as --env=-PATTERN\n"
+      "      --cwd=DIR            Working directory (default: the current)\n"
+      "      --job-name=NAME      Name the job (default: the command)\n"
+      "      --flags=LIST         Comma list of waitable, debug, novalidate\n"
+      "      --output=PATH        Write stdout to PATH (a template: "
+      "{{id}}...)\n"
+      "      --error=PATH         Write stderr to PATH\n"
+      "      --input=PATH|IDSET   Read stdin from PATH, or send it only to\n"
+      "                           the tasks of IDSET\n"
+      "  -l, --label-io           Prefix each output line with its task rank\n"
+      "  -v, --verbose            Print the job id; -vv the job's events,\n"
+      "                           -vvv its exec events too\n"
+      "      --wait-event=NAME    Stop following the job at event NAME\n"
+      "                           (default clean)\n"
+      "      --dry-run            Print the jobspec instead of running it\n"
+      "  -h, --help               Display this message\n";
+
+const struct builtin builtin_run = {
+    .name = "run",
+    .summary = "Run a job interactively",
+    .usage = usage,
+    .main = cmd_run,
+};
+
+int cmd_run (int argc, char **argv)
+{
+    struct submit_opts o = {0};
+    flux_future_t *f;
+    flux_jobid_t id;
+    json_t *js;
+    char *s;
+    flux_t *h;
+    int rc;
+
+    setlocale (LC_CTYPE, "");
+    submit_opts_parse (argc, argv, SUBMIT_MODE_RUN, &o);
+    js = submit_build_jobspec (argc - optind, argv + optind, &o);
+    if (!(s = json_dumps (js, JSON_COMPACT)))
+        cmd_die ("out of memory");
+    if (o.dry_run) {
+        printf ("%s\n", s);
+        rc = 0;
+        goto done;
+    }
+    h = cmd_open ();
+    if (!(f = flux_job_submit (h, s, o.urgency, o.flags))
+        || flux_job_submit_get_id (f, &id) < 0)
+        cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+    struct attach_opts ao = {
+        .label_io = o.label_io,
+        .show_events = o.verbose > 1,
+        .show_exec = o.verbose > 2,
+        .wait_event = o.wait_event,
+        .stdin_ranks = o.stdin_ranks,
+        .print_jobid = o.verbose > 0,
+    };
+    rc = attach_run (h, id, &ao);
+    flux_close (h);
+done:
+    free (s);
+    json_decref (js);
+    submit_opts_free (&o);
+    return rc;
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* submit_opts.c - the options of flux submit and flux run, and the
+ * jobspec v1 built from them (RFC 25, as flux-core builds it); see
+ * submit_opts.h.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libjob/job.h"
+#include "libjob/jobspec.h"
+#include "libutil/fsd.h"
+
+#include "cmdutil.h"
+#include "job_attach.h"
+#include "submit_attrs.h"
+#include "submit_opts.h"
+
+extern char **environ;
+
+enum {
+    OPT_URGENCY = 256,
+    OPT_DEPENDENCY,
+    OPT_ENV,
+    OPT_ENV_REMOVE,
+    OPT_CWD,
+    OPT_JOB_NAME,
+    OPT_CC,
+    OPT_BCC,
+    OPT_FLAGS,
+    OPT_WAIT,
+    OPT_WATCH,
+    OPT_QUIET,
+    OPT_DRY_RUN,
+    OPT_OUTPUT,
+    OPT_ERROR,
+    OPT_INPUT,
+    OPT_WAIT_EVENT,
+};
+
+static double parse_time_limit (const char *s)
+{
+    double d;
+    char *end;
+
+    d = strtod (s, &end);
+    if (end != s && *end == '\0' && d >= 0)
+        return d * 60; /* a plain number is minutes, as in flux-core */
+    if (fsd_parse_duration (s, &d) < 0)
+        cmd_usage_error ("--time-limit=%s: expected minutes or a duration", s);
+    return d;
+}
+
+static int parse_flags (const char *s)
+{
+    char *cpy = strdup (s), *tok, *save = NULL;
+    int flags = 0;
+
+    for (tok = strtok_r (cpy, ",", &save); tok;
+         tok = strtok_r (NULL, ",", &save)) {
+        if (!strcmp (tok, "waitable"))
+            flags |= FLUX_JOB_WAITABLE;
+        else if (!strcmp (tok, "debug"))
+            flags |= FLUX_JOB_DEBUG;
+        else if (!strcmp (tok, "novalidate"))
+            flags |= FLUX_JOB_NOVALIDATE;
+        else
+            cmd_usage_error ("--flags: unknown flag '%s'", tok);
+    }
+    free (cpy);
+    return flags;
+}
+
+static const char *optname (const struct option *longopts, int c)
+{
+    for (int i = 0; longopts[i].name; i++)
+        if (longopts[i].val == c)
+            return longopts[i].name;
+    return "?";
+}
+
+void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
+                        struct submit_opts *o)
+{
+    static const struct option longopts[] = {
+        {"ntasks", required_argument, NULL, 'n'},
+        {"nodes", required_argument, NULL, 'N'},
+        {"cores-per-task", required_argument, NULL, 'c'},
+        {"gpus-per-task", required_argument, NULL, 'g'},
+        {"exclusive", no_argument, NULL, 'x'},
+        {"time-limit", required_argument, NULL, 't'},
+        {"setattr", required_argument, NULL, 'S'},
+        {"setopt", required_argument, NULL, 'o'},
+        {"urgency", required_argument, NULL, OPT_URGENCY},
+        {"dependency", required_argument, NULL, OPT_DEPENDENCY},
+        {"env", required_argument, NULL, OPT_ENV},
+        {"env-remove", required_argument, NULL, OPT_ENV_REMOVE},
+        {"cwd", required_argument, NULL, OPT_CWD},
+        {"job-name", required_argument, NULL, OPT_JOB_NAME},
+        {"cc", required_argument, NULL, OPT_CC},
+        {"bcc", required_argument, NULL, OPT_BCC},
+        {"flags", required_argument, NULL, OPT_FLAGS},
+        {"wait", no_argument, NULL, OPT_WAIT},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"watch", no_argument, NULL, OPT_WATCH},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"error", required_argument, NULL, OPT_ERROR},
+        {"input", required_argument, NULL, OPT_INPUT},
+        {"label-io", no_argument, NULL, 'l'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"wait-event", required_argument, NULL, OPT_WAIT_EVENT},
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+    bool run = mode == SUBMIT_MODE_RUN;
+    int c;
+
+    o->mode = mode;
+    o->cores = 1;
+    o->urgency = FLUX_JOB_URGENCY_DEFAULT;
+    if (!(o->env = calloc (argc, sizeof (char *)))
+        || !(o->setattr = calloc (argc, sizeof (char *)))
+        || !(o->setopt = calloc (argc, sizeof (char *)))
+        || !(o->deps = calloc (argc, sizeof (char *))))
+        cmd_die ("out of memory");
+    while ((c = cmd_getopt (argc, argv,
+                            run ? "n:N:c:g:xt:S:o:lv" : "n:N:c:g:xt:S:o:l",
+                            longopts))
+           != -1) {
+        switch (c) {
+            case 'n':
+                o->ntasks = cmd_parse_long ("--ntasks", optarg, 1, INT32_MAX);
+                break;
+            case 'N':
+                o->nnodes = cmd_parse_long ("--nodes", optarg, 1, INT32_MAX);
+                break;
+            case 'c':
+                o->cores
+                    = cmd_parse_long ("--cores-per-task", optarg, 1, INT32_MAX);
+                break;
+            case 'g':
+                o->gpus
+                    = cmd_parse_long ("--gpus-per-task", optarg, 0, INT32_MAX);
+                break;
+            case 'x':
+                o->exclusive = 1;
+                break;
+            case 't':
+                o->duration = parse_time_limit (optarg);
+                break;
+            case 'S':
+                o->setattr[o->nsetattr++] = optarg;
+                break;
+            case 'o':
+                o->setopt[o->nsetopt++] = optarg;
+                break;
+            case OPT_URGENCY:
+                o->urgency = cmd_parse_urgency ("--urgency", optarg);
+                break;
+            case OPT_DEPENDENCY:
+                o->deps[o->ndeps++] = optarg;
+                break;
+            case OPT_ENV:
+            case OPT_ENV_REMOVE:
+                if (asprintf (&o->env[o->nenv++], "%s%s",
+                              c == OPT_ENV_REMOVE ? "-" : "", optarg)
+                    < 0)
+                    cmd_die ("out of memory");
+                break;
+            case OPT_CWD:
+                o->cwd = optarg;
+                break;
+            case OPT_JOB_NAME:
+                o->job_name = optarg;
+                break;
+            case OPT_CC:
+            case OPT_BCC:
+                idset_destroy (o->cc);
+                if (!(o->cc = idset_decode (optarg)) || idset_empty (o->cc))
+                    cmd_usage_error ("--%s=%s: not a valid, non-empty idset",
+                                     c == OPT_CC ? "cc" : "bcc", optarg);
+                o->subst_cc = c == OPT_CC;
+                break;
+            case OPT_FLAGS:
+                o->flags = parse_flags (optarg);
+                break;
+            case OPT_WAIT:
+                o->wait = true;
+                break;
+            case OPT_QUIET:
+                o->quiet = true;
+                break;
+            case OPT_DRY_RUN:
+                o->dry_run = true;
+                break;
+            case OPT_WATCH:
+                o->watch = true;
+                break;
+            case OPT_OUTPUT:
+                o->output = optarg;
+                break;
+            case OPT_ERROR:
+                o->error = optarg;
+                break;
+            case OPT_INPUT:
+                /* flux run --input=IDSET: the task ranks stdin goes to */
+                if (run && attach_check_stdin_ranks (optarg) == 0)
+                    o->stdin_ranks = optarg;
+                else
+                    o->input = optarg;
+                break;
+            case 'l':
+                o->label_io = true;
+                break;
+            case 'v':
+                o->verbose++;
+                break;
+            case OPT_WAIT_EVENT:
+                o->wait_event = optarg;
+                break;
+        }
+        if (run
+            && (c == OPT_CC || c == OPT_BCC || c == OPT_WAIT || c == OPT_WATCH
+                || c == OPT_QUIET))
+            cmd_usage_error ("--%s is an option of flux submit, not flux run",
+                             optname (longopts, c));
+        if (!run && (c == OPT_WAIT_EVENT || c == 'v'))
+            cmd_usage_error ("--%s is an option of flux run, not flux submit",
+                             optname (longopts, c));
+    }
+    if (optind >= argc)
+        cmd_usage_error ("missing COMMAND");
+    if (o->exclusive && o->nnodes == 0)
+        cmd_usage_error ("--exclusive requires --nodes");
+    if (o->nnodes > 0 && o->ntasks > 0 && o->nnodes > o->ntasks)
+        cmd_usage_error ("--nodes=%d is more than --ntasks=%d", o->nnodes,
+                         o->ntasks);
+}
+
+void submit_opts_free (struct submit_opts *o)
+{
+    for (int i = 0; i < o->nenv; i++)
+        free (o->env[i]);
+    free (o->env);
+    free (o->setattr);
+    free (o->setopt);
+    free (o->deps);
+    idset_destroy (o->cc);
+}
+
+/* shell option NAME = {type:"file", path} when path is set */
+static int std_stream (json_t *js, const char *name, const char *path)
+{
+    char key[128];
+
+    if (!path)
+        return 0;
+    snprintf (key, sizeof (key), "shell.options.%s", name);
+    return submit_setattr_json (
+        js, key, json_pack ("{s:s s:s}", "type", "file", "path", path), NULL);
+}
+
+json_t *submit_build_jobspec (int argc, char **argv,
+                              const struct submit_opts *o)
+{
+    flux_error_t error;
+    char cwd[4096];
+    json_t *js, *sys, *env;
+
+    /* -N without -n: one task per node */
+    int ntasks = o->ntasks ? o->ntasks : o->nnodes ? o->nnodes : 1;
+
+    if (!(js
+          = jobspec_from_command (argc, argv, ntasks, o->nnodes, o->cores,
+                                  o->gpus, o->exclusive, o->duration, &error)))
+        cmd_die ("%s", error.text);
+    sys = json_object_get (json_object_get (js, "attributes"), "system");
+    if (!o->cwd && !getcwd (cwd, sizeof (cwd)))
+        cmd_die ("getcwd: %s", strerror (errno));
+    if (json_object_set_new (sys, "cwd", json_string (o->cwd ? o->cwd : cwd))
+        < 0)
+        cmd_die ("--cwd: not valid UTF-8");
+    if (!(env = submit_env_create (environ, o->env, o->nenv, &error))
+        || json_object_set_new (sys, "environment", env) < 0)
+        cmd_die ("%s", error.text);
+    if (o->job_name
+        && json_object_set_new (sys, "job",
+                                json_pack ("{s:s}", "name", o->job_name))
+               < 0)
+        cmd_die ("--job-name: not valid UTF-8");
+    for (int i = 0; i < o->ndeps; i++)
+        if (submit_add_dependency (js, o->deps[i], &error) < 0)
+            cmd_usage_error ("%s", error.text);
+    if (std_stream (js, "output.stdout", o->output) < 0
+        || std_stream (js, "output.stderr", o->error) < 0
+        || std_stream (js, "input.stdin", o->input) < 0)
+        cmd_die ("--output/--error/--input: not valid UTF-8");
+    if (o->label_io
+        && (submit_setattr_json (js, "shell.options.output.stdout.label",
+                                 json_true (), &error)
+                < 0
+            || submit_setattr_json (js, "shell.options.output.stderr.label",
+                                    json_true (), &error)
+                   < 0))
+        cmd_die ("%s", error.text);
+    for (int i = 0; i < o->nsetopt; i++) {
+        char *cpy = strdup (o->setopt[i]), *eq = strchr (cpy, '=');
+        if (eq)
+            *eq++ = '\0';
+        if (submit_setattr_under (js, "shell.options", cpy, eq, &error) < 0)
+            cmd_usage_error ("--setopt=%s: %s", o->setopt[i], error.text);
+        free (cpy);
+    }
+    for (int i = 0; i < o->nsetattr; i++) {
+        char *cpy = strdup (o->setattr[i]), *eq = strchr (cpy, '=');
+        if (eq)
+            *eq++ = '\0';
+        if (submit_setattr (js, cpy, eq, &error) < 0)
+            cmd_usage_error ("%s", error.text);
+        free (cpy);
+    }
+    return js;
+}
