@@ -210,6 +210,40 @@ static int module_stop_timeout_hook (const char *name, const char *value,
     return 0;
 }
 
+/* A duration attribute stored as seconds in the double at arg (FSD; 0 or
+ * inf: for ever, stored as -1): broker.finalize-timeout and
+ * broker.quorum-warn. */
+static int duration_hook (const char *name, const char *value, void *arg)
+{
+    double *dst = arg;
+    double t;
+
+    if (!value || fsd_parse_duration (value, &t) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    *dst = (t == 0 || t >= 1e9) ? -1. : t;
+    return 0;
+}
+
+/* Add the runtime duration attribute name (dflt unless given with -S)
+ * and keep *dst in step with it.  -1 (with a message) if the value is not
+ * a duration. */
+static int duration_attr (struct broker *b, const char *name, const char *dflt,
+                          double *dst)
+{
+    const char *s = attr_get (b->attrs, name, NULL);
+
+    if (attr_add (b->attrs, name, s ? s : dflt, ATTR_RUNTIME) < 0)
+        return -1;
+    if (attr_set_hook (b->attrs, name, duration_hook, dst) < 0) {
+        fprintf (stderr, "flux-broker: %s must be a duration (FSD), e.g. %s\n",
+                 name, dflt);
+        return -1;
+    }
+    return 0;
+}
+
 static int set_attrs (struct broker *b, struct boot_info *info)
 {
     char buf[64], uri[4200];
@@ -266,6 +300,13 @@ static int set_attrs (struct broker *b, struct boot_info *info)
                          "duration (FSD), e.g. 30s\n");
         return -1;
     }
+    if (rc == 0
+        && (duration_attr (b, "broker.finalize-timeout", "30s",
+                           &b->finalize_timeout)
+                < 0
+            || duration_attr (b, "broker.quorum-warn", "60s", &b->quorum_warn)
+                   < 0))
+        return -1;
     return rc ? -1 : 0;
 }
 
@@ -326,8 +367,10 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
         if (endpoint)
             snprintf (uri, sizeof (uri), "%s", endpoint);
         else
-            snprintf (uri, sizeof (uri), "ipc://%s/tbon",
-                      attr_get (b->attrs, "rundir", NULL));
+            /* one per broker: brokers given the same rundir
+             * (-Srundir=DIR) must not bind each other's socket */
+            snprintf (uri, sizeof (uri), "ipc://%s/tbon-%u",
+                      attr_get (b->attrs, "rundir", NULL), b->rank);
         if (overlay_bind (b->overlay, uri) < 0) {
             fprintf (stderr, "flux-broker: cannot bind %s: %s\n", uri,
                      strerror (errno));
@@ -364,7 +407,16 @@ static void signal_cb (uv_signal_t *w, int signum)
     if (b->state >= STATE_EXIT)
         return;
     brokerlog_msg (b->log, LOG_INFO, "caught signal %d", signum);
-    if (b->rank == 0 || b->size == 1)
+    if (b->state == STATE_FINALIZE) {
+        /* the modules are gone: a signal stops waiting for the children */
+        brokerlog_msg (b->log, LOG_ERR,
+                       "finalize: leaving without %d child broker(s)",
+                       state_children_up (b));
+        if (b->exit_rc == 0)
+            b->exit_rc = 128 + signum;
+        state_enter (b, STATE_GOODBYE);
+    }
+    else if (b->rank == 0 || b->size == 1)
         broker_shutdown (b, 128 + signum);
     else {
         state_stop_all_modules (b);
@@ -502,6 +554,8 @@ int main (int argc, char **argv)
     b->owner = getuid ();
     b->fanout = 2;
     b->module_stop_timeout = 30.;
+    b->finalize_timeout = 30.;
+    b->quorum_warn = 60.;
     b->state = STATE_LOAD_BUILTINS;
     if (method_uuid (b->uuid, sizeof (b->uuid)) < 0) {
         fprintf (stderr, "flux-broker: cannot generate a UUID\n");
