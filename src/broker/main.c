@@ -100,6 +100,18 @@ static int parse_args (struct broker *b, int argc, char **argv)
  * TMPDIR so long that "local-RANK" would not fit is passed over. */
 #define RUNDIR_TMPDIR_MAX 64
 
+/* The rundir is the owner's (0700), but when guests are allowed they
+ * must reach the local socket in it: 0711 lets them reach a file they
+ * know the name of, not list the directory; every file in it has its own
+ * least mode (the socket 0666, the rest 0600).  A rundir that exists
+ * already is left as it is: its mode is the administrator's. */
+static int rundir_mode (struct broker *b)
+{
+    const char *s = attr_get (b->attrs, "access.allow-guest-user", NULL);
+
+    return s && (!strcmp (s, "1") || !strcmp (s, "true")) ? 0711 : 0700;
+}
+
 static int make_rundir (struct broker *b)
 {
     const char *rundir = attr_get (b->attrs, "rundir", NULL);
@@ -107,14 +119,18 @@ static int make_rundir (struct broker *b)
     char tmpl[RUNDIR_TMPDIR_MAX + 16];
 
     if (rundir) {
-        if (mkdir (rundir, 0700) < 0 && errno != EEXIST)
+        if (mkdir (rundir, 0700) < 0) {
+            if (errno != EEXIST)
+                return -1;
+        }
+        else if (chmod (rundir, rundir_mode (b)) < 0)
             return -1;
         return 0;
     }
     if (!tmpdir || *tmpdir != '/' || strlen (tmpdir) > RUNDIR_TMPDIR_MAX)
         tmpdir = "/tmp";
     snprintf (tmpl, sizeof (tmpl), "%s/flux-XXXXXX", tmpdir);
-    if (!mkdtemp (tmpl))
+    if (!mkdtemp (tmpl) || chmod (tmpl, rundir_mode (b)) < 0)
         return -1;
     attr_add (b->attrs, "broker.rundir-cleanup", "1", ATTR_READONLY);
     return attr_add (b->attrs, "rundir", tmpl, ATTR_IMMUTABLE);
@@ -324,6 +340,15 @@ static void overlay_status_cb (struct overlay *ov, uint32_t peer_rank,
     broker_peer_status (arg, peer_rank, status, error);
 }
 
+/* What the overlay notices about its peers goes to the broker's log
+ * (flux dmesg; stderr only from log-stderr-level up), not to stderr. */
+static void overlay_log_cb (struct overlay *ov, int level, const char *msg,
+                            void *arg)
+{
+    struct broker *b = arg;
+    brokerlog_msg (b->log, level, "overlay: %s", msg);
+}
+
 static int authorize_cb (void *arg, uint32_t rank, const char *pubkey)
 {
     struct broker *b = arg;
@@ -361,6 +386,7 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
     if (!(b->overlay = overlay_create (b->reactor, &cfg, overlay_recv_cb,
                                        overlay_status_cb, b)))
         return -1;
+    overlay_set_log (b->overlay, overlay_log_cb, b);
     info->authorize = authorize_cb;
     info->arg = b;
     if (b->nchildren > 0) {
