@@ -391,7 +391,7 @@ static void quorum_timer_cb (uv_timer_t *w)
         return;
     s = quorum_missing (b);
     brokerlog_msg (b->log, LOG_ERR,
-                   "quorum delayed: after %gs, still waiting for rank(s) %s",
+                   "quorum delayed: after %.0fs, still waiting for rank(s) %s",
                    (uv_now (b->loop) / 1000.) - b->state_time, s ? s : "?");
     free (s);
 }
@@ -488,6 +488,8 @@ void state_enter (struct broker *b, enum broker_state s)
             state_name (b->state), state_name (s), now - b->state_time);
     b->state = s;
     b->state_time = now;
+    if (s > STATE_QUORUM)
+        uv_timer_stop (&b->quorum_timer);
     builtin_state_changed (b);
     if (s == STATE_GOODBYE || s == STATE_EXIT)
         builtin_shutdown_done (b);
@@ -509,7 +511,6 @@ void state_enter (struct broker *b, enum broker_state s)
             }
             break;
         case STATE_RUN:
-            uv_timer_stop (&b->quorum_timer);
             if (b->rank > 0)
                 send_ready (b);
             else
