@@ -72,7 +72,9 @@ test_expect_success 'without allow-guest-user a guest is refused' '
 	grep -i "denied\|not permitted" refused.err
 '
 # flood.py PORT PID N: N TCP connections to 127.0.0.1:PORT, held, then
-# each sends garbage and closes; prints the fds of PID before, during, after
+# each sends a ZMTP 3.0 greeting asking for the NULL mechanism (a failed
+# handshake for a CURVE server) and closes; prints the fds of PID before,
+# during, after
 cat >flood.py <<'EOF'
 import os, socket, sys, time
 port, pid, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -86,9 +88,12 @@ time.sleep(2)
 during = nfds()
 for s in socks:
     try:
-        s.send(b"GET / HTTP/1.0\r\n\r\n" * 8)
+        s.send(b"\xff" + b"\0" * 8 + b"\x7f\x03\x00" + b"NULL".ljust(20, b"\0")
+               + b"\0" * 32)
     except OSError:
         pass
+time.sleep(1)
+for s in socks:
     s.close()
 time.sleep(2)
 print("fds before %d during %d after %d" % (before, during, nfds()))
