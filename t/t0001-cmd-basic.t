@@ -466,11 +466,22 @@ test_expect_success 'start -s 2: a broker lost in bootstrap stops all' '
 		FAKE_BROKER_MODE=kill1early "$FLUX" start -s 2 sleep 30 2>err &&
 	grep "flux-start: rank 1: Killed" err
 '
-test_expect_success 'start -s 2: a broker lost after bootstrap is reported' '
+test_expect_success 'start -s 2: a broker lost after bootstrap stops all' '
 	env FLUX_BROKER_PATH="$PMIBROKER" FAKE_BROKER_MODE=kill1 \
-		"$FLUX" start -s 2 sh -c "sleep 0.5; exit 4" 2>err;
+		"$FLUX" start -s 2 sleep 30 2>err;
+	test $? = 143 &&
+	grep "flux-start: rank 1: Killed" err &&
+	grep "flux-start: rank 1 failed: stopping the instance" err
+'
+test_expect_success 'start -s 2 --test-exit-mode=leader: it is only reported' '
+	env FLUX_BROKER_PATH="$PMIBROKER" FAKE_BROKER_MODE=kill1 \
+		"$FLUX" start -s 2 --test-exit-mode=leader \
+		sh -c "sleep 0.5; exit 4" 2>err;
 	test $? = 4 &&
-	grep "flux-start: rank 1: Killed" err
+	grep "flux-start: rank 1: Killed" err &&
+	! grep "stopping the instance" err &&
+	test_must_fail "$FLUX" start -s 2 --test-exit-mode=all true 2>mode.err &&
+	grep "must be any or leader" mode.err
 '
 test_expect_success 'start -s 2: a PMI abort stops all, with its exit code' '
 	test_expect_code 7 env FLUX_BROKER_PATH="$PMIBROKER" \

@@ -90,7 +90,7 @@ test_expect_success 'SIGKILL of a leaf: pings to it fail, the rest keep working'
 	$RPC -r 15 broker.ping {} 2>leaf.err && exit 1
 	$RPC -r 14 broker.ping {} && $RPC -r 7 broker.ping {}
 	EOT
-	flux start -s 16 sh leaf.sh &&
+	flux start -s 16 --test-exit-mode=leader sh leaf.sh &&
 	grep "No route to host" leaf.err &&
 	no_brokers_left
 '
@@ -102,7 +102,7 @@ test_expect_success 'SIGKILL of an interior broker: its subtree is unreachable' 
 	$RPC -r 7 broker.ping {} 2>int7.err && exit 1
 	$RPC -r 4 broker.ping {}
 	EOT
-	flux start -s 16 sh interior.sh &&
+	flux start -s 16 --test-exit-mode=leader sh interior.sh &&
 	grep "No route to host" int3.err &&
 	grep "No route to host" int7.err &&
 	sleep 1 && no_brokers_left
@@ -283,7 +283,8 @@ test_expect_success 'parent lost: a broker whose module does not stop still exit
 	echo "rank 3 (pid \$pid3) still running" >&2
 	exit 1
 	EOT
-	flux start -s 4 -Sbroker.module-stop-timeout=1s sh orphan.sh
+	flux start -s 4 --test-exit-mode=leader -Sbroker.module-stop-timeout=1s \
+		sh orphan.sh
 '
 test_expect_success 'module to module: a burst of requests keeps its order; a module that is gone answers ENOSYS' '
 	cat >order.sh <<-EOT &&
@@ -315,10 +316,10 @@ test_expect_success 'overlay status --wait follows the status as it changes' '
 	cat >wait.sh <<-EOT &&
 	pid=\$($RPC -r 2 attr.get "{\"name\":\"broker.pid\"}" | sed "s/.*value\":\"\([0-9]*\).*/\1/")
 	(sleep 1; kill -9 \$pid) &
-	flux overlay status --wait=partial --timeout=20 >wait.out
+	flux overlay status --wait=degraded --timeout=20 >wait.out
 	EOT
-	flux start -s 4 sh wait.sh;
-	grep "^0 .*partial" wait.out &&
+	flux start -s 4 --test-exit-mode=leader sh wait.sh;
+	grep "^0 .*degraded" wait.out &&
 	grep "2 .*lost" wait.out
 '
 test_expect_success 'module list shows the services a module registered' '

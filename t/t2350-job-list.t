@@ -278,6 +278,22 @@ test_expect_success 'private mode: a guest sees only its own jobs' '
 	$RPC job-list.list "{\"max_entries\":0,\"attrs\":[]}" \
 		| jq -e ".jobs | length >= 7"
 '
+# flux-core (RFC 43) lists every user's jobs, with name, cwd and nodes, to
+# any guest unless private mode is on; in private mode nothing a guest puts
+# in the request widens what it sees.
+test_expect_success 'private mode: userid -1 or a constraint naming the owner does not widen it' '
+	$RPC -u 4242 -R 2 job-list.list \
+		"{\"max_entries\":0,\"attrs\":[\"name\",\"cwd\"],\"userid\":-1}" \
+		| jq -r ".jobs[].id" | tr "\n" " " >priv2.out &&
+	test_cmp priv.exp priv2.out &&
+	$RPC -u 4242 -R 2 job-list.list \
+		"{\"max_entries\":0,\"attrs\":[\"name\"],\"constraint\":{\"userid\":[$ME]}}" \
+		| jq -e ".jobs | length == 0" &&
+	$RPC -u 4242 -R 2 job-list.list \
+		"{\"max_entries\":0,\"attrs\":[\"name\"],\"constraint\":{\"or\":[{\"userid\":[$ME]},{\"userid\":[4242]}]}}" \
+		| jq -r ".jobs[].id" | tr "\n" " " >priv3.out &&
+	test_cmp priv.exp priv3.out
+'
 
 test_expect_success 'when the journal ends, job-list asks again and resyncs' '
 	flux module remove job-list && flux module load job-list &&

@@ -127,7 +127,7 @@ test_expect_success 'stop the instance of 1 broker' '
 '
 
 test_expect_success 'start an instance of 4 brokers (kill-timeout 1s)' '
-	start_instance four 4 &&
+	start_instance four 4 --test-exit-mode=leader &&
 	flux module reload job-exec kill-timeout=1s
 '
 test_expect_success 'a job on 4 nodes: start, exit, finish with the largest status' '

@@ -66,7 +66,6 @@ struct broker {
     struct usock_server *usock;
     struct overlay *overlay;
     int parent_online;
-    int children_online;
 
     /* routing tables (broker.c) */
     /* Written only by the broker's thread, under route_lock; module
@@ -92,7 +91,12 @@ struct broker {
     uv_process_t *init_proc;
     bool init_pgrp; /* init_proc leads its own process group */
     int shutdown_requested;
-    int children_ready;              /* broker.ready from children */
+    int children_ready; /* direct children that are ready */
+    bool *child_ready;  /* per direct child: sent broker.ready */
+    /* broker.quorum-warn (FSD, default 60s; 0 or inf: never, stored as
+     * -1): how long quorum waits before logging whom it waits for */
+    double quorum_warn;
+    uv_timer_t quorum_timer;
     size_t modlist_pos;              /* next entry of broker.modules */
     struct module *modlist_loading;  /* waiting for it to run */
     struct module *modlist_stopping; /* shutdown: waiting for it to exit */
@@ -102,6 +106,10 @@ struct broker {
      * abandoning it */
     double module_stop_timeout;
     uv_check_t shutdown_check;
+    /* broker.finalize-timeout (FSD, default 30s; 0 or inf: for ever,
+     * stored as -1): how long finalize waits for the children to leave */
+    double finalize_timeout;
+    uv_timer_t finalize_timer;
     uv_idle_t module_reaper;          /* destroys exited modules */
     const flux_msg_t **state_waiters; /* state-machine.wait until run */
     size_t nstate_waiters;
@@ -110,7 +118,11 @@ struct broker {
     int shutdown_loglevel;
     const flux_msg_t **health_watchers; /* streaming overlay.health */
     size_t nhealth_watchers;
-    json_t *config;                     /* conf.h */
+    /* per direct child: the status of its subtree as it last told us
+     * (enum subtree_status in builtin.c), reset when its link goes */
+    int *child_subtree;
+    int subtree_sent; /* last status told to the parent, -1 for none */
+    json_t *config;   /* conf.h */
     const flux_msg_t **config_watchers; /* streaming config.get */
     size_t nconfig_watchers;
     flux_msg_handler_t **config_handlers;
@@ -169,8 +181,10 @@ void builtin_unregister (struct broker *b);
 /* Tell the built-ins the state changed (answers state-machine.wait). */
 void builtin_state_changed (struct broker *b);
 /* A child's status changed: streaming overlay.health requests get the
- * new health. */
+ * new health, and the parent this broker's subtree status if it changed. */
 void builtin_health_changed (struct broker *b);
+/* The parent link came up: tell it this broker's subtree status. */
+void builtin_parent_online (struct broker *b);
 /* The shutdown is over: end a streaming shutdown.start (ENODATA). */
 void builtin_shutdown_done (struct broker *b);
 /* Load a module (name NULL: from the file name).  req, if given, is
@@ -197,6 +211,8 @@ void state_modules_reaped (struct broker *b);
 /* A module's place in the shutdown order: its index in broker.modules,
  * SIZE_MAX if it is not a default module (see state.c). */
 size_t state_module_rank (struct broker *b, const char *name);
+/* The direct children whose overlay link is up (ONLINE or TORPID). */
+int state_children_up (struct broker *b);
 /* Ask every module to stop at once (signals, lost parent). */
 void state_stop_all_modules (struct broker *b);
 /* Begin an orderly shutdown (from flux shutdown, a signal, or the end of

@@ -585,11 +585,33 @@ static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
     }
 }
 
-static const char *peer_status_name (int s)
+/* The status of a subtree (flux-overlay(1)), from best to worst: full
+ * (every broker in it is online), partial (some are offline: not connected
+ * yet, or gone in an orderly way), degraded (some are lost or torpid). */
+enum subtree_status {
+    SUBTREE_FULL = 0,
+    SUBTREE_PARTIAL = 1,
+    SUBTREE_DEGRADED = 2,
+};
+
+static const char *subtree_names[] = {"full", "partial", "degraded"};
+
+static int subtree_parse (const char *s)
+{
+    for (int i = 0; i <= SUBTREE_DEGRADED; i++)
+        if (!strcmp (s, subtree_names[i]))
+            return i;
+    return -1;
+}
+
+/* How this broker sees child i: the status its link has, or for a child
+ * that is online, the status of its subtree as the child last said. */
+static const char *child_status_name (struct broker *b, int i, int s)
 {
     switch (s) {
         case OVERLAY_PEER_ONLINE:
-            return "full";
+            return subtree_names[b->child_subtree ? b->child_subtree[i]
+                                                  : SUBTREE_FULL];
         case OVERLAY_PEER_TORPID:
             return "degraded";
         case OVERLAY_PEER_LOST:
@@ -599,23 +621,39 @@ static const char *peer_status_name (int s)
     }
 }
 
-/* This broker's health: its own status from its direct children's. */
+/* The status of this broker's subtree: the worst of its children's. */
+static int subtree_status (struct broker *b)
+{
+    int worst = SUBTREE_FULL;
+
+    for (int i = 0; b->overlay && i < b->nchildren; i++) {
+        int s = overlay_child_status (b->overlay, b->first_child + i, NULL);
+        int v = s == OVERLAY_PEER_ONLINE
+                    ? (b->child_subtree ? b->child_subtree[i] : SUBTREE_FULL)
+                : s == OVERLAY_PEER_OFFLINE ? SUBTREE_PARTIAL
+                                            : SUBTREE_DEGRADED;
+        if (v > worst)
+            worst = v;
+    }
+    return worst;
+}
+
+/* This broker's health: its subtree's status, and how it sees each of its
+ * direct children. */
 static json_t *health_get (struct broker *b)
 {
     json_t *children = json_array (), *o;
-    int online = 0, i;
-    const char *status;
+    int i;
 
     for (i = 0; children && i < b->nchildren; i++) {
         double since = 0;
         int s = b->overlay ? overlay_child_status (b->overlay,
                                                    b->first_child + i, &since)
                            : OVERLAY_PEER_OFFLINE;
-        json_t *c = json_pack (
-            "{s:i s:s s:f}", "rank", (int)(b->first_child + i), "status",
-            peer_status_name (s), "duration", uv_now (b->loop) / 1000. - since);
-        if (s == OVERLAY_PEER_ONLINE)
-            online++;
+        json_t *c
+            = json_pack ("{s:i s:s s:f}", "rank", (int)(b->first_child + i),
+                         "status", child_status_name (b, i, s), "duration",
+                         uv_now (b->loop) / 1000. - since);
         if (!c || json_array_append_new (children, c) < 0) {
             json_decref (children);
             children = NULL;
@@ -623,11 +661,8 @@ static json_t *health_get (struct broker *b)
     }
     if (!children)
         return NULL;
-    status = online == b->nchildren ? "full"
-             : online > 0           ? "partial"
-                                    : "degraded";
     if (!(o = json_pack ("{s:i s:s s:f s:o}", "rank", (int)b->rank, "status",
-                         status, "duration",
+                         subtree_names[subtree_status (b)], "duration",
                          uv_now (b->loop) / 1000. - b->starttime, "children",
                          children)))
         json_decref (children);
@@ -661,16 +696,80 @@ static void health_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     json_decref (o);
 }
 
+/* Tell the parent the status of this subtree when it changed (sent with
+ * no response expected, like broker.ready). */
+static void subtree_tell_parent (struct broker *b)
+{
+    int64_t parent = topology_parent (b->rank, b->size, b->fanout);
+    int status = subtree_status (b);
+    flux_future_t *f;
+
+    if (parent < 0 || !b->parent_online || status == b->subtree_sent)
+        return;
+    f = flux_rpc_pack (b->h, "overlay.subtree-status", (uint32_t)parent,
+                       FLUX_RPC_NORESPONSE, "{s:i s:s}", "rank", (int)b->rank,
+                       "status", subtree_names[status]);
+    if (f)
+        b->subtree_sent = status;
+    flux_future_destroy (f);
+}
+
+void builtin_parent_online (struct broker *b)
+{
+    b->subtree_sent = -1;
+    subtree_tell_parent (b);
+}
+
 void builtin_health_changed (struct broker *b)
 {
     json_t *o;
     size_t i;
 
+    /* a child whose link is not up tells nothing: forget what it said */
+    for (i = 0; b->child_subtree && b->overlay && i < (size_t)b->nchildren;
+         i++) {
+        int s = overlay_child_status (b->overlay, b->first_child + i, NULL);
+        if (s != OVERLAY_PEER_ONLINE && s != OVERLAY_PEER_TORPID)
+            b->child_subtree[i] = SUBTREE_FULL;
+    }
+    subtree_tell_parent (b);
     if (b->nhealth_watchers == 0 || !(o = health_get (b)))
         return;
     for (i = 0; i < b->nhealth_watchers; i++)
         flux_respond_pack (b->h, b->health_watchers[i], "O", o);
     json_decref (o);
+}
+
+/* overlay.subtree-status {rank, status} from a direct child broker, with
+ * no response expected: anything else is refused (and not counted). */
+static void subtree_status_cb (flux_t *h, flux_msg_handler_t *mh,
+                               const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    const char *status;
+    int rank, v;
+
+    if (flux_request_unpack (msg, NULL, "{s:i s:s}", "rank", &rank, "status",
+                             &status)
+            < 0
+        || rank <= 0 || (uint32_t)rank >= b->size
+        || topology_parent ((uint32_t)rank, b->size, b->fanout)
+               != (int64_t)b->rank
+        || (v = subtree_parse (status)) < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "overlay.subtree-status: expected {rank, status} "
+                            "of a child");
+        return;
+    }
+    if (!flux_msg_is_noresponse (msg)) {
+        flux_respond_error (h, msg, EPROTO,
+                            "overlay.subtree-status is for child brokers only");
+        return;
+    }
+    if (b->child_subtree && b->child_subtree[rank - b->first_child] != v) {
+        b->child_subtree[rank - b->first_child] = v;
+        builtin_health_changed (b);
+    }
 }
 
 /* A client went away: drop its streaming health requests. */
@@ -702,6 +801,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "shutdown.start", shutdown_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "overlay.subtree-status", subtree_status_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.disconnect", overlay_disconnect_cb,
      FLUX_ROLE_ALL},
     FLUX_MSGHANDLER_TABLE_END,
@@ -716,6 +816,10 @@ int builtin_register (struct broker *b)
     int i;
 
     uv_idle_init (b->loop, &b->module_reaper);
+    b->subtree_sent = -1;
+    if (b->nchildren > 0
+        && !(b->child_subtree = calloc (b->nchildren, sizeof (int))))
+        return -1;
     for (i = 0; self_services[i]; i++)
         if (router_self_service (b, self_services[i]) < 0)
             return -1;
@@ -735,6 +839,8 @@ void builtin_unregister (struct broker *b)
         flux_msg_decref (b->health_watchers[i]);
     free (b->health_watchers);
     b->health_watchers = NULL;
+    free (b->child_subtree);
+    b->child_subtree = NULL;
     b->nhealth_watchers = 0;
     if (!uv_is_closing ((uv_handle_t *)&b->module_reaper))
         uv_close ((uv_handle_t *)&b->module_reaper, NULL);

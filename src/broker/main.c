@@ -100,6 +100,18 @@ static int parse_args (struct broker *b, int argc, char **argv)
  * TMPDIR so long that "local-RANK" would not fit is passed over. */
 #define RUNDIR_TMPDIR_MAX 64
 
+/* The rundir is the owner's (0700), but when guests are allowed they
+ * must reach the local socket in it: 0711 lets them reach a file they
+ * know the name of, not list the directory; every file in it has its own
+ * least mode (the socket 0666, the rest 0600).  A rundir that exists
+ * already is left as it is: its mode is the administrator's. */
+static int rundir_mode (struct broker *b)
+{
+    const char *s = attr_get (b->attrs, "access.allow-guest-user", NULL);
+
+    return s && (!strcmp (s, "1") || !strcmp (s, "true")) ? 0711 : 0700;
+}
+
 static int make_rundir (struct broker *b)
 {
     const char *rundir = attr_get (b->attrs, "rundir", NULL);
@@ -107,14 +119,18 @@ static int make_rundir (struct broker *b)
     char tmpl[RUNDIR_TMPDIR_MAX + 16];
 
     if (rundir) {
-        if (mkdir (rundir, 0700) < 0 && errno != EEXIST)
+        if (mkdir (rundir, 0700) < 0) {
+            if (errno != EEXIST)
+                return -1;
+        }
+        else if (chmod (rundir, rundir_mode (b)) < 0)
             return -1;
         return 0;
     }
     if (!tmpdir || *tmpdir != '/' || strlen (tmpdir) > RUNDIR_TMPDIR_MAX)
         tmpdir = "/tmp";
     snprintf (tmpl, sizeof (tmpl), "%s/flux-XXXXXX", tmpdir);
-    if (!mkdtemp (tmpl))
+    if (!mkdtemp (tmpl) || chmod (tmpl, rundir_mode (b)) < 0)
         return -1;
     attr_add (b->attrs, "broker.rundir-cleanup", "1", ATTR_READONLY);
     return attr_add (b->attrs, "rundir", tmpl, ATTR_IMMUTABLE);
@@ -224,6 +240,40 @@ static int module_stop_timeout_hook (const char *name, const char *value,
     return 0;
 }
 
+/* A duration attribute stored as seconds in the double at arg (FSD; 0 or
+ * inf: for ever, stored as -1): broker.finalize-timeout and
+ * broker.quorum-warn. */
+static int duration_hook (const char *name, const char *value, void *arg)
+{
+    double *dst = arg;
+    double t;
+
+    if (!value || fsd_parse_duration (value, &t) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    *dst = (t == 0 || t >= 1e9) ? -1. : t;
+    return 0;
+}
+
+/* Add the runtime duration attribute name (dflt unless given with -S)
+ * and keep *dst in step with it.  -1 (with a message) if the value is not
+ * a duration. */
+static int duration_attr (struct broker *b, const char *name, const char *dflt,
+                          double *dst)
+{
+    const char *s = attr_get (b->attrs, name, NULL);
+
+    if (attr_add (b->attrs, name, s ? s : dflt, ATTR_RUNTIME) < 0)
+        return -1;
+    if (attr_set_hook (b->attrs, name, duration_hook, dst) < 0) {
+        fprintf (stderr, "flux-broker: %s must be a duration (FSD), e.g. %s\n",
+                 name, dflt);
+        return -1;
+    }
+    return 0;
+}
+
 static int set_attrs (struct broker *b, struct boot_info *info)
 {
     char buf[64], uri[4200];
@@ -280,6 +330,13 @@ static int set_attrs (struct broker *b, struct boot_info *info)
                          "duration (FSD), e.g. 30s\n");
         return -1;
     }
+    if (rc == 0
+        && (duration_attr (b, "broker.finalize-timeout", "30s",
+                           &b->finalize_timeout)
+                < 0
+            || duration_attr (b, "broker.quorum-warn", "60s", &b->quorum_warn)
+                   < 0))
+        return -1;
     return rc ? -1 : 0;
 }
 
@@ -295,6 +352,15 @@ static void overlay_status_cb (struct overlay *ov, uint32_t peer_rank,
                                const char *error, void *arg)
 {
     broker_peer_status (arg, peer_rank, status, error);
+}
+
+/* What the overlay notices about its peers goes to the broker's log
+ * (flux dmesg; stderr only from log-stderr-level up), not to stderr. */
+static void overlay_log_cb (struct overlay *ov, int level, const char *msg,
+                            void *arg)
+{
+    struct broker *b = arg;
+    brokerlog_msg (b->log, level, "overlay: %s", msg);
 }
 
 static int authorize_cb (void *arg, uint32_t rank, const char *pubkey)
@@ -334,14 +400,17 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
     if (!(b->overlay = overlay_create (b->reactor, &cfg, overlay_recv_cb,
                                        overlay_status_cb, b)))
         return -1;
+    overlay_set_log (b->overlay, overlay_log_cb, b);
     info->authorize = authorize_cb;
     info->arg = b;
     if (b->nchildren > 0) {
         if (endpoint)
             snprintf (uri, sizeof (uri), "%s", endpoint);
         else
-            snprintf (uri, sizeof (uri), "ipc://%s/tbon",
-                      attr_get (b->attrs, "rundir", NULL));
+            /* one per broker: brokers given the same rundir
+             * (-Srundir=DIR) must not bind each other's socket */
+            snprintf (uri, sizeof (uri), "ipc://%s/tbon-%u",
+                      attr_get (b->attrs, "rundir", NULL), b->rank);
         if (overlay_bind (b->overlay, uri) < 0) {
             fprintf (stderr, "flux-broker: cannot bind %s: %s\n", uri,
                      strerror (errno));
@@ -378,7 +447,16 @@ static void signal_cb (uv_signal_t *w, int signum)
     if (b->state >= STATE_EXIT)
         return;
     brokerlog_msg (b->log, LOG_INFO, "caught signal %d", signum);
-    if (b->rank == 0 || b->size == 1)
+    if (b->state == STATE_FINALIZE) {
+        /* the modules are gone: a signal stops waiting for the children */
+        brokerlog_msg (b->log, LOG_ERR,
+                       "finalize: leaving without %d child broker(s)",
+                       state_children_up (b));
+        if (b->exit_rc == 0)
+            b->exit_rc = 128 + signum;
+        state_enter (b, STATE_GOODBYE);
+    }
+    else if (b->rank == 0 || b->size == 1)
         broker_shutdown (b, 128 + signum);
     else {
         state_stop_all_modules (b);
@@ -516,6 +594,8 @@ int main (int argc, char **argv)
     b->owner = getuid ();
     b->fanout = 2;
     b->module_stop_timeout = 30.;
+    b->finalize_timeout = 30.;
+    b->quorum_warn = 60.;
     b->state = STATE_LOAD_BUILTINS;
     if (method_uuid (b->uuid, sizeof (b->uuid)) < 0) {
         fprintf (stderr, "flux-broker: cannot generate a UUID\n");

@@ -346,9 +346,115 @@ static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                             "broker.ready is for child brokers only");
         return;
     }
-    b->children_ready++;
+    /* counted once per child (one that rejoins says ready again) */
+    if (b->child_ready && !b->child_ready[rank - b->first_child]) {
+        b->child_ready[rank - b->first_child] = true;
+        b->children_ready++;
+    }
     if (b->state == STATE_QUORUM && b->children_ready >= b->nchildren)
         state_enter (b, STATE_RUN);
+}
+
+/* The ranks quorum still waits for: the subtrees of the direct children
+ * not ready yet (each subtree is one range per level: O(depth) each).
+ * A new string, or NULL on ENOMEM. */
+static char *quorum_missing (struct broker *b)
+{
+    struct idset *ids = idset_create (b->size, 0);
+    char *s = NULL;
+
+    for (int i = 0; ids && i < b->nchildren; i++) {
+        uint64_t lo = b->first_child + i, hi = lo;
+        if (b->child_ready && b->child_ready[i])
+            continue;
+        while (lo < b->size) {
+            if (idset_range_set (ids, lo, hi < b->size ? hi : b->size - 1) < 0)
+                goto done;
+            lo = lo * b->fanout + 1;
+            hi = hi * b->fanout + b->fanout;
+        }
+    }
+    if (ids)
+        s = idset_encode (ids, IDSET_FLAG_RANGE);
+done:
+    idset_destroy (ids);
+    return s;
+}
+
+/* Quorum is slow: say whom it waits for (again every quorum_warn). */
+static void quorum_timer_cb (uv_timer_t *w)
+{
+    struct broker *b = w->data;
+    char *s;
+
+    if (b->state != STATE_QUORUM)
+        return;
+    s = quorum_missing (b);
+    brokerlog_msg (b->log, LOG_ERR,
+                   "quorum delayed: after %.0fs, still waiting for rank(s) %s",
+                   (uv_now (b->loop) / 1000.) - b->state_time, s ? s : "?");
+    free (s);
+}
+
+/* The direct children whose link is up (ONLINE or TORPID), read from the
+ * overlay's own state: a count kept from status reports would count a
+ * child twice when it goes TORPID -> ONLINE, and finalize would wait for
+ * it for ever. */
+int state_children_up (struct broker *b)
+{
+    int n = 0;
+
+    for (int i = 0; b->overlay && i < b->nchildren; i++) {
+        enum overlay_peer_status s
+            = overlay_child_status (b->overlay, b->first_child + i, NULL);
+        if (s == OVERLAY_PEER_ONLINE || s == OVERLAY_PEER_TORPID)
+            n++;
+    }
+    return n;
+}
+
+/* Finalize waits for the children to leave, at most finalize_timeout: a
+ * child that is stopped (SIGSTOP, a hung host with lost_max=0) would
+ * otherwise hold its parent, and so the whole instance, for ever. */
+static void finalize_timer_cb (uv_timer_t *w)
+{
+    struct broker *b = w->data;
+    struct idset *ids;
+    char *s = NULL;
+
+    if (b->state != STATE_FINALIZE)
+        return;
+    if ((ids = idset_create (0, IDSET_FLAG_AUTOGROW))) {
+        for (int i = 0; b->overlay && i < b->nchildren; i++) {
+            enum overlay_peer_status st
+                = overlay_child_status (b->overlay, b->first_child + i, NULL);
+            if (st == OVERLAY_PEER_ONLINE || st == OVERLAY_PEER_TORPID)
+                (void)idset_set (ids, b->first_child + i);
+        }
+        s = idset_encode (ids, IDSET_FLAG_RANGE);
+        idset_destroy (ids);
+    }
+    brokerlog_msg (b->log, LOG_ERR,
+                   "finalize: rank%s %s did not leave within %gs: leaving "
+                   "without %s",
+                   s && strpbrk (s, ",-") ? "s" : "", s ? s : "?",
+                   b->finalize_timeout, s && strpbrk (s, ",-") ? "them" : "it");
+    free (s);
+    state_enter (b, STATE_GOODBYE);
+}
+
+static void finalize_check (struct broker *b)
+{
+    if (b->state != STATE_FINALIZE)
+        return;
+    if (state_children_up (b) == 0) {
+        uv_timer_stop (&b->finalize_timer);
+        state_enter (b, STATE_GOODBYE);
+    }
+    else if (b->finalize_timeout > 0
+             && !uv_is_active ((uv_handle_t *)&b->finalize_timer))
+        uv_timer_start (&b->finalize_timer, finalize_timer_cb,
+                        (uint64_t)(b->finalize_timeout * 1000.), 0);
 }
 
 static void run_initial_program (struct broker *b)
@@ -382,6 +488,8 @@ void state_enter (struct broker *b, enum broker_state s)
             state_name (b->state), state_name (s), now - b->state_time);
     b->state = s;
     b->state_time = now;
+    if (s > STATE_QUORUM)
+        uv_timer_stop (&b->quorum_timer);
     builtin_state_changed (b);
     if (s == STATE_GOODBYE || s == STATE_EXIT)
         builtin_shutdown_done (b);
@@ -397,6 +505,10 @@ void state_enter (struct broker *b, enum broker_state s)
         case STATE_QUORUM:
             if (b->children_ready >= b->nchildren)
                 state_enter (b, STATE_RUN);
+            else if (b->quorum_warn > 0) {
+                uint64_t ms = (uint64_t)(b->quorum_warn * 1000.);
+                uv_timer_start (&b->quorum_timer, quorum_timer_cb, ms, ms);
+            }
             break;
         case STATE_RUN:
             if (b->rank > 0)
@@ -416,8 +528,7 @@ void state_enter (struct broker *b, enum broker_state s)
             modules_unload_next (b);
             break;
         case STATE_FINALIZE:
-            if (b->children_online == 0)
-                state_enter (b, STATE_GOODBYE);
+            finalize_check (b);
             break;
         case STATE_GOODBYE:
             state_enter (b, STATE_EXIT);
@@ -470,6 +581,7 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
     if ((int64_t)peer == parent) {
         if (status == OVERLAY_PEER_ONLINE) {
             b->parent_online = 1;
+            builtin_parent_online (b);
             if (b->state == STATE_JOIN)
                 state_enter (b, STATE_INIT);
         }
@@ -486,17 +598,12 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
         }
         return;
     }
-    if (status == OVERLAY_PEER_ONLINE)
-        b->children_online++;
-    else if (status == OVERLAY_PEER_LOST || status == OVERLAY_PEER_OFFLINE) {
-        if (b->children_online > 0)
-            b->children_online--;
+    if (status == OVERLAY_PEER_LOST || status == OVERLAY_PEER_OFFLINE) {
         router_child_lost (b, peer);
         if (b->state < STATE_SHUTDOWN)
             brokerlog_msg (b->log, LOG_ERR, "broker on rank %u lost: %s", peer,
                            error ? error : "connection lost");
-        if (b->state == STATE_FINALIZE && b->children_online == 0)
-            state_enter (b, STATE_GOODBYE);
+        finalize_check (b);
     }
     else if (status == OVERLAY_PEER_TORPID)
         brokerlog_msg (b->log, LOG_WARNING, "broker on rank %u is torpid",
@@ -516,6 +623,13 @@ int state_machine_init (struct broker *b)
         return -1;
     uv_timer_init (b->loop, &b->module_stop_timer);
     b->module_stop_timer.data = b;
+    uv_timer_init (b->loop, &b->finalize_timer);
+    b->finalize_timer.data = b;
+    uv_timer_init (b->loop, &b->quorum_timer);
+    b->quorum_timer.data = b;
+    if (b->nchildren > 0
+        && !(b->child_ready = calloc (b->nchildren, sizeof (bool))))
+        return -1;
     uv_check_init (b->loop, &b->shutdown_check);
     b->shutdown_check.data = b;
     uv_check_start (&b->shutdown_check, shutdown_check_cb);
@@ -527,4 +641,6 @@ void state_machine_fini (struct broker *b)
 {
     flux_msg_handler_delvec (b->state_handlers);
     b->state_handlers = NULL;
+    free (b->child_ready);
+    b->child_ready = NULL;
 }

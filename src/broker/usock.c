@@ -725,7 +725,10 @@ static int listen_socket (struct usock_server *s, const char *path,
         return errprintf (error, "socket: %s", strerror (errno));
     if (bind (s->fd, (struct sockaddr *)&sun, sizeof (sun)) < 0)
         return errprintf (error, "bind %s: %s", path, strerror (errno));
-    if (chmod (path, 0777) < 0 || lstat (path, &st) < 0) {
+    /* the least mode that works: the owner only (root passes anyway), or
+     * anyone when guests are allowed (SO_PEERCRED decides then) */
+    if (chmod (path, s->policy.allow_guest_user ? 0666 : 0600) < 0
+        || lstat (path, &st) < 0) {
         int saved_errno = errno;
         (void)unlink (path);
         errno = saved_errno;

@@ -93,7 +93,8 @@ struct usock_ops {
     void (*log) (const char *text, void *arg);
 };
 
-/* Create a listening socket at path (mode 0777: access is decided per
+/* Create a listening socket at path (mode 0600, or 0666 if
+ * policy->allow_guest_user: a guest's access is then decided per
  * connection by SO_PEERCRED) and start accepting from loop.  A stale
  * socket at path is replaced.  policy and ops are copied; ops->message is
  * required.  On failure returns NULL with errno set and a reason in error

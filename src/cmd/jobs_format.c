@@ -132,7 +132,31 @@ static int annotation_field (const char *name, struct field *fl)
     return 0;
 }
 
-static int parse_spec (const char *spec, struct field *fl)
+/* Widths and precisions above this are refused: {id:>99999999999} would
+ * otherwise write gigabytes (or overflow the int). */
+#define FIELD_WIDTH_MAX 1000
+
+/* Read the decimal number at *s (advancing it) into *v; -1 (with error
+ * set) if it is above FIELD_WIDTH_MAX. */
+static int spec_number (const char **s, int *v, const char *what,
+                        const char *name, flux_error_t *error)
+{
+    const char *start = *s;
+
+    *v = 0;
+    while (**s >= '0' && **s <= '9') {
+        if (*v <= FIELD_WIDTH_MAX)
+            *v = *v * 10 + (**s - '0');
+        (*s)++;
+    }
+    if (*v > FIELD_WIDTH_MAX)
+        return errprintf (error, "%s: %s %.*s is above %d", name, what,
+                          (int)(*s - start), start, FIELD_WIDTH_MAX);
+    return 0;
+}
+
+static int parse_spec (const char *spec, struct field *fl, const char *name,
+                       flux_error_t *error)
 {
     const char *s = spec;
     static const char *aligns = "<>^=";
@@ -153,17 +177,16 @@ static int parse_spec (const char *spec, struct field *fl)
         fl->align = '=';
         s++;
     }
-    while (*s >= '0' && *s <= '9')
-        fl->width = fl->width * 10 + (*s++ - '0');
+    if (spec_number (&s, &fl->width, "field width", name, error) < 0)
+        return -1;
     if (*s == ',')
         s++;
     if (*s == '.') {
         s++;
         if (!(*s >= '0' && *s <= '9'))
+            goto invalid;
+        if (spec_number (&s, &fl->precision, "precision", name, error) < 0)
             return -1;
-        fl->precision = 0;
-        while (*s >= '0' && *s <= '9')
-            fl->precision = fl->precision * 10 + (*s++ - '0');
     }
     for (; *s; s++) {
         if (*s == 'h')
@@ -173,9 +196,12 @@ static int parse_spec (const char *spec, struct field *fl)
         else if (strchr ("sdfFgGeE", *s) && !fl->type)
             fl->type = *s;
         else
-            return -1;
+            goto invalid;
     }
     return 0;
+invalid:
+    return errprintf (error, "Invalid format specifier '%s' for %s", spec,
+                      name);
 }
 
 static int parse_field (char *text, struct field *fl, flux_error_t *error)
@@ -224,9 +250,8 @@ static int parse_field (char *text, struct field *fl, flux_error_t *error)
             return errprintf (error, "out of memory");
         spec = sep;
     }
-    if (spec && parse_spec (spec, fl) < 0)
-        return errprintf (error, "Invalid format specifier '%s' for %s", spec,
-                          name);
+    if (spec && parse_spec (spec, fl, name, error) < 0)
+        return -1;
     if (!spec)
         fl->fill = ' ', fl->precision = -1;
     return 0;

@@ -42,6 +42,7 @@ struct launch {
     uv_timer_t grace;
     int running;      /* brokers not yet reaped */
     bool terminating; /* we sent SIGTERM: exits are expected */
+    bool killing;     /* the grace period is over: SIGKILL is ours */
     int forwarded;    /* last signal forwarded from the user */
     bool failed;      /* a broker failed on its own */
     int abort_code;   /* exit code of a PMI abort, if any */
@@ -65,6 +66,7 @@ static void grace_cb (uv_timer_t *t)
              "flux-start: %d broker(s) still running after %gs: "
              "sending SIGKILL\n",
              l->running, l->p->grace);
+    l->killing = true;
     kill_all (l, SIGKILL);
 }
 
@@ -166,7 +168,8 @@ static void exit_cb (uv_process_t *proc, int64_t status, int signum)
 {
     struct broker *b = proc->data;
     struct launch *l = b->l;
-    bool expected = l->terminating || (signum && signum == l->forwarded);
+    bool expected
+        = l->terminating || l->killing || (signum && signum == l->forwarded);
 
     b->running = false;
     l->running--;
@@ -182,11 +185,17 @@ static void exit_cb (uv_process_t *proc, int64_t status, int signum)
         else
             fprintf (stderr, "flux-start: rank %d: exited with status %d\n",
                      b->rank, (int)status);
-        /* A lost broker is the instance's business (its subtree goes, the
-         * rest carry on, as on a real cluster); only rank 0 ends it.  But
-         * one lost during bootstrap leaves the others in the PMI barrier
-         * for ever: the instance cannot form. */
-        if (b->rank == 0 || !b->booted) {
+        /* One lost during bootstrap leaves the others in the PMI barrier
+         * for ever: the instance cannot form.  One lost after it ends the
+         * instance too (its parent would wait in quorum for ever if it
+         * was lost during start-up), unless the exit mode is "leader":
+         * then its subtree goes and the rest carry on, as on a cluster. */
+        if (b->rank == 0 || !b->booted || l->p->exit_mode == LAUNCH_EXIT_ANY) {
+            if (b->rank > 0)
+                fprintf (stderr,
+                         "flux-start: rank %d failed: stopping the "
+                         "instance\n",
+                         b->rank);
             l->failed = true;
             terminate (l);
         }

@@ -13,10 +13,18 @@
  * then SIGKILL after the grace period) when rank 0 dies on a signal, when
  * any broker fails (signal or non-zero status) before finishing its PMI
  * exchange, since the others would wait for it for ever, or when one
- * aborts through PMI.  A broker of rank > 0 lost after bootstrap is only
- * reported: the instance carries on without it, as on a cluster.  After
- * rank 0 exits, brokers still running after the grace period get SIGKILL.
+ * aborts through PMI.  A broker of rank > 0 that fails after bootstrap
+ * brings it down too in LAUNCH_EXIT_ANY mode (the default, as in
+ * flux-core's --test-exit-mode=any); in LAUNCH_EXIT_LEADER mode it is only
+ * reported and the instance carries on without it, as on a cluster (for
+ * tests of node failure).  After rank 0 exits, brokers still running
+ * after the grace period get SIGKILL.
  */
+
+enum launch_exit_mode {
+    LAUNCH_EXIT_ANY = 0,    /* any broker that fails ends the instance */
+    LAUNCH_EXIT_LEADER = 1, /* only rank 0 (and bootstrap failures) */
+};
 
 struct launch_params {
     int size;          /* number of brokers, >= 1 */
@@ -24,6 +32,7 @@ struct launch_params {
     char **argv_rank0; /* rank 0's command (with the initial program) */
     double grace;      /* seconds between SIGTERM and SIGKILL */
     int verbose;       /* print each command; trace PMI if >= 2 */
+    enum launch_exit_mode exit_mode;
 };
 
 /* Run the instance.  Returns the exit status for flux start: the exit

@@ -80,6 +80,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <zmq.h>
 
@@ -91,9 +95,19 @@
 #define KEYLEN 40                            /* Z85 CURVE key */
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define ZAP_DOMAIN "flux-overlay"
-#define MONITOR_EVENTS                                             \
-    (ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL \
-     | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+#define MONITOR_EVENTS                                                       \
+    (ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL           \
+     | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH \
+     | ZMQ_EVENT_ACCEPTED)
+/* Lines about refused or failed peers (unknown keys, failed handshakes,
+ * connections closed for being too many): at most PEERLOG_BURST per
+ * PEERLOG_WINDOW seconds, then one line saying how many were left out. */
+#define PEERLOG_BURST 10
+#define PEERLOG_WINDOW 60.
+/* Accepted connections on the child-facing socket beyond the children
+ * that are up: more are closed at once.  Each holds a file descriptor
+ * until its handshake ends (ZMQ_HANDSHAKE_IVL). */
+#define UNAUTH_MAX 64
 
 struct zwatch;
 /* Consume one queued message: 1, or 0 if none was queued. */
@@ -146,6 +160,13 @@ struct overlay {
     char *bind_uri;
     struct authkey *keys;
     size_t nkeys;
+    int nconns;             /* accepted connections not yet disconnected */
+    unsigned long nrefused; /* connections closed: UNAUTH_MAX reached */
+
+    /* rate limit of the lines about refused peers */
+    double peerlog_start;
+    int peerlog_count;
+    unsigned long peerlog_dropped;
 
     /* upstream */
     struct peer parent;
@@ -184,6 +205,45 @@ static void ov_log (struct overlay *ov, int level, const char *fmt, ...)
         va_end (ap);
         ov->log_cb (ov, level, buf, ov->log_arg);
     }
+    errno = saved_errno;
+}
+
+/* A line about a refused or failed peer: rate limited (see PEERLOG_*),
+ * since anyone who can reach the port can make them. */
+static void peer_log (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void peerlog_flush (struct overlay *ov, double t)
+{
+    if (t - ov->peerlog_start < PEERLOG_WINDOW)
+        return;
+    if (ov->peerlog_dropped > 0)
+        ov_log (ov, LOG_WARNING,
+                "%lu more messages about refused or failed peers in the "
+                "last %.0fs were not logged",
+                ov->peerlog_dropped, t - ov->peerlog_start);
+    ov->peerlog_start = t;
+    ov->peerlog_count = 0;
+    ov->peerlog_dropped = 0;
+}
+
+static void peer_log (struct overlay *ov, int level, const char *fmt, ...)
+{
+    int saved_errno = errno;
+    char buf[256];
+    va_list ap;
+
+    peerlog_flush (ov, flux_reactor_now (ov->r));
+    if (ov->peerlog_count >= PEERLOG_BURST) {
+        ov->peerlog_dropped++;
+        errno = saved_errno;
+        return;
+    }
+    ov->peerlog_count++;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    ov_log (ov, level, "%s", buf);
     errno = saved_errno;
 }
 
@@ -695,8 +755,8 @@ static void zap_answer (struct overlay *ov, void *zs, struct frames *fr)
             user = rank;
         }
         else
-            ov_log (ov, LOG_NOTICE, "refused unknown key %s from %s", key,
-                    addr[0] ? addr : "(local)");
+            peer_log (ov, LOG_NOTICE, "refused unknown key %s from %s", key,
+                      addr[0] ? addr : "(local)");
     }
     if (zmq_send (zs, "1.0", 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
         || zmq_send (zs, fr->n > 1 ? zmq_msg_data (&fr->f[1]) : NULL,
@@ -874,6 +934,59 @@ static int router_recv (struct zwatch *w)
     return 1;
 }
 
+/* Is the local address ss that of our bound endpoint (same TCP port, or
+ * same ipc path)? */
+static bool endpoint_is_ours (struct overlay *ov,
+                              const struct sockaddr_storage *ss, socklen_t len)
+{
+    const char *uri = ov->bind_uri;
+
+    if (!strncmp (uri, "tcp://", 6)) {
+        const char *colon = strrchr (uri, ':');
+        long port = colon ? strtol (colon + 1, NULL, 10) : -1;
+        if (ss->ss_family == AF_INET)
+            return ntohs (((const struct sockaddr_in *)ss)->sin_port) == port;
+        if (ss->ss_family == AF_INET6)
+            return ntohs (((const struct sockaddr_in6 *)ss)->sin6_port) == port;
+        return false;
+    }
+    if (!strncmp (uri, "ipc://", 6) && ss->ss_family == AF_UNIX
+        && len > offsetof (struct sockaddr_un, sun_path)) {
+        const struct sockaddr_un *sun = (const struct sockaddr_un *)ss;
+        size_t n = len - offsetof (struct sockaddr_un, sun_path);
+        return strnlen (sun->sun_path, n) == strlen (uri + 6)
+               && !strncmp (sun->sun_path, uri + 6, n);
+    }
+    return false;
+}
+
+/* fd was just accepted on the child-facing socket (it may be closed and
+ * its number reused by now: it is only touched if it is still a socket
+ * bound to our endpoint).  If more connections are open than the children
+ * that are up plus UNAUTH_MAX, it is shut down: libzmq then sees it close
+ * and frees it, so strangers cannot take all our file descriptors. */
+static void unauth_bound (struct overlay *ov, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof (ss);
+    int up = 0;
+
+    for (int i = 0; i < ov->nchildren; i++)
+        if (is_up (&ov->children[i]))
+            up++;
+    if (ov->nconns <= up + UNAUTH_MAX || fd < 0 || !ov->bind_uri)
+        return;
+    if (getsockname (fd, (struct sockaddr *)&ss, &len) < 0
+        || !endpoint_is_ours (ov, &ss, len))
+        return;
+    (void)shutdown (fd, SHUT_RDWR);
+    ov->nrefused++;
+    peer_log (ov, LOG_WARNING,
+              "more than %d connections not yet authenticated: closing new "
+              "ones (%lu so far)",
+              UNAUTH_MAX, ov->nrefused);
+}
+
 static int router_mon_recv (struct zwatch *w)
 {
     struct overlay *ov = w->ov;
@@ -883,19 +996,25 @@ static int router_mon_recv (struct zwatch *w)
 
     if (monitor_read (w, &event, &value, addr, sizeof (addr)) == 0)
         return 0;
-    if (event == ZMQ_EVENT_DISCONNECTED) {
+    if (event == ZMQ_EVENT_ACCEPTED) {
+        ov->nconns++;
+        unauth_bound (ov, (int)value);
+    }
+    else if (event == ZMQ_EVENT_DISCONNECTED) {
+        if (ov->nconns > 0)
+            ov->nconns--;
         for (int i = 0; i < ov->nchildren; i++) {
             struct peer *c = &ov->children[i];
             if (is_up (c) && c->fd == (int)value)
                 child_lost (ov, c, "connection closed", false);
         }
     }
-    else if (event != 0) /* the ZAP handler logged refused keys */
-        ov_log (ov,
-                event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? LOG_DEBUG : LOG_INFO,
-                "handshake with a peer at %s failed (event 0x%x, status "
-                "%" PRIu32 ")",
-                addr[0] ? addr : "(local)", event, value);
+    else if (event != 0 && event != ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        /* (the ZAP handler logged refused keys) */
+        peer_log (ov, LOG_INFO,
+                  "handshake with a peer at %s failed (event 0x%x, status "
+                  "%" PRIu32 ")",
+                  addr[0] ? addr : "(local)", event, value);
     return 1;
 }
 
@@ -1062,6 +1181,7 @@ static void timer_cb (uv_timer_t *h)
             child_tick (ov, &ov->children[i], t);
     }
     parent_tick (ov, t);
+    peerlog_flush (ov, t);
 }
 
 /* Public interface */
@@ -1303,6 +1423,16 @@ static void *router_create (struct overlay *ov)
     return zs;
 }
 
+/* An ipc:// endpoint is a unix socket file: only this broker's user may
+ * connect to it (the least mode that works; CURVE refuses strangers
+ * anyway).  Other transports have no file. */
+static int ipc_restrict (const char *endpoint)
+{
+    if (strncmp (endpoint, "ipc://", 6) != 0 || endpoint[6] == '@')
+        return 0;
+    return chmod (endpoint + 6, 0600);
+}
+
 int overlay_bind (struct overlay *ov, const char *uri)
 {
     struct zwatch *mon = NULL, *w = NULL;
@@ -1323,7 +1453,7 @@ int overlay_bind (struct overlay *ov, const char *uri)
         || !(mon = monitor_create (ov, zs, router_mon_recv))
         || zmq_bind (zs, uri) < 0
         || zmq_getsockopt (zs, ZMQ_LAST_ENDPOINT, endpoint, &len) < 0
-        || !(copy = strdup (endpoint))
+        || ipc_restrict (endpoint) < 0 || !(copy = strdup (endpoint))
         || !(w = watch_create (ov, zs, router_recv))) {
         int saved_errno = errno;
         free (copy);

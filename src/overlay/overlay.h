@@ -157,8 +157,9 @@ int overlay_authorize (struct overlay *ov, uint32_t rank, const char *pubkey);
 
 /* Bind the child-facing socket (only if this rank has children: EINVAL
  * otherwise, EBUSY if already bound).  uri like "tcp://10.0.0.1:*" or
- * "ipc:///tmp/x/tbon-0"; errors from zmq_bind() (EADDRINUSE, ...) are
- * passed on and leave nothing behind.  overlay_get_bind_uri() returns the
+ * "ipc:///tmp/x/tbon-0" (whose socket file is made mode 0600); errors
+ * from zmq_bind() (EADDRINUSE, ...) or chmod() are passed on and leave
+ * nothing behind.  overlay_get_bind_uri() returns the
  * resolved endpoint (wildcard port filled in), NULL before bind.
  */
 int overlay_bind (struct overlay *ov, const char *uri);

@@ -477,8 +477,8 @@ static void test_create (void)
     ok (server_start (&p) != NULL, "create replaces a stale socket");
     umask (um);
     ok (stat (T.path, &st) == 0 && S_ISSOCK (st.st_mode)
-            && (st.st_mode & 07777) == 0777,
-        "socket file is a socket with mode 0777 despite umask 077 (%o)",
+            && (st.st_mode & 07777) == 0600,
+        "socket file is a socket with mode 0600 despite umask 077 (%o)",
         (unsigned)(st.st_mode & 07777));
     ok ((fd = client_open (NULL)) >= 0, "a client connects to it");
     close (fd);
@@ -701,7 +701,7 @@ static int guest_child (void)
         return 91;
     snprintf (uri, sizeof (uri), "local://%s", T.path);
     if (!(h = flux_open (uri, 0)))
-        return errno == EPERM ? 10 : 92;
+        return errno == EPERM ? 10 : errno == EACCES ? 11 : 92;
     msg = flux_request_encode ("guest.hello", "x");
     flux_msg_set_cred (msg, (struct flux_msg_cred){0, FLUX_ROLE_OWNER});
     if (flux_send (h, msg, 0) < 0)
@@ -736,14 +736,26 @@ static void test_guest (void)
     int rc;
 
     if (getuid () != 0) {
-        skip (6, "guest tests need root to setuid to nobody");
+        skip (8, "guest tests need root to setuid to nobody");
         return;
     }
     if (!server_start (&p))
         BAIL_OUT ("cannot create server");
     rc = run_guest_child ();
+    cmp_ok (rc, "==", 11,
+            "guest (uid %d) without allow_guest_user: the socket's mode (0600) "
+            "refuses it: EACCES",
+            NOBODY);
+    ok (T.nconn == 0 && T.ndisc == 0, "no callbacks for the refused guest");
+    server_stop ();
+
+    /* a guest that reaches the socket all the same (mode changed behind
+     * the server's back) is still refused, by its credentials */
+    if (!server_start (&p) || chmod (T.path, 0666) < 0)
+        BAIL_OUT ("cannot create server");
+    rc = run_guest_child ();
     cmp_ok (rc, "==", 10,
-            "guest (uid %d) without allow_guest_user: libflux gets EPERM",
+            "guest (uid %d) past the mode, without allow_guest_user: EPERM",
             NOBODY);
     ok (T.nconn == 0 && T.ndisc == 0, "no callbacks for the refused guest");
     ok (strstr (T.lastlog, "65534") != NULL, "refusal logged with the uid (%s)",

@@ -39,6 +39,8 @@ static const char usage[]
       "      --test-exit-timeout=FSD  Grace period before brokers left "
       "running\n"
       "                             are killed (default 5s)\n"
+      "      --test-exit-mode=MODE  any: a broker that fails stops the\n"
+      "                             instance (default); leader: only rank 0\n"
       "  -v, --verbose              Print the broker commands (twice: also\n"
       "                             trace PMI)\n"
       "  -X, --noexec               Do not run anything (use with -v)\n"
@@ -57,6 +59,7 @@ static const struct option longopts[] = {
     {"config-path", required_argument, NULL, 'c'},
     {"setattr", required_argument, NULL, 'S'},
     {"test-exit-timeout", required_argument, NULL, 'T'},
+    {"test-exit-mode", required_argument, NULL, 'M'},
     {"verbose", no_argument, NULL, 'v'},
     {"noexec", no_argument, NULL, 'X'},
     CMD_OPT_HELP,
@@ -229,6 +232,17 @@ int cmd_start (int argc, char **argv)
                 break;
             case 'T':
                 p.grace = cmd_parse_duration ("--test-exit-timeout", optarg);
+                break;
+            case 'M':
+                if (!strcmp (optarg, "any"))
+                    p.exit_mode = LAUNCH_EXIT_ANY;
+                else if (!strcmp (optarg, "leader"))
+                    p.exit_mode = LAUNCH_EXIT_LEADER;
+                else {
+                    fprintf (stderr, "flux-start: --test-exit-mode must be "
+                                     "any or leader\n");
+                    exit (1);
+                }
                 break;
             case 'v':
                 p.verbose++;

@@ -109,6 +109,15 @@ static void test_parse (void)
     is (run ("{id:<5q}", 0, 0), "ERROR: Invalid format specifier '<5q' for id",
         "bad spec");
     is (run ("{{{id}}} text", 0, 0), "{1} text\n", "braces and literal text");
+    /* a width that would write gigabytes (or overflow an int) */
+    is (run ("{id:>99999999999}", 0, 0),
+        "ERROR: id: field width 99999999999 is above 1000", "huge width");
+    is (run ("{id:>1001}", 0, 0), "ERROR: id: field width 1001 is above 1000",
+        "width 1001");
+    is (run ("{t_submit:.99999999999f}", 0, 0),
+        "ERROR: t_submit: precision 99999999999 is above 1000",
+        "huge precision");
+    ok (strlen (run ("{id:>1000}", 0, 0)) == 1001, "width 1000 is fine");
 }
 
 static void test_fields (void)

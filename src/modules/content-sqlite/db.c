@@ -17,10 +17,12 @@
  * into memory: nothing acknowledged depends on the index being written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -502,6 +504,24 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     }
     /* commits go to the WAL in one write each (walbuf.h); without that
      * VFS, sqlite's default one does the same work in more calls */
+    /* the store is the owner's alone: create it 0600 (sqlite would make it
+     * 0644 less the umask), and take group and other bits from one made
+     * before; sqlite gives its -wal and -shm files the database's mode */
+    {
+        int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        struct stat st;
+        if (fd < 0 || fstat (fd, &st) < 0
+            || ((st.st_mode & 077) && fchmod (fd, st.st_mode & 0700) < 0)) {
+            int saved_errno = errno;
+            errprintf (error, "%s: %s", path, strerror (errno));
+            if (fd >= 0)
+                close (fd);
+            free (db);
+            errno = saved_errno;
+            return NULL;
+        }
+        close (fd);
+    }
     vfs = walbuf_vfs_acquire ();
     db->walbuf = vfs != NULL;
     rc = sqlite3_open_v2 (path, &db->sq,

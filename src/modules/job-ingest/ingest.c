@@ -51,6 +51,7 @@ struct ingest {
     uint32_t rank;
     uint32_t owner;
     int batch_max;
+    size_t max_jobspec; /* bytes (job-ingest max-jobspec-size) */
     bool shutting_down;
     struct fluid_generator gen;
     bool gen_ready;
@@ -587,7 +588,8 @@ void ingest_submit (ingest_t *ing, const flux_msg_t *msg)
         flux_respond_error (ing->h, msg, ENOSYS, "job-ingest is shutting down");
         return;
     }
-    if (!(job = jobreq_create (msg, ing->owner, &errnum, &error))) {
+    if (!(job = jobreq_create (msg, ing->owner, ing->max_jobspec, &errnum,
+                               &error))) {
         ing->stats.rejected++;
         flux_respond_error (ing->h, msg, errnum, error.text);
         return;
@@ -613,6 +615,11 @@ void ingest_shutdown (ingest_t *ing)
 {
     ing->shutting_down = true;
     flush_current (ing);
+}
+
+void ingest_set_max_jobspec (ingest_t *ing, size_t bytes)
+{
+    ing->max_jobspec = bytes;
 }
 
 void ingest_set_batch_delay (ingest_t *ing, unsigned int ms)
@@ -657,6 +664,7 @@ ingest_t *ingest_create (flux_t *h, uint32_t rank, uint32_t owner,
     ing->rank = rank;
     ing->owner = owner;
     ing->batch_max = batch_max;
+    ing->max_jobspec = JOBREQ_JOBSPEC_MAX_DEFAULT;
     ing->kvs_wait_ms = (uint64_t)(INGEST_KVS_WAIT_DEFAULT * 1000.);
     list_init (&ing->waiting);
     list_init (&ing->inflight);

@@ -52,6 +52,10 @@ ingest_t *ingest_create (flux_t *h, uint32_t rank, uint32_t owner,
  */
 void ingest_destroy (ingest_t *ing);
 
+/* Refuse jobspecs larger than bytes (default JOBREQ_JOBSPEC_MAX_DEFAULT,
+ * the module argument max-jobspec-size=BYTES). */
+void ingest_set_max_jobspec (ingest_t *ing, size_t bytes);
+
 /* Collect a batch for ms milliseconds after its first job instead of
  * until the end of the loop turn (0, the default).
  */

@@ -43,8 +43,16 @@ static int check_jobspec (struct jobreq *job, const char *text,
         return errprintf (error, "invalid JSON: %s", jerr);
     if (!json_is_object (o))
         errprintf (error, "jobspec must be an object");
-    else if (!(job->flags & FLUX_JOB_NOVALIDATE))
-        js = jobspec_parse_json (o, error);
+    else if (!(job->flags & FLUX_JOB_NOVALIDATE)
+             && (js = jobspec_parse_json (o, error))
+             && js->duration > JOBREQ_DURATION_MAX) {
+        errprintf (error,
+                   "attributes.system.duration must be at most %g seconds "
+                   "(about 31 years)",
+                   JOBREQ_DURATION_MAX);
+        jobspec_destroy (js);
+        js = NULL;
+    }
     if (!json_is_object (o) || (!(job->flags & FLUX_JOB_NOVALIDATE) && !js)) {
         json_decref (o);
         return -1;
@@ -55,7 +63,8 @@ static int check_jobspec (struct jobreq *job, const char *text,
 }
 
 struct jobreq *jobreq_create (const flux_msg_t *msg, uint32_t owner,
-                              int *errnum, flux_error_t *error)
+                              size_t max_jobspec, int *errnum,
+                              flux_error_t *error)
 {
     struct jobreq *job;
     struct flux_msg_cred cred;
@@ -121,6 +130,14 @@ struct jobreq *jobreq_create (const flux_msg_t *msg, uint32_t owner,
         errprintf (error, "only the instance owner may submit with signing "
                           "mechanism none");
         return fail (job, errnum, EPERM);
+    }
+    if (len > max_jobspec) {
+        free (payload);
+        errprintf (error,
+                   "jobspec is %zu bytes, above the limit of %zu "
+                   "(job-ingest max-jobspec-size)",
+                   len, max_jobspec);
+        return fail (job, errnum, EINVAL);
     }
     rc = check_jobspec (job, payload, error);
     job->jobspec = payload;

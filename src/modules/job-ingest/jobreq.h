@@ -6,6 +6,7 @@
 #ifndef JOB_INGEST_JOBREQ_H
 #define JOB_INGEST_JOBREQ_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "libflux/flux.h"
@@ -24,18 +25,30 @@ struct jobreq {
     double t_submit;
 };
 
+/* The default of job-ingest max-jobspec-size: the largest jobspec (in
+ * bytes, as signed) accepted.  flux-core has no limit of its own (a
+ * jobspec is bounded only by the content store's blob size limit, 1 GiB
+ * by default): a 10 MB jobspec raised our broker by 140 MB. */
+#define JOBREQ_JOBSPEC_MAX_DEFAULT (2 * 1024 * 1024)
+/* The longest attributes.system.duration accepted (s): past it no timer
+ * can be armed (job-exec's allows 1e12 s from now). */
+#define JOBREQ_DURATION_MAX 1e9
+
 /* Decode and check msg {J:s, urgency:i, flags:i} for an instance owned by
  * owner, in this order: payload shape (EPROTO), flags (EPROTO for an
  * unknown bit; WAITABLE from a non-owner EINVAL; NOVALIDATE from a
  * non-owner EPERM), urgency 0-31 and <= 16 for a non-owner (EINVAL),
  * root in an instance not owned by root (EPERM), J (EINVAL), signer ==
  * requester (EPERM), mechanism none only with the OWNER role (EPERM),
- * jobspec JSON (EINVAL) and, without NOVALIDATE, jobspec v1 (EINVAL).
+ * jobspec size at most max_jobspec bytes (EINVAL), jobspec JSON (EINVAL)
+ * and, without NOVALIDATE, jobspec v1 with a duration of at most
+ * JOBREQ_DURATION_MAX (EINVAL).
  * Returns a new jobreq, or NULL with *errnum set and error->text one
  * line for the requester.
  */
 struct jobreq *jobreq_create (const flux_msg_t *msg, uint32_t owner,
-                              int *errnum, flux_error_t *error);
+                              size_t max_jobspec, int *errnum,
+                              flux_error_t *error);
 void jobreq_destroy (struct jobreq *job);
 
 #endif /* !JOB_INGEST_JOBREQ_H */

@@ -23,6 +23,7 @@
 #include <syslog.h>
 
 #include "ingest.h"
+#include "jobreq.h"
 #include "libflux/flux.h"
 #include "libflux/stats.h"
 #include "libutil/fsd.h"
@@ -57,11 +58,22 @@ static const struct flux_msg_handler_spec htab[] = {
 };
 
 static int parse_args (flux_t *h, int argc, char **argv, int *batch_max,
-                       int *delay, double *kvs_wait)
+                       int *delay, double *kvs_wait, size_t *max_jobspec)
 {
     int i;
 
     for (i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "max-jobspec-size=", 17)) {
+            char *end;
+            unsigned long long n;
+            errno = 0;
+            n = strtoull (argv[i] + 17, &end, 10);
+            if (errno || *end != '\0' || end == argv[i] + 17 || n < 1
+                || n > (1ULL << 30) || argv[i][17] == '-')
+                goto inval;
+            *max_jobspec = (size_t)n;
+            continue;
+        }
         if (!strncmp (argv[i], "kvs-wait=", 9)) {
             if (fsd_parse_duration (argv[i] + 9, kvs_wait) < 0)
                 goto inval;
@@ -128,18 +140,21 @@ static void drain (flux_t *h, ingest_t *ing)
 int mod_main (flux_t *h, int argc, char **argv)
 {
     int batch_max = INGEST_BATCH_MAX_DEFAULT, delay = 0;
+    size_t max_jobspec = JOBREQ_JOBSPEC_MAX_DEFAULT;
     double kvs_wait = INGEST_KVS_WAIT_DEFAULT;
     uint32_t rank, owner;
     ingest_t *ing;
     flux_msg_handler_t **handlers = NULL;
     int rc = -1;
 
-    if (parse_args (h, argc, argv, &batch_max, &delay, &kvs_wait) < 0
+    if (parse_args (h, argc, argv, &batch_max, &delay, &kvs_wait, &max_jobspec)
+            < 0
         || flux_get_rank (h, &rank) < 0 || get_owner (h, &owner) < 0)
         return -1;
     if (!(ing = ingest_create (h, rank, owner, batch_max)))
         return -1;
     ingest_set_batch_delay (ing, delay);
+    ingest_set_max_jobspec (ing, max_jobspec);
     ingest_set_kvs_wait (ing, kvs_wait);
     if (flux_msg_handler_addvec (h, htab, ing, &handlers) < 0
         || (rank == 0 && flux_event_subscribe (h, "kvs.online") < 0))

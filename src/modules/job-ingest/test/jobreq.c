@@ -53,7 +53,8 @@ static void check (flux_msg_t *msg, int errnum, const char *text,
 {
     flux_error_t error = {.text = ""};
     int e = 0;
-    struct jobreq *job = jobreq_create (msg, OWNER, &e, &error);
+    struct jobreq *job
+        = jobreq_create (msg, OWNER, JOBREQ_JOBSPEC_MAX_DEFAULT, &e, &error);
 
     if (errnum == 0) {
         ok (job != NULL, "%s: accepted", what);
@@ -77,7 +78,7 @@ int main (int argc, char **argv)
     int e;
 
     msg = submit_req (good_js, OWNER, 16, FLUX_JOB_WAITABLE, OWNER, O);
-    job = jobreq_create (msg, OWNER, &e, &error);
+    job = jobreq_create (msg, OWNER, JOBREQ_JOBSPEC_MAX_DEFAULT, &e, &error);
     ok (job && job->userid == OWNER && job->rolemask == O && job->urgency == 16
             && job->flags == FLUX_JOB_WAITABLE && job->jobspec
             && !strcmp (job->jobspec, good_js) && job->J && job->msg == msg,
@@ -135,6 +136,34 @@ int main (int argc, char **argv)
     check (submit_req ("{\"a\":1,\"a\":2}", OWNER, 16, FLUX_JOB_NOVALIDATE,
                        OWNER, O),
            EINVAL, "duplicate", "duplicate keys");
+
+    /* a duration no timer can honour (1e308 s used to fail the job at
+     * exec with "cannot arm the expiration timer") */
+    {
+        char js[1024];
+        const char *at = strstr (good_js, "\"duration\":0");
+        int n = (int)(at - good_js);
+        snprintf (js, sizeof (js), "%.*s\"duration\":1e308}}}", n, good_js);
+        check (submit_req (js, OWNER, 16, 0, OWNER, O), EINVAL,
+               "attributes.system.duration must be at most 1e+09",
+               "duration 1e308");
+        snprintf (js, sizeof (js), "%.*s\"duration\":1e9}}}", n, good_js);
+        check (submit_req (js, OWNER, 16, 0, OWNER, O), 0, NULL,
+               "duration 1e9 (about 31 years)");
+    }
+
+    /* the size limit: checked on the jobspec before it is parsed */
+    msg = submit_req (good_js, OWNER, 16, 0, OWNER, O);
+    job = jobreq_create (msg, OWNER, 100, &e, &error);
+    ok (job == NULL && e == EINVAL
+            && strstr (error.text, "jobspec is 210 bytes, above the limit of "
+                                   "100 (job-ingest max-jobspec-size)"),
+        "a jobspec over max-jobspec-size: EINVAL (%s)", error.text);
+    jobreq_destroy (job);
+    job = jobreq_create (msg, OWNER, strlen (good_js), &e, &error);
+    ok (job != NULL, "a jobspec of exactly max-jobspec-size is accepted");
+    jobreq_destroy (job);
+    flux_msg_decref (msg);
     done_testing ();
     return 0;
 }

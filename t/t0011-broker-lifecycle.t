@@ -1,0 +1,129 @@
+#!/bin/sh
+test_description='brokers start and stop without hanging: a torpid child
+that comes back, a shared rundir, a broker lost during start-up or after
+it, and the overlay status of lost descendants'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+RPC="$FLUX_BUILD_DIR/t/rpc"
+
+# The pids of the brokers started from this test directory (other tests
+# may run brokers at the same time: those have another cwd).
+my_brokers () {
+	for p in $(pgrep -x flux-broker); do
+		test "$(readlink /proc/$p/cwd)" = "$(pwd -P)" && echo $p
+	done
+	return 0
+}
+# Kill what a failed test left behind (each pid was checked as ours).
+kill_my_brokers () {
+	for p in $(my_brokers); do kill -9 $p; done
+	return 0
+}
+no_brokers_left () {
+	test -z "$(my_brokers)"
+}
+# pid_of RANK: the pid of the broker of RANK
+cat >pid_of.sh <<EOF
+$RPC -r \$1 attr.get '{"name":"broker.pid"}' | sed -e 's/.*"value":"\([0-9]*\)".*/\1/'
+EOF
+
+test_expect_success 'a child torpid then back: rank 0 still exits' '
+	cat >torpid.sh <<-EOT &&
+	pid=\$(sh pid_of.sh 1)
+	test -n "\$pid" || exit 1
+	kill -STOP \$pid
+	sleep 2.5
+	kill -CONT \$pid
+	sleep 1
+	flux dmesg >torpid.dmesg
+	EOT
+	timeout -k 10 60 flux start -s 2 -Stbon.heartbeat=0.2 \
+		-Stbon.torpid_max=1 -Stbon.lost_max=0 sh torpid.sh;
+	rc=$? &&
+	kill_my_brokers &&
+	grep "rank 1 is torpid" torpid.dmesg &&
+	test $rc = 0
+'
+test_expect_success 'FINALIZE has a bound: a child that never leaves is left' '
+	cat >stuck.sh <<-EOT &&
+	pid=\$(sh pid_of.sh 1)
+	test -n "\$pid" || exit 1
+	echo \$pid >stuck.pid
+	kill -STOP \$pid
+	EOT
+	t0=$(date +%s) &&
+	timeout -k 10 60 flux start -s 2 -Stbon.lost_max=0 \
+		-Sbroker.finalize-timeout=2s sh stuck.sh 2>stuck.err;
+	rc=$? &&
+	t1=$(date +%s) &&
+	kill -CONT $(cat stuck.pid) 2>/dev/null;
+	kill_my_brokers &&
+	test $rc != 124 &&
+	test $((t1 - t0)) -lt 40 &&
+	grep "finalize: rank 1 did not leave within 2s" stuck.err
+'
+test_expect_success 'flux start -s 4 with one shared rundir' '
+	rd=$(mktemp -d "$TMPDIR/rd.XXXXXX") &&
+	timeout -k 10 120 flux start -s 4 -Srundir=$rd \
+		sh -c "flux getattr size && flux getattr tbon.endpoint && \
+		$RPC -r 3 broker.ping {}" >shared.out;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc = 0 &&
+	head -1 shared.out >size.out &&
+	echo 4 >size.exp &&
+	test_cmp size.exp size.out &&
+	grep "^ipc://$rd/tbon-0$" shared.out &&
+	grep "\"rank\":3" shared.out &&
+	ls $rd >rd.ls &&
+	grep "^tbon-1$" rd.ls
+'
+test_expect_success 'quorum delayed: rank 0 logs the ranks it waits for' '
+	cat >$TMPDIR/rc1-slow.sh <<-EOT &&
+	#!/bin/sh
+	test "\$(flux getattr rank)" = 3 && sleep 4
+	exit 0
+	EOT
+	chmod +x $TMPDIR/rc1-slow.sh &&
+	timeout -k 10 120 flux start -s 4 -Sbroker.quorum-warn=1s \
+		-Sbroker.rc1_path=$TMPDIR/rc1-slow.sh true 2>slow.err;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc = 0 &&
+	grep "quorum delayed: after 1s, still waiting for rank(s) 1,3" slow.err
+'
+test_expect_success 'a broker that fails during start-up ends flux start' '
+	cat >$TMPDIR/rc1-fail.sh <<-EOT &&
+	#!/bin/sh
+	test "\$(flux getattr rank)" = 3 && exit 1
+	exit 0
+	EOT
+	chmod +x $TMPDIR/rc1-fail.sh &&
+	timeout -k 10 120 flux start -s 4 -Sbroker.rc1_path=$TMPDIR/rc1-fail.sh \
+		true 2>fail.err;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc != 0 && test $rc != 124 &&
+	grep "flux-start: rank 3: exited with status 1" fail.err &&
+	grep "flux-start: rank 3 failed: stopping the instance" fail.err
+'
+test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
+	cat >grand.sh <<-EOT &&
+	pid=\$(sh pid_of.sh 3)
+	test -n "\$pid" || exit 1
+	flux overlay status >before.out
+	kill -9 \$pid
+	flux overlay status --wait=degraded --timeout=30 >after.out
+	EOT
+	timeout -k 10 120 flux start -s 4 --test-exit-mode=leader sh grand.sh;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc = 0 &&
+	grep "^0 .*: full$" before.out &&
+	grep "^0 .*: degraded$" after.out &&
+	grep "1 .*: degraded$" after.out &&
+	grep "3 .*: lost" after.out &&
+	grep "2 .*: full$" after.out
+'
+test_done
