@@ -148,10 +148,9 @@ static int make_statedir (struct broker *b)
 }
 
 /* Modules are found in conf.module_path: in the build tree, every
- * src/modules/NAME/.libs; installed, FLUX_MODULE_DIR.  In the build tree
- * the binary is src/broker/.libs/flux-broker, run by libtool's wrapper
- * script src/broker/flux-broker (which sets LD_LIBRARY_PATH to find the
- * uninstalled libflux-core.so). */
+ * src/modules/NAME/.libs; installed, FLUX_MODULE_DIR.  The broker is in
+ * the build tree if it is src/broker/flux-broker (or the binary behind a
+ * libtool wrapper script of that name, in .libs). */
 static char *default_module_path (void)
 {
     char exe[4096], *path = NULL;

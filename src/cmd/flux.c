@@ -70,8 +70,8 @@ static const struct builtin *builtin_find (const char *name)
 }
 
 /* The directory holding the running flux binary, or "" if unknown.  In
- * the build tree the binary is src/cmd/.libs/flux, run by libtool's
- * wrapper script src/cmd/flux: the directory is src/cmd.
+ * the build tree that is src/cmd (a binary in src/cmd/.libs, run by a
+ * libtool wrapper script, counts as src/cmd too).
  */
 static const char *self_dir (void)
 {

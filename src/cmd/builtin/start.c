@@ -139,9 +139,8 @@ static bool is_executable (const char *path)
 }
 
 /* $FLUX_BROKER_PATH, else flux-broker next to this flux binary (or in
- * the build tree's src/broker), else the installed one.  In the build
- * tree this binary is src/cmd/.libs/flux behind libtool's wrapper script
- * src/cmd/flux, and src/broker/flux-broker is such a script too.
+ * the build tree's src/broker), else the installed one.  A binary in a
+ * .libs directory (behind a libtool wrapper script) counts as its parent.
  */
 static const char *broker_path (void)
 {
