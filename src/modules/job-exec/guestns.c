@@ -36,7 +36,7 @@
 
 #define EVENTLOG_KEY "exec.eventlog"
 
-enum step { S_IDLE, S_LOOKUP, S_CREATE, S_COMMIT, S_REMOVE };
+enum step { S_IDLE, S_LOOKUP, S_CREATE, S_COMMIT, S_GETROOT, S_REMOVE };
 enum pop { P_NONE, P_LINK, P_COPY, P_UNLINK };
 enum stage { C_FLUSH, C_LINK, C_REMOVE, C_DONE };
 
@@ -46,12 +46,11 @@ struct guestns {
     timerq_t *tq;
     struct list_node guests;
     struct waitlist kvs_wait;
-    /* the shared primary commit */
-    struct list_node next; /* guests whose pop goes in the next commit */
-    struct list_node sent; /* ... in the commit in flight */
-    flux_kvs_txn_t *txn;   /* the commit in flight (kept to resend) */
-    flux_future_t *pf;
-    struct waitlist_item pwi;
+    /* the shared primary commits */
+    struct list_node next;    /* guests whose pop goes in the next commit */
+    struct list_node batches; /* commits in flight (struct pbatch) */
+    size_t inflight;
+    struct waitlist pwait; /* commits refused (the kvs unloading) */
     struct flux_deferred defer;
     struct guestns_stats stats;
     char empty_root[BLOBREF_MAX_STRING_SIZE]; /* blobref of an empty dir */
@@ -124,14 +123,42 @@ static bool pending (const struct guest *g)
     return g->log.len > g->committed;
 }
 
-/* ---- the shared primary commit ---- */
+/* ---- the shared primary commits ---- */
 
-static void pbatch_send (guestns_t *gs);
+/* A primary commit in flight, with the guests whose operations it
+ * carries.  One at a time: what accumulates meanwhile goes in the next.
+ * (More in flight measured slower: each primary commit rewrites the
+ * path from the root to every job directory it touches, so fewer,
+ * larger commits cost the kvs less.) */
+#define PBATCH_MAX 1
+
+struct pbatch {
+    struct list_node link; /* gs->batches */
+    guestns_t *gs;
+    struct list_node guests;
+    flux_kvs_txn_t *txn; /* kept to be sent again */
+    flux_future_t *f;
+    struct waitlist_item wi;
+};
+
+static void pbatch_destroy (struct pbatch *b)
+{
+    if (b) {
+        list_del (&b->link);
+        waitlist_cancel (&b->gs->pwait, &b->wi);
+        flux_future_destroy (b->f);
+        flux_kvs_txn_destroy (b->txn);
+        free (b);
+    }
+}
+
+static void pbatch_send (struct pbatch *b);
 
 static void pbatch_cb (flux_future_t *f, void *arg)
 {
-    guestns_t *gs = arg;
-    struct list_node done, *pos, *tmp;
+    struct pbatch *b = arg;
+    guestns_t *gs = b->gs;
+    struct list_node *pos, *tmp;
     int errnum = 0;
     const char *errstr = NULL;
     char buf[256];
@@ -142,20 +169,18 @@ static void pbatch_cb (flux_future_t *f, void *arg)
         errstr = buf;
     }
     flux_future_destroy (f);
-    gs->pf = NULL;
+    b->f = NULL;
     if (errnum == ENOSYS) {
-        if (!waitlist_refused (&gs->kvs_wait, &gs->pwi))
+        if (!waitlist_refused (&gs->pwait, &b->wi))
             flux_log (gs->h, LOG_WARNING,
                       "guest namespaces: primary commit refused: waiting for "
                       "the kvs");
         return;
     }
-    flux_kvs_txn_destroy (gs->txn);
-    gs->txn = NULL;
     if (errnum)
         gs->stats.errors++;
-    list_move_all (&done, &gs->sent);
-    list_for_each_safe (pos, tmp, &done)
+    gs->inflight--;
+    list_for_each_safe (pos, tmp, &b->guests)
     {
         struct guest *g = list_entry (pos, struct guest, plink);
         enum pop op = g->pop;
@@ -194,63 +219,110 @@ static void pbatch_cb (flux_future_t *f, void *arg)
         }
         advance (g); /* may free g */
     }
+    pbatch_destroy (b);
     if (!list_empty (&gs->next))
         flux_reactor_defer (gs->r, &gs->defer);
 }
 
-static void pbatch_send (guestns_t *gs)
+static void pbatch_send (struct pbatch *b)
 {
-    waitlist_sent (&gs->kvs_wait, &gs->pwi);
-    if (!(gs->pf = flux_kvs_commit (gs->h, KVS_PRIMARY_NAMESPACE, 0, gs->txn))
-        || flux_future_then (gs->pf, -1., pbatch_cb, gs) < 0) {
+    guestns_t *gs = b->gs;
+    flux_future_t *f;
+
+    waitlist_sent (&gs->pwait, &b->wi);
+    if (!(f = flux_kvs_commit (gs->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
+        || flux_future_then (f, -1., pbatch_cb, b) < 0) {
         /* cannot send: fail the batch through the callback's path */
-        flux_future_t *f = gs->pf;
         int errnum = errno;
-        gs->pf = NULL;
         flux_future_destroy (f);
-        if (!(f = flux_future_create (NULL, NULL)))
-            return; /* out of memory: nothing more can be done */
+        if (!(f = flux_future_create (NULL, NULL))) {
+            flux_log (gs->h, LOG_CRIT, "guest namespaces: out of memory");
+            return;
+        }
         flux_future_set_flux (f, gs->h);
         flux_future_fulfill_error (f, errnum, NULL);
-        gs->pf = f;
-        if (flux_future_then (f, -1., pbatch_cb, gs) < 0) {
-            gs->pf = NULL;
+        if (flux_future_then (f, -1., pbatch_cb, b) < 0) {
             flux_future_destroy (f);
+            flux_log (gs->h, LOG_CRIT, "guest namespaces: %s",
+                      strerror (errno));
+            return;
         }
     }
+    b->f = f;
+}
+
+static void pbatch_resend (struct waitlist *wl, struct waitlist_item *it,
+                           void *arg)
+{
+    struct pbatch *b = waitlist_entry (it, struct pbatch, wi);
+
+    flux_log (b->gs->h, LOG_INFO,
+              "guest namespaces: the kvs is back: primary commit sent again");
+    pbatch_send (b);
+}
+
+/* The namespace's final root at job.<id>.guest, and the events not in it
+ * appended there; or, the namespace lost, job-exec's events alone. */
+static int copy_ops (flux_kvs_txn_t *txn, struct guest *g)
+{
+    char key[sizeof (g->key) + sizeof (EVENTLOG_KEY) + 1];
+
+    snprintf (key, sizeof (key), "%s.%s", g->key, EVENTLOG_KEY);
+    if (!g->final_root)
+        return flux_kvs_txn_unlink (txn, 0, g->key) < 0
+                       || flux_kvs_txn_put (txn, 0, key, g->log.data) < 0
+                   ? -1
+                   : 0;
+    if (flux_kvs_txn_put_treeobj (txn, 0, g->key, g->final_root) < 0)
+        return -1;
+    if (pending (g)
+        && flux_kvs_txn_put_raw (txn, FLUX_KVS_APPEND, key,
+                                 g->log.data + g->committed,
+                                 g->log.len - g->committed)
+               < 0)
+        return -1;
+    return 0;
 }
 
 static void pbatch_defer_cb (struct flux_deferred *d)
 {
     guestns_t *gs = (guestns_t *)((char *)d - offsetof (struct guestns, defer));
     struct list_node *pos, *tmp;
+    struct pbatch *b;
 
-    if (gs->pf || gs->txn || list_empty (&gs->next))
-        return; /* one in flight (or waiting for the kvs) */
-    if (!(gs->txn = flux_kvs_txn_create ()))
+    if (gs->inflight >= PBATCH_MAX || list_empty (&gs->next))
+        return; /* the next commit to end sends what waits */
+    if (!(b = calloc (1, sizeof (*b))) || !(b->txn = flux_kvs_txn_create ()))
         goto nomem;
+    b->gs = gs;
+    list_init (&b->link);
+    list_init (&b->guests);
+    waitlist_item_init (&b->wi);
     list_for_each_safe (pos, tmp, &gs->next)
     {
         struct guest *g = list_entry (pos, struct guest, plink);
         int rc;
         if (g->pop == P_LINK)
-            rc = flux_kvs_txn_symlink (gs->txn, 0, g->key, g->ns, ".");
+            rc = flux_kvs_txn_symlink (b->txn, 0, g->key, g->ns, ".");
         else if (g->pop == P_COPY)
-            rc = flux_kvs_txn_put_treeobj (gs->txn, 0, g->key, g->final_root);
+            rc = copy_ops (b->txn, g);
         else
-            rc = flux_kvs_txn_unlink (gs->txn, 0, g->key);
+            rc = flux_kvs_txn_unlink (b->txn, 0, g->key);
         if (rc < 0)
             goto nomem;
         gs->stats.primary_ops++;
     }
-    list_move_all (&gs->sent, &gs->next);
+    list_move_all (&b->guests, &gs->next);
+    list_add_tail (&gs->batches, &b->link);
+    gs->inflight++;
     gs->stats.primary_commits++;
-    pbatch_send (gs);
+    pbatch_send (b);
     return;
 nomem:
     /* leave the guests queued: try again on the next loop turn */
-    flux_kvs_txn_destroy (gs->txn);
-    gs->txn = NULL;
+    if (b)
+        flux_kvs_txn_destroy (b->txn);
+    free (b);
     flux_log (gs->h, LOG_ERR, "guest namespaces: building a commit: %s",
               strerror (errno));
     flux_reactor_defer (gs->r, &gs->defer);
@@ -262,7 +334,7 @@ static void pbatch_add (struct guest *g, enum pop op)
 
     g->pop = op;
     list_add_tail (&gs->next, &g->plink);
-    if (!gs->pf && !gs->txn)
+    if (gs->inflight < PBATCH_MAX)
         flux_reactor_defer (gs->r, &gs->defer);
 }
 
@@ -301,6 +373,13 @@ static void check_opened (struct guest *g)
         g->cb (g, GUEST_OPENED, 0, NULL, g->arg);
 }
 
+static void lost_at_close (struct guest *g)
+{
+    glog (g, LOG_WARNING,
+          "guest namespace %s was lost: %s keeps job-exec's own events", g->ns,
+          g->key);
+}
+
 static void flush_cb (struct tq_entry *e)
 {
     struct guest *g
@@ -324,10 +403,8 @@ static void schedule_flush (struct guest *g)
     }
 }
 
-static void commit_done (struct guest *g, flux_future_t *f)
+static void commit_done (struct guest *g)
 {
-    const char *treeobj;
-
     g->committed = g->sending;
     g->restore = 0;
     g->gs->stats.commits++;
@@ -339,19 +416,6 @@ static void commit_done (struct guest *g, flux_future_t *f)
             return;
         }
         check_opened (g); /* may free g */
-        return;
-    }
-    if (g->closing && g->stage == C_FLUSH && g->done_posted && !pending (g)) {
-        free (g->final_root);
-        g->final_root = NULL;
-        if (flux_kvs_commit_get_treeobj (f, &treeobj) < 0
-            || !(g->final_root = strdup (treeobj))) {
-            glog (g, LOG_ERR, "the root of %s: %s", g->ns, strerror (errno));
-            if (!g->close_errnum)
-                g->close_errnum = errno;
-        }
-        g->stage = C_LINK;
-        advance (g);
         return;
     }
     if (g->closing)
@@ -368,8 +432,9 @@ static void step_cb (flux_future_t *f, void *arg)
     const char *treeobj;
     char errbuf[256] = "";
 
-    if ((step == S_LOOKUP ? flux_kvs_lookup_get_treeobj (f, &treeobj)
-                          : flux_future_get (f, NULL))
+    if ((step == S_LOOKUP    ? flux_kvs_lookup_get_treeobj (f, &treeobj)
+         : step == S_GETROOT ? flux_kvs_getroot_get_treeobj (f, &treeobj)
+                             : flux_future_get (f, NULL))
         < 0) {
         errnum = errno;
         snprintf (errbuf, sizeof (errbuf), "%s", future_strerror (f, errnum));
@@ -430,13 +495,18 @@ static void step_cb (flux_future_t *f, void *arg)
             if (errnum == ENOTSUP) {
                 /* the namespace is gone (the kvs was reloaded) */
                 g->gs->stats.restored++;
+                g->ns_exists = 0;
+                g->restore = 1;
+                g->committed = 0;
+                if (g->closing) {
+                    lost_at_close (g);
+                    advance (g);
+                    break;
+                }
                 glog (g, LOG_WARNING,
                       "guest namespace %s was lost: creating it again with "
                       "job-exec's own events",
                       g->ns);
-                g->ns_exists = 0;
-                g->restore = 1;
-                g->committed = 0;
                 g->step = S_CREATE;
                 send_step (g);
                 break;
@@ -450,11 +520,9 @@ static void step_cb (flux_future_t *f, void *arg)
                 }
                 glog (g, LOG_ERR, "committing to %s: %s", g->ns, errbuf);
                 if (g->closing) {
+                    /* the events go to the primary copy instead */
                     if (!g->close_errnum)
                         g->close_errnum = errnum;
-                    g->stage = C_LINK; /* no final root: unlink */
-                    free (g->final_root);
-                    g->final_root = NULL;
                     advance (g);
                 }
                 else {
@@ -466,7 +534,29 @@ static void step_cb (flux_future_t *f, void *arg)
                 }
                 break;
             }
-            commit_done (g, f);
+            commit_done (g);
+            break;
+        case S_GETROOT:
+            if (errnum == ENOTSUP) {
+                g->gs->stats.restored++;
+                g->ns_exists = 0;
+                g->restore = 1;
+                g->committed = 0;
+                lost_at_close (g);
+            }
+            else if (errnum || !(g->final_root = strdup (treeobj))) {
+                if (!errnum) {
+                    errnum = ENOMEM;
+                    snprintf (errbuf, sizeof (errbuf), "%s", strerror (errnum));
+                }
+                glog (g, LOG_ERR, "the root of %s: %s", g->ns, errbuf);
+                g->restore = 1; /* job-exec's events alone */
+                g->committed = 0;
+                if (!g->close_errnum)
+                    g->close_errnum = errnum;
+            }
+            g->stage = C_LINK;
+            advance (g);
             break;
         case S_REMOVE:
             if (errnum && errnum != ENOTSUP) {
@@ -517,6 +607,9 @@ static void send_step (struct guest *g)
             g->sending = g->log.len;
             f = flux_kvs_commit (gs->h, g->ns, 0, txn);
             break;
+        case S_GETROOT:
+            f = flux_kvs_getroot (gs->h, g->ns, 0);
+            break;
         case S_REMOVE:
             f = flux_kvs_namespace_remove (gs->h, g->ns);
             break;
@@ -550,22 +643,21 @@ static void advance (struct guest *g)
            && g->pop == P_NONE) {
         switch (g->stage) {
             case C_FLUSH:
+                if (!g->done_posted) {
+                    if (guest_post (g, "done", NULL) < 0)
+                        glog (g, LOG_ERR, "exec.eventlog done: %s",
+                              strerror (errno));
+                    g->done_posted = 1;
+                }
                 if (!g->ns_exists) {
                     g->stage = C_LINK;
                     break;
                 }
-                if (!g->done_posted) {
-                    if (guest_post (g, "done", NULL) < 0) {
-                        g->stage = C_LINK;
-                        break;
-                    }
-                    g->done_posted = 1;
-                }
-                g->step = S_COMMIT;
+                g->step = S_GETROOT;
                 send_step (g);
                 return;
             case C_LINK:
-                if (g->final_root) {
+                if (g->final_root || g->restore) {
                     g->linked = 1;
                     pbatch_add (g, P_COPY);
                     return;
@@ -662,22 +754,15 @@ int guest_close (struct guest *g)
 static void guest_resend (struct waitlist *wl, struct waitlist_item *it,
                           void *arg)
 {
-    guestns_t *gs = arg;
-
-    if (it == &gs->pwi) {
-        flux_log (gs->h, LOG_INFO,
-                  "guest namespaces: the kvs is back: primary commit sent "
-                  "again");
-        pbatch_send (gs);
-    }
-    else
-        send_step (waitlist_entry (it, struct guest, wi));
+    send_step (waitlist_entry (it, struct guest, wi));
 }
 
 void guestns_kvs_online (guestns_t *gs)
 {
-    if (gs)
+    if (gs) {
         waitlist_online (&gs->kvs_wait);
+        waitlist_online (&gs->pwait);
+    }
 }
 
 struct guest *guest_create (guestns_t *gs, flux_jobid_t id, uint32_t userid,
@@ -758,9 +843,9 @@ guestns_t *guestns_create (flux_t *h, timerq_t *tq)
     }
     list_init (&gs->guests);
     list_init (&gs->next);
-    list_init (&gs->sent);
+    list_init (&gs->batches);
     waitlist_init (&gs->kvs_wait, guest_resend, gs);
-    waitlist_item_init (&gs->pwi);
+    waitlist_init (&gs->pwait, pbatch_resend, gs);
     flux_deferred_init (&gs->defer, pbatch_defer_cb);
     return gs;
 }
@@ -775,9 +860,10 @@ void guestns_destroy (guestns_t *gs)
             guest_destroy (list_entry (pos, struct guest, link));
         }
         flux_reactor_undefer (&gs->defer);
-        waitlist_cancel (&gs->kvs_wait, &gs->pwi);
-        flux_future_destroy (gs->pf);
-        flux_kvs_txn_destroy (gs->txn);
+        list_for_each_safe (pos, tmp, &gs->batches)
+        {
+            pbatch_destroy (list_entry (pos, struct pbatch, link));
+        }
         free (gs);
         errno = saved_errno;
     }

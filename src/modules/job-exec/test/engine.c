@@ -122,6 +122,25 @@ static void ns_remove_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond (h, msg, NULL);
 }
 
+static void getroot_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    const char *name;
+    char ref[64];
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (!json_object_get (namespaces, name)) {
+        flux_respond_error (h, msg, ENOTSUP, NULL);
+        return;
+    }
+    snprintf (ref, sizeof (ref), "sha1-%040d", ++kvs_seq);
+    flux_respond_pack (h, msg, "{s:i s:i s:s s:i s:s}", "owner", 0, "rootseq",
+                       kvs_seq, "rootref", ref, "flags", 0, "namespace", name);
+}
+
 static void commit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
 {
@@ -181,6 +200,21 @@ static void commit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         }
         else if (json_is_null (dirent))
             json_object_del (primary, key);
+        else if (strstr (key, ".exec.eventlog")) {
+            void *data;
+            size_t len;
+            char *log;
+            const char *old
+                = json_string_value (json_object_get (primary, key));
+            if (treeobj_decode_val (dirent, &data, &len) < 0
+                || asprintf (&log, "%s%.*s", (flags & 32) && old ? old : "",
+                             (int)len, (char *)data)
+                       < 0)
+                BAIL_OUT ("bad primary exec.eventlog op");
+            json_object_set_new (primary, key, json_string (log));
+            free (log);
+            free (data);
+        }
         else
             json_object_set (primary, key, dirent);
     }
@@ -188,21 +222,13 @@ static void commit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     flux_respond_pack (h, msg, "{s:s s:i}", "rootref", ref, "rootseq", kvs_seq);
 }
 
-/* The exec.eventlog of job id as "name name ...", from its namespace
- * while it exists, else as it was when it was removed. */
+/* The event names of an eventlog text, "name name ...", in evnames. */
 static char evnames[1024];
-static const char *ns_events (uint64_t id)
+static const char *names_of (const char *log)
 {
-    char name[64];
-    const char *log, *p;
-    json_t *ns;
+    const char *p;
 
-    snprintf (name, sizeof (name), "job-%ju", (uintmax_t)id);
     evnames[0] = '\0';
-    if (!(ns = json_object_get (namespaces, name)))
-        ns = json_object_get (removed, name);
-    if (!ns || !(log = json_string_value (json_object_get (ns, "log"))))
-        return "(no namespace)";
     for (p = log; (p = strstr (p, "\"name\":\"")); p++) {
         p += 8;
         size_t n = strcspn (p, "\"");
@@ -210,6 +236,45 @@ static const char *ns_events (uint64_t id)
             strcat (evnames, " ");
         strncat (evnames, p, n);
     }
+    return evnames;
+}
+
+/* The exec.eventlog of job id in its namespace, while it exists, else as
+ * it was when it was removed. */
+static const char *ns_events (uint64_t id)
+{
+    char name[64];
+    json_t *ns;
+
+    snprintf (name, sizeof (name), "job-%ju", (uintmax_t)id);
+    if (!(ns = json_object_get (namespaces, name)))
+        ns = json_object_get (removed, name);
+    if (!ns)
+        return "(no namespace)";
+    return names_of (json_string_value (json_object_get (ns, "log")));
+}
+
+/* The exec.eventlog of job id once it is inactive: what its namespace
+ * held, then what was appended at job.<id>.guest.exec.eventlog. */
+static const char *final_events (uint64_t id)
+{
+    char name[64], key[128];
+    json_t *ns;
+    const char *a = "", *b;
+    char *log;
+
+    snprintf (name, sizeof (name), "job-%ju", (uintmax_t)id);
+    snprintf (key, sizeof (key), "job.%04x.%04x.%04x.%04x.guest.exec.eventlog",
+              (unsigned)(id >> 48) & 0xffff, (unsigned)(id >> 32) & 0xffff,
+              (unsigned)(id >> 16) & 0xffff, (unsigned)id & 0xffff);
+    if ((ns = json_object_get (removed, name)))
+        a = json_string_value (json_object_get (ns, "log"));
+    if (!(b = json_string_value (json_object_get (primary, key))))
+        b = "";
+    if (asprintf (&log, "%s%s", a, b) < 0)
+        BAIL_OUT ("out of memory");
+    names_of (log);
+    free (log);
     return evnames;
 }
 
@@ -501,6 +566,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "kvs.namespace-create", ns_create_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "kvs.namespace-remove", ns_remove_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "kvs.commit", commit_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.getroot", getroot_cb, 0},
     {FLUX_MSGTYPE_RESPONSE, "job-exec.start", start_rsp_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
@@ -577,8 +643,9 @@ static void test_guest (void)
     is (ns_events (180), "init starting",
         "guest: starting is committed within the batching delay");
     ok (wait_final (180), "guest: job 180 ends");
-    is (ns_events (180), "init starting complete done",
-        "guest: the namespace held init starting complete done");
+    is (final_events (180), "init starting complete done",
+        "guest: init starting complete done, the last two appended to the "
+        "copy");
     is (T (180), "start finish=0 release=all!", "guest: the RFC 32 sequence");
     ok (ns_gone ((void *)180),
         "guest: the namespace is removed by the release");
@@ -595,11 +662,11 @@ static void test_guest (void)
     ns_release_held ();
     ok (wait_text (181, "finish"), "guest: job 181 finishes");
     ok (wait_final (181), "guest: job 181 ends");
-    is (ns_events (181), "init starting complete done",
+    is (final_events (181), "init starting complete done",
         "guest: job 181 events");
     ns = json_object_get (removed, name);
-    ok (json_integer_value (json_object_get (ns, "commits")) == 2,
-        "guest: run_duration 0: two commits (init, then the rest)");
+    ok (json_integer_value (json_object_get (ns, "commits")) == 1,
+        "guest: run_duration 0: one commit to the namespace (init)");
     is (guest_link (181), "dirref", "guest: job 181 copied");
 
     /* namespace creation fails: an exec exception, no start */
@@ -658,7 +725,10 @@ static void test_guest (void)
              "cancel", "severity", 0);
     ok (wait_final (185), "guest: job 185 ends");
     is (T (185), "start finish=9 release=all!", "guest: job 185 sequence");
-    is (guest_link (185), "dirref", "guest: job 185: copied");
+    is (guest_link (185), "none",
+        "guest: job 185: the namespace was lost: the symlink replaced");
+    is (final_events (185), "init starting complete done",
+        "guest: job 185: job-exec's events kept at job.<id>.guest");
 }
 
 static void test_mock (void)
@@ -959,7 +1029,7 @@ static void test_reattach (void)
                NULL);
     ok (wait_final (80), "reattach after run_duration elapsed: ends at once");
     is (T (80), "start finish=0 release=all!", "sequence");
-    is (ns_events (80), "reattach re-starting complete done",
+    is (final_events (80), "reattach re-starting complete done",
         "exec.eventlog: reattach, re-starting, complete, done");
 
     put_R (81, "0", 0, 0);
