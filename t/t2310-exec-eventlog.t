@@ -144,10 +144,15 @@ test_expect_success 'guest paths: a key that is not there is ENOENT, WAITCREATE 
 	grep "not found" noout.err &&
 	flux job wait-event -W -t 10 -p exec $id done
 '
-test_expect_success 'job-exec reloaded during a job: reattach, re-starting, then done' '
+test_expect_success 'job-exec reloaded during a job: grafted at unload; reattach, re-starting, then done' '
 	id=$(flux submit $SIM=4s true) &&
 	flux job wait-event -t 60 -p exec $id starting &&
-	flux module reload job-exec &&
+	flux module remove job-exec &&
+	test_must_fail flux kvs readlink $(kvskey $id).guest &&
+	flux kvs get $(kvskey $id).guest.exec.eventlog >grafted.out &&
+	grep "\"name\":\"starting\"" grafted.out &&
+	flux kvs namespace list | grep "^job-$(dec $id) " &&
+	flux module load job-exec &&
 	flux job wait-event -t 60 $id clean &&
 	test "$(exec_names $id)" = \
 		"init starting reattach re-starting complete done" &&

@@ -232,6 +232,21 @@ static void post (struct execjob *job, const char *name, json_t *context)
     json_decref (context);
 }
 
+int execjob_event (struct execjob *job, const char *name, json_t *context)
+{
+    if (!job || !name || !*name || (context && !json_is_object (context))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (job->done)
+        return 0;
+    if (!job->guest || !job->started) {
+        errno = EINVAL;
+        return -1;
+    }
+    return guest_post (job->guest, name, context);
+}
+
 /* ---- expiration ---- */
 
 static void arm_expiration (struct execjob *job)
@@ -887,6 +902,12 @@ nomem:
 }
 
 /* ---- create / destroy ---- */
+
+void exec_unloading (exec_t *x)
+{
+    if (x && exec_job_count (x) > 0)
+        (void)guestns_graft (x->gs, 10.);
+}
 
 exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
                      flux_error_t *error)

@@ -36,6 +36,10 @@
 
 #define EVENTLOG_KEY "exec.eventlog"
 
+/* What job-exec posted is kept to restore a lost namespace; once more
+ * than this is committed, the committed part is let go. */
+#define GUEST_LOG_KEEP 65536
+
 enum step { S_IDLE, S_LOOKUP, S_CREATE, S_COMMIT, S_GETROOT, S_REMOVE };
 enum pop { P_NONE, P_LINK, P_COPY, P_UNLINK };
 enum stage { C_FLUSH, C_LINK, C_REMOVE, C_DONE };
@@ -82,6 +86,7 @@ struct guest {
         restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1;
     enum stage stage;
     int close_errnum;
+    flux_future_t *graft; /* guestns_graft() */
 };
 
 static void send_step (struct guest *g);
@@ -407,6 +412,12 @@ static void commit_done (struct guest *g)
 {
     g->committed = g->sending;
     g->restore = 0;
+    if (g->committed > GUEST_LOG_KEEP) {
+        memmove (g->log.data, g->log.data + g->committed,
+                 g->log.len - g->committed + 1);
+        g->log.len -= g->committed;
+        g->committed = g->sending = 0;
+    }
     g->gs->stats.commits++;
     if (g->opening && !g->init_ok) {
         g->init_ok = 1;
@@ -804,11 +815,69 @@ void guest_destroy (struct guest *g)
         waitlist_cancel (&g->gs->kvs_wait, &g->wi);
         timerq_disarm (g->gs->tq, &g->flush);
         flux_future_destroy (g->f);
+        flux_future_destroy (g->graft);
         textbuf_free (&g->log);
         free (g->final_root);
         free (g);
         errno = saved_errno;
     }
+}
+
+int guestns_graft (guestns_t *gs, double timeout)
+{
+    struct list_node *pos, *tmp;
+    flux_kvs_txn_t *txn = NULL;
+    flux_future_t *f = NULL;
+    int n = 0, rc = -1;
+
+    if (!gs || !(txn = flux_kvs_txn_create ()))
+        return -1;
+    /* one getroot per namespace, all sent before any is waited for */
+    list_for_each_safe (pos, tmp, &gs->guests)
+    {
+        struct guest *g = list_entry (pos, struct guest, link);
+        flux_future_destroy (g->graft);
+        g->graft = NULL;
+        if (g->opened && !g->closing && g->ns_exists && g->step == S_IDLE
+            && g->pop == P_NONE)
+            g->graft = flux_kvs_getroot (gs->h, g->ns, 0);
+    }
+    list_for_each_safe (pos, tmp, &gs->guests)
+    {
+        struct guest *g = list_entry (pos, struct guest, link);
+        const char *treeobj;
+        if (!g->graft)
+            continue;
+        if (flux_future_wait_for (g->graft, timeout) < 0
+            || flux_kvs_getroot_get_treeobj (g->graft, &treeobj) < 0
+            || !(g->final_root = strdup (treeobj)) || copy_ops (txn, g) < 0)
+            glog (g, LOG_ERR, "unloading: %s not grafted: %s", g->ns,
+                  strerror (errno));
+        else
+            n++;
+        free (g->final_root);
+        g->final_root = NULL;
+        flux_future_destroy (g->graft);
+        g->graft = NULL;
+    }
+    if (n == 0) {
+        rc = 0;
+        goto done;
+    }
+    if (!(f = flux_kvs_commit (gs->h, KVS_PRIMARY_NAMESPACE, 0, txn))
+        || flux_future_wait_for (f, timeout) < 0
+        || flux_future_get (f, NULL) < 0) {
+        flux_log (gs->h, LOG_ERR, "unloading: grafting %d guest namespaces: %s",
+                  n, f ? future_strerror (f, errno) : strerror (errno));
+        goto done;
+    }
+    flux_log (gs->h, LOG_INFO,
+              "unloading: %d guest namespaces grafted to job.<id>.guest", n);
+    rc = n;
+done:
+    flux_future_destroy (f);
+    flux_kvs_txn_destroy (txn);
+    return rc;
 }
 
 guestns_t *guestns_create (flux_t *h, timerq_t *tq)

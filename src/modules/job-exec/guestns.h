@@ -58,6 +58,14 @@ typedef void (*guest_f) (struct guest *g, enum guest_event ev, int errnum,
 guestns_t *guestns_create (flux_t *h, timerq_t *tq);
 /* Every guest must have been destroyed.  NULL-safe. */
 void guestns_destroy (guestns_t *gs);
+
+/* Unloading (synchronous, each wait bounded by timeout seconds): put the
+ * current root of each open namespace with nothing in flight at
+ * job.<id>.guest (with the events not yet committed appended), in one
+ * primary commit, leaving the namespaces in place, so that a reattach
+ * can seed a namespace lost meanwhile (PROTOCOLS-exec.md 2.9).  Returns
+ * the number of namespaces grafted, or -1 if the commit failed. */
+int guestns_graft (guestns_t *gs, double timeout);
 /* The kvs announced itself: the steps it refused are sent again. */
 void guestns_kvs_online (guestns_t *gs);
 

@@ -731,6 +731,38 @@ static void test_guest (void)
         "guest: job 185: job-exec's events kept at job.<id>.guest");
 }
 
+/* execjob_event(): an implementation's own events (shell-exit, log) */
+static void test_impl_events (void)
+{
+    struct execjob *job;
+    json_t *o = json_pack ("{s:i s:i}", "rank", 0, "wait_status", 0);
+    json_t *bad = json_array ();
+
+    put_R (186, "0", 0, 0);
+    start_job (186, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (186, "start"), "impl events: job 186 started");
+    ok ((job = exec_lookup (x, 186)) != NULL, "impl events: exec_lookup");
+    ok (execjob_event (job, "shell-exit", o) == 0,
+        "impl events: execjob_event shell-exit");
+    errno = 0;
+    ok (execjob_event (job, "log", bad) < 0 && errno == EINVAL,
+        "impl events: a context that is not an object: EINVAL");
+    ok (execjob_event (job, "", NULL) < 0 && errno == EINVAL,
+        "impl events: an empty name: EINVAL");
+    settle (0.05);
+    is (ns_events (186), "init starting shell-exit",
+        "impl events: committed after starting, within the batching delay");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)186, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (186), "impl events: job 186 ends");
+    is (final_events (186), "init starting shell-exit complete done",
+        "impl events: the whole log");
+    ok (exec_lookup (x, 186) == NULL, "impl events: a done job is not found");
+    json_decref (o);
+    json_decref (bad);
+}
+
 static void test_mock (void)
 {
     put_R (10, "0", 0, 0);
@@ -1230,6 +1262,7 @@ int main (int argc, char **argv)
         BAIL_OUT ("exec_create: %s", error.text);
     test_basic ();
     test_guest ();
+    test_impl_events ();
     test_mock ();
     test_R ();
     test_partial_release ();
