@@ -83,7 +83,8 @@ struct guest {
     char *final_root; /* dirref text */
     /* phases */
     unsigned opening : 1, opened : 1, closing : 1, closed : 1, ns_exists : 1,
-        restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1;
+        restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1,
+        flush_failed : 1;
     enum stage stage;
     int close_errnum;
     flux_future_t *graft; /* guestns_graft() */
@@ -408,8 +409,10 @@ static void schedule_flush (struct guest *g)
     }
 }
 
-static void commit_done (struct guest *g)
+static void commit_done (struct guest *g, flux_future_t *f)
 {
+    const char *treeobj;
+
     g->committed = g->sending;
     g->restore = 0;
     if (g->committed > GUEST_LOG_KEEP) {
@@ -428,6 +431,17 @@ static void commit_done (struct guest *g)
         }
         check_opened (g); /* may free g */
         return;
+    }
+    if (g->closing && g->stage == C_FLUSH && g->done_posted && !pending (g)) {
+        /* done is in: this commit's root is the namespace's final one */
+        free (g->final_root);
+        if (flux_kvs_commit_get_treeobj (f, &treeobj) == 0
+            && (g->final_root = strdup (treeobj)))
+            g->stage = C_LINK;
+        else {
+            g->final_root = NULL; /* ask for it (S_GETROOT) */
+            g->flush_failed = 1;
+        }
     }
     if (g->closing)
         advance (g);
@@ -534,6 +548,7 @@ static void step_cb (flux_future_t *f, void *arg)
                     /* the events go to the primary copy instead */
                     if (!g->close_errnum)
                         g->close_errnum = errnum;
+                    g->flush_failed = 1;
                     advance (g);
                 }
                 else {
@@ -545,7 +560,7 @@ static void step_cb (flux_future_t *f, void *arg)
                 }
                 break;
             }
-            commit_done (g);
+            commit_done (g, f);
             break;
         case S_GETROOT:
             if (errnum == ENOTSUP) {
@@ -664,7 +679,11 @@ static void advance (struct guest *g)
                     g->stage = C_LINK;
                     break;
                 }
-                g->step = S_GETROOT;
+                /* commit the rest, done last: its root is the final one;
+                 * if that failed, take the root as it is and append the
+                 * rest to the copy */
+                g->step
+                    = pending (g) && !g->flush_failed ? S_COMMIT : S_GETROOT;
                 send_step (g);
                 return;
             case C_LINK:

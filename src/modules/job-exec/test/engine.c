@@ -644,8 +644,9 @@ static void test_guest (void)
         "guest: starting is committed within the batching delay");
     ok (wait_final (180), "guest: job 180 ends");
     is (final_events (180), "init starting complete done",
-        "guest: init starting complete done, the last two appended to the "
-        "copy");
+        "guest: init starting complete done");
+    is (ns_events (180), "init starting complete done",
+        "guest: all in the namespace before it is removed");
     is (T (180), "start finish=0 release=all!", "guest: the RFC 32 sequence");
     ok (ns_gone ((void *)180),
         "guest: the namespace is removed by the release");
@@ -665,8 +666,10 @@ static void test_guest (void)
     is (final_events (181), "init starting complete done",
         "guest: job 181 events");
     ns = json_object_get (removed, name);
-    ok (json_integer_value (json_object_get (ns, "commits")) == 1,
-        "guest: run_duration 0: one commit to the namespace (init)");
+    ok (json_integer_value (json_object_get (ns, "commits")) == 2,
+        "guest: run_duration 0: two commits (init, then the rest with done)");
+    is (ns_events (181), "init starting complete done",
+        "guest: done is committed to the namespace before it is removed");
     is (guest_link (181), "dirref", "guest: job 181 copied");
 
     /* namespace creation fails: an exec exception, no start */
@@ -761,6 +764,24 @@ static void test_impl_events (void)
     ok (exec_lookup (x, 186) == NULL, "impl events: a done job is not found");
     json_decref (o);
     json_decref (bad);
+
+    /* the last commit fails: the root as it is, the rest appended */
+    put_R (187, "0", 0, 0);
+    start_job (187, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (187, "start"), "last commit fails: job 187 started");
+    settle (0.05);
+    ns_commit_errno = EIO;
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)187, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (187), "last commit fails: job 187 ends");
+    ns_commit_errno = 0;
+    is (T (187), "start finish=9 release=all!",
+        "last commit fails: no exception once finished");
+    is (ns_events (187), "init starting",
+        "last commit fails: the namespace kept what it had");
+    is (final_events (187), "init starting complete done",
+        "last commit fails: complete and done appended to the copy");
 }
 
 static void test_mock (void)
