@@ -6,14 +6,16 @@
  * reattach lookup, namespace create, an exec.eventlog commit, namespace
  * remove) and at most one operation in the shared primary commit (pop:
  * the symlink, the final dirref, or an unlink).  What job-exec posted is
- * kept whole in g->log; g->committed bytes of it are in the KVS.
+ * kept in g->log (the committed part let go past GUEST_LOG_KEEP bytes);
+ * g->committed bytes of it are in the KVS.
  *
  * Closing is a sequence of stages, each done once nothing is in flight:
  *   FLUSH   post "done" and commit the rest; the commit's root is the
- *           namespace's final root
- *   LINK    put that root at job.<id>.guest (or unlink the symlink if
- *           there is no root: the namespace never existed or the commit
- *           failed)
+ *           namespace's final root (if that commit failed: the root as it
+ *           is, kvs.getroot, and the rest goes with the copy)
+ *   LINK    put that root at job.<id>.guest; if the namespace was lost,
+ *           job-exec's own events there instead; if it never existed,
+ *           unlink the symlink
  *   REMOVE  remove the namespace
  */
 #include <errno.h>
