@@ -10,7 +10,9 @@
 # and the broker's RSS after the run.  $JMB_SCHED_ARGS are sched-dummy's
 # arguments (default "mode=unlimited"; add r-in-response to have R come
 # in the alloc response instead of a KVS commit per job by the scheduler
-# and a lookup by the job manager).
+# and a lookup by the job manager).  JMB_EXEC=job-exec loads the real
+# job-exec (simulated execution, with its guest namespace and
+# exec.eventlog per job) in place of exec-dummy.
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 shift || true
@@ -19,6 +21,7 @@ export PATH="$build/src/cmd:$build/src/broker:$PATH"
 unset FLUX_URI
 export JMB_T="$build/t"
 export JMB_SCHED_ARGS="${JMB_SCHED_ARGS:-mode=unlimited}"
+export JMB_EXEC="${JMB_EXEC:-exec-dummy}"
 
 for n in $counts; do
     flux start -s 1 \
@@ -27,7 +30,11 @@ for n in $counts; do
         set -e
         T=$JMB_T; n='$n'
         flux module load $T/module/.libs/sched-dummy.so $JMB_SCHED_ARGS
-        flux module load $T/module/.libs/exec-dummy.so
+        if test "$JMB_EXEC" = job-exec; then
+            flux module load job-exec
+        else
+            flux module load $T/module/.libs/exec-dummy.so
+        fi
         t0=$(date +%s.%N)
         $T/jm-submit -q -n $n -b 1024
         $T/rpc job-manager.drain >/dev/null

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "guestns.h"
 #include "impl.h"
 #include "jobtab.h"
 #include "libflux/waitlist.h"
@@ -40,6 +41,7 @@ struct exec {
     char *service;
     struct jobtab *jobs;
     timerq_t *tq;
+    guestns_t *gs;
     void *impl_data[NIMPLS];
     bool impl_setup[NIMPLS];
     struct execjob *zombies; /* done, freed on the next loop turn */
@@ -70,8 +72,9 @@ struct execjob {
     struct idset *critical; /* NULL: all ranks */
     struct idset *released; /* partially released ranks, NULL: none */
     struct waitlist_item kvs_wi; /* R lookup refused: waits for the kvs */
+    struct guest *guest;         /* the guest namespace, from begin() */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
-        exception : 1, done : 1;
+        exception : 1, done : 1, impl_exited : 1;
     struct execjob *next_zombie;
 };
 
@@ -148,10 +151,19 @@ timerq_t *exec_timerq (exec_t *x)
     return x->tq;
 }
 
-struct execjob *exec_lookup (exec_t *x, flux_jobid_t id)
+/* Any job in the table, including those done whose guest namespace is
+ * being closed before their final release. */
+static struct execjob *lookup_any (exec_t *x, flux_jobid_t id)
 {
     struct jobtab_entry *e = jobtab_lookup (x->jobs, id);
     return e ? (struct execjob *)e : NULL;
+}
+
+/* For implementations: a done job is gone. */
+struct execjob *exec_lookup (exec_t *x, flux_jobid_t id)
+{
+    struct execjob *job = lookup_any (x, id);
+    return job && !job->done ? job : NULL;
 }
 
 size_t exec_job_count (exec_t *x)
@@ -207,6 +219,33 @@ static void respond_exception (struct execjob *job, const char *type,
                   (uintmax_t)job->entry.id, strerror (errno));
     exec_log (job->x, LOG_INFO, "%ju: exception type=%s: %s",
               (uintmax_t)job->entry.id, type, note);
+}
+
+/* ---- exec.eventlog ---- */
+
+/* Append an event to the job's exec.eventlog (context: a new reference
+ * or NULL).  A failure here is a failure to allocate: logged. */
+static void post (struct execjob *job, const char *name, json_t *context)
+{
+    if (job->guest && guest_post (job->guest, name, context) < 0)
+        exec_log (job->x, LOG_ERR, "%ju: exec.eventlog %s: %s",
+                  (uintmax_t)job->entry.id, name, strerror (errno));
+    json_decref (context);
+}
+
+int execjob_event (struct execjob *job, const char *name, json_t *context)
+{
+    if (!job || !name || !*name || (context && !json_is_object (context))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (job->done)
+        return 0;
+    if (!job->guest || !job->started) {
+        errno = EINVAL;
+        return -1;
+    }
+    return guest_post (job->guest, name, context);
 }
 
 /* ---- expiration ---- */
@@ -276,6 +315,7 @@ void execjob_finish (struct execjob *job, int status)
     job->finished = 1;
     stop_running (job);
     job->x->stats.finish++;
+    post (job, "complete", json_pack ("{s:i}", "status", status));
     snprintf (data, sizeof (data), "{\"status\":%d}", status);
     respond (job, "finish", data);
 }
@@ -334,6 +374,15 @@ static void reap_cb (struct flux_deferred *d)
     }
 }
 
+static void impl_exit (struct execjob *job)
+{
+    if (job->impl && job->impl->exit && !job->impl_exited) {
+        job->impl_exited = 1;
+        job->impl->exit (job);
+    }
+    job->data = NULL;
+}
+
 /* Free what the job holds, but not the job itself. */
 static void job_clear (struct execjob *job)
 {
@@ -345,9 +394,9 @@ static void job_clear (struct execjob *job)
     }
     stop_running (job);
     jobtab_remove (job->x->jobs, &job->entry);
-    if (job->impl && job->impl->exit)
-        job->impl->exit (job);
-    job->data = NULL;
+    impl_exit (job);
+    guest_destroy (job->guest);
+    job->guest = NULL;
     flux_msg_decref (job->req);
     job->req = NULL;
     rset_clear (&job->R);
@@ -357,14 +406,12 @@ static void job_clear (struct execjob *job)
     job->released = NULL;
 }
 
-void execjob_done (struct execjob *job)
+/* The final release, then the job is forgotten. */
+static void final_release (struct execjob *job)
 {
     char *s = NULL, *data = NULL;
     struct idset *rest = NULL;
 
-    if (job->done)
-        return;
-    job->done = 1;
     if (job->released && job->R.ranks
         && (rest = idset_difference (job->R.ranks, job->released))
         && (s = idset_encode (rest, IDSET_FLAG_RANGE))
@@ -381,6 +428,27 @@ void execjob_done (struct execjob *job)
     job->next_zombie = job->x->zombies;
     job->x->zombies = job;
     flux_reactor_defer (job->x->r, &job->x->reaper);
+}
+
+/* The implementation is finished with the job: it is forgotten by the
+ * implementation now, and released once its guest namespace is closed
+ * (done, copied to job.<id>.guest, removed: guest_cb). */
+void execjob_done (struct execjob *job)
+{
+    if (job->done)
+        return;
+    job->done = 1;
+    stop_running (job);
+    impl_exit (job);
+    if (job->guest) {
+        int rc = guest_close (job->guest);
+        if (rc == 0)
+            return;
+        if (rc < 0)
+            exec_log (job->x, LOG_ERR, "%ju: closing the guest namespace: %s",
+                      (uintmax_t)job->entry.id, strerror (errno));
+    }
+    final_release (job);
 }
 
 void execjob_fatal (struct execjob *job, const char *fmt, ...)
@@ -419,10 +487,40 @@ void execjob_raise (struct execjob *job, const char *type, const char *fmt, ...)
 
 /* ---- start ---- */
 
-static void begin (struct execjob *job)
+static void start_impl (struct execjob *job)
 {
     flux_error_t error;
 
+    job->started = 1;
+    post (job, job->reattach ? "re-starting" : "starting", NULL);
+    if (job->impl->start (job, &error) < 0)
+        execjob_fatal (job, "%s", error.text);
+}
+
+static void guest_cb (struct guest *g, enum guest_event ev, int errnum,
+                      const char *errstr, void *arg)
+{
+    struct execjob *job = arg;
+
+    switch (ev) {
+        case GUEST_OPENED:
+            if (errnum)
+                execjob_fatal (job, "guest namespace: %s", errstr);
+            else if (!job->done)
+                start_impl (job);
+            break;
+        case GUEST_ERROR:
+            execjob_fatal (job, "exec.eventlog: %s", errstr);
+            break;
+        case GUEST_CLOSED:
+            final_release (job);
+            break;
+    }
+}
+
+/* R is known: open the guest namespace (init committed), then start. */
+static void begin (struct execjob *job)
+{
     if (job->exp_update >= 0.)
         job->R.expiration = job->exp_update;
     if (job->critical
@@ -430,9 +528,10 @@ static void begin (struct execjob *job)
         idset_destroy (job->critical);
         job->critical = NULL;
     }
-    job->started = 1;
-    if (job->impl->start (job, &error) < 0)
-        execjob_fatal (job, "%s", error.text);
+    if (!(job->guest = guest_create (job->x->gs, job->entry.id, job->userid,
+                                     guest_cb, job))
+        || guest_open (job->guest, job->reattach) < 0)
+        execjob_fatal (job, "guest namespace: %s", strerror (errno));
 }
 
 static int fetch_R (struct execjob *job);
@@ -588,7 +687,7 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
         errno = EPROTO;
         goto error;
     }
-    if ((job = exec_lookup (x, (flux_jobid_t)id))) {
+    if ((job = lookup_any (x, (flux_jobid_t)id))) {
         /* a reattach start, or a start from another sender than the one
          * that started the job (a job manager reloaded before it logged
          * the start event replays the job as not started): the new job
@@ -646,6 +745,7 @@ void exec_kvs_online (exec_t *x)
         exec_log (x, LOG_INFO, "the kvs is back: reading R of %zu jobs again",
                   n);
     waitlist_online (&x->kvs_wait);
+    guestns_kvs_online (x->gs);
 }
 
 /* ---- exceptions, expiration updates, critical ranks ---- */
@@ -665,7 +765,7 @@ void exec_exception_event (exec_t *x, const flux_msg_t *msg)
         return;
     }
     if (severity != 0 || !(job = exec_lookup (x, (flux_jobid_t)id)))
-        return;
+        return; /* not here, or done (its release follows) */
     x->stats.cancel++;
     job->exception = 1; /* the job manager knows: no exception response */
     if (job->started)
@@ -789,6 +889,18 @@ void exec_stats_request (exec_t *x, const flux_msg_t *msg)
         || !(impl = json_object ())
         || json_object_set_new (o, "implementations", impl) < 0)
         goto nomem;
+    {
+        const struct guestns_stats *g = guestns_stats (x->gs);
+        json_t *gst = json_pack (
+            "{s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "opened",
+            (json_int_t)g->opened, "closed", (json_int_t)g->closed, "adopted",
+            (json_int_t)g->adopted, "restored", (json_int_t)g->restored,
+            "commits", (json_int_t)g->commits, "events", (json_int_t)g->events,
+            "primary_commits", (json_int_t)g->primary_commits, "primary_ops",
+            (json_int_t)g->primary_ops, "errors", (json_int_t)g->errors);
+        if (!gst || json_object_set_new (o, "guest", gst) < 0)
+            goto nomem;
+    }
     for (size_t i = 0; i < NIMPLS; i++) {
         json_t *s = impls[i]->stats ? impls[i]->stats (x->impl_data[i])
                                     : json_object ();
@@ -805,6 +917,12 @@ nomem:
 }
 
 /* ---- create / destroy ---- */
+
+void exec_unloading (exec_t *x)
+{
+    if (x && exec_job_count (x) > 0)
+        (void)guestns_graft (x->gs, 10.);
+}
 
 exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
                      flux_error_t *error)
@@ -824,7 +942,8 @@ exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
     flux_deferred_init (&x->reaper, reap_cb);
     waitlist_init (&x->kvs_wait, kvs_refetch, x);
     if (!(x->service = strdup (service)) || !(x->jobs = jobtab_create ())
-        || !(x->tq = timerq_create (flux_reactor_uv (x->r))))
+        || !(x->tq = timerq_create (flux_reactor_uv (x->r)))
+        || !(x->gs = guestns_create (h, x->tq)))
         goto nomem;
     for (size_t i = 0; i < NIMPLS; i++) {
         if (impls[i]->setup
@@ -859,6 +978,17 @@ void exec_destroy (exec_t *x)
             if (jobs) {
                 jobtab_foreach (x->jobs, forget, &p);
                 for (size_t i = 0; i < n; i++) {
+                    if (jobs[i]->done) {
+                        /* closing its guest namespace: release it now,
+                         * leaving the namespace as it is */
+                        exec_log (x, LOG_WARNING,
+                                  "%ju: unloading: released before its "
+                                  "guest namespace %s was closed",
+                                  (uintmax_t)jobs[i]->entry.id,
+                                  guest_namespace (jobs[i]->guest));
+                        final_release (jobs[i]);
+                        continue;
+                    }
                     job_clear (jobs[i]);
                     free (jobs[i]);
                 }
@@ -871,6 +1001,7 @@ void exec_destroy (exec_t *x)
             if (x->impl_setup[i] && impls[i]->teardown)
                 impls[i]->teardown (x->impl_data[i]);
         }
+        guestns_destroy (x->gs);
         timerq_destroy (x->tq);
         jobtab_destroy (x->jobs);
         free (x->service);

@@ -28,6 +28,16 @@
  *       EINVAL.
  *   job-exec.stats-get -> counters and per-implementation stats.
  *
+ * Guest namespace (guestns.h): once R is known, the core creates the
+ * job's namespace job-<id>, links job.<id>.guest to it and commits init
+ * (reattach) to its exec.eventlog before the implementation's start is
+ * called; starting (re-starting) as it is called; complete {status} with
+ * the finish; when the implementation is done, done, the namespace's
+ * final root at job.<id>.guest, the namespace removed, and only then the
+ * final release.  A failure to set it up is an exec exception.  On
+ * unload the namespaces of running jobs are left in place: the reattach
+ * start of a reloaded job-exec adopts them.
+ *
  * Expiration: when a job starts, a timer is set for R's expiration,
  * shifted by the delay between R's starttime and the start (as flux-core
  * does, so a busy system does not eat into a job's time; not on
@@ -54,6 +64,11 @@ exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
  * manager, which will reattach them) and tear down.  NULL-safe.
  */
 void exec_destroy (exec_t *x);
+
+/* The module is unloading (the reactor has stopped): graft the guest
+ * namespaces of running jobs to job.<id>.guest (synchronous, bounded).
+ * Call before exec_destroy(). */
+void exec_unloading (exec_t *x);
 
 void exec_start_request (exec_t *x, const flux_msg_t *msg);
 void exec_exception_event (exec_t *x, const flux_msg_t *msg);

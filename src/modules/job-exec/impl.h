@@ -94,6 +94,16 @@ void execjob_finish (struct execjob *job, int status);
 int execjob_release (struct execjob *job, const struct idset *ranks);
 void execjob_done (struct execjob *job);
 
+/* Append an event to the job's exec.eventlog in its guest namespace
+ * (PROTOCOLS-exec.md 2.4: "shell-exit", "log"...); context is a JSON
+ * object or NULL, borrowed.  The core posts init/reattach,
+ * starting/re-starting, complete and done itself.  Events are batched
+ * (10 ms) and committed in order; 0 once the job is done (dropped), -1
+ * with errno EINVAL (bad arguments, or before the implementation's
+ * start is called) or ENOMEM.
+ */
+int execjob_event (struct execjob *job, const char *name, json_t *context);
+
 /* A fatal error: an "exec" exception (severity 0) with the formatted
  * note unless an exception was already raised for the job, then cancel
  * (if the implementation's start has been called) or done.

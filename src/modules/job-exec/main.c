@@ -220,6 +220,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     rc = 0;
 done:
     flux_msg_handler_delvec (handlers);
+    exec_unloading (x);
     exec_destroy (x);
     return rc;
 }

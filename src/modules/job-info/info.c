@@ -33,6 +33,7 @@ struct info *info_create (flux_t *h, uint32_t rank)
     ctx->rank = rank;
     list_init (&ctx->lookups);
     list_init (&ctx->watchers);
+    list_init (&ctx->guests);
     list_init (&ctx->updates);
     return ctx;
 }
@@ -43,6 +44,7 @@ void info_destroy (struct info *ctx)
         int saved_errno = errno;
         info_lookup_destroy_all (ctx, NULL);
         info_watch_destroy_all (ctx, NULL);
+        info_guest_destroy_all (ctx, NULL);
         info_update_destroy_all (ctx, NULL);
         free (ctx);
         errno = saved_errno;
@@ -89,6 +91,7 @@ void info_disconnect (struct info *ctx, const flux_msg_t *msg)
 {
     info_lookup_destroy_all (ctx, msg);
     info_watch_destroy_all (ctx, msg);
+    info_guest_destroy_all (ctx, msg);
     info_update_destroy_all (ctx, msg);
 }
 
@@ -103,10 +106,11 @@ static int count (struct list_node *head)
 
 json_t *info_stats (struct info *ctx)
 {
-    return json_pack ("{s:i s:i s:i s:i s:i s:i s:i}", "lookups",
+    return json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i}", "lookups",
                       count (&ctx->lookups), "watchers", count (&ctx->watchers),
-                      "update-watchers", count (&ctx->updates),
-                      "lookup-requests", (int)ctx->nlookups, "watch-requests",
-                      (int)ctx->nwatches, "update-requests", (int)ctx->nupdates,
-                      "responses", (int)ctx->responses);
+                      "guest-watchers", count (&ctx->guests), "update-watchers",
+                      count (&ctx->updates), "lookup-requests",
+                      (int)ctx->nlookups, "watch-requests", (int)ctx->nwatches,
+                      "update-requests", (int)ctx->nupdates, "responses",
+                      (int)ctx->responses);
 }

@@ -17,10 +17,15 @@
  *   job-info.update-lookup: the same, one response
  *
  * Paths are relative to the job's KVS directory (RFC 16): "eventlog",
- * "jobspec", "R", "J", and guest.* (job.<id>.guest.<key> in the primary
- * namespace: this version does not read a live guest namespace, so a
- * guest path is ENOENT until the exec system links it there, or waited
- * for with WAITCREATE).
+ * "jobspec", "R", "J", and guest.<key> (e.g. guest.exec.eventlog,
+ * guest.output): job.<id>.guest is the job's guest namespace job-<id>
+ * (a symlink) while the job runs, its final content once the exec
+ * service is done with it.  A lookup reads through the link.  A watch of
+ * a guest path (guest.c) waits for the job's "start" event, follows the
+ * key in the guest namespace, then the copy in the primary namespace
+ * when the namespace is removed, without losing or repeating a line, and
+ * ends with ENODATA (also when the job becomes inactive without ever
+ * starting).
  *
  * Guests may only see jobs they submitted (the userid of the submit
  * event), else EPERM.  Like the kvs-watch engine, it never registers
@@ -50,6 +55,7 @@ struct info {
     uint32_t rank;
     struct list_node lookups;  /* struct lookup */
     struct list_node watchers; /* struct watcher */
+    struct list_node guests;   /* struct gwatch: watchers of guest.* */
     struct list_node updates;  /* struct update */
     unsigned long nlookups, nwatches, nupdates, responses;
 };
@@ -80,5 +86,12 @@ bool info_cancel_matches (const flux_msg_t *req, const flux_msg_t *cancel,
 void info_lookup_destroy_all (struct info *ctx, const flux_msg_t *sender);
 void info_watch_destroy_all (struct info *ctx, const flux_msg_t *sender);
 void info_update_destroy_all (struct info *ctx, const flux_msg_t *sender);
+
+/* guest.c: watches of guest.<key> paths (path includes "guest."). */
+void info_guest_watch (struct info *ctx, const flux_msg_t *msg, flux_jobid_t id,
+                       const char *path, int flags);
+void info_guest_cancel (struct info *ctx, const flux_msg_t *msg,
+                        uint32_t matchtag);
+void info_guest_destroy_all (struct info *ctx, const flux_msg_t *sender);
 
 #endif /* !JOB_INFO_INFO_H */

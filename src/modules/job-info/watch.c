@@ -6,7 +6,7 @@
  * lookup and sends each appended line as {event:line}.  For a guest the
  * job's eventlog is read first to check that the guest submitted it.
  * The main eventlog's stream ends after "clean" (the job is inactive and
- * its eventlog will not grow).
+ * its eventlog will not grow).  Guest paths go to guest.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -166,6 +166,10 @@ void info_eventlog_watch (struct info *ctx, const flux_msg_t *msg)
                             "eventlog-watch requires FLUX_MSGFLAG_STREAMING");
         return;
     }
+    if (!strncmp (path, "guest.", 6)) {
+        info_guest_watch (ctx, msg, id, path, flags);
+        return;
+    }
     if (!(w = calloc (1, sizeof (*w))))
         goto error;
     list_init (&w->link);
@@ -214,4 +218,5 @@ void info_eventlog_watch_cancel (struct info *ctx, const flux_msg_t *msg)
         if (info_cancel_matches (w->msg, msg, matchtag))
             end (w, ENODATA, NULL);
     }
+    info_guest_cancel (ctx, msg, (uint32_t)matchtag);
 }

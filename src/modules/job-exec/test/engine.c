@@ -59,6 +59,239 @@ static void kvs_lookup_cb (flux_t *h, flux_msg_handler_t *mh,
     kvs_answer (msg);
 }
 
+/* Namespaces: name -> {log:s (exec.eventlog), commits:i}; the guest
+ * roots copied to the primary namespace: key -> treeobj; symlinks set:
+ * key -> namespace. */
+static json_t *namespaces, *primary, *removed;
+static int kvs_seq;
+static int ns_create_errno; /* != 0: namespace-create fails with it */
+static int ns_commit_errno; /* != 0: commits to a guest namespace fail */
+static bool ns_hold;        /* namespace-create requests wait */
+static flux_msg_t *ns_held[64];
+static int ns_nheld;
+
+static void ns_create_answer (const flux_msg_t *msg)
+{
+    const char *name;
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) < 0)
+        flux_respond_error (h, msg, EPROTO, NULL);
+    else if (ns_create_errno)
+        flux_respond_error (h, msg, ns_create_errno, NULL);
+    else if (json_object_get (namespaces, name))
+        flux_respond_error (h, msg, EEXIST, NULL);
+    else {
+        json_object_set_new (namespaces, name,
+                             json_pack ("{s:s s:i}", "log", "", "commits", 0));
+        flux_respond (h, msg, NULL);
+    }
+}
+
+static void ns_create_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    if (ns_hold && ns_nheld < 64) {
+        ns_held[ns_nheld++] = (flux_msg_t *)flux_msg_incref (msg);
+        return;
+    }
+    ns_create_answer (msg);
+}
+
+static void ns_release_held (void)
+{
+    ns_hold = false;
+    for (int i = 0; i < ns_nheld; i++) {
+        ns_create_answer (ns_held[i]);
+        flux_msg_decref (ns_held[i]);
+    }
+    ns_nheld = 0;
+}
+
+static void ns_remove_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    const char *name;
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (json_object_get (namespaces, name))
+        json_object_set (removed, name, json_object_get (namespaces, name));
+    json_object_del (namespaces, name);
+    flux_respond (h, msg, NULL);
+}
+
+static void getroot_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    const char *name;
+    char ref[64];
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (!json_object_get (namespaces, name)) {
+        flux_respond_error (h, msg, ENOTSUP, NULL);
+        return;
+    }
+    snprintf (ref, sizeof (ref), "sha1-%040d", ++kvs_seq);
+    flux_respond_pack (h, msg, "{s:i s:i s:s s:i s:s}", "owner", 0, "rootseq",
+                       kvs_seq, "rootref", ref, "flags", 0, "namespace", name);
+}
+
+static void commit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    const char *name;
+    json_t *ops, *op, *ns;
+    size_t i;
+    char ref[64];
+
+    if (flux_request_unpack (msg, NULL, "{s:s s:o}", "namespace", &name, "ops",
+                             &ops)
+        < 0) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (strcmp (name, "primary") != 0) {
+        if (!(ns = json_object_get (namespaces, name))) {
+            flux_respond_error (h, msg, ENOTSUP, NULL);
+            return;
+        }
+        if (ns_commit_errno) {
+            flux_respond_error (h, msg, ns_commit_errno, NULL);
+            return;
+        }
+    }
+    else
+        ns = NULL;
+    json_array_foreach (ops, i, op)
+    {
+        const char *key;
+        int flags;
+        json_t *dirent;
+        if (json_unpack (op, "{s:s s:i s:o}", "key", &key, "flags", &flags,
+                         "dirent", &dirent)
+            < 0)
+            BAIL_OUT ("malformed commit op");
+        if (ns) {
+            void *data;
+            size_t len;
+            char *log;
+            if (strcmp (key, "exec.eventlog") != 0
+                || treeobj_decode_val (dirent, &data, &len) < 0)
+                BAIL_OUT ("unexpected guest commit of %s", key);
+            if (asprintf (&log, "%s%.*s",
+                          (flags & 32)
+                              ? json_string_value (json_object_get (ns, "log"))
+                              : "",
+                          (int)len, (char *)data)
+                < 0)
+                BAIL_OUT ("out of memory");
+            json_object_set_new (ns, "log", json_string (log));
+            json_object_set_new (
+                ns, "commits",
+                json_integer (
+                    json_integer_value (json_object_get (ns, "commits")) + 1));
+            free (log);
+            free (data);
+        }
+        else if (json_is_null (dirent))
+            json_object_del (primary, key);
+        else if (strstr (key, ".exec.eventlog")) {
+            void *data;
+            size_t len;
+            char *log;
+            const char *old
+                = json_string_value (json_object_get (primary, key));
+            if (treeobj_decode_val (dirent, &data, &len) < 0
+                || asprintf (&log, "%s%.*s", (flags & 32) && old ? old : "",
+                             (int)len, (char *)data)
+                       < 0)
+                BAIL_OUT ("bad primary exec.eventlog op");
+            json_object_set_new (primary, key, json_string (log));
+            free (log);
+            free (data);
+        }
+        else
+            json_object_set (primary, key, dirent);
+    }
+    snprintf (ref, sizeof (ref), "sha1-%040d", ++kvs_seq);
+    flux_respond_pack (h, msg, "{s:s s:i}", "rootref", ref, "rootseq", kvs_seq);
+}
+
+/* The event names of an eventlog text, "name name ...", in evnames. */
+static char evnames[1024];
+static const char *names_of (const char *log)
+{
+    const char *p;
+
+    evnames[0] = '\0';
+    for (p = log; (p = strstr (p, "\"name\":\"")); p++) {
+        p += 8;
+        size_t n = strcspn (p, "\"");
+        if (evnames[0])
+            strcat (evnames, " ");
+        strncat (evnames, p, n);
+    }
+    return evnames;
+}
+
+/* The exec.eventlog of job id in its namespace, while it exists, else as
+ * it was when it was removed. */
+static const char *ns_events (uint64_t id)
+{
+    char name[64];
+    json_t *ns;
+
+    snprintf (name, sizeof (name), "job-%ju", (uintmax_t)id);
+    if (!(ns = json_object_get (namespaces, name)))
+        ns = json_object_get (removed, name);
+    if (!ns)
+        return "(no namespace)";
+    return names_of (json_string_value (json_object_get (ns, "log")));
+}
+
+/* The exec.eventlog of job id once it is inactive: what its namespace
+ * held, then what was appended at job.<id>.guest.exec.eventlog. */
+static const char *final_events (uint64_t id)
+{
+    char name[64], key[128];
+    json_t *ns;
+    const char *a = "", *b;
+    char *log;
+
+    snprintf (name, sizeof (name), "job-%ju", (uintmax_t)id);
+    snprintf (key, sizeof (key), "job.%04x.%04x.%04x.%04x.guest.exec.eventlog",
+              (unsigned)(id >> 48) & 0xffff, (unsigned)(id >> 32) & 0xffff,
+              (unsigned)(id >> 16) & 0xffff, (unsigned)id & 0xffff);
+    if ((ns = json_object_get (removed, name)))
+        a = json_string_value (json_object_get (ns, "log"));
+    if (!(b = json_string_value (json_object_get (primary, key))))
+        b = "";
+    if (asprintf (&log, "%s%s", a, b) < 0)
+        BAIL_OUT ("out of memory");
+    names_of (log);
+    free (log);
+    return evnames;
+}
+
+/* The type of what the primary namespace holds at job.<id>.guest */
+static const char *guest_link (uint64_t id)
+{
+    char key[128];
+    json_t *o;
+
+    snprintf (key, sizeof (key), "job.%04x.%04x.%04x.%04x.guest",
+              (unsigned)(id >> 48) & 0xffff, (unsigned)(id >> 32) & 0xffff,
+              (unsigned)(id >> 16) & 0xffff, (unsigned)id & 0xffff);
+    if (!(o = json_object_get (primary, key)))
+        return "none";
+    return json_string_value (json_object_get (o, "type"));
+}
+
 static void kvs_release_held (void)
 {
     kvs_hold = false;
@@ -330,6 +563,10 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "job-exec.stats-get", stats_cb, 0},
     {FLUX_MSGTYPE_EVENT, "job-exception", exception_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "kvs.lookup", kvs_lookup_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.namespace-create", ns_create_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.namespace-remove", ns_remove_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.commit", commit_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "kvs.getroot", getroot_cb, 0},
     {FLUX_MSGTYPE_RESPONSE, "job-exec.start", start_rsp_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
@@ -379,6 +616,172 @@ static void test_basic (void)
     t0 = now () - t0;
     ok (t0 >= 0.045,
         "run_duration defaults to attributes.system.duration (%.3f s)", t0);
+}
+
+static bool ns_gone (void *arg)
+{
+    char name[64];
+    snprintf (name, sizeof (name), "job-%ju", (uintmax_t)(uintptr_t)arg);
+    return json_object_get (namespaces, name) == NULL;
+}
+
+/* The guest namespace and exec.eventlog of every job (guestns.c). */
+static void test_guest (void)
+{
+    char name[64];
+    json_t *ns;
+
+    /* a job that runs: the namespace holds init starting complete done
+     * at the final release, which follows the copy and the removal */
+    put_R (180, "0", 0, 0);
+    start_job (180, "\"exec\":{\"test\":{\"run_duration\":\"0.3s\"}}", false,
+               NULL);
+    ok (wait_text (180, "start"), "guest: job 180 started");
+    is (ns_events (180), "init", "guest: init is committed before the start");
+    is (guest_link (180), "symlink", "guest: job.<id>.guest is a symlink");
+    settle (0.05);
+    is (ns_events (180), "init starting",
+        "guest: starting is committed within the batching delay");
+    ok (wait_final (180), "guest: job 180 ends");
+    is (final_events (180), "init starting complete done",
+        "guest: init starting complete done");
+    is (ns_events (180), "init starting complete done",
+        "guest: all in the namespace before it is removed");
+    is (T (180), "start finish=0 release=all!", "guest: the RFC 32 sequence");
+    ok (ns_gone ((void *)180),
+        "guest: the namespace is removed by the release");
+    is (guest_link (180), "dirref",
+        "guest: job.<id>.guest is the namespace's final root (dirref)");
+
+    /* run_duration 0: the last events go in one commit with done */
+    put_R (181, "0", 0, 0);
+    snprintf (name, sizeof (name), "job-%d", 181);
+    ns_hold = true;
+    start_job (181, TEST0, false, NULL);
+    settle (0.02);
+    is (T (181), "", "guest: no start before the namespace exists");
+    ns_release_held ();
+    ok (wait_text (181, "finish"), "guest: job 181 finishes");
+    ok (wait_final (181), "guest: job 181 ends");
+    is (final_events (181), "init starting complete done",
+        "guest: job 181 events");
+    ns = json_object_get (removed, name);
+    ok (json_integer_value (json_object_get (ns, "commits")) == 2,
+        "guest: run_duration 0: two commits (init, then the rest with done)");
+    is (ns_events (181), "init starting complete done",
+        "guest: done is committed to the namespace before it is removed");
+    is (guest_link (181), "dirref", "guest: job 181 copied");
+
+    /* namespace creation fails: an exec exception, no start */
+    put_R (182, "0", 0, 0);
+    ns_create_errno = EPERM;
+    start_job (182, TEST0, false, NULL);
+    ok (wait_final (182), "guest: job 182 ends");
+    ns_create_errno = 0;
+    is (T (182),
+        "exception=exec/0:guest namespace: creating namespace job-182: "
+        "Operation not permitted release=all!",
+        "guest: namespace-create failure is an exec exception");
+    is (guest_link (182), "none", "guest: job 182: the symlink is unlinked");
+
+    /* a commit that fails while opening: exception, namespace removed */
+    put_R (183, "0", 0, 0);
+    ns_commit_errno = EIO;
+    start_job (183, TEST0, false, NULL);
+    ok (wait_final (183), "guest: job 183 ends");
+    ns_commit_errno = 0;
+    ok (strstr (T (183), "exception=exec/0:guest namespace: committing to "
+                         "job-183")
+                == T (183)
+            && strstr (T (183), " release=all!"),
+        "guest: a failed init commit is an exec exception (%s)", T (183));
+    ok (ns_gone ((void *)183), "guest: job 183: namespace removed");
+
+    /* canceled while the namespace is being created: no start; the
+     * namespace is removed, the release comes last */
+    put_R (184, "0", 0, 0);
+    ns_hold = true;
+    start_job (184, TEST0, false, NULL);
+    settle (0.02);
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)184, "type",
+             "cancel", "severity", 0);
+    settle (0.02);
+    is (T (184), "", "guest: canceled job 184 waits for its namespace");
+    ns_release_held ();
+    ok (wait_final (184), "guest: job 184 ends");
+    is (T (184), "release=all!", "guest: canceled job 184: release only");
+    ok (ns_gone ((void *)184), "guest: job 184: namespace removed");
+    is (guest_link (184), "dirref", "guest: job 184: copied (init done)");
+
+    /* a namespace left behind (EEXIST) is adopted */
+    put_R (185, "0", 0, 0);
+    json_object_set_new (namespaces, "job-185",
+                         json_pack ("{s:s s:i}", "log", "", "commits", 0));
+    start_job (185, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (185, "start"),
+        "guest: job 185 starts in an adopted namespace");
+    is (ns_events (185), "init", "guest: job 185: init appended");
+    /* the namespace vanishes (kvs reload): created again with the events */
+    json_object_del (namespaces, "job-185");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)185, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (185), "guest: job 185 ends");
+    is (T (185), "start finish=9 release=all!", "guest: job 185 sequence");
+    is (guest_link (185), "none",
+        "guest: job 185: the namespace was lost: the symlink replaced");
+    is (final_events (185), "init starting complete done",
+        "guest: job 185: job-exec's events kept at job.<id>.guest");
+}
+
+/* execjob_event(): an implementation's own events (shell-exit, log) */
+static void test_impl_events (void)
+{
+    struct execjob *job;
+    json_t *o = json_pack ("{s:i s:i}", "rank", 0, "wait_status", 0);
+    json_t *bad = json_array ();
+
+    put_R (186, "0", 0, 0);
+    start_job (186, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (186, "start"), "impl events: job 186 started");
+    ok ((job = exec_lookup (x, 186)) != NULL, "impl events: exec_lookup");
+    ok (execjob_event (job, "shell-exit", o) == 0,
+        "impl events: execjob_event shell-exit");
+    errno = 0;
+    ok (execjob_event (job, "log", bad) < 0 && errno == EINVAL,
+        "impl events: a context that is not an object: EINVAL");
+    ok (execjob_event (job, "", NULL) < 0 && errno == EINVAL,
+        "impl events: an empty name: EINVAL");
+    settle (0.05);
+    is (ns_events (186), "init starting shell-exit",
+        "impl events: committed after starting, within the batching delay");
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)186, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (186), "impl events: job 186 ends");
+    is (final_events (186), "init starting shell-exit complete done",
+        "impl events: the whole log");
+    ok (exec_lookup (x, 186) == NULL, "impl events: a done job is not found");
+    json_decref (o);
+    json_decref (bad);
+
+    /* the last commit fails: the root as it is, the rest appended */
+    put_R (187, "0", 0, 0);
+    start_job (187, "\"exec\":{\"test\":{\"run_duration\":\"10s\"}}", false,
+               NULL);
+    ok (wait_text (187, "start"), "last commit fails: job 187 started");
+    settle (0.05);
+    ns_commit_errno = EIO;
+    publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)187, "type",
+             "cancel", "severity", 0);
+    ok (wait_final (187), "last commit fails: job 187 ends");
+    ns_commit_errno = 0;
+    is (T (187), "start finish=9 release=all!",
+        "last commit fails: no exception once finished");
+    is (ns_events (187), "init starting",
+        "last commit fails: the namespace kept what it had");
+    is (final_events (187), "init starting complete done",
+        "last commit fails: complete and done appended to the copy");
 }
 
 static void test_mock (void)
@@ -715,6 +1118,8 @@ static void test_reattach (void)
                NULL);
     ok (wait_final (80), "reattach after run_duration elapsed: ends at once");
     is (T (80), "start finish=0 release=all!", "sequence");
+    is (final_events (80), "reattach re-starting complete done",
+        "exec.eventlog: reattach, re-starting, complete, done");
 
     put_R (81, "0", 0, 0);
     put_eventlog (81, t0 - 0.1);
@@ -903,13 +1308,18 @@ int main (int argc, char **argv)
 
     plan (NO_PLAN);
     if (!(h = flux_open ("loop://", getenv ("TRACE") ? FLUX_O_TRACE : 0))
-        || !(r = flux_get_reactor (h)) || !(kvs = json_object ()))
+        || !(r = flux_get_reactor (h)) || !(kvs = json_object ())
+        || !(namespaces = json_object ()) || !(primary = json_object ())
+        || !(removed = json_object ()))
         BAIL_OUT ("loop://");
-    if (flux_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
+    if (flux_msg_handler_addvec (h, htab, NULL, &handlers) < 0
+        || flux_attr_set_cacheonly (h, "content.hash", "sha1") < 0)
         BAIL_OUT ("handlers");
     if (!(x = exec_create (h, 0, "job-exec", &error)))
         BAIL_OUT ("exec_create: %s", error.text);
     test_basic ();
+    test_guest ();
+    test_impl_events ();
     test_mock ();
     test_R ();
     test_partial_release ();
@@ -938,6 +1348,9 @@ int main (int argc, char **argv)
     for (int i = 0; i < MAXJOBS; i++)
         free (trace[i]);
     json_decref (kvs);
+    json_decref (namespaces);
+    json_decref (primary);
+    json_decref (removed);
     flux_close (h);
     done_testing ();
     return 0;
