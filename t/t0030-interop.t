@@ -127,4 +127,73 @@ test_expect_success 'a command whose broker dies exits non-zero, saying why' '
 	test "$(cat lost.rc)" -ne 0 &&
 	grep "lost the connection to the broker" lost.err
 '
+test_expect_success 'groups: broker.online has every rank; flux uptime' '
+	cat >online.sh <<-EOT &&
+	$RPC groups.get "{\"name\":\"broker.online\"}" >online.out &&
+	$RPC groups.get "{\"name\":\"nosuch\"}" >nosuch.out &&
+	flux uptime >uptime.out
+	EOT
+	flux start -s 4 sh online.sh &&
+	grep "\"members\":\"0-3\"" online.out &&
+	grep "\"members\":\"\"" nosuch.out &&
+	grep "size 4" uptime.out && ! grep offline uptime.out
+'
+test_expect_success 'groups: join and leave on ranks 1 and 3 reach rank 0' '
+	cat >join.sh <<-EOT &&
+	$RPC -r 1 groups.join "{\"name\":\"g\"}" || exit 1
+	$RPC -r 3 groups.join "{\"name\":\"g\"}" || exit 1
+	$RPC -r 3 groups.join "{\"name\":\"g\"}" 2>eexist.err && exit 1
+	$RPC -r 2 groups.leave "{\"name\":\"g\"}" 2>enoent.err && exit 1
+	$RPC -r 1 groups.get "{\"name\":\"g\"}" 2>rank1.err && exit 1
+	n=0
+	while ! $RPC groups.get "{\"name\":\"g\"}" | grep -q "\"1,3\""; do
+		test \$n -lt 300 || exit 1; sleep 0.1; n=\$((n+1))
+	done
+	$RPC -r 1 groups.leave "{\"name\":\"g\"}" || exit 1
+	n=0
+	while ! $RPC groups.get "{\"name\":\"g\"}" | grep -q "\"3\""; do
+		test \$n -lt 300 || exit 1; sleep 0.1; n=\$((n+1))
+	done
+	EOT
+	flux start -s 4 sh join.sh &&
+	grep "already a member" eexist.err &&
+	grep "not a member" enoent.err &&
+	grep "send to rank 0" rank1.err
+'
+test_expect_success 'groups: a malformed groups.update is refused (EPROTO)' '
+	cat >upd.sh <<-EOT &&
+	$RPC groups.update "{\"updates\":{\"g\":{\"join\":\"0\",\"leave\":\"\"}}}" 2>upd0.err && exit 1
+	$RPC -r 1 groups.update "{\"updates\":{\"g\":{\"join\":\"2\",\"leave\":\"\"}}}" 2>upd1.err && exit 1
+	$RPC groups.update "{\"updates\":[]}" 2>upd2.err && exit 1
+	$RPC groups.get "{\"name\":\"g\"}" >upd.out
+	EOT
+	flux start -s 4 sh upd.sh &&
+	grep "malformed" upd0.err && grep "malformed" upd1.err &&
+	grep "malformed" upd2.err &&
+	grep "\"members\":\"\"" upd.out
+'
+test_expect_success 'groups: a streaming get follows broker.online as a broker dies' '
+	cat >stream.sh <<-EOT &&
+	$RPC -s groups.get "{\"name\":\"broker.online\"}" >stream.out &
+	rpc=\$!
+	pid=\$($RPC -r 3 attr.get "{\"name\":\"broker.pid\"}" |
+		sed "s/.*value\":\"\([0-9]*\).*/\1/")
+	n=0
+	while ! grep -q "0-3" stream.out; do
+		test \$n -lt 300 || break; sleep 0.1; n=\$((n+1))
+	done
+	kill -9 \$pid
+	n=0
+	while ! grep -q "\"0-2\"" stream.out; do
+		test \$n -lt 600 || break; sleep 0.1; n=\$((n+1))
+	done
+	kill \$rpc
+	flux uptime >uptime3.out
+	EOT
+	flux start -s 4 sh stream.sh;
+	cat stream.out &&
+	grep "\"members\":\"0-3\"" stream.out &&
+	grep "\"members\":\"0-2\"" stream.out &&
+	grep "1 offline" uptime3.out
+'
 test_done
