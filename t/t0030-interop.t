@@ -196,4 +196,16 @@ test_expect_success 'groups: a streaming get follows broker.online as a broker d
 	grep "\"members\":\"0-2\"" stream.out &&
 	grep "1 offline" uptime3.out
 '
+test_expect_success 'ping route strings have the ids doc/guide/flux-core-interop.md says' '
+	cat >route.sh <<-EOT &&
+	flux ping -c1 broker >route.local &&
+	flux ping -c1 1 >route.down &&
+	FLUX_URI=\$($RPC -r 3 attr.get "{\"name\":\"local-uri\"}" |
+		sed "s/.*value\":\"\([^\"]*\)\".*/\1/") flux ping -c1 0 >route.up
+	EOT
+	flux start -s 4 sh route.sh &&
+	grep -E "\([0-9a-f]{8}![0-9a-f]{8}\)$" route.local &&
+	grep -E "\([0-9a-f]{8}![0-9a-f]{8}\)$" route.down &&
+	grep -E "\([0-9a-f]{8}!3!1![0-9a-f]{8}\)$" route.up
+'
 test_done
