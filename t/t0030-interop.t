@@ -114,9 +114,14 @@ test_expect_success 'a command whose broker dies exits non-zero, saying why' '
 	cat >lost.sh <<-EOT &&
 	flux event sub heartbeat.pulse >lost.out 2>lost.err &
 	sub=\$!
+	flux ping -i 0.2 broker >ping.out 2>ping.err &
+	ping=\$!
 	n=0
 	while ! test -s lost.out && test \$n -lt 300; do sleep 0.1; n=\$((n+1)); done
+	while ! test -s ping.out && test \$n -lt 300; do sleep 0.1; n=\$((n+1)); done
 	kill -9 \$(flux getattr broker.pid)
+	wait \$ping
+	echo \$? >ping.rc
 	wait \$sub
 	echo \$? >lost.rc.tmp && mv lost.rc.tmp lost.rc
 	EOT
@@ -125,7 +130,9 @@ test_expect_success 'a command whose broker dies exits non-zero, saying why' '
 	while ! test -s lost.rc && test $n -lt 300; do sleep 0.1; n=$((n+1)); done &&
 	cat lost.err &&
 	test "$(cat lost.rc)" -ne 0 &&
-	grep "lost the connection to the broker" lost.err
+	grep "lost the connection to the broker" lost.err &&
+	test "$(cat ping.rc)" -ne 0 &&
+	grep "Connection reset by peer" ping.err
 '
 test_expect_success 'groups: broker.online has every rank; flux uptime' '
 	cat >online.sh <<-EOT &&
