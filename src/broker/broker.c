@@ -557,6 +557,11 @@ void router_event (struct broker *b, flux_msg_t *msg)
 
 int router_publish (struct broker *b, flux_msg_t *msg)
 {
+    /* flux-core's clients send raw events with FLAG_ROUTE and an empty
+     * stack (PROTOCOLS 1.3): accept them, and publish as RFC 3 says, with
+     * no route delimiter. */
+    if (flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE))
+        flux_msg_route_disable (msg);
     if (b->rank > 0) {
         int rc = b->overlay ? overlay_send_parent (b->overlay, msg) : -1;
         flux_msg_decref (msg);

@@ -128,6 +128,7 @@ struct broker {
     flux_msg_handler_t **config_handlers;
     flux_msg_handler_t **state_handlers;
     flux_msg_handler_t **builtin_handlers;
+    struct groups *groups; /* groups.h */
 };
 
 /* ---- router (broker.c) ---- */

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "broker.h"
+#include "groups.h"
 #include "libflux/base64.h"
 #include "methods.h"
 #include "module.h"
@@ -474,6 +475,7 @@ void builtin_state_changed (struct broker *b)
 {
     size_t i;
 
+    groups_state_changed (b);
     if (b->state < STATE_RUN)
         return;
     for (i = 0; i < b->nstate_waiters; i++) {
@@ -733,6 +735,7 @@ void builtin_health_changed (struct broker *b)
             b->child_subtree[i] = SUBTREE_FULL;
     }
     subtree_tell_parent (b);
+    groups_health_changed (b);
     if (b->nhealth_watchers == 0 || !(o = health_get (b)))
         return;
     for (i = 0; i < b->nhealth_watchers; i++)
@@ -823,6 +826,8 @@ int builtin_register (struct broker *b)
     for (i = 0; self_services[i]; i++)
         if (router_self_service (b, self_services[i]) < 0)
             return -1;
+    if (groups_register (b) < 0)
+        return -1;
     return flux_msg_handler_addvec (b->h, htab, b, &b->builtin_handlers);
 }
 
@@ -831,6 +836,7 @@ void builtin_unregister (struct broker *b)
     size_t i;
 
     builtin_shutdown_done (b);
+    groups_unregister (b);
     for (i = 0; i < b->nmodules; i++)
         free (module_get_aux (b->modules[i]));
     flux_msg_handler_delvec (b->builtin_handlers);

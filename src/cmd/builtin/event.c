@@ -196,7 +196,7 @@ static int cmd_event_sub (int argc, char **argv)
             cmd_die ("subscribe '%s': %s", argv[i], strerror (errno));
     }
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
-        cmd_die ("reactor: %s", strerror (errno));
+        cmd_die ("lost the connection to the broker: %s", strerror (errno));
     flux_msg_handler_destroy (mh);
     flux_close (h);
     return 0;

@@ -486,6 +486,12 @@ static bool have_pending (flux_t *h)
     return ev > 0 && (ev & (FLUX_POLLIN | FLUX_POLLERR));
 }
 
+/* The connection failed (the broker went away, or sent bytes that are not
+ * a message): stop watching it, fail every pending RPC, and stop the
+ * reactor with the error, so that flux_reactor_run() returns -1 with
+ * errno set instead of 0 once nothing is left to watch.  A command then
+ * reports the lost connection and exits non-zero, as with flux-core.
+ */
 static void handle_error (flux_t *h, int errnum)
 {
     if (h->poll_w)
@@ -495,6 +501,10 @@ static void handle_error (flux_t *h, int errnum)
     if (h->idle_w)
         uv_idle_stop (h->idle_w);
     fail_all_waiters (h, errnum);
+    if (h->reactor) {
+        errno = errnum;
+        flux_reactor_stop_error (h->reactor);
+    }
 }
 
 static void dispatch_batch (flux_t *h)

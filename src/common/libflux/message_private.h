@@ -73,13 +73,15 @@ static inline bool msg__type_valid (int type)
            || type == FLUX_MSGTYPE_EVENT || type == FLUX_MSGTYPE_CONTROL;
 }
 
-/* What RFC 3 forbids: routes on events and control messages, topic and
- * payload on control messages.
+/* What RFC 3 forbids: routes on control messages, topic and payload on
+ * control messages.  RFC 3 also says an event has no route delimiter, but
+ * flux-core sends and delivers events with FLAG_ROUTE set (a client's raw
+ * `flux event pub` has an empty stack; its broker delivers events with
+ * route ids), so a route stack on an event is accepted (PROTOCOLS 1.3).
  */
 static inline bool msg__flags_valid (int type, uint8_t flags)
 {
-    if ((type == FLUX_MSGTYPE_EVENT || type == FLUX_MSGTYPE_CONTROL)
-        && (flags & FLUX_MSGFLAG_ROUTE))
+    if (type == FLUX_MSGTYPE_CONTROL && (flags & FLUX_MSGFLAG_ROUTE))
         return false;
     if (type == FLUX_MSGTYPE_CONTROL
         && (flags & (FLUX_MSGFLAG_TOPIC | FLUX_MSGFLAG_PAYLOAD)))

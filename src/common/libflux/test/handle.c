@@ -563,6 +563,101 @@ static void test_loop (void)
     flux_close (h);
 }
 
+/* ---- events as flux-core's broker delivers them ---- */
+
+/* clang-format off */
+/* A flux-core broker delivers events with FLAG_ROUTE set and route ids on
+ * the stack.  Event "foo.bar", payload {"a":1} + NUL, flags 0x0b =
+ * topic|payload|route, one route id (36-byte UUID), userid 1000, rolemask
+ * 5, seq 7.  Parts: 37 + 1 + 8 + 9 + 21 = 76 = 0x4c bytes.
+ */
+static const char routed_event[] =
+    "\x12\x00\xee\xff" "\x00\x00\x00\x4c"
+    "\x24" "5e2b1c44-9a0f-4c1e-8b7d-3f6a2e9c0d11"
+    "\x00"
+    "\x07" "foo.bar"
+    "\x08" "{\"a\":1}" "\x00"
+    "\x14" "\x8e\x01\x04\x0b" "\x00\x00\x03\xe8" "\x00\x00\x00\x05"
+           "\x00\x00\x00\x07" "\x00\x00\x00\x00";
+/* clang-format on */
+
+static int routed_a;
+static uint32_t routed_seq;
+
+static void routed_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    if (flux_event_unpack (msg, NULL, "{s:i}", "a", &routed_a) < 0)
+        routed_a = -1;
+    (void)flux_msg_get_seq (msg, &routed_seq);
+    flux_reactor_stop (flux_get_reactor (h));
+}
+
+static void test_routed_event (void)
+{
+    int sv[2];
+    flux_t *h;
+    struct flux_msg_handler_spec htab[] = {
+        {FLUX_MSGTYPE_EVENT, "foo.*", routed_cb, 0},
+        FLUX_MSGHANDLER_TABLE_END,
+    };
+    flux_msg_handler_t **handlers = NULL;
+    char buf[sizeof (routed_event)];
+
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        BAIL_OUT ("socketpair: %s", strerror (errno));
+    memcpy (buf, routed_event, sizeof (routed_event) - 1);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    memcpy (buf, "\xff\xee\x00\x12", 4);
+#endif
+    ok (write (sv[1], buf, sizeof (routed_event) - 1)
+            == (ssize_t)sizeof (routed_event) - 1,
+        "routed event: wrote flux-core's frame");
+    h = open_fd (sv[0]);
+    ok (h != NULL && flux_msg_handler_addvec (h, htab, NULL, &handlers) == 0,
+        "routed event: handle and event handler");
+    ok (flux_reactor_run (flux_get_reactor (h), 0) == 0 && routed_a == 1
+            && routed_seq == 7,
+        "routed event is delivered to the event handler, payload and seq "
+        "intact");
+    flux_msg_handler_delvec (handlers);
+    flux_close (h);
+    close (sv[1]);
+}
+
+/* ---- a lost connection is an error ---- */
+
+static void never_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+}
+
+static void test_lost_connection (void)
+{
+    int sv[2];
+    flux_t *h;
+    struct flux_msg_handler_spec htab[] = {
+        {FLUX_MSGTYPE_EVENT, "foo.*", never_cb, 0},
+        FLUX_MSGHANDLER_TABLE_END,
+    };
+    flux_msg_handler_t **handlers = NULL;
+    int rc;
+
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        BAIL_OUT ("socketpair: %s", strerror (errno));
+    h = open_fd (sv[0]);
+    ok (h != NULL && flux_msg_handler_addvec (h, htab, NULL, &handlers) == 0,
+        "lost connection: handle with a started event handler");
+    close (sv[1]); /* the broker goes away */
+    errno = 0;
+    rc = flux_reactor_run (flux_get_reactor (h), 0);
+    ok (rc < 0 && errno == ECONNRESET,
+        "reactor_run fails with ECONNRESET when the connection is lost");
+    diag ("rc=%d errno=%s", rc, strerror (errno));
+    flux_msg_handler_delvec (handlers);
+    flux_close (h);
+}
+
 int main (int argc, char *argv[])
 {
     plan (NO_PLAN);
@@ -571,5 +666,7 @@ int main (int argc, char *argv[])
     test_async_rpc ();
     test_local ();
     test_loop ();
+    test_routed_event ();
+    test_lost_connection ();
     done_testing ();
 }

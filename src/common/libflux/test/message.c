@@ -743,8 +743,9 @@ static void test_fields (void)
     for (int i = 0; i < 4; i++)
         check_wrong_type (all[i]);
     flux_msg_route_enable (ev);
-    ok (!flux_msg_has_flag (ev, FLUX_MSGFLAG_ROUTE),
-        "event: route_enable has no effect");
+    ok (flux_msg_has_flag (ev, FLUX_MSGFLAG_ROUTE),
+        "event: route_enable sets the flag (flux-core routes events)");
+    flux_msg_route_disable (ev);
 
     /* NULL arguments */
     errno = 0;
@@ -786,8 +787,8 @@ static void test_set_type (void)
         "response errnum reset to 0");
     is (flux_msg_route_first (msg), "client", "response keeps the routes");
     errno = 0;
-    ok (flux_msg_set_type (msg, FLUX_MSGTYPE_EVENT) < 0 && errno == EINVAL,
-        "set_type to event with routes fails with EINVAL");
+    ok (flux_msg_set_type (msg, FLUX_MSGTYPE_CONTROL) < 0 && errno == EINVAL,
+        "set_type to control with routes fails with EINVAL");
     ok (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_RESPONSE,
         "failed set_type leaves the type");
     ok (flux_msg_set_type (msg, FLUX_MSGTYPE_REQUEST) == 0
@@ -883,13 +884,17 @@ static void test_flags (void)
     ok (flux_msg_set_flags (msg, FLUX_MSGFLAG_PRIVATE) == 0,
         "set_flags accepts PRIVATE on a request (as the decoder does)");
 
+    /* flux-core sends and delivers events with FLAG_ROUTE (PROTOCOLS 1.3) */
+    ok (flux_msg_set_flag (ev, FLUX_MSGFLAG_ROUTE) == 0
+            && flux_msg_route_count (ev) == 0 && flux_msg_is_private (ev),
+        "event: set_flag ROUTE gives an empty stack (as flux-core sends)");
+    ok (flux_msg_clear_flag (ev, FLUX_MSGFLAG_ROUTE) == 0
+            && !flux_msg_has_flag (ev, FLUX_MSGFLAG_ROUTE),
+        "event: clear_flag ROUTE");
     errno = 0;
-    ok (flux_msg_set_flags (ev, FLUX_MSGFLAG_ROUTE) < 0 && errno == EINVAL,
-        "event: set_flags ROUTE fails with EINVAL");
-    errno = 0;
-    ok (flux_msg_set_flag (ev, FLUX_MSGFLAG_ROUTE) < 0 && errno == EINVAL,
-        "event: set_flag ROUTE fails with EINVAL");
-    ok (flux_msg_is_private (ev), "failed set_flags left the flags alone");
+    ok (flux_msg_set_flags (ctl, FLUX_MSGFLAG_ROUTE) < 0 && errno == EINVAL,
+        "control: set_flags ROUTE fails with EINVAL");
+    ok (flux_msg_is_private (ev), "event: still private");
     errno = 0;
     ok (flux_msg_set_flags (ctl, FLUX_MSGFLAG_TOPIC) < 0 && errno == EINVAL,
         "control: set_flags TOPIC fails with EINVAL");
@@ -1614,8 +1619,13 @@ static void test_part_errors (void)
     reject_parts ((struct flux_msg_part[]){{"a.b", 4}, {"", 0}, {p, 20}}, 3,
                   "topic with a trailing NUL");
     mkproto (p, FLUX_MSGTYPE_EVENT, FLUX_MSGFLAG_TOPIC | FLUX_MSGFLAG_ROUTE);
-    reject_parts ((struct flux_msg_part[]){{"", 0}, {"a.b", 3}, {p, 20}}, 3,
-                  "event with ROUTE flag and delimiter");
+    accept_parts ((struct flux_msg_part[]){{"", 0}, {"a.b", 3}, {p, 20}}, 3,
+                  "event with ROUTE flag and delimiter (flux-core's pub)");
+    accept_parts (
+        (struct flux_msg_part[]){{"abc", 3}, {"", 0}, {"a.b", 3}, {p, 20}}, 4,
+        "event with a route id (as flux-core delivers)");
+    reject_parts ((struct flux_msg_part[]){{"a.b", 3}, {p, 20}}, 2,
+                  "event with ROUTE flag and no delimiter");
     mkproto (p, FLUX_MSGTYPE_CONTROL, FLUX_MSGFLAG_TOPIC);
     reject_parts ((struct flux_msg_part[]){{"a.b", 3}, {p, 20}}, 2,
                   "control with a topic");
@@ -1895,7 +1905,7 @@ static void test_roundtrip_matrix (void)
             flux_msg_destroy (msg);
         }
     }
-    cmp_ok (built, "==", 256 * 2 + 128 + 32,
+    cmp_ok (built, "==", 256 * 3 + 32,
             "set_flags accepted exactly the valid flag bytes per type");
     ok (bad == 0, "all %d messages round-trip through frames and parts", built);
 }
