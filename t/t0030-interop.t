@@ -197,7 +197,7 @@ test_expect_success 'groups: a streaming get follows broker.online as a broker d
 	kill \$rpc
 	flux uptime >uptime3.out
 	EOT
-	flux start -s 4 sh stream.sh;
+	flux start -s 4 --test-exit-mode=leader sh stream.sh;
 	cat stream.out &&
 	grep "\"members\":\"0-3\"" stream.out &&
 	grep "\"members\":\"0-2\"" stream.out &&
