@@ -4,6 +4,11 @@ duration past any timer, a jobspec past the size limit, a field width of
 flux jobs that would write gigabytes'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+# AddressSanitizer keeps freed memory in quarantine: the broker's RSS
+# after a refused 10 MB message says nothing there, so it is not bounded.
+if ldd "$(command -v flux-broker)" 2>/dev/null | grep -q libasan; then
+	test_set_prereq SANITIZER
+fi
 
 FAKEJM="$FLUX_BUILD_DIR/t/module/.libs/fake-jm.so"
 MODULES=content,content-sqlite@0,kvs,kvs-watch,job-ingest
@@ -42,7 +47,7 @@ json.dump(js, open(\"big.json\", \"w\"))" &&
 	echo "broker RSS: $rss0 kB before, $rss1 kB after" &&
 	cat big.err &&
 	grep "jobspec is 104[0-9]* bytes, above the limit of 2097152" big.err &&
-	test $((rss1 - rss0)) -lt 60000
+	{ test $((rss1 - rss0)) -lt 60000 || test_have_prereq SANITIZER; }
 '
 test_expect_success 'the limit is job-ingest max-jobspec-size' '
 	flux module reload job-ingest max-jobspec-size=100 &&
