@@ -94,12 +94,17 @@ void shell_log (struct shell *shell, int level, const char *component,
     fprintf (stderr, "flux-shell[%d]: %s: %s: %s\n",
              shell->info ? shell->info->shell_rank : -1, level_name (level),
              component, msg);
-    if (!shell->info)
+    if (!shell->h)
         return;
-    if ((e = eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
-                                  shell->info->shell_rank, "level", level,
-                                  "message", msg, "component", component))
-        && (line = eventlog_entry_encode (e)))
+    /* before shell-info the shell rank is unknown: no "rank" (RFC 24) */
+    if (shell->info)
+        e = eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
+                                 shell->info->shell_rank, "level", level,
+                                 "message", msg, "component", component);
+    else
+        e = eventlog_entry_pack (0, "log", "{s:i s:s s:s}", "level", level,
+                                 "message", msg, "component", component);
+    if (e && (line = eventlog_entry_encode (e)))
         append_async (shell, line);
     json_decref (e);
     free (line);
@@ -156,12 +161,11 @@ void shell_fatal (struct shell *shell, int code, const char *fmt, ...)
     vsnprintf (msg, sizeof (msg), fmt, ap);
     va_end (ap);
     shell_log (shell, LOG_CRIT, "shell", "%s", msg);
-    if (shell->info) {
+    if (shell->h) {
         flux_future_t *f;
         f = flux_rpc_pack (shell->h, "job-manager.raise", 0, 0,
-                           "{s:I s:s s:i s:s}", "id",
-                           (json_int_t)shell->info->id, "type", "exec",
-                           "severity", 0, "note", msg);
+                           "{s:I s:s s:i s:s}", "id", (json_int_t)shell->id,
+                           "type", "exec", "severity", 0, "note", msg);
         if (!f || flux_future_get (f, NULL) < 0)
             fprintf (stderr, "flux-shell: job-manager.raise: %s\n",
                      strerror (errno));
@@ -203,7 +207,8 @@ void shell_task_done (struct shell *shell, struct task *t)
 {
     if (t->reaped && !t->counted) {
         t->counted = true;
-        if (t->exit_code > shell->exit_code)
+        /* after a fatal error the shell's code stands, not SIGKILL's */
+        if (!shell->failed && t->exit_code > shell->exit_code)
             shell->exit_code = t->exit_code;
         post_task_exit (shell, t);
     }
@@ -307,6 +312,7 @@ static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
 static int connect_broker (struct shell *shell, uint64_t id,
                            flux_error_t *error)
 {
+    shell->id = id;
     char topic[64];
     const struct flux_match match
         = {FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, topic};

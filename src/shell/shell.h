@@ -23,6 +23,7 @@ struct shell {
     flux_t *h;
     flux_reactor_t *r;
     uv_loop_t *loop;
+    uint64_t id;
     uint32_t broker_rank;
     struct shell_info *info;
     bool leader;
