@@ -91,6 +91,11 @@ test_expect_success 'a shell without an agent answer exits 1' '
 		2>noinfo.err &&
 	grep "shell-info" noinfo.err
 '
+test_expect_success 'a shell without FLUX_KVS_NAMESPACE refuses to run' '
+	test_expect_code 1 env -u FLUX_KVS_NAMESPACE $SHELL_BIN 998 \
+		2>nons.err &&
+	grep "FLUX_KVS_NAMESPACE is not set" nons.err
+'
 test_expect_success 'tasks get the FLUX_* environment and only the job env' '
 	job 101 1 0-1 -- -n2 --env=FOO=bar --cwd=/ \
 		sh -c "env | sort >\"$PWD/env.\$FLUX_TASK_RANK\"" &&
@@ -125,6 +130,18 @@ test_expect_success 'exec.eventlog gets shell.init, shell.start, shell.task-exit
 	grep "shell.start {\"taskmap\":{\"version\":1,\"map\":\[\[0,1,2,1\]\]}}" ev.101 &&
 	grep "shell.task-exit .*\"exitcode\":0" ev.101 &&
 	test $(grep -c shell.task-exit ev.101) -eq 1
+'
+test_expect_success 'the first exit on another shell is posted by the leader' '
+	job 109 2 0 -- -N2 -n2 \
+		sh -c "test \$FLUX_TASK_RANK = 1 && exit 4; sleep 2" &&
+	test_expect_code 4 run_shell 109 2 &&
+	getlog 109 exec.eventlog >ev.109 &&
+	test $(grep -c shell.task-exit ev.109) -eq 1 &&
+	grep "shell.task-exit .*\"rank\":1,.*\"exitcode\":4" ev.109
+'
+test_expect_success '--reconnect is accepted' '
+	job 100 1 0 -- -n1 true &&
+	FLUX_KVS_NAMESPACE=job-100 $SHELL_BIN --reconnect 100
 '
 test_expect_success 'tasks run in the jobspec cwd' '
 	mkdir -p wd &&

@@ -179,28 +179,75 @@ void shell_fatal (struct shell *shell, int code, const char *fmt, ...)
         flux_reactor_stop (shell->r);
 }
 
-/* shell.task-exit: the leader posts the first local exit (non-leaders
- * only know their own tasks; see the man page).
+/* shell.task-exit marks the first task exit of the job.  Each shell
+ * reports its own first exit: the leader posts it, the others send it to
+ * the leader (`<service>.task-exit`, no response), which posts the first
+ * it hears of.  So the leader gets at most one message per shell.
  */
-static void post_task_exit (struct shell *shell, struct task *t)
+static void task_exit_post (struct shell *shell, json_t *ctx)
 {
-    if (!shell->leader || shell->task_exit_posted)
-        return;
     json_t *e;
     char *line = NULL;
 
+    if (shell->task_exit_posted)
+        return;
     shell->task_exit_posted = true;
-    if ((e = eventlog_entry_pack (
-             0, "shell.task-exit", "{s:i s:i s:s s:i s:i s:i s:i}", "localid",
-             t->localid, "rank", t->rank, "state", "Exited", "pid", (int)t->pid,
-             "wait_status", t->wait_status, "signaled",
-             WIFSIGNALED (t->wait_status) ? WTERMSIG (t->wait_status) : 0,
-             "exitcode",
-             WIFEXITED (t->wait_status) ? WEXITSTATUS (t->wait_status) : 0))
+    if ((e = eventlog_entry_pack (0, "shell.task-exit", "O", ctx))
         && (line = eventlog_entry_encode (e)))
         append_async (shell, line);
     json_decref (e);
     free (line);
+}
+
+static void task_exit_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    struct shell *shell = arg;
+    json_t *ctx;
+    const char *state;
+    int n[6];
+
+    (void)h;
+    (void)mh;
+    if (flux_msg_authorize (msg, shell->info->userid) < 0
+        || flux_request_unpack (msg, NULL, "o", &ctx) < 0
+        || json_unpack (ctx, "{s:i s:i s:s s:i s:i s:i s:i}", "localid", &n[0],
+                        "rank", &n[1], "state", &state, "pid", &n[2],
+                        "wait_status", &n[3], "signaled", &n[4], "exitcode",
+                        &n[5])
+               < 0) {
+        fprintf (stderr, "flux-shell: malformed task-exit request\n");
+        return;
+    }
+    task_exit_post (shell, ctx);
+}
+
+static void report_task_exit (struct shell *shell, struct task *t)
+{
+    json_t *ctx;
+    char topic[128];
+
+    if (shell->task_exit_sent)
+        return;
+    shell->task_exit_sent = true;
+    if (!(ctx = json_pack (
+              "{s:i s:i s:s s:i s:i s:i s:i}", "localid", t->localid, "rank",
+              t->rank, "state", "Exited", "pid", (int)t->pid, "wait_status",
+              t->wait_status, "signaled",
+              WIFSIGNALED (t->wait_status) ? WTERMSIG (t->wait_status) : 0,
+              "exitcode",
+              WIFEXITED (t->wait_status) ? WEXITSTATUS (t->wait_status) : 0)))
+        return;
+    if (shell->leader)
+        task_exit_post (shell, ctx);
+    else {
+        flux_future_t *f;
+        snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
+        f = flux_rpc_pack (shell->h, topic, shell->info->brokers[0],
+                           FLUX_RPC_NORESPONSE, "O", ctx);
+        flux_future_destroy (f);
+    }
+    json_decref (ctx);
 }
 
 void shell_task_done (struct shell *shell, struct task *t)
@@ -210,7 +257,7 @@ void shell_task_done (struct shell *shell, struct task *t)
         /* after a fatal error the shell's code stands, not SIGKILL's */
         if (!shell->failed && t->exit_code > shell->exit_code)
             shell->exit_code = t->exit_code;
-        post_task_exit (shell, t);
+        report_task_exit (shell, t);
     }
     if (task_done (t) && !t->finished) {
         t->finished = true;
@@ -353,13 +400,25 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
-/* The leader owns the shell service (stdin); see input.c. */
+/* The leader owns the shell service: .stdin (input.c), .task-exit. */
 static int register_service (struct shell *shell, flux_error_t *error)
 {
     flux_future_t *f;
+    char topic[128];
+    flux_msg_handler_t *mh;
 
     if (!shell->leader)
         return 0;
+    snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
+    if (!(mh = flux_msg_handler_create (
+              shell->h,
+              (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                  topic},
+              task_exit_cb, shell)))
+        return errprintf (error, "%s: %s", topic, strerror (errno));
+    flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
+    flux_msg_handler_start (mh);
+    shell->task_exit_mh = mh;
     if (!(f = flux_service_register (shell->h, shell->service))
         || flux_future_get (f, NULL) < 0) {
         errprintf (error, "registering service %s: %s", shell->service,
@@ -574,6 +633,9 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
 {
     const char *cwd;
 
+    /* without it every write would go to the primary namespace */
+    if (!getenv ("FLUX_KVS_NAMESPACE"))
+        return errprintf (error, "FLUX_KVS_NAMESPACE is not set");
     if (connect_broker (shell, id, error) < 0 || get_info (shell, id, error) < 0
         || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
         || start_signals (shell) < 0)
@@ -657,6 +719,7 @@ static void shell_finish (struct shell *shell)
     free (shell->tasks);
     free (shell->tmpdir);
     flux_msg_handler_destroy (shell->kill_mh);
+    flux_msg_handler_destroy (shell->task_exit_mh);
     if (shell->loop)
         uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
     shell_info_destroy (shell->info);

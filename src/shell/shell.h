@@ -33,17 +33,19 @@ struct shell {
     char *tmpdir;         /* FLUX_JOB_TMPDIR (removed at exit) */
     struct task **tasks;
     int ntasks;
-    int nactive;   /* tasks not yet reaped or with open output */
-    int exit_code; /* largest task exit code so far */
-    bool failed;   /* a fatal error: exit_code holds the code */
-    bool task_exit_posted;
-    int barrier_seq; /* last barrier sequence number used */
+    int nactive;           /* tasks not yet reaped or with open output */
+    int exit_code;         /* largest task exit code so far */
+    bool failed;           /* a fatal error: exit_code holds the code */
+    bool task_exit_posted; /* leader: shell.task-exit is posted */
+    bool task_exit_sent;   /* this shell reported its first exit */
+    int barrier_seq;       /* last barrier sequence number used */
     struct output *out;
     struct input *in;
     struct shell_pmi *pmi;
     flux_msg_handler_t **handlers;
     uv_signal_t signals[6];
     flux_msg_handler_t *kill_mh;
+    flux_msg_handler_t *task_exit_mh;
     int commits; /* exec.eventlog commits in flight */
 };
 
