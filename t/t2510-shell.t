@@ -139,6 +139,22 @@ test_expect_success 'the first exit on another shell is posted by the leader' '
 	test $(grep -c shell.task-exit ev.109) -eq 1 &&
 	grep "shell.task-exit .*\"rank\":1,.*\"exitcode\":4" ev.109
 '
+test_expect_success 'exit-timeout: the others are killed once it expires' '
+	job 150 1 0-1 -- -n2 -o exit-timeout=1s \
+		sh -c "test \$FLUX_TASK_RANK = 0 && exit 0; sleep 100" &&
+	test_expect_code 1 run_shell 150 &&
+	getlog 150 exec.eventlog | grep "task 0 exited and exit-timeout=1s has expired"
+'
+test_expect_success 'exit-on-error: a failed task ends the job at once' '
+	job 151 1 0-1 -- -n2 -o exit-on-error \
+		sh -c "test \$FLUX_TASK_RANK = 1 && exit 3; sleep 100" &&
+	test_expect_code 3 run_shell 151 &&
+	getlog 151 exec.eventlog | grep "task 1 exited with exit code 3"
+'
+test_expect_success 'a bad exit-timeout is fatal' '
+	job 152 1 0 -- -n1 -o exit-timeout=soon true &&
+	test_expect_code 1 run_shell 152
+'
 test_expect_success '--reconnect is accepted' '
 	job 100 1 0 -- -n1 true &&
 	FLUX_KVS_NAMESPACE=job-100 $SHELL_BIN --reconnect 100
@@ -253,7 +269,7 @@ test_expect_success 'stdin through the leader service reaches the named tasks' '
 	test "$(cat t1.out)" = "one\\nboth\\ndone1\\n"
 '
 test_expect_success 'malformed stdin requests get EPROTO, writes after EOF EPIPE' '
-	job 119 1 0 -- -n1 sh -c "cat; sleep 100" &&
+	job 119 1 0 -- -n1 sh -c "cat; exec sleep 100" &&
 	run_shell 119 & pid=$! &&
 	wait_event 119 exec.eventlog shell.start &&
 	svc=$(id -u)-shell-$(flux job id --to=f58plain 119) &&

@@ -24,6 +24,7 @@
 #include "libeventlog/eventlog.h"
 #include "libjob/job.h"
 #include "libkvs/kvs.h"
+#include "libutil/fsd.h"
 
 #include "affinity.h"
 #include "input.h"
@@ -184,14 +185,52 @@ void shell_fatal (struct shell *shell, int code, const char *fmt, ...)
  * the leader (`<service>.task-exit`, no response), which posts the first
  * it hears of.  So the leader gets at most one message per shell.
  */
+static void exit_timer_cb (uv_timer_t *t)
+{
+    struct shell *shell = t->data;
+    char fsd[64];
+
+    if (fsd_format_duration (fsd, sizeof (fsd), shell->exit_timeout) < 0)
+        snprintf (fsd, sizeof (fsd), "%gs", shell->exit_timeout);
+    shell_fatal (shell, 1, "task %d exited and exit-timeout=%s has expired",
+                 shell->first_exit_rank, fsd);
+}
+
+/* The leader, on the first task exit of the job: exit-on-error and
+ * exit-timeout as flux-core's shell does (only while the leader still
+ * runs; once it exits, job-exec watches the other shells).
+ */
+static void first_exit (struct shell *shell, int rank, int exitcode,
+                        int signaled)
+{
+    shell->first_exit_rank = rank;
+    if (shell->exit_on_error && (exitcode != 0 || signaled)) {
+        shell_fatal (shell, signaled ? 128 + signaled : exitcode,
+                     "task %d exited with %s %d and exit-on-error is set", rank,
+                     signaled ? "signal" : "exit code",
+                     signaled ? signaled : exitcode);
+        return;
+    }
+    if (shell->exit_timeout > 0 && shell->nactive > 0) {
+        uv_timer_init (shell->loop, &shell->exit_timer);
+        shell->exit_timer.data = shell;
+        uv_timer_start (&shell->exit_timer, exit_timer_cb,
+                        (uint64_t)(shell->exit_timeout * 1000), 0);
+    }
+}
+
 static void task_exit_post (struct shell *shell, json_t *ctx)
 {
     json_t *e;
     char *line = NULL;
+    int rank = -1, exitcode = 0, signaled = 0;
 
     if (shell->task_exit_posted)
         return;
     shell->task_exit_posted = true;
+    (void)json_unpack (ctx, "{s:i s:i s:i}", "rank", &rank, "exitcode",
+                       &exitcode, "signaled", &signaled);
+    first_exit (shell, rank, exitcode, signaled);
     if ((e = eventlog_entry_pack (0, "shell.task-exit", "O", ctx))
         && (line = eventlog_entry_encode (e)))
         append_async (shell, line);
@@ -493,6 +532,34 @@ static int set_rlimits (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
+/* exit-timeout (FSD, a number of seconds, or "none"; default 30s) and
+ * exit-on-error (any value but 0/false turns it on).
+ */
+static int parse_exit_options (struct shell *shell, flux_error_t *error)
+{
+    json_t *o = shell->info->options;
+    json_t *t = json_object_get (o, "exit-timeout");
+    json_t *e = json_object_get (o, "exit-on-error");
+
+    shell->exit_timeout = 30.;
+    if (t) {
+        if (json_is_number (t))
+            shell->exit_timeout = json_number_value (t);
+        else if (json_is_string (t) && !strcmp (json_string_value (t), "none"))
+            shell->exit_timeout = 0.;
+        else if (!json_is_string (t)
+                 || fsd_parse_duration (json_string_value (t),
+                                        &shell->exit_timeout)
+                        < 0)
+            shell->exit_timeout = -1.;
+        if (shell->exit_timeout < 0)
+            return errprintf (error, "exit-timeout must be a duration or none");
+    }
+    shell->exit_on_error = e && !json_is_false (e)
+                           && !(json_is_integer (e) && !json_integer_value (e));
+    return 0;
+}
+
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
 {
     const char *base = getenv ("TMPDIR");
@@ -646,8 +713,8 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
                           strerror (errno));
     if (!cwd && chdir ("/tmp") < 0)
         return errprintf (error, "chdir /tmp: %s", strerror (errno));
-    if (set_rlimits (shell, error) < 0 || make_tmpdir (shell, error) < 0
-        || create_tasks (shell, error) < 0)
+    if (parse_exit_options (shell, error) < 0 || set_rlimits (shell, error) < 0
+        || make_tmpdir (shell, error) < 0 || create_tasks (shell, error) < 0)
         return -1;
     if (!(shell->out = output_create (shell, error))
         || !(shell->in = input_create (shell, error))
@@ -706,6 +773,8 @@ static void shell_finish (struct shell *shell)
         fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
     while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
         ;
+    if (shell->exit_timer.loop)
+        uv_close ((uv_handle_t *)&shell->exit_timer, NULL);
     for (int i = 0; i < 6 && shell->loop; i++) {
         if (shell->signals[i].loop)
             uv_close ((uv_handle_t *)&shell->signals[i], NULL);

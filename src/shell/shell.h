@@ -38,6 +38,10 @@ struct shell {
     bool failed;           /* a fatal error: exit_code holds the code */
     bool task_exit_posted; /* leader: shell.task-exit is posted */
     bool task_exit_sent;   /* this shell reported its first exit */
+    int first_exit_rank;   /* leader: the task of shell.task-exit */
+    double exit_timeout;   /* seconds, 0 = none */
+    bool exit_on_error;
+    uv_timer_t exit_timer; /* leader: started at the first exit */
     int barrier_seq;       /* last barrier sequence number used */
     struct output *out;
     struct input *in;
