@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -576,19 +577,24 @@ static int make_tmpdir (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
-/* Remove FLUX_JOB_TMPDIR and whatever the tasks left in it. */
+static int remove_cb (const char *path, const struct stat *sb, int flag,
+                      struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    if (remove (path) < 0)
+        fprintf (stderr, "flux-shell: remove %s: %s\n", path, strerror (errno));
+    return 0; /* keep going */
+}
+
+/* Remove FLUX_JOB_TMPDIR and whatever the tasks left in it (depth
+ * first, without following symlinks).
+ */
 static void remove_tmpdir (struct shell *shell)
 {
-    if (shell->tmpdir) {
-        char *argv[] = {"rm", "-rf", "--", shell->tmpdir, NULL};
-        pid_t pid = fork ();
-        if (pid == 0) {
-            execvp ("rm", argv);
-            _exit (127);
-        }
-        if (pid > 0)
-            (void)waitpid (pid, NULL, 0);
-    }
+    if (shell->tmpdir)
+        (void)nftw (shell->tmpdir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static struct env *base_env (struct shell *shell)
@@ -784,15 +790,26 @@ static void shell_finish (struct shell *shell)
     output_destroy (shell->out);
     remove_tmpdir (shell);
     for (int i = 0; i < shell->ntasks; i++)
+        task_close (shell->tasks[i]);
+    if (shell->loop)
+        uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
+    for (int i = 0; i < shell->ntasks; i++)
         task_destroy (shell->tasks[i]);
     free (shell->tasks);
     free (shell->tmpdir);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);
-    if (shell->loop)
-        uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
     shell_info_destroy (shell->info);
     flux_close (shell->h);
+}
+
+static bool tasks_running (struct shell *shell)
+{
+    for (int i = 0; i < shell->ntasks; i++) {
+        if (shell->tasks[i]->running)
+            return true;
+    }
+    return false;
 }
 
 static bool isdigit_str (const char *s)
@@ -857,8 +874,9 @@ int main (int argc, char **argv)
     if (shell.nactive > 0)
         flux_reactor_run (shell.r, 0);
 wait:
-    /* tasks already started are killed by shell_fatal(); reap them */
-    while (shell.nactive > 0 && shell.failed)
+    /* after a fatal error the tasks got SIGKILL: reap them, but do not
+     * wait for output that processes they started may still hold */
+    while (shell.failed && tasks_running (&shell))
         if (uv_run (shell.loop, UV_RUN_ONCE) == 0)
             break;
 done:

@@ -43,6 +43,21 @@ void task_destroy (struct task *t)
     }
 }
 
+static void close_handle (uv_handle_t *h)
+{
+    if (h->loop && !uv_is_closing (h))
+        uv_close (h, NULL);
+}
+
+void task_close (struct task *t)
+{
+    close_handle ((uv_handle_t *)&t->in);
+    close_handle ((uv_handle_t *)&t->out[0]);
+    close_handle ((uv_handle_t *)&t->out[1]);
+    close_handle ((uv_handle_t *)&t->proc);
+    t->in_open = t->out_open[0] = t->out_open[1] = false;
+}
+
 bool task_done (const struct task *t)
 {
     return (t->reaped || t->spawn_errno) && !t->out_open[0] && !t->out_open[1];

@@ -56,6 +56,11 @@ void task_kill (struct task *t, int signum);
  */
 int task_write_stdin (struct task *t, const char *data, size_t len, bool eof);
 
+/* Close whatever libuv handles of the task are still open (at exit,
+ * before task_destroy(); run the loop once for the close callbacks).
+ */
+void task_close (struct task *t);
+
 /* True once the task was reaped and all its output read. */
 bool task_done (const struct task *t);
 
