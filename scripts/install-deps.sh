@@ -6,7 +6,8 @@ PKGS="build-essential autoconf automake libtool pkg-config
  libzmq3-dev libczmq-dev libsodium-dev libjansson-dev libuv1-dev
  libsqlite3-dev libzstd-dev libhwloc-dev libmunge-dev munge libpmix-dev libyaml-dev
  libjemalloc-dev
- sharness clang clang-format libclang-rt-14-dev valgrind iproute2 procps python3"
+ sharness clang clang-format libclang-rt-14-dev valgrind iproute2 procps python3
+ mpich libmpich-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* output.c - task stdout/stderr into the guest `output` eventlog (RFC 24)
+ * with a per-shell share of the job-wide limit, or into files.
+ *
+ * Data events are appended to one KVS transaction and committed in
+ * batches (every 0.2 s, or at once past 1 MiB), one commit in flight at a
+ * time.  What is pending is bounded by the share (limit / shells) plus
+ * the EOF and log events, so memory stays bounded whatever the tasks
+ * write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "libeventlog/eventlog.h"
+#include "libflux/base64.h"
+#include "libkvs/kvs.h"
+#include "libutil/strsubst.h"
+#include "libutil/utf8.h"
+
+#include "output.h"
+#include "shell.h"
+
+#define BATCH_SECONDS 0.2
+#define BATCH_BYTES (1024 * 1024)
+#define DEFAULT_LIMIT (10 * 1024 * 1024)
+#define MAX_LIMIT (1024LL * 1024 * 1024)
+
+static const char *stream_name[2] = {"stdout", "stderr"};
+
+struct stream {
+    int64_t written; /* bytes of data events put into the KVS */
+    int64_t kept;    /* bytes of task data in them */
+    int64_t dropped; /* bytes over the share */
+    bool warned;
+    int fd;     /* redirected to a file, else -1 */
+    char *path; /* rendered file path */
+};
+
+struct output {
+    struct shell *shell;
+    int64_t limit; /* job-wide, per stream */
+    int64_t share; /* this shell's part of it */
+    bool append;   /* output.mode append */
+    struct stream s[2];
+    flux_kvs_txn_t *txn;
+    size_t pending; /* bytes in txn */
+    flux_future_t *commit;
+    uv_timer_t *timer; /* closed with flux_uv_close_free() */
+};
+
+static void commit_start (struct output *out);
+
+static void timer_cb (uv_timer_t *t)
+{
+    commit_start (t->data);
+}
+
+static bool is_utf8 (const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    const unsigned char *end = p + len;
+
+    while (p < end) {
+        if (*p == 0)
+            return false;
+        if (*p < 0x80)
+            p++;
+        else {
+            size_t n = utf8_seqlen (p, end);
+            if (n == 0)
+                return false;
+            p += n;
+        }
+    }
+    return true;
+}
+
+/* Append an encoded eventlog line to the output transaction. */
+static void append_line (struct output *out, const char *line)
+{
+    if (flux_kvs_txn_put (out->txn, FLUX_KVS_APPEND, "output", line) < 0) {
+        fprintf (stderr, "flux-shell: output: %s\n", strerror (errno));
+        return;
+    }
+    out->pending += strlen (line);
+    if (out->pending >= BATCH_BYTES)
+        commit_start (out);
+    else if (!uv_is_active ((uv_handle_t *)out->timer))
+        uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
+                        0);
+}
+
+/* Append an entry (reference stolen). */
+static int append_entry (struct output *out, json_t *entry)
+{
+    char *line;
+
+    if (!entry)
+        return -1;
+    line = eventlog_entry_encode (entry);
+    json_decref (entry);
+    if (!line)
+        return -1;
+    append_line (out, line);
+    free (line);
+    return 0;
+}
+
+static void commit_cb (flux_future_t *f, void *arg)
+{
+    struct output *out = arg;
+
+    if (flux_future_get (f, NULL) < 0)
+        fprintf (stderr, "flux-shell: output commit: %s\n", strerror (errno));
+    flux_future_destroy (f);
+    out->commit = NULL;
+    if (out->pending >= BATCH_BYTES)
+        commit_start (out);
+    else if (out->pending > 0 && !uv_is_active ((uv_handle_t *)out->timer))
+        uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
+                        0);
+}
+
+/* Commit what is pending unless a commit is in flight (its completion
+ * starts the next one).
+ */
+static void commit_start (struct output *out)
+{
+    flux_kvs_txn_t *txn;
+
+    if (out->commit || out->pending == 0)
+        return;
+    uv_timer_stop (out->timer);
+    if (!(txn = flux_kvs_txn_create ()))
+        return;
+    if (!(out->commit = flux_kvs_commit (out->shell->h, NULL,
+                                         FLUX_KVS_TXN_COMPACT, out->txn))
+        || flux_future_then (out->commit, -1., commit_cb, out) < 0) {
+        fprintf (stderr, "flux-shell: output commit: %s\n", strerror (errno));
+        flux_future_destroy (out->commit);
+        out->commit = NULL;
+    }
+    flux_kvs_txn_destroy (out->txn);
+    out->txn = txn;
+    out->pending = 0;
+}
+
+void output_log (struct output *out, int level, const char *msg)
+{
+    if (out)
+        (void)append_entry (
+            out,
+            eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
+                                 out->shell->info->shell_rank, "level", level,
+                                 "message", msg, "component", "output"));
+}
+
+static void write_file (struct output *out, int stream, const char *data,
+                        size_t len)
+{
+    struct stream *s = &out->s[stream];
+
+    while (len > 0) {
+        ssize_t n = write (s->fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (!s->warned) {
+                s->warned = true;
+                shell_log (out->shell, LOG_ERR, "output", "%s: write %s: %s",
+                           stream_name[stream], s->path, strerror (errno));
+            }
+            return;
+        }
+        data += n;
+        len -= n;
+    }
+}
+
+static void format_limit (int64_t v, char *buf, size_t size)
+{
+    if (v % (1024 * 1024 * 1024) == 0)
+        snprintf (buf, size, "%lldG", (long long)(v >> 30));
+    else if (v % (1024 * 1024) == 0)
+        snprintf (buf, size, "%lldM", (long long)(v >> 20));
+    else if (v % 1024 == 0)
+        snprintf (buf, size, "%lldk", (long long)(v >> 10));
+    else
+        snprintf (buf, size, "%lld", (long long)v);
+}
+
+void output_write (struct output *out, int rank, int stream, const char *data,
+                   size_t len)
+{
+    struct stream *s = &out->s[stream];
+    char rankstr[16];
+    json_t *entry;
+    char *line;
+
+    if (len == 0)
+        return;
+    if (s->fd >= 0) {
+        write_file (out, stream, data, len);
+        return;
+    }
+    if (s->warned && s->dropped > 0) {
+        s->dropped += len;
+        return;
+    }
+    snprintf (rankstr, sizeof (rankstr), "%d", rank);
+    if (is_utf8 (data, len))
+        entry = eventlog_entry_pack (0, "data", "{s:s s:s s:s%}", "stream",
+                                     stream_name[stream], "rank", rankstr,
+                                     "data", data, len);
+    else {
+        size_t size = base64_encoded_size (len);
+        char *b = malloc (size);
+        if (!b || base64_encode (b, size, data, len) < 0) {
+            free (b);
+            return;
+        }
+        entry = eventlog_entry_pack (0, "data", "{s:s s:s s:s s:s}", "stream",
+                                     stream_name[stream], "rank", rankstr,
+                                     "data", b, "encoding", "base64");
+        free (b);
+    }
+    if (!entry || !(line = eventlog_entry_encode (entry))) {
+        json_decref (entry);
+        fprintf (stderr, "flux-shell: output: %s\n", strerror (errno));
+        return;
+    }
+    json_decref (entry);
+    /* the share counts what goes into the KVS: encoded events */
+    if (s->written + (int64_t)strlen (line) > out->share) {
+        s->dropped += len;
+        free (line);
+        if (!s->warned) {
+            char lim[32], msg[160];
+            s->warned = true;
+            format_limit (out->limit, lim, sizeof (lim));
+            snprintf (msg, sizeof (msg),
+                      "%s will be truncated, %s limit exceeded (shell rank "
+                      "%d keeps %lld bytes of it)",
+                      stream_name[stream], lim, out->shell->info->shell_rank,
+                      (long long)out->share);
+            output_log (out, LOG_WARNING, msg);
+            shell_log (out->shell, LOG_WARNING, "output", "%s", msg);
+        }
+        return;
+    }
+    s->written += strlen (line);
+    s->kept += len;
+    append_line (out, line);
+    free (line);
+}
+
+void output_eof (struct output *out, int rank, int stream)
+{
+    char rankstr[16];
+
+    if (out->s[stream].fd >= 0)
+        return;
+    snprintf (rankstr, sizeof (rankstr), "%d", rank);
+    (void)append_entry (out, eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
+                                                  "stream", stream_name[stream],
+                                                  "rank", rankstr, "eof", 1));
+}
+
+static char *render (struct shell *shell, const char *tmpl)
+{
+    char *a = strsubst (tmpl, "{{id}}", shell->jobid_f58);
+    char *b = a ? strsubst (a, "{{jobid}}", shell->jobid_f58) : NULL;
+    char *c = b ? strsubst (b, "{{name}}", shell->info->name) : NULL;
+
+    free (a);
+    free (b);
+    return c;
+}
+
+static int open_file (struct output *out, int stream, bool create,
+                      flux_error_t *error)
+{
+    struct stream *s = &out->s[stream];
+    int flags = O_WRONLY | O_APPEND | O_CLOEXEC;
+
+    if (!s->path)
+        return 0;
+    if (stream == OUTPUT_STDERR && out->s[0].path
+        && !strcmp (s->path, out->s[0].path)) {
+        if ((s->fd = dup (out->s[0].fd)) < 0)
+            return errprintf (error, "dup: %s", strerror (errno));
+        return 0;
+    }
+    if (create)
+        flags |= O_CREAT | (out->append ? 0 : O_TRUNC);
+    if ((s->fd = open (s->path, flags, 0666)) < 0)
+        return errprintf (error, "%s: %s", s->path, strerror (errno));
+    return 0;
+}
+
+static int parse_options (struct output *out, flux_error_t *error)
+{
+    struct shell *shell = out->shell;
+    json_t *o = json_object_get (shell->info->options, "output");
+    json_t *lim = NULL;
+    const char *mode = NULL;
+
+    out->limit = DEFAULT_LIMIT;
+    if (!o)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        const char *path = NULL, *type = NULL;
+        json_t *so = json_object_get (o, stream_name[i]);
+        if (so
+            && json_unpack (so, "{s?s s?s}", "type", &type, "path", &path)
+                   < 0) {
+            errprintf (error, "output.%s: type and path must be strings",
+                       stream_name[i]);
+            goto inval;
+        }
+        if (type && strcmp (type, "file") && strcmp (type, "kvs")) {
+            errprintf (error, "output.%s.type must be file or kvs",
+                       stream_name[i]);
+            goto inval;
+        }
+        if (path && (!type || !strcmp (type, "file"))
+            && !(out->s[i].path = render (shell, path)))
+            return -1;
+    }
+    /* stderr follows a redirected stdout unless given its own place */
+    if (out->s[0].path && !out->s[1].path
+        && !json_object_get (o, stream_name[1])
+        && !(out->s[1].path = strdup (out->s[0].path)))
+        return -1;
+    if (json_unpack (o, "{s?o s?s}", "limit", &lim, "mode", &mode) < 0)
+        goto bad;
+    if (mode && strcmp (mode, "truncate") && strcmp (mode, "append")) {
+        errprintf (error, "output.mode must be truncate or append");
+        goto inval;
+    }
+    out->append = mode && !strcmp (mode, "append");
+    if (lim) {
+        if (json_is_integer (lim))
+            out->limit = json_integer_value (lim);
+        else if (json_is_string (lim))
+            out->limit = shell_parse_size (json_string_value (lim));
+        else
+            out->limit = -1;
+        if (out->limit < 0 || out->limit > MAX_LIMIT) {
+            errprintf (error, "output.limit must be a size up to 1G");
+            goto inval;
+        }
+    }
+    return 0;
+bad:
+    errprintf (error, "malformed output options");
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+static int write_header (struct output *out, flux_error_t *error)
+{
+    struct shell *shell = out->shell;
+    int n = shell->info->total_ntasks;
+    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
+    flux_future_t *f = NULL;
+    char *ranks = NULL;
+    int rc = -1;
+    json_t *e;
+    char *line = NULL;
+
+    e = eventlog_entry_pack (0, "header", "{s:i s:{s:s s:s} s:{s:i s:i} s:{}}",
+                             "version", 1, "encoding", "stdout", "UTF-8",
+                             "stderr", "UTF-8", "count", "stdout", n, "stderr",
+                             n, "options");
+    if (!txn || !e || !(line = eventlog_entry_encode (e))
+        || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "output", line) < 0)
+        goto out;
+    json_decref (e);
+    e = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (!out->s[i].path)
+            continue;
+        if (!ranks) {
+            struct idset *all = idset_create (0, IDSET_FLAG_AUTOGROW);
+            if (!all || idset_range_set (all, 0, n - 1) < 0
+                || !(ranks = idset_encode (all, IDSET_FLAG_RANGE
+                                                    | IDSET_FLAG_BRACKETS))) {
+                idset_destroy (all);
+                goto out;
+            }
+            idset_destroy (all);
+        }
+        free (line);
+        line = NULL;
+        if (!(e = eventlog_entry_pack (0, "redirect", "{s:s s:s s:s}", "stream",
+                                       stream_name[i], "rank", ranks, "path",
+                                       out->s[i].path))
+            || !(line = eventlog_entry_encode (e))
+            || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "output", line) < 0)
+            goto out;
+        json_decref (e);
+        e = NULL;
+    }
+    if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+        || flux_future_get (f, NULL) < 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc < 0)
+        errprintf (error, "writing the output header: %s", strerror (errno));
+    json_decref (e);
+    free (line);
+    free (ranks);
+    flux_future_destroy (f);
+    flux_kvs_txn_destroy (txn);
+    return rc;
+}
+
+struct output *output_create (struct shell *shell, flux_error_t *error)
+{
+    struct output *out = calloc (1, sizeof (*out));
+
+    if (!out)
+        return NULL;
+    out->shell = shell;
+    out->s[0].fd = out->s[1].fd = -1;
+    if (!(out->timer = calloc (1, sizeof (*out->timer)))) {
+        free (out);
+        return NULL;
+    }
+    uv_timer_init (shell->loop, out->timer);
+    out->timer->data = out;
+    if (!(out->txn = flux_kvs_txn_create ()))
+        goto error;
+    if (parse_options (out, error) < 0)
+        goto error;
+    out->share = out->limit / shell->info->shell_size;
+    if (shell->leader) {
+        for (int i = 0; i < 2; i++) {
+            if (open_file (out, i, true, error) < 0)
+                goto error;
+        }
+        if (write_header (out, error) < 0)
+            goto error;
+    }
+    return out;
+error:
+    output_destroy (out);
+    return NULL;
+}
+
+int output_start (struct output *out, flux_error_t *error)
+{
+    if (out->shell->leader)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        if (open_file (out, i, false, error) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int output_flush (struct output *out)
+{
+    int rc = 0;
+
+    if (!out)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        struct stream *s = &out->s[i];
+        if (s->dropped > 0) {
+            char msg[160];
+            snprintf (msg, sizeof (msg), "%s: %lld of %lld bytes truncated",
+                      stream_name[i], (long long)s->dropped,
+                      (long long)(s->dropped + s->kept));
+            output_log (out, LOG_WARNING, msg);
+            shell_log (out->shell, LOG_WARNING, "output", "%s", msg);
+            s->dropped = 0;
+        }
+    }
+    uv_timer_stop (out->timer);
+    if (out->commit) {
+        if (flux_future_get (out->commit, NULL) < 0)
+            rc = -1;
+        flux_future_destroy (out->commit);
+        out->commit = NULL;
+    }
+    if (out->pending > 0) {
+        flux_future_t *f = flux_kvs_commit (out->shell->h, NULL,
+                                            FLUX_KVS_TXN_COMPACT, out->txn);
+        if (!f || flux_future_get (f, NULL) < 0)
+            rc = -1;
+        flux_future_destroy (f);
+        flux_kvs_txn_clear (out->txn);
+        out->pending = 0;
+    }
+    return rc;
+}
+
+void output_destroy (struct output *out)
+{
+    if (out) {
+        int saved_errno = errno;
+        uv_timer_stop (out->timer);
+        flux_uv_close_free ((uv_handle_t *)out->timer);
+        flux_future_destroy (out->commit);
+        flux_kvs_txn_destroy (out->txn);
+        for (int i = 0; i < 2; i++) {
+            if (out->s[i].fd >= 0)
+                close (out->s[i].fd);
+            free (out->s[i].path);
+        }
+        free (out);
+        errno = saved_errno;
+    }
+}

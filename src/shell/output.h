@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef FLUX_SHELL_OUTPUT_H
+#define FLUX_SHELL_OUTPUT_H
+
+/* Task output (RFC 24): into the `output` eventlog of the guest
+ * namespace, bounded, or into files.
+ *
+ * Every shell appends its own tasks' data events to `output` (the leader
+ * writes the header first, before barrier 1, so it always comes first).
+ * The job-wide bound (`output.limit`, default 10M per stream) is kept by
+ * giving each of the job's N shells limit/N bytes per stream: no message
+ * to the leader per line, and no shell can ever add more than its share.
+ * Past its share a shell drops the data (EOFs are kept) and says so in
+ * `output` (a `log` event) and in exec.eventlog, once, then at the end
+ * how many bytes were dropped.
+ *
+ * Files: options output.stdout.path / output.stderr.path (stderr follows
+ * stdout when only stdout is given), output.mode truncate|append,
+ * templates {{id}}/{{jobid}} (f58), {{name}}.  The leader creates or
+ * truncates them before barrier 1 and posts `redirect` events; every
+ * shell then appends with O_APPEND.
+ */
+#include <stddef.h>
+
+#include "libflux/handle.h"
+
+struct shell;
+struct output;
+
+enum { OUTPUT_STDOUT = 0, OUTPUT_STDERR = 1 };
+
+/* Parse the options; the leader writes the header (synchronously) and
+ * opens/truncates files.  NULL with errno and error text.
+ */
+struct output *output_create (struct shell *shell, flux_error_t *error);
+
+/* After barrier 1: non-leaders open the files. */
+int output_start (struct output *out, flux_error_t *error);
+
+void output_destroy (struct output *out);
+
+/* Data from task rank on stream; output_eof once at its end. */
+void output_write (struct output *out, int rank, int stream, const char *data,
+                   size_t len);
+void output_eof (struct output *out, int rank, int stream);
+
+/* Log a shell message into the output eventlog as a `log` event. */
+void output_log (struct output *out, int level, const char *msg);
+
+/* Commit everything pending and wait (at exit).  -1 with errno. */
+int output_flush (struct output *out);
+
+#endif /* !FLUX_SHELL_OUTPUT_H */

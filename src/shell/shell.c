@@ -1,0 +1,885 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* flux-shell - the job shell: one per node per job, started by the local
+ * exec-agent as `flux-shell JOBID`.  It asks its agent for the job
+ * (exec-agent.shell-info), maps and starts the local tasks, moves their
+ * stdio, serves them PMI, forwards signals, and exits with the largest
+ * task exit code.  See doc/man1/flux-shell.1 and doc/guide/exec.md.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "libeventlog/eventlog.h"
+#include "libjob/job.h"
+#include "libkvs/kvs.h"
+#include "libutil/fsd.h"
+
+#include "affinity.h"
+#include "input.h"
+#include "output.h"
+#include "pmi.h"
+#include "shell.h"
+#include "task.h"
+
+static const char *usage_text
+    = "Usage: flux-shell [--reconnect] JOBID\n"
+      "Run the tasks of job JOBID (decimal) on this node; started by the\n"
+      "exec-agent with FLUX_URI and FLUX_KVS_NAMESPACE set.\n"
+      "  -h, --help       Show this help\n"
+      "      --reconnect  Accepted and ignored\n";
+
+static const int forwarded_signals[]
+    = {SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGUSR1, SIGUSR2};
+
+static const char *level_name (int level)
+{
+    static const char *names[] = {"EMERG", "ALERT",  "CRIT", "ERROR",
+                                  "WARN",  "NOTICE", "INFO", "DEBUG"};
+    return level >= 0 && level <= 7 ? names[level] : "?";
+}
+
+static void commit_done (flux_future_t *f, void *arg)
+{
+    struct shell *shell = arg;
+
+    if (flux_future_get (f, NULL) < 0)
+        fprintf (stderr, "flux-shell: exec.eventlog commit: %s\n",
+                 strerror (errno));
+    flux_future_destroy (f);
+    shell->commits--;
+}
+
+/* Append line to exec.eventlog without waiting (shell->commits counts
+ * what is in flight; shell_finish() waits for them).
+ */
+static void append_async (struct shell *shell, const char *line)
+{
+    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
+    flux_future_t *f = NULL;
+
+    if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line)
+        || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+        || flux_future_then (f, -1., commit_done, shell) < 0) {
+        fprintf (stderr, "flux-shell: exec.eventlog commit: %s\n",
+                 strerror (errno));
+        flux_future_destroy (f);
+    }
+    else
+        shell->commits++;
+    flux_kvs_txn_destroy (txn);
+}
+
+void shell_log (struct shell *shell, int level, const char *component,
+                const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_t *e = NULL;
+    char *line = NULL;
+
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "flux-shell[%d]: %s: %s: %s\n",
+             shell->info ? shell->info->shell_rank : -1, level_name (level),
+             component, msg);
+    if (!shell->h)
+        return;
+    /* before shell-info the shell rank is unknown: no "rank" (RFC 24) */
+    if (shell->info)
+        e = eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
+                                 shell->info->shell_rank, "level", level,
+                                 "message", msg, "component", component);
+    else
+        e = eventlog_entry_pack (0, "log", "{s:i s:s s:s}", "level", level,
+                                 "message", msg, "component", component);
+    if (e && (line = eventlog_entry_encode (e)))
+        append_async (shell, line);
+    json_decref (e);
+    free (line);
+}
+
+int shell_post_event (struct shell *shell, const char *name, const char *fmt,
+                      ...)
+{
+    flux_kvs_txn_t *txn = NULL;
+    flux_future_t *f = NULL;
+    json_t *e = NULL, *ctx = NULL;
+    char *line = NULL;
+    int rc = -1;
+    va_list ap;
+
+    if (fmt) {
+        va_start (ap, fmt);
+        ctx = json_vpack_ex (NULL, 0, fmt, ap);
+        va_end (ap);
+        if (!ctx) {
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    if (!(e = eventlog_entry_pack (0, name, ctx ? "O" : NULL, ctx))
+        || !(line = eventlog_entry_encode (e))
+        || !(txn = flux_kvs_txn_create ())
+        || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0
+        || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+        || flux_future_get (f, NULL) < 0)
+        goto out;
+    rc = 0;
+out:
+    flux_future_destroy (f);
+    flux_kvs_txn_destroy (txn);
+    free (line);
+    json_decref (e);
+    json_decref (ctx);
+    return rc;
+}
+
+void shell_killall (struct shell *shell, int signum)
+{
+    for (int i = 0; i < shell->ntasks; i++)
+        task_kill (shell->tasks[i], signum);
+}
+
+void shell_fatal (struct shell *shell, int code, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    va_end (ap);
+    shell_log (shell, LOG_CRIT, "shell", "%s", msg);
+    if (shell->h) {
+        flux_future_t *f;
+        f = flux_rpc_pack (shell->h, "job-manager.raise", 0, 0,
+                           "{s:I s:s s:i s:s}", "id", (json_int_t)shell->id,
+                           "type", "exec", "severity", 0, "note", msg);
+        if (!f || flux_future_get (f, NULL) < 0)
+            fprintf (stderr, "flux-shell: job-manager.raise: %s\n",
+                     strerror (errno));
+        flux_future_destroy (f);
+    }
+    shell_killall (shell, SIGKILL);
+    if (!shell->failed || code > shell->exit_code)
+        shell->exit_code = code > 0 ? code : 1;
+    shell->failed = true;
+    if (shell->r)
+        flux_reactor_stop (shell->r);
+}
+
+/* shell.task-exit marks the first task exit of the job.  Each shell
+ * reports its own first exit: the leader posts it, the others send it to
+ * the leader (`<service>.task-exit`, no response), which posts the first
+ * it hears of.  So the leader gets at most one message per shell.
+ */
+static void exit_timer_cb (uv_timer_t *t)
+{
+    struct shell *shell = t->data;
+    char fsd[64];
+
+    if (fsd_format_duration (fsd, sizeof (fsd), shell->exit_timeout) < 0)
+        snprintf (fsd, sizeof (fsd), "%gs", shell->exit_timeout);
+    shell_fatal (shell, 1, "task %d exited and exit-timeout=%s has expired",
+                 shell->first_exit_rank, fsd);
+}
+
+/* The leader, on the first task exit of the job: exit-on-error and
+ * exit-timeout as flux-core's shell does (only while the leader still
+ * runs; once it exits, job-exec watches the other shells).
+ */
+static void first_exit (struct shell *shell, int rank, int exitcode,
+                        int signaled)
+{
+    shell->first_exit_rank = rank;
+    if (shell->exit_on_error && (exitcode != 0 || signaled)) {
+        shell_fatal (shell, signaled ? 128 + signaled : exitcode,
+                     "task %d exited with %s %d and exit-on-error is set", rank,
+                     signaled ? "signal" : "exit code",
+                     signaled ? signaled : exitcode);
+        return;
+    }
+    if (shell->exit_timeout > 0 && shell->nactive > 0) {
+        uv_timer_init (shell->loop, &shell->exit_timer);
+        shell->exit_timer.data = shell;
+        uv_timer_start (&shell->exit_timer, exit_timer_cb,
+                        (uint64_t)(shell->exit_timeout * 1000), 0);
+    }
+}
+
+static void task_exit_post (struct shell *shell, json_t *ctx)
+{
+    json_t *e;
+    char *line = NULL;
+    int rank = -1, exitcode = 0, signaled = 0;
+
+    if (shell->task_exit_posted)
+        return;
+    shell->task_exit_posted = true;
+    (void)json_unpack (ctx, "{s:i s:i s:i}", "rank", &rank, "exitcode",
+                       &exitcode, "signaled", &signaled);
+    first_exit (shell, rank, exitcode, signaled);
+    if ((e = eventlog_entry_pack (0, "shell.task-exit", "O", ctx))
+        && (line = eventlog_entry_encode (e)))
+        append_async (shell, line);
+    json_decref (e);
+    free (line);
+}
+
+static void task_exit_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    struct shell *shell = arg;
+    json_t *ctx;
+    const char *state;
+    int n[6];
+
+    (void)h;
+    (void)mh;
+    if (flux_msg_authorize (msg, shell->info->userid) < 0
+        || flux_request_unpack (msg, NULL, "o", &ctx) < 0
+        || json_unpack (ctx, "{s:i s:i s:s s:i s:i s:i s:i}", "localid", &n[0],
+                        "rank", &n[1], "state", &state, "pid", &n[2],
+                        "wait_status", &n[3], "signaled", &n[4], "exitcode",
+                        &n[5])
+               < 0) {
+        fprintf (stderr, "flux-shell: malformed task-exit request\n");
+        return;
+    }
+    task_exit_post (shell, ctx);
+}
+
+static void report_task_exit (struct shell *shell, struct task *t)
+{
+    json_t *ctx;
+    char topic[128];
+
+    if (shell->task_exit_sent)
+        return;
+    shell->task_exit_sent = true;
+    if (!(ctx = json_pack (
+              "{s:i s:i s:s s:i s:i s:i s:i}", "localid", t->localid, "rank",
+              t->rank, "state", "Exited", "pid", (int)t->pid, "wait_status",
+              t->wait_status, "signaled",
+              WIFSIGNALED (t->wait_status) ? WTERMSIG (t->wait_status) : 0,
+              "exitcode",
+              WIFEXITED (t->wait_status) ? WEXITSTATUS (t->wait_status) : 0)))
+        return;
+    if (shell->leader)
+        task_exit_post (shell, ctx);
+    else {
+        flux_future_t *f;
+        snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
+        f = flux_rpc_pack (shell->h, topic, shell->info->brokers[0],
+                           FLUX_RPC_NORESPONSE, "O", ctx);
+        flux_future_destroy (f);
+    }
+    json_decref (ctx);
+}
+
+void shell_task_done (struct shell *shell, struct task *t)
+{
+    if (t->reaped && !t->counted) {
+        t->counted = true;
+        /* after a fatal error the shell's code stands, not SIGKILL's */
+        if (!shell->failed && t->exit_code > shell->exit_code)
+            shell->exit_code = t->exit_code;
+        report_task_exit (shell, t);
+    }
+    if (task_done (t) && !t->finished) {
+        t->finished = true;
+        if (--shell->nactive == 0 && shell->r)
+            flux_reactor_stop (shell->r);
+    }
+}
+
+flux_future_t *shell_barrier_async (struct shell *shell, int seq, json_t *data)
+{
+    if (data)
+        return flux_rpc_pack (shell->h, "exec-agent.barrier",
+                              shell->broker_rank, 0, "{s:I s:i s:O}", "id",
+                              (json_int_t)shell->info->id, "seq", seq, "data",
+                              data);
+    return flux_rpc_pack (shell->h, "exec-agent.barrier", shell->broker_rank, 0,
+                          "{s:I s:i}", "id", (json_int_t)shell->info->id, "seq",
+                          seq);
+}
+
+json_t *shell_barrier (struct shell *shell, int seq, json_t *data)
+{
+    flux_future_t *f = shell_barrier_async (shell, seq, data);
+    json_t *o = NULL;
+
+    if (f && flux_rpc_get_unpack (f, "{s:o}", "data", &o) == 0)
+        json_incref (o);
+    flux_future_destroy (f);
+    return o;
+}
+
+/* Barrier seq (1 or 2) of the start sequence; EIO means the job is being
+ * torn down: exit quietly.
+ */
+static int start_barrier (struct shell *shell, int seq)
+{
+    json_t *o;
+
+    shell->barrier_seq = seq;
+    if (!(o = shell_barrier (shell, seq, NULL))) {
+        if (errno != EIO)
+            shell_fatal (shell, 1, "barrier %d: %s", seq, strerror (errno));
+        else {
+            shell_killall (shell, SIGKILL);
+            shell->exit_code = 1;
+            shell->failed = true;
+        }
+        return -1;
+    }
+    json_decref (o);
+    return 0;
+}
+
+static void kill_event_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    struct shell *shell = arg;
+    int signum;
+
+    (void)h;
+    (void)mh;
+    if (flux_event_unpack (msg, NULL, "{s:i}", "signum", &signum) < 0
+        || signum <= 0 || signum >= NSIG) {
+        fprintf (stderr, "flux-shell: malformed kill event\n");
+        return;
+    }
+    shell_killall (shell, signum);
+}
+
+static void signal_cb (uv_signal_t *h, int signum)
+{
+    shell_killall (h->data, signum);
+}
+
+static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
+{
+    flux_future_t *f;
+    json_t *o;
+
+    if (!(f = flux_rpc_pack (shell->h, "exec-agent.shell-info",
+                             shell->broker_rank, 0, "{s:I}", "id",
+                             (json_int_t)id))
+        || flux_rpc_get_unpack (f, "o", &o) < 0) {
+        errprintf (error, "exec-agent.shell-info: %s",
+                   f ? future_strerror (f, errno) : strerror (errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    shell->info = shell_info_create (o, error);
+    flux_future_destroy (f);
+    if (!shell->info)
+        return -1;
+    if (shell->info->id != id)
+        return errprintf (error, "shell-info is about job %ju",
+                          (uintmax_t)shell->info->id);
+    return 0;
+}
+
+static int connect_broker (struct shell *shell, uint64_t id,
+                           flux_error_t *error)
+{
+    shell->id = id;
+    char topic[64];
+    const struct flux_match match
+        = {FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, topic};
+    flux_msg_handler_t *mh;
+
+    if (!(shell->h = flux_open_ex (NULL, 0, error)))
+        return -1;
+    shell->r = flux_get_reactor (shell->h);
+    shell->loop = flux_reactor_uv (shell->r);
+    if (flux_get_rank (shell->h, &shell->broker_rank) < 0)
+        return errprintf (error, "getting the broker rank: %s",
+                          strerror (errno));
+    snprintf (topic, sizeof (topic), "shell-%ju.kill", (uintmax_t)id);
+    if (flux_event_subscribe (shell->h, topic) < 0
+        || !(mh
+             = flux_msg_handler_create (shell->h, match, kill_event_cb, shell)))
+        return errprintf (error, "subscribing to %s: %s", topic,
+                          strerror (errno));
+    flux_msg_handler_start (mh);
+    shell->kill_mh = mh;
+    return 0;
+}
+
+static int setup_ids (struct shell *shell, flux_error_t *error)
+{
+    struct shell_info *info = shell->info;
+
+    if (flux_job_id_encode (info->id, "f58", shell->jobid_f58,
+                            sizeof (shell->jobid_f58))
+            < 0
+        || flux_job_id_encode (info->id, "f58plain", shell->jobid_plain,
+                               sizeof (shell->jobid_plain))
+               < 0)
+        return errprintf (error, "encoding the job id: %s", strerror (errno));
+    snprintf (shell->service, sizeof (shell->service), "%d-shell-%s",
+              info->userid, shell->jobid_plain);
+    shell->leader = info->shell_rank == 0;
+    return 0;
+}
+
+/* The leader owns the shell service: .stdin (input.c), .task-exit. */
+static int register_service (struct shell *shell, flux_error_t *error)
+{
+    flux_future_t *f;
+    char topic[128];
+    flux_msg_handler_t *mh;
+
+    if (!shell->leader)
+        return 0;
+    snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
+    if (!(mh = flux_msg_handler_create (
+              shell->h,
+              (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                  topic},
+              task_exit_cb, shell)))
+        return errprintf (error, "%s: %s", topic, strerror (errno));
+    flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
+    flux_msg_handler_start (mh);
+    shell->task_exit_mh = mh;
+    if (!(f = flux_service_register (shell->h, shell->service))
+        || flux_future_get (f, NULL) < 0) {
+        errprintf (error, "registering service %s: %s", shell->service,
+                   f ? future_strerror (f, errno) : strerror (errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    flux_future_destroy (f);
+    return 0;
+}
+
+static int set_rlimits (struct shell *shell, flux_error_t *error)
+{
+    static const struct {
+        const char *name;
+        int resource;
+    } names[] = {
+        {"as", RLIMIT_AS},
+        {"core", RLIMIT_CORE},
+        {"cpu", RLIMIT_CPU},
+        {"data", RLIMIT_DATA},
+        {"fsize", RLIMIT_FSIZE},
+        {"locks", RLIMIT_LOCKS},
+        {"memlock", RLIMIT_MEMLOCK},
+        {"msgqueue", RLIMIT_MSGQUEUE},
+        {"nice", RLIMIT_NICE},
+        {"nofile", RLIMIT_NOFILE},
+        {"nproc", RLIMIT_NPROC},
+        {"rss", RLIMIT_RSS},
+        {"rtprio", RLIMIT_RTPRIO},
+        {"rttime", RLIMIT_RTTIME},
+        {"sigpending", RLIMIT_SIGPENDING},
+        {"stack", RLIMIT_STACK},
+    };
+    json_t *o = json_object_get (shell->info->options, "rlimit");
+    const char *key;
+    json_t *val;
+
+    if (!o)
+        return 0;
+    if (!json_is_object (o))
+        return errprintf (error, "shell option rlimit must be an object");
+    json_object_foreach (o, key, val)
+    {
+        struct rlimit rl;
+        size_t i;
+        for (i = 0; i < sizeof (names) / sizeof (names[0]); i++) {
+            if (!strcmp (names[i].name, key))
+                break;
+        }
+        if (i == sizeof (names) / sizeof (names[0]) || !json_is_integer (val))
+            return errprintf (error,
+                              "rlimit.%s: unknown limit or not an "
+                              "integer",
+                              key);
+        if (getrlimit (names[i].resource, &rl) < 0)
+            return errprintf (error, "getrlimit %s: %s", key, strerror (errno));
+        /* -1 means unlimited; only the soft limit is set (within hard) */
+        rl.rlim_cur = json_integer_value (val) < 0
+                          ? RLIM_INFINITY
+                          : (rlim_t)json_integer_value (val);
+        if (rl.rlim_max != RLIM_INFINITY
+            && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > rl.rlim_max)) {
+            shell_log (shell, LOG_WARNING, "rlimit",
+                       "%s: limited to the hard limit %llu", key,
+                       (unsigned long long)rl.rlim_max);
+            rl.rlim_cur = rl.rlim_max;
+        }
+        if (setrlimit (names[i].resource, &rl) < 0)
+            return errprintf (error, "setrlimit %s: %s", key, strerror (errno));
+    }
+    return 0;
+}
+
+/* exit-timeout (FSD, a number of seconds, or "none"; default 30s) and
+ * exit-on-error (any value but 0/false turns it on).
+ */
+static int parse_exit_options (struct shell *shell, flux_error_t *error)
+{
+    json_t *o = shell->info->options;
+    json_t *t = json_object_get (o, "exit-timeout");
+    json_t *e = json_object_get (o, "exit-on-error");
+
+    shell->exit_timeout = 30.;
+    if (t) {
+        if (json_is_number (t))
+            shell->exit_timeout = json_number_value (t);
+        else if (json_is_string (t) && !strcmp (json_string_value (t), "none"))
+            shell->exit_timeout = 0.;
+        else if (!json_is_string (t)
+                 || fsd_parse_duration (json_string_value (t),
+                                        &shell->exit_timeout)
+                        < 0)
+            shell->exit_timeout = -1.;
+        if (shell->exit_timeout < 0)
+            return errprintf (error, "exit-timeout must be a duration or none");
+    }
+    shell->exit_on_error = e && !json_is_false (e)
+                           && !(json_is_integer (e) && !json_integer_value (e));
+    return 0;
+}
+
+static int make_tmpdir (struct shell *shell, flux_error_t *error)
+{
+    const char *base = getenv ("TMPDIR");
+
+    if (!base || !*base)
+        base = "/tmp";
+    if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
+                  shell->info->shell_rank, shell->jobid_plain)
+        < 0)
+        return errprintf (error, "out of memory");
+    if (mkdir (shell->tmpdir, 0700) < 0 && errno != EEXIST)
+        return errprintf (error, "FLUX_JOB_TMPDIR %s: %s", shell->tmpdir,
+                          strerror (errno));
+    return 0;
+}
+
+static int remove_cb (const char *path, const struct stat *sb, int flag,
+                      struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    if (remove (path) < 0)
+        fprintf (stderr, "flux-shell: remove %s: %s\n", path, strerror (errno));
+    return 0; /* keep going */
+}
+
+/* Remove FLUX_JOB_TMPDIR and whatever the tasks left in it (depth
+ * first, without following symlinks).
+ */
+static void remove_tmpdir (struct shell *shell)
+{
+    if (shell->tmpdir)
+        (void)nftw (shell->tmpdir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static struct env *base_env (struct shell *shell)
+{
+    struct shell_info *info = shell->info;
+    struct env *env = env_create ();
+    const char *uri = getenv ("FLUX_URI");
+    const char *ns = getenv ("FLUX_KVS_NAMESPACE");
+
+    if (!env
+        || (info->environment && env_load_json (env, info->environment) < 0)
+        || (uri && env_set (env, "FLUX_URI", uri) < 0)
+        || (ns && env_set (env, "FLUX_KVS_NAMESPACE", ns) < 0)
+        || env_set (env, "FLUX_JOB_ID", shell->jobid_f58) < 0
+        || env_setf (env, "FLUX_JOB_SIZE", "%d", info->total_ntasks) < 0
+        || env_setf (env, "FLUX_JOB_NNODES", "%d", info->shell_size) < 0
+        || env_set (env, "FLUX_JOB_TMPDIR", shell->tmpdir) < 0) {
+        env_destroy (env);
+        return NULL;
+    }
+    env_unset (env, "FLUX_PROXY_REMOTE");
+    return env;
+}
+
+static int create_tasks (struct shell *shell, flux_error_t *error)
+{
+    struct shell_info *info = shell->info;
+    unsigned int id = idset_first (info->taskids);
+
+    if (!(shell->tasks = calloc (info->local_ntasks, sizeof (struct task *))))
+        return errprintf (error, "out of memory");
+    for (int i = 0; i < info->local_ntasks; i++) {
+        if (!(shell->tasks[i] = task_create (shell, (int)id, i)))
+            return errprintf (error, "out of memory");
+        shell->ntasks++;
+        id = idset_next (info->taskids, id);
+    }
+    return 0;
+}
+
+/* Start every local task; a spawn failure is fatal for the job (the
+ * shell exits 126/127 as flux-core's does).
+ */
+static int start_tasks (struct shell *shell, struct affinity *aff,
+                        flux_error_t *error)
+{
+    struct shell_info *info = shell->info;
+    size_t argc = json_array_size (info->command);
+    char **argv = calloc (argc + 1, sizeof (char *));
+    struct env *base = base_env (shell);
+    int rc = -1;
+
+    if (!argv || !base) {
+        errprintf (error, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < argc; i++)
+        argv[i] = (char *)json_string_value (json_array_get (info->command, i));
+    for (int i = 0; i < shell->ntasks; i++) {
+        struct task *t = shell->tasks[i];
+        struct env *env = env_copy (base);
+        int e;
+        if (!env || env_setf (env, "FLUX_TASK_RANK", "%d", t->rank) < 0
+            || env_setf (env, "FLUX_TASK_LOCAL_ID", "%d", t->localid) < 0
+            || input_task_setup (shell->in, t, error) < 0
+            || shell_pmi_task_setup (shell->pmi, t, env, error) < 0
+            || affinity_task_setup (aff, t->localid, env) < 0) {
+            env_destroy (env);
+            if (!error->text[0])
+                errprintf (error, "task %d: %s", t->rank, strerror (errno));
+            goto out;
+        }
+        e = task_start (t, argv, env);
+        affinity_task_done (aff);
+        env_destroy (env);
+        if (e < 0) {
+            errprintf (error, "task %d (%s): %s", t->rank, argv[0],
+                       strerror (errno));
+            shell->exit_code = t->exit_code;
+            goto out;
+        }
+        shell->nactive++;
+        shell_pmi_task_started (shell->pmi, t);
+    }
+    rc = 0;
+out:
+    free (argv);
+    env_destroy (base);
+    return rc;
+}
+
+static int start_signals (struct shell *shell)
+{
+    signal (SIGPIPE, SIG_IGN);
+    for (size_t i = 0; i < 6; i++) {
+        uv_signal_init (shell->loop, &shell->signals[i]);
+        shell->signals[i].data = shell;
+        if (uv_signal_start (&shell->signals[i], signal_cb,
+                             forwarded_signals[i])
+            < 0)
+            return -1;
+        uv_unref ((uv_handle_t *)&shell->signals[i]);
+    }
+    return 0;
+}
+
+/* Everything up to barrier 1: the order of flux-core's shell. */
+static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
+{
+    const char *cwd;
+
+    /* without it every write would go to the primary namespace */
+    if (!getenv ("FLUX_KVS_NAMESPACE"))
+        return errprintf (error, "FLUX_KVS_NAMESPACE is not set");
+    if (connect_broker (shell, id, error) < 0 || get_info (shell, id, error) < 0
+        || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
+        || start_signals (shell) < 0)
+        return -1;
+    cwd = shell->info->cwd;
+    if (cwd && chdir (cwd) < 0)
+        return errprintf (error, "Could not change dir to %s: %s", cwd,
+                          strerror (errno));
+    if (!cwd && chdir ("/tmp") < 0)
+        return errprintf (error, "chdir /tmp: %s", strerror (errno));
+    if (parse_exit_options (shell, error) < 0 || set_rlimits (shell, error) < 0
+        || make_tmpdir (shell, error) < 0 || create_tasks (shell, error) < 0)
+        return -1;
+    if (!(shell->out = output_create (shell, error))
+        || !(shell->in = input_create (shell, error))
+        || !(shell->pmi = shell_pmi_create (shell, error)))
+        return -1;
+    return 0;
+}
+
+static int shell_start (struct shell *shell, flux_error_t *error)
+{
+    struct affinity *aff;
+    char *map = NULL;
+    int rc = -1;
+
+    if (start_barrier (shell, 1) < 0)
+        return -1;
+    if (shell->leader
+        && shell_post_event (shell, "shell.init", "{s:i s:i s:s}",
+                             "leader-rank", (int)shell->info->brokers[0],
+                             "size", shell->info->shell_size, "service",
+                             shell->service)
+               < 0)
+        return errprintf (error, "posting shell.init: %s", strerror (errno));
+    if (output_start (shell->out, error) < 0)
+        return -1;
+    if (!(aff = affinity_create (shell, error)))
+        return -1;
+    if (start_tasks (shell, aff, error) < 0)
+        goto out;
+    if (input_start (shell->in, error) < 0)
+        goto out;
+    if (start_barrier (shell, 2) < 0) {
+        rc = 1; /* already handled */
+        goto out;
+    }
+    if (shell->leader) {
+        json_t *tm = taskmap_encode_json (shell->info->map, 0);
+        if (!tm
+            || shell_post_event (shell, "shell.start", "{s:{s:i s:o}}",
+                                 "taskmap", "version", 1, "map", tm)
+                   < 0) {
+            errprintf (error, "posting shell.start: %s", strerror (errno));
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free (map);
+    affinity_destroy (aff);
+    return rc;
+}
+
+static void shell_finish (struct shell *shell)
+{
+    if (shell->out && output_flush (shell->out) < 0)
+        fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
+    while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
+        ;
+    if (shell->exit_timer.loop)
+        uv_close ((uv_handle_t *)&shell->exit_timer, NULL);
+    for (int i = 0; i < 6 && shell->loop; i++) {
+        if (shell->signals[i].loop)
+            uv_close ((uv_handle_t *)&shell->signals[i], NULL);
+    }
+    input_destroy (shell->in);
+    shell_pmi_destroy (shell->pmi);
+    output_destroy (shell->out);
+    remove_tmpdir (shell);
+    for (int i = 0; i < shell->ntasks; i++)
+        task_close (shell->tasks[i]);
+    if (shell->loop)
+        uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
+    for (int i = 0; i < shell->ntasks; i++)
+        task_destroy (shell->tasks[i]);
+    free (shell->tasks);
+    free (shell->tmpdir);
+    flux_msg_handler_destroy (shell->kill_mh);
+    flux_msg_handler_destroy (shell->task_exit_mh);
+    shell_info_destroy (shell->info);
+    flux_close (shell->h);
+}
+
+static bool tasks_running (struct shell *shell)
+{
+    for (int i = 0; i < shell->ntasks; i++) {
+        if (shell->tasks[i]->running)
+            return true;
+    }
+    return false;
+}
+
+static bool isdigit_str (const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+    }
+    return true;
+}
+
+static int parse_args (int argc, char **argv, uint64_t *id)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"reconnect", no_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0},
+    };
+    char *end;
+    int c;
+
+    while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs (usage_text, stdout);
+            exit (0);
+        }
+        if (c != 'R') {
+            fputs (usage_text, stderr);
+            return -1;
+        }
+    }
+    if (optind != argc - 1 || !isdigit_str (argv[optind])) {
+        fputs (usage_text, stderr);
+        return -1;
+    }
+    errno = 0;
+    *id = strtoull (argv[optind], &end, 10);
+    return errno || *end ? -1 : 0;
+}
+
+int main (int argc, char **argv)
+{
+    struct shell shell = {0};
+    flux_error_t error = {.text = ""};
+    uint64_t id;
+    int rc;
+
+    if (parse_args (argc, argv, &id) < 0)
+        return 1;
+    if (shell_init (&shell, id, &error) < 0) {
+        shell_fatal (&shell, 1, "%s", error.text);
+        goto done;
+    }
+    if ((rc = shell_start (&shell, &error)) != 0) {
+        if (rc < 0 && error.text[0])
+            shell_fatal (&shell, shell.exit_code > 0 ? shell.exit_code : 1,
+                         "%s", error.text);
+        goto wait;
+    }
+    if (shell.nactive > 0)
+        flux_reactor_run (shell.r, 0);
+wait:
+    /* after a fatal error the tasks got SIGKILL: reap them, but do not
+     * wait for output that processes they started may still hold */
+    while (shell.failed && tasks_running (&shell))
+        if (uv_run (shell.loop, UV_RUN_ONCE) == 0)
+            break;
+done:
+    shell_finish (&shell);
+    return shell.exit_code;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef FLUX_SHELL_H
+#define FLUX_SHELL_H
+
+/* The job shell: the state every part of flux-shell shares.  One shell
+ * runs per node of a job (doc/guide/exec.md, doc/man1/flux-shell.1).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "libflux/flux.h"
+
+#include "info.h"
+
+struct task;
+struct output;
+struct input;
+struct shell_pmi;
+
+struct shell {
+    flux_t *h;
+    flux_reactor_t *r;
+    uv_loop_t *loop;
+    uint64_t id;
+    uint32_t broker_rank;
+    struct shell_info *info;
+    bool leader;
+    char jobid_f58[32];   /* for FLUX_JOB_ID */
+    char jobid_plain[32]; /* f58plain: service and PMI kvsname */
+    char service[80];     /* <uid>-shell-<f58plain> */
+    char *tmpdir;         /* FLUX_JOB_TMPDIR (removed at exit) */
+    struct task **tasks;
+    int ntasks;
+    int nactive;           /* tasks not yet reaped or with open output */
+    int exit_code;         /* largest task exit code so far */
+    bool failed;           /* a fatal error: exit_code holds the code */
+    bool task_exit_posted; /* leader: shell.task-exit is posted */
+    bool task_exit_sent;   /* this shell reported its first exit */
+    int first_exit_rank;   /* leader: the task of shell.task-exit */
+    double exit_timeout;   /* seconds, 0 = none */
+    bool exit_on_error;
+    uv_timer_t exit_timer; /* leader: started at the first exit */
+    int barrier_seq;       /* last barrier sequence number used */
+    struct output *out;
+    struct input *in;
+    struct shell_pmi *pmi;
+    flux_msg_handler_t **handlers;
+    uv_signal_t signals[6];
+    flux_msg_handler_t *kill_mh;
+    flux_msg_handler_t *task_exit_mh;
+    int commits; /* exec.eventlog commits in flight */
+};
+
+/* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a
+ * `log` event in exec.eventlog {rank, level, message, component}.
+ */
+void shell_log (struct shell *shell, int level, const char *component,
+                const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+/* Append an event to exec.eventlog of the guest namespace and wait for
+ * the commit.  fmt NULL: no context.  -1 with errno.
+ */
+int shell_post_event (struct shell *shell, const char *name, const char *fmt,
+                      ...);
+
+/* A fatal error: log it, raise an `exec` exception on the job, kill the
+ * tasks and stop; the shell exits with code (>= 1).
+ */
+void shell_fatal (struct shell *shell, int code, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* A task was reaped or closed its output: the shell ends when none is
+ * left active.
+ */
+void shell_task_done (struct shell *shell, struct task *t);
+
+/* Send signum to every running task. */
+void shell_killall (struct shell *shell, int signum);
+
+/* Enter barrier seq with data (NULL: none), synchronously; the merged
+ * data of all shells is returned (new reference) or NULL with errno.
+ */
+json_t *shell_barrier (struct shell *shell, int seq, json_t *data);
+
+/* Start barrier seq with data asynchronously: the future answers
+ * {data:o}.
+ */
+flux_future_t *shell_barrier_async (struct shell *shell, int seq, json_t *data);
+
+#endif /* !FLUX_SHELL_H */
