@@ -871,7 +871,7 @@ int main (int argc, char **argv)
                          "%s", error.text);
         goto wait;
     }
-    if (shell.nactive > 0)
+    if (shell.nactive > 0 && !shell.failed)
         flux_reactor_run (shell.r, 0);
 wait:
     /* after a fatal error the tasks got SIGKILL: reap them, but do not
