@@ -12,7 +12,9 @@ STATE=$(pwd)/state
 SIM="--setattr=system.exec.test.run_duration=0.01s"
 
 # run CMD... in the instance with the statedir
-inst () { flux start "-Sstatedir=$STATE" sh -c "$*"; }
+# job-list learns of jobs from the job manager's journal, a moment after
+# submit or cancel returns: the stats tests wait for it, within a bound.
+inst () { timeout 300 flux start "-Sstatedir=$STATE" sh -c "$*"; }
 
 test_expect_success 'flux job last with no job: history is empty' '
 	mkdir state &&
@@ -106,9 +108,11 @@ test_expect_success 'flux job purge --age-limit' '
 '
 test_expect_success 'flux jobs --stats-only exits 0 while a job is active, else 1' '
 	inst "id=\$(flux submit --urgency=hold $SIM true) &&
-		flux jobs --stats-only >active.out &&
+		n=0 && until flux jobs --stats-only >active.out; do
+			test \$n -lt 300 || exit 1; n=\$((n+1)); sleep 0.1; done &&
 		flux cancel \$id && flux queue drain &&
-		! flux jobs --stats-only >idle.out" &&
+		n=0 && while flux jobs --stats-only >idle.out; do
+			test \$n -lt 300 || exit 1; n=\$((n+1)); sleep 0.1; done" &&
 	grep "^0 running, 0 completed, 0 failed, 0 canceled, 0 timeout, 1 pending" active.out &&
 	grep "^0 running, 0 completed, 0 failed, 1 canceled, 0 timeout, 0 pending" idle.out
 '
