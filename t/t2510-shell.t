@@ -181,8 +181,9 @@ test_expect_success 'a task killed by signal N gives 128+N' '
 test_expect_success 'a command that does not exist gives 127, not executable 126' '
 	job 107 1 0 -- -n1 /nonexistent/command &&
 	test_expect_code 127 run_shell 107 &&
-	printf "#!/bin/sh\n" >noexec.sh && chmod 644 noexec.sh &&
-	job 108 1 0 -- -n1 $PWD/noexec.sh &&
+	printf "#!/bin/sh\n" >"$TMPDIR/noexec.sh" &&
+	chmod 644 "$TMPDIR/noexec.sh" &&
+	job 108 1 0 -- -n1 $TMPDIR/noexec.sh &&
 	test_expect_code 126 run_shell 108
 '
 test_expect_success 'output goes to the guest output eventlog, header first' '
