@@ -1,10 +1,9 @@
 #!/bin/bash
 # Set up everything and run the project's main job: start a Flux instance
 # of 4 brokers on this machine and use it (overlay tree, ping across it, the
-# KVS, resources, and jobs through the whole control plane with simulated
-# execution — real process launch is the next piece of work), then print
-# what the machine allows (bench/floors) and run the messaging and broker
-# benchmarks.
+# KVS, resources, real jobs across the brokers: flux run, flux exec, 100
+# /bin/true jobs, and simulated ones), then print what the machine allows
+# (bench/floors) and run the messaging and broker benchmarks.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -26,6 +25,13 @@ flux start -s 4 sh -c '
     flux dmesg | grep "hello from the main job"
     flux kvs put demo.greeting="hello from the KVS" && flux kvs get demo.greeting
     flux resource list
+    echo "flux run -N4 -n8: 8 tasks on 4 brokers"
+    flux run -N4 -n8 --label-io sh -c "echo rank \$FLUX_TASK_RANK of \$FLUX_JOB_SIZE on broker \$(flux getattr rank)" | sort -n
+    echo "stdin reaches task 0:" && echo "hello, task 0" | flux run cat
+    echo "flux exec -r all: one process on every broker"
+    flux exec -r all -l flux getattr rank | sort
+    echo "submitting 100 real /bin/true jobs"
+    flux submit --cc=1-100 --quiet /bin/true
     echo "submitting 100 jobs (simulated execution, 10 ms each)"
     flux submit --cc=1-100 --quiet \
         --setattr=system.exec.test.run_duration=0.01s true
