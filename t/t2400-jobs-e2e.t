@@ -6,6 +6,18 @@ shows what running jobs hold, cancel frees it'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
+# job-list learns of every event from the job manager's journal, a moment
+# after it happens: what flux jobs shows is checked again until it is
+# right, within a bound.  eventually CMD EXPECTED: CMD's output (a shell
+# command) becomes EXPECTED within 30 s.
+eventually () {
+	n=0
+	while test "$(eval "$1")" != "$2"; do
+		test $n -lt 300 || { echo "eventually: $1: $(eval "$1") != $2"; return 1; }
+		n=$((n+1)); sleep 0.1
+	done
+}
+
 SIM=--setattr=system.exec.test.run_duration
 
 test_expect_success 'start an instance of 2 brokers with the default modules' '
@@ -54,11 +66,11 @@ test_expect_success 'a reload of the job manager alone, with jobs running and pe
 	flux job wait-event -t 60 $held start &&
 	flux submit --cc=1-40 --quiet $SIM=0.3s true &&
 	for i in 1 2 3 4; do flux module reload job-manager || return 1; done &&
-	test "$(flux jobs -n -o "{state_single}" $held)" = R &&
+	eventually "flux jobs -n -o {state_single} $held" R &&
 	flux cancel $held &&
 	flux queue drain --timeout=60s &&
-	test "$(flux jobs -n -o "{result}" $held)" = CANCELED &&
-	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 140 &&
+	eventually "flux jobs -n -o {result} $held" CANCELED &&
+	eventually "flux jobs -a -n -o {result} | grep -c COMPLETED" 140 &&
 	flux dmesg >reload.dmesg &&
 	grep "sched-simple.*the job manager was reloaded" reload.dmesg &&
 	grep "job-exec.*the job manager was reloaded: hello again" reload.dmesg &&
@@ -83,14 +95,14 @@ unload_while_running () {
 }
 test_expect_success 'the kvs unloaded while jobs finish: their events wait for it, none is lost' '
 	unload_while_running kvs 4 &&
-	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 144 &&
+	eventually "flux jobs -a -n -o {result} | grep -c COMPLETED" 144 &&
 	flux dmesg >kvs.dmesg &&
 	grep "job-manager.*eventlog commit refused" kvs.dmesg &&
 	grep "job-manager.*the refused eventlog commit is sent again" kvs.dmesg
 '
 test_expect_success 'the content module unloaded while jobs finish: the kvs waits for it, none is lost' '
 	unload_while_running content 2 &&
-	test "$(flux jobs -a -n -o "{result}" | grep -c COMPLETED)" = 146 &&
+	eventually "flux jobs -a -n -o {result} | grep -c COMPLETED" 146 &&
 	test "$(flux module stats content | jq -r .backing)" = content-sqlite &&
 	flux dmesg >content.dmesg &&
 	grep "kvs.*content.write refused" content.dmesg &&
@@ -105,7 +117,7 @@ test_expect_success 'a reload of the kvs during submission and under load loses 
 	wait $pid &&
 	flux queue drain --timeout=60s &&
 	flux module list | grep "^job-manager " &&
-	test "$(flux jobs -a -c 0 -n -o "{result}" | grep -c COMPLETED)" = 2146
+	eventually "flux jobs -a -c 0 -n -o {result} | grep -c COMPLETED" 2146
 '
 test_expect_success 'a job manager unloaded while a start is unanswered waits for the answer' '
 	id=$(flux submit --setattr=system.exec.test.override=1 true) &&
