@@ -22,6 +22,7 @@ void shell_info_destroy (struct shell_info *info)
         json_decref (info->R);
         json_decref (info->jobspec);
         json_decref (info->opts);
+        free (info->topology);
         json_decref (info->options);
         idset_destroy (info->cores);
         idset_destroy (info->gpus);
@@ -320,14 +321,14 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
 {
     struct shell_info *info;
     json_int_t id;
-    const char *ranks;
+    const char *ranks, *topology = NULL;
     json_t *R, *jobspec, *opts = NULL;
     int i = 0;
 
-    if (json_unpack (o, "{s:I s:i s:i s:i s:s s:o s:o s?o}", "id", &id,
+    if (json_unpack (o, "{s:I s:i s:i s:i s:s s:o s:o s?o s?s}", "id", &id,
                      "userid", &(int){0}, "rank", &(int){0}, "size", &(int){0},
                      "ranks", &ranks, "R", &R, "jobspec", &jobspec, "opts",
-                     &opts)
+                     &opts, "topology", &topology)
             < 0
         || !json_is_object (R) || !json_is_object (jobspec)) {
         errprintf (error, "malformed shell-info response");
@@ -342,6 +343,8 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
     info->R = json_incref (R);
     info->jobspec = json_incref (jobspec);
     info->opts = opts ? json_incref (opts) : json_object ();
+    if (topology && !(info->topology = strdup (topology)))
+        goto error;
     if (!(info->ranks = idset_decode (ranks))
         || (int)idset_count (info->ranks) != info->shell_size
         || info->shell_size < 1 || info->shell_rank < 0

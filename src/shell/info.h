@@ -28,6 +28,7 @@ struct shell_info {
     json_t *R;
     json_t *jobspec;
     json_t *opts;        /* agent options (may be an empty object) */
+    char *topology;      /* the node's hwloc XML from the agent, or NULL */
     json_t *command;     /* tasks[0].command (borrowed from jobspec) */
     json_t *environment; /* attributes.system.environment or NULL */
     const char *cwd;     /* attributes.system.cwd or NULL */

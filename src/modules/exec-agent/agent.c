@@ -25,6 +25,7 @@
 
 #include "agent.h"
 #include "barrier.h"
+#include "hwxml.h"
 #include "jobtab.h"
 #include "proc.h"
 #include "reduce.h"
@@ -85,6 +86,8 @@ struct agent {
     uint32_t owner;
     char *uri;
     char *job_shell;
+    char *hwxml; /* this node's topology for the shells (hwxml.h) */
+    bool hwxml_tried;
     double window;
     struct jobtab *jobs;
     size_t orphans_done;
@@ -919,11 +922,18 @@ void agent_shell_info (struct agent *a, const flux_msg_t *msg)
                        (uintmax_t)id, a->topo.rank);
         return;
     }
-    if (flux_respond_pack (a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O}", "id",
-                           id, "userid", (int)job->userid, "rank",
+    if (!a->hwxml_tried) { /* once, at the first shell (not at load) */
+        a->hwxml_tried = true;
+        if (!(a->hwxml = hwxml_load ()))
+            flux_log (a->h, LOG_WARNING,
+                      "hwloc: %s: shells will load the topology themselves",
+                      strerror (errno));
+    }
+    if (flux_respond_pack (a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O s:s*}",
+                           "id", id, "userid", (int)job->userid, "rank",
                            job->shell_rank, "size", job->nshells, "ranks",
                            job->ranks_str, "R", job->R, "jobspec", job->jobspec,
-                           "opts", job->opts)
+                           "opts", job->opts, "topology", a->hwxml)
         < 0)
         flux_log (a->h, LOG_ERR, "shell-info: responding: %s",
                   strerror (errno));
@@ -1114,6 +1124,7 @@ void agent_destroy (struct agent *a)
         }
         jobtab_destroy (a->jobs);
         free (a->job_shell);
+        free (a->hwxml);
         free (a->uri);
         free (a);
         errno = saved_errno;

@@ -3,7 +3,7 @@
 #ifndef EXEC_AGENT_PROC_H
 #define EXEC_AGENT_PROC_H
 
-/* proc - one job shell started by the agent (uv_spawn): a process group
+/* proc - one job shell started by the agent (posix_spawn): a process group
  * leader (a session of its own), cwd /, stdin /dev/null, stdout and
  * stderr read line by line and handed to a log callback.
  *
@@ -43,8 +43,5 @@ int proc_kill (struct proc *p, int signum, bool pgrp);
 
 pid_t proc_pid (const struct proc *p);
 bool proc_exited (const struct proc *p);
-
-/* The wait status of a process that ended as libuv reports it. */
-int proc_wait_status (int64_t exit_status, int term_signal);
 
 #endif /* !EXEC_AGENT_PROC_H */
