@@ -119,7 +119,10 @@ test_expect_success 'affinity: a task gets the cores of its allocation' '
 '
 test_expect_success 'stdin piped into flux run reaches task 0' '
 	echo piped-line | $T flux run -N2 -n2 -l --input=0 cat >stdin.out &&
-	test "$(cat stdin.out)" = "0: piped-line"
+	test "$(cat stdin.out)" = "0: piped-line" &&
+	echo to-all | $T flux run -N2 -n2 -l cat >stdin-all.out &&
+	grep "^0: to-all$" stdin-all.out &&
+	test $(wc -l <stdin-all.out) = 2
 '
 test_expect_success 'a job printing 100 MB: its output is bounded, the instance stays healthy' '
 	$T flux run -v sh -c "yes | head -c 100000000" >big.out 2>big.err &&
