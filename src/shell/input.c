@@ -30,12 +30,34 @@ struct input {
     flux_msg_handler_t *mh;
     flux_future_t *watch; /* lookup of `input` (WATCH_APPEND) */
     eventlog_parser_t *parser;
+    struct stdin_req *pending; /* commits in flight, freed with the input */
 };
 
+/* A .stdin request whose commit is in flight: on the input's list until
+ * answered, so that input_destroy frees those not answered yet (their
+ * callbacks must not run after it).
+ */
 struct stdin_req {
     struct input *in;
     const flux_msg_t *msg;
+    flux_future_t *f;
+    struct stdin_req *prev, *next;
 };
+
+static void stdin_req_destroy (struct stdin_req *req)
+{
+    struct input *in = req->in;
+
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        in->pending = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    flux_msg_decref (req->msg);
+    flux_future_destroy (req->f);
+    free (req);
+}
 
 static void stdin_commit_cb (flux_future_t *f, void *arg)
 {
@@ -46,9 +68,7 @@ static void stdin_commit_cb (flux_future_t *f, void *arg)
         flux_respond_error (h, req->msg, errno, "committing input");
     else
         flux_respond (h, req->msg, NULL);
-    flux_msg_decref (req->msg);
-    free (req);
-    flux_future_destroy (f);
+    stdin_req_destroy (req);
 }
 
 static void stdin_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -107,6 +127,10 @@ static void stdin_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         goto error;
     req->in = in;
     req->msg = flux_msg_incref (msg);
+    req->f = f;
+    if ((req->next = in->pending))
+        req->next->prev = req;
+    in->pending = req;
     json_decref (e);
     free (line);
     flux_kvs_txn_destroy (txn);
@@ -306,6 +330,8 @@ void input_destroy (struct input *in)
 {
     if (in) {
         int saved_errno = errno;
+        while (in->pending)
+            stdin_req_destroy (in->pending);
         if (in->watch) {
             (void)flux_kvs_lookup_cancel (in->watch);
             flux_future_destroy (in->watch);

@@ -785,6 +785,11 @@ static void shell_finish (struct shell *shell)
         if (shell->signals[i].loop)
             uv_close ((uv_handle_t *)&shell->signals[i], NULL);
     }
+    /* closing them restored the default actions: the SIGTERM job-exec
+     * sends on the exception a fatal error raised must not kill the
+     * shell while it finishes (its exit code is the job's) */
+    for (int i = 0; i < 6; i++)
+        signal (forwarded_signals[i], SIG_IGN);
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
     output_destroy (shell->out);

@@ -326,8 +326,13 @@ static void shell_line_cb (struct proc *p, const char *stream, const char *line,
 {
     struct ajob *job = arg;
 
-    flux_log (job->a->h, !strcmp (stream, "stderr") ? LOG_ERR : LOG_INFO,
-              "%ju: shell %s: %s", (uintmax_t)job->entry.id, stream, line);
+    /* Not LOG_ERR: the broker would copy each line to the terminal of
+     * flux start beside what flux run prints.  A shell's fatal error
+     * reaches the user as the job's exec exception; the lines stay in
+     * the broker's ring buffer (flux dmesg).
+     */
+    flux_log (job->a->h, LOG_INFO, "%ju: shell %s: %s",
+              (uintmax_t)job->entry.id, stream, line);
 }
 
 static const char *job_shell_path (struct ajob *job)

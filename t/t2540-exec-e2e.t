@@ -1,0 +1,269 @@
+#!/bin/sh
+test_description='real execution end to end in 4 brokers: flux run, the
+exec agents, job-exec (realexec, exec.eventlog), flux-shell and flux job
+attach together, with no stand-in: task ranks, environment, affinity,
+stdin, bounded output, exit codes, time limit, partial release, signals,
+ctrl-C, attach, --watch, output files, labels, flux exec, reload of
+job-exec and a lost broker.  Every wait is bounded.'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+# start_instance NAME SIZE [FLUX-START-ARGS...]: FLUX_URI of a new
+# instance in the background, kept alive until NAME.keepalive is removed
+start_instance () {
+	name=$1 size=$2; shift 2
+	touch $name.keepalive &&
+	flux start -s $size "$@" \
+		sh -c "echo \$FLUX_URI >$name.uri.tmp &&
+		mv $name.uri.tmp $name.uri && n=0 &&
+		while test -e $name.keepalive && test \$n -lt 9000; do
+			sleep 0.1; n=\$((n+1)); done" \
+		>$name.log 2>&1 3>&- 4>&- &
+	echo $! >$name.pid &&
+	for i in $(seq 600); do test -s $name.uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat $name.uri) && export FLUX_URI &&
+	for i in $(seq 600); do
+		test "$(flux resource list -n -o "{nnodes}" -s free,allocated \
+			2>/dev/null | head -n 1)" = $size && break
+		sleep 0.1
+	done
+}
+# wait_for FILE PATTERN: until PATTERN is in FILE (60 s at most)
+wait_for () {
+	for i in $(seq 600); do
+		grep -q "$2" $1 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# wait_files N PATTERN: until N files match PATTERN (60 s at most)
+wait_files () {
+	for i in $(seq 600); do
+		test $(ls $2 2>/dev/null | wc -l) -ge $1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# status ID: the finish status of a job (empty if none)
+status () {
+	flux job eventlog $1 | sed -n "s/.* finish status=\([0-9]*\).*/\1/p"
+}
+clean () {
+	flux job wait-event -t 120 $1 clean >/dev/null
+}
+# a task that waits (120 s at most) for the file $1 to exist
+WAIT_FILE='n=0; while ! test -e $0 && test $n -lt 1200; do sleep 0.1; n=$((n+1)); done'
+T="timeout 120"
+# run_bg NAME ARGS...: flux run ARGS in the background, its pid in
+# NAME.pid (the process itself: a subshell of the test ignores SIGINT),
+# its stderr in NAME.err, its exit code in NAME.rc when it ends
+run_bg () {
+	name=$1; shift
+	rm -f $name.pid $name.rc &&
+	{ sh -c 'echo $$ >$0.pid.tmp && mv $0.pid.tmp $0.pid &&
+		exec flux run "$@" 2>$0.err' $name "$@"; echo $? >$name.rc; } &
+	for i in $(seq 600); do test -s $name.pid && break; sleep 0.1; done
+	test -s $name.pid
+}
+# wait_exit NAME: until the flux run of run_bg NAME ended (120 s at most)
+wait_exit () {
+	for i in $(seq 1200); do test -s $1.rc && return 0; sleep 0.1; done
+	return 1
+}
+
+test_expect_success 'start an instance of 4 brokers (test-exit-mode=leader)' '
+	start_instance four 4 --test-exit-mode=leader &&
+	test "$(flux resource list -n -o "{nnodes}" -s free)" = 4
+'
+test_expect_success 'flux run -N4 -n8 hostname prints 8 lines' '
+	$T flux run -N4 -n8 hostname >hostname.out &&
+	test $(wc -l <hostname.out) = 8 &&
+	test $(sort -u hostname.out | wc -l) = 1
+'
+test_expect_success 'task ranks, local ids, job size and broker ranks are right (-l labels)' '
+	$T flux run -N4 -n8 -l sh -c "echo \$FLUX_TASK_RANK \$FLUX_TASK_LOCAL_ID \$FLUX_JOB_SIZE \$(flux getattr rank)" \
+		>ranks.out &&
+	sort -n ranks.out >ranks.sorted &&
+	cat >ranks.expected <<-EOF &&
+	0: 0 0 8 0
+	1: 1 1 8 0
+	2: 2 0 8 1
+	3: 3 1 8 1
+	4: 4 0 8 2
+	5: 5 1 8 2
+	6: 6 0 8 3
+	7: 7 1 8 3
+	EOF
+	test_cmp ranks.expected ranks.sorted
+'
+test_expect_success 'the environment of flux run reaches every task, with FLUX_JOB_ID' '
+	E2E_VAR=hello $T flux run -N4 -n4 -v --env=E2E_SET=set \
+		sh -c "echo \$E2E_VAR \$E2E_SET \$FLUX_JOB_ID" >env.out 2>env.err &&
+	id=$(sed -n "s/^jobid: //p" env.err) &&
+	test $(grep -c "^hello set " env.out) = 4 &&
+	test $(sort -u env.out | wc -l) = 1 &&
+	jobid=$(sed -n "1s/^hello set //p" env.out) &&
+	test "$(flux job id --to=dec $jobid)" = "$(flux job id --to=dec $id)" &&
+	$T flux run -N4 -n4 --env=-E2E_* sh -c "echo x\${E2E_VAR}x" >env2.out &&
+	test $(grep -c "^xx$" env2.out) = 4
+'
+test_expect_success 'affinity: a task gets the cores of its allocation' '
+	$T flux run -N1 -n1 grep Cpus_allowed_list /proc/self/status >aff1.out &&
+	test $(sed "s/.*:\s*//" aff1.out) = 0 &&
+	ncores=$(flux resource list -n -o "{ncores}" -s free | head -n 1) &&
+	if test $ncores -ge 8; then
+		$T flux run -N4 -n8 -o cpu-affinity=per-task -l \
+			grep Cpus_allowed_list /proc/self/status >aff2.out &&
+		test $(sed "s/.*:\s*//" aff2.out | sort -u | wc -l) = 2
+	fi
+'
+test_expect_success 'stdin piped into flux run reaches task 0' '
+	echo piped-line | $T flux run -N2 -n2 -l --input=0 cat >stdin.out &&
+	test "$(cat stdin.out)" = "0: piped-line" &&
+	echo to-all | $T flux run -N2 -n2 -l cat >stdin-all.out &&
+	grep "^0: to-all$" stdin-all.out &&
+	test $(wc -l <stdin-all.out) = 2
+'
+test_expect_success 'a job printing 100 MB: its output is bounded, the instance stays healthy' '
+	$T flux run -v sh -c "yes | head -c 100000000" >big.out 2>big.err &&
+	test $(wc -c <big.out) -le 11000000 &&
+	test $(wc -c <big.out) -ge 1000000 &&
+	grep "truncated" big.err &&
+	$T flux run -N4 -n4 true &&
+	flux module list | grep "^job-exec "
+'
+test_expect_success 'the exit code is the largest of the tasks'"'"' exit codes' '
+	test_expect_code 3 $T flux run -N4 -n4 sh -c "exit \$FLUX_TASK_RANK" \
+		2>exit3.err &&
+	grep "exited with exit code 3" exit3.err
+'
+test_expect_success 'a task killed by signal N: exit code 128+N' '
+	test_expect_code 137 $T flux run -N2 -n2 sh -c \
+		"test \$FLUX_TASK_RANK = 1 && kill -9 \$\$; exit 0"
+'
+test_expect_success 'a command not found: exit code 127, one clear error, no crash' '
+	test_expect_code 127 $T flux run nosuchcmd >nocmd.out 2>nocmd.err &&
+	grep "nosuchcmd.*No such file or directory" nocmd.err &&
+	test $(grep -c "No such file" nocmd.err) = 1 &&
+	test_must_fail grep -i "segmentation\|job shell" nocmd.err &&
+	! grep -i "nosuchcmd" four.log
+'
+test_expect_success 'a time limit kills the job and raises timeout' '
+	test_expect_code 143 $T flux run -v -t 2s sleep 100 2>tl.err &&
+	id=$(sed -n "s/^jobid: //p" tl.err) &&
+	flux job eventlog $id | grep "exception type=\"timeout\"" &&
+	clean $id
+'
+test_expect_success 'partial release: a -N3 job starts on freed ranks before the first job ends' '
+	rm -f partial.go &&
+	id=$(flux submit -N4 -n8 sh -c \
+		"if test \$FLUX_TASK_RANK = 7; then $WAIT_FILE; fi" partial.go) &&
+	flux job wait-event -t 60 $id start &&
+	id2=$(flux submit -N3 -n6 true) &&
+	flux job wait-event -t 60 $id2 clean &&
+	test "$(status $id2)" = 0 &&
+	test "$(status $id)" = "" &&
+	touch partial.go &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	test $(flux job eventlog $id | grep -c " release ") -ge 2
+'
+test_expect_success 'flux job kill signals reach every task' '
+	rm -rf sig && mkdir sig &&
+	id=$(flux submit -N4 -n8 sh -c "trap \"touch sig/usr1.\$FLUX_TASK_RANK; exit 0\" USR1;
+		touch sig/ready.\$FLUX_TASK_RANK;
+		n=0; while test \$n -lt 1200; do sleep 0.1; n=\$((n+1)); done") &&
+	wait_files 8 "sig/ready.*" &&
+	flux job kill -s SIGUSR1 $id &&
+	clean $id &&
+	test $(ls sig/usr1.* | wc -l) = 8 &&
+	test "$(status $id)" = 0
+'
+test_expect_success 'ctrl-C to flux run forwards SIGINT to the tasks' '
+	rm -rf int && mkdir int &&
+	run_bg int1 -v -N2 -n2 sh -c "trap \"touch int/int.\$FLUX_TASK_RANK; exit 0\" INT;
+		touch int/ready.\$FLUX_TASK_RANK;
+		n=0; while test \$n -lt 1200; do sleep 0.1; n=\$((n+1)); done" &&
+	pid=$(cat int1.pid) &&
+	wait_files 2 "int/ready.*" &&
+	kill -INT $pid &&
+	wait_exit int1 &&
+	test "$(cat int1.rc)" = 0 &&
+	test $(ls int/int.* | wc -l) = 2 &&
+	grep "one more ctrl-C within 1s cancels" int1.err
+'
+test_expect_success 'ctrl-C twice within a second cancels the job' '
+	rm -rf int2 && mkdir int2 &&
+	run_bg int2 -v -N2 -n2 sh -c "trap \"\" INT; touch int2/ready.\$FLUX_TASK_RANK;
+		n=0; while test \$n -lt 1200; do sleep 0.1; n=\$((n+1)); done" &&
+	pid=$(cat int2.pid) &&
+	wait_files 2 "int2/ready.*" &&
+	kill -INT $pid &&
+	wait_for int2.err "one more ctrl-C" &&
+	kill -INT $pid &&
+	id=$(sed -n "s/^jobid: //p" int2.err) &&
+	clean $id &&
+	wait_exit int2 &&
+	test "$(cat int2.rc)" -ne 0 &&
+	grep "type=cancel" int2.err
+'
+test_expect_success 'flux job attach to a running job streams its output' '
+	rm -f attach.go &&
+	id=$(flux submit -N2 -n2 sh -c "echo before \$FLUX_TASK_RANK; $WAIT_FILE; echo after \$FLUX_TASK_RANK" attach.go) &&
+	flux job wait-event -t 60 $id start &&
+	$T flux job attach $id >attach.out 2>attach.err &
+	pid=$! &&
+	wait_for attach.out "before 1" &&
+	wait_for attach.out "before 0" &&
+	test_must_fail grep after attach.out &&
+	touch attach.go &&
+	wait $pid &&
+	grep "after 0" attach.out && grep "after 1" attach.out
+'
+test_expect_success 'flux submit --watch prints the output and exits with the job'"'"'s code' '
+	test_expect_code 4 $T flux submit --watch -N2 -n2 sh -c "echo watched; exit 4" \
+		>watch.out &&
+	test $(grep -c "^watched$" watch.out) = 2
+'
+test_expect_success '--output, --error, --input files with {{id}}' '
+	echo from-a-file >in.txt &&
+	$T flux run -v -N2 -n2 --output=o.{{id}} --error=e.{{id}} \
+		--input=in.txt sh -c "cat; echo err \$FLUX_TASK_RANK >&2" \
+		2>files.err &&
+	id=$(sed -n "s/^jobid: //p" files.err) &&
+	test $(grep -c "^from-a-file$" o.$id) = 2 &&
+	grep "err 0" e.$id && grep "err 1" e.$id
+'
+test_expect_success 'flux exec -r all runs on every broker of the instance' '
+	$T flux exec -r all flux getattr rank | sort >exec.out &&
+	printf "0\n1\n2\n3\n" >exec.expected &&
+	test_cmp exec.expected exec.out
+'
+test_expect_success 'reload job-exec during a job: the job completes with 0' '
+	rm -f reload.go &&
+	id=$(flux submit -N4 -n4 sh -c "$WAIT_FILE" reload.go) &&
+	flux job wait-event -t 60 $id start &&
+	flux module reload job-exec &&
+	touch reload.go &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	$T flux run -N4 -n4 true
+'
+test_expect_success 'SIGKILL of a broker running part of a job: node-failure, the others are released and reused' '
+	rm -rf lost && mkdir lost &&
+	id=$(flux submit -N4 -n4 sh -c "echo \$(cut -d\" \" -f4 /proc/\$PPID/stat) >lost/broker.\$(flux getattr rank);
+		n=0; while test \$n -lt 1200; do sleep 0.1; n=\$((n+1)); done") &&
+	wait_files 4 "lost/broker.*" &&
+	kill -9 $(cat lost/broker.3) &&
+	flux job wait-event -t 60 $id exception >lost.exc &&
+	grep "node-failure" lost.exc &&
+	clean $id &&
+	flux job eventlog $id | grep " release .*final=true" &&
+	$T flux run -N3 -n3 true &&
+	test "$(flux resource list -n -o "{nnodes}" -s down)" = 1
+'
+test_expect_success 'stop the instance' '
+	rm -f four.keepalive &&
+	$T sh -c "while kill -0 $(cat four.pid) 2>/dev/null; do sleep 0.1; done"
+'
+test_done
