@@ -170,12 +170,34 @@ test_expect_success 'cancel of shells that ignore SIGTERM: SIGKILL after kill-ti
 	clean $id &&
 	test "$(status $id)" = 9
 '
-test_expect_success 'a time limit: exception timeout, the shells are killed' '
+test_expect_success 'a time limit: exception timeout, SIGALRM to the shells first (as flux-core)' '
 	id=$(flux submit -N2 -t 2s $S -S test_shell="{\"sleep\":300}" true) &&
 	clean $id &&
 	flux job eventlog $id >timeout.events &&
 	grep "exception type=\"timeout\"" timeout.events &&
+	test "$(status $id)" = 14
+'
+test_expect_success 'shell-exit-timeout: a bad value is refused' '
+	test_must_fail flux module reload job-exec shell-exit-timeout=soon &&
+	flux module load job-exec kill-timeout=1s
+'
+test_expect_success 'shell-exit-timeout: shells still running after the leader exited end the job' '
+	flux module reload job-exec kill-timeout=1s shell-exit-timeout=1s &&
+	flux module stats job-exec |
+		jq -e ".implementations.realexec.\"shell-exit-timeout\" == 1" &&
+	id=$(flux submit -N2 $S -S test_shell="{\"ranks\":{\"1\":{\"sleep\":300}}}" true) &&
+	clean $id &&
+	flux job eventlog $id >exitt.events &&
+	grep "exception type=\"exec\".*job shells still active on $(hostname) (rank 1) 1s after leader shell exit" exitt.events &&
 	test "$(status $id)" = 15
+'
+test_expect_success 'shell-exit-timeout=0: none, the others may run on' '
+	flux module reload job-exec kill-timeout=1s shell-exit-timeout=0 &&
+	id=$(flux submit -N2 $S -S test_shell="{\"ranks\":{\"1\":{\"sleep\":3}}}" true) &&
+	clean $id &&
+	! flux job eventlog $id | grep exception &&
+	test "$(status $id)" = 0 &&
+	flux module reload job-exec kill-timeout=1s
 '
 test_expect_success 'reload job-exec while a job runs: the shells go on, it completes with 0' '
 	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":4}" true) &&
@@ -224,7 +246,7 @@ test_expect_success 'SIGKILL of broker 3 during a job: node-failure, others rele
 	clean $id &&
 	{ kill -9 -$(cat pids/3.pid) 2>/dev/null || true; } &&
 	flux job eventlog $id >lost.events &&
-	grep "exception type=\"node-failure\".*rank 3" lost.events &&
+	grep "exception type=\"node-failure\".*node failure on $(hostname) (rank 3)" lost.events &&
 	grep " release .*final=true" lost.events &&
 	test "$(flux resource list -n -o "{nnodes}" -s down)" = 1 &&
 	id=$(flux submit -N3 $S -S test_shell="{\"exit\":0}" true) &&

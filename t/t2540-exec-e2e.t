@@ -148,8 +148,8 @@ test_expect_success 'a command not found: exit code 127, one clear error, no cra
 	test_must_fail grep -i "segmentation\|job shell" nocmd.err &&
 	! grep -i "nosuchcmd" four.log
 '
-test_expect_success 'a time limit kills the job and raises timeout' '
-	test_expect_code 143 $T flux run -v -t 2s sleep 100 2>tl.err &&
+test_expect_success 'a time limit kills the job with SIGALRM (exit 142, as flux-core) and raises timeout' '
+	test_expect_code 142 $T flux run -v -t 2s sleep 100 2>tl.err &&
 	id=$(sed -n "s/^jobid: //p" tl.err) &&
 	flux job eventlog $id | grep "exception type=\"timeout\"" &&
 	clean $id
@@ -256,7 +256,7 @@ test_expect_success 'SIGKILL of a broker running part of a job: node-failure, th
 	wait_files 4 "lost/broker.*" &&
 	kill -9 $(cat lost/broker.3) &&
 	flux job wait-event -t 60 $id exception >lost.exc &&
-	grep "node-failure" lost.exc &&
+	grep "node-failure.*node failure on $(hostname) (rank 3)" lost.exc &&
 	clean $id &&
 	flux job eventlog $id | grep " release .*final=true" &&
 	$T flux run -N3 -n3 true &&

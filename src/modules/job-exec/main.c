@@ -16,7 +16,11 @@
  *
  * Arguments (realexec's): kill-timeout=FSD (default 5s: from SIGTERM to
  * SIGKILL, then between SIGKILLs), job-shell=PATH (the job shell the
- * exec agents start, unless the jobspec names one).  Handed to the
+ * exec agents start, unless the jobspec names one),
+ * shell-exit-timeout=FSD (default 30s, 0 for none: how long the other
+ * shells may run on once the leader shell has exited, before the job is
+ * ended with a fatal exception, as flux-core's exec.shell-exit-timeout).
+ * Handed to the
  * implementations as the handle's aux "job-exec::options", a JSON object.
  * Rank 0 only (EINVAL elsewhere).
  */
@@ -165,6 +169,12 @@ static json_t *parse_args (flux_t *h, int argc, char **argv)
         if (!strncmp (argv[i], "kill-timeout=", 13)) {
             if (fsd_parse_duration (argv[i] + 13, &d) < 0 || !(d > 0.)
                 || json_object_set_new (o, "kill-timeout", json_real (d)) < 0)
+                goto bad;
+        }
+        else if (!strncmp (argv[i], "shell-exit-timeout=", 19)) {
+            if (fsd_parse_duration (argv[i] + 19, &d) < 0
+                || json_object_set_new (o, "shell-exit-timeout", json_real (d))
+                       < 0)
                 goto bad;
         }
         else if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10]) {

@@ -15,16 +15,24 @@
  *            then the final release (execjob_done)
  *   failed   a shell could not start: an "exec" exception with the
  *            agent's reason, the rest of the job killed
- *   lost     brokers lost: a "node-failure" exception naming the ranks,
+ *   lost     brokers lost: a "node-failure" exception naming the hosts
+ *            and ranks ("node failure on node[2-3] (ranks 2-3)"),
  *            the rest killed; the lost ranks count as finished (status 0)
  *            and are released with the others (the resource module has
  *            marked them down, so the scheduler does not hand them out)
  *   ENODATA  every rank accounted for (any that is not counts as lost)
  *
- * Kill sequence (cancel, or the expiration: the core raises "timeout"
- * and calls kill): SIGTERM to each shell, then every kill-timeout
+ * Kill sequence (cancel): SIGTERM to each shell, then every kill-timeout
  * (module option, default 5 s) SIGKILL to each shell's process group,
- * until the job ends.
+ * until the job ends.  The expiration (the core raises "timeout" and
+ * calls kill with SIGALRM) first sends SIGALRM to the shells, which pass
+ * it to their tasks (exit 142, as flux-core's); the echoed exception then
+ * starts the sequence above.
+ *
+ * Shell exit timeout: once the leader shell (the job's first rank) has
+ * exited, the others get shell-exit-timeout (module option, default 30 s,
+ * 0 for none) to exit too, then the job ends with a fatal exception
+ * naming where shells are still active.
  *
  * Reattach (job-exec reloaded while shells run): the start goes to the
  * agent with reattach:true; the agent re-binds its stream and replays what
@@ -43,12 +51,16 @@
 #include "impl.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
+#include "libutil/fsd.h"
+#include "rset.h"
 
 #define DEFAULT_KILL_TIMEOUT 5.
+#define DEFAULT_SHELL_EXIT_TIMEOUT 30.
 
 struct realexec {
     exec_t *x;
     double kill_timeout;
+    double shell_exit_timeout; /* 0: none */
     char *job_shell; /* NULL: the agents' default */
     struct {
         unsigned long jobs, started, release, failed, lost, kill, reattach;
@@ -59,6 +71,7 @@ struct realjob {
     struct execjob *job;
     struct realexec *re;
     json_t *jobspec;
+    json_t *R;             /* for hostnames in messages */
     flux_future_t *f_R;    /* job.<id>.R lookup */
     flux_future_t *f;      /* the agents' stream */
     flux_future_t *f_kill; /* the last kill sent */
@@ -66,11 +79,33 @@ struct realjob {
     int status;
     bool started_sent, exception, killing;
     struct tq_entry killt;
+    struct tq_entry exitt; /* shell-exit-timeout */
 };
 
 static struct realjob *container_of_killt (struct tq_entry *e)
 {
     return (struct realjob *)((char *)e - offsetof (struct realjob, killt));
+}
+
+static struct realjob *container_of_exitt (struct tq_entry *e)
+{
+    return (struct realjob *)((char *)e - offsetof (struct realjob, exitt));
+}
+
+/* "node[1-2] (ranks 1-2)", or "ranks 1-2" without hostnames in R. */
+static void where (struct realjob *rj, const struct idset *ranks, char *buf,
+                   size_t size)
+{
+    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
+    char *ids = idset_encode (ranks, IDSET_FLAG_RANGE);
+    const char *s = idset_count (ranks) > 1 ? "s" : "";
+
+    if (hosts)
+        snprintf (buf, size, "%s (rank%s %s)", hosts, s, ids ? ids : "?");
+    else
+        snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
+    free (hosts);
+    free (ids);
 }
 
 static const char *jobstr (struct realjob *rj)
@@ -133,6 +168,29 @@ static void kill_begin (struct realjob *rj)
                   jobstr (rj), strerror (errno));
 }
 
+/* The leader shell exited shell-exit-timeout ago and others still run. */
+static void exitt_cb (struct tq_entry *e)
+{
+    struct realjob *rj = container_of_exitt (e);
+    struct idset *rest;
+    char buf[200] = "some ranks";
+    char fsd[64];
+
+    if (rj->exception)
+        return;
+    if ((rest = idset_difference (execjob_ranks (rj->job), rj->finished))) {
+        where (rj, rest, buf, sizeof (buf));
+        idset_destroy (rest);
+    }
+    if (fsd_format_duration (fsd, sizeof (fsd), rj->re->shell_exit_timeout)
+        < 0)
+        snprintf (fsd, sizeof (fsd), "%gs", rj->re->shell_exit_timeout);
+    rj->exception = true;
+    execjob_fatal (rj->job,
+                   "job shells still active on %s %s after leader shell exit",
+                   buf, fsd);
+}
+
 /* ---- progress ---- */
 
 /* All ranks finished: finish (if the job started) and the final release. */
@@ -168,6 +226,13 @@ static void finished (struct realjob *rj, struct idset *ranks, int status)
         complete (rj);
         return;
     }
+    if (!rj->exception && rj->re->shell_exit_timeout > 0.
+        && idset_test (fresh, idset_first (all))
+        && timerq_arm (exec_timerq (rj->re->x), &rj->exitt,
+                       rj->re->shell_exit_timeout)
+               < 0)
+        exec_log (rj->re->x, LOG_ERR, "%s: arming shell-exit-timeout: %s",
+                  jobstr (rj), strerror (errno));
     if (!idset_empty (fresh)) {
         if (execjob_release (rj->job, fresh) < 0)
             exec_log (rj->re->x, LOG_ERR, "%s: partial release: %s",
@@ -213,14 +278,15 @@ static void stream_gone (struct realjob *rj, const char *why)
         complete (rj);
 }
 
-static void lost (struct realjob *rj, struct idset *ranks, const char *s)
+static void lost (struct realjob *rj, struct idset *ranks)
 {
+    char buf[200];
+
     rj->re->stats.lost++;
     if (!rj->exception) {
         rj->exception = true;
-        execjob_raise (rj->job, "node-failure",
-                       "node failure on rank%s %s: the broker was lost",
-                       idset_count (ranks) > 1 ? "s" : "", s);
+        where (rj, ranks, buf, sizeof (buf));
+        execjob_raise (rj->job, "node-failure", "node failure on %s", buf);
     }
     kill_begin (rj);
 }
@@ -229,7 +295,7 @@ static void agent_continuation (flux_future_t *f, void *arg)
 {
     struct realjob *rj = arg;
     const char *type, *ranks, *error = NULL;
-    char typebuf[16], errbuf[256], ranksbuf[256];
+    char typebuf[16], errbuf[256];
     int status = 0;
     struct idset *ids;
 
@@ -258,7 +324,6 @@ static void agent_continuation (flux_future_t *f, void *arg)
     /* the strings go with the response: copy them before the reset */
     snprintf (typebuf, sizeof (typebuf), "%s", type);
     snprintf (errbuf, sizeof (errbuf), "%s", error ? error : "shell failed");
-    snprintf (ranksbuf, sizeof (ranksbuf), "%s", ranks);
     flux_future_reset (f);
     if (!strcmp (typebuf, "started"))
         started (rj, ids);
@@ -274,7 +339,7 @@ static void agent_continuation (flux_future_t *f, void *arg)
         finished (rj, ids, status);
     }
     else if (!strcmp (typebuf, "lost")) {
-        lost (rj, ids, ranksbuf);
+        lost (rj, ids);
         finished (rj, ids, 0);
     }
     else
@@ -330,6 +395,7 @@ static void R_continuation (flux_future_t *f, void *arg)
         flux_future_destroy (f);
         return;
     }
+    rj->R = json_incref (R);
     if (send_start (rj, R, &error) < 0)
         execjob_fatal (rj->job, "%s", error.text);
     flux_future_destroy (f);
@@ -379,18 +445,28 @@ static int realexec_init (struct execjob *job, json_t *jobspec,
     rj->re = re;
     rj->jobspec = json_incref (jobspec);
     tq_entry_init (&rj->killt, killt_cb);
+    tq_entry_init (&rj->exitt, exitt_cb);
     execjob_set_data (job, rj);
     re->stats.jobs++;
     return 1;
 }
 
-/* The core's expiration (SIGALRM, after the "timeout" exception). */
+/* The core's expiration (SIGALRM, after the "timeout" exception): the
+ * signal goes to the shells, which pass it to their tasks; the echoed
+ * exception then cancels (kill_begin).  SIGTERM or SIGKILL starts the
+ * kill sequence at once.
+ */
 static void realexec_kill (struct execjob *job, int signum)
 {
     struct realjob *rj = execjob_data (job);
 
-    if (rj)
+    if (!rj)
+        return;
+    rj->exception = true;
+    if (signum == SIGTERM || signum == SIGKILL || signum <= 0)
         kill_begin (rj);
+    else if (rj->f && !rj->killing)
+        send_kill (rj, signum, false);
 }
 
 static void realexec_cancel (struct execjob *job)
@@ -423,12 +499,14 @@ static void realexec_exit (struct execjob *job)
 
     if (rj) {
         timerq_disarm (exec_timerq (rj->re->x), &rj->killt);
+        timerq_disarm (exec_timerq (rj->re->x), &rj->exitt);
         flux_future_destroy (rj->f_R);
         flux_future_destroy (rj->f);
         flux_future_destroy (rj->f_kill);
         idset_destroy (rj->started);
         idset_destroy (rj->finished);
         json_decref (rj->jobspec);
+        json_decref (rj->R);
         free (rj);
     }
 }
@@ -439,10 +517,12 @@ static int realexec_setup (exec_t *x, void **data, flux_error_t *error)
     json_t *opts = flux_aux_get (exec_handle (x), "job-exec::options");
     const char *shell = NULL;
     double kill_timeout = DEFAULT_KILL_TIMEOUT;
+    double shell_exit_timeout = DEFAULT_SHELL_EXIT_TIMEOUT;
 
     if (opts
-        && json_unpack (opts, "{s?F s?s}", "kill-timeout", &kill_timeout,
-                        "job-shell", &shell)
+        && json_unpack (opts, "{s?F s?s s?F}", "kill-timeout", &kill_timeout,
+                        "job-shell", &shell, "shell-exit-timeout",
+                        &shell_exit_timeout)
                < 0)
         return errprintf (error, "realexec: malformed options");
     if (!(re = calloc (1, sizeof (*re)))
@@ -452,6 +532,7 @@ static int realexec_setup (exec_t *x, void **data, flux_error_t *error)
     }
     re->x = x;
     re->kill_timeout = kill_timeout;
+    re->shell_exit_timeout = shell_exit_timeout;
     *data = re;
     return 0;
 }
@@ -471,7 +552,8 @@ static json_t *realexec_stats (void *data)
     struct realexec *re = data;
 
     return json_pack (
-        "{s:f s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout", re->kill_timeout,
+        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
+        re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout,
         "jobs", (json_int_t)re->stats.jobs, "started",
         (json_int_t)re->stats.started, "release", (json_int_t)re->stats.release,
         "failed", (json_int_t)re->stats.failed, "lost",

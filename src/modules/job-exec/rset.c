@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "libhostlist/hostlist.h"
 #include "rset.h"
 
 static int inval (flux_error_t *error, const char *fmt, const char *arg)
@@ -116,4 +117,55 @@ void rset_clear (struct rset *rs)
         idset_destroy (rs->ranks);
         memset (rs, 0, sizeof (*rs));
     }
+}
+
+char *rset_hosts (json_t *R, const struct idset *ranks)
+{
+    struct rset rs;
+    json_t *nodelist, *entry;
+    struct hostlist *all = NULL, *hl = NULL;
+    char *s = NULL;
+    size_t index;
+    unsigned int r;
+    const char *host;
+
+    if (!ranks || rset_decode (R, &rs, NULL) < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (json_unpack (R, "{s:{s:o}}", "execution", "nodelist", &nodelist) < 0
+        || !json_is_array (nodelist) || !(all = hostlist_create ())
+        || !(hl = hostlist_create ()))
+        goto inval;
+    json_array_foreach (nodelist, index, entry)
+    {
+        if (!json_is_string (entry)
+            || hostlist_append (all, json_string_value (entry)) < 0)
+            goto inval;
+    }
+    if (hostlist_count (all) != (int)idset_count (rs.ranks))
+        goto inval;
+    /* both walks are ascending: one pass over R's ranks and hosts */
+    r = idset_first (rs.ranks);
+    host = hostlist_first (all);
+    for (unsigned int want = idset_first (ranks); want != IDSET_INVALID_ID;
+         want = idset_next (ranks, want)) {
+        while (r != IDSET_INVALID_ID && r < want) {
+            r = idset_next (rs.ranks, r);
+            host = hostlist_next (all);
+        }
+        if (r != want || !host || hostlist_append (hl, host) < 0)
+            goto inval;
+    }
+    s = hostlist_encode (hl);
+    hostlist_destroy (all);
+    hostlist_destroy (hl);
+    rset_clear (&rs);
+    return s;
+inval:
+    hostlist_destroy (all);
+    hostlist_destroy (hl);
+    rset_clear (&rs);
+    errno = EINVAL;
+    return NULL;
 }

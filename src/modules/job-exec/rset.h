@@ -28,6 +28,14 @@ struct rset {
  */
 int rset_decode (json_t *R, struct rset *rs, flux_error_t *error);
 
+/* The hostnames of those ranks of R, as an RFC 29 hostlist
+ * ("node[1-2,5]"), for messages: the i-th rank of R (ascending, over all
+ * of R_lite) is the i-th host of execution.nodelist.  NULL (errno EINVAL)
+ * when R has no usable nodelist or a rank is not in R; ENOMEM.  The
+ * caller frees the string.
+ */
+char *rset_hosts (json_t *R, const struct idset *ranks);
+
 /* Free what rset_decode() allocated; rs may then be decoded again. */
 void rset_clear (struct rset *rs);
 

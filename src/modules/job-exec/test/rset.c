@@ -65,6 +65,47 @@ static void bad (const char *s, const char *why)
         "%s: EINVAL (%s)", why, error.text);
 }
 
+static void hosts_is (const char *R_s, const char *ranks, const char *want)
+{
+    json_t *R = json_loads (R_s, 0, NULL);
+    struct idset *ids = idset_decode (ranks);
+    char *s;
+
+    if (!R || !ids)
+        BAIL_OUT ("bad test input");
+    s = rset_hosts (R, ids);
+    if (want)
+        ok (s && !strcmp (s, want), "rset_hosts %s -> %s (got %s)", ranks, want,
+            s ? s : "NULL");
+    else
+        ok (!s && errno == EINVAL, "rset_hosts %s fails with EINVAL", ranks);
+    free (s);
+    idset_destroy (ids);
+    json_decref (R);
+}
+
+static void hosts (void)
+{
+    const char *R = "{\"version\":1,\"execution\":{\"R_lite\":["
+                    "{\"rank\":\"4-5\",\"children\":{}},"
+                    "{\"rank\":\"1,8\",\"children\":{}}],"
+                    "\"nodelist\":[\"n[1,4]\",\"n5,big8\"]}}";
+    const char *none = "{\"version\":1,\"execution\":{\"R_lite\":["
+                       "{\"rank\":\"0-1\",\"children\":{}}]}}";
+    const char *short_list = "{\"version\":1,\"execution\":{\"R_lite\":["
+                             "{\"rank\":\"0-1\",\"children\":{}}],"
+                             "\"nodelist\":[\"n0\"]}}";
+
+    hosts_is (R, "1", "n1");
+    hosts_is (R, "4-5", "n[4-5]");
+    hosts_is (R, "1,8", "n1,big8");
+    hosts_is (R, "1,4-5,8", "n[1,4-5],big8");
+    hosts_is (R, "2", NULL);
+    hosts_is (R, "9", NULL);
+    hosts_is (none, "0", NULL);
+    hosts_is (short_list, "0", NULL);
+}
+
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
@@ -99,6 +140,7 @@ int main (int argc, char **argv)
     errno = 0;
     ok (rset_decode (NULL, NULL, NULL) < 0 && errno == EINVAL,
         "NULL arguments: EINVAL");
+    hosts ();
     done_testing ();
     return 0;
 }
