@@ -35,7 +35,7 @@ static const char *stream_name[2] = {"stdout", "stderr"};
 
 struct stream {
     int64_t written; /* bytes of data events put into the KVS */
-    int64_t kept;    /* bytes of task data in them */
+    int64_t kept;    /* bytes of task data in them (bounded by the share) */
     int64_t dropped; /* bytes over the share */
     bool warned;
     int fd;     /* redirected to a file, else -1 */
@@ -236,19 +236,25 @@ void output_write (struct output *out, int rank, int stream, const char *data,
         return;
     }
     json_decref (entry);
-    /* the share counts what goes into the KVS: encoded events */
-    if (s->written + (int64_t)strlen (line) > out->share) {
+    /* the share counts task data, as flux-core's output.limit does; the
+     * encoded events (base64, one per read) are bounded as well, at twice
+     * the share, so tiny writes cannot fill the KVS with event overhead */
+    if (s->kept + (int64_t)len > out->share
+        || s->written + (int64_t)strlen (line) > 2 * out->share + 65536) {
         s->dropped += len;
         free (line);
         if (!s->warned) {
             char lim[32], msg[160];
+            int n;
             s->warned = true;
             format_limit (out->limit, lim, sizeof (lim));
-            snprintf (msg, sizeof (msg),
-                      "%s will be truncated, %s limit exceeded (shell rank "
-                      "%d keeps %lld bytes of it)",
-                      stream_name[stream], lim, out->shell->info->shell_rank,
-                      (long long)out->share);
+            n = snprintf (msg, sizeof (msg), "%s will be truncated, %s limit "
+                          "exceeded", stream_name[stream], lim);
+            if (out->shell->info->shell_size > 1 && n > 0
+                && (size_t)n < sizeof (msg))
+                snprintf (msg + n, sizeof (msg) - n,
+                          " (%lld bytes for each of %d shells)",
+                          (long long)out->share, out->shell->info->shell_size);
             output_log (out, LOG_WARNING, msg);
             shell_log (out->shell, LOG_WARNING, "output", "%s", msg);
         }
