@@ -248,8 +248,10 @@ void output_write (struct output *out, int rank, int stream, const char *data,
             int n;
             s->warned = true;
             format_limit (out->limit, lim, sizeof (lim));
-            n = snprintf (msg, sizeof (msg), "%s will be truncated, %s limit "
-                          "exceeded", stream_name[stream], lim);
+            n = snprintf (msg, sizeof (msg),
+                          "%s will be truncated, %s limit "
+                          "exceeded",
+                          stream_name[stream], lim);
             if (out->shell->info->shell_size > 1 && n > 0
                 && (size_t)n < sizeof (msg))
                 snprintf (msg + n, sizeof (msg) - n,

@@ -61,7 +61,7 @@ struct realexec {
     exec_t *x;
     double kill_timeout;
     double shell_exit_timeout; /* 0: none */
-    char *job_shell; /* NULL: the agents' default */
+    char *job_shell;           /* NULL: the agents' default */
     struct {
         unsigned long jobs, started, release, failed, lost, kill, reattach;
     } stats;
@@ -182,8 +182,7 @@ static void exitt_cb (struct tq_entry *e)
         where (rj, rest, buf, sizeof (buf));
         idset_destroy (rest);
     }
-    if (fsd_format_duration (fsd, sizeof (fsd), rj->re->shell_exit_timeout)
-        < 0)
+    if (fsd_format_duration (fsd, sizeof (fsd), rj->re->shell_exit_timeout) < 0)
         snprintf (fsd, sizeof (fsd), "%gs", rj->re->shell_exit_timeout);
     rj->exception = true;
     execjob_fatal (rj->job,
@@ -553,12 +552,12 @@ static json_t *realexec_stats (void *data)
 
     return json_pack (
         "{s:f s:f s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
-        re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout,
-        "jobs", (json_int_t)re->stats.jobs, "started",
-        (json_int_t)re->stats.started, "release", (json_int_t)re->stats.release,
-        "failed", (json_int_t)re->stats.failed, "lost",
-        (json_int_t)re->stats.lost, "kill", (json_int_t)re->stats.kill,
-        "reattach", (json_int_t)re->stats.reattach);
+        re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout, "jobs",
+        (json_int_t)re->stats.jobs, "started", (json_int_t)re->stats.started,
+        "release", (json_int_t)re->stats.release, "failed",
+        (json_int_t)re->stats.failed, "lost", (json_int_t)re->stats.lost,
+        "kill", (json_int_t)re->stats.kill, "reattach",
+        (json_int_t)re->stats.reattach);
 }
 
 const struct exec_impl realexec_impl = {
