@@ -601,17 +601,18 @@ struct upmi *upmi_create (const char *methods, flux_error_t *error)
     }
     free (copy);
     if (!upmi) {
-        if (!debug_enabled ())
-            fprintf (stderr, "flux-pmi: %s\n", why);
         char par[128];
-        if (dflt && upmi_parallel_launch (par, sizeof (par)))
+        if (dflt && upmi_parallel_launch (par, sizeof (par))) {
+            /* the reasons do not fit the error text: print them */
+            if (!debug_enabled ())
+                fprintf (stderr, "flux-pmi: %s\n", why);
             seterr (error, EINVAL,
                     "parallel launch (%s) but no PMI method could join it: "
                     "not starting alone (FLUX_PMI_DEBUG=1 traces)",
                     par);
+        }
         else
-            seterr (error, EINVAL,
-                    "no PMI method could bootstrap (methods: %s)", list);
+            seterr (error, EINVAL, "PMI: %s", why);
     }
     return upmi;
 }
