@@ -38,6 +38,11 @@ test_expect_success HYDRA 'PMI_PORT mode: a job runs on all 4 brokers' '
 		flux run -N4 -n4 flux getattr rank >out &&
 	test "$(sort out | tr "\n" " ")" = "0 1 2 3 "
 '
+test_expect_success HYDRA 'the launcher variables do not reach the initial program' '
+	$T $MPIEXEC -n 2 flux start sh -c "env; echo end" >out &&
+	grep "^end$" out &&
+	! grep "^PMI_" out
+'
 test_expect_success HYDRA 'FLUX_PMI_DEBUG traces each method tried' '
 	$T $MPIEXEC -n 2 env FLUX_PMI_DEBUG=1 FLUX_PMI_CLIENT_METHODS="pmix simple" \
 		flux start true 2>err &&

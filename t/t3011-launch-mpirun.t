@@ -30,6 +30,11 @@ test_expect_success OMPI 'the 4 brokers form one tree, a job runs on all' '
 	test "$(grep -c "^[0-3] .*: full$" out)" = 4 &&
 	test "$(grep -c "^[0-3]$" out)" = 4
 '
+test_expect_success OMPI 'PMIX_* and OMPI_COMM_WORLD_* do not reach the initial program' '
+	$T $MPIRUN -np 2 flux start sh -c "env; echo end" >out &&
+	grep "^end$" out &&
+	! grep -E "^(PMIX|OMPI_COMM_WORLD)_" out
+'
 test_expect_success OMPI 'when PMIx cannot join, the brokers refuse to start alone' '
 	test_must_fail $T $MPIRUN -np 2 \
 		sh -c "unset PMIX_NAMESPACE; flux start flux getattr size" \

@@ -46,6 +46,10 @@ test_expect_success SLURM 'srun --mpi=pmix: a job runs on the 4 brokers' '
 		flux run -N4 -n4 flux getattr rank >out &&
 	test "$(sort out | tr "\n" " ")" = "0 1 2 3 "
 '
+test_expect_success SLURM 'srun --mpi=pmix: a flux start run by the instance is its own singleton' '
+	$T $SRUN --mpi=pmix flux start flux start flux getattr size >out &&
+	test "$(cat out)" = 1
+'
 test_expect_success SLURM 'srun --mpi=none: the brokers refuse to start alone' '
 	test_must_fail $T $SRUN --mpi=none flux start flux getattr size \
 		>out 2>err &&

@@ -7,6 +7,7 @@
  * FLUX_PMI_CLIENT_METHODS override the order) and learns rank and size.
  * boot_pmi_exchange() swaps business cards as boot_pmi.h describes.
  */
+#define _GNU_SOURCE 1 /* strndup */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 
 #define CARD_KEY "flux.card"
 #define HL_KEY "flux.hostlist"
+
+extern char **environ;
 
 static void get_hostname (char *buf, size_t len)
 {
@@ -215,8 +218,42 @@ int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
     return 0;
 }
 
+/* The launcher's variables are for this broker only: what it runs (the
+ * initial program, jobs submitted from it) must not find PMI_FD, the
+ * outer PMIx server or a task count, and take them for its own. */
+static void clear_launch_env (void)
+{
+    static const char *prefixes[]
+        = {"PMI_", "PMIX_", "OMPI_COMM_WORLD_", "SLURM_STEP_NUM_TASKS=", NULL};
+    size_t n = 0, k = 0;
+    char **names;
+
+    for (char **e = environ; *e; e++)
+        n++;
+    if (!(names = calloc (n + 1, sizeof (*names))))
+        return;
+    /* names first: unsetenv() changes environ */
+    for (char **e = environ; *e; e++) {
+        const char *eq = strchr (*e, '=');
+        for (int i = 0; eq && prefixes[i]; i++) {
+            if (!strncmp (*e, prefixes[i], strlen (prefixes[i]))) {
+                names[k++] = strndup (*e, eq - *e);
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (names[i])
+            unsetenv (names[i]);
+        free (names[i]);
+    }
+    free (names);
+}
+
 void boot_pmi_close (struct boot_info *info)
 {
+    if (info->pmi)
+        clear_launch_env ();
     upmi_destroy (info->pmi);
     info->pmi = NULL;
     free (info->hostlist);
