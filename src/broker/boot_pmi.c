@@ -181,8 +181,8 @@ static int authorize_children (struct boot_info *info, flux_error_t *error)
     return 0;
 }
 
-int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
-                       const char *pubkey, flux_error_t *error)
+static int exchange (struct boot_info *info, const char *bind_uri,
+                     const char *pubkey, flux_error_t *error)
 {
     struct upmi *upmi = info->pmi;
     struct bootx_card card;
@@ -215,6 +215,22 @@ int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
         return -1;
     free (info->hostlist);
     info->hostlist = hl;
+    return 0;
+}
+
+int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
+                       const char *pubkey, flux_error_t *error)
+{
+    flux_error_t e;
+
+    if (exchange (info, bind_uri, pubkey, &e) < 0) {
+        /* The others wait in a barrier for this broker: end the job.
+         * PMIx_Abort may not return (the launcher kills us): say why
+         * first. */
+        fprintf (stderr, "flux-broker: %s\n", e.text);
+        upmi_abort (info->pmi, 1, e.text);
+        return errprintf (error, "PMI exchange failed: job aborted");
+    }
     return 0;
 }
 

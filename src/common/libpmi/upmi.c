@@ -2,6 +2,7 @@
  * Copyright the flux-c authors */
 /* upmi.c - PMI methods behind one interface (see upmi.h). */
 #define _GNU_SOURCE 1
+#include <dlfcn.h>
 #include <errno.h>
 #include <netdb.h>
 #include <pmix.h>
@@ -314,16 +315,83 @@ error:
     return NULL;
 }
 
-/* ---- pmix ---- */
+/* ---- pmix ----
+ *
+ * libpmix is opened when this method is tried, not linked: it brings
+ * libevent, hwloc, munge and udev along, which every broker would load
+ * for nothing under flux start or mpiexec.  pmix.h gives the types
+ * (__typeof__ of its declarations; nothing is referenced). */
+
+#ifndef UPMI_PMIX_LIBRARY
+#define UPMI_PMIX_LIBRARY "libpmix.so.2"
+#endif
+
+static struct {
+    void *dso;
+    __typeof__ (PMIx_Init) *init;
+    __typeof__ (PMIx_Finalize) *finalize;
+    __typeof__ (PMIx_Abort) *abort;
+    __typeof__ (PMIx_Put) *put;
+    __typeof__ (PMIx_Commit) *commit;
+    __typeof__ (PMIx_Fence) *fence;
+    __typeof__ (PMIx_Get) *get;
+    __typeof__ (PMIx_Error_string) *error_string;
+    __typeof__ (PMIx_Value_destruct) *value_destruct;
+} px;
+
+/* Open libpmix once (never closed: it keeps threads and plugins). */
+static int pmix_load (flux_error_t *error)
+{
+    const char *path = getenv ("FLUX_PMI_PMIX_LIBRARY");
+
+    if (px.dso)
+        return 0;
+    if (!path)
+        path = UPMI_PMIX_LIBRARY;
+    /* GLOBAL: libpmix's own plugins resolve its symbols */
+    if (!(px.dso = dlopen (path, RTLD_NOW | RTLD_GLOBAL)))
+        return seterr (error, ENOENT, "%s", dlerror ());
+#define SYM(field, name)                                               \
+    if (!(*(void **)&px.field = dlsym (px.dso, name))) {               \
+        px.dso = NULL;                                                 \
+        return seterr (error, ENOENT, "%s: no symbol %s", path, name); \
+    }
+    SYM (init, "PMIx_Init");
+    SYM (finalize, "PMIx_Finalize");
+    SYM (abort, "PMIx_Abort");
+    SYM (put, "PMIx_Put");
+    SYM (commit, "PMIx_Commit");
+    SYM (fence, "PMIx_Fence");
+    SYM (get, "PMIx_Get");
+    SYM (error_string, "PMIx_Error_string");
+    SYM (value_destruct, "PMIx_Value_destruct");
+#undef SYM
+    return 0;
+}
 
 struct pmix {
     pmix_proc_t me;
 };
 
+static void proc_load (pmix_proc_t *p, const char *nspace, pmix_rank_t rank)
+{
+    memset (p, 0, sizeof (*p));
+    snprintf (p->nspace, sizeof (p->nspace), "%s", nspace);
+    p->rank = rank;
+}
+
+static void value_release (pmix_value_t *v)
+{
+    if (v) {
+        px.value_destruct (v);
+        free (v);
+    }
+}
+
 static int pmix_err (flux_error_t *error, const char *what, pmix_status_t rc)
 {
     return seterr (error, rc == PMIX_ERR_NOT_FOUND ? ENOENT : EIO,
-                   "PMIx %s: %s", what, PMIx_Error_string (rc));
+                   "PMIx %s: %s", what, px.error_string (rc));
 }
 
 static int pmix_put (void *impl, const char *key, const char *val,
@@ -333,7 +401,7 @@ static int pmix_put (void *impl, const char *key, const char *val,
     pmix_status_t rc;
 
     v.data.string = (char *)val;
-    if ((rc = PMIx_Put (PMIX_GLOBAL, key, &v)) != PMIX_SUCCESS)
+    if ((rc = px.put (PMIX_GLOBAL, key, &v)) != PMIX_SUCCESS)
         return pmix_err (error, "put", rc);
     return 0;
 }
@@ -342,10 +410,10 @@ static int pmix_barrier (void *impl, flux_error_t *error)
 {
     pmix_status_t rc;
 
-    if ((rc = PMIx_Commit ()) != PMIX_SUCCESS)
+    if ((rc = px.commit ()) != PMIX_SUCCESS)
         return pmix_err (error, "commit", rc);
     /* no data collection: each broker fetches the few cards it needs */
-    if ((rc = PMIx_Fence (NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+    if ((rc = px.fence (NULL, 0, NULL, 0)) != PMIX_SUCCESS)
         return pmix_err (error, "fence", rc);
     return 0;
 }
@@ -359,27 +427,27 @@ static int pmix_get (void *impl, const char *key, int rank, char *buf,
     pmix_status_t rc;
     int ret = 0;
 
-    PMIX_PROC_LOAD (&proc, p->me.nspace, (pmix_rank_t)rank);
-    if ((rc = PMIx_Get (&proc, key, NULL, 0, &v)) != PMIX_SUCCESS)
+    proc_load (&proc, p->me.nspace, (pmix_rank_t)rank);
+    if ((rc = px.get (&proc, key, NULL, 0, &v)) != PMIX_SUCCESS)
         return pmix_err (error, "get", rc);
     if (v->type != PMIX_STRING || !v->data.string)
         ret = seterr (error, EPROTO, "PMIx get %s: not a string", key);
     else if (snprintf (buf, len, "%s", v->data.string) >= (int)len)
         ret = seterr (error, EOVERFLOW, "PMIx get %s: value too long", key);
-    PMIX_VALUE_RELEASE (v);
+    value_release (v);
     return ret;
 }
 
 static int pmix_abort (void *impl, int exit_code, const char *msg)
 {
-    return PMIx_Abort (exit_code, msg, NULL, 0) == PMIX_SUCCESS ? 0 : -1;
+    return px.abort (exit_code, msg, NULL, 0) == PMIX_SUCCESS ? 0 : -1;
 }
 
 static void pmix_destroy (void *impl)
 {
     if (impl) {
         int saved = errno;
-        (void)PMIx_Finalize (NULL, 0);
+        (void)px.finalize (NULL, 0);
         free (impl);
         errno = saved;
     }
@@ -406,23 +474,25 @@ static struct upmi *pmix_create (flux_error_t *error)
         seterr (error, ENOENT, "no PMIX_NAMESPACE in the environment");
         return NULL;
     }
+    if (pmix_load (error) < 0)
+        return NULL;
     if (!(p = calloc (1, sizeof (*p)))) {
         seterr (error, ENOMEM, "out of memory");
         return NULL;
     }
-    if ((rc = PMIx_Init (&p->me, NULL, 0)) != PMIX_SUCCESS) {
+    if ((rc = px.init (&p->me, NULL, 0)) != PMIX_SUCCESS) {
         pmix_err (error, "init", rc);
         free (p);
         return NULL;
     }
-    PMIX_PROC_LOAD (&wild, p->me.nspace, PMIX_RANK_WILDCARD);
-    if ((rc = PMIx_Get (&wild, PMIX_JOB_SIZE, NULL, 0, &v)) != PMIX_SUCCESS) {
+    proc_load (&wild, p->me.nspace, PMIX_RANK_WILDCARD);
+    if ((rc = px.get (&wild, PMIX_JOB_SIZE, NULL, 0, &v)) != PMIX_SUCCESS) {
         pmix_err (error, "get job size", rc);
         goto error;
     }
     if (v->type == PMIX_UINT32)
         size = v->data.uint32;
-    PMIX_VALUE_RELEASE (v);
+    value_release (v);
     if (size < 1 || p->me.rank >= size) {
         seterr (error, EPROTO, "PMIx: rank %u, job size %u", p->me.rank, size);
         goto error;
@@ -435,7 +505,7 @@ static struct upmi *pmix_create (flux_error_t *error)
     upmi->vallen_max = 4096;
     return upmi;
 error:
-    (void)PMIx_Finalize (NULL, 0);
+    (void)px.finalize (NULL, 0);
     free (p);
     errno = EPROTO;
     return NULL;

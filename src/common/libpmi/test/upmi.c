@@ -296,6 +296,13 @@ static void test_choice (void)
     ok (upmi_create ("pmix", &error) == NULL
             && strstr (error.text, "no PMIX_NAMESPACE"),
         "pmix is not tried without PMIX_NAMESPACE: %s", error.text);
+    setenv ("PMIX_NAMESPACE", "ns0", 1);
+    setenv ("FLUX_PMI_PMIX_LIBRARY", "/nonexistent/libpmix.so.2", 1);
+    ok (upmi_create ("pmix", &error) == NULL
+            && strstr (error.text, "/nonexistent/libpmix.so.2"),
+        "pmix: a library that cannot be opened is named: %s", error.text);
+    unsetenv ("FLUX_PMI_PMIX_LIBRARY");
+    unsetenv ("PMIX_NAMESPACE");
     ok (upmi_create ("nosuch", &error) == NULL, "an unknown method fails: %s",
         error.text);
 
