@@ -43,6 +43,11 @@ test_expect_success HYDRA 'the launcher variables do not reach the initial progr
 	grep "^end$" out &&
 	! grep "^PMI_" out
 '
+test_expect_success HYDRA 'a broker failing in the exchange ends the launch (no hang)' '
+	test_must_fail $T $MPIEXEC -n 2 flux start \
+		"-Stbon.endpoint=ipc://$PWD/a;b" true 2>err &&
+	grep "PMI: .;. in a uri or key" err
+'
 test_expect_success HYDRA 'FLUX_PMI_DEBUG traces each method tried' '
 	$T $MPIEXEC -n 2 env FLUX_PMI_DEBUG=1 FLUX_PMI_CLIENT_METHODS="pmix simple" \
 		flux start true 2>err &&
