@@ -3,7 +3,7 @@
 #ifndef BROKER_BOOT_H
 #define BROKER_BOOT_H
 
-/* Bootstrap through PMI-1 (or as a singleton without PMI_FD).
+/* Bootstrap through PMI (boot_pmi.c: simple, pmix or single, see upmi.h).
  *
  *   boot_pmi_open ()      rank and size (1 without PMI)
  *   ... the caller creates the overlay and binds its socket ...
@@ -16,7 +16,7 @@
 
 #include "libflux/flux.h"
 
-struct pmi_simple_client;
+struct upmi;
 
 struct boot_info {
     uint32_t rank;
@@ -24,10 +24,11 @@ struct boot_info {
     int fanout;
     char parent_uri[512];
     char parent_pubkey[128];
-    char hostlist[8192];
+    char *hostlist; /* malloc'd, freed by boot_pmi_close() */
     int (*authorize) (void *arg, uint32_t rank, const char *pubkey);
     void *arg;
-    struct pmi_simple_client *pmi;
+    struct upmi *pmi;
+    const char *methods; /* PMI methods to try (NULL: upmi.h default) */
 };
 
 int boot_pmi_open (struct boot_info *info, flux_error_t *error);

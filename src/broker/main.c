@@ -494,9 +494,11 @@ static int setup_core (struct broker *b, struct boot_info *info)
 
     if ((s = attr_get (b->attrs, "tbon.fanout", NULL)))
         b->fanout = atoi (s) > 0 ? atoi (s) : 2;
+    info->methods = attr_get (b->attrs, "broker.boot-method", NULL);
     if (boot_pmi_open (info, &error) < 0) {
+        /* nothing to tear down yet (no reactor, no rundir) */
         fprintf (stderr, "flux-broker: %s\n", error.text);
-        return -1;
+        exit (1);
     }
     b->rank = info->rank;
     b->size = info->size;
