@@ -513,7 +513,8 @@ static void cmd_exec (struct imp *imp, int argc, char **argv)
         exec_child (imp, argv + 2, fd[1]);
     }
     close (fd[1]);
-    /* the message: a native uint32 length, then JSON */
+    /* the message: a native uint32 length, then JSON; read it all before
+     * reaping the child, which may be blocked writing it */
     n = 0;
     while (n < sizeof (mlen)) {
         ssize_t r = read (fd[0], (char *)&mlen + n, sizeof (mlen) - n);
@@ -523,17 +524,18 @@ static void cmd_exec (struct imp *imp, int argc, char **argv)
             break;
         n += r;
     }
+    if (n == sizeof (mlen) && mlen > 0 && mlen <= IMP_INPUT_MAX)
+        msg = read_all (fd[0], mlen, &n, "privsep message");
+    else
+        msg = NULL;
+    close (fd[0]);
     while (waitpid (pid, &status, 0) < 0)
         if (errno != EINTR)
             die ("privsep: waitpid: %s", strerror (errno));
     if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
         exit (1); /* the child said why */
-    if (n != sizeof (mlen) || mlen == 0 || mlen > IMP_INPUT_MAX)
-        die ("privsep: bad message length");
-    msg = read_all (fd[0], mlen, &n, "privsep message");
-    close (fd[0]);
-    if (n != mlen)
-        die ("privsep: short message");
+    if (!msg || n != mlen)
+        die ("privsep: bad message");
     if (imp_msg_decode (msg, n, &m, &e) < 0)
         die ("%s", e.text);
     free (msg);
