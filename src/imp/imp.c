@@ -88,6 +88,19 @@ static void usage (FILE *f)
              IMP_CONFIG_DIR);
 }
 
+/* Make sure fds 0, 1 and 2 are open (on /dev/null if not), so that no
+ * file the IMP opens later becomes someone's stdin, stdout or stderr. */
+static void std_fds (void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl (fd, F_GETFD) < 0 && errno == EBADF) {
+            int n = open ("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (n != fd)
+                _exit (1);
+        }
+    }
+}
+
 /* Close every fd above 2. */
 static void close_fds (void)
 {
@@ -532,6 +545,9 @@ static void cmd_exec (struct imp *imp, int argc, char **argv)
     while (waitpid (pid, &status, 0) < 0)
         if (errno != EINTR)
             die ("privsep: waitpid: %s", strerror (errno));
+    if (WIFSIGNALED (status))
+        die ("privsep: the unprivileged half died of signal %d",
+             WTERMSIG (status));
     if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
         exit (1); /* the child said why */
     if (!msg || n != mlen)
@@ -799,6 +815,7 @@ int main (int argc, char *argv[])
     const char *pattern = IMP_CONFIG_DIR "/*";
     const char *cmd;
 
+    std_fds ();
     if (argc < 2) {
         usage (stderr);
         exit (1);
