@@ -88,6 +88,7 @@ test_expect_success 'set up: users, munged, a setuid IMP, its config' '
 	#!/bin/sh
 	{ echo "uid=\$(id -u)"; echo "id=\$FLUX_JOB_ID"; echo "user=\$FLUX_JOB_USERID"
 	  echo "owner=\$FLUX_OWNER_USERID"; echo "foo=\$FOO_BAR"; echo "baz=\$BAZ"
+	  echo "ld=\$LD_FOO"
 	  echo "path=\$PATH"; echo "cwd=\$(pwd)"; } >"$D/prolog.out"
 	EOT
 	chmod 755 "$D/prolog" &&
@@ -102,7 +103,7 @@ test_expect_success 'set up: users, munged, a setuid IMP, its config' '
 	  prolog:
 	    path: $D/prolog
 	    allowed-users: [$OWNER]
-	    allowed-environment: ["FOO_*"]
+	    allowed-environment: ["FOO_*", "LD_*"]
 	EOT
 	cat >"$D/conf2.d/imp.json" <<-EOT &&
 	{"exec": {"allowed-users": ["$OWNER"], "allowed-shells": ["$D/bin/shell"]},
@@ -298,6 +299,7 @@ test_expect_success 'flux-imp kill refuses anything else, and non-owners' '
 test_expect_success 'run prolog: as root, with the job id and user' '
 	runuser -u $OWNER -- env FLUX_IMP_CONFIG_PATTERN="$D/conf.d/*" \
 		FLUX_JOB_ID=f2Tw FLUX_JOB_USERID=$(uidof $ALICE) FOO_BAR=x BAZ=y \
+		LD_FOO=/tmp \
 		"$D/bin/flux-imp" run prolog &&
 	cat "$D/prolog.out" &&
 	grep "^uid=0$" "$D/prolog.out" &&
@@ -306,6 +308,7 @@ test_expect_success 'run prolog: as root, with the job id and user' '
 	grep "^owner=$(uidof $OWNER)$" "$D/prolog.out" &&
 	grep "^foo=x$" "$D/prolog.out" &&
 	grep "^baz=$" "$D/prolog.out" &&
+	grep "^ld=$" "$D/prolog.out" &&
 	grep "^path=/usr/sbin:/usr/bin:/sbin:/bin$" "$D/prolog.out" &&
 	grep "^cwd=/$" "$D/prolog.out"
 '

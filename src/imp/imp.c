@@ -766,6 +766,10 @@ static void cmd_run (struct imp *imp, int argc, char **argv)
             continue;
         memcpy (name, *ep, len);
         name[len] = '\0';
+        /* never the dynamic loader's variables, whatever the globs say:
+         * the script runs as root */
+        if (!strncmp (name, "LD_", 3))
+            continue;
         if (!strcmp (name, "FLUX_JOB_ID") || !strcmp (name, "FLUX_JOB_USERID")
             || !strcmp (name, "FLUX_OWNER_USERID") || !strcmp (name, "HOME")
             || !strcmp (name, "USER") || !strcmp (name, "PATH"))
