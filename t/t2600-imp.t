@@ -355,6 +355,28 @@ test_expect_success 'not setuid: exec is refused without allow-unprivileged-exec
 		2>nosuid.err &&
 	grep "exec.allow-unprivileged-exec is not set" nosuid.err
 '
+test_expect_success 'not setuid, allow-unprivileged-exec: only the caller'"'"'s own J runs' '
+	mkdir -m 755 "$D/conf3.d" &&
+	cat >"$D/conf3.d/imp.yaml" <<-EOT &&
+	exec:
+	  allowed-users: [$OWNER]
+	  allowed-shells: [$D/bin/shell]
+	  allow-unprivileged-exec: true
+	sign:
+	  munge:
+	    socket-path: $D/munge.sock
+	EOT
+	sign $OWNER >owner.in &&
+	runuser -u $OWNER -- env FLUX_IMP_CONFIG_PATTERN="$D/conf3.d/*" \
+		"$D/bin/flux-imp-nosuid" exec "$D/bin/shell" 7 <owner.in \
+		>unpriv.out &&
+	grep "^uid=$(uidof $OWNER) .*args=7$" unpriv.out &&
+	test_must_fail runuser -u $OWNER -- env \
+		FLUX_IMP_CONFIG_PATTERN="$D/conf3.d/*" \
+		"$D/bin/flux-imp-nosuid" exec "$D/bin/shell" 7 <"$D/alice.in" \
+		2>unpriv.err &&
+	grep "not setuid root: cannot run a job as user $(uidof $ALICE)" unpriv.err
+'
 test_expect_success 'root may not run the IMP' '
 	test_must_fail env FLUX_IMP_CONFIG_PATTERN="$D/conf.d/*" \
 		"$D/bin/flux-imp" exec "$D/bin/shell" 1 <"$D/alice.in" 2>asroot.err &&
