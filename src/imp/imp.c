@@ -404,8 +404,12 @@ static void child_signals (void)
     sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
-/* Forward signals to pid until it exits; SIGUSR1 kills the job. */
-static int wait_forwarding (pid_t pid, const sigset_t *mask, const char *cg)
+/* Forward signals to pid until it exits; SIGUSR1 kills the job.  With
+ * kill_rest, what is left of the job is killed before the shell is
+ * reaped: its pid, the process group id, cannot be reused while it is a
+ * zombie, so the SIGKILL cannot reach another group. */
+static int wait_forwarding (pid_t pid, const sigset_t *mask, const char *cg,
+                            bool kill_rest)
 {
     int status;
 
@@ -418,9 +422,16 @@ static int wait_forwarding (pid_t pid, const sigset_t *mask, const char *cg)
             die ("sigwaitinfo: %s", strerror (errno));
         }
         if (sig == SIGCHLD) {
-            pid_t r = waitpid (pid, &status, WNOHANG);
-            if (r == pid)
-                return status;
+            siginfo_t info = {0};
+            if (waitid (P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0
+                || info.si_pid != pid)
+                continue;
+            if (kill_rest)
+                kill_job (pid, cg);
+            while (waitpid (pid, &status, 0) < 0)
+                if (errno != EINTR)
+                    die ("waitpid: %s", strerror (errno));
+            return status;
         }
         else if (sig == SIGUSR1)
             kill_job (pid, cg);
@@ -481,10 +492,9 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
                  strerror (errno));
         _exit (errno == ENOENT ? 127 : 126);
     }
-    status = wait_forwarding (pid, &mask, cg);
     /* no process of the job outlives its shell (as the exec agent does
      * for the owner's jobs) */
-    kill_job (pid, cg);
+    status = wait_forwarding (pid, &mask, cg, true);
     if (cg) {
         for (int i = 0; i < 1000 && cgroup_populated (cg); i++) {
             struct timespec ts = {0, 10 * 1000 * 1000};
@@ -808,7 +818,7 @@ static void cmd_run (struct imp *imp, int argc, char **argv)
                  strerror (errno));
         _exit (errno == ENOENT ? 127 : 126);
     }
-    exit_like (wait_forwarding (pid, &mask, NULL));
+    exit_like (wait_forwarding (pid, &mask, NULL, false));
 }
 
 int main (int argc, char *argv[])
