@@ -239,6 +239,40 @@ test_expect_success 'flux exec -r all runs on every broker of the instance' '
 	printf "0\n1\n2\n3\n" >exec.expected &&
 	test_cmp exec.expected exec.out
 '
+job_ranks () {
+	flux job info $1 R | jq -r "[.execution.R_lite[].rank] | join(\",\")"
+}
+test_expect_success 'flux exec --jobid runs inside the job, through its shells, on its ranks' '
+	a=$(flux submit -N2 -n2 --exclusive sleep 300) &&
+	b=$(flux submit -N2 -n2 --exclusive sleep 300) &&
+	flux job wait-event -t 60 $a start &&
+	flux job wait-event -t 60 $b start &&
+	for j in $a $b; do
+		case $(job_ranks $j) in 0-1|0,1) echo $j >xj.low;; 2-3|2,3) echo $j >xj.high;; esac
+	done &&
+	hi=$(cat xj.high) &&
+	$T flux exec --jobid=$hi -l sh -c "echo \$(flux getattr rank) \$(cat /proc/\$PPID/comm)" |
+		sort >xj.out &&
+	printf "2: 2 flux-shell\n3: 3 flux-shell\n" >xj.expected &&
+	test_cmp xj.expected xj.out &&
+	test "$($T flux exec -j $hi -r 1 flux getattr rank)" = 3 &&
+	test_expect_code 3 $T flux exec -j $hi -x 0 sh -c "exit 3" 2>xj.err &&
+	grep "^3: Exit 3" xj.err &&
+	test_must_fail $T flux exec -j $hi -r 2 true 2>xj2.err &&
+	grep "the job has only 2 ranks" xj2.err &&
+	flux cancel $hi && clean $hi
+'
+test_expect_success 'flux exec --jobid: a guest may not use the shells'"'"' server, nor a finished job' '
+	lo=$(cat xj.low) &&
+	svc=$(flux job eventlog -p guest.exec.eventlog $lo | sed -n "s/.*shell.init .*service=\"\([^\"]*\)\".*/\1/p") &&
+	test -n "$svc" &&
+	$FLUX_BUILD_DIR/t/rpc $svc.rexec.list "{}" | jq -e ".rank == 0" &&
+	test_must_fail $FLUX_BUILD_DIR/t/rpc-cred -u 4242 -R 2 $svc.rexec.list "{}" 2>xjg.err &&
+	grep "belongs to another user" xjg.err &&
+	flux cancel $lo && clean $lo &&
+	test_must_fail $T flux exec -j $lo true 2>xj3.err &&
+	grep "not running" xj3.err
+'
 test_expect_success 'reload job-exec during a job: the job completes with 0' '
 	rm -f reload.go &&
 	id=$(flux submit -N4 -n4 sh -c "$WAIT_FILE" reload.go) &&

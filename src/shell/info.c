@@ -296,8 +296,15 @@ static int derive (struct shell_info *info, flux_error_t *error)
     if (!(js = jobspec_parse_json (info->jobspec, error)))
         goto out;
     cps = js->cores_per_slot;
-    for (int i = 0; i < n; i++)
-        ncores[i] = ncores[i] / cps > 0 ? ncores[i] / cps : 1; /* slots */
+    /* a node level fixes the slots of each node, whatever R gave beyond
+     * them (an exclusive allocation gets every core of its nodes);
+     * without one, the slots are the cores R gave over cores per slot */
+    for (int i = 0; i < n; i++) {
+        if (js->slots_per_node > 0)
+            ncores[i] = js->slots_per_node;
+        else
+            ncores[i] = ncores[i] / cps > 0 ? ncores[i] / cps : 1;
+    }
     (void)jerr;
     if (distribute (info->total_ntasks, ncores, n, counts) < 0) {
         errprintf (error, "R has no slots");

@@ -25,6 +25,7 @@
 #include "libeventlog/eventlog.h"
 #include "libjob/job.h"
 #include "libkvs/kvs.h"
+#include "libsubprocess/subprocess.h"
 #include "libutil/fsd.h"
 
 #include "affinity.h"
@@ -440,25 +441,42 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
-/* The leader owns the shell service: .stdin (input.c), .task-exit. */
+/* Every shell registers the shell service on its broker, as flux-core's
+ * do: the leader answers .stdin (input.c) and .task-exit; every shell
+ * serves .rexec, a subprocess server (RFC 42) that runs processes inside
+ * the job, as its user (`flux exec --jobid`).  Those processes are
+ * killed when the shell exits.
+ */
 static int register_service (struct shell *shell, flux_error_t *error)
 {
     flux_future_t *f;
     char topic[128];
     flux_msg_handler_t *mh;
+    flux_error_t e;
 
-    if (!shell->leader)
+    if (shell->leader) {
+        snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
+        if (!(mh = flux_msg_handler_create (
+                  shell->h,
+                  (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                      topic},
+                  task_exit_cb, shell)))
+            return errprintf (error, "%s: %s", topic, strerror (errno));
+        flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
+        flux_msg_handler_start (mh);
+        shell->task_exit_mh = mh;
+    }
+    /* shells of one job share a broker only in tests (a fake agent):
+     * there the leader's registration stands, the others do without */
+    if (!shell->leader && shell->broker_rank == shell->info->brokers[0])
         return 0;
-    snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
-    if (!(mh = flux_msg_handler_create (
-              shell->h,
-              (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
-                                  topic},
-              task_exit_cb, shell)))
-        return errprintf (error, "%s: %s", topic, strerror (errno));
-    flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
-    flux_msg_handler_start (mh);
-    shell->task_exit_mh = mh;
+    snprintf (topic, sizeof (topic), "%s.rexec", shell->service);
+    if (!(shell->rexec = subprocess_server_create (
+              shell->h, topic, flux_attr_get (shell->h, "local-uri"),
+              shell->broker_rank, &e))
+        || subprocess_server_allow_user (shell->rexec, shell->info->userid) < 0)
+        return errprintf (error, "%s: %s", topic,
+                          shell->rexec ? strerror (errno) : e.text);
     if (!(f = flux_service_register (shell->h, shell->service))
         || flux_future_get (f, NULL) < 0) {
         errprintf (error, "registering service %s: %s", shell->service,
@@ -790,6 +808,7 @@ static void shell_finish (struct shell *shell)
      * shell while it finishes (its exit code is the job's) */
     for (int i = 0; i < 6; i++)
         signal (forwarded_signals[i], SIG_IGN);
+    subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
     output_destroy (shell->out);

@@ -50,7 +50,8 @@ struct shell {
     uv_signal_t signals[6];
     flux_msg_handler_t *kill_mh;
     flux_msg_handler_t *task_exit_mh;
-    int commits; /* exec.eventlog commits in flight */
+    struct subprocess_server *rexec; /* <service>.rexec */
+    int commits;                     /* exec.eventlog commits in flight */
 };
 
 /* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "libidset/idset.h"
+#include "libjob/job.h"
 #include "libsubprocess/subprocess.h"
 
 #include "cmdutil.h"
@@ -37,6 +38,9 @@ static const char usage[]
       "Run a command on the broker ranks of this instance.\n"
       "  -r, --rank=IDSET     Ranks to run on (default: all)\n"
       "  -x, --exclude=IDSET  Ranks to leave out\n"
+      "  -j, --jobid=ID       Run inside a running job, through its job\n"
+      "                       shells, as its user: -r and -x then index\n"
+      "                       the job's ranks (0 is its first node)\n"
       "  -d, --dir=PATH       Working directory (default: the current one;\n"
       "                       'none': the broker's)\n"
       "  -l, --label-io       Prefix each output line with '<rank>: '\n"
@@ -382,6 +386,94 @@ static void signals_setup (struct exec *x)
 
 /* ---- setup and summary ---- */
 
+/* --jobid: the job's broker ranks (job-list, once it runs) and its shell
+ * service (the shell.init event of its exec.eventlog), as flux-core's
+ * flux exec finds them.  Dies with a message when the job does not run.
+ */
+static struct idset *job_ranks (flux_t *h, const char *jobid, char **service)
+{
+    flux_jobid_t id;
+    flux_future_t *f;
+    const char *ranks = NULL, *line;
+    int state;
+    struct idset *ids;
+
+    if (flux_job_id_parse (jobid, &id) < 0)
+        cmd_usage_error ("invalid --jobid '%s'", jobid);
+    if (!(f = flux_rpc_pack (h, "job-list.list-id", FLUX_NODEID_ANY, 0,
+                             "{s:I s:[ss] s:i}", "id", (json_int_t)id, "attrs",
+                             "ranks", "state", "state", FLUX_JOB_STATE_RUN))
+        || flux_rpc_get_unpack (f, "{s:{s:i s?s}}", "job", "state", &state,
+                                "ranks", &ranks)
+               < 0)
+        cmd_die ("%s: %s", jobid, future_strerror (f, errno));
+    if (state != FLUX_JOB_STATE_RUN || !ranks)
+        cmd_die ("%s: the job is not running", jobid);
+    if (!(ids = idset_decode (ranks)) || idset_empty (ids))
+        cmd_die ("%s: job-list gave malformed ranks '%s'", jobid, ranks);
+    flux_future_destroy (f);
+    if (!(f = flux_rpc_pack (h, "job-info.eventlog-watch", FLUX_NODEID_ANY,
+                             FLUX_RPC_STREAMING, "{s:I s:s s:i}", "id",
+                             (json_int_t)id, "path", "guest.exec.eventlog",
+                             "flags", 0)))
+        cmd_die ("%s: watching exec.eventlog: %s", jobid, strerror (errno));
+    *service = NULL;
+    while (!*service) {
+        json_t *entry = NULL;
+        const char *name, *svc;
+        if (flux_rpc_get_unpack (f, "{s:s}", "event", &line) < 0) {
+            if (errno == ENODATA)
+                cmd_die ("%s: the job ended before its shells started", jobid);
+            cmd_die ("%s: exec.eventlog: %s", jobid,
+                     future_strerror (f, errno));
+        }
+        if ((entry = json_loads (line, 0, NULL))
+            && json_unpack (entry, "{s:s}", "name", &name) == 0
+            && !strcmp (name, "shell.init")) {
+            if (json_unpack (entry, "{s:{s:s}}", "context", "service", &svc) < 0
+                || !(*service = strdup (svc)))
+                cmd_die ("%s: malformed shell.init event", jobid);
+        }
+        json_decref (entry);
+        flux_future_reset (f);
+    }
+    flux_future_t *cf
+        = flux_rpc_pack (h, "job-info.eventlog-watch-cancel", FLUX_NODEID_ANY,
+                         FLUX_RPC_NORESPONSE, "{s:i}", "matchtag",
+                         (int)flux_rpc_get_matchtag (f));
+    flux_future_destroy (cf);
+    flux_future_destroy (f);
+    return ids;
+}
+
+/* --rank/--exclude over the job's ranks: indexes 0..n-1 of them. */
+static struct idset *index_ranks (struct idset *job, const char *rank,
+                                  const char *exclude)
+{
+    unsigned int n = idset_count (job), i = 0;
+    struct idset *want = NULL, *ex = NULL, *ids;
+
+    if (rank && strcmp (rank, "all") != 0 && !(want = idset_decode (rank)))
+        cmd_usage_error ("invalid --rank idset '%s'", rank);
+    if (want && !idset_empty (want) && idset_last (want) >= n)
+        cmd_die ("--rank %s: the job has only %u ranks", rank, n);
+    if (exclude && !(ex = idset_decode (exclude)))
+        cmd_usage_error ("invalid --exclude idset '%s'", exclude);
+    if (!(ids = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        cmd_die ("out of memory");
+    for (unsigned int r = idset_first (job); r != IDSET_INVALID_ID;
+         r = idset_next (job, r), i++) {
+        if ((!want || idset_test (want, i)) && (!ex || !idset_test (ex, i))
+            && idset_set (ids, r) < 0)
+            cmd_die ("out of memory");
+    }
+    idset_destroy (want);
+    idset_destroy (ex);
+    if (idset_empty (ids))
+        cmd_die ("no ranks to run on");
+    return ids;
+}
+
 static struct idset *target_ranks (flux_t *h, const char *rank,
                                    const char *exclude)
 {
@@ -526,6 +618,7 @@ int cmd_exec (int argc, char **argv)
     static const struct option longopts[] = {
         {"rank", required_argument, NULL, 'r'},
         {"exclude", required_argument, NULL, 'x'},
+        {"jobid", required_argument, NULL, 'j'},
         {"dir", required_argument, NULL, 'd'},
         {"label-io", no_argument, NULL, 'l'},
         {"noinput", no_argument, NULL, 'n'},
@@ -535,7 +628,8 @@ int cmd_exec (int argc, char **argv)
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
-    const char *rank = NULL, *exclude = NULL, *dir = NULL;
+    const char *rank = NULL, *exclude = NULL, *dir = NULL, *jobid = NULL;
+    char *service = NULL, topic[128] = "rexec";
     char **setopts = calloc (argc, sizeof (char *));
     int nsetopts = 0, c, i, code;
     struct exec x = {.stdin_flags = -1};
@@ -544,13 +638,16 @@ int cmd_exec (int argc, char **argv)
 
     if (!setopts)
         cmd_die ("out of memory");
-    while ((c = cmd_getopt (argc, argv, "r:x:d:lnqv", longopts)) != -1) {
+    while ((c = cmd_getopt (argc, argv, "r:x:j:d:lnqv", longopts)) != -1) {
         switch (c) {
             case 'r':
                 rank = optarg;
                 break;
             case 'x':
                 exclude = optarg;
+                break;
+            case 'j':
+                jobid = optarg;
                 break;
             case 'd':
                 dir = optarg;
@@ -576,7 +673,14 @@ int cmd_exec (int argc, char **argv)
         cmd_usage_error ("a command is required");
     x.h = cmd_open ();
     x.r = flux_get_reactor (x.h);
-    ids = target_ranks (x.h, rank, exclude);
+    if (jobid) {
+        struct idset *job = job_ranks (x.h, jobid, &service);
+        ids = index_ranks (job, rank, exclude);
+        idset_destroy (job);
+        snprintf (topic, sizeof (topic), "%s.rexec", service);
+    }
+    else
+        ids = target_ranks (x.h, rank, exclude);
     x.cmd
         = build_cmd (x.h, argc - optind, argv + optind, dir, setopts, nsetopts);
     x.n = idset_count (ids);
@@ -591,7 +695,7 @@ int cmd_exec (int argc, char **argv)
         t->x = &x;
         t->rank = id;
         t->bol[0] = t->bol[1] = true;
-        if (!(t->p = flux_rexec (x.h, "rexec", id, x.cmd, &ops, t)))
+        if (!(t->p = flux_rexec (x.h, topic, id, x.cmd, &ops, t)))
             cmd_die ("rank %u: exec: %s", id, strerror (errno));
         if (x.noinput) {
             (void)flux_subprocess_write (t->p, "stdin", NULL, 0, true);
@@ -612,6 +716,7 @@ int cmd_exec (int argc, char **argv)
     free (x.t);
     flux_cmd_destroy (x.cmd);
     idset_destroy (ids);
+    free (service);
     free (setopts);
     flux_close (x.h);
     return code;

@@ -19,6 +19,8 @@ struct subprocess_server {
     bool shutting_down;
     subprocess_server_auth_f auth_cb;
     void *auth_arg;
+    bool allow_user; /* requests from allow_uid with the user role too */
+    uint32_t allow_uid;
     int started, failed, exited;
 };
 

@@ -30,6 +30,18 @@ static bool refused (subprocess_server_t *s, const flux_msg_t *msg)
 {
     flux_error_t error;
 
+    if (s->allow_user) {
+        struct flux_msg_cred cred;
+        if (flux_msg_get_cred (msg, &cred) < 0
+            || (!(cred.rolemask & FLUX_ROLE_OWNER)
+                && cred.userid != s->allow_uid)) {
+            if (!flux_msg_is_noresponse (msg))
+                respond_error (s, msg, EPERM,
+                               "this subprocess server belongs to another "
+                               "user");
+            return true;
+        }
+    }
     if (!s->auth_cb)
         return false;
     error.text[0] = '\0';
@@ -40,6 +52,19 @@ static bool refused (subprocess_server_t *s, const flux_msg_t *msg)
         respond_error (s, msg, errno ? errno : EPERM,
                        error.text[0] ? error.text : NULL);
     return true;
+}
+
+int subprocess_server_allow_user (subprocess_server_t *s, uint32_t uid)
+{
+    if (!s || !s->handlers) {
+        errno = EINVAL;
+        return -1;
+    }
+    s->allow_user = true;
+    s->allow_uid = uid;
+    for (int i = 0; s->handlers[i]; i++)
+        flux_msg_handler_allow_rolemask (s->handlers[i], FLUX_ROLE_USER);
+    return 0;
 }
 
 void subprocess_server_set_auth_cb (subprocess_server_t *s,

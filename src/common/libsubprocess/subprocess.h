@@ -185,6 +185,13 @@ typedef int (*subprocess_server_auth_f) (const flux_msg_t *msg, void *arg,
 void subprocess_server_set_auth_cb (subprocess_server_t *s,
                                     subprocess_server_auth_f cb, void *arg);
 
+/* Let one user who is not the instance owner use the server too: a
+ * request with the user role is then accepted when its userid is uid (a
+ * job shell's server: the job's user), any other guest gets EPERM.  The
+ * owner keeps access.  -1 with errno EINVAL on a NULL server.
+ */
+int subprocess_server_allow_user (subprocess_server_t *s, uint32_t uid);
+
 /* Refuse new processes (exec answers ENOSYS) and send signum to every
  * running child's process group.  Returns the number of running
  * children signalled.

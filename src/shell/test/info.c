@@ -94,6 +94,23 @@ static void test_block (void)
     shell_info_destroy (info);
 }
 
+/* An exclusive -N2 -n2 gets every core of its nodes: still one task per
+ * node, as the jobspec's node level says (not two on the first). */
+static void test_exclusive (void)
+{
+    flux_error_t error = {.text = ""};
+    struct shell_info *info;
+
+    info = make (1, 2, make_R (2, 4, NULL), jobspec (2, 2, NULL), &error);
+    ok (info != NULL, "2 tasks on 2 nodes given 4 cores each: %s", error.text);
+    if (info) {
+        ok (info->local_ntasks == 1, "one task on shell rank 1");
+        is (ids (info->taskids), "1", "task 1 there");
+        is (map (info), "[[0,2,1,1]]", "taskmap: one per node");
+    }
+    shell_info_destroy (info);
+}
+
 static void test_schemes (void)
 {
     flux_error_t error = {.text = ""};
@@ -219,6 +236,7 @@ int main (void)
 {
     plan (NO_PLAN);
     test_block ();
+    test_exclusive ();
     test_schemes ();
     test_distribute ();
     test_malformed ();
