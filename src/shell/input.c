@@ -226,8 +226,7 @@ static int write_header (struct input *in, flux_error_t *error)
                              "count", "stdin", 1, "options");
     if (txn && e && (line = eventlog_entry_encode (e))
         && flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "input", line) == 0
-        && (f = flux_kvs_commit (in->shell->h, NULL, 0, txn))
-        && flux_future_get (f, NULL) == 0)
+        && shell_commit_async (in->shell, txn, "writing the input header") == 0)
         rc = 0;
     else
         errprintf (error, "writing the input header: %s", strerror (errno));

@@ -417,8 +417,7 @@ static int write_header (struct output *out, flux_error_t *error)
         json_decref (e);
         e = NULL;
     }
-    if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
-        || flux_future_get (f, NULL) < 0)
+    if (shell_commit_async (shell, txn, "writing the output header") < 0)
         goto out;
     rc = 0;
 out:

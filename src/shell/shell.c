@@ -63,6 +63,33 @@ static void commit_done (flux_future_t *f, void *arg)
     shell->commits--;
 }
 
+static void commit_needed_done (flux_future_t *f, void *arg)
+{
+    struct shell *shell = arg;
+    const char *what = flux_future_aux_get (f, "shell::what");
+
+    shell->commits--;
+    if (flux_future_get (f, NULL) < 0)
+        shell_fatal (shell, 1, "%s: %s", what ? what : "commit",
+                     strerror (errno));
+    flux_future_destroy (f);
+}
+
+int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+                        const char *what)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+        || flux_future_aux_set (f, "shell::what", (void *)what, NULL) < 0
+        || flux_future_then (f, -1., commit_needed_done, shell) < 0) {
+        flux_future_destroy (f);
+        return -1;
+    }
+    shell->commits++;
+    return 0;
+}
+
 /* Append line to exec.eventlog without waiting (shell->commits counts
  * what is in flight; shell_finish() waits for them).
  */
@@ -135,9 +162,16 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
     if (!(e = eventlog_entry_pack (0, name, ctx ? "O" : NULL, ctx))
         || !(line = eventlog_entry_encode (e))
         || !(txn = flux_kvs_txn_create ())
-        || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0
-        || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
-        || flux_future_get (f, NULL) < 0)
+        || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0)
+        goto out;
+    if (!strcmp (name, "shell.init")) {
+        /* not waited for: it is in flight with the output and input
+         * headers, all of them before the tasks' output */
+        if (shell_commit_async (shell, txn, "posting shell.init") < 0)
+            goto out;
+    }
+    else if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+             || flux_future_get (f, NULL) < 0)
         goto out;
     rc = 0;
 out:

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "libflux/flux.h"
+#include "libkvs/kvs.h"
 
 #include "info.h"
 
@@ -61,10 +62,20 @@ void shell_log (struct shell *shell, int level, const char *component,
                 const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 
 /* Append an event to exec.eventlog of the guest namespace and wait for
- * the commit.  fmt NULL: no context.  -1 with errno.
+ * the commit (but for shell.init: sent with shell_commit_async()).  fmt
+ * NULL: no context.  -1 with errno.
  */
 int shell_post_event (struct shell *shell, const char *name, const char *fmt,
                       ...);
+
+/* Commit txn to the guest namespace without waiting: commits of one
+ * shell reach the KVS, and are applied, in the order they were sent.
+ * A failure is fatal to the job (shell_fatal, naming what, which must
+ * outlive the commit: a string constant).  shell->commits counts it
+ * until answered.  -1 with errno if it could not be sent.
+ */
+int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+                        const char *what);
 
 /* A fatal error: log it, raise an `exec` exception on the job, kill the
  * tasks and stop; the shell exits with code (>= 1).

@@ -12,6 +12,7 @@
 
 #define HDR_SIZE 12
 #define FLAG_CHECKPOINT 1
+#define FLAG_LAZY 2
 
 static void put32 (uint8_t *p, uint32_t x)
 {
@@ -77,6 +78,19 @@ void *content_write_encode (int digest_size,
     return buf;
 }
 
+int content_write_set_lazy (void *buf, size_t len)
+{
+    uint8_t *p = buf;
+
+    if (!buf || len < HDR_SIZE || p[0] != CONTENT_WRITE_VERSION
+        || (p[1] & FLAG_CHECKPOINT)) {
+        errno = EINVAL;
+        return -1;
+    }
+    p[1] |= FLAG_LAZY;
+    return 0;
+}
+
 void content_write_clear (struct content_write *w)
 {
     if (w) {
@@ -100,9 +114,13 @@ int content_write_decode (const void *buf, size_t len, int digest_size,
     }
     memset (w, 0, sizeof (*w));
     if (left < HDR_SIZE || p[0] != CONTENT_WRITE_VERSION
-        || (p[1] & ~FLAG_CHECKPOINT) != 0 || (p[2] << 8 | p[3]) != digest_size)
+        || (p[1] & ~(FLAG_CHECKPOINT | FLAG_LAZY)) != 0
+        || (p[1] & (FLAG_CHECKPOINT | FLAG_LAZY))
+               == (FLAG_CHECKPOINT | FLAG_LAZY)
+        || (p[2] << 8 | p[3]) != digest_size)
         goto proto;
     flags = p[1];
+    w->lazy = (flags & FLAG_LAZY) != 0;
     w->digest_size = digest_size;
     w->failures = get32 (p + 4);
     n = get32 (p + 8);

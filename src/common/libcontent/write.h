@@ -12,7 +12,11 @@
  *
  * Wire format (integers big-endian):
  *   u8  version (1)
- *   u8  flags (bit 0: a checkpoint follows the blobs)
+ *   u8  flags (bit 0: a checkpoint follows the blobs; bit 1: lazy, the
+ *       sender needs no durability for these blobs: the receiver may
+ *       answer once they are written, not yet synced, and make them
+ *       durable with a later write that is not lazy; a write carrying
+ *       a checkpoint is never lazy)
  *   u16 digest size
  *   u32 failures: how many content-backing.write requests the sender has
  *       seen fail; a checkpoint is accepted only if the backing store has
@@ -24,6 +28,7 @@
  * Functions return -1 with errno EINVAL (bad argument), EPROTO
  * (malformed payload) or ENOMEM.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +47,7 @@ struct content_write {
     int nblobs;
     const char *checkpoint; /* NULL if none; not NUL-terminated */
     size_t checkpoint_len;
+    bool lazy; /* flag bit 1 (never with a checkpoint) */
 };
 
 /* Encode n blobs (digests of digest_size bytes) and an optional
@@ -57,6 +63,10 @@ void *content_write_encode (int digest_size,
  * payload is malformed or its digest size is not digest_size. */
 int content_write_decode (const void *buf, size_t len, int digest_size,
                           struct content_write *w);
+
+/* Mark an encoded payload lazy (see above); EINVAL if it carries a
+ * checkpoint or is not one. */
+int content_write_set_lazy (void *buf, size_t len);
 
 void content_write_clear (struct content_write *w);
 

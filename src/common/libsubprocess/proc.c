@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* proc.c - one child of the subprocess server: spawned with uv_spawn in
- * a process group of its own (unless no-setpgrp), stdio on libuv pipes,
- * each channel a socketpair whose child end is passed as NAME=<fd>.
+/* proc.c - one child of the subprocess server: spawned with posix_spawn
+ * in a session of its own (unless no-setpgrp), stdio on socketpairs read
+ * and written through libuv, each channel a socketpair whose child end
+ * is passed as NAME=<fd>.  Not uv_spawn: libuv forks, and a fork of the
+ * broker copies its page tables and then tears them down at exec (about
+ * a third of the broker's CPU per `flux exec` process, measured);
+ * glibc's posix_spawn runs the child in the parent's memory until exec.
+ * The exit is watched with a pidfd (waitpid of that pid only, so libuv's
+ * own children elsewhere in the process are left to libuv).
  *
  * Output is read into a per-stream buffer bounded by <stream>_BUFSIZE:
  * line buffered, one response per line (a line longer than the buffer is
@@ -15,12 +21,17 @@
  * every libuv handle it owns was closed (close callbacks count down).
  */
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -32,6 +43,8 @@ extern char **environ;
 
 static void proc_free (struct proc *p)
 {
+    if (p->pidfd >= 0)
+        (void)close (p->pidfd);
     for (int i = 0; i < p->nstreams; i++)
         free (p->streams[i].buf);
     free (p->streams);
@@ -59,6 +72,25 @@ static void stream_close (struct stream *st)
     }
 }
 
+static void process_closed (uv_handle_t *h)
+{
+    struct proc *p = h->data;
+
+    if (p->pidfd >= 0) {
+        (void)close (p->pidfd);
+        p->pidfd = -1;
+    }
+    handle_closed (h);
+}
+
+static void process_close (struct proc *p)
+{
+    if (p->process_open) {
+        p->process_open = false;
+        uv_close ((uv_handle_t *)&p->process, process_closed);
+    }
+}
+
 void proc_release (struct proc *p)
 {
     if (p->released)
@@ -69,10 +101,7 @@ void proc_release (struct proc *p)
     p->released = true;
     for (int i = 0; i < p->nstreams; i++)
         stream_close (&p->streams[i]);
-    if (p->process_open) {
-        p->process_open = false;
-        uv_close ((uv_handle_t *)&p->process, handle_closed);
-    }
+    process_close (p);
     if (p->handles == 0)
         proc_free (p);
 }
@@ -340,18 +369,25 @@ void proc_check_done (struct proc *p)
         proc_release (p);
 }
 
-static void exit_cb (uv_process_t *h, int64_t exit_status, int term_signal)
+static void exit_cb (uv_poll_t *h, int status, int events)
 {
     struct proc *p = h->data;
+    int ws;
+    pid_t rc;
 
+    /* the pidfd is readable once the child exited (status < 0: cannot
+     * poll; wait for it then, rather than leave it running unwatched) */
+    rc = waitpid (p->pid, &ws, status < 0 ? 0 : WNOHANG);
+    if (rc == 0)
+        return; /* not yet */
+    if (rc < 0) /* not our child any more: nothing to report */
+        ws = 0;
     p->exited = true;
-    p->status = term_signal ? term_signal : (int)((exit_status & 0xff) << 8);
+    /* as libuv reported it: the signal number, or the exit code << 8 */
+    p->status = WIFSIGNALED (ws) ? WTERMSIG (ws) : WEXITSTATUS (ws) << 8;
     if (p->s)
         p->s->exited++;
-    if (p->process_open) {
-        p->process_open = false;
-        uv_close ((uv_handle_t *)h, handle_closed);
-    }
+    process_close (p);
     send_finished (p);
     proc_check_done (p);
 }
@@ -440,9 +476,32 @@ static int setup_env (struct proc *p)
     return 0;
 }
 
-/* Fill the stdio containers and open the parent's ends. */
-static int setup_stdio (struct proc *p, uv_stdio_container_t *stdio,
-                        int *child_fds)
+/* A socketpair: the parent's end (*parent, opened as st's pipe) and the
+ * child's (*child), both close-on-exec. */
+static int stream_socketpair (struct proc *p, struct stream *st, int *child)
+{
+    int sv[2];
+
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    if (pipe_open (p, st) < 0) {
+        close (sv[0]);
+        close (sv[1]);
+        return -1;
+    }
+    if (uv_pipe_open (&st->pipe, sv[0]) < 0) {
+        close (sv[0]);
+        close (sv[1]);
+        errno = EIO;
+        return -1;
+    }
+    *child = sv[1];
+    return 0;
+}
+
+/* Open the parent's ends; child_fds[i] is what the child gets as fd i
+ * (-1: its own stdio, -2: /dev/null). */
+static int setup_stdio (struct proc *p, int *child_fds)
 {
     bool fallthrough = p->local_flags & SUBPROCESS_LOCAL_STDIO_FALLTHROUGH;
     int nch = flux_cmd_channel_count (p->cmd);
@@ -450,21 +509,17 @@ static int setup_stdio (struct proc *p, uv_stdio_container_t *stdio,
     for (int i = 0; i < 3; i++) {
         struct stream *st = &p->streams[i];
         if (fallthrough) {
-            stdio[i].flags = UV_INHERIT_FD;
-            stdio[i].data.fd = i;
+            child_fds[i] = -1;
             st->read_eof = true;
             continue;
         }
         if (i == 0 && p->background) {
-            stdio[i].flags = UV_IGNORE; /* /dev/null: EOF at once */
+            child_fds[i] = -2; /* /dev/null: EOF at once */
             st->read_eof = true;
             continue;
         }
-        if (pipe_open (p, st) < 0)
+        if (stream_socketpair (p, st, &child_fds[i]) < 0)
             return -1;
-        stdio[i].flags
-            = UV_CREATE_PIPE | (i == 0 ? UV_READABLE_PIPE : UV_WRITABLE_PIPE);
-        stdio[i].data.stream = (uv_stream_t *)&st->pipe;
         if (i == 0) {
             st->writable = true;
             st->read_eof = true;
@@ -474,25 +529,117 @@ static int setup_stdio (struct proc *p, uv_stdio_container_t *stdio,
     }
     for (int i = 0; i < nch; i++) {
         struct stream *st = &p->streams[3 + i];
-        int sv[2];
-        if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        if (stream_socketpair (p, st, &child_fds[3 + i]) < 0)
             return -1;
-        child_fds[i] = sv[1];
-        if (pipe_open (p, st) < 0) {
-            close (sv[0]);
-            return -1;
-        }
-        if (uv_pipe_open (&st->pipe, sv[0]) < 0) {
-            close (sv[0]);
-            errno = EIO;
-            return -1;
-        }
-        stdio[3 + i].flags = UV_INHERIT_FD;
-        stdio[3 + i].data.fd = sv[1];
         st->reading = true;
         st->writable = true;
     }
     return 0;
+}
+
+/* file, searched in the PATH of the child's environment (as execvp in
+ * the child would) when it has no slash: a new string, or NULL with
+ * errno (ENOENT, EACCES, ENOMEM). */
+static char *resolve (const char *file, char **env)
+{
+    const char *path = NULL, *dir, *end;
+    bool denied = false;
+    size_t flen = strlen (file);
+
+    if (!*file) {
+        errno = ENOENT;
+        return NULL;
+    }
+    if (strchr (file, '/'))
+        return strdup (file);
+    for (int i = 0; env && env[i]; i++) {
+        if (!strncmp (env[i], "PATH=", 5)) {
+            path = env[i] + 5;
+            break;
+        }
+    }
+    if (!path)
+        path = "/bin:/usr/bin";
+    for (dir = path;; dir = end + 1) {
+        size_t dlen;
+        char *full;
+        struct stat sb;
+        end = strchr (dir, ':');
+        dlen = end ? (size_t)(end - dir) : strlen (dir);
+        if (!(full = malloc (dlen + flen + 3)))
+            return NULL;
+        if (dlen == 0)
+            snprintf (full, dlen + flen + 3, "./%s", file);
+        else
+            snprintf (full, dlen + flen + 3, "%.*s/%s", (int)dlen, dir, file);
+        if (stat (full, &sb) == 0 && S_ISREG (sb.st_mode)) {
+            if (access (full, X_OK) == 0)
+                return full;
+            denied = true;
+        }
+        free (full);
+        if (!end)
+            break;
+    }
+    errno = denied ? EACCES : ENOENT;
+    return NULL;
+}
+
+/* posix_spawn the child: fds 0..n-1 from child_fds, session of its own
+ * unless NO_SETPGRP, every signal default and unblocked, cwd.  Returns
+ * 0 or an errno. */
+static int spawn (struct proc *p, const char *path, char **argv, char **env,
+                  const char *cwd, int *child_fds, int n)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, all;
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    int moved[n], e;
+
+    sigemptyset (&none);
+    sigfillset (&all);
+    for (int i = 0; i < n; i++)
+        moved[i] = -1;
+    /* a source fd below n could be overwritten by an earlier dup2: move
+     * it out of the way first (in the broker they are far above) */
+    for (int i = 0; i < n; i++) {
+        if (child_fds[i] >= 0 && child_fds[i] < n) {
+            if ((moved[i] = fcntl (child_fds[i], F_DUPFD_CLOEXEC, n)) < 0) {
+                e = errno;
+                goto out_moved;
+            }
+        }
+    }
+    if ((e = posix_spawn_file_actions_init (&fa)) != 0)
+        goto out_moved;
+    if ((e = posix_spawnattr_init (&attr)) != 0) {
+        posix_spawn_file_actions_destroy (&fa);
+        goto out_moved;
+    }
+    for (int i = 0; i < n && e == 0; i++) {
+        int fd = moved[i] >= 0 ? moved[i] : child_fds[i];
+        if (fd == -2)
+            e = posix_spawn_file_actions_addopen (&fa, i, "/dev/null", O_RDONLY,
+                                                  0);
+        else if (fd >= 0)
+            e = posix_spawn_file_actions_adddup2 (&fa, fd, i);
+    }
+    if (e == 0 && cwd)
+        e = posix_spawn_file_actions_addchdir_np (&fa, cwd);
+    if (!(p->local_flags & SUBPROCESS_LOCAL_NO_SETPGRP))
+        flags |= POSIX_SPAWN_SETSID; /* a group of its own */
+    if (e == 0 && (e = posix_spawnattr_setflags (&attr, flags)) == 0
+        && (e = posix_spawnattr_setsigmask (&attr, &none)) == 0
+        && (e = posix_spawnattr_setsigdefault (&attr, &all)) == 0)
+        e = posix_spawn (&p->pid, path, &fa, &attr, argv, env);
+    posix_spawnattr_destroy (&attr);
+    posix_spawn_file_actions_destroy (&fa);
+out_moved:
+    for (int i = 0; i < n; i++)
+        if (moved[i] >= 0)
+            close (moved[i]);
+    return e;
 }
 
 static int start_reading (struct proc *p)
@@ -549,6 +696,7 @@ static struct proc *proc_create (subprocess_server_t *s, flux_cmd_t *cmd,
     p->background = background;
     p->waitable = flags & SUBPROCESS_REXEC_WAITABLE;
     p->nstreams = 3 + nch;
+    p->pidfd = -1;
     p->process.data = p;
     if (stream_init (p, &p->streams[0], "stdin", STREAM_STDIN, 0, error) < 0
         || stream_init (p, &p->streams[1], "stdout", STREAM_OUTPUT,
@@ -579,14 +727,11 @@ struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
     struct proc *p;
     flux_error_t error;
     int nch = flux_cmd_channel_count (cmd);
-    uv_stdio_container_t stdio[3 + nch];
-    int child_fds[nch + 1];
-    uv_process_options_t opts = {0};
-    char **argv = NULL, **env = NULL;
-    int argc = flux_cmd_argc (cmd), rc, errnum;
+    int child_fds[3 + nch];
+    char **argv = NULL, **env = NULL, *path = NULL;
+    int argc = flux_cmd_argc (cmd), e, errnum;
 
-    memset (stdio, 0, sizeof (stdio));
-    for (int i = 0; i < nch; i++)
+    for (int i = 0; i < 3 + nch; i++)
         child_fds[i] = -1;
     if (!(p = proc_create (s, cmd, flags, local_flags, background, &error))) {
         s->failed++;
@@ -599,30 +744,49 @@ struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
         goto error;
     for (int i = 0; i < argc; i++)
         argv[i] = (char *)flux_cmd_arg (cmd, i);
-    if (setup_stdio (p, stdio, child_fds) < 0)
+    if (setup_stdio (p, child_fds) < 0)
         goto error;
-    opts.exit_cb = exit_cb;
-    opts.file = argv[0];
-    opts.args = argv;
-    opts.env = env;
-    opts.cwd = flux_cmd_getcwd (cmd);
-    opts.stdio = stdio;
-    opts.stdio_count = 3 + nch;
-    if (!(local_flags & SUBPROCESS_LOCAL_NO_SETPGRP))
-        opts.flags |= UV_PROCESS_DETACHED; /* setsid: a group of its own */
-    rc = uv_spawn (flux_reactor_uv (flux_get_reactor (s->h)), &p->process,
-                   &opts);
-    p->handles++; /* the process handle is initialized, even on failure */
-    p->process_open = true;
-    if (rc < 0) {
-        errno = -rc;
+    if (!(path = resolve (argv[0], env))
+        || (e = spawn (p, path, argv, env, flux_cmd_getcwd (cmd), child_fds,
+                       3 + nch))
+               != 0) {
+        if (path)
+            errno = e;
         snprintf (error.text, sizeof (error.text), "%s: %s", argv[0],
                   strerror (errno));
         goto error;
     }
-    p->pid = p->process.pid;
-    for (int i = 0; i < nch; i++)
-        close (child_fds[i]);
+    /* watch it; if that cannot be done it must not run unwatched */
+    e = 0;
+    if ((p->pidfd = (int)syscall (SYS_pidfd_open, p->pid, 0)) >= 0
+        && (e = uv_poll_init (flux_reactor_uv (flux_get_reactor (s->h)),
+                              &p->process, p->pidfd))
+               == 0) {
+        p->process.data = p;
+        p->handles++;
+        p->process_open = true;
+        e = uv_poll_start (&p->process, UV_READABLE, exit_cb);
+    }
+    if (p->pidfd < 0 || e < 0) {
+        errno = p->pidfd < 0 ? errno : -e;
+        snprintf (error.text, sizeof (error.text), "%s: watching it: %s",
+                  argv[0], strerror (errno));
+        if (p->local_flags & SUBPROCESS_LOCAL_NO_SETPGRP)
+            (void)kill (p->pid, SIGKILL);
+        else
+            (void)kill (-p->pid, SIGKILL);
+        (void)waitpid (p->pid, NULL, 0);
+        if (!p->process_open && p->pidfd >= 0) {
+            close (p->pidfd);
+            p->pidfd = -1;
+        }
+        p->pid = 0;
+        goto error;
+    }
+    for (int i = 0; i < 3 + nch; i++)
+        if (child_fds[i] >= 0)
+            close (child_fds[i]);
+    free (path);
     free (argv);
     flux_cmd_env_free (env);
     if (start_reading (p) < 0)
@@ -639,10 +803,11 @@ struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
     return p;
 error:
     errnum = errno;
-    for (int i = 0; i < nch; i++) {
+    for (int i = 0; i < 3 + nch; i++) {
         if (child_fds[i] >= 0)
             close (child_fds[i]);
     }
+    free (path);
     free (argv);
     flux_cmd_env_free (env);
     s->failed++;

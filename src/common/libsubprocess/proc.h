@@ -57,7 +57,8 @@ struct proc {
     int flags;                  /* forwarding flags of the client */
     int local_flags;
     bool background, waitable, waited;
-    uv_process_t process;
+    uv_poll_t process; /* on pidfd: readable once the child exited */
+    int pidfd;         /* -1 if none */
     bool process_open; /* process handle initialized, not yet closed */
     pid_t pid;
     bool exited;

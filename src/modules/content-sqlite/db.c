@@ -81,6 +81,7 @@ struct db {
     int wal_pages; /* frames in the WAL (after the last commit) */
     int page_size; /* of this file */
     bool walbuf;   /* holds a reference to the walbuf VFS */
+    int sync_mode; /* synchronous, as set: 0 OFF .. 3 EXTRA */
     char errbuf[256];
 
     /* blobs past the index on disk, in row order; slots: open
@@ -542,7 +543,7 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
     /* Exclusive locking first, so that WAL needs no shared memory file. */
     if (exec (db, "PRAGMA locking_mode=EXCLUSIVE") < 0
         || exec (db, "PRAGMA journal_mode=WAL") < 0
-        || exec (db, "PRAGMA synchronous=FULL") < 0
+        || db_set_synchronous (db, "FULL") < 0
         || exec (db, "PRAGMA journal_size_limit=67108864") < 0
         || exec (db, "PRAGMA wal_autocheckpoint=0") < 0)
         goto error;
@@ -607,7 +608,23 @@ int db_begin (struct db *db)
     return exec (db, "BEGIN");
 }
 
-int db_commit (struct db *db)
+/* Sync the log (WAL) file, as sqlite's FULL does after a commit. */
+static int sync_log (struct db *db)
+{
+    sqlite3_file *file = NULL;
+    int rc;
+
+    if (sqlite3_file_control (db->sq, "main", SQLITE_FCNTL_JOURNAL_POINTER,
+                              &file)
+            != SQLITE_OK
+        || !file || !file->pMethods)
+        return 0; /* no log open: nothing was written to one */
+    if ((rc = file->pMethods->xSync (file, SQLITE_SYNC_NORMAL)) != SQLITE_OK)
+        return fail (db, rc, "syncing the WAL");
+    return 0;
+}
+
+static int commit (struct db *db, bool sync)
 {
     int rc;
 
@@ -621,7 +638,19 @@ int db_commit (struct db *db)
     db->mark = db->nrecent; /* those rows are there now */
     if (db->walbuf && (rc = walbuf_flush (db->sq)) != SQLITE_OK)
         return fail (db, rc, "writing the WAL");
+    if (sync && db->sync_mode >= 2)
+        return sync_log (db);
     return 0;
+}
+
+int db_commit (struct db *db)
+{
+    return commit (db, true);
+}
+
+int db_commit_lazy (struct db *db)
+{
+    return commit (db, false);
 }
 
 void db_rollback (struct db *db)
@@ -1031,8 +1060,17 @@ int db_set_synchronous (struct db *db, const char *mode)
 
     for (size_t i = 0; i < sizeof (modes) / sizeof (modes[0]); i++) {
         if (!strcasecmp (mode, modes[i])) {
-            snprintf (sql, sizeof (sql), "PRAGMA synchronous=%s", modes[i]);
-            return exec (db, sql);
+            /* FULL and EXTRA: sqlite runs NORMAL (in WAL mode: no sync
+             * at commit, the WAL synced before a checkpoint) and
+             * db_commit() syncs the WAL itself, so that db_commit_lazy()
+             * can leave it out (sqlite refuses a change of the setting
+             * inside a transaction) */
+            snprintf (sql, sizeof (sql), "PRAGMA synchronous=%s",
+                      i >= 2 ? "NORMAL" : modes[i]);
+            if (exec (db, sql) < 0)
+                return -1;
+            db->sync_mode = (int)i;
+            return 0;
         }
     }
     errno = EINVAL;
@@ -1042,13 +1080,7 @@ int db_set_synchronous (struct db *db, const char *mode)
 const char *db_synchronous (struct db *db)
 {
     static const char *modes[] = {"OFF", "NORMAL", "FULL", "EXTRA"};
-    sqlite3_stmt *st;
-    int v = -1;
 
-    if (sqlite3_prepare_v2 (db->sq, "PRAGMA synchronous", -1, &st, NULL)
-            == SQLITE_OK
-        && sqlite3_step (st) == SQLITE_ROW)
-        v = sqlite3_column_int (st, 0);
-    sqlite3_finalize (st);
-    return v >= 0 && v < 4 ? modes[v] : "unknown";
+    return db->sync_mode >= 0 && db->sync_mode < 4 ? modes[db->sync_mode]
+                                                   : "unknown";
 }

@@ -61,6 +61,12 @@ const char *db_errstr (struct db *db);
 
 int db_begin (struct db *db);
 int db_commit (struct db *db);
+/* Commit without the sync a FULL or EXTRA setting does per commit: the
+ * transaction survives the death of the process at once, and of the
+ * machine once a later db_commit() returns (its sync of the WAL covers
+ * everything before it) or the WAL is checkpointed.  Under NORMAL or
+ * OFF this is db_commit(). */
+int db_commit_lazy (struct db *db);
 /* Roll back if a transaction is open (sqlite may have rolled it back
  * itself after an error).  Never fails. */
 void db_rollback (struct db *db);

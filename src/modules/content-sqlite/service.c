@@ -46,6 +46,7 @@ struct sqlite_service {
     int batch_errnum; /* a write failed: the batch fails */
     char batch_errstr[256];
     bool batch_has_checkpoint;
+    int batch_durable; /* writes in the batch that must be synced */
 
     /* checkpoint-get requests that must see this batch's checkpoint */
     const flux_msg_t **gets;
@@ -57,11 +58,12 @@ struct sqlite_service {
     uint32_t write_failures;
 
     long long commits;
-    double commit_time;    /* seconds in commits (writing, fsync) */
-    long long checkpoints; /* of the WAL into the database file */
-    long long index_folds; /* db_index() */
-    double index_time;     /* seconds in them */
-    double index_time_max; /* the longest */
+    long long lazy_commits; /* of them, not synced (db_commit_lazy) */
+    double commit_time;     /* seconds in commits (writing, fsync) */
+    long long checkpoints;  /* of the WAL into the database file */
+    long long index_folds;  /* db_index() */
+    double index_time;      /* seconds in them */
+    double index_time_max;  /* the longest */
     long long writes;
     int batch_max;
     json_t *gc; /* the collection at load (sqlite_service_set_gc) */
@@ -105,8 +107,11 @@ static void batch_finish (struct sqlite_service *s)
 
     if (errnum == 0 && db_in_transaction (s->db)) {
         double t0 = monotime ();
-        int rc = db_commit (s->db);
+        /* lazy writes only: no sync, the next durable commit's covers it */
+        int rc = s->batch_durable ? db_commit (s->db) : db_commit_lazy (s->db);
         s->commit_time += monotime () - t0;
+        if (rc == 0 && !s->batch_durable)
+            s->lazy_commits++;
         if (rc < 0) {
             errnum = errno;
             snprintf (s->batch_errstr, sizeof (s->batch_errstr), "%s",
@@ -138,6 +143,7 @@ static void batch_finish (struct sqlite_service *s)
     s->batch_errnum = 0;
     s->batch_errstr[0] = '\0';
     s->batch_has_checkpoint = false;
+    s->batch_durable = 0;
     for (i = 0; i < s->ngets; i++) {
         respond_checkpoint (s, s->gets[i]);
         flux_msg_decref (s->gets[i]);
@@ -262,6 +268,7 @@ static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         && db_store (s->db, digest, s->hash_size, data, len) < 0)
         batch_fail (s);
     (void)batch_add (s, msg, OP_STORE, digest); /* room was reserved */
+    s->batch_durable++;
 }
 
 static void load_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -313,6 +320,7 @@ static void checkpoint_put_cb (flux_t *h, flux_msg_handler_t *mh,
     free (text);
     (void)batch_add (s, msg, OP_CHECKPOINT, NULL);
     s->batch_has_checkpoint = true;
+    s->batch_durable++;
 }
 
 static void write_error (struct sqlite_service *s, const flux_msg_t *msg,
@@ -392,6 +400,8 @@ static void write_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     (void)batch_add (s, msg, OP_WRITE, NULL); /* room was reserved */
     if (cp)
         s->batch_has_checkpoint = true;
+    if (cp || !w.lazy)
+        s->batch_durable++;
     s->writes++;
 done:
     free (cp);
@@ -443,16 +453,16 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
     if (flux_respond_pack (
             h, msg,
-            "{s:I s:s s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s s:O s:b "
-            "s:s"
-            " s:{s:I s:I s:I}}",
+            "{s:I s:s s:I s:I s:f s:I s:I s:f s:f s:I s:I s:I s:i s:i s:s s:O "
+            "s:b s:s s:{s:I s:I s:I}}",
             "object_count", (json_int_t)db_object_count (s->db), "dbfile",
-            s->dbpath, "commits", (json_int_t)s->commits, "commit_seconds",
-            s->commit_time, "wal_checkpoints", (json_int_t)s->checkpoints,
-            "index_folds", (json_int_t)s->index_folds, "index_seconds",
-            s->index_time, "index_seconds_max", s->index_time_max,
-            "index_pending", (json_int_t)db_index_pending (s->db),
-            "index_dropped", (json_int_t)db_index_dropped (s->db), "writes",
+            s->dbpath, "commits", (json_int_t)s->commits, "lazy_commits",
+            (json_int_t)s->lazy_commits, "commit_seconds", s->commit_time,
+            "wal_checkpoints", (json_int_t)s->checkpoints, "index_folds",
+            (json_int_t)s->index_folds, "index_seconds", s->index_time,
+            "index_seconds_max", s->index_time_max, "index_pending",
+            (json_int_t)db_index_pending (s->db), "index_dropped",
+            (json_int_t)db_index_dropped (s->db), "writes",
             (json_int_t)s->writes, "write_failures", (int)s->write_failures,
             "batch_max", s->batch_max, "synchronous", db_synchronous (s->db),
             "gc", s->gc ? s->gc : json_null (), "gc_requested",

@@ -518,6 +518,7 @@ static void register_cb (flux_t *h, flux_msg_handler_t *mh,
     svc->backing_expected = false;
     svc->backing_write = write && sender;
     svc->write_failures = 0;
+    svc->unsynced = false;
     if ((svc->backing_write
              ? flux_respond_pack (h, msg, "{s:s}", "sender", sender)
              : flux_respond_pack (h, msg, "{}"))

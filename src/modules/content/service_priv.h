@@ -84,6 +84,9 @@ struct content_service {
      * checkpoint in one request, in one transaction */
     bool backing_write;
     uint32_t write_failures; /* content-backing.write errors seen */
+    /* the last content-backing.write sent was lazy (not synced): a
+     * flush must wait for a durable write after it (writer.c) */
+    bool unsynced;
 
     struct pending *sendq_head, *sendq_tail;
     int writes; /* blobs being written */
@@ -91,7 +94,7 @@ struct content_service {
     uv_idle_t *flush_w; /* sends the queued writes at the next turn */
     struct pending *pendings;
     struct waitq waiters; /* flushes, and checkpoints waiting for clean */
-    struct waitq cpq;     /* checkpoints to send with the next write */
+    struct waitq cpq; /* checkpoints and flushes to send with the next write */
     struct op *ops;
 
     json_t *checkpoint;      /* rank 0: latest value kept in memory */

@@ -19,6 +19,15 @@
  * checkpoint is refused by the backing store, because the count of
  * failures the request carries (write_failures) is behind its own: a
  * checkpoint never lands without every blob before it.
+ *
+ * Lazy writes: a content-backing.write that carries no checkpoint and
+ * no flush is sent lazy (libcontent/write.h): the backing store writes
+ * it without a sync.  Nothing acknowledged depends on those blobs until
+ * a checkpoint references them, and a checkpoint always rides on a
+ * durable write, whose sync covers every write before it (the backing
+ * store commits in arrival order).  A flush (content.flush) likewise
+ * rides on the next write, an empty one if nothing is queued, so it is
+ * answered only once everything before it is durable.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -90,7 +99,7 @@ int waiter_add (struct content_service *svc, int type, const flux_msg_t *msg,
     w->msg = msg ? flux_msg_incref (msg) : NULL;
     w->value = json_incref (value);
     requeue_dirty (svc, w->barrier);
-    if (type == W_CHECKPOINT && batching (svc))
+    if (batching (svc)) /* a checkpoint or flush rides on the next write */
         waitq_push (&svc->cpq, w);
     else
         waitq_push (&svc->waiters, w);
@@ -102,6 +111,7 @@ bool barrier_clear (struct content_service *svc)
     uint64_t oldest = cache_oldest_dirty (svc->cache);
 
     return !svc->waiters.head && !svc->cpq.head
+           && !(batching (svc) && svc->unsynced)
            && (oldest == 0 || oldest > cache_last_seq (svc->cache));
 }
 
@@ -161,7 +171,10 @@ static void cps_finish (struct content_service *svc, struct waitq *q,
         if (errnum)
             waiter_fail_one (svc, w, errnum, errstr);
         else {
-            checkpoint_saved (svc, w->msg, w->value);
+            if (w->type == W_FLUSH)
+                flux_respond (svc->h, w->msg, NULL);
+            else
+                checkpoint_saved (svc, w->msg, w->value);
             waiter_free (w);
         }
     }
@@ -396,6 +409,7 @@ static int send_batch (struct content_service *svc)
     size_t bytes = 0, len = 0;
     char *cptext = NULL;
     void *buf = NULL;
+    bool lazy;
     struct wop *w;
 
     for (p = svc->sendq_head; p && n < room; p = p->qnext) {
@@ -418,15 +432,25 @@ static int send_batch (struct content_service *svc)
         blobs[i].data = cache_entry_data (p->e, &blobs[i].len);
     }
     if (!p && svc->cpq.head) {
-        /* the last checkpoint is the one that counts; all are answered */
-        if (!(cptext = json_dumps (svc->cpq.tail->value,
-                                   JSON_COMPACT | JSON_SORT_KEYS)))
+        /* the last checkpoint is the one that counts; all are answered,
+         * flushes too */
+        json_t *last = NULL;
+        for (struct waiter *c = svc->cpq.head; c; c = c->next)
+            if (c->type == W_CHECKPOINT)
+                last = c->value;
+        if (last
+            && !(cptext = json_dumps (last, JSON_COMPACT | JSON_SORT_KEYS)))
             goto nomem;
         w->cps = svc->cpq;
         svc->cpq.head = svc->cpq.tail = NULL;
     }
+    lazy = !w->cps.head;
+    for (i = 0; i < n && lazy; i++)
+        if (w->v[i]->stores.n > 0)
+            lazy = false;
     if (!(buf = content_write_encode (svc->hash_size, blobs, n, cptext,
                                       svc->write_failures, &len))
+        || (lazy && content_write_set_lazy (buf, len) < 0)
         || !(w->f = flux_rpc_raw (svc->h, "content-backing.write", buf, len,
                                   FLUX_NODEID_ANY, 0))
         || flux_future_then (w->f, -1., wop_continuation, w) < 0) {
@@ -439,6 +463,7 @@ static int send_batch (struct content_service *svc)
         goto done;
     }
     wop_start (svc, w);
+    svc->unsynced = lazy;
 done:
     free (buf);
     free (cptext);

@@ -57,6 +57,26 @@ static void test_roundtrip (void)
     content_write_clear (&w);
     free (buf);
 
+    ok ((buf = content_write_encode (20, b, 1, NULL, 0, &len)) != NULL
+            && content_write_set_lazy (buf, len) == 0
+            && content_write_decode (buf, len, 20, &w) == 0 && w.lazy
+            && w.nblobs == 1,
+        "a write marked lazy decodes lazy");
+    content_write_clear (&w);
+    free (buf);
+    ok ((buf = content_write_encode (20, b, 1, cp, 0, &len)) != NULL
+            && content_write_set_lazy (buf, len) < 0 && errno == EINVAL,
+        "a write with a checkpoint cannot be lazy: EINVAL");
+    ((unsigned char *)buf)[1] |= 2;
+    ok (content_write_decode (buf, len, 20, &w) < 0 && errno == EPROTO,
+        "a lazy write with a checkpoint does not decode: EPROTO");
+    free (buf);
+    ok ((buf = content_write_encode (20, b, 1, NULL, 0, &len)) != NULL
+            && content_write_decode (buf, len, 20, &w) == 0 && !w.lazy,
+        "an ordinary write is not lazy");
+    content_write_clear (&w);
+    free (buf);
+
     ok (content_write_encode (0, b, 1, NULL, 0, &len) == NULL
             && errno == EINVAL,
         "encode with digest size 0: EINVAL");

@@ -5,6 +5,7 @@
  * handlers and responses to the client's futures, with real children.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,42 @@ static void test_basic (void)
         "a missing command: one error, ENOENT, nothing else");
     ok (strstr (rc.errtext, "/nonexistent/command") != NULL,
         "its text names the command: %s", rc.errtext);
+
+    /* a command without a slash is searched in the child's PATH (as
+     * execvp in the child would), not the server's */
+    char dir[] = "/tmp/subproc-path.XXXXXX", file[64];
+    FILE *fp;
+    if (!mkdtemp (dir))
+        BAIL_OUT ("mkdtemp");
+    snprintf (file, sizeof (file), "%s/only-here", dir);
+    if (!(fp = fopen (file, "w")))
+        BAIL_OUT ("fopen");
+    fprintf (fp, "#!/bin/sh\necho found-in-child-path\n");
+    fclose (fp);
+    chmod (file, 0755);
+    char *oh[] = {"only-here", NULL};
+    char pathenv[128];
+    flux_cmd_t *cmd = flux_cmd_create (1, oh, environ);
+    snprintf (pathenv, sizeof (pathenv), "/nonexistent:%s:/bin:/usr/bin", dir);
+    flux_cmd_setenv (cmd, "PATH", pathenv, true);
+    memset (&rc, 0, sizeof (rc));
+    run (cmd, &ops, &rc);
+    ok (rc.complete && rc.outlen == 20
+            && !memcmp (rc.out, "found-in-child-path\n", 20),
+        "a command found in the child's PATH runs");
+    memset (&rc, 0, sizeof (rc));
+    run (flux_cmd_create (1, oh, environ), &ops, &rc);
+    ok (rc.error == 1 && rc.errnum == ENOENT && rc.started == 0,
+        "the same, not in the child's PATH: ENOENT");
+    chmod (file, 0644);
+    cmd = flux_cmd_create (1, oh, environ);
+    flux_cmd_setenv (cmd, "PATH", pathenv, true);
+    memset (&rc, 0, sizeof (rc));
+    run (cmd, &ops, &rc);
+    ok (rc.error == 1 && rc.errnum == EACCES && rc.started == 0,
+        "found but not executable: EACCES");
+    unlink (file);
+    rmdir (dir);
 }
 
 static void test_lines (void)

@@ -50,6 +50,8 @@ static void wait_ready (flux_future_t *f)
  * optional checkpoint, from sender (NULL: no route). */
 static int next_digest;
 
+static bool write_lazy; /* write_req() sends lazy writes */
+
 static flux_future_t *write_req (const char *sender, const char **blobs, int n,
                                  const char *checkpoint, uint32_t failures)
 {
@@ -69,6 +71,7 @@ static flux_future_t *write_req (const char *sender, const char **blobs, int n,
         b[i].len = strlen (blobs[i]);
     }
     if (!(buf = content_write_encode (20, b, n, checkpoint, failures, &len))
+        || (write_lazy && content_write_set_lazy (buf, len) < 0)
         || !(msg = flux_request_encode_raw ("content-backing.write", buf, len))
         || (sender && flux_msg_route_push (msg, sender) < 0))
         BAIL_OUT ("cannot build a write request");
@@ -189,6 +192,28 @@ static void test_group (void)
     ok (checkpoint_seq () == 2, "the checkpoint came with them");
 }
 
+static void test_lazy (void)
+{
+    const char *b1[] = {"l1"}, *b2[] = {"l2"}, *b3[] = {"l3"};
+    int commits = stat_int ("commits"), lazy = stat_int ("lazy_commits");
+    flux_future_t *f1, *f2;
+
+    write_lazy = true;
+    ok (result (write_req (SENDER, b1, 1, NULL, 0), NULL) == 0,
+        "a lazy write succeeds");
+    ok (stat_int ("commits") == commits + 1
+            && stat_int ("lazy_commits") == lazy + 1,
+        "committed without a sync (a lazy commit)");
+    f1 = write_req (SENDER, b2, 1, NULL, 0);
+    write_lazy = false;
+    f2 = write_req (SENDER, b3, 1, NULL, 0);
+    ok (result (f1, NULL) == 0 && result (f2, NULL) == 0
+            && stat_int ("commits") == commits + 2
+            && stat_int ("lazy_commits") == lazy + 1,
+        "a lazy and a durable write of one turn: one synced commit");
+    ok (!strcmp (db_synchronous (db), "FULL"), "the setting still says FULL");
+}
+
 static void test_failure (void)
 {
     static char big[1 << 20];
@@ -282,6 +307,7 @@ int main (void)
         BAIL_OUT ("cannot create the service: %s", error.text);
     test_trust ();
     test_group ();
+    test_lazy ();
     test_failure ();
     test_bad ();
     sqlite_service_destroy (svc);

@@ -42,6 +42,7 @@ struct fake {
     json_t *checkpoint;
     /* content-backing.write, as content-sqlite does it */
     int nwrite;
+    int nlazy;               /* of them, lazy (no sync asked) */
     uint32_t write_failures; /* errors answered to writes */
     uint32_t last_failures;  /* what the last write carried */
     int fail_writes;         /* answer this many writes with fail_errnum */
@@ -182,6 +183,8 @@ static void backing_cb (flux_t *h, flux_msg_handler_t *mh,
                 logc ('b');
             if (w.checkpoint)
                 logc ('K');
+            if (w.lazy)
+                fk.nlazy++;
             fk.last_failures = w.failures;
             content_write_clear (&w);
         }
@@ -671,6 +674,31 @@ static void test_write_mode (void)
     ok (flux_future_get (cf, NULL) == 0 && cp_seq () == 13
             && stat_int ("dirty") == 0,
         "and succeeds");
+    flux_future_destroy (cf);
+
+    /* blobs without a checkpoint go lazy; a flush then waits for a
+     * durable write after them (an empty one) */
+    fk.log[0] = '\0';
+    fk.nlazy = 0;
+    ok (store_sync ("w-six", NULL) == 0, "store a blob, its write held");
+    settle ();
+    ok (!strcmp (fk.log, "Wb") && fk.nlazy == 1,
+        "a write of blobs alone is lazy: %s", fk.log);
+    release ();
+    settle ();
+    ok (stat_int ("dirty") == 0, "answered: the blob is clean");
+    cf = flux_rpc (h, "content.flush", NULL, 0, 0);
+    settle ();
+    ok (!strcmp (fk.log, "WbW") && fk.nlazy == 1 && !flux_future_is_ready (cf),
+        "a flush after it sends an empty durable write and waits: %s", fk.log);
+    release ();
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0, "then the flush succeeds");
+    flux_future_destroy (cf);
+    cf = flux_rpc (h, "content.flush", NULL, 0, 0);
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0 && !strcmp (fk.log, "WbW"),
+        "a second flush is answered at once, with no write");
     flux_future_destroy (cf);
     fk.hold = false;
 }
