@@ -52,7 +52,7 @@ static int exchange (struct boot_info *info, struct pmi_simple_client *pmi,
     char *uri, *pk, *h;
     int64_t parent;
     int i, n;
-    int64_t first;
+    const uint32_t *children;
 
     if (gethostname (host, sizeof (host)) < 0)
         snprintf (host, sizeof (host), "localhost");
@@ -65,8 +65,7 @@ static int exchange (struct boot_info *info, struct pmi_simple_client *pmi,
         || pmi_simple_client_barrier (pmi) < 0)
         return errprintf (error, "PMI exchange: %s",
                           pmi_simple_client_last_error (pmi));
-    if ((parent = topology_parent (info->rank, info->size, info->fanout))
-        >= 0) {
+    if ((parent = topology_parent (info->topo, info->rank)) >= 0) {
         snprintf (key, sizeof (key), "%u", (uint32_t)parent);
         if (pmi_get (pmi, kvsname, key, val, sizeof (val), error) < 0)
             return -1;
@@ -75,15 +74,15 @@ static int exchange (struct boot_info *info, struct pmi_simple_client *pmi,
         snprintf (info->parent_uri, sizeof (info->parent_uri), "%s", uri);
         snprintf (info->parent_pubkey, sizeof (info->parent_pubkey), "%s", pk);
     }
-    n = topology_child_count (info->rank, info->size, info->fanout);
-    first = topology_first_child (info->rank, info->size, info->fanout);
+    n = topology_child_count (info->topo, info->rank);
+    children = topology_children (info->topo, info->rank);
     for (i = 0; i < n; i++) {
-        snprintf (key, sizeof (key), "%u", (uint32_t)(first + i));
+        snprintf (key, sizeof (key), "%u", children[i]);
         if (pmi_get (pmi, kvsname, key, val, sizeof (val), error) < 0)
             return -1;
         if (split3 (val, &uri, &pk, &h) < 0)
             return errprintf (error, "PMI: malformed entry for rank %s", key);
-        if (info->authorize (info->arg, (uint32_t)(first + i), pk) < 0)
+        if (info->authorize (info->arg, children[i], pk) < 0)
             return errprintf (error, "cannot authorize rank %s", key);
     }
     return 0;

@@ -17,11 +17,12 @@
 #include "libflux/flux.h"
 
 struct pmi_simple_client;
+struct topology;
 
 struct boot_info {
     uint32_t rank;
     uint32_t size;
-    int fanout;
+    const struct topology *topo;
     char parent_uri[512];
     char parent_pubkey[128];
     char hostlist[8192];
