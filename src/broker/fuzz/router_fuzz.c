@@ -352,7 +352,7 @@ static void from_overlay (struct broker *b, flux_msg_t *msg, enum mode mode,
         router_from_overlay (b, msg, OVERLAY_UPSTREAM, peer);
         return;
     }
-    peer = b->first_child + index % b->nchildren;
+    peer = b->children[index % b->nchildren];
     snprintf (id, sizeof (id), "%u", peer);
     if (flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE)
         && flux_msg_route_push (msg, id) < 0) {

@@ -53,7 +53,13 @@ static void test_ranks (void)
               "\"connect\":\"tcp://test-mgmt:9001\"},"
               "{\"host\":\"test[1-1023]\"}]}}",
               certpath);
-    ok (boot_config_enabled (conf (s)) == true, "a hosts array enables it");
+    json_t *o = conf (s);
+    ok (boot_config_enabled (o) == true, "a hosts array enables it");
+    json_decref (o);
+    o = conf ("{\"bootstrap\":{\"hosts\":[]}}");
+    ok (boot_config_enabled (o) == false,
+        "an empty hosts array is a standalone instance");
+    json_decref (o);
     bc = create (s, "test3", &error);
     ok (bc != NULL, "flux-core's 1024-node example parses");
     if (!bc)
