@@ -72,10 +72,13 @@ test_expect_success 'tbon.topo from the config file' '
 	tree 3 -c topo.json >cfgtopo.out &&
 	head -1 cfgtopo.out | grep -x kary:1
 '
-test_expect_success 'a job and the exec agents follow a binomial tree' '
-	timeout -k 5 60 flux start -s 8 -Stbon.topo=binomial \
-		flux run -N8 hostname >binrun.out &&
-	test $(wc -l <binrun.out) -eq 8
+# in a binomial tree children are not consecutive ranks (0: 1,2,4,8)
+test_expect_success 'a job, the exec agents and resource follow a binomial tree' '
+	timeout -k 5 120 flux start -s 16 -Stbon.topo=binomial sh -c \
+		"flux run -N16 hostname && flux resource list -n -s free -o {nnodes}" \
+		>binrun.out &&
+	test $(wc -l <binrun.out) -eq 17 &&
+	tail -1 binrun.out | grep -x 16
 '
 test_expect_success 'bad tbon.topo values are refused with a message' '
 	# flux start may end by a signal when rank 1 fails before rank 0

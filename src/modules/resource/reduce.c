@@ -338,12 +338,12 @@ static void maybe_watch (struct child *c)
 
 void reduce_hello (struct reduce *r, const flux_msg_t *msg)
 {
-    int rank;
+    int rank, i = -1;
     struct child *c;
 
     if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0 || rank < 0
-        || r->nchildren == 0 || (uint32_t)rank < r->children[0].rank
-        || (uint32_t)rank > r->children[r->nchildren - 1].rank) {
+        || (uint32_t)rank >= r->size
+        || (i = topology_child_index (r->topo, r->rank, (uint32_t)rank)) < 0) {
         rlog (r->h, LOG_ERR, "resource.hello: bad request (not a child)");
         /* hello is NORESPONSE: this reaches only another sender */
         flux_respond_error (r->h, msg, EPROTO,
@@ -351,7 +351,7 @@ void reduce_hello (struct reduce *r, const flux_msg_t *msg)
         return;
     }
     r->hello_rx++;
-    c = &r->children[rank - r->children[0].rank];
+    c = &r->children[i];
     if (c->state == CHILD_IDLE)
         maybe_watch (c);
     else
