@@ -49,7 +49,8 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -I "$builddir" -I src/common -I src -I src/broker \
     $(pkg-config --cflags jansson libuv libzmq) \
     src/broker/fuzz/router_fuzz.c \
-    $(ls src/broker/*.c | grep -v -e '/main\.c$' -e '/boot\.c$' -e '/boot_pmi\.c$' -e '/conf\.c$') \
+    $(ls src/broker/*.c | grep -v -e '/main\.c$' -e '/boot\.c$' -e '/boot_pmi\.c$' -e '/conf\.c$' \
+        -e '/boot_config\.c$') \
     src/overlay/*.c src/common/libflux/*.c src/common/libidset/*.c \
     $(pkg-config --libs jansson libuv libzmq) -ldl -lpthread \
     -o "$builddir/router_fuzz"

@@ -46,7 +46,7 @@ test_expect_success 'size 16: attributes describe the tree' '
 	flux getattr tbon.descendants
 	$RPC -r 15 attr.get "{\"name\":\"tbon.level\"}"
 	EOT
-	flux start -s 16 sh tree.sh >tree.out &&
+	flux start -s 16 -Stbon.topo=kary:2 sh tree.sh >tree.out &&
 	cat >tree.exp <<-EOT &&
 	16
 	4
@@ -102,7 +102,7 @@ test_expect_success 'SIGKILL of an interior broker: its subtree is unreachable' 
 	$RPC -r 7 broker.ping {} 2>int7.err && exit 1
 	$RPC -r 4 broker.ping {}
 	EOT
-	flux start -s 16 --test-exit-mode=leader sh interior.sh &&
+	flux start -s 16 -Stbon.topo=kary:2 --test-exit-mode=leader sh interior.sh &&
 	grep "No route to host" int3.err &&
 	grep "No route to host" int7.err &&
 	sleep 1 && no_brokers_left
@@ -283,7 +283,8 @@ test_expect_success 'parent lost: a broker whose module does not stop still exit
 	echo "rank 3 (pid \$pid3) still running" >&2
 	exit 1
 	EOT
-	flux start -s 4 --test-exit-mode=leader -Sbroker.module-stop-timeout=1s \
+	flux start -s 4 -Stbon.topo=kary:2 --test-exit-mode=leader \
+		-Sbroker.module-stop-timeout=1s \
 		sh orphan.sh
 '
 test_expect_success 'module to module: a burst of requests keeps its order; a module that is gone answers ENOSYS' '

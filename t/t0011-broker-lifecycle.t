@@ -45,6 +45,44 @@ test_expect_success 'a child torpid then back: rank 0 still exits' '
 	grep "rank 1 is torpid" torpid.dmesg &&
 	test $rc = 0
 '
+# Issue 26: flux-core's broker.torpid group.  A child stopped for longer
+# than tbon.torpid_max is in it; on SIGCONT it leaves it; the instance
+# still exits 0 (the shutdown hang after a torpid child is fixed).
+test_expect_success 'broker.torpid: a stopped child is in it, leaves on SIGCONT' '
+	cat >torpidgrp.sh <<-EOT &&
+	get () {
+		$RPC groups.get "{\"name\":\"broker.torpid\"}"
+	}
+	pid=\$(sh pid_of.sh 1)
+	test -n "\$pid" || exit 1
+	get >tg.before || exit 1
+	kill -STOP \$pid
+	n=0
+	while ! get | grep -q "\"members\":\"1\""; do
+		n=\$((n+1))
+		test \$n -lt 300 || { kill -CONT \$pid; exit 1; }
+		sleep 0.1
+	done
+	get >tg.during
+	kill -CONT \$pid
+	n=0
+	while ! get | grep -q "\"members\":\"\""; do
+		n=\$((n+1))
+		test \$n -lt 300 || exit 1
+		sleep 0.1
+	done
+	get >tg.after
+	EOT
+	timeout -k 10 90 flux start -s 2 -Stbon.heartbeat=0.2 \
+		-Stbon.torpid_max=1 -Stbon.lost_max=0 sh torpidgrp.sh;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc = 0 &&
+	grep "\"members\":\"\"" tg.before &&
+	grep "\"members\":\"1\"" tg.during &&
+	grep "\"members\":\"\"" tg.after &&
+	no_brokers_left
+'
 test_expect_success 'FINALIZE has a bound: a child that never leaves is left' '
 	cat >stuck.sh <<-EOT &&
 	pid=\$(sh pid_of.sh 1)
@@ -65,7 +103,7 @@ test_expect_success 'FINALIZE has a bound: a child that never leaves is left' '
 '
 test_expect_success 'flux start -s 4 with one shared rundir' '
 	rd=$(mktemp -d "$TMPDIR/rd.XXXXXX") &&
-	timeout -k 10 120 flux start -s 4 -Srundir=$rd \
+	timeout -k 10 120 flux start -s 4 -Stbon.topo=kary:2 -Srundir=$rd \
 		sh -c "flux getattr size && flux getattr tbon.endpoint && \
 		$RPC -r 3 broker.ping {}" >shared.out;
 	rc=$? &&
@@ -86,7 +124,7 @@ test_expect_success 'quorum delayed: rank 0 logs the ranks it waits for' '
 	exit 0
 	EOT
 	chmod +x $TMPDIR/rc1-slow.sh &&
-	timeout -k 10 120 flux start -s 4 -Sbroker.quorum-warn=1s \
+	timeout -k 10 120 flux start -s 4 -Stbon.topo=kary:2 -Sbroker.quorum-warn=1s \
 		-Sbroker.rc1_path=$TMPDIR/rc1-slow.sh true 2>slow.err;
 	rc=$? &&
 	kill_my_brokers &&
@@ -116,7 +154,7 @@ test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
 	kill -9 \$pid
 	flux overlay status --wait=degraded --timeout=30 >after.out
 	EOT
-	timeout -k 10 120 flux start -s 4 --test-exit-mode=leader sh grand.sh;
+	timeout -k 10 120 flux start -s 4 -Stbon.topo=kary:2 --test-exit-mode=leader sh grand.sh;
 	rc=$? &&
 	kill_my_brokers &&
 	test $rc = 0 &&

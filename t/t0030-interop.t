@@ -189,13 +189,16 @@ test_expect_success 'groups: a streaming get follows broker.online as a broker d
 	while ! grep -q "0-3" stream.out; do
 		test \$n -lt 300 || break; sleep 0.1; n=\$((n+1))
 	done
+	# the resource set is defined (rank 3 has reported its hardware):
+	# killed before that, rank 0 would wait for it for ever
+	timeout 60 $RPC resource.status {} >/dev/null
 	kill -9 \$pid
 	n=0
 	while ! grep -q "\"0-2\"" stream.out; do
 		test \$n -lt 600 || break; sleep 0.1; n=\$((n+1))
 	done
 	kill \$rpc
-	flux uptime >uptime3.out
+	timeout 60 flux uptime >uptime3.out
 	EOT
 	flux start -s 4 --test-exit-mode=leader sh stream.sh;
 	cat stream.out &&
@@ -210,7 +213,7 @@ test_expect_success 'ping route strings have the ids doc/guide/flux-core-interop
 	FLUX_URI=\$($RPC -r 3 attr.get "{\"name\":\"local-uri\"}" |
 		sed "s/.*value\":\"\([^\"]*\)\".*/\1/") flux ping -c1 0 >route.up
 	EOT
-	flux start -s 4 sh route.sh &&
+	flux start -s 4 -Stbon.topo=kary:2 sh route.sh &&
 	grep -E "\([0-9a-f]{8}![0-9a-f]{8}\)$" route.local &&
 	grep -E "\([0-9a-f]{8}![0-9a-f]{8}\)$" route.down &&
 	grep -E "\([0-9a-f]{8}!3!1![0-9a-f]{8}\)$" route.up

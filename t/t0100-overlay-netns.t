@@ -33,8 +33,9 @@ export FLUX_BROKER_PATH NETNS_PREFIX NETNS_PORT NETNS_SUBNET
 
 # A hung instance must fail the test, not the CI job.  Brokers lost on
 # purpose must not bring the instance down: --test-exit-mode=leader.
+# The tests below were written for a binary tree (interior brokers).
 run_instance () {
-	timeout -k 5 90 flux start --test-exit-mode=leader "$@"
+	timeout -k 5 90 flux start --test-exit-mode=leader -Stbon.topo=kary:2 "$@"
 }
 
 # No process is left on any node.

@@ -47,7 +47,7 @@ test_expect_success '1 broker: R is discovered with hwloc' '
 # program waits until the file "keepalive" is removed by the last test.
 test_expect_success 'start an instance of 4 brokers with the resource module' '
 	touch keepalive &&
-	flux start -s 4 --test-exit-mode=leader -Sbroker.modules=$MODULES \
+	flux start -s 4 -Stbon.topo=kary:2 --test-exit-mode=leader -Sbroker.modules=$MODULES \
 		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
 		while test -e keepalive && test \$n -lt 9000; do
 			sleep 0.1; n=\$((n+1)); done" \
@@ -281,7 +281,8 @@ test_expect_success '16 brokers: an interior broker lost takes its subtree offli
 	done
 	flux resource status -s online -n -o "{ranks}" >on16
 	EOT
-	flux start -s 16 --test-exit-mode=leader -Sbroker.modules=$MODULES sh interior.sh &&
+	flux start -s 16 -Stbon.topo=kary:2 --test-exit-mode=leader \
+		-Sbroker.modules=$MODULES sh interior.sh &&
 	jq -e ".\"watch-rx\" == 2" stats16 &&
 	jq -e ".execution.R_lite[0].rank == \"0-15\"" R16.json &&
 	echo "1,3-4,7-10,15" >off16.exp &&

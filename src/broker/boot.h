@@ -17,11 +17,12 @@
 #include "libflux/flux.h"
 
 struct upmi;
+struct topology;
 
 struct boot_info {
     uint32_t rank;
     uint32_t size;
-    int fanout;
+    const struct topology *topo;
     char parent_uri[512];
     char parent_pubkey[128];
     char *hostlist; /* malloc'd, freed by boot_pmi_close() */

@@ -167,16 +167,15 @@ int boot_pmi_open (struct boot_info *info, flux_error_t *error)
 /* The parent and the children of this rank in the overlay's tree. */
 static int authorize_children (struct boot_info *info, flux_error_t *error)
 {
-    int n = topology_child_count (info->rank, info->size, info->fanout);
-    int64_t first = topology_first_child (info->rank, info->size, info->fanout);
+    int n = topology_child_count (info->topo, info->rank);
+    const uint32_t *children = topology_children (info->topo, info->rank);
     struct bootx_card card;
 
     for (int i = 0; i < n; i++) {
-        if (bootx_get_card (info->pmi, (int)(first + i), &card, error) < 0)
+        if (bootx_get_card (info->pmi, (int)children[i], &card, error) < 0)
             return -1;
-        if (info->authorize (info->arg, (uint32_t)(first + i), card.pubkey) < 0)
-            return errprintf (error, "cannot authorize rank %lld",
-                              (long long)(first + i));
+        if (info->authorize (info->arg, children[i], card.pubkey) < 0)
+            return errprintf (error, "cannot authorize rank %u", children[i]);
     }
     return 0;
 }
@@ -195,7 +194,7 @@ static int exchange (struct boot_info *info, const char *bind_uri,
     if (bootx_put_card (upmi, bind_uri, pubkey, host, error) < 0
         || upmi_barrier (upmi, error) < 0)
         return -1;
-    parent = topology_parent (info->rank, info->size, info->fanout);
+    parent = topology_parent (info->topo, info->rank);
     if (parent >= 0) {
         if (bootx_get_card (upmi, (int)parent, &card, error) < 0)
             return -1;

@@ -181,10 +181,9 @@ void router_respond_error (struct broker *b, const flux_msg_t *req, int errnum,
 
 static int child_index (struct broker *b, uint32_t rank)
 {
-    if (b->nchildren == 0 || rank < b->first_child
-        || rank >= b->first_child + (uint32_t)b->nchildren)
+    if (b->nchildren == 0)
         return -1;
-    return (int)(rank - b->first_child);
+    return topology_child_index (b->topo, b->rank, rank);
 }
 
 static void track_key (const flux_msg_t *msg, char *buf, size_t size)
@@ -304,7 +303,7 @@ static void send_parent (struct broker *b, flux_msg_t *msg)
 
 static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
 {
-    int64_t child = topology_child_toward (b->rank, target, b->size, b->fanout);
+    int64_t child = topology_child_toward (b->topo, b->rank, target);
     int idx;
 
     if (child < 0 || !b->overlay
@@ -459,7 +458,7 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         router_respond_error (b, msg, EHOSTUNREACH, NULL);
         flux_msg_decref (msg);
     }
-    else if (topology_in_subtree (b->rank, nodeid, b->size, b->fanout))
+    else if (topology_in_subtree (b->topo, b->rank, nodeid))
         send_down (b, nodeid, msg);
     else
         send_parent (b, msg);
@@ -548,7 +547,7 @@ void router_event (struct broker *b, flux_msg_t *msg)
     (void)flux_msg_get_cred (msg, &ctx.cred);
     ctx.private = flux_msg_is_private (msg);
     for (i = 0; i < b->nchildren && b->overlay; i++)
-        (void)overlay_send_child (b->overlay, b->first_child + i, msg);
+        (void)overlay_send_child (b->overlay, b->children[i], msg);
     strmap_foreach (b->peers, deliver_event, &ctx);
     /* the broker's own services see every event (they filter by handler) */
     (void)peer_send (b->self, msg);
@@ -950,9 +949,8 @@ int router_init (struct broker *b)
         || !(b->services = strmap_create (NULL))
         || !(b->self = peer_create (b, PEER_SELF, b->uuid, NULL, cred)))
         return -1;
-    b->nchildren = topology_child_count (b->rank, b->size, b->fanout);
-    b->first_child
-        = (uint32_t)topology_first_child (b->rank, b->size, b->fanout);
+    b->nchildren = topology_child_count (b->topo, b->rank);
+    b->children = topology_children (b->topo, b->rank);
     if (b->nchildren > 0) {
         if (!(b->tracked = calloc (b->nchildren, sizeof (*b->tracked))))
             return -1;

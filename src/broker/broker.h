@@ -45,8 +45,9 @@ struct broker {
     flux_reactor_t *reactor;
     uint32_t rank;
     uint32_t size;
-    int fanout;
-    uint32_t owner; /* instance owner uid */
+    struct topology *topo;        /* the tree (tbon.topo), for everyone */
+    struct boot_config *bootconf; /* config-file bootstrap, or NULL */
+    uint32_t owner;               /* instance owner uid */
     char rankstr[16];
     char uuid[40]; /* route id of the broker's own services */
     double starttime;
@@ -76,7 +77,7 @@ struct broker {
     struct peer *self;       /* the broker's own services */
     struct strmap **tracked; /* per direct child: RPCs in flight */
     int nchildren;
-    uint32_t first_child;
+    const uint32_t *children; /* the direct children, ascending */
 
     uint32_t event_seq; /* rank 0: last sequence published */
 

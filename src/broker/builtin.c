@@ -214,9 +214,9 @@ static struct module *module_lookup (struct broker *b, const char *name)
 static json_t *cacheable_attrs (struct broker *b)
 {
     static const char *names[]
-        = {"rank",           "size",        "rundir",  "local-uri",
-           "hostlist",       "tbon.fanout", "version", "security.owner",
-           "instance-level", NULL};
+        = {"rank",           "size",           "rundir",    "local-uri",
+           "hostlist",       "tbon.fanout",    "tbon.topo", "version",
+           "security.owner", "instance-level", NULL};
     json_t *o = json_object ();
     int i;
 
@@ -542,27 +542,6 @@ static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
 
 /* ---- overlay ---- */
 
-static json_t *subtree (struct broker *b, uint32_t rank, int depth)
-{
-    json_t *children = json_array ();
-    int n = topology_child_count (rank, b->size, b->fanout), i;
-    int64_t first = topology_first_child (rank, b->size, b->fanout);
-
-    for (i = 0; children && i < n && depth < 64; i++) {
-        json_t *c = subtree (b, (uint32_t)(first + i), depth + 1);
-        if (!c || json_array_append_new (children, c) < 0) {
-            json_decref (children);
-            return NULL;
-        }
-    }
-    if (!children)
-        return NULL;
-    return json_pack (
-        "{s:i s:I s:o}", "rank", (int)rank, "size",
-        (json_int_t)topology_descendants (rank, b->size, b->fanout) + 1,
-        "children", children);
-}
-
 static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
                          const flux_msg_t *msg, void *arg)
 {
@@ -574,12 +553,14 @@ static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
         flux_respond_error (h, msg, EPROTO, "expected {rank:i}");
         return;
     }
-    if (rank < 0 || (uint32_t)rank >= b->size
-        || !topology_in_subtree (b->rank, rank, b->size, b->fanout)) {
-        flux_respond_error (h, msg, ENOENT, "rank is not in this subtree");
+    /* every broker holds the whole tree: any rank is answered (flux-core
+     * answers only its own rank and its children; this is a superset,
+     * which lets a module anywhere read a custom tree from its broker) */
+    if (rank < 0 || (uint32_t)rank >= b->size) {
+        flux_respond_error (h, msg, ENOENT, "no such rank");
         return;
     }
-    if (!(o = subtree (b, rank, 0)))
+    if (!(o = topology_to_json (b->topo, (uint32_t)rank)))
         flux_respond_error (h, msg, ENOMEM, NULL);
     else {
         flux_respond_pack (h, msg, "O", o);
@@ -629,7 +610,7 @@ static int subtree_status (struct broker *b)
     int worst = SUBTREE_FULL;
 
     for (int i = 0; b->overlay && i < b->nchildren; i++) {
-        int s = overlay_child_status (b->overlay, b->first_child + i, NULL);
+        int s = overlay_child_status (b->overlay, b->children[i], NULL);
         int v = s == OVERLAY_PEER_ONLINE
                     ? (b->child_subtree ? b->child_subtree[i] : SUBTREE_FULL)
                 : s == OVERLAY_PEER_OFFLINE ? SUBTREE_PARTIAL
@@ -649,13 +630,12 @@ static json_t *health_get (struct broker *b)
 
     for (i = 0; children && i < b->nchildren; i++) {
         double since = 0;
-        int s = b->overlay ? overlay_child_status (b->overlay,
-                                                   b->first_child + i, &since)
-                           : OVERLAY_PEER_OFFLINE;
-        json_t *c
-            = json_pack ("{s:i s:s s:f}", "rank", (int)(b->first_child + i),
-                         "status", child_status_name (b, i, s), "duration",
-                         uv_now (b->loop) / 1000. - since);
+        int s = b->overlay
+                    ? overlay_child_status (b->overlay, b->children[i], &since)
+                    : OVERLAY_PEER_OFFLINE;
+        json_t *c = json_pack ("{s:i s:s s:f}", "rank", (int)(b->children[i]),
+                               "status", child_status_name (b, i, s),
+                               "duration", uv_now (b->loop) / 1000. - since);
         if (!c || json_array_append_new (children, c) < 0) {
             json_decref (children);
             children = NULL;
@@ -702,7 +682,7 @@ static void health_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
  * no response expected, like broker.ready). */
 static void subtree_tell_parent (struct broker *b)
 {
-    int64_t parent = topology_parent (b->rank, b->size, b->fanout);
+    int64_t parent = topology_parent (b->topo, b->rank);
     int status = subtree_status (b);
     flux_future_t *f;
 
@@ -730,7 +710,7 @@ void builtin_health_changed (struct broker *b)
     /* a child whose link is not up tells nothing: forget what it said */
     for (i = 0; b->child_subtree && b->overlay && i < (size_t)b->nchildren;
          i++) {
-        int s = overlay_child_status (b->overlay, b->first_child + i, NULL);
+        int s = overlay_child_status (b->overlay, b->children[i], NULL);
         if (s != OVERLAY_PEER_ONLINE && s != OVERLAY_PEER_TORPID)
             b->child_subtree[i] = SUBTREE_FULL;
     }
@@ -756,8 +736,7 @@ static void subtree_status_cb (flux_t *h, flux_msg_handler_t *mh,
                              &status)
             < 0
         || rank <= 0 || (uint32_t)rank >= b->size
-        || topology_parent ((uint32_t)rank, b->size, b->fanout)
-               != (int64_t)b->rank
+        || topology_parent (b->topo, (uint32_t)rank) != (int64_t)b->rank
         || (v = subtree_parse (status)) < 0) {
         flux_respond_error (h, msg, EPROTO,
                             "overlay.subtree-status: expected {rank, status} "
@@ -769,8 +748,9 @@ static void subtree_status_cb (flux_t *h, flux_msg_handler_t *mh,
                             "overlay.subtree-status is for child brokers only");
         return;
     }
-    if (b->child_subtree && b->child_subtree[rank - b->first_child] != v) {
-        b->child_subtree[rank - b->first_child] = v;
+    int idx = topology_child_index (b->topo, b->rank, (uint32_t)rank);
+    if (b->child_subtree && idx >= 0 && b->child_subtree[idx] != v) {
+        b->child_subtree[idx] = v;
         builtin_health_changed (b);
     }
 }

@@ -302,7 +302,7 @@ static struct idset *subtree_idset (struct broker *b, const char *s)
     for (r = idset_first (ids); r != IDSET_INVALID_ID;
          r = idset_next (ids, r)) {
         if (r == b->rank || r >= b->size
-            || !topology_in_subtree (b->rank, r, b->size, b->fanout)) {
+            || !topology_in_subtree (b->topo, b->rank, r)) {
             idset_destroy (ids);
             errno = EPROTO;
             return NULL;
@@ -386,7 +386,7 @@ static int subtree_leave (const char *name, void *val, void *arg)
 
     for (r = idset_first (g->members); r != IDSET_INVALID_ID; r = next) {
         next = idset_next (g->members, r);
-        if (topology_in_subtree (a->child, r, b->size, b->fanout))
+        if (topology_in_subtree (b->topo, a->child, r))
             group_set (a->gs, g, r, false);
     }
     return 0;
@@ -415,7 +415,7 @@ void groups_health_changed (struct broker *b)
     if (!gs || !b->overlay)
         return;
     for (int i = 0; i < b->nchildren; i++) {
-        uint32_t child = b->first_child + i;
+        uint32_t child = b->children[i];
         int st = overlay_child_status (b->overlay, child, NULL);
         int prev = gs->child_status[i];
 

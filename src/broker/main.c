@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "boot_config.h"
 #include "broker.h"
 #include "conf.h"
 #include "libutil/fsd.h"
@@ -288,11 +289,14 @@ static int set_attrs (struct broker *b, struct boot_info *info)
     } while (0)
     SETNUM ("rank", b->rank);
     SETNUM ("size", b->size);
-    SETNUM ("tbon.fanout", b->fanout);
-    SETNUM ("tbon.level", topology_level (b->rank, b->size, b->fanout));
-    SETNUM ("tbon.maxlevel", topology_maxlevel (b->size, b->fanout));
-    SETNUM ("tbon.descendants",
-            topology_descendants (b->rank, b->size, b->fanout));
+    rc |= attr_add (b->attrs, "tbon.topo", topology_spec (b->topo),
+                    ATTR_IMMUTABLE | ATTR_READONLY);
+    if (!strncmp (topology_spec (b->topo), "kary:", 5))
+        rc |= attr_add (b->attrs, "tbon.fanout", topology_spec (b->topo) + 5,
+                        ATTR_IMMUTABLE | ATTR_READONLY);
+    SETNUM ("tbon.level", topology_level (b->topo, b->rank));
+    SETNUM ("tbon.maxlevel", topology_maxlevel (b->topo));
+    SETNUM ("tbon.descendants", topology_descendants (b->topo, b->rank));
     SETNUM ("broker.pid", getpid ());
     SETNUM ("security.owner", b->owner);
 #undef SETNUM
@@ -309,7 +313,8 @@ static int set_attrs (struct broker *b, struct boot_info *info)
     if (!attr_get (b->attrs, "instance-level", NULL))
         rc |= attr_add (b->attrs, "instance-level", "0", ATTR_IMMUTABLE);
     rc |= attr_add (b->attrs, "version", PACKAGE_VERSION, ATTR_IMMUTABLE);
-    rc |= attr_add (b->attrs, "hostlist", info->hostlist, ATTR_IMMUTABLE);
+    rc |= attr_add (b->attrs, "hostlist", info->hostlist ? info->hostlist : "",
+                    ATTR_IMMUTABLE);
     s = attr_get (b->attrs, "log-stderr-level", NULL);
     rc |= attr_add (b->attrs, "log-stderr-level", s ? s : "3", ATTR_RUNTIME);
     if (rc == 0
@@ -380,12 +385,61 @@ static double attr_double (struct broker *b, const char *name, double dflt)
     return (*end || d < 0) ? dflt : d;
 }
 
+/* Config-file bootstrap: the shared certificate, bind to this host's bind
+ * URI if it has children, admit the shared key, connect to the parent's
+ * connect URI.  No exchange: everything is in the config. */
+static int overlay_setup_config (struct broker *b)
+{
+    const char *pub = boot_config_pubkey (b->bootconf);
+    const char *sec = boot_config_seckey (b->bootconf);
+    char uri[1024];
+    flux_error_t error;
+
+    if (!pub || !sec || overlay_set_cert (b->overlay, pub, sec) < 0
+        || overlay_authorize (b->overlay, OVERLAY_ANY_RANK, pub) < 0) {
+        fprintf (stderr, "flux-broker: bootstrap.curve_cert: bad key pair\n");
+        return -1;
+    }
+    if (b->nchildren > 0) {
+        if (boot_config_bind_uri (b->bootconf, b->rank, uri, sizeof (uri),
+                                  &error)
+            < 0) {
+            fprintf (stderr, "flux-broker: %s\n", error.text);
+            return -1;
+        }
+        if (overlay_bind (b->overlay, uri) < 0) {
+            fprintf (stderr, "flux-broker: cannot bind %s: %s\n", uri,
+                     strerror (errno));
+            return -1;
+        }
+        if (attr_add (b->attrs, "tbon.endpoint",
+                      overlay_get_bind_uri (b->overlay), ATTR_IMMUTABLE)
+            < 0)
+            return -1;
+    }
+    if (b->rank > 0) {
+        uint32_t parent = (uint32_t)topology_parent (b->topo, b->rank);
+        if (boot_config_connect_uri (b->bootconf, parent, uri, sizeof (uri),
+                                     &error)
+            < 0) {
+            fprintf (stderr, "flux-broker: %s\n", error.text);
+            return -1;
+        }
+        if (overlay_connect (b->overlay, uri, pub) < 0) {
+            fprintf (stderr, "flux-broker: cannot connect to %s: %s\n", uri,
+                     strerror (errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int overlay_setup (struct broker *b, struct boot_info *info)
 {
     struct overlay_config cfg = {
         .rank = b->rank,
         .size = b->size,
-        .fanout = b->fanout,
+        .topo = b->topo,
         .heartbeat = attr_double (b, "tbon.heartbeat", 1.0),
         .torpid_max = attr_double (b, "tbon.torpid_max", 30.0),
         .lost_max = attr_double (b, "tbon.lost_max", 10.0),
@@ -400,6 +454,8 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
                                        overlay_status_cb, b)))
         return -1;
     overlay_set_log (b->overlay, overlay_log_cb, b);
+    if (b->bootconf)
+        return overlay_setup_config (b);
     info->authorize = authorize_cb;
     info->arg = b;
     if (b->nchildren > 0) {
@@ -486,23 +542,109 @@ static void remove_rundir (struct broker *b)
         (void)nftw (rundir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The tree's spec: the tbon.topo attribute, else the config's tbon.topo,
+ * else tbon.fanout=K (attribute, then config) as kary:K, else flux-core's
+ * default kary:32.  -1 with a message if a value is not a string/number. */
+static int topo_spec (struct broker *b, char *buf, size_t len)
+{
+    const char *s;
+    json_t *tbon = b->config ? json_object_get (b->config, "tbon") : NULL;
+    json_t *v;
+
+    if ((s = attr_get (b->attrs, "tbon.topo", NULL)))
+        snprintf (buf, len, "%s", s);
+    else if (tbon && (v = json_object_get (tbon, "topo"))) {
+        if (!json_is_string (v)) {
+            fprintf (stderr, "flux-broker: config tbon.topo must be a string"
+                             " (kary:N, binomial or custom)\n");
+            return -1;
+        }
+        snprintf (buf, len, "%s", json_string_value (v));
+    }
+    else if ((s = attr_get (b->attrs, "tbon.fanout", NULL)))
+        snprintf (buf, len, "kary:%s", s);
+    else if (tbon && (v = json_object_get (tbon, "fanout"))) {
+        if (!json_is_integer (v) || json_integer_value (v) < 0) {
+            fprintf (stderr, "flux-broker: config tbon.fanout must be an"
+                             " integer >= 0\n");
+            return -1;
+        }
+        snprintf (buf, len, "kary:%d", (int)json_integer_value (v));
+    }
+    else if (b->bootconf && boot_config_has_parents (b->bootconf))
+        snprintf (buf, len, "custom"); /* the hosts gave parents */
+    else
+        snprintf (buf, len, "kary:32");
+    return 0;
+}
+
+/* The tree for spec: custom comes from the config's bootstrap hosts. */
+static struct topology *topo_create (struct broker *b, const char *spec,
+                                     flux_error_t *error)
+{
+    if (!strcmp (spec, "custom")) {
+        if (!b->bootconf || !boot_config_has_parents (b->bootconf)) {
+            errprintf (error, "tbon.topo custom: needs a config file whose"
+                              " bootstrap hosts name their parent");
+            return NULL;
+        }
+        return topology_create_custom (
+            b->size, boot_config_parents (b->bootconf), error);
+    }
+    return topology_create (spec, b->size, error);
+}
+
+/* Rank and size from the config's bootstrap hosts (boot_config.h), the
+ * broker's hostname being the hostname attribute or gethostname(). */
+static int boot_from_config (struct broker *b, struct boot_info *info,
+                             flux_error_t *error)
+{
+    const char *name = attr_get (b->attrs, "hostname", NULL);
+    char host[256];
+
+    if (!name) {
+        if (gethostname (host, sizeof (host)) < 0)
+            return errprintf (error, "gethostname: %s", strerror (errno));
+        host[sizeof (host) - 1] = '\0';
+        name = host;
+    }
+    if (!(b->bootconf = boot_config_create (b->config, name, error)))
+        return -1;
+    info->rank = boot_config_rank (b->bootconf);
+    info->size = boot_config_size (b->bootconf);
+    free (info->hostlist);
+    if (!(info->hostlist = strdup (boot_config_hostlist (b->bootconf))))
+        return errprintf (error, "bootstrap: out of memory");
+    return 0;
+}
+
 /* Rank, size, reactor, rundir, the internal handle and its services. */
 static int setup_core (struct broker *b, struct boot_info *info)
 {
     flux_error_t error;
-    const char *s;
+    char spec[64];
 
-    if ((s = attr_get (b->attrs, "tbon.fanout", NULL)))
-        b->fanout = atoi (s) > 0 ? atoi (s) : 2;
     info->methods = attr_get (b->attrs, "broker.boot-method", NULL);
-    if (boot_pmi_open (info, &error) < 0) {
+    if (boot_config_enabled (b->config)) {
+        if (boot_from_config (b, info, &error) < 0) {
+            fprintf (stderr, "flux-broker: %s\n", error.text);
+            return -1;
+        }
+    }
+    else if (boot_pmi_open (info, &error) < 0) {
         /* nothing to tear down yet (no reactor, no rundir) */
         fprintf (stderr, "flux-broker: %s\n", error.text);
         exit (1);
     }
+    if (topo_spec (b, spec, sizeof (spec)) < 0)
+        return -1;
     b->rank = info->rank;
     b->size = info->size;
-    info->fanout = b->fanout;
+    if (!(b->topo = topo_create (b, spec, &error))) {
+        fprintf (stderr, "flux-broker: %s\n", error.text);
+        return -1;
+    }
+    info->topo = b->topo;
     snprintf (b->rankstr, sizeof (b->rankstr), "%u", b->rank);
     if (!(b->reactor = flux_reactor_create (0)))
         return -1;
@@ -545,6 +687,14 @@ static int setup_network (struct broker *b, struct boot_info *info)
 static void teardown (struct broker *b, struct boot_info *info)
 {
     boot_pmi_close (info);
+    if (!b->h) { /* setup_core failed early: no handles to close */
+        remove_rundir (b);
+        attr_destroy (b->attrs);
+        topology_destroy (b->topo);
+        boot_config_destroy (b->bootconf);
+        flux_reactor_destroy (b->reactor);
+        return;
+    }
     overlay_destroy (b->overlay);
     state_machine_fini (b);
     builtin_unregister (b);
@@ -566,6 +716,8 @@ static void teardown (struct broker *b, struct boot_info *info)
     flux_msgpipe_decref (b->self_pipe);
     remove_rundir (b);
     attr_destroy (b->attrs);
+    topology_destroy (b->topo);
+    boot_config_destroy (b->bootconf);
     if (b->loop) {
         uv_walk (b->loop, close_walk_cb, NULL);
         uv_run (b->loop, UV_RUN_DEFAULT);
@@ -593,7 +745,6 @@ int main (int argc, char **argv)
 
     signal (SIGPIPE, SIG_IGN);
     b->owner = getuid ();
-    b->fanout = 2;
     b->module_stop_timeout = 30.;
     b->finalize_timeout = 30.;
     b->quorum_warn = 60.;

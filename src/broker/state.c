@@ -316,7 +316,7 @@ void state_stop_all_modules (struct broker *b)
 
 static void send_ready (struct broker *b)
 {
-    int64_t parent = topology_parent (b->rank, b->size, b->fanout);
+    int64_t parent = topology_parent (b->topo, b->rank);
     flux_future_t *f;
 
     f = flux_rpc_pack (b->h, "broker.ready", (uint32_t)parent,
@@ -335,8 +335,7 @@ static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
     if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0 || rank <= 0
         || (uint32_t)rank >= b->size
-        || topology_parent ((uint32_t)rank, b->size, b->fanout)
-               != (int64_t)b->rank) {
+        || topology_parent (b->topo, (uint32_t)rank) != (int64_t)b->rank) {
         flux_respond_error (h, msg, EPROTO,
                             "broker.ready: expected {rank} of a child");
         return;
@@ -347,8 +346,9 @@ static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         return;
     }
     /* counted once per child (one that rejoins says ready again) */
-    if (b->child_ready && !b->child_ready[rank - b->first_child]) {
-        b->child_ready[rank - b->first_child] = true;
+    int idx = topology_child_index (b->topo, b->rank, (uint32_t)rank);
+    if (b->child_ready && idx >= 0 && !b->child_ready[idx]) {
+        b->child_ready[idx] = true;
         b->children_ready++;
     }
     if (b->state == STATE_QUORUM && b->children_ready >= b->nchildren)
@@ -356,23 +356,19 @@ static void ready_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 }
 
 /* The ranks quorum still waits for: the subtrees of the direct children
- * not ready yet (each subtree is one range per level: O(depth) each).
+ * not ready yet.  O(size log fanout), only when the warning is due.
  * A new string, or NULL on ENOMEM. */
 static char *quorum_missing (struct broker *b)
 {
     struct idset *ids = idset_create (b->size, 0);
     char *s = NULL;
 
-    for (int i = 0; ids && i < b->nchildren; i++) {
-        uint64_t lo = b->first_child + i, hi = lo;
-        if (b->child_ready && b->child_ready[i])
-            continue;
-        while (lo < b->size) {
-            if (idset_range_set (ids, lo, hi < b->size ? hi : b->size - 1) < 0)
-                goto done;
-            lo = lo * b->fanout + 1;
-            hi = hi * b->fanout + b->fanout;
-        }
+    for (uint32_t r = 0; ids && b->child_ready && r < b->size; r++) {
+        int64_t c = topology_child_toward (b->topo, b->rank, r);
+        int idx
+            = c < 0 ? -1 : topology_child_index (b->topo, b->rank, (uint32_t)c);
+        if (idx >= 0 && !b->child_ready[idx] && idset_set (ids, r) < 0)
+            goto done;
     }
     if (ids)
         s = idset_encode (ids, IDSET_FLAG_RANGE);
@@ -406,7 +402,7 @@ int state_children_up (struct broker *b)
 
     for (int i = 0; b->overlay && i < b->nchildren; i++) {
         enum overlay_peer_status s
-            = overlay_child_status (b->overlay, b->first_child + i, NULL);
+            = overlay_child_status (b->overlay, b->children[i], NULL);
         if (s == OVERLAY_PEER_ONLINE || s == OVERLAY_PEER_TORPID)
             n++;
     }
@@ -427,9 +423,9 @@ static void finalize_timer_cb (uv_timer_t *w)
     if ((ids = idset_create (0, IDSET_FLAG_AUTOGROW))) {
         for (int i = 0; b->overlay && i < b->nchildren; i++) {
             enum overlay_peer_status st
-                = overlay_child_status (b->overlay, b->first_child + i, NULL);
+                = overlay_child_status (b->overlay, b->children[i], NULL);
             if (st == OVERLAY_PEER_ONLINE || st == OVERLAY_PEER_TORPID)
-                (void)idset_set (ids, b->first_child + i);
+                (void)idset_set (ids, b->children[i]);
         }
         s = idset_encode (ids, IDSET_FLAG_RANGE);
         idset_destroy (ids);
@@ -576,7 +572,7 @@ static void shutdown_check_cb (uv_check_t *w)
 void broker_peer_status (struct broker *b, uint32_t peer, int status,
                          const char *error)
 {
-    int64_t parent = topology_parent (b->rank, b->size, b->fanout);
+    int64_t parent = topology_parent (b->topo, b->rank);
 
     if ((int64_t)peer == parent) {
         if (status == OVERLAY_PEER_ONLINE) {

@@ -155,7 +155,7 @@ struct overlay {
     /* downstream */
     struct peer *children;
     int nchildren;
-    uint32_t first_child;
+    const uint32_t *child_ranks; /* ascending, from the topology */
     struct zwatch *router, *router_mon, *zap;
     char *bind_uri;
     struct authkey *keys;
@@ -335,10 +335,12 @@ static void heard_from (struct overlay *ov, struct peer *p)
 
 static struct peer *child_lookup (struct overlay *ov, uint32_t rank)
 {
-    if (ov->nchildren == 0 || rank < ov->first_child
-        || rank - ov->first_child >= (uint32_t)ov->nchildren)
+    int i;
+
+    if (ov->nchildren == 0
+        || (i = topology_child_index (ov->cfg.topo, ov->cfg.rank, rank)) < 0)
         return NULL;
-    return &ov->children[rank - ov->first_child];
+    return &ov->children[i];
 }
 
 static void child_lost (struct overlay *ov, struct peer *c, const char *reason,
@@ -749,7 +751,10 @@ static void zap_answer (struct overlay *ov, void *zs, struct frames *fr)
         snprintf (addr, sizeof (addr), "%.*s", (int)zmq_msg_size (&fr->f[3]),
                   (const char *)zmq_msg_data (&fr->f[3]));
         if ((a = key_lookup (ov, key))) {
-            snprintf (rank, sizeof (rank), "%" PRIu32, a->rank);
+            if (a->rank == OVERLAY_ANY_RANK)
+                snprintf (rank, sizeof (rank), "*");
+            else
+                snprintf (rank, sizeof (rank), "%" PRIu32, a->rank);
             code = "200";
             text = "OK";
             user = rank;
@@ -867,7 +872,8 @@ static struct peer *child_check (struct overlay *ov, struct frames *fr)
         return NULL;
     }
     user = zmq_msg_gets (&fr->f[1], "User-Id");
-    if (!user || strcmp (user, c->id) != 0) {
+    /* "*": the instance's shared key, good for any child */
+    if (!user || (strcmp (user, c->id) != 0 && strcmp (user, "*") != 0)) {
         ov_log (ov, LOG_ERR, "refused rank %s: key is that of rank %s", id,
                 user ? user : "(none)");
         refuse (ov, id, OVERLAY_DISCONNECT_BADKEY);
@@ -1194,10 +1200,11 @@ static bool key_valid (const char *key)
 
 static int config_apply (struct overlay *ov, const struct overlay_config *cfg)
 {
-    if (cfg->size == 0 || cfg->rank >= cfg->size || cfg->fanout < 1
-        || !isfinite (cfg->heartbeat) || cfg->heartbeat < 0
-        || !isfinite (cfg->torpid_max) || cfg->torpid_max < 0
-        || !isfinite (cfg->lost_max) || cfg->lost_max < 0) {
+    if (cfg->size == 0 || cfg->rank >= cfg->size || !cfg->topo
+        || topology_size (cfg->topo) != cfg->size || !isfinite (cfg->heartbeat)
+        || cfg->heartbeat < 0 || !isfinite (cfg->torpid_max)
+        || cfg->torpid_max < 0 || !isfinite (cfg->lost_max)
+        || cfg->lost_max < 0) {
         errno = EINVAL;
         return -1;
     }
@@ -1247,17 +1254,16 @@ static void handle_close (void *h)
 
 static int children_create (struct overlay *ov)
 {
-    uint32_t size = ov->cfg.size, rank = ov->cfg.rank;
+    uint32_t rank = ov->cfg.rank;
 
-    ov->nchildren = topology_child_count (rank, size, ov->cfg.fanout);
+    ov->nchildren = topology_child_count (ov->cfg.topo, rank);
     if (ov->nchildren == 0)
         return 0;
-    ov->first_child
-        = (uint32_t)topology_first_child (rank, size, ov->cfg.fanout);
+    ov->child_ranks = topology_children (ov->cfg.topo, rank);
     if (!(ov->children = calloc (ov->nchildren, sizeof (ov->children[0]))))
         return -1;
     for (int i = 0; i < ov->nchildren; i++)
-        peer_init (ov, &ov->children[i], ov->first_child + (uint32_t)i);
+        peer_init (ov, &ov->children[i], ov->child_ranks[i]);
     return 0;
 }
 
@@ -1284,7 +1290,7 @@ struct overlay *overlay_create (flux_reactor_t *r,
     ov->arg = arg;
     ov->log_cb = log_stderr;
     snprintf (ov->id, sizeof (ov->id), "%" PRIu32, cfg->rank);
-    int64_t parent = topology_parent (cfg->rank, cfg->size, cfg->fanout);
+    int64_t parent = topology_parent (cfg->topo, cfg->rank);
     peer_init (ov, &ov->parent, parent < 0 ? 0 : (uint32_t)parent);
     if (children_create (ov) < 0)
         goto error;
@@ -1365,7 +1371,8 @@ int overlay_authorize (struct overlay *ov, uint32_t rank, const char *pubkey)
 {
     struct authkey *a;
 
-    if (!ov || rank >= ov->cfg.size || !key_valid (pubkey)) {
+    if (!ov || (rank >= ov->cfg.size && rank != OVERLAY_ANY_RANK)
+        || !key_valid (pubkey)) {
         errno = EINVAL;
         return -1;
     }

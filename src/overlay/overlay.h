@@ -87,6 +87,7 @@ enum overlay_peer_status {
 };
 
 struct overlay;
+struct topology;
 
 /* A message arrived.  The callback owns msg (decref it when done).
  * For DOWNSTREAM, peer_rank is the sender (already pushed on the route
@@ -112,17 +113,17 @@ typedef void (*overlay_log_f) (struct overlay *ov, int level, const char *msg,
 struct overlay_config {
     uint32_t rank;
     uint32_t size;
-    int fanout;        /* k of the k-ary tree, >= 1 */
-    double heartbeat;  /* seconds between heartbeats (0 = 1.0) */
-    double torpid_max; /* seconds (0 = 30) */
-    double lost_max;   /* seconds of silence before lost, 0 = never */
+    const struct topology *topo; /* the tree (borrowed: must outlive ov) */
+    double heartbeat;            /* seconds between heartbeats (0 = 1.0) */
+    double torpid_max;           /* seconds (0 = 30) */
+    double lost_max;             /* seconds of silence before lost, 0 = never */
 };
 
 /* Create the overlay of one broker.  cfg is copied.  recv_cb and
  * status_cb may be NULL (messages are then dropped).  No socket exists
  * until overlay_bind() / overlay_connect().  Fails with EINVAL (size 0,
- * rank >= size, fanout < 1, a negative or non-finite time), ENOMEM, or
- * what ZeroMQ reports for context creation.
+ * rank >= size, no topo or one of another size, a negative or non-finite time),
+ * ENOMEM, or what ZeroMQ reports for context creation.
  */
 struct overlay *overlay_create (flux_reactor_t *r,
                                 const struct overlay_config *cfg,
@@ -152,7 +153,10 @@ int overlay_set_cert (struct overlay *ov, const char *pubkey,
  * A rank has one key: authorizing it again replaces the old key.  A key
  * names one rank: EEXIST if it is authorized for another rank.  EINVAL
  * for a bad rank or key.  Takes effect for handshakes from now on.
+ * rank OVERLAY_ANY_RANK: the key is the instance's shared key (a config
+ * file's curve_cert, as flux-core): a peer holding it may be any child.
  */
+#define OVERLAY_ANY_RANK UINT32_MAX
 int overlay_authorize (struct overlay *ov, uint32_t rank, const char *pubkey);
 
 /* Bind the child-facing socket (only if this rank has children: EINVAL

@@ -54,6 +54,7 @@
 #include "methods.h"
 #include "module.h"
 #include "overlay/overlay.h"
+#include "overlay/topology.h"
 
 #define MAX_MSGS 64
 #define MAX_TURNS 20000
@@ -117,13 +118,15 @@ static void add_attr (struct broker *b, const char *name, const char *value)
 static void broker_setup (struct broker *b, uint32_t rank, uint32_t size,
                           bool guest, enum broker_state state)
 {
-    struct overlay_config cfg = {.rank = rank, .size = size, .fanout = 2};
+    struct overlay_config cfg = {.rank = rank, .size = size};
     char buf[64];
 
     memset (b, 0, sizeof (*b));
+    check ((b->topo = topology_create ("kary:2", size, NULL)) != NULL,
+           "topology");
+    cfg.topo = b->topo;
     /* as a guest, our uid is not the owner's: the socket makes us USER */
     b->owner = getuid () + (guest ? 1 : 0);
-    b->fanout = 2;
     b->rank = rank;
     b->size = size;
     b->state = STATE_LOAD_BUILTINS;
@@ -186,6 +189,7 @@ static void broker_teardown (struct broker *b)
     flux_close (b->h);
     flux_msgpipe_decref (b->self_pipe);
     attr_destroy (b->attrs);
+    topology_destroy (b->topo);
     uv_walk (b->loop, close_cb, NULL);
     uv_run (b->loop, UV_RUN_DEFAULT);
     flux_reactor_destroy (b->reactor);
@@ -344,11 +348,11 @@ static void from_overlay (struct broker *b, flux_msg_t *msg, enum mode mode,
         return;
     }
     if (mode == FROM_PARENT) {
-        peer = (b->rank - 1) / b->fanout;
+        peer = (uint32_t)topology_parent (b->topo, b->rank);
         router_from_overlay (b, msg, OVERLAY_UPSTREAM, peer);
         return;
     }
-    peer = b->first_child + index % b->nchildren;
+    peer = b->children[index % b->nchildren];
     snprintf (id, sizeof (id), "%u", peer);
     if (flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE)
         && flux_msg_route_push (msg, id) < 0) {
@@ -444,8 +448,9 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
     sync_wait (b, c);
     if ((data[0] & 0x40) && b->size > 1) {
-        uint32_t peer
-            = b->nchildren > 0 ? b->first_child : (b->rank - 1) / b->fanout;
+        uint32_t peer = b->nchildren > 0
+                            ? b->children[0]
+                            : (uint32_t)topology_parent (b->topo, b->rank);
         broker_peer_status (b, peer, OVERLAY_PEER_LOST, "fuzz: link cut");
         turn (b, c);
     }

@@ -30,6 +30,7 @@
 #include "proc.h"
 #include "reduce.h"
 #include "shellcmd.h"
+#include "overlay/topology.h"
 #include "topo.h"
 
 extern char **environ;
@@ -502,7 +503,7 @@ static int child_setup (struct ajob *job)
     if (!(job->children = calloc (t->nchildren, sizeof (*job->children))))
         return -1;
     for (int i = 0; i < t->nchildren; i++) {
-        uint32_t rank = (uint32_t)(t->first_child + i);
+        uint32_t rank = t->children[i];
         struct idset *share = topo_share (t, rank, job->ranks);
         if (!share)
             return -1;
@@ -1001,10 +1002,11 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
         N (a->stats.barriers), "bad_request", N (a->stats.bad_request));
 #undef N
     if (ctx.jobs && children && sent && shells && count)
-        o = json_pack ("{s:i s:i s:i s:O s:O s:O s:O s:O}", "rank",
+        o = json_pack ("{s:i s:i s:i s:s s:O s:O s:O s:O s:O}", "rank",
                        (int)a->topo.rank, "size", (int)a->topo.size, "fanout",
-                       a->topo.k, "children", children, "sent", sent, "shells",
-                       shells, "count", count, "jobs", ctx.jobs);
+                       a->topo.nchildren, "topo", topology_spec (a->topo.tree),
+                       "children", children, "sent", sent, "shells", shells,
+                       "count", count, "jobs", ctx.jobs);
     json_decref (children);
     json_decref (sent);
     json_decref (shells);
@@ -1077,11 +1079,8 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
         if (end != owner && *end == '\0')
             a->owner = (uint32_t)u;
     }
-    if (topo_init_broker (&a->topo, h) < 0) {
-        errprintf (error, "reading rank, size, tbon.fanout: %s",
-                   strerror (errno));
+    if (topo_init_broker (&a->topo, h, error) < 0)
         goto error;
-    }
     if (!(uri = flux_attr_get (h, "local-uri"))) {
         errprintf (error, "reading local-uri: %s", strerror (errno));
         goto error;
@@ -1128,6 +1127,7 @@ void agent_destroy (struct agent *a)
             killop_free (a->killops);
         }
         jobtab_destroy (a->jobs);
+        topo_fini (&a->topo);
         free (a->job_shell);
         free (a->hwxml);
         free (a->uri);

@@ -4,81 +4,70 @@
  * topo.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "overlay/topology.h"
 #include "topo.h"
 
-int topo_init (struct topo *t, uint32_t rank, uint32_t size, int k)
+int topo_init (struct topo *t, uint32_t rank, struct topology *tree)
 {
-    if (!t || size == 0 || rank >= size || k < 1) {
+    if (!t || !tree || rank >= topology_size (tree)) {
+        topology_destroy (tree);
         errno = EINVAL;
         return -1;
     }
     t->rank = rank;
-    t->size = size;
-    t->k = k;
-    t->parent = topology_parent (rank, size, k);
-    t->nchildren = topology_child_count (rank, size, k);
-    t->first_child
-        = t->nchildren > 0 ? topology_first_child (rank, size, k) : -1;
+    t->size = topology_size (tree);
+    t->tree = tree;
+    t->parent = topology_parent (tree, rank);
+    t->nchildren = topology_child_count (tree, rank);
+    t->children = topology_children (tree, rank);
     return 0;
 }
 
-static int attr_uint (flux_t *h, const char *name, unsigned long *val)
+int topo_init_broker (struct topo *t, flux_t *h, flux_error_t *error)
 {
-    const char *s = flux_attr_get (h, name);
-    char *end;
+    struct topology *tree;
+    uint32_t rank;
 
-    if (!s)
+    if (flux_get_rank (h, &rank) < 0)
+        return errprintf (error, "reading rank: %s", strerror (errno));
+    if (!(tree = topology_create_broker (h, error)))
         return -1;
-    errno = 0;
-    *val = strtoul (s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0') {
-        errno = EINVAL;
-        return -1;
-    }
+    if (topo_init (t, rank, tree) < 0)
+        return errprintf (error, "rank %u is not in the tree", rank);
     return 0;
 }
 
-int topo_init_broker (struct topo *t, flux_t *h)
+void topo_fini (struct topo *t)
 {
-    unsigned long k;
-    uint32_t rank, size;
-
-    if (flux_get_rank (h, &rank) < 0 || flux_get_size (h, &size) < 0
-        || attr_uint (h, "tbon.fanout", &k) < 0)
-        return -1;
-    if (k > 1024 * 1024) {
-        errno = EINVAL;
-        return -1;
+    if (t) {
+        topology_destroy (t->tree);
+        t->tree = NULL;
+        t->children = NULL;
+        t->nchildren = 0;
     }
-    return topo_init (t, rank, size, (int)k);
 }
 
 struct idset *topo_share (const struct topo *t, uint32_t root,
                           const struct idset *ranks)
 {
-    struct idset *sub, *share;
-    uint64_t lo = root, hi = root;
+    struct idset *share;
 
     if (root >= t->size) {
         errno = EINVAL;
         return NULL;
     }
-    if (!(sub = idset_create (t->size, 0)))
+    if (!(share = idset_create (t->size, 0)))
         return NULL;
-    /* level by level: the children of [lo, hi] are [k*lo+1, k*hi+k] */
-    while (lo < t->size) {
-        uint64_t top = hi < t->size ? hi : t->size - 1;
-        if (idset_range_set (sub, (unsigned int)lo, (unsigned int)top) < 0) {
-            idset_destroy (sub);
+    for (unsigned int id = idset_first (ranks);
+         id != IDSET_INVALID_ID && id < t->size; id = idset_next (ranks, id)) {
+        if (topology_in_subtree (t->tree, root, id)
+            && idset_set (share, id) < 0) {
+            idset_destroy (share);
             return NULL;
         }
-        lo = lo * (uint64_t)t->k + 1;
-        hi = hi * (uint64_t)t->k + (uint64_t)t->k;
     }
-    share = idset_intersect (sub, ranks);
-    idset_destroy (sub);
     return share;
 }
 

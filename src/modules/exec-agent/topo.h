@@ -3,34 +3,39 @@
 #ifndef EXEC_AGENT_TOPO_H
 #define EXEC_AGENT_TOPO_H
 
-/* topo - an exec agent's place in the TBON (broker attributes rank, size,
- * tbon.fanout over src/overlay/topology.h), and the shares of a job.
- * Everything the agent knows of the tree is here, so that a configured
- * tbon.topo can replace the k-ary tree in one file.
+/* topo - an exec agent's place in the TBON and the shares of a job.  The
+ * tree is the broker's own (src/overlay/topology.h, from the tbon.topo
+ * attribute or, for a custom tree, overlay.topology), so the agents send
+ * down exactly the tree the overlay routes on, whatever tbon.topo is.
  *
- * The subtree of a rank in a k-ary tree is one interval of ranks per
- * level below it, so a share (the job's ranks in a subtree) costs
- * O(depth) interval operations on idsets, never a walk over every rank.
+ * A share (the job's ranks in a subtree) costs O(ranks of the job): each
+ * member is tested for subtree membership in O(1), never a walk over
+ * every rank of the instance.
  */
 #include <stdint.h>
 
 #include "libflux/flux.h"
 #include "libidset/idset.h"
 
+struct topology;
+
 struct topo {
     uint32_t rank;
     uint32_t size;
-    int k;
-    int64_t parent;      /* -1 on rank 0 */
-    int64_t first_child; /* -1 for a leaf */
+    struct topology *tree; /* owned */
+    int64_t parent;        /* -1 on rank 0 */
     int nchildren;
+    const uint32_t *children; /* ascending */
 };
 
-/* Set t for rank of size brokers with fanout k.  -1 with EINVAL. */
-int topo_init (struct topo *t, uint32_t rank, uint32_t size, int k);
+/* Set t for rank in tree, taking tree (destroyed by topo_fini, also on
+ * failure).  -1 with EINVAL. */
+int topo_init (struct topo *t, uint32_t rank, struct topology *tree);
 
-/* Read rank, size and tbon.fanout from the broker.  -1 with errno. */
-int topo_init_broker (struct topo *t, flux_t *h);
+/* The broker's tree and rank.  -1 with errno and a message. */
+int topo_init_broker (struct topo *t, flux_t *h, flux_error_t *error);
+
+void topo_fini (struct topo *t);
 
 /* The ranks of the subtree rooted at root (root included) that are in
  * ranks: a new idset (possibly empty) for the caller to destroy.  NULL

@@ -11,7 +11,7 @@
  *   resource.path               an Rv1 file: R is configured, no discovery
  *   resource.exclude            targets (idset or hostlist) never scheduled
  *   resource.monitor-force-up   every target of R is online (not monitored)
- *   tbon.fanout, hostlist, rank, size
+ *   tbon.topo, hostlist, rank, size
  * The module takes no arguments.
  */
 #include <errno.h>
@@ -23,6 +23,7 @@
 #include "libhostlist/hostlist.h"
 #include "libflux/stats.h"
 #include "librlist/rlist.h"
+#include "overlay/topology.h"
 #include "reduce.h"
 #include "resource.h"
 #include "rlog.h"
@@ -177,7 +178,7 @@ static void discover_now (void *arg)
 /* Does this rank share its TBON parent's host (the hostlist attribute)?
  * Then it takes the parent's fragment rather than loading hwloc again:
  * brokers of one host see the same hardware. */
-static bool same_host_as_parent (struct ctx *ctx, int fanout)
+static bool same_host_as_parent (struct ctx *ctx, const struct topology *topo)
 {
     const char *s = flux_attr_get (ctx->h, "hostlist");
     struct hostlist *hl;
@@ -189,7 +190,7 @@ static bool same_host_as_parent (struct ctx *ctx, int fanout)
         return false;
     if (hostlist_count (hl) == (int)ctx->size
         && (h = hostlist_nth (hl, (int)ctx->rank)) && (mine = strdup (h))
-        && (h = hostlist_nth (hl, (int)reduce_parent (ctx->rank, fanout))))
+        && (h = hostlist_nth (hl, (int)topology_parent (topo, ctx->rank))))
         same = !strcmp (mine, h);
     free (mine);
     hostlist_destroy (hl);
@@ -244,7 +245,7 @@ done:
     return rc;
 }
 
-static int start (struct ctx *ctx, bool configured, int fanout)
+static int start (struct ctx *ctx, bool configured, const struct topology *topo)
 {
     uv_loop_t *loop = flux_reactor_uv (flux_get_reactor (ctx->h));
 
@@ -252,7 +253,7 @@ static int start (struct ctx *ctx, bool configured, int fanout)
         return reduce_start (ctx->reduce) < 0
                    ? -1
                    : reduce_local_ready (ctx->reduce, NULL);
-    if (same_host_as_parent (ctx, fanout)) {
+    if (same_host_as_parent (ctx, topo)) {
         reduce_set_adopt (ctx->reduce, discover_now, ctx);
         return reduce_start (ctx->reduce);
     }
@@ -269,8 +270,10 @@ int mod_main (flux_t *h, int argc, char **argv)
 {
     struct ctx ctx = {.h = h};
     flux_msg_handler_t **common = NULL, **rank0 = NULL;
-    const char *s, *path;
-    int fanout = 2, rc = -1;
+    const char *path;
+    struct topology *topo = NULL;
+    flux_error_t error;
+    int rc = -1;
 
     flux_deferred_init (&ctx.discover, discover_cb);
     if (argc > 0) {
@@ -280,13 +283,15 @@ int mod_main (flux_t *h, int argc, char **argv)
     }
     if (flux_get_rank (h, &ctx.rank) < 0 || flux_get_size (h, &ctx.size) < 0)
         return -1;
-    if ((s = flux_attr_get (h, "tbon.fanout")))
-        fanout = atoi (s) > 0 ? atoi (s) : 2;
+    if (!(topo = topology_create_broker (h, &error))) {
+        rlog (h, LOG_ERR, "%s", error.text);
+        return -1;
+    }
     path = flux_attr_get (h, "resource.path");
     if (ctx.rank == 0 && setup_rank0 (&ctx, path) < 0)
         goto done;
     if (!(ctx.reduce
-          = reduce_create (h, ctx.rank, ctx.size, fanout, REDUCE_GRACE,
+          = reduce_create (h, ctx.rank, topo, REDUCE_GRACE,
                            ctx.rank == 0 ? resource_update : NULL, ctx.res)))
         goto done;
     if (flux_msg_handler_addvec (h, common_tab, &ctx, &common) < 0
@@ -294,7 +299,7 @@ int mod_main (flux_t *h, int argc, char **argv)
                                     &ctx, &rank0)
                < 0)
         goto done;
-    if (start (&ctx, path != NULL, fanout) < 0)
+    if (start (&ctx, path != NULL, topo) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;
@@ -307,5 +312,6 @@ done:
     flux_msg_handler_delvec (common);
     reduce_destroy (ctx.reduce);
     resource_destroy (ctx.res);
+    topology_destroy (topo);
     return rc;
 }

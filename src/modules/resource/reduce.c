@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlay/topology.h"
 #include "frag.h"
 #include "reduce.h"
 #include "rlog.h"
@@ -29,7 +30,7 @@ struct child {
 struct reduce {
     flux_t *h;
     uint32_t rank, size;
-    int fanout;
+    const struct topology *topo; /* borrowed */
     struct child *children;
     int nchildren;
 
@@ -61,18 +62,6 @@ struct reduce {
 static void send_watch (struct child *c);
 static void maybe_watch (struct child *c);
 static void check_first (struct reduce *r);
-
-int64_t reduce_parent (uint32_t rank, int fanout)
-{
-    return rank == 0 ? -1 : (int64_t)((rank - 1) / (uint32_t)fanout);
-}
-
-bool reduce_in_subtree (uint32_t rank, uint32_t target, int fanout)
-{
-    while (target > rank)
-        target = (target - 1) / (uint32_t)fanout;
-    return target == rank;
-}
 
 /* ---- changes ---- */
 
@@ -257,7 +246,7 @@ static struct idset *subtree_ids (struct child *c, const char *s)
     for (id = idset_first (ids); id != IDSET_INVALID_ID;
          id = idset_next (ids, id)) {
         if (id >= c->r->size
-            || !reduce_in_subtree (c->rank, id, c->r->fanout)) {
+            || !topology_in_subtree (c->r->topo, c->rank, id)) {
             idset_destroy (ids);
             errno = EPROTO;
             return NULL;
@@ -349,12 +338,12 @@ static void maybe_watch (struct child *c)
 
 void reduce_hello (struct reduce *r, const flux_msg_t *msg)
 {
-    int rank;
+    int rank, i = -1;
     struct child *c;
 
     if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0 || rank < 0
-        || r->nchildren == 0 || (uint32_t)rank < r->children[0].rank
-        || (uint32_t)rank > r->children[r->nchildren - 1].rank) {
+        || (uint32_t)rank >= r->size
+        || (i = topology_child_index (r->topo, r->rank, (uint32_t)rank)) < 0) {
         rlog (r->h, LOG_ERR, "resource.hello: bad request (not a child)");
         /* hello is NORESPONSE: this reaches only another sender */
         flux_respond_error (r->h, msg, EPROTO,
@@ -362,7 +351,7 @@ void reduce_hello (struct reduce *r, const flux_msg_t *msg)
         return;
     }
     r->hello_rx++;
-    c = &r->children[rank - r->children[0].rank];
+    c = &r->children[i];
     if (c->state == CHILD_IDLE)
         maybe_watch (c);
     else
@@ -444,14 +433,14 @@ void reduce_set_adopt (struct reduce *r, reduce_discover_f discover, void *arg)
 
 /* ---- setup ---- */
 
-struct reduce *reduce_create (flux_t *h, uint32_t rank, uint32_t size,
-                              int fanout, double grace, reduce_update_f cb,
-                              void *arg)
+struct reduce *reduce_create (flux_t *h, uint32_t rank,
+                              const struct topology *topo, double grace,
+                              reduce_update_f cb, void *arg)
 {
     struct reduce *r;
-    uint64_t first;
+    const uint32_t *children;
 
-    if (!h || fanout < 1 || rank >= size || grace < 0) {
+    if (!h || !topo || rank >= topology_size (topo) || grace < 0) {
         errno = EINVAL;
         return NULL;
     }
@@ -459,8 +448,8 @@ struct reduce *reduce_create (flux_t *h, uint32_t rank, uint32_t size,
         return NULL;
     r->h = h;
     r->rank = rank;
-    r->size = size;
-    r->fanout = fanout;
+    r->size = topology_size (topo);
+    r->topo = topo;
     r->grace = grace;
     r->cb = cb;
     r->arg = arg;
@@ -469,15 +458,14 @@ struct reduce *reduce_create (flux_t *h, uint32_t rank, uint32_t size,
         || !(r->b_online = idset_create (0, 0))
         || !(r->b_offline = idset_create (0, 0)))
         goto nomem;
-    first = (uint64_t)rank * (uint64_t)fanout + 1;
-    if (first < size) {
-        uint64_t last = first + fanout - 1;
-        r->nchildren = (int)((last < size ? last : size - 1) - first + 1);
+    r->nchildren = topology_child_count (topo, rank);
+    children = topology_children (topo, rank);
+    if (r->nchildren > 0) {
         if (!(r->children = calloc (r->nchildren, sizeof (*r->children))))
             goto nomem;
         for (int i = 0; i < r->nchildren; i++) {
             r->children[i].r = r;
-            r->children[i].rank = (uint32_t)(first + i);
+            r->children[i].rank = children[i];
             if (!(r->children[i].online = idset_create (0, 0)))
                 goto nomem;
         }
@@ -535,7 +523,7 @@ int reduce_start (struct reduce *r)
         r->grace_over = true; /* a leaf waits for nobody */
     if (r->rank > 0) {
         f = flux_rpc_pack (r->h, "resource.hello",
-                           (uint32_t)reduce_parent (r->rank, r->fanout),
+                           (uint32_t)topology_parent (r->topo, r->rank),
                            FLUX_RPC_NORESPONSE, "{s:i}", "rank", (int)r->rank);
         if (!f)
             return -1;

@@ -31,6 +31,7 @@
 #include "libidset/idset.h"
 
 struct reduce;
+struct topology;
 
 /* Rank 0: ranks that came online (R: their merged fragment, NULL if none
  * came with them) and ranks that went offline.  Sets are borrowed for the
@@ -38,11 +39,12 @@ struct reduce;
 typedef void (*reduce_update_f) (const struct idset *online, json_t *R,
                                  const struct idset *offline, void *arg);
 
-/* grace: seconds a rank waits for its children before answering its
+/* topo: the tree (borrowed: must outlive r).
+ * grace: seconds a rank waits for its children before answering its
  * parent without them.  NULL/EINVAL, ENOMEM. */
-struct reduce *reduce_create (flux_t *h, uint32_t rank, uint32_t size,
-                              int fanout, double grace, reduce_update_f cb,
-                              void *arg);
+struct reduce *reduce_create (flux_t *h, uint32_t rank,
+                              const struct topology *topo, double grace,
+                              reduce_update_f cb, void *arg);
 /* Ends the upstream watch with ECONNRESET and drops the child streams. */
 void reduce_destroy (struct reduce *r);
 
@@ -65,10 +67,5 @@ void reduce_watch (struct reduce *r, const flux_msg_t *msg);
 
 /* {online:s, children:{rank:state}, hello-rx:i, watch-rx:i, watch-tx:i} */
 json_t *reduce_stats (struct reduce *r);
-
-/* Tree arithmetic (k-ary, as the overlay): parent of rank (-1 for 0), and
- * whether target is in the subtree rooted at rank. */
-int64_t reduce_parent (uint32_t rank, int fanout);
-bool reduce_in_subtree (uint32_t rank, uint32_t target, int fanout);
 
 #endif /* !RESOURCE_REDUCE_H */

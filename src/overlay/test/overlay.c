@@ -23,6 +23,36 @@
 #include "tap.h"
 #include "libflux/flux.h"
 #include "overlay/overlay.h"
+#include "overlay/topology.h"
+
+/* Topologies for the configs below (kary:k of size), made once each and
+ * kept until the end of main. */
+static struct topology *topos[64];
+static int ntopos;
+
+static const struct topology *T (uint32_t size, int k)
+{
+    char spec[32];
+
+    if (size == 0 || k < 1)
+        return NULL;
+    snprintf (spec, sizeof (spec), "kary:%d", k);
+    for (int i = 0; i < ntopos; i++) {
+        if (topology_size (topos[i]) == size
+            && !strcmp (topology_spec (topos[i]), spec))
+            return topos[i];
+    }
+    if (ntopos == 64)
+        BAIL_OUT ("too many topologies");
+    topos[ntopos] = topology_create (spec, size, NULL);
+    return topos[ntopos++];
+}
+
+static void topos_destroy (void)
+{
+    while (ntopos > 0)
+        topology_destroy (topos[--ntopos]);
+}
 
 #define MAXPEER 8
 #define MAXRX 2048
@@ -121,7 +151,7 @@ static bool node_create (struct node *n, uint32_t rank, uint32_t size,
     struct overlay_config cfg = {
         .rank = rank,
         .size = size,
-        .fanout = fanout,
+        .topo = T (size, fanout),
         .heartbeat = hb,
         .torpid_max = torpid,
         .lost_max = lost,
@@ -326,16 +356,16 @@ static int send_child_intact (struct overlay *ov, uint32_t rank,
 
 static void test_create_args (void)
 {
-    struct overlay_config good = {.rank = 0, .size = 4, .fanout = 3};
+    struct overlay_config good = {.rank = 0, .size = 4, .topo = T (4, 3)};
     struct overlay_config bad[] = {
-        {.rank = 0, .size = 0, .fanout = 2},
-        {.rank = 4, .size = 4, .fanout = 2},
-        {.rank = 0, .size = 4, .fanout = 0},
-        {.rank = 0, .size = 4, .fanout = 2, .heartbeat = -1},
-        {.rank = 0, .size = 4, .fanout = 2, .torpid_max = -1},
-        {.rank = 0, .size = 4, .fanout = 2, .lost_max = -0.5},
-        {.rank = 0, .size = 4, .fanout = 2, .heartbeat = NAN},
-        {.rank = 0, .size = 4, .fanout = 2, .lost_max = INFINITY},
+        {.rank = 0, .size = 0, .topo = T (0, 2)},
+        {.rank = 4, .size = 4, .topo = T (4, 2)},
+        {.rank = 0, .size = 4, .topo = T (4, 0)},
+        {.rank = 0, .size = 4, .topo = T (4, 2), .heartbeat = -1},
+        {.rank = 0, .size = 4, .topo = T (4, 2), .torpid_max = -1},
+        {.rank = 0, .size = 4, .topo = T (4, 2), .lost_max = -0.5},
+        {.rank = 0, .size = 4, .topo = T (4, 2), .heartbeat = NAN},
+        {.rank = 0, .size = 4, .topo = T (4, 2), .lost_max = INFINITY},
     };
     struct overlay *ov;
 
@@ -1290,7 +1320,7 @@ struct forked {
 static void forked_child_main (struct forked *f)
 {
     struct overlay_config cfg
-        = {.rank = 1, .size = 2, .fanout = 1, .heartbeat = 0.1};
+        = {.rank = 1, .size = 2, .topo = T (2, 1), .heartbeat = 0.1};
     flux_reactor_t *cr;
     struct overlay *ov;
 
@@ -1402,6 +1432,7 @@ int main (int argc, char *argv[])
     uv_close ((uv_handle_t *)&wait_timer, NULL);
     flux_reactor_destroy (r);
     cleanup_tmpdir ();
+    topos_destroy ();
     done_testing ();
     return 0;
 }

@@ -129,25 +129,11 @@ static void test_tree (void)
     rlist_destroy (all);
 }
 
-static void test_tree_math (void)
-{
-    ok (reduce_parent (0, 2) == -1, "rank 0 has no parent");
-    ok (reduce_parent (1, 2) == 0 && reduce_parent (2, 2) == 0
-            && reduce_parent (3, 2) == 1 && reduce_parent (6, 2) == 2,
-        "binary tree parents");
-    ok (reduce_parent (5, 1) == 4, "a chain");
-    ok (reduce_in_subtree (1, 3, 2) && reduce_in_subtree (1, 8, 2)
-            && !reduce_in_subtree (1, 5, 2) && reduce_in_subtree (1, 1, 2)
-            && !reduce_in_subtree (2, 1, 2) && reduce_in_subtree (0, 63, 2),
-        "subtree membership");
-}
-
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
     test_merge ();
     test_tree ();
-    test_tree_math ();
     done_testing ();
     return 0;
 }
