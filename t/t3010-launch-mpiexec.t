@@ -44,8 +44,13 @@ test_expect_success HYDRA 'the launcher variables do not reach the initial progr
 	! grep "^PMI_" out
 '
 test_expect_success HYDRA 'a broker failing in the exchange ends the launch (no hang)' '
-	test_must_fail $T $MPIEXEC -n 2 flux start \
-		"-Stbon.endpoint=ipc://$PWD/a;b" true 2>err &&
+	# hydra reports the status of whichever process it reaped (one it
+	# killed after the abort may look signalled): any failure but the
+	# timeout's will do
+	{ $T $MPIEXEC -n 2 flux start \
+		"-Stbon.endpoint=ipc://$PWD/a;b" true 2>err; rc=$?; } &&
+	echo "exit code $rc" &&
+	test $rc -ne 0 && test $rc -ne 124 &&
 	grep "PMI: .;. in a uri or key" err
 '
 test_expect_success HYDRA 'FLUX_PMI_DEBUG traces each method tried' '
