@@ -657,8 +657,9 @@ static void client_read_direct (struct usock_client *c)
 }
 
 /* A partial frame is buffered: read the rest into the client's buffer,
- * growing it at most twofold per read (a frame's claimed length costs
- * memory only as its bytes actually arrive).
+ * growing it only once full, and at most twofold (a frame's claimed length
+ * costs memory only as its bytes actually arrive: the buffer is never more
+ * than twice what arrived).
  */
 static void client_read (struct usock_client *c)
 {
@@ -671,11 +672,13 @@ static void client_read (struct usock_client *c)
         client_read_direct (c);
         return;
     }
-    want = c->need > used ? c->need - used : UBUF_MIN;
-    if (want > b->cap && b->cap >= UBUF_MIN)
-        want = b->cap;
-    if (client_in_reserve (c, want) < 0)
-        return;
+    if (b->len == b->cap || b->cap - b->len < UBUF_MIN / 4) {
+        want = c->need > used ? c->need - used : UBUF_MIN;
+        if (want > used && used >= UBUF_MIN)
+            want = used;
+        if (client_in_reserve (c, want) < 0)
+            return;
+    }
     n = recv (c->fd, b->data + b->len, b->cap - b->len, MSG_DONTWAIT);
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
