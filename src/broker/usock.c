@@ -41,6 +41,8 @@
 #define FRAME_MIN (16 * 1024)  /* a private queue frame: small ones coalesce */
 #define QUEUE_KEEP 64          /* an empty queue ring larger than this goes */
 #define IOV_BATCH 64           /* frames per sendmsg() */
+#define TURN_BUDGET (4u << 20) /* bytes written per loop turn, beyond which */
+#define TURN_SMALL 4096        /* only frames this small go out at once */
 #define ACCEPT_BATCH 64        /* accepts per listen callback */
 #define BACKOFF_MS 100         /* accept pause when out of fds/memory */
 
@@ -98,6 +100,8 @@ struct usock_server {
     uv_timer_t backoff_w;
     uv_idle_t idle_w;
     uv_timer_t deadline_w;
+    uv_prepare_t turn_w;
+    size_t turn_bytes; /* written since the last turn began */
     struct list_node clients;
     struct list_node closing;
     struct list_node ready;
@@ -165,6 +169,27 @@ static int ubuf_reserve (struct ubuf *b, size_t room)
     b->data = nd;
     b->cap = ncap;
     return 0;
+}
+
+/* The capacity ubuf_reserve (b, room) would grow b to, or 0 if it would
+ * not allocate. */
+static size_t ubuf_next_cap (const struct ubuf *b, size_t room)
+{
+    size_t used = ubuf_used (b);
+    size_t len = b->len;
+    size_t ncap;
+
+    if (b->cap - len >= room)
+        return 0;
+    if (b->off > 0 && b->off >= used) {
+        len = used;
+        if (b->cap - len >= room)
+            return 0;
+    }
+    ncap = b->cap ? b->cap : UBUF_MIN;
+    while (ncap - len < room)
+        ncap *= 2;
+    return ncap;
 }
 
 static void ubuf_consume (struct ubuf *b, size_t n)
@@ -619,6 +644,18 @@ static void client_read_error (struct usock_client *c, ssize_t n)
  * limit.  -1 if the client was closed. */
 static int client_in_reserve (struct usock_client *c, size_t room)
 {
+    struct usock_server *s = c->server;
+    size_t ncap = ubuf_next_cap (&c->in, room);
+
+    if (ncap > 0) {
+        /* realloc holds the old and the new buffer for a moment: make
+         * room under the limit for both before growing */
+        s->held += ncap;
+        server_enforce (s);
+        s->held -= ncap;
+        if (c->closing)
+            return -1;
+    }
     if (ubuf_reserve (&c->in, room) < 0) {
         server_log (c->server, "client %s: out of memory, disconnecting",
                     c->uuid);
@@ -693,10 +730,17 @@ static void client_read (struct usock_client *c)
 /* Write what the socket takes of the send queue.  -1 if c was closed. */
 static int client_flush (struct usock_client *c)
 {
+    struct usock_server *s = c->server;
     struct iovec iov[IOV_BATCH];
     struct msghdr mh = {.msg_iov = iov};
     size_t i;
     ssize_t n;
+
+    /* Past the turn's budget, large frames wait for the next turn (the
+     * socket stays writable): a fan-out of large events to thousands of
+     * clients is spread over turns, and other clients are served between. */
+    if (s->turn_bytes >= TURN_BUDGET && c->qbytes > TURN_SMALL)
+        return 0;
 
     for (i = 0; i < c->qcount && i < IOV_BATCH; i++) {
         struct frame *f = c->q[(c->qhead + i) % c->qsize];
@@ -715,6 +759,7 @@ static int client_flush (struct usock_client *c)
         usock_client_disconnect (c);
         return -1;
     }
+    s->turn_bytes += n;
     queue_consume (c, n);
     client_update_poll (c);
     return 0;
@@ -826,7 +871,7 @@ static int client_enqueue (struct usock_client *c, const flux_msg_t *msg,
     size_t total = client_weight (c) + size;
     struct frame *f = NULL;
 
-    if (total > s->policy.max_sendq_bytes) {
+    if (c->qcount > 0 && total > s->policy.max_sendq_bytes) {
         server_log (s,
                     "client %s (uid %u, pid %d): %zu bytes unread, over the "
                     "%zu byte send queue limit: disconnecting",
@@ -871,6 +916,8 @@ static int client_send_now (struct usock_client *c, const flux_msg_t *msg,
         buf = own->data;
     }
     n = send (c->fd, buf, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0)
+        s->turn_bytes += n;
     if (n < 0) {
         if (errno != EAGAIN && errno != EINTR) {
             frame_decref (s, own);
@@ -912,8 +959,10 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
         return -1;
     s = c->server;
     shared = s->share_msg && msg == s->share_msg;
-    if (c->qcount > 0)
-        rc = client_enqueue (c, msg, size, shared);
+    if (c->qcount > 0 || (s->turn_bytes >= TURN_BUDGET && size > TURN_SMALL)) {
+        if ((rc = client_enqueue (c, msg, size, shared)) == 0)
+            client_update_poll (c);
+    }
     else
         rc = client_send_now (c, msg, size, shared);
     if (rc == 0) {
@@ -1050,6 +1099,12 @@ static void server_accept (struct usock_server *s, int fd)
     c->released = false;
     if (s->ops.connected)
         s->ops.connected (c, s->arg);
+}
+
+static void server_turn_cb (uv_prepare_t *w)
+{
+    struct usock_server *s = w->data;
+    s->turn_bytes = 0;
 }
 
 static void server_backoff_cb (uv_timer_t *w)
@@ -1204,9 +1259,12 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     uv_timer_init (loop, &s->backoff_w);
     uv_idle_init (loop, &s->idle_w);
     uv_timer_init (loop, &s->deadline_w);
+    uv_prepare_init (loop, &s->turn_w);
     s->listen_w.data = s->backoff_w.data = s->idle_w.data = s;
-    s->deadline_w.data = s;
-    s->handles = 4;
+    s->deadline_w.data = s->turn_w.data = s;
+    s->handles = 5;
+    uv_prepare_start (&s->turn_w, server_turn_cb);
+    uv_unref ((uv_handle_t *)&s->turn_w);
     if ((e = uv_poll_start (&s->listen_w, UV_READABLE, server_listen_cb)) < 0) {
         errprintf (error, "%s: cannot watch socket: %s", path, uv_strerror (e));
         usock_server_destroy (s); /* handles exist: free from the loop */
@@ -1233,6 +1291,7 @@ void usock_server_destroy (struct usock_server *s)
     uv_close ((uv_handle_t *)&s->backoff_w, server_handle_close_cb);
     uv_close ((uv_handle_t *)&s->idle_w, server_handle_close_cb);
     uv_close ((uv_handle_t *)&s->deadline_w, server_handle_close_cb);
+    uv_close ((uv_handle_t *)&s->turn_w, server_handle_close_cb);
     usock_server_share (s, NULL);
     close (s->fd);
     s->fd = -1;
