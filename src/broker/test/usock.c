@@ -1317,6 +1317,33 @@ static void test_partial (void)
     }
     close (fd2);
     server_stop ();
+
+    /* a guest's limit is its own: the owner's stays the codec's */
+    p = (struct usock_policy){.owner = getuid () + 1,
+                              .allow_guest_user = true,
+                              .guest_frame_max = 64 * 1024};
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    fd = client_open (NULL);
+    put_prefix (hdr, 70000);
+    ok (fd >= 0 && write_all (fd, hdr, sizeof (hdr)) == 0
+            && run_until (&T.ndisc, 1) && wait_eof (fd),
+        "a guest announcing 70000 bytes over a 64 KiB limit: disconnected");
+    ok (strstr (T.lastlog, "over the 65536 byte limit of its role") != NULL,
+        "logged: %s", T.lastlog);
+    close (fd);
+    fd = client_open (NULL);
+    {
+        uint8_t *pay = calloc (1, 60000);
+        flux_msg_t *msg = flux_request_encode_raw ("guest.big", pay, 60000);
+        int before = T.nrec;
+        ok (send_frame (fd, msg) == 0 && run_until (&T.nrec, before + 1),
+            "a guest frame under the limit is delivered");
+        flux_msg_destroy (msg);
+        free (pay);
+    }
+    close (fd);
+    server_stop ();
     free (junk);
     (void)n;
 }
