@@ -234,6 +234,9 @@ static int subscribe (int n)
     for (int i = 0; i < n; i++)
         closed += drain (fds[i]);
     printf ("closed %d open %d\n", closed, n - closed);
+    for (int i = 0; i < n; i++)
+        close (fds[i]);
+    free (fds);
     return 0;
 }
 
@@ -316,6 +319,10 @@ static int partial (int n, uint32_t announce, size_t send_max, double timeout)
         }
     }
     printf ("closed %d of %d after %.1f s\n", closed, n, now () - t0);
+    for (int i = 0; i < n; i++)
+        if (p[i].fd >= 0)
+            close (p[i].fd);
+    free (p);
     return 0;
 }
 
