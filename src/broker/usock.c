@@ -63,10 +63,11 @@ struct frame {
 
 struct usock_client {
     struct usock_server *server;
-    struct list_node node;    /* on server->clients, then server->closing */
-    struct list_node ready;   /* on server->ready while frames wait */
-    struct list_node partial; /* on server->partial while a frame is due */
-    uint64_t partial_start;   /* loop time (ms) the partial frame began */
+    struct list_node node;     /* on server->clients, then server->closing */
+    struct list_node ready;    /* on server->ready while frames wait */
+    struct list_node partial;  /* on server->partial while a frame is due */
+    struct list_node deferred; /* on server->deferred: flush next turn */
+    uint64_t partial_start;    /* loop time (ms) the partial frame began */
     int fd;
     pid_t pid;
     uv_poll_t w;
@@ -105,7 +106,8 @@ struct usock_server {
     struct list_node clients;
     struct list_node closing;
     struct list_node ready;
-    struct list_node partial; /* clients with a partial frame, oldest first */
+    struct list_node partial;  /* clients with a partial frame, oldest first */
+    struct list_node deferred; /* clients whose flush waits for a turn */
     size_t count;
     int handles; /* initialized uv handles not yet closed */
     bool destroyed;
@@ -343,7 +345,7 @@ static void client_update_poll (struct usock_client *c)
         return;
     if (!c->paused)
         events |= UV_READABLE;
-    if (c->qcount > 0)
+    if (c->qcount > 0 && !list_attached (&c->deferred))
         events |= UV_WRITABLE;
     if (events == c->events)
         return;
@@ -395,6 +397,7 @@ void usock_client_disconnect (struct usock_client *c)
     c->closing = true;
     list_del (&c->ready);
     list_del (&c->partial);
+    list_del (&c->deferred);
     list_del (&c->node);
     list_add_tail (&s->closing, &c->node);
     s->count--;
@@ -727,6 +730,19 @@ static void client_read (struct usock_client *c)
     client_deliver_buffered (c);
 }
 
+/* Flush c at the next turn: stop watching its writability meanwhile (a
+ * level-triggered watch on thousands of writable sockets would report
+ * them all on every turn). */
+static void client_defer (struct usock_client *c)
+{
+    struct usock_server *s = c->server;
+
+    if (!list_attached (&c->deferred))
+        list_add_tail (&s->deferred, &c->deferred);
+    server_idle_start (s);
+    client_update_poll (c);
+}
+
 /* Write what the socket takes of the send queue.  -1 if c was closed. */
 static int client_flush (struct usock_client *c)
 {
@@ -739,8 +755,10 @@ static int client_flush (struct usock_client *c)
     /* Past the turn's budget, large frames wait for the next turn (the
      * socket stays writable): a fan-out of large events to thousands of
      * clients is spread over turns, and other clients are served between. */
-    if (s->turn_bytes >= TURN_BUDGET && c->qbytes > TURN_SMALL)
+    if (s->turn_bytes >= TURN_BUDGET && c->qbytes > TURN_SMALL) {
+        client_defer (c);
         return 0;
+    }
 
     for (i = 0; i < c->qcount && i < IOV_BATCH; i++) {
         struct frame *f = c->q[(c->qhead + i) % c->qsize];
@@ -799,7 +817,7 @@ static void server_idle_cb (uv_idle_t *w)
         if (s->destroyed)
             return;
     }
-    if (list_empty (&s->ready))
+    if (list_empty (&s->ready) && list_empty (&s->deferred))
         uv_idle_stop (&s->idle_w);
 }
 
@@ -955,13 +973,17 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
         errno = EPIPE;
         return -1;
     }
-    if ((size = flux_msg_frame_size (msg)) < 0)
-        return -1;
     s = c->server;
     shared = s->share_msg && msg == s->share_msg;
-    if (c->qcount > 0 || (s->turn_bytes >= TURN_BUDGET && size > TURN_SMALL)) {
+    if (shared && s->share_frame)
+        size = s->share_frame->len; /* encoded once, sized once */
+    else if ((size = flux_msg_frame_size (msg)) < 0)
+        return -1;
+    if (c->qcount > 0)
+        rc = client_enqueue (c, msg, size, shared);
+    else if (s->turn_bytes >= TURN_BUDGET && size > TURN_SMALL) {
         if ((rc = client_enqueue (c, msg, size, shared)) == 0)
-            client_update_poll (c);
+            client_defer (c);
     }
     else
         rc = client_send_now (c, msg, size, shared);
@@ -1057,6 +1079,7 @@ static struct usock_client *client_create (struct usock_server *s, int fd,
     c->cred = cred;
     list_init (&c->ready);
     list_init (&c->partial);
+    list_init (&c->deferred);
     list_add_tail (&s->clients, &c->node);
     s->count++;
     return c;
@@ -1104,7 +1127,30 @@ static void server_accept (struct usock_server *s, int fd)
 static void server_turn_cb (uv_prepare_t *w)
 {
     struct usock_server *s = w->data;
+    struct list_node turn;
+
     s->turn_bytes = 0;
+    /* flush deferred clients, oldest first, within this turn's budget */
+    list_move_all (&turn, &s->deferred);
+    while (!list_empty (&turn)) {
+        struct usock_client *c
+            = list_entry (turn.next, struct usock_client, deferred);
+        if (s->turn_bytes >= TURN_BUDGET) {
+            /* the rest keep their order, ahead of any deferred since */
+            struct list_node later;
+            list_move_all (&later, &s->deferred);
+            list_move_all (&s->deferred, &turn);
+            while (!list_empty (&later)) {
+                struct list_node *n = later.next;
+                list_del (n);
+                list_add_tail (&s->deferred, n);
+            }
+            break;
+        }
+        list_del (&c->deferred);
+        if (client_flush (c) == 0)
+            client_update_poll (c);
+    }
 }
 
 static void server_backoff_cb (uv_timer_t *w)
@@ -1243,6 +1289,7 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     list_init (&s->closing);
     list_init (&s->ready);
     list_init (&s->partial);
+    list_init (&s->deferred);
     if (!(s->path = strdup (path)) || !(s->rbuf = malloc (RBUF_SIZE))
         || !(s->wbuf = malloc (WBUF_SIZE))) {
         errprintf (error, "out of memory");
