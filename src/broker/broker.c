@@ -618,6 +618,8 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 /* Route what the broker's own services sent (at most 64 per turn). */
 static void self_drain (struct broker *b)
 {
+    size_t peers = strmap_count (b->peers);
+    size_t fanout = 0;
     int n;
 
     for (n = 0; n < 64; n++) {
@@ -637,8 +639,15 @@ static void self_drain (struct broker *b)
         }
         else if (type == FLUX_MSGTYPE_RESPONSE)
             router_response (b, msg);
-        else if (type == FLUX_MSGTYPE_EVENT)
+        else if (type == FLUX_MSGTYPE_EVENT) {
             (void)router_publish (b, msg);
+            /* Each event goes to every peer now: past a few thousand
+             * deliveries the rest wait for the next turn, so the other
+             * clients are served between (self_prep_cb keeps the loop
+             * from blocking while the pipe holds messages). */
+            if ((fanout += peers) >= 8192)
+                break;
+        }
         else
             flux_msg_decref (msg);
     }
