@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -38,6 +39,7 @@
 #define WBUF_SIZE (256 * 1024) /* shared encode buffer for small sends */
 #define UBUF_MIN (16 * 1024)   /* first size of a per-client buffer */
 #define UBUF_KEEP (64 * 1024)  /* an empty buffer larger than this is freed */
+#define UBUF_MAP (1024 * 1024) /* buffers this large are mremap()ed */
 #define FRAME_MIN (16 * 1024)  /* a private queue frame: small ones coalesce */
 #define QUEUE_KEEP 64          /* an empty queue ring larger than this goes */
 #define IOV_BATCH 64           /* frames per sendmsg() */
@@ -49,6 +51,7 @@
 struct ubuf {
     uint8_t *data;
     size_t off, len, cap; /* bytes in use are data[off..len) */
+    bool mapped;          /* data is an anonymous mapping (cap >= UBUF_MAP) */
 };
 
 /* Encoded bytes waiting in send queues.  A frame encoded for a shared
@@ -166,7 +169,23 @@ static int ubuf_reserve (struct ubuf *b, size_t room)
     ncap = b->cap ? b->cap : UBUF_MIN;
     while (ncap - b->len < room)
         ncap *= 2;
-    if (!(nd = realloc (b->data, ncap)))
+    if (ncap >= UBUF_MAP) {
+        /* Large buffers (a big frame arriving) are mappings: mremap()
+         * moves pages instead of copying them, and never holds the old
+         * and the new buffer at once. */
+        if (b->mapped)
+            nd = mremap (b->data, b->cap, ncap, MREMAP_MAYMOVE);
+        else if ((nd = mmap (NULL, ncap, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+                 != MAP_FAILED) {
+            memcpy (nd, b->data, b->len);
+            free (b->data);
+        }
+        if (nd == MAP_FAILED)
+            return -1;
+        b->mapped = true;
+    }
+    else if (!(nd = realloc (b->data, ncap)))
         return -1;
     b->data = nd;
     b->cap = ncap;
@@ -194,23 +213,23 @@ static size_t ubuf_next_cap (const struct ubuf *b, size_t room)
     return ncap;
 }
 
+static void ubuf_free (struct ubuf *b)
+{
+    if (b->mapped)
+        munmap (b->data, b->cap);
+    else
+        free (b->data);
+    memset (b, 0, sizeof (*b));
+}
+
 static void ubuf_consume (struct ubuf *b, size_t n)
 {
     b->off += n;
     if (b->off == b->len) {
         b->off = b->len = 0;
-        if (b->cap > UBUF_KEEP) {
-            free (b->data);
-            b->data = NULL;
-            b->cap = 0;
-        }
+        if (b->cap > UBUF_KEEP)
+            ubuf_free (b);
     }
-}
-
-static void ubuf_free (struct ubuf *b)
-{
-    free (b->data);
-    memset (b, 0, sizeof (*b));
 }
 
 /* Frames and send queues.  server->held counts each frame once, however
@@ -651,11 +670,13 @@ static int client_in_reserve (struct usock_client *c, size_t room)
     size_t ncap = ubuf_next_cap (&c->in, room);
 
     if (ncap > 0) {
-        /* realloc holds the old and the new buffer for a moment: make
-         * room under the limit for both before growing */
-        s->held += ncap;
+        /* make room under the limit before growing: for the new buffer
+         * and, unless it is mremap()ed, the old one still held while
+         * copying */
+        size_t extra = ncap - (c->in.mapped ? c->in.cap : 0);
+        s->held += extra;
         server_enforce (s);
-        s->held -= ncap;
+        s->held -= extra;
         if (c->closing)
             return -1;
     }
