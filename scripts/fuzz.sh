@@ -52,7 +52,8 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     $(ls src/broker/*.c | grep -v -e '/main\.c$' -e '/boot\.c$' -e '/boot_pmi\.c$' -e '/conf\.c$' \
         -e '/boot_config\.c$') \
     src/overlay/*.c src/common/libflux/*.c src/common/libidset/*.c \
-    $(pkg-config --libs jansson libuv libzmq) -ldl -lpthread \
+    src/common/libutil/fsd.c \
+    $(pkg-config --libs jansson libuv libzmq) -ldl -lpthread -lm \
     -o "$builddir/router_fuzz"
 clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
     -I src/common $(pkg-config --cflags jansson) \

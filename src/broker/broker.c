@@ -19,11 +19,13 @@
  * which the module threads hold for reading while they route.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker.h"
+#include "libutil/fsd.h"
 #include "module.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
@@ -548,7 +550,10 @@ void router_event (struct broker *b, flux_msg_t *msg)
     ctx.private = flux_msg_is_private (msg);
     for (i = 0; i < b->nchildren && b->overlay; i++)
         (void)overlay_send_child (b->overlay, b->children[i], msg);
+    /* one encoding of the event, shared by every client queue holding it */
+    usock_server_share (b->usock, msg);
     strmap_foreach (b->peers, deliver_event, &ctx);
+    usock_server_share (b->usock, NULL);
     /* the broker's own services see every event (they filter by handler) */
     (void)peer_send (b->self, msg);
     flux_msg_decref (msg);
@@ -612,6 +617,8 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 /* Route what the broker's own services sent (at most 64 per turn). */
 static void self_drain (struct broker *b)
 {
+    size_t peers = strmap_count (b->peers);
+    size_t fanout = 0;
     int n;
 
     for (n = 0; n < 64; n++) {
@@ -631,8 +638,15 @@ static void self_drain (struct broker *b)
         }
         else if (type == FLUX_MSGTYPE_RESPONSE)
             router_response (b, msg);
-        else if (type == FLUX_MSGTYPE_EVENT)
+        else if (type == FLUX_MSGTYPE_EVENT) {
             (void)router_publish (b, msg);
+            /* Each event goes to every peer now: past a few thousand
+             * deliveries the rest wait for the next turn, so the other
+             * clients are served between (self_prep_cb keeps the loop
+             * from blocking while the pipe holds messages). */
+            if ((fanout += peers) >= 8192)
+                break;
+        }
         else
             flux_msg_decref (msg);
     }
@@ -916,12 +930,98 @@ static const struct usock_ops usock_ops = {
     .log = usock_log,
 };
 
+/* A byte count: digits with an optional k, M, G or T (binary multiples). */
+static int parse_bytes (const char *s, uint64_t *val)
+{
+    const char *units = "kMGT";
+    const char *u;
+    uint64_t v;
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoull (s, &end, 10);
+    if (errno)
+        return -1;
+    if (*end) {
+        if (end[1] || !(u = strchr (units, *end == 'K' ? 'k' : *end)))
+            return -1;
+        for (int i = 0; i <= u - units; i++) {
+            if (v > UINT64_MAX / 1024)
+                return -1;
+            v *= 1024;
+        }
+    }
+    *val = v;
+    return 0;
+}
+
+/* Read the immutable attribute name (or give it the default dflt) as a
+ * byte count of at least 'min'. */
+static int bytes_attr (struct broker *b, const char *name, uint64_t dflt,
+                       uint64_t min, size_t *dst)
+{
+    const char *s = attr_get (b->attrs, name, NULL);
+    char buf[32];
+    uint64_t v = dflt;
+
+    if (s && (parse_bytes (s, &v) < 0 || v < min || v > SIZE_MAX)) {
+        fprintf (stderr,
+                 "flux-broker: %s must be a byte count of at least %" PRIu64
+                 " (e.g. 64M), not %s\n",
+                 name, min, s);
+        return -1;
+    }
+    if (!s) {
+        snprintf (buf, sizeof (buf), "%" PRIu64, v);
+        if (attr_add (b->attrs, name, buf, ATTR_IMMUTABLE) < 0)
+            return -1;
+    }
+    *dst = (size_t)v;
+    return 0;
+}
+
+/* The local connector's memory bounds (flux-broker(8), LOCAL CONNECTOR). */
+static int usock_limits (struct broker *b, struct usock_policy *p)
+{
+    const char *name = "broker.client-frame-timeout";
+    const char *s = attr_get (b->attrs, name, NULL);
+    double t = USOCK_FRAME_TIMEOUT_DEFAULT / 1000.;
+
+    if (bytes_attr (b, "broker.client-queue-limit", usock_held_default (),
+                    1024 * 1024, &p->max_held_bytes)
+            < 0
+        || bytes_attr (b, "broker.client-sendq-limit", USOCK_SENDQ_DEFAULT,
+                       64 * 1024, &p->max_sendq_bytes)
+               < 0
+        || bytes_attr (b, "broker.owner-frame-limit",
+                       FLUX_MSG_FRAME_PREFIX + FLUX_MSG_FRAME_MAX, 1024,
+                       &p->owner_frame_max)
+               < 0
+        || bytes_attr (b, "broker.guest-frame-limit", USOCK_GUEST_FRAME_DEFAULT,
+                       1024, &p->guest_frame_max)
+               < 0)
+        return -1;
+    if (s && (fsd_parse_duration (s, &t) < 0 || t < 0.001 || t > 1e6)) {
+        fprintf (stderr, "flux-broker: %s must be a duration (FSD), not %s\n",
+                 name, s);
+        return -1;
+    }
+    if (!s && attr_add (b->attrs, name, "60s", ATTR_IMMUTABLE) < 0)
+        return -1;
+    p->frame_timeout_ms = (uint64_t)(t * 1000);
+    return 0;
+}
+
 int router_usock_start (struct broker *b, const char *path)
 {
     struct usock_policy policy = {.owner = b->owner};
     const char *s;
     flux_error_t error;
 
+    if (usock_limits (b, &policy) < 0)
+        return -1;
     if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))
         policy.allow_guest_user = !strcmp (s, "1") || !strcmp (s, "true");
     if ((s = attr_get (b->attrs, "access.allow-root-owner", NULL)))

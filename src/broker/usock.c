@@ -9,6 +9,14 @@
  * go through per-server scratch buffers; a client holds buffer memory only
  * while it has a partial frame in or unsent bytes out.  Closed clients are
  * freed from their uv_close callback, which is the "safe point".
+ *
+ * Memory bounds (issue 25): every byte held for clients (send queues,
+ * partial input, queue rings) is counted in server->held.  Past
+ * max_held_bytes the clients holding the most are disconnected, largest
+ * first, with a log line.  An event sent to many clients is encoded once
+ * and its frame shared by their queues (usock_server_share).  A frame's
+ * announced size is checked against the client's role before its bytes
+ * are read, and a frame begun must be finished within frame_timeout_ms.
  */
 #include "config.h"
 #include <errno.h>
@@ -16,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -29,19 +39,40 @@
 #define WBUF_SIZE (256 * 1024) /* shared encode buffer for small sends */
 #define UBUF_MIN (16 * 1024)   /* first size of a per-client buffer */
 #define UBUF_KEEP (64 * 1024)  /* an empty buffer larger than this is freed */
+#define UBUF_MAP (1024 * 1024) /* buffers this large are mremap()ed */
+#define FRAME_MIN (16 * 1024)  /* a private queue frame: small ones coalesce */
+#define QUEUE_KEEP 64          /* an empty queue ring larger than this goes */
+#define IOV_BATCH 64           /* frames per sendmsg() */
+#define TURN_BUDGET (4u << 20) /* bytes written per loop turn, beyond which */
+#define TURN_SMALL 4096        /* only frames this small go out at once */
 #define ACCEPT_BATCH 64        /* accepts per listen callback */
 #define BACKOFF_MS 100         /* accept pause when out of fds/memory */
 
 struct ubuf {
     uint8_t *data;
     size_t off, len, cap; /* bytes in use are data[off..len) */
+    bool mapped;          /* data is an anonymous mapping (cap >= UBUF_MAP) */
+};
+
+/* Encoded bytes waiting in send queues.  A frame encoded for a shared
+ * message (usock_server_share) is referenced by every queue that holds it;
+ * a private frame (refs == 1) may take more messages at its end.
+ */
+struct frame {
+    unsigned refs;
+    size_t len, cap;
+    uint8_t data[];
 };
 
 struct usock_client {
     struct usock_server *server;
-    struct list_node node;  /* on server->clients, then server->closing */
-    struct list_node ready; /* on server->ready while frames wait */
+    struct list_node node;     /* on server->clients, then server->closing */
+    struct list_node ready;    /* on server->ready while frames wait */
+    struct list_node partial;  /* on server->partial while a frame is due */
+    struct list_node deferred; /* on server->deferred: flush next turn */
+    uint64_t partial_start;    /* loop time (ms) the partial frame began */
     int fd;
+    pid_t pid;
     uv_poll_t w;
     int events;  /* events w is started with (0: stopped) */
     bool paused; /* complete frames buffered: reading paused */
@@ -50,8 +81,12 @@ struct usock_client {
     struct flux_msg_cred cred;
     char uuid[37];
     struct ubuf in;
-    struct ubuf out;
-    size_t need; /* bytes the partial frame in 'in' needs in all */
+    size_t need;      /* bytes the partial frame in 'in' needs in all */
+    struct frame **q; /* send queue: a ring of frames */
+    size_t qhead, qcount, qsize;
+    size_t qoff;    /* bytes of the head frame already sent */
+    size_t qbytes;  /* bytes waiting in all */
+    size_t charged; /* in.cap + ring: counted in server->held */
     void *aux;
     usock_free_f aux_destroy;
 };
@@ -68,12 +103,21 @@ struct usock_server {
     uv_poll_t listen_w;
     uv_timer_t backoff_w;
     uv_idle_t idle_w;
+    uv_timer_t deadline_w;
+    uv_prepare_t turn_w;
+    size_t turn_bytes; /* written since the last turn began */
     struct list_node clients;
     struct list_node closing;
     struct list_node ready;
+    struct list_node partial;  /* clients with a partial frame, oldest first */
+    struct list_node deferred; /* clients whose flush waits for a turn */
     size_t count;
     int handles; /* initialized uv handles not yet closed */
     bool destroyed;
+    bool enforcing;
+    size_t held; /* bytes held for clients: frames, input buffers, rings */
+    const flux_msg_t *share_msg;
+    struct frame *share_frame; /* its encoding, made on first use */
     uint8_t *rbuf;
     uint8_t *wbuf;
 };
@@ -83,7 +127,7 @@ static void server_log (struct usock_server *s, const char *fmt, ...)
 
 static void server_log (struct usock_server *s, const char *fmt, ...)
 {
-    char text[256];
+    char text[512];
     va_list ap;
     int saved_errno = errno;
 
@@ -125,11 +169,57 @@ static int ubuf_reserve (struct ubuf *b, size_t room)
     ncap = b->cap ? b->cap : UBUF_MIN;
     while (ncap - b->len < room)
         ncap *= 2;
-    if (!(nd = realloc (b->data, ncap)))
+    if (ncap >= UBUF_MAP) {
+        /* Large buffers (a big frame arriving) are mappings: mremap()
+         * moves pages instead of copying them, and never holds the old
+         * and the new buffer at once. */
+        if (b->mapped)
+            nd = mremap (b->data, b->cap, ncap, MREMAP_MAYMOVE);
+        else if ((nd = mmap (NULL, ncap, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+                 != MAP_FAILED) {
+            memcpy (nd, b->data, b->len);
+            free (b->data);
+        }
+        if (nd == MAP_FAILED)
+            return -1;
+        b->mapped = true;
+    }
+    else if (!(nd = realloc (b->data, ncap)))
         return -1;
     b->data = nd;
     b->cap = ncap;
     return 0;
+}
+
+/* The capacity ubuf_reserve (b, room) would grow b to, or 0 if it would
+ * not allocate. */
+static size_t ubuf_next_cap (const struct ubuf *b, size_t room)
+{
+    size_t used = ubuf_used (b);
+    size_t len = b->len;
+    size_t ncap;
+
+    if (b->cap - len >= room)
+        return 0;
+    if (b->off > 0 && b->off >= used) {
+        len = used;
+        if (b->cap - len >= room)
+            return 0;
+    }
+    ncap = b->cap ? b->cap : UBUF_MIN;
+    while (ncap - len < room)
+        ncap *= 2;
+    return ncap;
+}
+
+static void ubuf_free (struct ubuf *b)
+{
+    if (b->mapped)
+        munmap (b->data, b->cap);
+    else
+        free (b->data);
+    memset (b, 0, sizeof (*b));
 }
 
 static void ubuf_consume (struct ubuf *b, size_t n)
@@ -137,12 +227,118 @@ static void ubuf_consume (struct ubuf *b, size_t n)
     b->off += n;
     if (b->off == b->len) {
         b->off = b->len = 0;
-        if (b->cap > UBUF_KEEP) {
-            free (b->data);
-            b->data = NULL;
-            b->cap = 0;
+        if (b->cap > UBUF_KEEP)
+            ubuf_free (b);
+    }
+}
+
+/* Frames and send queues.  server->held counts each frame once, however
+ * many queues hold it, plus every client's input buffer and queue ring.
+ */
+
+static struct frame *frame_create (struct usock_server *s, size_t cap)
+{
+    struct frame *f;
+
+    if (!(f = malloc (sizeof (*f) + cap)))
+        return NULL;
+    f->refs = 1;
+    f->len = 0;
+    f->cap = cap;
+    s->held += cap;
+    return f;
+}
+
+static void frame_decref (struct usock_server *s, struct frame *f)
+{
+    if (f && --f->refs == 0) {
+        s->held -= f->cap;
+        free (f);
+    }
+}
+
+/* Bring c's share of server->held in step with its buffer and ring. */
+static void client_recharge (struct usock_client *c)
+{
+    size_t now = c->in.cap + c->qsize * sizeof (c->q[0]);
+
+    c->server->held = c->server->held - c->charged + now;
+    c->charged = now;
+}
+
+static struct frame *queue_tail (struct usock_client *c)
+{
+    if (c->qcount == 0)
+        return NULL;
+    return c->q[(c->qhead + c->qcount - 1) % c->qsize];
+}
+
+/* Append f (the caller's reference passes to the queue). */
+static int queue_push (struct usock_client *c, struct frame *f)
+{
+    if (c->qcount == c->qsize) {
+        size_t nsize = c->qsize ? 2 * c->qsize : 8;
+        struct frame **nq;
+
+        if (!(nq = malloc (nsize * sizeof (*nq))))
+            return -1;
+        for (size_t i = 0; i < c->qcount; i++)
+            nq[i] = c->q[(c->qhead + i) % c->qsize];
+        free (c->q);
+        c->q = nq;
+        c->qhead = 0;
+        c->qsize = nsize;
+    }
+    c->q[(c->qhead + c->qcount) % c->qsize] = f;
+    c->qcount++;
+    client_recharge (c);
+    return 0;
+}
+
+static void queue_pop (struct usock_client *c)
+{
+    frame_decref (c->server, c->q[c->qhead]);
+    c->qhead = (c->qhead + 1) % c->qsize;
+    c->qoff = 0;
+    if (--c->qcount == 0) {
+        c->qhead = 0;
+        if (c->qsize > QUEUE_KEEP) {
+            free (c->q);
+            c->q = NULL;
+            c->qsize = 0;
+            client_recharge (c);
         }
     }
+}
+
+/* Take n sent bytes off the front of the queue. */
+static void queue_consume (struct usock_client *c, size_t n)
+{
+    c->qbytes -= n;
+    while (n > 0) {
+        struct frame *f = c->q[c->qhead];
+        size_t left = f->len - c->qoff;
+
+        if (n < left) {
+            c->qoff += n;
+            break;
+        }
+        n -= left;
+        queue_pop (c);
+    }
+}
+
+/* Drop everything held for c (it is being closed). */
+static void client_drop_buffers (struct usock_client *c)
+{
+    while (c->qcount > 0)
+        queue_pop (c);
+    free (c->q);
+    c->q = NULL;
+    c->qsize = 0;
+    c->qbytes = 0;
+    ubuf_free (&c->in);
+    client_recharge (c);
 }
 
 /* Clients */
@@ -151,6 +347,7 @@ static void server_free (struct usock_server *s);
 static void client_poll_cb (uv_poll_t *w, int status, int events);
 static void server_idle_cb (uv_idle_t *w);
 static void server_listen_cb (uv_poll_t *w, int status, int events);
+static void server_deadline_cb (uv_timer_t *w);
 
 static void handle_closed (struct usock_server *s)
 {
@@ -167,7 +364,7 @@ static void client_update_poll (struct usock_client *c)
         return;
     if (!c->paused)
         events |= UV_READABLE;
-    if (ubuf_used (&c->out) > 0)
+    if (c->qcount > 0 && !list_attached (&c->deferred))
         events |= UV_WRITABLE;
     if (events == c->events)
         return;
@@ -204,8 +401,7 @@ static void client_close_cb (uv_handle_t *h)
 
     client_release (c);
     list_del (&c->node);
-    free (c->in.data);
-    free (c->out.data);
+    client_drop_buffers (c);
     free (c);
     handle_closed (s);
 }
@@ -219,14 +415,89 @@ void usock_client_disconnect (struct usock_client *c)
     s = c->server;
     c->closing = true;
     list_del (&c->ready);
+    list_del (&c->partial);
+    list_del (&c->deferred);
     list_del (&c->node);
     list_add_tail (&s->closing, &c->node);
     s->count--;
     /* uv_close takes the fd out of the poll set now, so closing the fd
-     * right away is safe and lets the peer see EOF at once. */
+     * right away is safe and lets the peer see EOF at once.  Nothing more
+     * is sent or read: what was held for the client is freed now. */
     uv_close ((uv_handle_t *)&c->w, client_close_cb);
     close (c->fd);
     c->fd = -1;
+    client_drop_buffers (c);
+}
+
+/* Memory held for c: its queued bytes, input buffer and queue ring. */
+static size_t client_weight (const struct usock_client *c)
+{
+    return c->qbytes + c->charged;
+}
+
+static int weight_cmp (const void *a, const void *b)
+{
+    size_t wa = client_weight (*(struct usock_client *const *)a);
+    size_t wb = client_weight (*(struct usock_client *const *)b);
+    return wa < wb ? 1 : wa > wb ? -1 : 0;
+}
+
+static void client_evict (struct usock_client *c)
+{
+    struct usock_server *s = c->server;
+
+    server_log (s,
+                "client %s (uid %u, pid %d): %zu bytes held for it (%zu "
+                "unread, %zu buffered input): clients hold %zu bytes in "
+                "all, over the %zu byte limit: disconnecting",
+                c->uuid, c->cred.userid, (int)c->pid, client_weight (c),
+                c->qbytes, c->in.cap, s->held, s->policy.max_held_bytes);
+    usock_client_disconnect (c);
+}
+
+/* Keep server->held under the limit: past it, disconnect the clients
+ * that hold the most (the slowest readers, the largest partial frames)
+ * until it is back under.  A frame shared by several queues is freed
+ * only with its last holder, so the largest holders go first.
+ */
+static void server_enforce (struct usock_server *s)
+{
+    struct usock_client **v;
+    struct list_node *pos;
+    size_t n = 0;
+
+    if (s->held <= s->policy.max_held_bytes || s->enforcing)
+        return;
+    s->enforcing = true;
+    if ((v = malloc ((s->count + 1) * sizeof (*v)))) {
+        for (pos = s->clients.next; pos != &s->clients; pos = pos->next) {
+            struct usock_client *c
+                = list_entry (pos, struct usock_client, node);
+            if (client_weight (c) > 0 && n < s->count)
+                v[n++] = c;
+        }
+        qsort (v, n, sizeof (*v), weight_cmp);
+        for (size_t i = 0; i < n && s->held > s->policy.max_held_bytes; i++)
+            client_evict (v[i]);
+        free (v);
+    }
+    else {
+        /* out of memory: find the largest holder one at a time */
+        while (s->held > s->policy.max_held_bytes) {
+            struct usock_client *max = NULL;
+            for (pos = s->clients.next; pos != &s->clients; pos = pos->next) {
+                struct usock_client *c
+                    = list_entry (pos, struct usock_client, node);
+                if (client_weight (c) > 0
+                    && (!max || client_weight (c) > client_weight (max)))
+                    max = c;
+            }
+            if (!max)
+                break;
+            client_evict (max);
+        }
+    }
+    s->enforcing = false;
 }
 
 /* PROTOCOLS.md 1.2: owners may preset credentials, guests may not. */
@@ -244,9 +515,60 @@ static void client_stamp (struct usock_client *c, flux_msg_t *msg)
     (void)flux_msg_set_cred (msg, cred);
 }
 
+static size_t client_frame_max (const struct usock_client *c)
+{
+    const struct usock_policy *p = &c->server->policy;
+
+    return (c->cred.rolemask & FLUX_ROLE_OWNER) ? p->owner_frame_max
+                                                : p->guest_frame_max;
+}
+
+/* A frame is partly in: start its clock unless it is already running. */
+static void client_partial_begin (struct usock_client *c)
+{
+    struct usock_server *s = c->server;
+
+    if (list_attached (&c->partial))
+        return;
+    c->partial_start = uv_now (s->loop);
+    list_add_tail (&s->partial, &c->partial);
+    if (!uv_is_active ((uv_handle_t *)&s->deadline_w))
+        uv_timer_start (&s->deadline_w, server_deadline_cb,
+                        s->policy.frame_timeout_ms, 0);
+}
+
+/* Disconnect clients that started a frame longer ago than the timeout
+ * and have not finished it.  The list is in order of start time. */
+static void server_deadline_cb (uv_timer_t *w)
+{
+    struct usock_server *s = w->data;
+    uint64_t now = uv_now (s->loop);
+    uint64_t limit = s->policy.frame_timeout_ms;
+
+    while (!list_empty (&s->partial)) {
+        struct usock_client *c
+            = list_entry (s->partial.next, struct usock_client, partial);
+        uint64_t due = c->partial_start + limit;
+
+        if (due > now) {
+            uv_timer_start (&s->deadline_w, server_deadline_cb, due - now, 0);
+            return;
+        }
+        server_log (s,
+                    "client %s (uid %u, pid %d): a frame of %zu bytes was "
+                    "begun %.1f s ago and is still incomplete (%zu bytes "
+                    "in): disconnecting",
+                    c->uuid, c->cred.userid, (int)c->pid, c->need,
+                    (now - c->partial_start) / 1000., ubuf_used (&c->in));
+        usock_client_disconnect (c);
+    }
+}
+
 /* Decode and deliver up to USOCK_BATCH frames from buf.  Returns the bytes
  * consumed, or -1 if the client was closed meanwhile.  *more is set when
- * the batch limit stopped it with bytes left over.
+ * the batch limit stopped it with bytes left over.  A frame whose announced
+ * size is over the client's limit closes the client before its bytes are
+ * read; one left incomplete starts its clock (frame_timeout_ms).
  */
 static ssize_t client_deliver (struct usock_client *c, const uint8_t *buf,
                                size_t size, bool *more)
@@ -267,17 +589,31 @@ static ssize_t client_deliver (struct usock_client *c, const uint8_t *buf,
         }
         n = flux_msg_frame_decode (buf + off, size - off, &msg, &need);
         if (n < 0) {
-            server_log (s, "client %s (uid %u): bad frame (%s), disconnecting",
-                        c->uuid, c->cred.userid, strerror (errno));
+            server_log (s,
+                        "client %s (uid %u, pid %d): bad frame (%s), "
+                        "disconnecting",
+                        c->uuid, c->cred.userid, (int)c->pid, strerror (errno));
             usock_client_disconnect (c);
             return -1;
         }
         if (n == 0) {
+            if (need > client_frame_max (c)) {
+                server_log (s,
+                            "client %s (uid %u, pid %d): announces a frame "
+                            "of %zu bytes, over the %zu byte limit of its "
+                            "role: disconnecting",
+                            c->uuid, c->cred.userid, (int)c->pid, need,
+                            client_frame_max (c));
+                usock_client_disconnect (c);
+                return -1;
+            }
             c->need = need;
+            client_partial_begin (c);
             break;
         }
         off += n;
         count++;
+        list_del (&c->partial); /* a frame completed: its clock stops */
         client_stamp (c, msg);
         s->ops.message (c, msg, s->arg);
         if (c->closing)
@@ -314,15 +650,45 @@ static void client_deliver_buffered (struct usock_client *c)
     if (n < 0)
         return;
     ubuf_consume (&c->in, n);
+    client_recharge (c);
     client_set_paused (c, more);
 }
 
 static void client_read_error (struct usock_client *c, ssize_t n)
 {
     if (n < 0 && errno != ECONNRESET)
-        server_log (c->server, "client %s (uid %u): read: %s", c->uuid,
-                    c->cred.userid, strerror (errno));
+        server_log (c->server, "client %s (uid %u, pid %d): read: %s", c->uuid,
+                    c->cred.userid, (int)c->pid, strerror (errno));
     usock_client_disconnect (c);
+}
+
+/* Grow the input buffer for 'room' more bytes, within the server's
+ * limit.  -1 if the client was closed. */
+static int client_in_reserve (struct usock_client *c, size_t room)
+{
+    struct usock_server *s = c->server;
+    size_t ncap = ubuf_next_cap (&c->in, room);
+
+    if (ncap > 0) {
+        /* make room under the limit before growing: for the new buffer
+         * and, unless it is mremap()ed, the old one still held while
+         * copying */
+        size_t extra = ncap - (c->in.mapped ? c->in.cap : 0);
+        s->held += extra;
+        server_enforce (s);
+        s->held -= extra;
+        if (c->closing)
+            return -1;
+    }
+    if (ubuf_reserve (&c->in, room) < 0) {
+        server_log (c->server, "client %s: out of memory, disconnecting",
+                    c->uuid);
+        usock_client_disconnect (c);
+        return -1;
+    }
+    client_recharge (c);
+    server_enforce (c->server);
+    return c->closing ? -1 : 0;
 }
 
 /* Nothing buffered: read into the shared buffer, keep only a remainder. */
@@ -343,11 +709,8 @@ static void client_read_direct (struct usock_client *c)
     if ((done = client_deliver (c, s->rbuf, n, &more)) < 0)
         return;
     if ((left = n - done) > 0) {
-        if (ubuf_reserve (&c->in, left) < 0) {
-            server_log (s, "client %s: out of memory, disconnecting", c->uuid);
-            usock_client_disconnect (c);
+        if (client_in_reserve (c, left) < 0)
             return;
-        }
         memcpy (c->in.data + c->in.len, s->rbuf + done, left);
         c->in.len += left;
     }
@@ -355,8 +718,9 @@ static void client_read_direct (struct usock_client *c)
 }
 
 /* A partial frame is buffered: read the rest into the client's buffer,
- * growing it at most twofold per read (a frame's claimed length costs
- * memory only as its bytes actually arrive).
+ * growing it only once full, and at most twofold (a frame's claimed length
+ * costs memory only as its bytes actually arrive: the buffer is never more
+ * than twice what arrived).
  */
 static void client_read (struct usock_client *c)
 {
@@ -369,14 +733,12 @@ static void client_read (struct usock_client *c)
         client_read_direct (c);
         return;
     }
-    want = c->need > used ? c->need - used : UBUF_MIN;
-    if (want > b->cap && b->cap >= UBUF_MIN)
-        want = b->cap;
-    if (ubuf_reserve (b, want) < 0) {
-        server_log (c->server, "client %s: out of memory, disconnecting",
-                    c->uuid);
-        usock_client_disconnect (c);
-        return;
+    if (b->len == b->cap || b->cap - b->len < UBUF_MIN / 4) {
+        want = c->need > used ? c->need - used : UBUF_MIN;
+        if (want > used && used >= UBUF_MIN)
+            want = used;
+        if (client_in_reserve (c, want) < 0)
+            return;
     }
     n = recv (c->fd, b->data + b->len, b->cap - b->len, MSG_DONTWAIT);
     if (n <= 0) {
@@ -389,23 +751,55 @@ static void client_read (struct usock_client *c)
     client_deliver_buffered (c);
 }
 
+/* Flush c at the next turn: stop watching its writability meanwhile (a
+ * level-triggered watch on thousands of writable sockets would report
+ * them all on every turn). */
+static void client_defer (struct usock_client *c)
+{
+    struct usock_server *s = c->server;
+
+    if (!list_attached (&c->deferred))
+        list_add_tail (&s->deferred, &c->deferred);
+    server_idle_start (s);
+    client_update_poll (c);
+}
+
 /* Write what the socket takes of the send queue.  -1 if c was closed. */
 static int client_flush (struct usock_client *c)
 {
+    struct usock_server *s = c->server;
+    struct iovec iov[IOV_BATCH];
+    struct msghdr mh = {.msg_iov = iov};
+    size_t i;
     ssize_t n;
 
-    n = send (c->fd, c->out.data + c->out.off, ubuf_used (&c->out),
-              MSG_NOSIGNAL | MSG_DONTWAIT);
+    /* Past the turn's budget, large frames wait for the next turn (the
+     * socket stays writable): a fan-out of large events to thousands of
+     * clients is spread over turns, and other clients are served between. */
+    if (s->turn_bytes >= TURN_BUDGET && c->qbytes > TURN_SMALL) {
+        client_defer (c);
+        return 0;
+    }
+
+    for (i = 0; i < c->qcount && i < IOV_BATCH; i++) {
+        struct frame *f = c->q[(c->qhead + i) % c->qsize];
+        size_t off = i == 0 ? c->qoff : 0;
+        iov[i].iov_base = f->data + off;
+        iov[i].iov_len = f->len - off;
+    }
+    mh.msg_iovlen = i;
+    n = sendmsg (c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
         if (errno == EAGAIN || errno == EINTR)
             return 0;
         if (errno != EPIPE && errno != ECONNRESET)
-            server_log (c->server, "client %s (uid %u): write: %s", c->uuid,
-                        c->cred.userid, strerror (errno));
+            server_log (c->server, "client %s (uid %u, pid %d): write: %s",
+                        c->uuid, c->cred.userid, (int)c->pid, strerror (errno));
         usock_client_disconnect (c);
         return -1;
     }
-    ubuf_consume (&c->out, n);
+    s->turn_bytes += n;
+    queue_consume (c, n);
     client_update_poll (c);
     return 0;
 }
@@ -444,81 +838,153 @@ static void server_idle_cb (uv_idle_t *w)
         if (s->destroyed)
             return;
     }
-    if (list_empty (&s->ready))
+    if (list_empty (&s->ready) && list_empty (&s->deferred))
         uv_idle_stop (&s->idle_w);
+}
+
+/* The encoding of the shared message, made once. */
+static struct frame *shared_frame (struct usock_server *s, size_t size)
+{
+    struct frame *f = s->share_frame;
+
+    if (!f) {
+        if (!(f = frame_create (s, size)))
+            return NULL;
+        (void)flux_msg_frame_encode (s->share_msg, f->data, size);
+        f->len = size;
+        s->share_frame = f;
+    }
+    return f;
+}
+
+/* Queue the last 'size - sent' bytes of msg's frame.  'enc' holds the
+ * encoding if made already: a frame (shared or not: its reference is
+ * taken) or NULL (then msg is encoded here; 'sent' must be 0 then).
+ */
+static int client_queue (struct usock_client *c, const flux_msg_t *msg,
+                         size_t size, struct frame *enc, const uint8_t *bytes,
+                         size_t sent)
+{
+    struct usock_server *s = c->server;
+    size_t rest = size - sent;
+    struct frame *t;
+
+    if (enc) {
+        enc->refs++;
+        if (queue_push (c, enc) < 0) {
+            frame_decref (s, enc);
+            return -1;
+        }
+        if (c->qcount == 1)
+            c->qoff = sent;
+    }
+    else if ((t = queue_tail (c)) && t->refs == 1 && t->cap - t->len >= rest) {
+        if (bytes)
+            memcpy (t->data + t->len, bytes + sent, rest);
+        else
+            (void)flux_msg_frame_encode (msg, t->data + t->len, rest);
+        t->len += rest;
+    }
+    else {
+        if (!(t = frame_create (s, rest > FRAME_MIN ? rest : FRAME_MIN)))
+            return -1;
+        if (bytes)
+            memcpy (t->data, bytes + sent, rest);
+        else
+            (void)flux_msg_frame_encode (msg, t->data, rest);
+        t->len = rest;
+        if (queue_push (c, t) < 0) {
+            frame_decref (s, t);
+            return -1;
+        }
+    }
+    c->qbytes += rest;
+    return 0;
 }
 
 /* Bytes wait for writability: queue behind them (no syscall). */
 static int client_enqueue (struct usock_client *c, const flux_msg_t *msg,
-                           size_t size)
+                           size_t size, bool shared)
 {
     struct usock_server *s = c->server;
-    struct ubuf *b = &c->out;
-    size_t total = ubuf_used (b) + size;
+    size_t total = client_weight (c) + size;
+    struct frame *f = NULL;
 
-    if (total > s->policy.max_sendq_bytes) {
+    if (c->qcount > 0 && total > s->policy.max_sendq_bytes) {
         server_log (s,
-                    "client %s (uid %u): %zu bytes unread, over the %zu "
-                    "byte send queue limit: disconnecting",
-                    c->uuid, c->cred.userid, total, s->policy.max_sendq_bytes);
+                    "client %s (uid %u, pid %d): %zu bytes unread, over the "
+                    "%zu byte send queue limit: disconnecting",
+                    c->uuid, c->cred.userid, (int)c->pid, total,
+                    s->policy.max_sendq_bytes);
         usock_client_disconnect (c);
         errno = EPIPE;
         return -1;
     }
-    if (ubuf_reserve (b, size) < 0)
+    if (shared && !(f = shared_frame (s, size)))
         return -1;
-    (void)flux_msg_frame_encode (msg, b->data + b->len, size);
-    b->len += size;
-    return 0;
+    return client_queue (c, msg, size, f, NULL, 0);
 }
 
-/* Nothing waits: encode (small frames into the shared buffer), write what
- * the socket takes and queue the rest.
+/* Nothing waits: encode (small frames into the shared buffer, a shared
+ * message once for all), write what the socket takes and queue the rest.
  */
 static int client_send_now (struct usock_client *c, const flux_msg_t *msg,
-                            size_t size)
+                            size_t size, bool shared)
 {
     struct usock_server *s = c->server;
-    struct ubuf *b = &c->out;
-    bool shared = size <= WBUF_SIZE;
-    uint8_t *buf;
+    struct frame *own = NULL, *enc = NULL;
+    const uint8_t *buf;
     ssize_t n;
+    int rc = 0;
 
-    if (!shared && ubuf_reserve (b, size) < 0)
-        return -1;
-    buf = shared ? s->wbuf : b->data + b->len;
-    (void)flux_msg_frame_encode (msg, buf, size);
+    if (shared) {
+        if (!(enc = shared_frame (s, size)))
+            return -1;
+        buf = enc->data;
+    }
+    else if (size <= WBUF_SIZE) {
+        (void)flux_msg_frame_encode (msg, s->wbuf, size);
+        buf = s->wbuf;
+    }
+    else {
+        if (!(own = frame_create (s, size)))
+            return -1;
+        (void)flux_msg_frame_encode (msg, own->data, size);
+        own->len = size;
+        enc = own;
+        buf = own->data;
+    }
     n = send (c->fd, buf, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0)
+        s->turn_bytes += n;
     if (n < 0) {
         if (errno != EAGAIN && errno != EINTR) {
+            frame_decref (s, own);
             usock_client_disconnect (c);
             errno = EPIPE;
             return -1;
         }
         n = 0;
     }
-    if (shared && (size_t)n < size) {
-        if (ubuf_reserve (b, size - n) < 0) {
-            /* part of a frame is on the wire: the stream is lost */
-            server_log (s, "client %s: out of memory, disconnecting", c->uuid);
-            usock_client_disconnect (c);
-            errno = ENOMEM;
-            return -1;
-        }
-        memcpy (b->data + b->len, buf + n, size - n);
-        b->len += size - n;
+    if ((size_t)n < size
+        && client_queue (c, msg, size, enc, enc ? NULL : buf, n) < 0) {
+        /* part of a frame may be on the wire: the stream is lost */
+        server_log (s, "client %s: out of memory, disconnecting", c->uuid);
+        usock_client_disconnect (c);
+        errno = ENOMEM;
+        rc = -1;
     }
-    else if (!shared) {
-        b->len += size;
-        ubuf_consume (b, n); /* frees a large buffer if all went out */
-    }
+    frame_decref (s, own);
     client_update_poll (c);
-    return 0;
+    return rc;
 }
 
 int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
 {
+    struct usock_server *s;
+    bool shared;
     ssize_t size;
+    int rc;
 
     if (!c || !msg) {
         errno = EINVAL;
@@ -528,11 +994,42 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
         errno = EPIPE;
         return -1;
     }
-    if ((size = flux_msg_frame_size (msg)) < 0)
+    s = c->server;
+    shared = s->share_msg && msg == s->share_msg;
+    if (shared && s->share_frame)
+        size = s->share_frame->len; /* encoded once, sized once */
+    else if ((size = flux_msg_frame_size (msg)) < 0)
         return -1;
-    if (ubuf_used (&c->out) > 0)
-        return client_enqueue (c, msg, size);
-    return client_send_now (c, msg, size);
+    if (c->qcount > 0)
+        rc = client_enqueue (c, msg, size, shared);
+    else if (s->turn_bytes >= TURN_BUDGET && size > TURN_SMALL) {
+        if ((rc = client_enqueue (c, msg, size, shared)) == 0)
+            client_defer (c);
+    }
+    else
+        rc = client_send_now (c, msg, size, shared);
+    if (rc == 0) {
+        server_enforce (s);
+        if (c->closing) {
+            errno = EPIPE;
+            return -1;
+        }
+    }
+    return rc;
+}
+
+void usock_server_share (struct usock_server *s, const flux_msg_t *msg)
+{
+    if (!s)
+        return;
+    frame_decref (s, s->share_frame);
+    s->share_frame = NULL;
+    s->share_msg = msg;
+}
+
+size_t usock_server_held (struct usock_server *s)
+{
+    return s ? s->held : 0;
 }
 
 const char *usock_client_uuid (struct usock_client *c)
@@ -602,6 +1099,8 @@ static struct usock_client *client_create (struct usock_server *s, int fd,
     c->fd = fd;
     c->cred = cred;
     list_init (&c->ready);
+    list_init (&c->partial);
+    list_init (&c->deferred);
     list_add_tail (&s->clients, &c->node);
     s->count++;
     return c;
@@ -631,6 +1130,7 @@ static void server_accept (struct usock_server *s, int fd)
         close (fd);
         return;
     }
+    c->pid = uc.pid;
     c->released = true; /* no disconnected callback before connected */
     /* A fresh socket always takes one byte; failure means the peer left. */
     if (send (fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
@@ -643,6 +1143,35 @@ static void server_accept (struct usock_server *s, int fd)
     c->released = false;
     if (s->ops.connected)
         s->ops.connected (c, s->arg);
+}
+
+static void server_turn_cb (uv_prepare_t *w)
+{
+    struct usock_server *s = w->data;
+    struct list_node turn;
+
+    s->turn_bytes = 0;
+    /* flush deferred clients, oldest first, within this turn's budget */
+    list_move_all (&turn, &s->deferred);
+    while (!list_empty (&turn)) {
+        struct usock_client *c
+            = list_entry (turn.next, struct usock_client, deferred);
+        if (s->turn_bytes >= TURN_BUDGET) {
+            /* the rest keep their order, ahead of any deferred since */
+            struct list_node later;
+            list_move_all (&later, &s->deferred);
+            list_move_all (&s->deferred, &turn);
+            while (!list_empty (&later)) {
+                struct list_node *n = later.next;
+                list_del (n);
+                list_add_tail (&s->deferred, n);
+            }
+            break;
+        }
+        list_del (&c->deferred);
+        if (client_flush (c) == 0)
+            client_update_poll (c);
+    }
 }
 
 static void server_backoff_cb (uv_timer_t *w)
@@ -767,11 +1296,21 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     s->policy = *policy;
     if (s->policy.max_sendq_bytes == 0)
         s->policy.max_sendq_bytes = USOCK_SENDQ_DEFAULT;
+    if (s->policy.max_held_bytes == 0)
+        s->policy.max_held_bytes = usock_held_default ();
+    if (s->policy.owner_frame_max == 0)
+        s->policy.owner_frame_max = FLUX_MSG_FRAME_PREFIX + FLUX_MSG_FRAME_MAX;
+    if (s->policy.guest_frame_max == 0)
+        s->policy.guest_frame_max = USOCK_GUEST_FRAME_DEFAULT;
+    if (s->policy.frame_timeout_ms == 0)
+        s->policy.frame_timeout_ms = USOCK_FRAME_TIMEOUT_DEFAULT;
     s->ops = *ops;
     s->arg = arg;
     list_init (&s->clients);
     list_init (&s->closing);
     list_init (&s->ready);
+    list_init (&s->partial);
+    list_init (&s->deferred);
     if (!(s->path = strdup (path)) || !(s->rbuf = malloc (RBUF_SIZE))
         || !(s->wbuf = malloc (WBUF_SIZE))) {
         errprintf (error, "out of memory");
@@ -787,8 +1326,13 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     }
     uv_timer_init (loop, &s->backoff_w);
     uv_idle_init (loop, &s->idle_w);
+    uv_timer_init (loop, &s->deadline_w);
+    uv_prepare_init (loop, &s->turn_w);
     s->listen_w.data = s->backoff_w.data = s->idle_w.data = s;
-    s->handles = 3;
+    s->deadline_w.data = s->turn_w.data = s;
+    s->handles = 5;
+    uv_prepare_start (&s->turn_w, server_turn_cb);
+    uv_unref ((uv_handle_t *)&s->turn_w);
     if ((e = uv_poll_start (&s->listen_w, UV_READABLE, server_listen_cb)) < 0) {
         errprintf (error, "%s: cannot watch socket: %s", path, uv_strerror (e));
         usock_server_destroy (s); /* handles exist: free from the loop */
@@ -814,6 +1358,9 @@ void usock_server_destroy (struct usock_server *s)
     uv_close ((uv_handle_t *)&s->listen_w, server_handle_close_cb);
     uv_close ((uv_handle_t *)&s->backoff_w, server_handle_close_cb);
     uv_close ((uv_handle_t *)&s->idle_w, server_handle_close_cb);
+    uv_close ((uv_handle_t *)&s->deadline_w, server_handle_close_cb);
+    uv_close ((uv_handle_t *)&s->turn_w, server_handle_close_cb);
+    usock_server_share (s, NULL);
     close (s->fd);
     s->fd = -1;
     /* remove the socket only if nobody replaced it since */
@@ -827,6 +1374,21 @@ void usock_server_destroy (struct usock_server *s)
     list_for_each_safe (pos, tmp, &s->closing)
         client_release (list_entry (pos, struct usock_client, node));
     errno = saved_errno;
+}
+
+size_t usock_held_default (void)
+{
+    long pages = sysconf (_SC_PHYS_PAGES);
+    long pagesize = sysconf (_SC_PAGESIZE);
+    uint64_t limit = USOCK_HELD_FLOOR;
+
+    if (pages > 0 && pagesize > 0)
+        limit = (uint64_t)pages * (uint64_t)pagesize / 4;
+    if (limit < USOCK_HELD_FLOOR)
+        limit = USOCK_HELD_FLOOR;
+    if (limit > USOCK_HELD_CEILING)
+        limit = USOCK_HELD_CEILING;
+    return (size_t)limit;
 }
 
 size_t usock_server_client_count (struct usock_server *s)

@@ -19,7 +19,10 @@
  * Lifetimes.  A client exists from ops->connected until ops->disconnected
  * returns; then its aux value is destroyed and the object freed.  A client
  * goes away when the peer hangs up, sends a malformed frame, falls too far
- * behind reading (max_sendq_bytes), on usock_client_disconnect() or on
+ * behind reading (max_sendq_bytes), holds the most when the server is over
+ * its memory bound (max_held_bytes), announces a frame over its role's
+ * limit or does not finish a frame in time (frame_timeout_ms), on
+ * usock_client_disconnect() or on
  * usock_server_destroy().  ops->disconnected runs exactly once per
  * connected client, never nested in a usock call made by the caller,
  * except that usock_server_destroy() runs the pending ones itself.
@@ -54,6 +57,10 @@ struct usock_client;
 
 #define USOCK_BATCH 64
 #define USOCK_SENDQ_DEFAULT (64u * 1024 * 1024)
+#define USOCK_GUEST_FRAME_DEFAULT (64u * 1024 * 1024)
+#define USOCK_FRAME_TIMEOUT_DEFAULT 60000 /* ms */
+#define USOCK_HELD_FLOOR (256u * 1024 * 1024)
+#define USOCK_HELD_CEILING (4ull * 1024 * 1024 * 1024)
 
 /* Who may connect and with which roles (PROTOCOLS.md 1.2, RFC 12).
  * The peer uid is taken from SO_PEERCRED:
@@ -63,8 +70,18 @@ struct usock_client;
  *   otherwise refused with errno byte EPERM.
  * LOCAL is always added.  A connection whose rolemask includes OWNER is an
  * owner connection (see ops->message).
- * max_sendq_bytes bounds the bytes queued for a client that does not read
- * (0 means USOCK_SENDQ_DEFAULT).
+ * Memory bounds (0 in any field means its default):
+ * max_sendq_bytes bounds the bytes held for one client (queued for it and
+ * its buffered input; USOCK_SENDQ_DEFAULT).  max_held_bytes bounds the sum
+ * over all clients (a frame shared by several queues counts once): past
+ * it the clients holding the most are disconnected, largest first, until
+ * the sum is under it again (usock_held_default()).  owner_frame_max and
+ * guest_frame_max bound the size a frame may announce on an owner or a
+ * guest connection, checked before its bytes are read (the codec's limit;
+ * USOCK_GUEST_FRAME_DEFAULT).  frame_timeout_ms: a client that begins a
+ * frame and does not finish it within this time is disconnected
+ * (USOCK_FRAME_TIMEOUT_DEFAULT).  Each disconnection is logged (ops->log)
+ * with the client's uid and pid and the reason.
  */
 struct usock_policy {
     uint32_t owner;
@@ -72,7 +89,15 @@ struct usock_policy {
     bool allow_root_owner;
     uint32_t guest_roles;
     size_t max_sendq_bytes;
+    size_t max_held_bytes;
+    size_t owner_frame_max;
+    size_t guest_frame_max;
+    uint64_t frame_timeout_ms;
 };
+
+/* The default max_held_bytes: a quarter of physical memory, at least
+ * USOCK_HELD_FLOOR and at most USOCK_HELD_CEILING. */
+size_t usock_held_default (void);
 
 /* Callbacks; arg is the one given to usock_server_create().
  * connected: a client was accepted (its accept byte is on its way).
@@ -118,6 +143,17 @@ void usock_server_destroy (struct usock_server *s);
 
 /* Number of connected clients (not counting those being closed). */
 size_t usock_server_client_count (struct usock_server *s);
+
+/* Bytes held for clients now (see max_held_bytes). */
+size_t usock_server_held (struct usock_server *s);
+
+/* Declare msg shared: until the next call, usock_client_send() of this
+ * very msg (same pointer, unmodified) encodes it once and every queue that
+ * must keep it holds the same frame.  Call with NULL to end (drops the
+ * server's reference to the frame).  For fanning one event out to many
+ * clients; msg must stay valid and unmodified until the next call.
+ */
+void usock_server_share (struct usock_server *s, const flux_msg_t *msg);
 
 /* Queue msg to the client and write what the socket takes now; the rest is
  * written when the socket becomes writable.  Never blocks; msg is not

@@ -1147,6 +1147,207 @@ static void test_slow_client (void)
     free (pay);
 }
 
+/* One message sent to many clients that never read: shared, the frame is
+ * held once; the held count returns to zero when the clients go. */
+static void test_shared (void)
+{
+    struct usock_policy p = owner_policy ();
+    enum { N = 20, SIZE = 64 * 1024, EVENTS = 40 };
+    struct usock_client *cs[N];
+    int fds[N], i, k, nok = 0;
+    uint8_t *pay = calloc (1, SIZE);
+    flux_msg_t *msg;
+    size_t held;
+
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    for (i = 0; i < N; i++)
+        if ((fds[i] = client_open (&cs[i])) < 0 || !cs[i])
+            BAIL_OUT ("cannot connect client %d", i);
+    if (!(msg = flux_event_encode_raw ("big.event", pay, SIZE)))
+        BAIL_OUT ("cannot build an event");
+    /* the sockets take some first: send until every client queues */
+    for (k = 0; k < EVENTS; k++) {
+        usock_server_share (T.s, msg);
+        for (i = 0; i < N; i++)
+            nok += usock_client_send (cs[i], msg) == 0;
+        usock_server_share (T.s, NULL);
+    }
+    held = usock_server_held (T.s);
+    cmp_ok (nok, "==", N * EVENTS, "every shared send succeeds");
+    ok (held >= 8 * SIZE && held < (size_t)(EVENTS + 4) * (SIZE + 64),
+        "held memory counts each shared frame once: %zu bytes for %d "
+        "clients x %d events of %d",
+        held, N, EVENTS, SIZE);
+    /* the same sends, not shared, are held once per client */
+    for (i = 0; i < N; i++)
+        (void)usock_client_send (cs[i], msg);
+    ok (usock_server_held (T.s) >= held + (size_t)N * SIZE,
+        "unshared, the same message is held per client (%zu bytes)",
+        usock_server_held (T.s));
+    /* a client reads everything: its frames arrive whole and in order */
+    for (k = 0; k < 10; k++) {
+        flux_msg_t *got = read_frame (fds[0]);
+        const char *topic = NULL;
+        if (!got || flux_msg_get_topic (got, &topic) < 0
+            || strcmp (topic, "big.event") != 0)
+            break;
+        flux_msg_destroy (got);
+    }
+    cmp_ok (k, "==", 10, "a reader gets the shared frames intact");
+    for (i = 0; i < N; i++)
+        close (fds[i]);
+    ok (run_until (&T.ndisc, N), "every client hangs up");
+    cmp_ok (usock_server_held (T.s), "==", 0, "nothing is held after");
+    flux_msg_destroy (msg);
+    server_stop ();
+    free (pay);
+}
+
+/* Past max_held_bytes the largest holders go first, with a log line; a
+ * client that reads keeps being served. */
+static void test_held_limit (void)
+{
+    struct usock_policy p = owner_policy ();
+    enum { N = 8, SIZE = 64 * 1024 };
+    struct usock_client *cs[N];
+    int fds[N], i, k;
+    uint8_t *pay = calloc (1, SIZE);
+    flux_msg_t *msg;
+
+    p.max_held_bytes = 4 * 1024 * 1024;
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    for (i = 0; i < N; i++)
+        if ((fds[i] = client_open (&cs[i])) < 0 || !cs[i])
+            BAIL_OUT ("cannot connect client %d", i);
+    msg = flux_request_encode_raw ("flood", pay, SIZE);
+    /* client 0 gets 3 times what the others get, unshared */
+    for (k = 0; k < 60; k++) {
+        for (i = 0; i < N; i++) {
+            int reps = i == 0 ? 3 : 1;
+            while (reps-- > 0)
+                (void)usock_client_send (cs[i], msg);
+        }
+        if (usock_server_client_count (T.s) < N)
+            break;
+    }
+    ok (usock_server_client_count (T.s) < N,
+        "past the limit a client is cut (after %d rounds)", k);
+    ok (usock_server_held (T.s) <= p.max_held_bytes,
+        "held bytes are back under the limit (%zu)", usock_server_held (T.s));
+    ok (strstr (T.lastlog, "over the") && strstr (T.lastlog, "pid"),
+        "logged with uid and pid: %s", T.lastlog);
+    ok (run_until (&T.ndisc, 1) && wait_eof (fds[0]),
+        "the largest holder went first");
+    flux_msg_destroy (msg);
+    for (i = 0; i < N; i++)
+        close (fds[i]);
+    (void)run_until (&T.ndisc, N);
+    server_stop ();
+    free (pay);
+}
+
+/* Frames announced over the role's limit are refused before their bytes
+ * are read; a frame begun and not finished is cut at the deadline; partial
+ * input counts against max_held_bytes. */
+static void test_partial (void)
+{
+    struct usock_policy p = owner_policy ();
+    uint8_t hdr[8], *junk = calloc (1, 1 << 20);
+    int fd, fd2, n = 0;
+    double t0;
+
+    p.owner_frame_max = 1 << 20;
+    p.frame_timeout_ms = 300;
+    p.max_held_bytes = 8 << 20;
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    fd = client_open (NULL);
+    put_prefix (hdr, 2 << 20);
+    ok (write_all (fd, hdr, sizeof (hdr)) == 0 && run_until (&T.ndisc, 1)
+            && wait_eof (fd),
+        "a frame announced over the limit: disconnected");
+    ok (strstr (T.lastlog, "announces a frame") != NULL, "logged: %s",
+        T.lastlog);
+    close (fd);
+
+    fd = client_open (NULL);
+    put_prefix (hdr, 900000);
+    t0 = now_ms ();
+    {
+        bool cut = write_all (fd, hdr, sizeof (hdr)) == 0
+                   && write_all (fd, junk, 1000) == 0 && run_until (&T.ndisc, 2)
+                   && wait_eof (fd);
+        double dt = now_ms () - t0;
+        ok (cut, "half a frame, then silence: disconnected after %.0f ms", dt);
+        ok (dt >= 250, "not before the deadline");
+    }
+    ok (strstr (T.lastlog, "still incomplete") != NULL, "logged: %s",
+        T.lastlog);
+    close (fd);
+    cmp_ok (usock_server_held (T.s), "==", 0, "nothing held after");
+
+    /* 20 partial frames of 900 KB: the held bytes stay bounded */
+    p.frame_timeout_ms = 60000;
+    p.max_held_bytes = 4 << 20;
+    server_stop ();
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    fd2 = client_open (NULL);
+    for (int i = 0; i < 20; i++) {
+        if ((fd = client_open (NULL)) < 0)
+            break;
+        put_prefix (hdr, 900000);
+        (void)write_all (fd, hdr, sizeof (hdr));
+        (void)write_all (fd, junk, 800000);
+        run_for (5);
+        ok (usock_server_held (T.s) <= p.max_held_bytes,
+            "partial frame %d: held %zu bytes", i, usock_server_held (T.s));
+        n++;
+    }
+    ok (T.ndisc > 0 && strstr (T.lastlog, "buffered input"),
+        "the largest partial frames are cut (%d): %s", T.ndisc, T.lastlog);
+    {
+        flux_msg_t *msg = make_req ("still.there", 9);
+        int before = T.nrec;
+        ok (send_frame (fd2, msg) == 0 && run_until (&T.nrec, before + 1),
+            "a well-behaved client is still served");
+        flux_msg_destroy (msg);
+    }
+    close (fd2);
+    server_stop ();
+
+    /* a guest's limit is its own: the owner's stays the codec's */
+    p = (struct usock_policy){.owner = getuid () + 1,
+                              .allow_guest_user = true,
+                              .guest_frame_max = 64 * 1024};
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    fd = client_open (NULL);
+    put_prefix (hdr, 70000);
+    ok (fd >= 0 && write_all (fd, hdr, sizeof (hdr)) == 0
+            && run_until (&T.ndisc, 1) && wait_eof (fd),
+        "a guest announcing 70000 bytes over a 64 KiB limit: disconnected");
+    ok (strstr (T.lastlog, "over the 65536 byte limit of its role") != NULL,
+        "logged: %s", T.lastlog);
+    close (fd);
+    fd = client_open (NULL);
+    {
+        uint8_t *pay = calloc (1, 60000);
+        flux_msg_t *msg = flux_request_encode_raw ("guest.big", pay, 60000);
+        int before = T.nrec;
+        ok (send_frame (fd, msg) == 0 && run_until (&T.nrec, before + 1),
+            "a guest frame under the limit is delivered");
+        flux_msg_destroy (msg);
+        free (pay);
+    }
+    close (fd);
+    server_stop ();
+    free (junk);
+    (void)n;
+}
+
 static void test_many (void)
 {
     struct usock_policy p = owner_policy ();
@@ -1329,6 +1530,9 @@ int main (int argc, char *argv[])
     test_large ();
     test_hostile ();
     test_slow_client ();
+    test_shared ();
+    test_held_limit ();
+    test_partial ();
     test_many ();
     test_callback_lifetimes ();
     test_destroy_with_clients ();

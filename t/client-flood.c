@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* client-flood - test helper: clients that misuse the local connector.
+ * The broker's socket is taken from FLUX_URI (local://PATH).
+ *
+ * client-flood subscribe N
+ *   Open N connections, subscribe each to every event, and never read.
+ *   Prints "ready N" once every subscription is answered, then waits for
+ *   SIGUSR1 (at most 600 s), reads what each connection holds and prints
+ *   "closed C open O": C connections were closed by the broker.
+ * client-flood publish COUNT SIZE
+ *   Publish COUNT events "flood.event" of SIZE bytes (8 in flight at a
+ *   time); prints "published COUNT" when every one is acknowledged.
+ * client-flood partial N ANNOUNCE SEND TIMEOUT
+ *   Open N connections; each announces a frame of ANNOUNCE bytes and
+ *   sends at most SEND bytes of it (what the broker takes), then waits.
+ *   Prints "closed C of N after S s" once every connection is closed or
+ *   TIMEOUT seconds have passed.
+ * Exit 0 on success, 1 on error (with a message on stderr).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libflux/flux.h"
+
+#define USAGE                                  \
+    "Usage: client-flood subscribe N\n"        \
+    "       client-flood publish COUNT SIZE\n" \
+    "       client-flood partial N ANNOUNCE SEND TIMEOUT\n"
+
+static void die (const char *what)
+{
+    fprintf (stderr, "client-flood: %s: %s\n", what, strerror (errno));
+    exit (1);
+}
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long number (const char *s)
+{
+    char *end;
+    long v = strtol (s, &end, 10);
+
+    if (*s == '\0' || *end || v < 0) {
+        fprintf (stderr, "client-flood: not a count: %s\n", s);
+        exit (1);
+    }
+    return v;
+}
+
+/* As many fds as the hard limit allows. */
+static void raise_nofile (void)
+{
+    struct rlimit rl;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* Wait up to 10 s for fd to be ready for events. */
+static void wait_fd (int fd, short events)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+
+    if (poll (&p, 1, 10000) <= 0) {
+        errno = ETIMEDOUT;
+        die ("poll");
+    }
+}
+
+static void write_all (int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write (fd, p, len);
+        if (n < 0) {
+            if (errno == EAGAIN) {
+                wait_fd (fd, POLLOUT);
+                continue;
+            }
+            die ("write");
+        }
+        p += n;
+        len -= n;
+    }
+}
+
+static void read_all (int fd, void *buf, size_t len)
+{
+    char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = read (fd, p, len);
+        if (n == 0) {
+            errno = ECONNRESET;
+            die ("read");
+        }
+        if (n < 0) {
+            if (errno == EAGAIN) {
+                wait_fd (fd, POLLIN);
+                continue;
+            }
+            die ("read");
+        }
+        p += n;
+        len -= n;
+    }
+}
+
+/* A non-blocking connection to the broker, its accept byte read. */
+static int broker_connect (void)
+{
+    const char *uri = getenv ("FLUX_URI");
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    unsigned char byte;
+    int fd;
+
+    if (!uri || strncmp (uri, "local://", 8) != 0
+        || strlen (uri + 8) >= sizeof (sun.sun_path)) {
+        fprintf (stderr, "client-flood: FLUX_URI must be local://PATH\n");
+        exit (1);
+    }
+    strcpy (sun.sun_path, uri + 8);
+    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        die ("socket");
+    if (connect (fd, (struct sockaddr *)&sun, sizeof (sun)) < 0)
+        die ("connect");
+    if (fcntl (fd, F_SETFL, O_NONBLOCK) < 0)
+        die ("fcntl");
+    read_all (fd, &byte, 1);
+    if (byte != 0) {
+        errno = byte;
+        die ("connection refused");
+    }
+    return fd;
+}
+
+static void send_msg (int fd, const flux_msg_t *msg)
+{
+    ssize_t size = flux_msg_frame_size (msg);
+    void *buf;
+
+    if (size < 0 || !(buf = malloc (size)))
+        die ("frame");
+    if (flux_msg_frame_encode (msg, buf, size) != size)
+        die ("frame_encode");
+    write_all (fd, buf, size);
+    free (buf);
+}
+
+/* Read one frame and check it is a successful response. */
+static void read_response (int fd)
+{
+    unsigned char prefix[FLUX_MSG_FRAME_PREFIX];
+    flux_msg_t *msg = NULL;
+    unsigned char *buf;
+    uint32_t len;
+    int errnum = 0;
+
+    read_all (fd, prefix, sizeof (prefix));
+    len = (uint32_t)prefix[4] << 24 | prefix[5] << 16 | prefix[6] << 8
+          | prefix[7];
+    if (!(buf = malloc (sizeof (prefix) + len)))
+        die ("malloc");
+    memcpy (buf, prefix, sizeof (prefix));
+    read_all (fd, buf + sizeof (prefix), len);
+    if (flux_msg_frame_decode (buf, sizeof (prefix) + len, &msg, NULL) <= 0)
+        die ("frame_decode");
+    if (flux_msg_get_errnum (msg, &errnum) < 0 || errnum != 0) {
+        errno = errnum ? errnum : EPROTO;
+        die ("event.subscribe");
+    }
+    flux_msg_destroy (msg);
+    free (buf);
+}
+
+/* Read what fd holds: 1 if the broker closed it, 0 if it is still open. */
+static int drain (int fd)
+{
+    static char buf[65536];
+
+    for (;;) {
+        ssize_t n = recv (fd, buf, sizeof (buf), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return 1;
+        if (n < 0)
+            return errno == EINTR ? drain (fd) : 0;
+    }
+}
+
+static int subscribe (int n)
+{
+    flux_msg_t *req;
+    sigset_t set;
+    struct timespec ts = {.tv_sec = 600};
+    int *fds = calloc (n, sizeof (*fds));
+    int closed = 0;
+
+    if (!fds)
+        die ("calloc");
+    sigemptyset (&set);
+    sigaddset (&set, SIGUSR1);
+    sigprocmask (SIG_BLOCK, &set, NULL);
+    if (!(req = flux_request_encode ("event.subscribe", "{\"topic\":\"\"}")))
+        die ("request");
+    for (int i = 0; i < n; i++) {
+        fds[i] = broker_connect ();
+        send_msg (fds[i], req);
+    }
+    for (int i = 0; i < n; i++)
+        read_response (fds[i]);
+    flux_msg_destroy (req);
+    printf ("ready %d\n", n);
+    fflush (stdout);
+    (void)sigtimedwait (&set, NULL, &ts);
+    for (int i = 0; i < n; i++)
+        closed += drain (fds[i]);
+    printf ("closed %d open %d\n", closed, n - closed);
+    for (int i = 0; i < n; i++)
+        close (fds[i]);
+    free (fds);
+    return 0;
+}
+
+static int publish (int count, size_t size)
+{
+    enum { WINDOW = 8 };
+    flux_future_t *f[WINDOW] = {NULL};
+    char *pay = malloc (size ? size : 1);
+    flux_t *h;
+
+    if (!pay || !(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    memset (pay, 'x', size);
+    for (int i = 0; i < count + WINDOW; i++) {
+        int slot = i % WINDOW;
+        if (f[slot]) {
+            if (flux_future_get (f[slot], NULL) < 0)
+                die ("event.publish");
+            flux_future_destroy (f[slot]);
+            f[slot] = NULL;
+        }
+        if (i < count
+            && !(f[slot]
+                 = flux_event_publish_raw (h, "flood.event", 0, pay, size)))
+            die ("flux_event_publish_raw");
+    }
+    printf ("published %d\n", count);
+    flux_close (h);
+    free (pay);
+    return 0;
+}
+
+static int partial (int n, uint32_t announce, size_t send_max, double timeout)
+{
+    struct pollfd *p = calloc (n, sizeof (*p));
+    static char junk[65536];
+    unsigned char hdr[FLUX_MSG_FRAME_PREFIX];
+    uint32_t magic = FLUX_MSG_FRAME_MAGIC;
+    int closed = 0;
+    double t0;
+
+    if (!p)
+        die ("calloc");
+    memcpy (hdr, &magic, 4);
+    hdr[4] = announce >> 24;
+    hdr[5] = announce >> 16;
+    hdr[6] = announce >> 8;
+    hdr[7] = announce;
+    t0 = now ();
+    for (int i = 0; i < n; i++) {
+        size_t sent = 0;
+        p[i].fd = broker_connect ();
+        p[i].events = POLLIN;
+        (void)send (p[i].fd, hdr, sizeof (hdr), MSG_NOSIGNAL);
+        /* what the broker takes within a second */
+        while (sent < send_max && now () - t0 < i + 1.) {
+            size_t len = send_max - sent < sizeof (junk) ? send_max - sent
+                                                         : sizeof (junk);
+            ssize_t k = send (p[i].fd, junk, len, MSG_NOSIGNAL);
+            if (k < 0) {
+                if (errno == EAGAIN) {
+                    struct pollfd w = {.fd = p[i].fd, .events = POLLOUT};
+                    (void)poll (&w, 1, 100);
+                    continue;
+                }
+                break; /* closed by the broker */
+            }
+            sent += k;
+        }
+    }
+    while (closed < n && now () - t0 < timeout) {
+        if (poll (p, n, 100) < 0 && errno != EINTR)
+            die ("poll");
+        for (int i = 0; i < n; i++) {
+            if (p[i].fd >= 0 && p[i].revents && drain (p[i].fd)) {
+                close (p[i].fd);
+                p[i].fd = -1;
+                closed++;
+            }
+        }
+    }
+    printf ("closed %d of %d after %.1f s\n", closed, n, now () - t0);
+    for (int i = 0; i < n; i++)
+        if (p[i].fd >= 0)
+            close (p[i].fd);
+    free (p);
+    return 0;
+}
+
+int main (int argc, char **argv)
+{
+    signal (SIGPIPE, SIG_IGN);
+    raise_nofile ();
+    if (argc == 3 && !strcmp (argv[1], "subscribe"))
+        return subscribe (number (argv[2]));
+    if (argc == 4 && !strcmp (argv[1], "publish"))
+        return publish (number (argv[2]), number (argv[3]));
+    if (argc == 6 && !strcmp (argv[1], "partial"))
+        return partial (number (argv[2]), (uint32_t)number (argv[3]),
+                        number (argv[4]), number (argv[5]));
+    fprintf (stderr, USAGE);
+    return 1;
+}

@@ -1,0 +1,136 @@
+#!/bin/sh
+test_description='the memory a broker holds for its local clients is bounded
+(issue 25): events shared by many subscribers are held once, slow readers
+are cut past broker.client-queue-limit with a log line naming them, frames
+announced over the limit or left unfinished are refused, and the broker
+answers pings throughout'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+# AddressSanitizer keeps freed memory in quarantine: RSS says nothing there.
+if ldd "$(command -v flux-broker)" 2>/dev/null | grep -q libasan; then
+	test_set_prereq SANITIZER
+fi
+
+FLOOD="$FLUX_BUILD_DIR/t/client-flood"
+LIMIT=33554432 # 32M: broker.client-queue-limit below
+MARGIN_KB=24576 # allocator slack, the publisher's requests, the log ring
+
+rss_kb () {
+	awk "/^$1/ {print \$2}" /proc/$(cat bpid)/status
+}
+# Reset the broker's peak RSS (VmHWM) to its RSS now; print that.
+rss_mark () {
+	echo 5 >/proc/$(cat bpid)/clear_refs 2>/dev/null
+	rss_kb VmRSS
+}
+# Wait up to 60 s for file $1 to contain $2.
+wait_for () {
+	for i in $(seq 600); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+test_expect_success 'a limit that is not a byte count is refused' '
+	test_must_fail flux start -Sbroker.client-queue-limit=lots true \
+		2>bad.err &&
+	grep "broker.client-queue-limit must be a byte count" bad.err &&
+	test_must_fail flux start -Sbroker.client-frame-timeout=soon true \
+		2>bad2.err &&
+	grep "broker.client-frame-timeout must be a duration" bad2.err
+'
+test_expect_success 'the defaults are shown as attributes' '
+	flux start sh -c "flux getattr broker.client-queue-limit &&
+		flux getattr broker.client-sendq-limit &&
+		flux getattr broker.guest-frame-limit &&
+		flux getattr broker.client-frame-timeout" >defaults.out &&
+	cat defaults.out &&
+	test $(head -1 defaults.out) -ge 268435456 &&
+	test $(head -1 defaults.out) -le 4294967296 &&
+	sed -n 2p defaults.out | grep -x 67108864 &&
+	sed -n 4p defaults.out | grep -x 60s
+'
+test_expect_success 'start a broker with a 32M client memory limit' '
+	touch keepalive &&
+	flux start -s 1 -Sbroker.modules=heartbeat \
+		-Sbroker.client-queue-limit=32M \
+		-Sbroker.client-frame-timeout=3s \
+		-Sbroker.owner-frame-limit=16M \
+		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
+		while test -e keepalive && test \$n -lt 9000; do
+			sleep 0.1; n=\$((n+1)); done" \
+		>broker.log 2>&1 3>&- 4>&- &
+	echo $! >broker.pid &&
+	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	flux getattr broker.pid >bpid &&
+	test $(flux getattr broker.client-queue-limit) = 32M
+'
+test_expect_success '500 connections subscribe to every event and never read' '
+	"$FLOOD" subscribe 500 >subs.out 2>subs.err &
+	echo $! >subs.pid &&
+	wait_for subs.out "ready 500"
+'
+test_expect_success '40 events of 64 KB to 500 subscribers are held once' '
+	rss0=$(rss_kb VmRSS) &&
+	"$FLOOD" publish 40 65536 &&
+	rss1=$(rss_kb VmRSS) &&
+	echo "broker RSS: $rss0 kB before, $rss1 kB after" &&
+	{ test_have_prereq SANITIZER || test $((rss1 - rss0)) -lt 16384; } &&
+	flux ping -c 3 -i 0.1 broker >ping1.out &&
+	test_set_prereq SHARED
+'
+test_expect_success SHARED 'past the limit the subscribers are cut, and pings answer throughout' '
+	rss0=$(rss_mark) &&
+	"$FLOOD" publish 800 65536 >pub.out &
+	pub=$! &&
+	flux ping -c 20 -i 0.1 broker >ping2.out &&
+	wait $pub &&
+	grep "published 800" pub.out &&
+	test $(grep -c "time=" ping2.out) -eq 20 &&
+	hwm=$(rss_kb VmHWM) &&
+	echo "broker peak RSS $hwm kB, $rss0 kB before" &&
+	{ test_have_prereq SANITIZER ||
+		test $((hwm - rss0)) -lt $((LIMIT / 1024 + MARGIN_KB)); }
+'
+test_expect_success SHARED 'the subscribers were closed by the broker' '
+	kill -USR1 $(cat subs.pid) &&
+	wait $(cat subs.pid) &&
+	cat subs.out &&
+	closed=$(sed -n "s/^closed \([0-9]*\) open.*/\1/p" subs.out) &&
+	test "$closed" -gt 0
+'
+test_expect_success SHARED 'each cut is logged with the uid, the pid and why' '
+	flux dmesg >dmesg1.out &&
+	grep "pid $(cat subs.pid)).*over the $LIMIT byte limit: disconnecting" \
+		dmesg1.out >cut.out &&
+	grep -q "(uid $(id -u), pid" cut.out &&
+	test $(wc -l <cut.out) -eq $closed
+'
+test_expect_success 'frames announced at 1 GiB are refused before they are read' '
+	"$FLOOD" partial 6 1073741824 4000000 20 >big.out &&
+	cat big.out &&
+	grep "^closed 6 of 6" big.out &&
+	flux dmesg | grep "announces a frame of 1073741832 bytes, over the 16777216 byte limit" >cap.out &&
+	test $(wc -l <cap.out) -eq 6
+'
+test_expect_success 'partial frames: held bytes bounded, the rest cut at the deadline' '
+	rss0=$(rss_mark) &&
+	"$FLOOD" partial 6 15000000 6000000 30 >part.out &&
+	cat part.out &&
+	grep "^closed 6 of 6" part.out &&
+	flux dmesg >dmesg2.out &&
+	grep "buffered input.*over the $LIMIT byte limit: disconnecting" dmesg2.out &&
+	grep "a frame of 15000008 bytes was begun .* still incomplete" dmesg2.out &&
+	hwm=$(rss_kb VmHWM) &&
+	echo "broker peak RSS $hwm kB, $rss0 kB before" &&
+	{ test_have_prereq SANITIZER ||
+		test $((hwm - rss0)) -lt $((LIMIT / 1024 + MARGIN_KB)); } &&
+	flux ping -c 1 broker
+'
+test_expect_success 'stop the broker' '
+	rm -f keepalive &&
+	wait $(cat broker.pid)
+'
+test_done
