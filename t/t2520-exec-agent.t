@@ -14,30 +14,6 @@ RPC_CRED="$FLUX_BUILD_DIR/t/rpc-cred"
 S="-S exec.job_shell=$SH"
 DEFAULT_MODULES=content,content-sqlite@0,kvs,kvs-watch,resource,job-manager@0,job-info@0,job-list@0,job-ingest,exec-agent,job-exec@0,sched-simple@0
 
-# start_instance NAME SIZE [FLUX-START-ARGS...]: FLUX_URI of a new
-# instance in the background, kept alive until NAME.keepalive is removed
-start_instance () {
-	name=$1 size=$2; shift 2
-	touch $name.keepalive &&
-	flux start -s $size "$@" \
-		sh -c "echo \$FLUX_URI >$name.uri.tmp &&
-		mv $name.uri.tmp $name.uri && n=0 &&
-		while test -e $name.keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>$name.log 2>&1 3>&- 4>&- &
-	echo $! >$name.pid &&
-	for i in $(seq 600); do test -s $name.uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat $name.uri) && export FLUX_URI &&
-	for i in $(seq 600); do
-		test "$(flux resource list -n -o "{nnodes}" -s free,allocated \
-			2>/dev/null | head -n 1)" = $size && break
-		sleep 0.1
-	done
-}
-stop_instance () {
-	rm -f $1.keepalive &&
-	wait $(cat $1.pid)
-}
 # status ID: the finish status of a job (empty if none)
 status () {
 	flux job eventlog $1 | sed -n "s/.* finish status=\([0-9]*\).*/\1/p"

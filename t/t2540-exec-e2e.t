@@ -8,26 +8,6 @@ job-exec and a lost broker.  Every wait is bounded.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-# start_instance NAME SIZE [FLUX-START-ARGS...]: FLUX_URI of a new
-# instance in the background, kept alive until NAME.keepalive is removed
-start_instance () {
-	name=$1 size=$2; shift 2
-	touch $name.keepalive &&
-	flux start -s $size "$@" \
-		sh -c "echo \$FLUX_URI >$name.uri.tmp &&
-		mv $name.uri.tmp $name.uri && n=0 &&
-		while test -e $name.keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>$name.log 2>&1 3>&- 4>&- &
-	echo $! >$name.pid &&
-	for i in $(seq 600); do test -s $name.uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat $name.uri) && export FLUX_URI &&
-	for i in $(seq 600); do
-		test "$(flux resource list -n -o "{nnodes}" -s free,allocated \
-			2>/dev/null | head -n 1)" = $size && break
-		sleep 0.1
-	done
-}
 # wait_for FILE PATTERN: until PATTERN is in FILE (60 s at most)
 wait_for () {
 	for i in $(seq 600); do
@@ -297,7 +277,6 @@ test_expect_success 'SIGKILL of a broker running part of a job: node-failure, th
 	test "$(flux resource list -n -o "{nnodes}" -s down)" = 1
 '
 test_expect_success 'stop the instance' '
-	rm -f four.keepalive &&
-	$T sh -c "while kill -0 $(cat four.pid) 2>/dev/null; do sleep 0.1; done"
+	stop_instance four
 '
 test_done

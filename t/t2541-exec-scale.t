@@ -9,24 +9,6 @@ reduce them up the tree).  Every wait is bounded.'
 DEFAULT_MODULES=content,content-sqlite@0,kvs,kvs-watch,resource,job-manager@0,job-info@0,job-list@0,job-ingest,exec-agent,job-exec@0,sched-simple@0
 T="timeout 300"
 
-start_instance () {
-	name=$1 size=$2; shift 2
-	touch $name.keepalive &&
-	flux start -s $size "$@" \
-		sh -c "echo \$FLUX_URI >$name.uri.tmp &&
-		mv $name.uri.tmp $name.uri && n=0 &&
-		while test -e $name.keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>$name.log 2>&1 3>&- 4>&- &
-	echo $! >$name.pid &&
-	for i in $(seq 1200); do test -s $name.uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat $name.uri) && export FLUX_URI &&
-	for i in $(seq 1200); do
-		test "$(flux resource list -n -o "{nnodes}" -s free,allocated \
-			2>/dev/null | head -n 1)" = $size && break
-		sleep 0.1
-	done
-}
 status () {
 	flux job eventlog $1 | sed -n "s/.* finish status=\([0-9]*\).*/\1/p"
 }
@@ -74,7 +56,6 @@ test_expect_success 'the instance is healthy afterwards: all 64 nodes free, a jo
 	$T flux run -N64 -n64 true
 '
 test_expect_success 'stop the instance' '
-	rm -f big.keepalive &&
-	$T sh -c "while kill -0 $(cat big.pid) 2>/dev/null; do sleep 0.1; done"
+	stop_instance big
 '
 test_done
