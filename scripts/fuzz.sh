@@ -76,7 +76,7 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     src/common/librlist/rlist_alloc.c src/common/libidset/idset.c \
     src/common/libhostlist/hostlist.c src/common/libutil/fsd.c \
     src/common/libutil/fluid.c \
-    $(pkg-config --libs jansson libuv) -ldl -lpthread -lm \
+    $(pkg-config --libs jansson libuv) -lmunge -ldl -lpthread -lm \
     -o "$builddir/parse_fuzz"
 
 # run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with
