@@ -64,6 +64,7 @@ yaml_soname=$(readelf -d "$(pkg-config --variable=libdir yaml-0.1)/libyaml.so" \
     2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -DYAML_SONAME="\"${yaml_soname:-libyaml-0.so.2}\"" \
+    -DMUNGE_SONAME="\"libmunge.so.2\"" \
     -I "$builddir" -I src/common \
     $(pkg-config --cflags jansson libuv yaml-0.1) \
     src/common/fuzz/parse_fuzz.c src/common/libflux/*.c \
@@ -76,7 +77,7 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     src/common/librlist/rlist_alloc.c src/common/libidset/idset.c \
     src/common/libhostlist/hostlist.c src/common/libutil/fsd.c \
     src/common/libutil/fluid.c \
-    $(pkg-config --libs jansson libuv) -lmunge -ldl -lpthread -lm \
+    $(pkg-config --libs jansson libuv) -ldl -lpthread -lm \
     -o "$builddir/parse_fuzz"
 
 # run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
 #include <munge.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "libcontent/blobref.h"
@@ -73,20 +75,73 @@ char *sign_none_wrap (const void *payload, size_t len, uint32_t userid)
     return J;
 }
 
+/* libmunge, loaded (dlopen, MUNGE_SONAME from configure) the first time
+ * a munge J is signed or verified, as libyaml is: the flux command then
+ * maps it only for a guest's submit, not at every start.
+ */
+static struct {
+    munge_ctx_t (*ctx_create) (void);
+    void (*ctx_destroy) (munge_ctx_t ctx);
+    munge_err_t (*ctx_set) (munge_ctx_t ctx, int opt, ...);
+    const char *(*ctx_strerror) (munge_ctx_t ctx);
+    munge_err_t (*encode) (char **cred, munge_ctx_t ctx, const void *buf,
+                           int len);
+    munge_err_t (*decode) (const char *cred, munge_ctx_t ctx, void **buf,
+                           int *len, uid_t *uid, gid_t *gid);
+    char error[256]; /* why they could not be loaded, if they could not */
+} mg;
+
+static pthread_once_t mg_once = PTHREAD_ONCE_INIT;
+
+static void *mg_sym (void *dso, const char *name)
+{
+    void *sym = dlsym (dso, name);
+
+    if (!sym && !mg.error[0])
+        snprintf (mg.error, sizeof (mg.error), "%s: no symbol %s", MUNGE_SONAME,
+                  name);
+    return sym;
+}
+
+static void mg_load (void)
+{
+    void *dso = dlopen (MUNGE_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+    if (!dso) {
+        const char *e = dlerror ();
+        snprintf (mg.error, sizeof (mg.error), "cannot load %s: %s",
+                  MUNGE_SONAME, e ? e : "unknown error");
+        return;
+    }
+    /* the DSO stays loaded for the life of the process */
+    *(void **)&mg.ctx_create = mg_sym (dso, "munge_ctx_create");
+    *(void **)&mg.ctx_destroy = mg_sym (dso, "munge_ctx_destroy");
+    *(void **)&mg.ctx_set = mg_sym (dso, "munge_ctx_set");
+    *(void **)&mg.ctx_strerror = mg_sym (dso, "munge_ctx_strerror");
+    *(void **)&mg.encode = mg_sym (dso, "munge_encode");
+    *(void **)&mg.decode = mg_sym (dso, "munge_decode");
+}
+
 static munge_ctx_t munge_ctx (flux_error_t *error)
 {
     const char *path = getenv ("FLUX_MUNGE_SOCKET");
     munge_ctx_t ctx;
 
-    if (!(ctx = munge_ctx_create ())) {
+    (void)pthread_once (&mg_once, mg_load);
+    if (mg.error[0]) {
+        errprintf (error, "munge: %s", mg.error);
+        errno = ENOSYS;
+        return NULL;
+    }
+    if (!(ctx = mg.ctx_create ())) {
         errprintf (error, "out of memory");
         errno = ENOMEM;
         return NULL;
     }
     if (path && *path
-        && munge_ctx_set (ctx, MUNGE_OPT_SOCKET, path) != EMUNGE_SUCCESS) {
+        && mg.ctx_set (ctx, MUNGE_OPT_SOCKET, path) != EMUNGE_SUCCESS) {
         errprintf (error, "munge: cannot use socket %s", path);
-        munge_ctx_destroy (ctx);
+        mg.ctx_destroy (ctx);
         errno = EINVAL;
         return NULL;
     }
@@ -126,16 +181,16 @@ static char *sign_munge_wrap (const void *payload, size_t len, uint32_t userid,
         free (prefix);
         return NULL;
     }
-    e = munge_encode (&cred, ctx, digest, sizeof (digest));
+    e = mg.encode (&cred, ctx, digest, sizeof (digest));
     if (e != EMUNGE_SUCCESS) {
-        errprintf (error, "munge: %s", munge_ctx_strerror (ctx));
-        munge_ctx_destroy (ctx);
+        errprintf (error, "munge: %s", mg.ctx_strerror (ctx));
+        mg.ctx_destroy (ctx);
         free (prefix);
         free (cred);
         errno = EPERM;
         return NULL;
     }
-    munge_ctx_destroy (ctx);
+    mg.ctx_destroy (ctx);
     if (asprintf (&J, "%s.%s", prefix, cred) < 0) {
         errprintf (error, "out of memory");
         J = NULL;
@@ -180,9 +235,9 @@ static int munge_verify (const char *prefix, size_t len, const char *cred,
 
     if (!(ctx = munge_ctx (error)))
         return -1;
-    e = munge_decode (cred, ctx, &buf, &buflen, &uid, &gid);
+    e = mg.decode (cred, ctx, &buf, &buflen, &uid, &gid);
     if (e != EMUNGE_SUCCESS && e != EMUNGE_CRED_REPLAYED) {
-        errprintf (error, "J signature: munge: %s", munge_ctx_strerror (ctx));
+        errprintf (error, "J signature: munge: %s", mg.ctx_strerror (ctx));
         goto perm;
     }
     munge_digest (prefix, len, digest);
@@ -198,11 +253,11 @@ static int munge_verify (const char *prefix, size_t len, const char *cred,
         goto perm;
     }
     free (buf);
-    munge_ctx_destroy (ctx);
+    mg.ctx_destroy (ctx);
     return 0;
 perm:
     free (buf);
-    munge_ctx_destroy (ctx);
+    mg.ctx_destroy (ctx);
     errno = EPERM;
     return -1;
 }
