@@ -103,9 +103,9 @@ test_expect_success 'an instance started by the unprivileged owner' '
 		echo $! >$TOP/start.pid
 	) &&
 	i=0 &&
-	while ! as $ALICE "$FLUX" getattr size >/dev/null 2>&1; do
+	while ! as $ALICE "$FLUX" uptime 2>/dev/null | grep -q " run "; do
 		i=$((i + 1)) &&
-		test $i -lt 300 || { cat $TOP/start.out; return 1; }
+		test $i -lt 600 || { cat $TOP/start.out; return 1; }
 		sleep 0.1
 	done &&
 	test "$(as $ALICE "$FLUX" getattr security.owner)" = "$(id -u $OWNER)"
