@@ -12,7 +12,8 @@ BROKER="$FLUX_BUILD_DIR/src/broker/flux-broker"
 test_expect_success 'make install puts the unit and tmpfiles.d/flux.conf in place' '
 	inst=$(mktemp -d /tmp/flux-t2621-inst.XXXXXX) &&
 	test_when_finished "rm -rf $inst" &&
-	make -s -C "$FLUX_BUILD_DIR/etc" install DESTDIR=$inst >/dev/null &&
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -s -C "$FLUX_BUILD_DIR/etc" install DESTDIR=$inst >/dev/null &&
 	unit=$(find $inst -path "*/lib/systemd/system/flux.service") &&
 	tmpf=$(find $inst -path "*/lib/tmpfiles.d/flux.conf") &&
 	test -f "$unit" && test -f "$tmpf" &&
