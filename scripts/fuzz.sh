@@ -7,6 +7,8 @@
 #   parse_fuzz   the parsers of client-supplied text in src/common: jobspec
 #                (JSON, YAML), J, tree objects, KVS transactions, eventlogs,
 #                R, idsets, hostlists, durations, job ids (src/common/fuzz)
+#   imp_fuzz     flux-imp's parsers: J, its config (JSON, YAML), the exec
+#                input, the privsep message (src/imp/fuzz)
 #
 # Usage: scripts/fuzz.sh [SECONDS] [BUILDDIR]
 #   SECONDS   total fuzzing time, split among the targets (default 60)
@@ -80,6 +82,14 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     $(pkg-config --libs jansson libuv) -ldl -lpthread -lm \
     -o "$builddir/parse_fuzz"
 
+# flux-imp's parsers, with libcontent's SHA-256 (no libflux, as flux-imp)
+clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
+    -I src/imp -I src/common/libcontent \
+    $(pkg-config --cflags jansson yaml-0.1 munge) \
+    src/imp/fuzz/imp_fuzz.c src/imp/imperr.c src/imp/b64.c src/imp/sign.c \
+    src/imp/conf.c src/imp/input.c src/common/libcontent/sha256.c \
+    $(pkg-config --libs jansson yaml-0.1 munge) -o "$builddir/imp_fuzz"
+
 # run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with
 # TMPDIR there too: router_fuzz makes its socket directory in it)
 run() {
@@ -98,15 +108,18 @@ run() {
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX")
 mkdir "$work/msg_fuzz.seeds" "$work/router_fuzz.seeds" "$work/parse_fuzz.seeds"
+mkdir "$work/imp_fuzz.seeds"
+cp src/imp/fuzz/corpus/* "$work/imp_fuzz.seeds/"
 cp src/common/libflux/fuzz/corpus/* "$work/msg_fuzz.seeds/"
 cp src/common/fuzz/corpus/* "$work/parse_fuzz.seeds/"
 "$builddir/mkcorpus" "$work/router_fuzz.seeds"
 
 # SECONDS in all, at least 1 each (libFuzzer reads 0 as "no limit")
-third=$((secs / 3))
-[ "$third" -ge 1 ] || third=1
-run msg_fuzz "$third"
-run router_fuzz "$third"
-run parse_fuzz $((secs - 2 * third > 0 ? secs - 2 * third : 1))
+quarter=$((secs / 4))
+[ "$quarter" -ge 1 ] || quarter=1
+run msg_fuzz "$quarter"
+run router_fuzz "$quarter"
+run imp_fuzz "$quarter"
+run parse_fuzz $((secs - 3 * quarter > 0 ? secs - 3 * quarter : 1))
 rm -rf "$work"
 echo "fuzz.sh: no crash in ${secs}s"

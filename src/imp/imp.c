@@ -88,6 +88,19 @@ static void usage (FILE *f)
              IMP_CONFIG_DIR);
 }
 
+/* Make sure fds 0, 1 and 2 are open (on /dev/null if not), so that no
+ * file the IMP opens later becomes someone's stdin, stdout or stderr. */
+static void std_fds (void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl (fd, F_GETFD) < 0 && errno == EBADF) {
+            int n = open ("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (n != fd)
+                _exit (1);
+        }
+    }
+}
+
 /* Close every fd above 2. */
 static void close_fds (void)
 {
@@ -391,8 +404,12 @@ static void child_signals (void)
     sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
-/* Forward signals to pid until it exits; SIGUSR1 kills the job. */
-static int wait_forwarding (pid_t pid, const sigset_t *mask, const char *cg)
+/* Forward signals to pid until it exits; SIGUSR1 kills the job.  With
+ * kill_rest, what is left of the job is killed before the shell is
+ * reaped: its pid, the process group id, cannot be reused while it is a
+ * zombie, so the SIGKILL cannot reach another group. */
+static int wait_forwarding (pid_t pid, const sigset_t *mask, const char *cg,
+                            bool kill_rest)
 {
     int status;
 
@@ -405,9 +422,16 @@ static int wait_forwarding (pid_t pid, const sigset_t *mask, const char *cg)
             die ("sigwaitinfo: %s", strerror (errno));
         }
         if (sig == SIGCHLD) {
-            pid_t r = waitpid (pid, &status, WNOHANG);
-            if (r == pid)
-                return status;
+            siginfo_t info = {0};
+            if (waitid (P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0
+                || info.si_pid != pid)
+                continue;
+            if (kill_rest)
+                kill_job (pid, cg);
+            while (waitpid (pid, &status, 0) < 0)
+                if (errno != EINTR)
+                    die ("waitpid: %s", strerror (errno));
+            return status;
         }
         else if (sig == SIGUSR1)
             kill_job (pid, cg);
@@ -468,10 +492,9 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
                  strerror (errno));
         _exit (errno == ENOENT ? 127 : 126);
     }
-    status = wait_forwarding (pid, &mask, cg);
     /* no process of the job outlives its shell (as the exec agent does
      * for the owner's jobs) */
-    kill_job (pid, cg);
+    status = wait_forwarding (pid, &mask, cg, true);
     if (cg) {
         for (int i = 0; i < 1000 && cgroup_populated (cg); i++) {
             struct timespec ts = {0, 10 * 1000 * 1000};
@@ -513,7 +536,8 @@ static void cmd_exec (struct imp *imp, int argc, char **argv)
         exec_child (imp, argv + 2, fd[1]);
     }
     close (fd[1]);
-    /* the message: a native uint32 length, then JSON */
+    /* the message: a native uint32 length, then JSON; read it all before
+     * reaping the child, which may be blocked writing it */
     n = 0;
     while (n < sizeof (mlen)) {
         ssize_t r = read (fd[0], (char *)&mlen + n, sizeof (mlen) - n);
@@ -523,17 +547,21 @@ static void cmd_exec (struct imp *imp, int argc, char **argv)
             break;
         n += r;
     }
+    if (n == sizeof (mlen) && mlen > 0 && mlen <= IMP_INPUT_MAX)
+        msg = read_all (fd[0], mlen, &n, "privsep message");
+    else
+        msg = NULL;
+    close (fd[0]);
     while (waitpid (pid, &status, 0) < 0)
         if (errno != EINTR)
             die ("privsep: waitpid: %s", strerror (errno));
+    if (WIFSIGNALED (status))
+        die ("privsep: the unprivileged half died of signal %d",
+             WTERMSIG (status));
     if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
         exit (1); /* the child said why */
-    if (n != sizeof (mlen) || mlen == 0 || mlen > IMP_INPUT_MAX)
-        die ("privsep: bad message length");
-    msg = read_all (fd[0], mlen, &n, "privsep message");
-    close (fd[0]);
-    if (n != mlen)
-        die ("privsep: short message");
+    if (!msg || n != mlen)
+        die ("privsep: bad message");
     if (imp_msg_decode (msg, n, &m, &e) < 0)
         die ("%s", e.text);
     free (msg);
@@ -748,6 +776,10 @@ static void cmd_run (struct imp *imp, int argc, char **argv)
             continue;
         memcpy (name, *ep, len);
         name[len] = '\0';
+        /* never the dynamic loader's variables, whatever the globs say:
+         * the script runs as root */
+        if (!strncmp (name, "LD_", 3))
+            continue;
         if (!strcmp (name, "FLUX_JOB_ID") || !strcmp (name, "FLUX_JOB_USERID")
             || !strcmp (name, "FLUX_OWNER_USERID") || !strcmp (name, "HOME")
             || !strcmp (name, "USER") || !strcmp (name, "PATH"))
@@ -786,7 +818,7 @@ static void cmd_run (struct imp *imp, int argc, char **argv)
                  strerror (errno));
         _exit (errno == ENOENT ? 127 : 126);
     }
-    exit_like (wait_forwarding (pid, &mask, NULL));
+    exit_like (wait_forwarding (pid, &mask, NULL, false));
 }
 
 int main (int argc, char *argv[])
@@ -797,6 +829,7 @@ int main (int argc, char *argv[])
     const char *pattern = IMP_CONFIG_DIR "/*";
     const char *cmd;
 
+    std_fds ();
     if (argc < 2) {
         usage (stderr);
         exit (1);
