@@ -67,7 +67,7 @@ extern const struct builtin builtin_job;
 extern const struct builtin builtin_job_submit;
 extern const struct builtin builtin_job_id;
 extern const struct builtin builtin_exec;
-extern const struct builtin builtin_imp_exec_helper;
+extern const struct builtin builtin_imp_helper;
 
 int cmd_getattr (int argc, char **argv);
 int cmd_content (int argc, char **argv);

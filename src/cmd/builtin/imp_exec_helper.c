@@ -27,7 +27,7 @@ static const char usage[]
       "through FLUX_IMP_EXEC_HELPER; not for interactive use).\n"
       "  -h, --help     Display this message\n";
 
-const struct builtin builtin_imp_exec_helper = {
+const struct builtin builtin_imp_helper = {
     .name = "imp_exec_helper",
     .summary = "Print a job's signed request for flux-imp exec (internal)",
     .usage = usage,
