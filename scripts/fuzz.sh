@@ -68,6 +68,7 @@ yaml_soname=$(readelf -d "$(pkg-config --variable=libdir yaml-0.1)/libyaml.so" \
     2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -DYAML_SONAME="\"${yaml_soname:-libyaml-0.so.2}\"" \
+    -DMUNGE_SONAME="\"libmunge.so.2\"" \
     -I "$builddir" -I src/common \
     $(pkg-config --cflags jansson libuv yaml-0.1) \
     src/common/fuzz/parse_fuzz.c src/common/libflux/*.c \

@@ -140,7 +140,17 @@ test_expect_success 'J must be J' '
 	printf "%s" "dmVyc2lvbgBpMQBtZWNoYW5pc20Ac211bmdlAHVzZXJpZABpMAA=.e30=.x" \
 		>munge.J &&
 	test_expect_code 22 $SUBMITREQ -J munge.J 2>munge.err &&
-	grep "unknown mechanism munge" munge.err
+	grep "J signature is not a MUNGE credential" munge.err &&
+	printf "%s" "dmVyc2lvbgBpMQBtZWNoYW5pc20Ac2N1cnZlAHVzZXJpZABpMAA=.e30=.x" \
+		>curve.J &&
+	test_expect_code 22 $SUBMITREQ -J curve.J 2>curve.err &&
+	grep "unknown mechanism curve" curve.err
+'
+test_expect_success 'a munge J is verified: a credential that does not decode is EPERM' '
+	printf "%s" "dmVyc2lvbgBpMQBtZWNoYW5pc20Ac211bmdlAHVzZXJpZABpMAA=.e30=.MUNGE:AAAA:" \
+		>badcred.J &&
+	test_expect_code 1 $SUBMITREQ -J badcred.J 2>badcred.err &&
+	grep "J signature: munge: " badcred.err
 '
 test_expect_success 'guests (preset credentials): mechanism none is the owner'"'"'s' '
 	J=$CORPUS/valid/slot-core.json &&
@@ -233,16 +243,19 @@ test_expect_success 'a real guest (uid 65534) cannot submit with mechanism none'
 	flux module load --name=job-manager $FAKEJM || exit 1
 	flux module load job-ingest || exit 1
 	G="setpriv --reuid=65534 --regid=65534 --clear-groups"
-	\$G flux job submit <$CORPUS/valid/slot-core.json; echo "none \$?"
-	\$G flux job submit --urgency=17 <$CORPUS/valid/slot-core.json; echo "urgency \$?"
+	\$G $SUBMITREQ $CORPUS/valid/slot-core.json; echo "none \$?"
+	\$G $SUBMITREQ -u 17 $CORPUS/valid/slot-core.json; echo "urgency \$?"
+	FLUX_MUNGE_SOCKET=/nonexistent/munge.socket \
+		\$G flux job submit <$CORPUS/valid/slot-core.json; echo "munge \$?"
 	flux job submit <$CORPUS/valid/slot-core.json >/dev/null; echo "owner \$?"
 	EOT
 	flux start -Saccess.allow-guest-user=true -Sbroker.modules=$MODULES \
 		sh guest.sh >guest.out 2>guest.err &&
-	printf "none 1\nurgency 1\nowner 0\n" >guest.exp &&
+	printf "none 1\nurgency 22\nmunge 1\nowner 0\n" >guest.exp &&
 	test_cmp guest.exp guest.out &&
 	grep "only the instance owner may submit with signing mechanism none" \
 		guest.err &&
-	grep "only the instance owner may use urgency > 16" guest.err
+	grep "only the instance owner may use urgency > 16" guest.err &&
+	grep "munge: .*nonexistent" guest.err
 '
 test_done

@@ -5,6 +5,7 @@
  * overlay.topology/health.  (attr.* and log.* live in attr.c and log.c.)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <syslog.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,25 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 
 /* ---- event.publish ---- */
 
+/* Event topics the instance's own services publish and act on.  Their
+ * handlers accept only the owner's events anyway (events carry the
+ * publisher's credentials); refusing guests here makes the rule visible
+ * (doc/guide/access.md) and keeps such events off the wire.
+ */
+static bool reserved_topic (const char *topic)
+{
+    static const char *prefix[] = {
+        "job-",    "job.",           "kvs.",         "content.", "shell-",
+        "broker.", "heartbeat.",     "resource.",    "sched.",   "exec-agent.",
+        "rexec.",  "log.",           "config.",      "groups.",  "overlay.",
+        "module.", "state-machine.", "feasibility.",
+    };
+    for (size_t i = 0; i < sizeof (prefix) / sizeof (prefix[0]); i++)
+        if (!strncmp (topic, prefix[i], strlen (prefix[i])))
+            return true;
+    return false;
+}
+
 static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
                         const flux_msg_t *msg, void *arg)
 {
@@ -94,6 +114,16 @@ static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
         }
     }
     (void)flux_msg_get_cred (msg, &cred);
+    if (!(cred.rolemask & FLUX_ROLE_OWNER) && reserved_topic (topic)) {
+        char text[160];
+        snprintf (text, sizeof (text),
+                  "guests may not publish events of the instance's services "
+                  "(topic %.64s)",
+                  topic);
+        flux_respond_error (h, msg, EPERM, text);
+        free (data);
+        return;
+    }
     if (!(ev = flux_event_encode_raw (topic, data, len))
         || flux_msg_set_cred (ev, cred) < 0
         || ((flags & FLUX_MSGFLAG_PRIVATE) && flux_msg_set_private (ev) < 0)) {

@@ -453,12 +453,26 @@ static void finalize_check (struct broker *b)
                         (uint64_t)(b->finalize_timeout * 1000.), 0);
 }
 
+/* Attribute broker.rc2_none (flux-core's name) set to anything but 0. */
+static bool rc2_none (struct broker *b)
+{
+    const char *s = attr_get (b->attrs, "broker.rc2_none", NULL);
+
+    return s && strcmp (s, "0") != 0;
+}
+
 static void run_initial_program (struct broker *b)
 {
     char *shell_argv[] = {getenv ("SHELL"), NULL};
 
     if (b->rank != 0)
         return;
+    if (rc2_none (b)) {
+        /* a system instance: no initial program; the instance runs until
+         * flux shutdown or a signal (etc/flux.service) */
+        brokerlog_msg (b->log, LOG_INFO, "broker.rc2_none: no initial program");
+        return;
+    }
     if (!b->initial_program) {
         if (!shell_argv[0])
             shell_argv[0] = "/bin/sh";

@@ -67,6 +67,7 @@ extern const struct builtin builtin_job;
 extern const struct builtin builtin_job_submit;
 extern const struct builtin builtin_job_id;
 extern const struct builtin builtin_exec;
+extern const struct builtin builtin_imp_helper;
 
 int cmd_getattr (int argc, char **argv);
 int cmd_content (int argc, char **argv);
@@ -80,6 +81,7 @@ int cmd_config (int argc, char **argv);
 int cmd_module (int argc, char **argv);
 int cmd_overlay (int argc, char **argv);
 int cmd_uptime (int argc, char **argv);
+int cmd_imp_exec_helper (int argc, char **argv);
 int cmd_shutdown (int argc, char **argv);
 int cmd_start (int argc, char **argv);
 int cmd_kvs (int argc, char **argv);

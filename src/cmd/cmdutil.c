@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <time.h>
 
@@ -166,6 +167,10 @@ flux_t *cmd_open (void)
     flux_error_t error;
     flux_t *h;
 
+    /* Outside any instance, a system instance's socket if there is one
+     * (etc/flux.service links it), as flux-core does. */
+    if (!getenv ("FLUX_URI") && access (FLUX_SYSTEM_SOCKET, F_OK) == 0)
+        setenv ("FLUX_URI", "local://" FLUX_SYSTEM_SOCKET, 1);
     if (!getenv ("FLUX_URI")) {
         fprintf (stderr, "flux: FLUX_URI is not set: run this inside an "
                          "instance (e.g. flux start)\n");

@@ -80,9 +80,11 @@ int flux_job_kvs_namespace (char *buf, int bufsz, flux_jobid_t id);
 
 /* Client: submit a signed J (job-ingest.submit, PROTOCOLS.md 5.1).
  * The future is fulfilled with {id:I}; get the id with
- * flux_job_submit_get_id().  jobspec is JSON text; it is wrapped in a
- * "none" signature for the current uid unless flags has
- * FLUX_JOB_PRE_SIGNED (then jobspec is already J). */
+ * flux_job_submit_get_id().  jobspec is JSON text; it is signed for
+ * the current uid (sign.h: "none" if it is the instance owner, else
+ * "munge") unless flags has FLUX_JOB_PRE_SIGNED (then jobspec is already
+ * J).  If munge cannot sign, the future is fulfilled with that error and
+ * its text. */
 flux_future_t *flux_job_submit (flux_t *h, const char *jobspec, int urgency,
                                 int flags);
 int flux_job_submit_get_id (flux_future_t *f, flux_jobid_t *id);

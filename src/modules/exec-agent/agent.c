@@ -36,7 +36,6 @@
 extern char **environ;
 
 #define ORPHANS_MAX 1000
-#define MULTIUSER_ERROR "multi-user execution needs the IMP"
 
 struct child {
     struct ajob *job;
@@ -87,7 +86,9 @@ struct agent {
     uint32_t owner;
     char *uri;
     char *job_shell;
-    char *hwxml; /* this node's topology for the shells (hwxml.h) */
+    char *imp;    /* NULL: guests' jobs fail */
+    char *helper; /* FLUX_IMP_EXEC_HELPER without the id */
+    char *hwxml;  /* this node's topology for the shells (hwxml.h) */
     bool hwxml_tried;
     double window;
     struct jobtab *jobs;
@@ -357,6 +358,41 @@ static int spawn_status (int errnum)
     return 1 << 8;
 }
 
+/* A guest's job (its user is not the instance owner) runs through the
+ * IMP: the shell is started as "IMP exec SHELL ID" with FLUX_IMP_EXEC_HELPER
+ * naming the command that prints its J; the IMP verifies J and runs the
+ * shell as the job's user.  Without exec.imp such a job fails.
+ */
+static int shell_cmd (struct ajob *job, const char *shell, char ***argv,
+                      char ***env, flux_error_t *error)
+{
+    struct agent *a = job->a;
+
+    if (job->userid == a->owner) {
+        *argv = shellcmd_argv (shell, job->entry.id);
+        *env = shellcmd_env (environ, a->uri, job->entry.id);
+    }
+    else if (!a->imp) {
+        errno = EPERM;
+        return errprintf (error,
+                          "the job's user %u is not the instance owner %u, "
+                          "and exec.imp is not configured: multi-user "
+                          "execution needs the IMP",
+                          (unsigned)job->userid, (unsigned)a->owner);
+    }
+    else if (job->userid == 0) {
+        errno = EPERM;
+        return errprintf (error, "a job of root is never run through the IMP");
+    }
+    else {
+        *argv = shellcmd_imp_argv (a->imp, shell, job->entry.id);
+        *env = shellcmd_imp_env (environ, a->uri, job->entry.id, a->helper);
+    }
+    if (!*argv || !*env)
+        return errprintf (error, "%s", strerror (errno));
+    return 0;
+}
+
 static void shell_start (struct ajob *job)
 {
     struct agent *a = job->a;
@@ -364,27 +400,20 @@ static void shell_start (struct ajob *job)
     flux_error_t error;
     const char *shell = job_shell_path (job);
 
-    if (job->userid != a->owner) {
-        /* the IMP comes with the multi-user issue (shellcmd_imp_argv) */
-        a->stats.shells_failed++;
-        job_report_rank (job, REDUCE_FAILED, 1 << 8,
-                         MULTIUSER_ERROR " (the job's user is not the "
-                                         "instance owner)");
-        return;
-    }
-    if (!(argv = shellcmd_argv (shell, job->entry.id))
-        || !(env = shellcmd_env (environ, a->uri, job->entry.id))) {
-        errprintf (&error, "%s", strerror (errno));
+    if (shell_cmd (job, shell, &argv, &env, &error) < 0)
         goto failed;
-    }
     if (!(job->proc = proc_spawn (a->loop, argv, env, shell_exit_cb,
                                   shell_line_cb, job, &error)))
         goto failed;
+    if (job->userid != a->owner)
+        proc_set_imp (job->proc);
     free (argv);
     free (env);
     a->stats.shells_started++;
-    flux_log (a->h, LOG_DEBUG, "%ju: shell %s started, pid %d",
-              (uintmax_t)job->entry.id, shell, (int)proc_pid (job->proc));
+    flux_log (a->h, LOG_DEBUG, "%ju: shell %s started%s, pid %d",
+              (uintmax_t)job->entry.id, shell,
+              job->userid != a->owner ? " through the IMP" : "",
+              (int)proc_pid (job->proc));
     job_report_rank (job, REDUCE_STARTED, 0, NULL);
     return;
 failed : {
@@ -1061,7 +1090,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     const char *uri, *owner;
     char *end;
 
-    if (!h || !conf || !conf->job_shell) {
+    if (!h || !conf || !conf->job_shell || (conf->imp && !conf->helper)) {
         errno = EINVAL;
         errprintf (error, "agent_create: missing argument");
         return NULL;
@@ -1086,6 +1115,8 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
         goto error;
     }
     if (!(a->uri = strdup (uri)) || !(a->job_shell = strdup (conf->job_shell))
+        || (conf->imp && !(a->imp = strdup (conf->imp)))
+        || (conf->imp && !(a->helper = strdup (conf->helper)))
         || !(a->jobs = jobtab_create ())) {
         errprintf (error, "out of memory");
         goto error;
@@ -1129,6 +1160,8 @@ void agent_destroy (struct agent *a)
         jobtab_destroy (a->jobs);
         topo_fini (&a->topo);
         free (a->job_shell);
+        free (a->imp);
+        free (a->helper);
         free (a->hwxml);
         free (a->uri);
         free (a);

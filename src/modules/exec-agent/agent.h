@@ -24,6 +24,8 @@
 struct agent_config {
     const char *job_shell; /* default shell */
     double window;         /* reduction window, seconds */
+    const char *imp;       /* exec.imp: flux-imp for guests' jobs, or NULL */
+    const char *helper;    /* the FLUX_IMP_EXEC_HELPER command (no id) */
 };
 
 struct agent;

@@ -9,11 +9,15 @@
  *                        the build tree, else $libexecdir/flux/flux-shell)
  *   reduce-window=FSD    how long an agent holds reports before passing
  *                        them up (default 2ms; 0: at once)
+ *   imp=PATH             the IMP for guests' jobs (else the configuration's
+ *                        exec.imp, read at load; without either a job whose
+ *                        user is not the instance owner fails)
  *
  * The service is the module's name; exec-agent.disconnect orphans the
  * sender's streams (the jobs keep running: job-exec reloaded).
  */
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +89,58 @@ static const char *default_shell (void)
     return LIBEXECDIR "/flux/flux-shell";
 }
 
+/* The flux command that prints J for the IMP (FLUX_IMP_EXEC_HELPER). */
+static const char *default_helper (void)
+{
+    static char exe[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", exe, sizeof (exe) - 1);
+    const char *top = ABS_TOP_BUILDDIR "/";
+
+    if (n > 0 && (exe[n] = '\0', !strncmp (exe, top, strlen (top))))
+        return ABS_TOP_BUILDDIR "/src/cmd/flux imp_exec_helper";
+    return BINDIR "/flux imp_exec_helper";
+}
+
+/* exec.imp from the instance configuration (flux-core's key): the IMP
+ * that runs guests' shells.  Read once at load; the string is kept in
+ * *json for the module's life.  A module argument imp=PATH wins.
+ */
+static int read_config (flux_t *h, struct agent_config *conf, json_t **json)
+{
+    flux_future_t *f;
+    json_t *o;
+    const char *imp = NULL;
+    json_error_t jerr;
+
+    if (!(f = flux_rpc (h, "config.get", NULL, FLUX_NODEID_ANY, 0)))
+        return -1;
+    if (flux_rpc_get_unpack (f, "o", &o) < 0) {
+        flux_future_destroy (f);
+        return (errno == ENOSYS || errno == ENODATA) ? 0 : -1;
+    }
+    if (json_unpack_ex (o, &jerr, 0, "{s?{s?s}}", "exec", "imp", &imp) < 0
+        || (imp && imp[0] != '/')) {
+        flux_log (h, LOG_ERR, "config: exec.imp must be an absolute path");
+        flux_future_destroy (f);
+        errno = EINVAL;
+        return -1;
+    }
+    if (imp && !conf->imp) {
+        *json = json_incref (o);
+        conf->imp = imp;
+    }
+    flux_future_destroy (f);
+    return 0;
+}
+
 static int parse_args (flux_t *h, int argc, char **argv,
                        struct agent_config *conf)
 {
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10])
             conf->job_shell = argv[i] + 10;
+        else if (!strncmp (argv[i], "imp=", 4) && argv[i][4] == '/')
+            conf->imp = argv[i] + 4;
         else if (!strncmp (argv[i], "reduce-window=", 14)) {
             if (fsd_parse_duration (argv[i] + 14, &conf->window) < 0
                 || conf->window > 60.) {
@@ -111,8 +161,10 @@ static int parse_args (flux_t *h, int argc, char **argv,
 
 int mod_main (flux_t *h, int argc, char **argv)
 {
-    struct agent_config conf
-        = {.job_shell = default_shell (), .window = DEFAULT_WINDOW};
+    struct agent_config conf = {.job_shell = default_shell (),
+                                .window = DEFAULT_WINDOW,
+                                .helper = default_helper ()};
+    json_t *config = NULL;
     flux_msg_handler_t **handlers = NULL;
     flux_error_t error;
     struct agent *a;
@@ -120,10 +172,17 @@ int mod_main (flux_t *h, int argc, char **argv)
 
     if (parse_args (h, argc, argv, &conf) < 0)
         return -1;
-    if (!(a = agent_create (h, &conf, &error))) {
-        flux_log (h, LOG_ERR, "%s", error.text);
+    if (read_config (h, &conf, &config) < 0) {
+        flux_log (h, LOG_ERR, "config.get: %s", strerror (errno));
         return -1;
     }
+    if (!(a = agent_create (h, &conf, &error))) {
+        flux_log (h, LOG_ERR, "%s", error.text);
+        json_decref (config);
+        return -1;
+    }
+    if (conf.imp)
+        flux_log (h, LOG_DEBUG, "guests' jobs run through %s", conf.imp);
     if (flux_msg_handler_addvec (h, htab, a, &handlers) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
@@ -132,5 +191,6 @@ int mod_main (flux_t *h, int argc, char **argv)
 done:
     flux_msg_handler_delvec (handlers);
     agent_destroy (a);
+    json_decref (config);
     return rc;
 }

@@ -41,6 +41,7 @@ struct proc {
     bool process_open;
     bool exited;
     bool destroyed;
+    bool imp; /* flux-imp: signal it, never its group (proc_kill) */
     pid_t pid;
     struct pipe_ctx out, err;
     proc_exit_f exit_cb;
@@ -303,7 +304,10 @@ void proc_destroy (struct proc *p)
         if (p->process_open && !p->exited
             && !uv_is_closing ((uv_handle_t *)&p->process)) {
             /* the owner is going (unload): the job goes with it */
-            (void)kill (-p->pid, SIGKILL);
+            if (p->imp)
+                (void)kill (p->pid, SIGUSR1);
+            else
+                (void)kill (-p->pid, SIGKILL);
             uv_close ((uv_handle_t *)&p->process, process_close_cb);
         }
         maybe_free (p);
@@ -317,7 +321,15 @@ int proc_kill (struct proc *p, int signum, bool pgrp)
         errno = ESRCH;
         return -1;
     }
+    if (p->imp)
+        return kill (p->pid, signum == SIGKILL ? SIGUSR1 : signum);
     return kill (pgrp ? -p->pid : p->pid, signum);
+}
+
+void proc_set_imp (struct proc *p)
+{
+    if (p)
+        p->imp = true;
 }
 
 pid_t proc_pid (const struct proc *p)

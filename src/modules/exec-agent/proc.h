@@ -38,8 +38,16 @@ struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
 void proc_destroy (struct proc *p);
 
 /* Send signum to the shell, or to its whole process group.  -1 with
- * errno (ESRCH: exited). */
+ * errno (ESRCH: exited).  For a process marked with proc_set_imp(), the
+ * signal goes to the IMP only (it forwards it to the shell it started,
+ * which runs as another user in a session or cgroup of its own), and
+ * SIGKILL becomes SIGUSR1, the IMP's SIGKILL surrogate: it kills the
+ * shell's whole cgroup or process group (PROTOCOLS-exec.md 5.3). */
 int proc_kill (struct proc *p, int signum, bool pgrp);
+
+/* Mark p as a flux-imp process (see proc_kill); proc_destroy() then
+ * sends it SIGUSR1 instead of SIGKILL to its group. */
+void proc_set_imp (struct proc *p);
 
 pid_t proc_pid (const struct proc *p);
 bool proc_exited (const struct proc *p);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* shellcmd.c - argv and environment of a job shell (see shellcmd.h). */
+#define _GNU_SOURCE 1
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,15 +60,17 @@ char **shellcmd_imp_argv (const char *imp, const char *shell, uint64_t id)
 static int replaced (const char *s)
 {
     return !strncmp (s, "FLUX_URI=", 9)
-           || !strncmp (s, "FLUX_KVS_NAMESPACE=", 19);
+           || !strncmp (s, "FLUX_KVS_NAMESPACE=", 19)
+           || !strncmp (s, "FLUX_IMP_EXEC_HELPER=", 21);
 }
 
-char **shellcmd_env (char **env, const char *uri, uint64_t id)
+static char **make_env (char **env, const char *uri, uint64_t id,
+                        const char *helper)
 {
     size_t n = 0, k = 0;
     const char **a;
-    char **v;
-    char *u, ns[64];
+    char **v = NULL;
+    char *u, *hp = NULL, ns[64];
 
     if (!uri) {
         errno = EINVAL;
@@ -75,7 +78,7 @@ char **shellcmd_env (char **env, const char *uri, uint64_t id)
     }
     while (env && env[n])
         n++;
-    if (!(a = calloc (n + 2, sizeof (*a))))
+    if (!(a = calloc (n + 4, sizeof (*a))))
         return NULL;
     if (!(u = malloc (strlen (uri) + 10))) {
         free (a);
@@ -83,14 +86,39 @@ char **shellcmd_env (char **env, const char *uri, uint64_t id)
     }
     sprintf (u, "FLUX_URI=%s", uri);
     snprintf (ns, sizeof (ns), "FLUX_KVS_NAMESPACE=job-%" PRIu64, id);
+    if (helper
+        && asprintf (&hp, "FLUX_IMP_EXEC_HELPER=%s %" PRIu64, helper, id) < 0) {
+        hp = NULL;
+        errno = ENOMEM;
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) {
         if (!replaced (env[i]))
             a[k++] = env[i];
     }
     a[k++] = u;
     a[k++] = ns;
+    if (hp)
+        a[k++] = hp;
     v = vector (a, k);
+done:
+    free (hp);
     free (u);
     free (a);
     return v;
+}
+
+char **shellcmd_env (char **env, const char *uri, uint64_t id)
+{
+    return make_env (env, uri, id, NULL);
+}
+
+char **shellcmd_imp_env (char **env, const char *uri, uint64_t id,
+                         const char *helper)
+{
+    if (!helper || !*helper) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return make_env (env, uri, id, helper);
 }

@@ -12,13 +12,18 @@
 /* { shell, "<decimal id>", NULL }.  NULL with errno. */
 char **shellcmd_argv (const char *shell, uint64_t id);
 
-/* The multi-user form: { imp, "exec", shell, "<decimal id>", NULL }.  Not
- * used until the IMP exists (the multi-user issue); a job of another user
- * is refused meanwhile. */
+/* The multi-user form: { imp, "exec", shell, "<decimal id>", NULL }, for
+ * a job whose user is not the instance owner (PROTOCOLS-exec.md 2.3). */
 char **shellcmd_imp_argv (const char *imp, const char *shell, uint64_t id);
 
 /* env (NULL-terminated) without FLUX_URI and FLUX_KVS_NAMESPACE, plus
  * FLUX_URI=uri and FLUX_KVS_NAMESPACE=job-<decimal id>.  NULL with errno. */
 char **shellcmd_env (char **env, const char *uri, uint64_t id);
+
+/* shellcmd_env() for the IMP: also FLUX_IMP_EXEC_HELPER="<helper> <decimal
+ * id>" (replacing any), the command flux-imp exec runs to read J
+ * (helper: e.g. "/usr/bin/flux imp_exec_helper").  NULL with errno. */
+char **shellcmd_imp_env (char **env, const char *uri, uint64_t id,
+                         const char *helper);
 
 #endif /* !EXEC_AGENT_SHELLCMD_H */

@@ -837,8 +837,10 @@ void exec_critical_ranks_request (exec_t *x, const flux_msg_t *msg)
         errmsg = "job is not active in job-exec";
         goto error;
     }
-    if (flux_msg_authorize (msg, job->userid) < 0)
+    if (flux_msg_authorize (msg, job->userid) < 0) {
+        errmsg = "guests may only set the critical ranks of their own jobs";
         goto error;
+    }
     if (!(ids = idset_decode_ex (ranks, -1, -1, 0, &e))) {
         snprintf (errbuf, sizeof (errbuf), "ranks: %s", e.text);
         errmsg = errbuf;

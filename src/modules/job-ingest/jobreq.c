@@ -2,9 +2,12 @@
  * Copyright the flux-c authors */
 /* jobreq.c - decode and check one job-ingest.submit request.
  *
- * Ingest does not verify signatures (flux-core runs NOVERIFY too): it
- * checks that the signer is the requester and that mechanism "none" comes
- * from the instance owner; the IMP verifies J before running anything.
+ * Unlike flux-core (which unwraps with NOVERIFY and leaves the check to
+ * the IMP), ingest verifies a munge signature, so that a forged J or one
+ * signed by somebody else is refused at submit time with a reason; it
+ * also checks that the signer is the requester and that mechanism "none"
+ * comes from the instance owner.  The IMP verifies J again before
+ * running anything.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -118,8 +121,8 @@ struct jobreq *jobreq_create (const flux_msg_t *msg, uint32_t owner,
                           "another user");
         return fail (job, errnum, EPERM);
     }
-    if (sign_unwrap (job->J, &payload, &len, &signer, &mech, error) < 0)
-        return fail (job, errnum, EINVAL);
+    if (sign_unwrap_ex (job->J, 0, &payload, &len, &signer, &mech, error) < 0)
+        return fail (job, errnum, errno == EPERM ? EPERM : EINVAL);
     if (signer != cred.userid) {
         free (payload);
         errprintf (error, "signer=%u != requestor=%u", signer, cred.userid);

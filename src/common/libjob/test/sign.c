@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* test/sign.c - J with mechanism none: the PROTOCOLS.md section 6
+/* test/sign.c - J with mechanisms none and munge: the PROTOCOLS.md section 6
  * examples byte for byte, round trips, and every refusal.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libflux/base64.h"
 #include "libjob/sign.h"
@@ -119,7 +120,15 @@ static void test_refusals (void)
         const char *err;
     } v[] = {
         {HDR ("version\0i1\0mechanism\0smunge\0userid\0i1000\0"), "sig",
-         "unknown mechanism munge"},
+         "J signature is not a MUNGE credential"},
+        {HDR ("version\0i1\0mechanism\0smunge\0userid\0i1000\0"),
+         "MUNGE:", "J signature is not a MUNGE credential"},
+        {HDR ("version\0i1\0mechanism\0smunge\0userid\0i1000\0"),
+         "MUNGE:ab.c:", "J has 4 parts, expected 3"},
+        {HDR ("version\0i1\0mechanism\0smunge\0userid\0i1000\0"),
+         "MUNGE:a!c:", "J signature is not a MUNGE credential"},
+        {HDR ("version\0i1\0mechanism\0scurve\0userid\0i1000\0"), "sig",
+         "unknown mechanism curve"},
         {HDR ("version\0i1\0mechanism\0snone\0userid\0i1000\0"), "munge",
          "J signature must be 'none' for mechanism none"},
         {HDR ("version\0i2\0mechanism\0snone\0userid\0i1000\0"), "none",
@@ -163,6 +172,56 @@ static void test_refusals (void)
         is (error.text, v[i].err, "error text is exact");
         free (J);
     }
+}
+
+/* Without munged (FLUX_MUNGE_SOCKET names nothing): signing fails with
+ * EPERM and munge's reason; a munge J of the right form unwraps without
+ * verification and is refused with EPERM when verified.  Real munge round
+ * trips are in t/t2620-multiuser.t, which runs munged. */
+static void test_munge_without_munged (void)
+{
+    flux_error_t error = {.text = ""};
+    char *J, *p = NULL;
+    size_t len;
+    uint32_t uid = 0;
+    const char *mech = NULL;
+    const char *hdr = "version\0i1\0mechanism\0smunge\0userid\0i1000\0";
+
+    setenv ("FLUX_MUNGE_SOCKET", "/nonexistent/munge.socket", 1);
+    errno = 0;
+    ok (sign_wrap ("munge", "{}", 2, getuid (), &error) == NULL
+            && errno == EPERM && !strncmp (error.text, "munge: ", 7),
+        "munge wrap without munged: EPERM (%s)", error.text);
+    errno = 0;
+    ok (sign_wrap ("munge", "{}", 2, getuid () + 1, &error) == NULL
+            && errno == EINVAL,
+        "munge wrap for another uid: EINVAL (%s)", error.text);
+    errno = 0;
+    ok (sign_wrap ("curve", "{}", 2, getuid (), &error) == NULL
+            && errno == EINVAL
+            && !strcmp (error.text, "unknown signing mechanism curve"),
+        "unknown mechanism: EINVAL");
+    J = sign_wrap ("none", "{}", 2, 1000, &error);
+    ok (J && !strcmp (J, J_SECURITY), "sign_wrap none is sign_none_wrap");
+    free (J);
+
+    J = make_J (hdr, 41, "{}", "MUNGE:AAAA:");
+    ok (sign_unwrap (J, &p, &len, &uid, &mech, &error) == 0 && uid == 1000
+            && mech && !strcmp (mech, "munge") && p && !strcmp (p, "{}"),
+        "munge J unwraps without verification");
+    free (p);
+    p = NULL;
+    errno = 0;
+    ok (sign_unwrap_ex (J, 0, &p, &len, &uid, &mech, &error) < 0
+            && errno == EPERM && p == NULL
+            && !strncmp (error.text, "J signature: munge: ", 20),
+        "verified, it is refused with EPERM (%s)", error.text);
+    errno = 0;
+    ok (sign_unwrap_ex (J, 0x10, &p, &len, &uid, &mech, &error) < 0
+            && errno == EINVAL,
+        "unknown flags: EINVAL");
+    free (J);
+    unsetenv ("FLUX_MUNGE_SOCKET");
 }
 
 static void test_malformed (void)
@@ -214,6 +273,7 @@ int main (int argc, char **argv)
     test_roundtrip ();
     test_refusals ();
     test_malformed ();
+    test_munge_without_munged ();
     done_testing ();
     return 0;
 }

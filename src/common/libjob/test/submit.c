@@ -5,6 +5,7 @@
  * how the answer comes back.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -86,6 +87,12 @@ int main (int argc, char **argv)
                                   submit_cb, NULL);
     flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_ALL);
     flux_msg_handler_start (mh);
+    {
+        char owner[32];
+        snprintf (owner, sizeof (owner), "%u", (unsigned)getuid ());
+        if (flux_attr_set_cacheonly (h, "security.owner", owner) < 0)
+            BAIL_OUT ("flux_attr_set_cacheonly");
+    }
 
     r = submit ("{\"a\":1}", 16, FLUX_JOB_WAITABLE | FLUX_JOB_DEBUG);
     ok (r.rc == 0 && r.id == 1234567, "submit returns the id");
@@ -125,6 +132,23 @@ int main (int argc, char **argv)
     ok (r.rc < 0 && r.errnum == EPERM && !strcmp (r.errstr, "no thanks"),
         "an error response comes back with its text");
     fail_errnum = 0;
+
+    /* a guest signs with munge: without munged the future fails with
+     * munge's reason, and nothing is sent */
+    {
+        char owner[32];
+        snprintf (owner, sizeof (owner), "%u", (unsigned)getuid () + 1);
+        if (flux_attr_set_cacheonly (h, "security.owner", owner) < 0)
+            BAIL_OUT ("flux_attr_set_cacheonly");
+        setenv ("FLUX_MUNGE_SOCKET", "/nonexistent/munge.socket", 1);
+        json_decref (last);
+        last = NULL;
+        r = submit ("{}", 16, 0);
+        ok (r.rc < 0 && r.errnum == EPERM && !strncmp (r.errstr, "munge: ", 7)
+                && last == NULL,
+            "a guest without munged: EPERM with munge's reason (%s)", r.errstr);
+        unsetenv ("FLUX_MUNGE_SOCKET");
+    }
 
     errno = 0;
     ok (flux_job_submit (h, "{}", 16, 0x100) == NULL && errno == EINVAL,

@@ -41,6 +41,27 @@ int main (int argc, char **argv)
     free (v);
     ok (shellcmd_env (env, NULL, 1) == NULL && errno == EINVAL,
         "no uri: EINVAL");
+    {
+        char *env2[] = {"A=1", "FLUX_IMP_EXEC_HELPER=old 1", NULL};
+        v = shellcmd_imp_env (env2, "local:///s", 42,
+                              "/bin/flux imp_exec_helper");
+        for (n = 0; v && v[n]; n++)
+            ;
+        ok (v && n == 4 && !strcmp (v[0], "A=1")
+                && !strcmp (v[1], "FLUX_URI=local:///s")
+                && !strcmp (v[2], "FLUX_KVS_NAMESPACE=job-42")
+                && !strcmp (
+                    v[3], "FLUX_IMP_EXEC_HELPER=/bin/flux imp_exec_helper 42"),
+            "imp env: FLUX_IMP_EXEC_HELPER names the helper and the id, once");
+        free (v);
+        errno = 0;
+        ok (shellcmd_imp_env (env2, "u", 1, NULL) == NULL && errno == EINVAL,
+            "imp env without a helper: EINVAL");
+        v = shellcmd_env (env2, "u", 1);
+        ok (v && v[0] && !strcmp (v[0], "A=1") && v[3] == NULL,
+            "the owner's env drops an inherited FLUX_IMP_EXEC_HELPER");
+        free (v);
+    }
     done_testing ();
     return 0;
 }
