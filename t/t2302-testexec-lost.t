@@ -9,6 +9,7 @@ ranks are released, and flux resource list shows the lost rank down only'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 SIM=--setattr=system.exec.test.run_duration
+CRED="$FLUX_BUILD_DIR/t/rpc-cred"
 
 # within N tenths of a second, CMD's output becomes EXPECTED
 eventually () {
@@ -41,8 +42,9 @@ test_expect_success 'two simulated jobs run on all 4 ranks' '
 	flux exec -r 3 flux getattr broker.pid >rank3.pid &&
 	test -s rank3.pid
 '
-test_expect_success 'kill -9 of rank 3: both jobs get node-failure, end, release all' '
+test_expect_success 'kill -9 of rank 3 (after a guest'"'"'s broker.shutdown): both jobs get node-failure, end, release all' '
 	read id1 id2 <ids &&
+	$CRED -u 4242 -R 2 event.publish "{\"topic\":\"broker.shutdown\",\"flags\":0}" &&
 	kill -9 $(cat rank3.pid) &&
 	for id in $id1 $id2; do
 		flux job wait-event -t 60 $id exception >exc.$id &&
