@@ -11,8 +11,10 @@
  *   STATIC    an inline table: nothing may be added to it afterwards
  *   AOT       an array made by [[header]] (other arrays are static)
  * A table with no flag was created on the way to a [header] (implicitly)
- * and may still be defined once by its own [header].  Dotted keys may only
- * walk through DOTTED tables; [headers] through any table but a STATIC one.
+ * and may still be defined once by its own [header], unless dotted keys
+ * add to it first (it becomes DOTTED, as Python's tomllib has it).  Dotted
+ * keys may walk through DOTTED and implicit tables, [headers] through any
+ * table but a STATIC one.
  *
  * Recursion is only into arrays and inline tables, and the nesting of the
  * resulting JSON (tables, dotted keys, arrays) is bounded by
@@ -922,13 +924,15 @@ static int parse_keyval (struct parser *P, json_t *tbl, int depth,
                   keyname (&kp, i + 1));
             goto done;
         }
-        else if (!(flags_get (P, next) & F_DOTTED)) {
+        else if (flags_get (P, next) & (F_EXPLICIT | F_STATIC)) {
             fail (P, at,
                   "%s is already defined as a table: dotted keys cannot add "
                   "to it",
                   keyname (&kp, i + 1));
             goto done;
         }
+        else if (flags_set (P, next, F_DOTTED) < 0) /* no [header] now */
+            goto done;
         t = next;
     }
     if (json_object_get (t, kp.parts[kp.count - 1])) {

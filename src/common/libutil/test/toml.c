@@ -88,6 +88,8 @@ static void test_tables (void)
           "{\"f\":[{\"n\":\"a\",\"v\":[{\"n\":\"b\"}],\"x\":{\"c\":1}},"
           "{\"n\":\"c\"}]}");
     good ("a = 1 # comment\n[t] # comment\n", "{\"a\":1,\"t\":{}}");
+    good ("[a.b.c]\n[a]\nb.d = 1\n[a.b.e]\n",
+          "{\"a\":{\"b\":{\"c\":{},\"d\":1,\"e\":{}}}}");
     good ("bare_key-1 = 1\n\"\" = 2\n", "{\"\":2,\"bare_key-1\":1}");
 }
 
@@ -177,7 +179,12 @@ static void test_redefinition (void)
     bad ("a.b = 1\n[a]",
          "2:2: table a is defined twice (first by dotted keys)");
     bad ("[a.b.c]\nz = 9\n[a]\nb.c.t = 1",
-         "4:1: b is already defined as a table: dotted keys cannot add to it");
+         "4:1: b.c is already defined as a table: dotted keys cannot add to it");
+    bad ("[a.b.c.d]\nz = 9\n[a]\nb.c.d.k.t = 1",
+         "4:1: b.c.d is already defined as a table: dotted keys cannot add to "
+         "it");
+    bad ("[a.b.c]\n[a]\nb.d = 1\n[a.b]",
+         "4:2: table a.b is defined twice (first by dotted keys)");
     bad ("[t]\nx = 1\n[t.x]", "3:2: t.x is already defined as a value");
     bad ("a = 1\na.b = 2", "2:1: a is already defined as a value");
     bad ("a = {b = 1}\na.c = 2",
