@@ -178,8 +178,9 @@ static void test_redefinition (void)
          "3:2: table f.apple is defined twice (first by dotted keys)");
     bad ("a.b = 1\n[a]",
          "2:2: table a is defined twice (first by dotted keys)");
-    bad ("[a.b.c]\nz = 9\n[a]\nb.c.t = 1",
-         "4:1: b.c is already defined as a table: dotted keys cannot add to it");
+    bad (
+        "[a.b.c]\nz = 9\n[a]\nb.c.t = 1",
+        "4:1: b.c is already defined as a table: dotted keys cannot add to it");
     bad ("[a.b.c.d]\nz = 9\n[a]\nb.c.d.k.t = 1",
          "4:1: b.c.d is already defined as a table: dotted keys cannot add to "
          "it");
