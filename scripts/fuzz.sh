@@ -6,7 +6,8 @@
 #                seeds are written by src/broker/fuzz/mkcorpus.c
 #   parse_fuzz   the parsers of client-supplied text in src/common: jobspec
 #                (JSON, YAML), J, tree objects, KVS transactions, eventlogs,
-#                R, idsets, hostlists, durations, job ids (src/common/fuzz)
+#                R, idsets, hostlists, durations, job ids, TOML
+#                (src/common/fuzz)
 #   imp_fuzz     flux-imp's parsers: J, its config (JSON, YAML), the exec
 #                input, the privsep message (src/imp/fuzz)
 #
@@ -80,7 +81,7 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     src/common/librlist/rlist.c src/common/librlist/rlist_R.c \
     src/common/librlist/rlist_alloc.c src/common/libidset/idset.c \
     src/common/libhostlist/hostlist.c src/common/libutil/fsd.c \
-    src/common/libutil/fluid.c \
+    src/common/libutil/fluid.c src/common/libutil/toml.c \
     $(pkg-config --libs jansson libuv) -ldl -lpthread -lm \
     -o "$builddir/parse_fuzz"
 

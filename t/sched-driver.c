@@ -324,7 +324,8 @@ static bool run_line (char *line)
         return job->ev[e] > 0;
     }
     else if (!strcmp (cmd, "free") && n == 2)
-        send_req ("sched.free", json_pack ("{s:I}", "id", (json_int_t)id));
+        send_req ("sched.free",
+                  json_pack ("{s:I s:b}", "id", (json_int_t)id, "final", 1));
     else if (!strcmp (cmd, "cancel") && n == 2)
         send_req ("sched.cancel", json_pack ("{s:I}", "id", (json_int_t)id));
     else if (!strcmp (cmd, "prioritize")) {

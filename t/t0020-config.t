@@ -207,4 +207,48 @@ test_expect_success 'kvs.gc-threshold: flux shutdown collects once the KVS versi
 	grep "kvs.gc-threshold: expected an integer > 0: ignored" inval.err
 '
 
+test_expect_success 'TOML: a file, and a directory mixing TOML, YAML and JSON' '
+	mkdir toml.d &&
+	printf "[job-manager]\ninactive-age-limit = \"7d\"\n[x]\ns = '"'"'text'"'"'\n" \
+		>toml.d/10-a.toml &&
+	echo "{\"job-manager\":{\"inactive-num-limit\":1000}}" >toml.d/20-b.json &&
+	printf "y:\n  n: 1\n" >toml.d/30-c.yaml &&
+	flux start -c toml.d flux config get >toml-dir.out &&
+	echo "{\"job-manager\":{\"inactive-age-limit\":\"7d\",\"inactive-num-limit\":1000},\"x\":{\"s\":\"text\"},\"y\":{\"n\":1}}" \
+		>toml-dir.exp &&
+	test_cmp toml-dir.exp toml-dir.out &&
+	flux start -c toml.d/10-a.toml flux config get x.s >toml-file.out &&
+	echo text >toml-file.exp &&
+	test_cmp toml-file.exp toml-file.out
+'
+test_expect_success 'TOML: an error names the file, line and column; a key set in two files' '
+	printf "[a]\nb = 1\nb = 2\n" >twice.toml &&
+	test_must_fail flux start -c twice.toml true 2>twice.err &&
+	grep "config: .*twice.toml:3:1: b is defined twice" twice.err &&
+	mkdir tbad.d && cp toml.d/* tbad.d/ &&
+	printf "[x]\ns = \"again\"\n" >tbad.d/40-d.toml &&
+	test_must_fail flux start -c tbad.d true 2>tdup.err &&
+	grep "tbad.d/40-d.toml: x.s is also set in 10-a.toml" tdup.err
+'
+test_expect_success 'TOML: a flux-core system.toml loads unchanged (flux config get, reload)' '
+	mkdir -p etc/flux/system/conf.d &&
+	echo "[x]" >etc/flux/system/conf.d/00-x.toml &&
+	flux start -c etc/flux/system/conf.d sh -c "
+		cp $SHARNESS_TEST_SRCDIR/conf/flux-core-system.toml \
+			etc/flux/system/conf.d/system.toml &&
+		flux config reload &&
+		flux config get &&
+		flux config get bootstrap.hosts &&
+		flux config get --type=fsd exec.kill-timeout
+	" >site.out &&
+	jq -S . $SHARNESS_TEST_SRCDIR/conf/flux-core-system.json \
+		| jq -S ". + {x: {}}" >site.exp &&
+	head -1 site.out | jq -S . >site.got &&
+	test_cmp site.exp site.got &&
+	sed -n 2p site.out | jq -r ".[1].host" >hosts.out &&
+	echo "test[1-3]" >hosts.exp &&
+	test_cmp hosts.exp hosts.out &&
+	test "$(sed -n 3p site.out)" = 30
+'
+
 test_done

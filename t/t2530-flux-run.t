@@ -40,6 +40,23 @@ wait_for () {
 	done
 	return 1
 }
+# run_bg NAME ARGS...: flux run ARGS in the background (as t2540 does),
+# its pid in NAME.pid written by the process itself, so that a signal
+# goes to flux run and not to a subshell of the test, which may ignore
+# SIGINT; its stderr in NAME.err, its exit code in NAME.rc when it ends
+run_bg () {
+	name=$1; shift
+	rm -f $name.pid $name.rc &&
+	{ sh -c 'echo $$ >$0.pid.tmp && mv $0.pid.tmp $0.pid &&
+		exec flux run "$@" 2>$0.err' $name "$@"; echo $? >$name.rc; } &
+	for i in $(seq 600); do test -s $name.pid && break; sleep 0.1; done
+	test -s $name.pid
+}
+# wait_exit NAME: until the flux run of run_bg NAME ended (60 s at most)
+wait_exit () {
+	for i in $(seq 600); do test -s $1.rc && return 0; sleep 0.1; done
+	return 1
+}
 HEADER='{"version":1,"encoding":{"stdout":"UTF-8","stderr":"UTF-8"},"count":{"stdout":2,"stderr":2},"options":{}}'
 
 test_expect_success 'start an instance of 1 broker with the default modules' '
@@ -115,39 +132,46 @@ test_expect_success 'flux job cancel of a running job: exception printed, nonzer
 	test_expect_code 137 wait $pid &&
 	grep "job.exception $id type=cancel severity=0 because" cancel.err
 '
+# Each of these fails if flux run ignored the signal (it would not end,
+# or would not print the ctrl-C lines) or died of it without forwarding
+# it (the job would get no signal: no finish status 2 or 15).
 test_expect_success 'ctrl-C once is forwarded to the job as SIGINT' '
-	flux run -v $SIM=600s true 2>int1.err &
-	pid=$! &&
+	run_bg int1 -v $SIM=600s true &&
 	wait_for int1.err "^jobid: " &&
 	id=$(sed -n "s/^jobid: //p" int1.err) &&
 	flux job wait-event -t 60 $id start &&
-	kill -INT $pid &&
-	test_expect_code 130 wait $pid &&
+	kill -INT $(cat int1.pid) &&
+	wait_exit int1 &&
+	test "$(cat int1.rc)" = 130 &&
+	flux job wait-event -t 10 $id finish >int1.fin &&
+	grep "finish status=2\$" int1.fin &&
 	grep "one more ctrl-C within 1s cancels" int1.err &&
 	grep "job shell Interrupt" int1.err &&
 	test_must_fail grep job.exception int1.err
 '
 test_expect_success 'ctrl-C twice within a second cancels the job' '
-	flux run -v --urgency=hold true 2>int2.err &
-	pid=$! &&
+	run_bg int2 -v --urgency=hold true &&
 	wait_for int2.err "^jobid: " &&
 	id=$(sed -n "s/^jobid: //p" int2.err) &&
-	kill -INT $pid &&
+	kill -INT $(cat int2.pid) &&
 	wait_for int2.err "one more ctrl-C" &&
-	kill -INT $pid &&
-	test_expect_code 1 wait $pid &&
+	kill -INT $(cat int2.pid) &&
+	wait_exit int2 &&
+	test "$(cat int2.rc)" = 1 &&
 	grep "job.exception $id type=cancel severity=0 interrupted by ctrl-C" \
 		int2.err &&
 	flux job wait-event -t 10 $id clean
 '
 test_expect_success 'SIGTERM is forwarded to the job' '
-	flux run -v $SIM=600s true 2>term.err &
-	pid=$! &&
+	run_bg term -v $SIM=600s true &&
 	wait_for term.err "^jobid: " &&
 	id=$(sed -n "s/^jobid: //p" term.err) &&
 	flux job wait-event -t 60 $id start &&
-	kill -TERM $pid &&
-	test_expect_code 143 wait $pid
+	kill -TERM $(cat term.pid) &&
+	wait_exit term &&
+	test "$(cat term.rc)" = 143 &&
+	flux job wait-event -t 10 $id finish >term.fin &&
+	grep "finish status=15\$" term.fin
 '
 
 #

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "libjob/jobspec.h"
+#include "libutil/toml.h"
 
 #include "attr.h"
 #include "broker.h"
@@ -120,6 +121,16 @@ static json_t *load_file (const char *path, flux_error_t *error)
             errprintf (error, "%s:%d:%d: %s", path, jerr.line, jerr.column,
                        jerr.text);
     }
+    else if (ends_with (path, ".toml")) {
+        toml_error_t terr;
+        if (!(o = toml_parse (text, len, &terr))) {
+            if (errno == ENOMEM)
+                errprintf (error, "%s: out of memory", path);
+            else
+                errprintf (error, "%s:%d:%d: %s", path, terr.line, terr.column,
+                           terr.text);
+        }
+    }
     else if (memchr (text, '\0', len))
         errprintf (error, "%s: not a text file (a NUL byte)", path);
     else if (yaml_blank (text))
@@ -210,6 +221,7 @@ static char **list_dir (const char *dir, size_t *countp, flux_error_t *error)
         char **v;
         if (ent->d_name[0] == '.'
             || !(ends_with (ent->d_name, ".json")
+                 || ends_with (ent->d_name, ".toml")
                  || ends_with (ent->d_name, ".yaml")
                  || ends_with (ent->d_name, ".yml")))
             continue;

@@ -3,9 +3,10 @@
 /* conf.h - the broker's configuration and the config service.
  *
  * The attribute config.path (flux-broker --config-path, or -S) names a
- * file or a directory.  A file is JSON if its name ends in ".json", else
- * YAML (of which JSON is nearly a subset).  A directory's files whose
- * names end in ".json", ".yaml" or ".yml" are read in name order, other
+ * file or a directory.  A file is JSON if its name ends in ".json", TOML
+ * (flux-core's format, libutil/toml.h) if it ends in ".toml", else YAML
+ * (of which JSON is nearly a subset).  A directory's files whose names
+ * end in ".json", ".toml", ".yaml" or ".yml" are read in name order, other
  * files are skipped; their objects are merged: tables (objects) with the
  * same name are merged, and a key set in two files is an error naming
  * both.  A file must hold an object (an empty YAML file is an empty

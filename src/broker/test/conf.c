@@ -106,6 +106,37 @@ static void test_files (void)
           "a missing file: its name and why");
 }
 
+static void test_toml (void)
+{
+    write_file ("a.toml",
+                "[x]\ny = 1\nz = [1, 'two']\n[[h]]\nhost = 'a[1-3]'\n");
+    is (load ("a.toml"),
+        "{\"h\":[{\"host\":\"a[1-3]\"}],\"x\":{\"y\":1,\"z\":[1,\"two\"]}}",
+        "a TOML file");
+    write_file ("empty.toml", "# only a comment\n");
+    is (load ("empty.toml"), "{}", "a comment-only TOML file is empty");
+    write_file ("bad.toml", "[x]\ny = 1\n[x]\n");
+    is (load ("bad.toml"), "error: bad.toml:3:2: table x is defined twice",
+        "bad TOML: file, line, column and reason");
+    write_file ("nul.toml", "");
+    {
+        FILE *f = fopen (path ("nul.toml"), "w");
+        if (!f || fwrite ("a = 1\n\0", 1, 7, f) != 7 || fclose (f) != 0)
+            BAIL_OUT ("cannot write nul.toml");
+    }
+    is (load ("nul.toml"), "error: nul.toml:2:1: a NUL byte",
+        "a TOML file with a NUL byte is refused");
+    if (mkdir (path ("t"), 0700) < 0)
+        BAIL_OUT ("mkdir");
+    write_file ("t/10-a.toml", "[jm]\nnum = 5\n");
+    write_file ("t/20-b.yaml", "jm:\n  age: 7d\n");
+    is (load ("t"), "{\"jm\":{\"age\":\"7d\",\"num\":5}}",
+        "a directory: TOML and YAML merged");
+    write_file ("t/30-c.toml", "jm.num = 6\n");
+    is (load ("t"), "error: t/30-c.toml: jm.num is also set in 10-a.toml",
+        "a key set in two TOML files: both named");
+}
+
 static void test_nul_and_size (void)
 {
     FILE *f = fopen (path ("nul.yaml"), "w");
@@ -175,6 +206,7 @@ int main (void)
     if (!mkdtemp (dir))
         BAIL_OUT ("mkdtemp");
     test_files ();
+    test_toml ();
     test_nul_and_size ();
     test_dir ();
     errno = 0;

@@ -19,6 +19,7 @@
  *   8  hostlist_decode
  *   9  fsd_parse_duration
  *  10  fluid_decode_type and fluid_decode (every RFC 19 form)
+ *  11  toml_parse (libutil/toml.h), on the exact-size copy
  * Whatever decodes is encoded again where there is an encoder, and
  * checked where the headers promise it: a canonical encoding decodes to
  * the same value and encodes to the same text; two decoders documented
@@ -51,6 +52,7 @@
 #include "librlist/rlist.h"
 #include "libutil/fluid.h"
 #include "libutil/fsd.h"
+#include "libutil/toml.h"
 
 /* work on more ids, hosts or ranks than this is skipped (time, memory) */
 #define MAX_EXPAND 100000
@@ -628,6 +630,36 @@ static void fuzz_fluid (const char *text)
     }
 }
 
+/* ---- libutil/toml ---- */
+
+/* What parses is an object, the same again; an error has a position in
+ * the text and a reason. */
+static void fuzz_toml (const char *buf, size_t size)
+{
+    toml_error_t error;
+    json_t *o, *o2;
+    char *s;
+
+    if ((o = toml_parse (buf, size, &error))) {
+        check (json_is_object (o), "toml_parse returns an object");
+        check ((s = json_dumps (o, JSON_COMPACT)) != NULL,
+               "toml result encodes");
+        check ((o2 = toml_parse (buf, size, NULL)) != NULL
+                   && json_equal (o, o2),
+               "toml_parse parses the same text the same way");
+        free (s);
+        json_decref (o2);
+        json_decref (o);
+    }
+    else {
+        check (errno == EINVAL || errno == ENOMEM, "toml_parse errno");
+        check (errno != EINVAL
+                   || (error.line >= 1 && error.column >= 1
+                       && error.text[0] != '\0'),
+               "toml_parse error has a line, a column and a reason");
+    }
+}
+
 /* ---- dispatch ---- */
 
 enum {
@@ -642,6 +674,7 @@ enum {
     P_HOSTLIST,
     P_FSD,
     P_FLUID,
+    P_TOML,
     NPARSERS,
 };
 
@@ -692,6 +725,9 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             break;
         case P_FLUID:
             fuzz_fluid (text);
+            break;
+        case P_TOML:
+            fuzz_toml (buf, size);
             break;
     }
     free (text);

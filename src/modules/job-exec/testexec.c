@@ -27,6 +27,16 @@
  * is found), else it runs for the time that remains.  An early release
  * (release_early) is not made again if the eventlog holds a partial
  * "release" already; else it comes at its time, or at once if due.
+ *
+ * Lost ranks: as realexec learns from the exec agents that a broker was
+ * lost, testexec watches the broker.online group (a streaming groups.get
+ * to rank 0, where job-exec runs).  A rank that leaves it before the
+ * instance shuts down (rank 0's owner-sent broker.shutdown event) was
+ * lost: every running simulated job with that rank gets a
+ * "node-failure" exception and ends at once as if SIGKILLed, releasing
+ * all its ranks (the resource module marks the lost ones down, so they
+ * are shown down, not allocated).  Only the running jobs are kept in a
+ * list for this, so a change costs one pass over them.
  */
 #include <errno.h>
 #include <math.h>
@@ -45,8 +55,12 @@
 struct testexec {
     exec_t *x;
     flux_msg_handler_t **handlers;
+    struct testjob *running; /* started and not done: a list */
+    flux_future_t *online_f; /* groups.get broker.online, streaming */
+    struct idset *online;    /* its members last seen (NULL: not yet) */
+    bool shutdown;           /* broker.shutdown seen: a leave is no loss */
     struct {
-        unsigned long jobs, timers, immediate, overrides, kills, reattach;
+        unsigned long jobs, timers, immediate, overrides, kills, reattach, lost;
     } stats;
 };
 
@@ -61,6 +75,8 @@ struct testjob {
     flux_future_t *f; /* reattach: eventlog lookup */
     bool waiting;     /* start called, override start not yet received */
     bool go;          /* override start received */
+    bool linked;      /* in te->running */
+    struct testjob *prev, *next;
 };
 
 static struct testjob *container_of_timer (struct tq_entry *e)
@@ -175,6 +191,35 @@ static void now_cb (struct flux_deferred *d)
     complete (tj, tj->conf.wait_status);
 }
 
+static void link_running (struct testjob *tj)
+{
+    struct testexec *te = tj->te;
+
+    if (tj->linked)
+        return;
+    tj->prev = NULL;
+    tj->next = te->running;
+    if (te->running)
+        te->running->prev = tj;
+    te->running = tj;
+    tj->linked = true;
+}
+
+static void unlink_running (struct testjob *tj)
+{
+    struct testexec *te = tj->te;
+
+    if (!tj->linked)
+        return;
+    if (tj->prev)
+        tj->prev->next = tj->next;
+    else
+        te->running = tj->next;
+    if (tj->next)
+        tj->next->prev = tj->prev;
+    tj->linked = false;
+}
+
 /* Send the start response and set the clock for duration seconds (and
  * release_delay for release_early). */
 static void run (struct testjob *tj, double duration, double release_delay)
@@ -185,6 +230,7 @@ static void run (struct testjob *tj, double duration, double release_delay)
     execjob_started (job);
     if (!execjob_is_running (job))
         return; /* it failed (e.g. started after its expiration) */
+    link_running (tj);
     if (tj->conf.mock == TESTCONF_MOCK_RUN) {
         execjob_fatal (job, "mock run exception generated");
         return;
@@ -347,9 +393,77 @@ static void testexec_exit (struct execjob *job)
 
     if (tj) {
         stop_clock (tj);
+        unlink_running (tj);
         flux_future_destroy (tj->f);
         free (tj);
     }
+}
+
+/* ---- lost ranks ---- */
+
+/* ranks were lost: end every running job that has one of them. */
+static void lost_ranks (struct testexec *te, const struct idset *ranks)
+{
+    struct testjob *tj = te->running, *next;
+
+    for (; tj; tj = next) {
+        const struct idset *mine = execjob_ranks (tj->job);
+        struct idset *gone;
+        char *s;
+
+        next = tj->next; /* complete() frees tj */
+        if (!mine || !idset_has_intersection (mine, ranks))
+            continue;
+        te->stats.lost++;
+        gone = idset_intersect (mine, ranks);
+        s = gone ? idset_encode (gone, IDSET_FLAG_RANGE) : NULL;
+        execjob_raise (tj->job, "node-failure",
+                       "node failure on rank%s %s: the broker was lost",
+                       gone && idset_count (gone) > 1 ? "s" : "", s ? s : "?");
+        free (s);
+        idset_destroy (gone);
+        complete (tj, SIGKILL);
+    }
+}
+
+static void online_continuation (flux_future_t *f, void *arg)
+{
+    struct testexec *te = arg;
+    const char *members;
+    struct idset *now, *gone = NULL;
+
+    if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0) {
+        exec_log (te->x, LOG_WARNING,
+                  "groups.get broker.online: %s: lost ranks will not end "
+                  "simulated jobs",
+                  future_strerror (f, errno));
+        flux_future_destroy (f);
+        te->online_f = NULL;
+        return;
+    }
+    if (!(now = idset_decode (members))) {
+        exec_log (te->x, LOG_ERR, "groups.get broker.online: bad members %s",
+                  members);
+        flux_future_reset (f);
+        return;
+    }
+    if (te->online && !te->shutdown
+        && (gone = idset_difference (te->online, now)) && !idset_empty (gone))
+        lost_ranks (te, gone);
+    idset_destroy (gone);
+    idset_destroy (te->online);
+    te->online = now;
+    flux_future_reset (f);
+}
+
+/* From rank 0 as it begins to shut down (owner only: the handler
+ * table's role mask), before any broker leaves broker.online. */
+static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct testexec *te = arg;
+
+    te->shutdown = true;
 }
 
 /* ---- job-exec.override and shell-<id>.kill ---- */
@@ -447,6 +561,7 @@ static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "job-exec.override", override_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_EVENT, "shell-*.kill", kill_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "broker.shutdown", shutdown_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -459,7 +574,8 @@ static int testexec_setup (exec_t *x, void **data, flux_error_t *error)
         return errprintf (error, "out of memory");
     te->x = x;
     if (flux_msg_handler_addvec (h, htab, te, &te->handlers) < 0
-        || flux_event_subscribe (h, "shell-") < 0) {
+        || flux_event_subscribe (h, "shell-") < 0
+        || flux_event_subscribe (h, "broker.shutdown") < 0) {
         int saved_errno = errno;
         errprintf (error, "testexec: setting up handlers: %s",
                    strerror (errno));
@@ -467,6 +583,16 @@ static int testexec_setup (exec_t *x, void **data, flux_error_t *error)
         free (te);
         errno = saved_errno;
         return -1;
+    }
+    if (!(te->online_f = flux_rpc_pack (h, "groups.get", 0, FLUX_RPC_STREAMING,
+                                        "{s:s}", "name", "broker.online"))
+        || flux_future_then (te->online_f, -1., online_continuation, te) < 0) {
+        exec_log (x, LOG_WARNING,
+                  "groups.get broker.online: %s: lost ranks will not end "
+                  "simulated jobs",
+                  strerror (errno));
+        flux_future_destroy (te->online_f);
+        te->online_f = NULL;
     }
     *data = te;
     return 0;
@@ -478,6 +604,8 @@ static void testexec_teardown (void *data)
 
     if (te) {
         flux_msg_handler_delvec (te->handlers);
+        flux_future_destroy (te->online_f);
+        idset_destroy (te->online);
         free (te);
     }
 }
@@ -487,11 +615,12 @@ static json_t *testexec_stats (void *data)
     struct testexec *te = data;
 
     return json_pack (
-        "{s:I s:I s:I s:I s:I s:I}", "jobs", (json_int_t)te->stats.jobs,
+        "{s:I s:I s:I s:I s:I s:I s:I}", "jobs", (json_int_t)te->stats.jobs,
         "timers", (json_int_t)te->stats.timers, "immediate",
         (json_int_t)te->stats.immediate, "overrides",
         (json_int_t)te->stats.overrides, "kills", (json_int_t)te->stats.kills,
-        "reattach", (json_int_t)te->stats.reattach);
+        "reattach", (json_int_t)te->stats.reattach, "lost",
+        (json_int_t)te->stats.lost);
 }
 
 const struct exec_impl testexec_impl = {

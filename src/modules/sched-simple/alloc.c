@@ -531,11 +531,12 @@ static void free_all (sched_t *s, struct job *job)
     job_destroy (job);
 }
 
-/* sched.free {id, R?, final?}.  A final free (final absent is taken as
- * true: job managers that predate partial release send one free without
- * it) returns everything the job still holds, whatever R says; a
- * partial one (final:false) only the ranks of R, which must all be held
- * by the job.  Freed resources are scheduled on the next loop turn.
+/* sched.free {id, R?, final?}.  A final free (final:true) returns
+ * everything the job still holds, whatever R says; any other is partial,
+ * as RFC 27 says ("if absent or false, more free requests are
+ * forthcoming"; our job manager always sends final): it returns only
+ * the ranks of R, which it must have and which must all be held by the
+ * job.  Freed resources are scheduled on the next loop turn.
  * Errors (unknown job, bad R, ranks not held) are logged and counted
  * (free-errors), and answered with an error, except for a final free,
  * which the job manager waits for: that gets {id} as always. */
@@ -543,7 +544,7 @@ void sched_free (sched_t *s, const flux_msg_t *msg)
 {
     json_int_t id;
     json_t *R = NULL;
-    int final = 1;
+    int final = 0; /* RFC 27: absent is false */
     struct job *job;
     flux_error_t error;
     bool freed = false;
@@ -555,7 +556,7 @@ void sched_free (sched_t *s, const flux_msg_t *msg)
         s->stats.free_errors++;
         flux_respond_error (s->h, msg, EPROTO,
                             "sched.free: expected {id:I R?:o final?:b}, with R"
-                            " when final is false");
+                            " unless final is true");
         return;
     }
     job = jobtab_lookup (s->jobs, (uint64_t)id);

@@ -347,7 +347,8 @@ static void alloc (uint64_t id, unsigned int priority, json_t *js)
 
 static void sched_free_req (uint64_t id)
 {
-    send_req ("sched.free", json_pack ("{s:I}", "id", (json_int_t)id));
+    send_req ("sched.free",
+              json_pack ("{s:I s:b}", "id", (json_int_t)id, "final", 1));
 }
 
 /* An RPC to the engine; returns the errno (0 on success), *out the
@@ -700,6 +701,7 @@ static void test_partial_free (void)
 {
     char *sum;
     json_int_t errors = stat_of ("free-errors");
+    json_int_t frees = stat_of ("frees");
 
     /* jobs 1 and 2 hold rank0 cores 0-2 and gpu0 */
     alloc (90, 16, jobspec (2, 1, 2, 0, 0, 0.));
@@ -733,20 +735,39 @@ static void test_partial_free (void)
                  json_pack ("{s:I s:b}", "id", (json_int_t)90, "final", 0),
                  NULL),
             "==", EPROTO, "a partial free without R: EPROTO");
-    cmp_ok (stat_of ("free-errors") - errors, "==", 5,
-            "stats: the 5 refused frees are counted");
+    cmp_ok (rpc ("sched.free", json_pack ("{s:I}", "id", (json_int_t)90), NULL),
+            "==", EPROTO,
+            "a free without final is partial (RFC 27): without R, EPROTO");
+    cmp_ok (stat_of ("free-errors") - errors, "==", 6,
+            "stats: the 6 refused frees are counted");
     cmp_ok (stat_of ("cores-free"), "==", 3,
             "the refused frees freed nothing (3 cores free)");
     ok (strstr (alllogs, "partial free refused: rank(s) 2 not held by the job")
             != NULL,
         "the refusal is logged with the ranks");
 
+    /* final absent: partial (RFC 27), so job 90 keeps rank 1 */
+    cmp_ok (
+        rpc ("sched.free",
+             json_pack ("{s:I s:o}", "id", (json_int_t)90, "R", rank_R ("1")),
+             NULL),
+        "==", 0, "a free of rank 1 without final is answered");
+    settle ();
+    cmp_ok (stat_of ("partial-frees"), "==", 2,
+            "a free without final counts as partial");
+    cmp_ok (stat_of ("cores-free"), "==", 5,
+            "it returns rank 1's 2 cores and no more");
+    cmp_ok (stat_of ("frees"), "==", frees,
+            "job 90 is not forgotten: no final free yet");
+    cmp_ok (partial_free (90, "1"), "==", EINVAL,
+            "rank 1 is no longer held: a second free of it is refused");
+
     /* the final free returns the rest, whatever its R says */
     send_req ("sched.free", json_pack ("{s:I s:o s:b}", "id", (json_int_t)90,
                                        "R", rank_R ("1"), "final", 1));
     settle ();
     cmp_ok (stat_of ("cores-free"), "==", 5,
-            "the final free returns rank 1's 2 cores");
+            "the final free returns what is left (nothing more)");
     cmp_ok (count (90, 10), "==", 1, "the final free got a response");
     send_req ("sched.free",
               json_pack ("{s:I s:b}", "id", (json_int_t)90, "final", 1));
