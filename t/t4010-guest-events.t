@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: LGPL-3.0-only
 # Copyright the flux-c authors
 
-test_description='a guest may publish any event topic (as in flux-core),
-and every event our broker and modules subscribe to is ignored unless its
-sender has the owner role: each topic, published as a guest, has no
-effect (doc/guide/guest-events.md); the same event from the owner does,
-where that can be shown without harm'
+test_description='a guest may publish event topics of its own (as in
+flux-core); the topics of the instance services are refused to guests
+by the broker, and every event our broker and modules subscribe to is
+ignored unless its sender has the owner role: each topic, published as a
+guest, is refused or has no effect (doc/guide/guest-events.md); the same
+event from the owner does, where that can be shown without harm'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
@@ -15,14 +16,21 @@ SIM=--setattr=system.exec.test.run_duration
 
 # guest_pub TOPIC [JSON]: publish as a guest (userid 4242, role user),
 # through event.publish with the credentials the owner may preset, as
-# the broker stamps a guest connection's requests
+# the broker stamps a guest connection's requests.  The broker refuses
+# guests the topics of the instance's services (doc/guide/access.md):
+# that refusal, with its message, is as good as an event with no effect,
+# which the subscribers' owner-only handlers ensure for the rest.
 guest_pub () {
 	if test $# -gt 1; then
 		p=$(printf "%s\0" "$2" | base64 -w0)
-		$CRED -u 4242 -R 2 event.publish \
-			"{\"topic\":\"$1\",\"flags\":0,\"payload\":\"$p\"}"
+		set -- "$1" "{\"topic\":\"$1\",\"flags\":0,\"payload\":\"$p\"}"
 	else
-		$CRED -u 4242 -R 2 event.publish "{\"topic\":\"$1\",\"flags\":0}"
+		set -- "$1" "{\"topic\":\"$1\",\"flags\":0}"
+	fi
+	if ! $CRED -u 4242 -R 2 event.publish "$2" 2>pub.err; then
+		grep "guests may not publish events of the instance" pub.err ||
+			{ cat pub.err; return 1; }
+		echo "$1: refused to a guest" >>refused.list
 	fi
 }
 
@@ -138,6 +146,11 @@ test_expect_success 'job-exception from the owner: job-exec ends the job' '
 		"{\"id\":$dec,\"type\":\"cancel\",\"severity\":0,\"userid\":0,\"note\":\"x\"}" &&
 	flux job wait-event -t 60 $id finish >exfin.out &&
 	grep "status=9" exfin.out
+'
+test_expect_success 'the broker refused the service topics to the guest' '
+	cat refused.list &&
+	grep "^job-exception: refused" refused.list &&
+	grep "^kvs.namespace-primary-setroot: refused" refused.list
 '
 test_expect_success 'job-purge-inactive from the owner: job-list drops the job' '
 	dec=$(cat done.id) &&
