@@ -227,4 +227,24 @@ test_expect_success 'custom without parents in the config is refused' '
 		-Stbon.topo=custom true 2>nocustom.err &&
 	grep "tbon.topo custom" nocustom.err
 '
+test_expect_success 'a rogue broker with a key not the instance'"'"'s cannot join, and is logged' '
+	flux keygen rogue &&
+	cat >two.json <<-EOF &&
+	{"bootstrap": {"curve_cert": "$(pwd)/cert",
+	  "hosts": [{"host": "fake0", "bind": "tcp://127.0.0.1:$P0",
+	             "connect": "tcp://127.0.0.1:$P0"}, {"host": "fake1"}]}}
+	EOF
+	sed "s|$(pwd)/cert|$(pwd)/rogue|" two.json >rogue.json &&
+	mkdir -p run-r0 run-r1 &&
+	{ timeout -k 2 8 flux-broker -c two.json -Shostname=fake0 \
+		-Slog-stderr-level=6 -Sbroker.quorum-warn=1s \
+		-Srundir="$(pwd)/run-r0" true >r0.log 2>&1 & } &&
+	{ timeout -k 2 8 flux-broker -c rogue.json -Shostname=fake1 \
+		-Srundir="$(pwd)/run-r1" >r1.log 2>&1 & } &&
+	sleep 9 &&
+	cat r0.log &&
+	grep "refused unknown key\|handshake with a peer at .* failed" r0.log &&
+	grep "still waiting for rank.* 1" r0.log &&
+	! grep -i "quorum reached\|-> run" r0.log
+'
 test_done
