@@ -179,6 +179,12 @@ int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
     if (exchange (info, pmi, kvsname, bind_uri, pubkey, error) < 0
         || share_hostlist (info, pmi, kvsname, error) < 0)
         return -1;
+    /* a Flux job shell serves the level its brokers are at (RFC 8) */
+    char lvl[16];
+    if (pmi_simple_client_kvs_get (pmi, kvsname, "flux.instance-level", lvl,
+                                   sizeof (lvl))
+        == 0)
+        info->instance_level = atoi (lvl) > 0 ? atoi (lvl) : 0;
     return 0;
 }
 

@@ -25,6 +25,7 @@ struct boot_info {
     char parent_uri[512];
     char parent_pubkey[128];
     char hostlist[8192];
+    int instance_level; /* PMI key flux.instance-level; 0 if absent */
     int (*authorize) (void *arg, uint32_t rank, const char *pubkey);
     void *arg;
     struct pmi_simple_client *pmi;

@@ -273,6 +273,30 @@ static int duration_attr (struct broker *b, const char *name, const char *dflt,
     return 0;
 }
 
+/* An instance launched as a job (RFC 8): the job shell's PMI serves
+ * flux.instance-level, the shell's environment names the job and the
+ * parent's guest namespace.  The namespace must not leak into the
+ * sub-instance's commands, which use their own primary namespace. */
+static int set_instance_attrs (struct broker *b, struct boot_info *info)
+{
+    const char *ns = getenv ("FLUX_KVS_NAMESPACE");
+    const char *jobid = getenv ("FLUX_JOB_ID");
+    char buf[16];
+    int rc = 0;
+
+    if (!attr_get (b->attrs, "instance-level", NULL)) {
+        snprintf (buf, sizeof (buf), "%d", info->instance_level);
+        rc |= attr_add (b->attrs, "instance-level", buf, ATTR_IMMUTABLE);
+    }
+    if (info->instance_level > 0 && jobid
+        && !attr_get (b->attrs, "jobid", NULL))
+        rc |= attr_add (b->attrs, "jobid", jobid, ATTR_IMMUTABLE);
+    if (ns && !attr_get (b->attrs, "parent-kvs-namespace", NULL))
+        rc |= attr_add (b->attrs, "parent-kvs-namespace", ns, ATTR_IMMUTABLE);
+    unsetenv ("FLUX_KVS_NAMESPACE");
+    return rc;
+}
+
 static int set_attrs (struct broker *b, struct boot_info *info)
 {
     char buf[64], uri[4200];
@@ -306,8 +330,7 @@ static int set_attrs (struct broker *b, struct boot_info *info)
     rc |= attr_add (b->attrs, "local-uri", uri, ATTR_IMMUTABLE);
     if (parent_uri && !attr_get (b->attrs, "parent-uri", NULL))
         rc |= attr_add (b->attrs, "parent-uri", parent_uri, ATTR_IMMUTABLE);
-    if (!attr_get (b->attrs, "instance-level", NULL))
-        rc |= attr_add (b->attrs, "instance-level", "0", ATTR_IMMUTABLE);
+    rc |= set_instance_attrs (b, info);
     rc |= attr_add (b->attrs, "version", PACKAGE_VERSION, ATTR_IMMUTABLE);
     rc |= attr_add (b->attrs, "hostlist", info->hostlist, ATTR_IMMUTABLE);
     s = attr_get (b->attrs, "log-stderr-level", NULL);

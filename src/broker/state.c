@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "parent.h"
 #include "libidset/idset.h"
 #include "module.h"
 #include "overlay/overlay.h"
@@ -513,8 +514,10 @@ void state_enter (struct broker *b, enum broker_state s)
         case STATE_RUN:
             if (b->rank > 0)
                 send_ready (b);
-            else
+            else {
+                parent_post_uri (b);
                 run_initial_program (b);
+            }
             break;
         case STATE_CLEANUP:
             if (b->rank == 0) {
