@@ -163,6 +163,14 @@ int boot_pmi_open (struct boot_info *info, flux_error_t *error)
     info->rank = pmi_simple_client_rank (pmi);
     info->size = pmi_simple_client_size (pmi);
     info->pmi = pmi;
+    /* a Flux job shell serves the level its brokers are at (RFC 8); other
+     * launchers have no such key: level 0 */
+    char kvsname[256], lvl[16];
+    if (pmi_simple_client_kvs_get_my_name (pmi, kvsname, sizeof (kvsname)) == 0
+        && pmi_simple_client_kvs_get (pmi, kvsname, "flux.instance-level", lvl,
+                                      sizeof (lvl))
+               == 0)
+        info->instance_level = atoi (lvl) > 0 ? atoi (lvl) : 0;
     return 0;
 }
 
@@ -179,12 +187,6 @@ int boot_pmi_exchange (struct boot_info *info, const char *bind_uri,
     if (exchange (info, pmi, kvsname, bind_uri, pubkey, error) < 0
         || share_hostlist (info, pmi, kvsname, error) < 0)
         return -1;
-    /* a Flux job shell serves the level its brokers are at (RFC 8) */
-    char lvl[16];
-    if (pmi_simple_client_kvs_get (pmi, kvsname, "flux.instance-level", lvl,
-                                   sizeof (lvl))
-        == 0)
-        info->instance_level = atoi (lvl) > 0 ? atoi (lvl) : 0;
     return 0;
 }
 
