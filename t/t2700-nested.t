@@ -252,6 +252,31 @@ test_expect_success 'a statedir asked for outlives the sub-instance' '
 		flux kvs get a >state.out &&
 	test "$(cat state.out)" = 1
 '
+test_expect_success 'flux pstree shows the nesting, --details=stats the counts' '
+	id=$($T flux alloc --bg -N2 -n4 --job-name=outer sh -c \
+		"flux submit --quiet --cc=1-2 sleep 600 &&
+		flux alloc -N1 --job-name=inner \
+			sh -c \"flux submit --quiet sleep 600 && sleep 600\"") &&
+	for i in $(seq 300); do
+		flux pstree >tree.out &&
+		grep -q "inner$" tree.out && grep -q "2\*\[sleep:R\]" tree.out &&
+		grep -q "^        └── sleep:R$" tree.out && break
+		sleep 0.1
+	done &&
+	cat tree.out &&
+	grep "^├── outer$\|^└── outer$" tree.out &&
+	grep "│   .*2\*\[sleep:R\]\|    .*2\*\[sleep:R\]" tree.out &&
+	grep "^.   .── inner$" tree.out &&
+	grep "^        └── sleep:R$" tree.out &&
+	flux pstree -L 1 >tree1.out && ! grep "sleep:R$" tree1.out | grep "^.       " &&
+	flux pstree --details=stats >stats.out &&
+	cat stats.out &&
+	grep "outer \[PD:0 R:3 CD:0 F:0\]" stats.out &&
+	grep "inner \[PD:0 R:1 CD:0 F:0\]" stats.out &&
+	flux jobs -n -o "{id} {user.uri}" $id | grep "ssh://" &&
+	test_must_fail flux pstree --details=bogus &&
+	flux cancel $id && clean $id
+'
 test_expect_success 'a sub-instance whose node is lost ends with an exception' '
 	id=$($T flux alloc --bg -N2 sleep 600) &&
 	rank1=$(flux exec -r 1 flux getattr broker.pid) &&
@@ -261,7 +286,7 @@ test_expect_success 'a sub-instance whose node is lost ends with an exception' '
 	clean $id
 '
 test_expect_success 'man pages and --help' '
-	for c in batch alloc uri proxy; do
+	for c in batch alloc uri proxy pstree; do
 		flux $c --help | grep "Usage: flux $c" || return 1
 	done
 '

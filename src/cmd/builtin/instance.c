@@ -189,27 +189,31 @@ error:
 
 char *instance_uri_local (const char *uri)
 {
-    char host[256], *out;
-    const char *h, *slash;
+    char host[256], *cpy, *h, *slash, *at, *out = NULL;
+    size_t len;
 
-    if (strncmp (uri, "ssh://", 6) != 0)
+    if (strncmp (uri, "ssh://", 6) != 0 || !(cpy = strdup (uri)))
         return strdup (uri);
-    h = uri + 6;
-    if (!(slash = strchr (h, '/')))
+    h = cpy + 6;
+    if (!(slash = strchr (h, '/'))) {
+        free (cpy);
         return strdup (uri);
+    }
+    *slash = '\0';
     if (gethostname (host, sizeof (host)) < 0)
         host[0] = '\0';
     host[sizeof (host) - 1] = '\0';
-    /* [user@]host[:port] */
-    const char *at = memchr (h, '@', (size_t)(slash - h));
-    if (at)
+    if ((at = strchr (h, '@'))) /* [user@]host[:port] */
         h = at + 1;
-    size_t len = strcspn (h, ":/");
+    len = strcspn (h, ":");
     if ((strlen (host) == len && !strncmp (h, host, len))
         || (len == 9 && !strncmp (h, "localhost", 9))) {
+        *slash = '/';
         if (asprintf (&out, "local://%s", slash) < 0)
-            return NULL;
-        return out;
+            out = NULL;
     }
-    return strdup (uri);
+    else
+        out = strdup (uri);
+    free (cpy);
+    return out;
 }
