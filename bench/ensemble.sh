@@ -3,14 +3,14 @@
 # directory (or give it as $1).  In a top-level instance of 2 brokers:
 #   - NJOBS (10000) short real jobs (/bin/true) submitted to the top-level
 #     instance: jobs/s
-#   - the same NJOBS submitted by a `flux batch -N2` script to its own
-#     2-node sub-instance: jobs/s inside it (from the first submit to the
+#   - the same NJOBS submitted by a `flux batch -N2 -nCORES` script to its
+#     own 2-node sub-instance holding all the cores: jobs/s inside it (from the first submit to the
 #     last job's end, as the script measures it), and the whole batch job
 #     from submit to clean
 #   - `flux alloc -N2 true`: the time to its return, median of LAT (5)
 # NJOBS=1000 for a quick run.  SIM=1 uses simulated jobs (no shell).
 set -e
-build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+build=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
 unset FLUX_URI
 export NJOBS=${NJOBS:-10000} LAT=${LAT:-5}
@@ -27,7 +27,6 @@ cd "$work"
 
 cat >ensemble.sh <<'SCRIPT'
 #!/bin/bash
-#flux: -N2
 set -e
 ms () { date +%s.%N; }
 t0=$(ms)
@@ -49,9 +48,10 @@ out=$(flux start -s 2 bash -c '
     t1=$(ms)
     echo "top $(echo "$NJOBS / ($t1 - $t0)" | bc -l)"
     echo "topbad $(flux jobs -a -n -o "{result}" | grep -vc COMPLETED || true)"
-    # through a 2-node sub-instance
+    # through a 2-node sub-instance holding every core of the top level
+    ncores=$(flux resource list -n -s free -o "{ncores}")
     t0=$(ms)
-    id=$(flux batch ensemble.sh)
+    id=$(flux batch -N2 -n$ncores ensemble.sh)
     flux job wait-event -t 3600 $id clean >/dev/null
     t1=$(ms)
     echo "batch $(echo "$t1 - $t0" | bc -l)"
