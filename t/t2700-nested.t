@@ -252,11 +252,11 @@ test_expect_success 'a statedir asked for outlives the sub-instance' '
 		flux kvs get a >state.out &&
 	test "$(cat state.out)" = 1
 '
-test_expect_success 'flux pstree shows the nesting, --details=stats the counts' '
+test_expect_success 'flux pstree shows the nesting, --details=stats the counts; cancel ends the jobs at every depth' '
 	id=$($T flux alloc --bg -N2 -n4 --job-name=outer sh -c \
-		"flux submit --quiet --cc=1-2 sleep 600 &&
+		"flux submit --quiet --cc=1-2 sleep 617 &&
 		flux alloc -N1 --job-name=inner \
-			sh -c \"flux submit --quiet sleep 600 && sleep 600\"") &&
+			sh -c \"flux submit --quiet sleep 618 && sleep 619\"") &&
 	for i in $(seq 300); do
 		flux pstree >tree.out &&
 		grep -q "inner$" tree.out && grep -q "2\*\[sleep:R\]" tree.out &&
@@ -275,7 +275,12 @@ test_expect_success 'flux pstree shows the nesting, --details=stats the counts' 
 	grep "inner \[PD:0 R:1 CD:0 F:0\]" stats.out &&
 	flux jobs -n -o "{id} {user.uri}" $id | grep "ssh://" &&
 	test_must_fail flux pstree --details=bogus &&
-	flux cancel $id && clean $id
+	test $(pgrep -c -f "^sleep 61[789]") = 4 &&
+	flux cancel $id && clean $id &&
+	for i in $(seq 300); do
+		pgrep -f "^sleep 61[789]" || break; sleep 0.1
+	done &&
+	! pgrep -f "^sleep 61[789]"
 '
 test_expect_success 'a sub-instance whose node is lost ends with an exception' '
 	id=$($T flux alloc --bg -N2 sleep 600) &&

@@ -480,6 +480,13 @@ static void signal_cb (uv_signal_t *w, int signum)
     }
     else if (b->rank == 0 || b->size == 1)
         broker_shutdown (b, 128 + signum);
+    else if (signum == SIGTERM && attr_get (b->attrs, "jobid", NULL)) {
+        /* a sub-instance: its job shells send SIGTERM to every broker;
+         * rank 0 ends the jobs, then shuts down through the tree.  Were
+         * this rank to leave now, the shells of its jobs (sub-instances
+         * among them) would be orphaned.  SIGKILL follows if need be. */
+        brokerlog_msg (b->log, LOG_INFO, "rank 0 shuts the instance down");
+    }
     else {
         state_stop_all_modules (b);
         b->exit_rc = 128 + signum;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "parent.h"
 
 #define PARENT_TIMEOUT 10.0
+#define PARENT_CLEANUP_TIMEOUT 60.0
 
 void parent_post_uri (struct broker *b)
 {
@@ -50,4 +52,72 @@ void parent_post_uri (struct broker *b)
                        f ? future_strerror (f, errno) : strerror (errno));
     flux_future_destroy (f);
     flux_close (h);
+}
+
+struct cleanup {
+    struct broker *b;
+    void (*done) (struct broker *b);
+};
+
+static void cleanup_finish (flux_future_t *f, struct cleanup *c)
+{
+    struct broker *b = c->b;
+    void (*done) (struct broker * b) = c->done;
+
+    flux_future_destroy (f);
+    free (c);
+    done (b);
+}
+
+static void idle_cb (flux_future_t *f, void *arg)
+{
+    struct cleanup *c = arg;
+
+    if (flux_rpc_get (f, NULL) < 0 && errno != ENOSYS)
+        brokerlog_msg (c->b->log, LOG_ERR,
+                       "cleanup: waiting for the jobs to end: %s",
+                       future_strerror (f, errno));
+    cleanup_finish (f, c);
+}
+
+static void raiseall_cb (flux_future_t *f, void *arg)
+{
+    struct cleanup *c = arg;
+    flux_future_t *f2;
+    int count = 0;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0) {
+        if (errno != ENOSYS) /* no job-manager: no jobs */
+            brokerlog_msg (c->b->log, LOG_ERR, "cleanup: canceling jobs: %s",
+                           future_strerror (f, errno));
+        cleanup_finish (f, c);
+        return;
+    }
+    flux_future_destroy (f);
+    if (count > 0)
+        brokerlog_msg (c->b->log, LOG_INFO, "cleanup: canceled %d jobs", count);
+    if (!(f2 = flux_rpc (c->b->h, "job-manager.idle", NULL, 0, 0))
+        || flux_future_then (f2, PARENT_CLEANUP_TIMEOUT, idle_cb, c) < 0)
+        cleanup_finish (f2, c);
+}
+
+void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b))
+{
+    struct cleanup *c;
+    flux_future_t *f;
+
+    if (b->rank != 0 || !attr_get (b->attrs, "jobid", NULL)
+        || !(c = calloc (1, sizeof (*c)))) {
+        done (b);
+        return;
+    }
+    c->b = b;
+    c->done = done;
+    if (!(f = flux_rpc_pack (b->h, "job-manager.raiseall", 0, 0,
+                             "{s:b s:i s:i s:i s:s s:s}", "dry_run", 0,
+                             "userid", -1, "states", FLUX_JOB_STATE_ACTIVE,
+                             "severity", 0, "type", "cancel", "note",
+                             "the instance is shutting down"))
+        || flux_future_then (f, PARENT_TIMEOUT, raiseall_cb, c) < 0)
+        cleanup_finish (f, c);
 }

@@ -43,7 +43,8 @@ static const char usage[]
       "  -g, --gpus-per-task=N    GPUs per slot (default 0)\n"
       "  -x, --exclusive          Whole nodes\n"
       "  -t, --time-limit=MIN|FSD Time limit of the instance\n"
-      "      --wrap               Wrap COMMAND [ARGS] in a /bin/sh script\n"
+      "      --wrap               Wrap COMMAND [ARGS] (quoted) in a /bin/sh\n"
+      "                           script\n"
       "      --broker-opts=OPT    Option for the instance's brokers, e.g.\n"
       "                           -Sstatedir=DIR (repeatable)\n"
       "      --urgency=N          Urgency 0-31 (default 16)\n"
@@ -69,6 +70,43 @@ const struct builtin builtin_batch = {
     .main = cmd_batch,
 };
 
+/* argv as /bin/sh words: each one that is not plain single-quoted
+ * (a ' as '\'').  Caller frees. */
+static char *sh_join (int argc, char **argv)
+{
+    size_t len = 1;
+    char *s, *p;
+
+    for (int i = 0; i < argc; i++)
+        len += 4 * strlen (argv[i]) + 3;
+    if (!(s = p = malloc (len)))
+        cmd_die ("out of memory");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool plain = *a
+                     && strspn (a, "abcdefghijklmnopqrstuvwxyz"
+                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789_-+=./,:@%")
+                            == strlen (a);
+        if (i > 0)
+            *p++ = ' ';
+        if (plain) {
+            p = stpcpy (p, a);
+            continue;
+        }
+        *p++ = '\'';
+        for (; *a; a++) {
+            if (*a == '\'')
+                p = stpcpy (p, "'\\''");
+            else
+                *p++ = *a;
+        }
+        *p++ = '\'';
+    }
+    *p = '\0';
+    return s;
+}
+
 /* The script: SCRIPT, standard input, or --wrap's command line. */
 static char *read_script (int argc, char **argv, bool wrap, const char **namep)
 {
@@ -78,7 +116,7 @@ static char *read_script (int argc, char **argv, bool wrap, const char **namep)
     if (wrap) {
         if (argc == 0)
             cmd_usage_error ("--wrap requires a COMMAND");
-        if (!(cmd = cmd_join_words (argc, argv))
+        if (!(cmd = sh_join (argc, argv))
             || asprintf (&s, "#!/bin/sh\n%s\n", cmd) < 0)
             cmd_die ("out of memory");
         free (cmd);
