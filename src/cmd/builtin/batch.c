@@ -199,7 +199,7 @@ int cmd_batch (int argc, char **argv)
     struct directives d;
     flux_error_t error;
     const char *name;
-    char *script, *s, *base, *tmpl = "{{tmpdir}}/script";
+    char *script, *s, *base = NULL, *tmpl = "{{tmpdir}}/script";
     char **all, **cmd;
     int nopts, n = 0, rc = 0;
     json_t *js;
@@ -263,6 +263,7 @@ int cmd_batch (int argc, char **argv)
     free (cmd);
     free (all);
     directives_free (&d);
+    free (base);
     free (script);
     submit_opts_free (&o);
     submit_opts_free (&cli);
