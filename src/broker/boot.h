@@ -25,7 +25,8 @@ struct boot_info {
     const struct topology *topo;
     char parent_uri[512];
     char parent_pubkey[128];
-    char *hostlist; /* malloc'd, freed by boot_pmi_close() */
+    char *hostlist;     /* malloc'd, freed by boot_pmi_close() */
+    int instance_level; /* PMI key flux.instance-level; 0 if absent */
     int (*authorize) (void *arg, uint32_t rank, const char *pubkey);
     void *arg;
     struct upmi *pmi;

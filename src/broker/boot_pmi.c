@@ -161,6 +161,15 @@ int boot_pmi_open (struct boot_info *info, flux_error_t *error)
         return -1;
     info->rank = upmi_rank (info->pmi);
     info->size = upmi_size (info->pmi);
+    /* a Flux job shell serves the level its brokers are at (RFC 8); other
+     * launchers have no such key: level 0 */
+    char lvl[16];
+    flux_error_t e;
+    if (info->size > 0
+        && upmi_get (info->pmi, "flux.instance-level", -1, lvl, sizeof (lvl),
+                     &e)
+               == 0)
+        info->instance_level = atoi (lvl) > 0 ? atoi (lvl) : 0;
     return 0;
 }
 

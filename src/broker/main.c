@@ -274,6 +274,30 @@ static int duration_attr (struct broker *b, const char *name, const char *dflt,
     return 0;
 }
 
+/* An instance launched as a job (RFC 8): the job shell's PMI serves
+ * flux.instance-level, the shell's environment names the job and the
+ * parent's guest namespace.  The namespace must not leak into the
+ * sub-instance's commands, which use their own primary namespace. */
+static int set_instance_attrs (struct broker *b, struct boot_info *info)
+{
+    const char *ns = getenv ("FLUX_KVS_NAMESPACE");
+    const char *jobid = getenv ("FLUX_JOB_ID");
+    char buf[16];
+    int rc = 0;
+
+    if (!attr_get (b->attrs, "instance-level", NULL)) {
+        snprintf (buf, sizeof (buf), "%d", info->instance_level);
+        rc |= attr_add (b->attrs, "instance-level", buf, ATTR_IMMUTABLE);
+    }
+    if (info->instance_level > 0 && jobid
+        && !attr_get (b->attrs, "jobid", NULL))
+        rc |= attr_add (b->attrs, "jobid", jobid, ATTR_IMMUTABLE);
+    if (ns && !attr_get (b->attrs, "parent-kvs-namespace", NULL))
+        rc |= attr_add (b->attrs, "parent-kvs-namespace", ns, ATTR_IMMUTABLE);
+    unsetenv ("FLUX_KVS_NAMESPACE");
+    return rc;
+}
+
 static int set_attrs (struct broker *b, struct boot_info *info)
 {
     char buf[64], uri[4200];
@@ -310,8 +334,7 @@ static int set_attrs (struct broker *b, struct boot_info *info)
     rc |= attr_add (b->attrs, "local-uri", uri, ATTR_IMMUTABLE);
     if (parent_uri && !attr_get (b->attrs, "parent-uri", NULL))
         rc |= attr_add (b->attrs, "parent-uri", parent_uri, ATTR_IMMUTABLE);
-    if (!attr_get (b->attrs, "instance-level", NULL))
-        rc |= attr_add (b->attrs, "instance-level", "0", ATTR_IMMUTABLE);
+    rc |= set_instance_attrs (b, info);
     rc |= attr_add (b->attrs, "version", PACKAGE_VERSION, ATTR_IMMUTABLE);
     rc |= attr_add (b->attrs, "hostlist", info->hostlist ? info->hostlist : "",
                     ATTR_IMMUTABLE);
@@ -513,6 +536,13 @@ static void signal_cb (uv_signal_t *w, int signum)
     }
     else if (b->rank == 0 || b->size == 1)
         broker_shutdown (b, 128 + signum);
+    else if (signum == SIGTERM && attr_get (b->attrs, "jobid", NULL)) {
+        /* a sub-instance: its job shells send SIGTERM to every broker;
+         * rank 0 ends the jobs, then shuts down through the tree.  Were
+         * this rank to leave now, the shells of its jobs (sub-instances
+         * among them) would be orphaned.  SIGKILL follows if need be. */
+        brokerlog_msg (b->log, LOG_INFO, "rank 0 shuts the instance down");
+    }
     else {
         state_stop_all_modules (b);
         b->exit_rc = 128 + signum;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "parent.h"
 #include "libidset/idset.h"
 #include "module.h"
 #include "overlay/overlay.h"
@@ -484,6 +485,19 @@ static void run_initial_program (struct broker *b)
         broker_shutdown (b, 127);
 }
 
+/* CLEANUP is over (a sub-instance's jobs are canceled and ended). */
+static void cleanup_done (struct broker *b)
+{
+    if (b->state != STATE_CLEANUP)
+        return;
+    if (b->rank == 0) {
+        flux_msg_t *ev = flux_event_encode ("broker.shutdown", NULL);
+        if (ev)
+            (void)router_publish (b, ev);
+    }
+    state_enter (b, STATE_SHUTDOWN);
+}
+
 void state_enter (struct broker *b, enum broker_state s)
 {
     double now;
@@ -523,16 +537,13 @@ void state_enter (struct broker *b, enum broker_state s)
         case STATE_RUN:
             if (b->rank > 0)
                 send_ready (b);
-            else
+            else {
+                parent_post_uri (b);
                 run_initial_program (b);
+            }
             break;
         case STATE_CLEANUP:
-            if (b->rank == 0) {
-                flux_msg_t *ev = flux_event_encode ("broker.shutdown", NULL);
-                if (ev)
-                    (void)router_publish (b, ev);
-            }
-            state_enter (b, STATE_SHUTDOWN);
+            parent_cancel_jobs (b, cleanup_done);
             break;
         case STATE_SHUTDOWN:
             modules_unload_next (b);

@@ -102,4 +102,17 @@ extern const struct builtin builtin_job_attach;
 extern const struct builtin builtin_run;
 int cmd_run (int argc, char **argv);
 
+extern const struct builtin builtin_batch;
+extern const struct builtin builtin_alloc;
+extern const struct builtin builtin_broker;
+extern const struct builtin builtin_uri;
+extern const struct builtin builtin_proxy;
+int cmd_batch (int argc, char **argv);
+int cmd_alloc (int argc, char **argv);
+int cmd_broker (int argc, char **argv);
+int cmd_uri (int argc, char **argv);
+int cmd_proxy (int argc, char **argv);
+extern const struct builtin builtin_pstree;
+int cmd_pstree (int argc, char **argv);
+
 #endif /* !FLUX_CMD_BUILTIN_H */

@@ -23,6 +23,13 @@
 static char prog[128] = "flux";
 static char helpcmd[128] = "flux";
 static const char *usage_text = "";
+static char context[256]; /* cmd_set_context (), e.g. "FILE: line 3: " */
+
+void cmd_set_context (const char *ctx)
+{
+    snprintf (context, sizeof (context), "%s%s", ctx ? ctx : "",
+              ctx && *ctx ? ": " : "");
+}
 
 void cmd_init (const struct builtin *b, const char *group)
 {
@@ -50,7 +57,7 @@ void cmd_usage_error (const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf (stderr, "%s: ", prog);
+    fprintf (stderr, "%s: %s", prog, context);
     va_start (ap, fmt);
     vfprintf (stderr, fmt, ap);
     va_end (ap);
@@ -60,7 +67,7 @@ void cmd_usage_error (const char *fmt, ...)
 
 static void vwarn (const char *fmt, va_list ap)
 {
-    fprintf (stderr, "%s: ", prog);
+    fprintf (stderr, "%s: %s", prog, context);
     vfprintf (stderr, fmt, ap);
     fputc ('\n', stderr);
 }

@@ -46,6 +46,10 @@ int cmd_getopt (int argc, char **argv, const char *shortopts,
  * left at the first operand. */
 void cmd_getopt_none (int argc, char **argv);
 
+/* Put CTX (e.g. "script.sh: line 3") after the command name in the
+ * messages of cmd_usage_error (); NULL or "" removes it. */
+void cmd_set_context (const char *ctx);
+
 /* Print the running command's usage on stdout and exit 0. */
 void cmd_help (void) __attribute__ ((noreturn));
 

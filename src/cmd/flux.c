@@ -29,13 +29,23 @@
 #endif
 
 static const struct builtin *const builtins[] = {
-    &builtin_cancel,  &builtin_config,   &builtin_content,    &builtin_dmesg,
-    &builtin_dump,    &builtin_event,    &builtin_exec,       &builtin_getattr,
-    &builtin_job,     &builtin_jobs,     &builtin_kvs,        &builtin_logger,
-    &builtin_lsattr,  &builtin_module,   &builtin_overlay,    &builtin_ping,
-    &builtin_queue,   &builtin_resource, &builtin_restore,    &builtin_run,
-    &builtin_setattr, &builtin_shutdown, &builtin_start,      &builtin_submit,
-    &builtin_update,  &builtin_uptime,   &builtin_imp_helper, NULL,
+    &builtin_cancel,     &builtin_config,
+    &builtin_content,    &builtin_dmesg,
+    &builtin_dump,       &builtin_event,
+    &builtin_exec,       &builtin_getattr,
+    &builtin_job,        &builtin_jobs,
+    &builtin_kvs,        &builtin_logger,
+    &builtin_lsattr,     &builtin_module,
+    &builtin_overlay,    &builtin_ping,
+    &builtin_queue,      &builtin_resource,
+    &builtin_restore,    &builtin_run,
+    &builtin_setattr,    &builtin_shutdown,
+    &builtin_start,      &builtin_submit,
+    &builtin_update,     &builtin_uptime,
+    &builtin_imp_helper, &builtin_batch,
+    &builtin_alloc,      &builtin_broker,
+    &builtin_uri,        &builtin_proxy,
+    &builtin_pstree,     NULL,
 };
 
 /* Commands shipped as separate programs (flux-NAME), for `flux help`. */

@@ -29,6 +29,7 @@
 #include "libutil/fsd.h"
 
 #include "affinity.h"
+#include "files.h"
 #include "input.h"
 #include "output.h"
 #include "pmi.h"
@@ -703,8 +704,13 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
         errprintf (error, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < argc; i++)
-        argv[i] = (char *)json_string_value (json_array_get (info->command, i));
+    for (size_t i = 0; i < argc; i++) {
+        const char *arg = json_string_value (json_array_get (info->command, i));
+        if (!(argv[i] = shell_files_subst (arg, shell->tmpdir))) {
+            errprintf (error, "out of memory");
+            goto out;
+        }
+    }
     for (int i = 0; i < shell->ntasks; i++) {
         struct task *t = shell->tasks[i];
         struct env *env = env_copy (base);
@@ -733,6 +739,8 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
     }
     rc = 0;
 out:
+    for (size_t i = 0; argv && i < argc; i++)
+        free (argv[i]);
     free (argv);
     env_destroy (base);
     return rc;
@@ -772,7 +780,9 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
     if (!cwd && chdir ("/tmp") < 0)
         return errprintf (error, "chdir /tmp: %s", strerror (errno));
     if (parse_exit_options (shell, error) < 0 || set_rlimits (shell, error) < 0
-        || make_tmpdir (shell, error) < 0 || create_tasks (shell, error) < 0)
+        || make_tmpdir (shell, error) < 0
+        || shell_files_stage (shell->info->jobspec, shell->tmpdir, error) < 0
+        || create_tasks (shell, error) < 0)
         return -1;
     if (!(shell->out = output_create (shell, error))
         || !(shell->in = input_create (shell, error))

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker_path.h"
 #include "cmdutil.h"
 #include "launch.h"
 
@@ -142,7 +143,7 @@ static bool is_executable (const char *path)
  * the build tree's src/broker), else the installed one.  A binary in a
  * .libs directory (behind a libtool wrapper script) counts as its parent.
  */
-static const char *broker_path (void)
+const char *start_broker_path (void)
 {
     static char path[PATH_MAX];
     const char *env = getenv ("FLUX_BROKER_PATH");
@@ -213,7 +214,7 @@ int cmd_start (int argc, char **argv)
     bool noexec = false;
     int c, status;
 
-    args_add (&common, broker_path ());
+    args_add (&common, start_broker_path ());
     while ((c = cmd_getopt (argc, argv, "s:o:c:S:vX", longopts)) != -1) {
         switch (c) {
             case 's':

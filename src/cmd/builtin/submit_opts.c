@@ -41,6 +41,9 @@ enum {
     OPT_ERROR,
     OPT_INPUT,
     OPT_WAIT_EVENT,
+    OPT_WRAP,
+    OPT_BROKER_OPTS,
+    OPT_BG,
 };
 
 static double parse_time_limit (const char *s)
@@ -115,10 +118,14 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"label-io", no_argument, NULL, 'l'},
         {"verbose", no_argument, NULL, 'v'},
         {"wait-event", required_argument, NULL, OPT_WAIT_EVENT},
+        {"wrap", no_argument, NULL, OPT_WRAP},
+        {"broker-opts", required_argument, NULL, OPT_BROKER_OPTS},
+        {"bg", no_argument, NULL, OPT_BG},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
     bool run = mode == SUBMIT_MODE_RUN;
+    bool batch = mode == SUBMIT_MODE_BATCH, alloc = mode == SUBMIT_MODE_ALLOC;
     int c;
 
     o->mode = mode;
@@ -127,10 +134,12 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
     if (!(o->env = calloc (argc, sizeof (char *)))
         || !(o->setattr = calloc (argc, sizeof (char *)))
         || !(o->setopt = calloc (argc, sizeof (char *)))
-        || !(o->deps = calloc (argc, sizeof (char *))))
+        || !(o->deps = calloc (argc, sizeof (char *)))
+        || !(o->broker_opts = calloc (argc, sizeof (char *))))
         cmd_die ("out of memory");
     while ((c = cmd_getopt (argc, argv,
-                            run ? "n:N:c:g:xt:S:o:lv" : "n:N:c:g:xt:S:o:l",
+                            run || alloc ? "n:N:c:g:xt:S:o:lv"
+                                         : "n:N:c:g:xt:S:o:l",
                             longopts))
            != -1) {
         switch (c) {
@@ -224,17 +233,35 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
             case OPT_WAIT_EVENT:
                 o->wait_event = optarg;
                 break;
+            case OPT_WRAP:
+                o->wrap = true;
+                break;
+            case OPT_BROKER_OPTS:
+                o->broker_opts[o->nbroker_opts++] = optarg;
+                break;
+            case OPT_BG:
+                o->bg = true;
+                break;
         }
+        if ((c == OPT_WRAP && !batch) || (c == OPT_BG && !alloc)
+            || (c == OPT_BROKER_OPTS && !batch && !alloc))
+            cmd_usage_error ("--%s is not an option of this command",
+                             optname (longopts, c));
+        if ((batch || alloc)
+            && (c == OPT_CC || c == OPT_BCC || c == OPT_WAIT || c == OPT_WATCH
+                || c == OPT_QUIET || c == OPT_WAIT_EVENT))
+            cmd_usage_error ("--%s is not an option of this command",
+                             optname (longopts, c));
         if (run
             && (c == OPT_CC || c == OPT_BCC || c == OPT_WAIT || c == OPT_WATCH
                 || c == OPT_QUIET))
             cmd_usage_error ("--%s is an option of flux submit, not flux run",
                              optname (longopts, c));
-        if (!run && (c == OPT_WAIT_EVENT || c == 'v'))
+        if (!run && !alloc && (c == OPT_WAIT_EVENT || c == 'v'))
             cmd_usage_error ("--%s is an option of flux run, not flux submit",
                              optname (longopts, c));
     }
-    if (optind >= argc)
+    if (optind >= argc && !batch && !alloc)
         cmd_usage_error ("missing COMMAND");
     if (o->exclusive && o->nnodes == 0)
         cmd_usage_error ("--exclusive requires --nodes");
@@ -251,6 +278,7 @@ void submit_opts_free (struct submit_opts *o)
     free (o->setattr);
     free (o->setopt);
     free (o->deps);
+    free (o->broker_opts);
     idset_destroy (o->cc);
 }
 

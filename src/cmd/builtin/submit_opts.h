@@ -24,7 +24,14 @@
 
 #include "libidset/idset.h"
 
-enum submit_mode { SUBMIT_MODE_SUBMIT, SUBMIT_MODE_RUN };
+enum submit_mode {
+    SUBMIT_MODE_SUBMIT,
+    SUBMIT_MODE_RUN,
+    SUBMIT_MODE_BATCH, /* flux batch: --wrap, --broker-opts; no COMMAND
+                          needed (the script may come on stdin) */
+    SUBMIT_MODE_ALLOC, /* flux alloc: -v, --bg, --broker-opts; no COMMAND
+                          needed (an interactive shell) */
+};
 
 struct submit_opts {
     enum submit_mode mode;
@@ -43,6 +50,10 @@ struct submit_opts {
     int verbose;
     const char *wait_event;
     const char *stdin_ranks; /* --input=IDSET, or NULL */
+    /* batch and alloc */
+    char **broker_opts;
+    int nbroker_opts;
+    bool wrap, bg;
 };
 
 /* Parse argv for mode (exits with a usage error on bad options);

@@ -78,7 +78,10 @@ struct simple {
 
 static int simple_key (char *buf, size_t len, const char *key, int rank)
 {
-    if (snprintf (buf, len, "%s.%d", key, rank) >= (int)len) {
+    int n = rank < 0 ? snprintf (buf, len, "%s", key)
+                     : snprintf (buf, len, "%s.%d", key, rank);
+
+    if (n >= (int)len) {
         errno = EOVERFLOW;
         return -1;
     }
@@ -427,7 +430,8 @@ static int pmix_get (void *impl, const char *key, int rank, char *buf,
     pmix_status_t rc;
     int ret = 0;
 
-    proc_load (&proc, p->me.nspace, (pmix_rank_t)rank);
+    proc_load (&proc, p->me.nspace,
+               rank < 0 ? PMIX_RANK_WILDCARD : (pmix_rank_t)rank);
     if ((rc = px.get (&proc, key, NULL, 0, &v)) != PMIX_SUCCESS)
         return pmix_err (error, "get", rc);
     if (v->type != PMIX_STRING || !v->data.string)
@@ -728,7 +732,7 @@ int upmi_barrier (struct upmi *upmi, flux_error_t *error)
 int upmi_get (struct upmi *upmi, const char *key, int rank, char *buf,
               size_t len, flux_error_t *error)
 {
-    if (!upmi || !key || !buf || rank < 0 || rank >= upmi->size)
+    if (!upmi || !key || !buf || rank < -1 || rank >= upmi->size)
         return seterr (error, EINVAL, "get: invalid argument");
     return upmi->ops->get (upmi->impl, key, rank, buf, len, error);
 }

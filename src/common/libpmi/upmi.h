@@ -72,6 +72,8 @@ size_t upmi_vallen_max (struct upmi *upmi);
 int upmi_put (struct upmi *upmi, const char *key, const char *val,
               flux_error_t *error);
 int upmi_barrier (struct upmi *upmi, flux_error_t *error);
+/* The value rank put under key; a rank < 0 asks for a job-wide key the
+ * launcher itself provides (e.g. flux.instance-level from a job shell). */
 int upmi_get (struct upmi *upmi, const char *key, int rank, char *buf,
               size_t len, flux_error_t *error);
 /* Ask the launcher to end the whole job (best effort). */

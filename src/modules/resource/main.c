@@ -9,6 +9,9 @@
  *
  * Broker attributes read at load:
  *   resource.path               an Rv1 file: R is configured, no discovery
+ *   jobid, parent-uri           this instance is a job of the parent: R is
+ *                               the job's R, fetched from it (jobR.c), no
+ *                               discovery (unless resource.path is set)
  *   resource.exclude            targets (idset or hostlist) never scheduled
  *   resource.monitor-force-up   every target of R is online (not monitored)
  *   tbon.topo, hostlist, rank, size
@@ -23,6 +26,7 @@
 #include "libhostlist/hostlist.h"
 #include "libflux/stats.h"
 #include "librlist/rlist.h"
+#include "jobR.h"
 #include "overlay/topology.h"
 #include "reduce.h"
 #include "resource.h"
@@ -216,6 +220,25 @@ static json_t *load_R (flux_t *h, const char *path)
     return R;
 }
 
+/* R of an instance that is a job (RFC 8), or NULL when it is not one
+ * (or has a configured resource.path).  *is_job says whether it is. */
+static json_t *job_R (flux_t *h, bool *is_job)
+{
+    const char *jobid = flux_attr_get (h, "jobid");
+    const char *puri = flux_attr_get (h, "parent-uri");
+    const char *lvl = flux_attr_get (h, "instance-level");
+    flux_error_t error;
+    json_t *R;
+
+    *is_job = jobid && puri && lvl && atoi (lvl) > 0
+              && !flux_attr_get (h, "resource.path");
+    if (!*is_job)
+        return NULL;
+    if (!(R = jobR_fetch (puri, jobid, &error)))
+        rlog (h, LOG_ERR, "%s", error.text);
+    return R;
+}
+
 static int setup_rank0 (struct ctx *ctx, const char *path)
 {
     struct resource_config cfg = {
@@ -233,6 +256,12 @@ static int setup_rank0 (struct ctx *ctx, const char *path)
     cfg.hostlist = hostlist;
     if (path && !(cfg.R = load_R (ctx->h, path)))
         goto done;
+    if (!path) {
+        bool is_job;
+        cfg.R = job_R (ctx->h, &is_job);
+        if (is_job && !cfg.R)
+            goto done;
+    }
     if (!(ctx->res = resource_create (ctx->h, &cfg, &error))) {
         rlog (ctx->h, LOG_ERR, "%s", error.text);
         goto done;
@@ -299,7 +328,10 @@ int mod_main (flux_t *h, int argc, char **argv)
                                     &ctx, &rank0)
                < 0)
         goto done;
-    if (start (&ctx, path != NULL, topo) < 0)
+    const char *level = flux_attr_get (h, "instance-level");
+    bool is_job = flux_attr_get (h, "jobid") && flux_attr_get (h, "parent-uri")
+                  && level && atoi (level) > 0;
+    if (start (&ctx, path != NULL || is_job, topo) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;

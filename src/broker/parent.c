@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* parent.c - a sub-instance posts its URI to the job that runs it.
+ *
+ * The parent's local socket is on this host (the job shell that started
+ * us runs beside its broker), so the connection is one connect(2); the
+ * memo RPC waits at most PARENT_TIMEOUT so that a wedged parent cannot
+ * stop this instance from starting.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attr.h"
+#include "broker.h"
+#include "libjob/job.h"
+#include "log.h"
+#include "parent.h"
+
+#define PARENT_TIMEOUT 10.0
+#define PARENT_CLEANUP_TIMEOUT 60.0
+
+void parent_post_uri (struct broker *b)
+{
+    const char *jobid = attr_get (b->attrs, "jobid", NULL);
+    const char *puri = attr_get (b->attrs, "parent-uri", NULL);
+    const char *rundir = attr_get (b->attrs, "rundir", NULL);
+    char host[256], uri[4400];
+    flux_jobid_t id;
+    flux_future_t *f = NULL;
+    flux_t *h;
+
+    if (b->rank != 0 || !jobid || !puri || !rundir)
+        return;
+    if (flux_job_id_parse (jobid, &id) < 0) {
+        brokerlog_msg (b->log, LOG_ERR, "jobid %s: not a job id", jobid);
+        return;
+    }
+    if (gethostname (host, sizeof (host)) < 0)
+        snprintf (host, sizeof (host), "localhost");
+    host[sizeof (host) - 1] = '\0';
+    snprintf (uri, sizeof (uri), "ssh://%s%s/local-0", host, rundir);
+    if (!(h = flux_open (puri, 0))
+        || !(f = flux_rpc_pack (h, "job-manager.memo", 0, 0, "{s:I s:{s:s}}",
+                                "id", (json_int_t)id, "memo", "uri", uri))
+        || flux_future_wait_for (f, PARENT_TIMEOUT) < 0
+        || flux_rpc_get (f, NULL) < 0)
+        brokerlog_msg (b->log, LOG_ERR, "posting uri to job %s at %s: %s",
+                       jobid, puri,
+                       f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+    flux_close (h);
+}
+
+struct cleanup {
+    struct broker *b;
+    void (*done) (struct broker *b);
+};
+
+static void cleanup_finish (flux_future_t *f, struct cleanup *c)
+{
+    struct broker *b = c->b;
+    void (*done) (struct broker * b) = c->done;
+
+    flux_future_destroy (f);
+    free (c);
+    done (b);
+}
+
+static void idle_cb (flux_future_t *f, void *arg)
+{
+    struct cleanup *c = arg;
+
+    if (flux_rpc_get (f, NULL) < 0 && errno != ENOSYS)
+        brokerlog_msg (c->b->log, LOG_ERR,
+                       "cleanup: waiting for the jobs to end: %s",
+                       future_strerror (f, errno));
+    cleanup_finish (f, c);
+}
+
+static void raiseall_cb (flux_future_t *f, void *arg)
+{
+    struct cleanup *c = arg;
+    flux_future_t *f2;
+    int count = 0;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "count", &count) < 0) {
+        if (errno != ENOSYS) /* no job-manager: no jobs */
+            brokerlog_msg (c->b->log, LOG_ERR, "cleanup: canceling jobs: %s",
+                           future_strerror (f, errno));
+        cleanup_finish (f, c);
+        return;
+    }
+    flux_future_destroy (f);
+    if (count > 0)
+        brokerlog_msg (c->b->log, LOG_INFO, "cleanup: canceled %d jobs", count);
+    if (!(f2 = flux_rpc (c->b->h, "job-manager.idle", NULL, 0, 0))
+        || flux_future_then (f2, PARENT_CLEANUP_TIMEOUT, idle_cb, c) < 0)
+        cleanup_finish (f2, c);
+}
+
+void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b))
+{
+    struct cleanup *c;
+    flux_future_t *f;
+
+    if (b->rank != 0 || !attr_get (b->attrs, "jobid", NULL)
+        || !(c = calloc (1, sizeof (*c)))) {
+        done (b);
+        return;
+    }
+    c->b = b;
+    c->done = done;
+    if (!(f = flux_rpc_pack (b->h, "job-manager.raiseall", 0, 0,
+                             "{s:b s:i s:i s:i s:s s:s}", "dry_run", 0,
+                             "userid", -1, "states", FLUX_JOB_STATE_ACTIVE,
+                             "severity", 0, "type", "cancel", "note",
+                             "the instance is shutting down"))
+        || flux_future_then (f, PARENT_TIMEOUT, raiseall_cb, c) < 0)
+        cleanup_finish (f, c);
+}

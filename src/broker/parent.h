@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+#ifndef BROKER_PARENT_H
+#define BROKER_PARENT_H
+
+#include "broker.h"
+
+/* When this instance is a job of a parent instance (attributes jobid and
+ * parent-uri set), rank 0 tells the parent how to reach it: a memo
+ * {uri:"ssh://HOST/RUNDIR/local-0"} on the job (job-manager.memo), which
+ * `flux uri JOBID` and `flux proxy JOBID` read from the job's eventlog,
+ * as flux-core's do.  Best effort: a failure is logged, never fatal.
+ * Called once, when rank 0 enters RUN, before the initial program.
+ */
+void parent_post_uri (struct broker *b);
+
+/* In CLEANUP on rank 0 of an instance run as a job: cancel its pending
+ * and running jobs (job-manager.raiseall, type cancel) and wait until
+ * none runs (job-manager.idle), at most PARENT_CLEANUP_TIMEOUT, before
+ * calling done (b): the modules must not unload under running jobs, or
+ * their shells -- sub-sub-instances among them -- would be orphaned when
+ * the parent cancels this one.  Elsewhere done (b) is called at once.
+ * done is called exactly once, from this call or from the reactor. */
+void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b));
+
+#endif /* !BROKER_PARENT_H */

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* alloc.c - `flux alloc [OPTIONS] [COMMAND [ARGS...]]`: a new Flux
+ * instance as a job, with COMMAND as its initial program, followed as
+ * `flux run` follows a job (output, stdin, signals, exit code).
+ *
+ * Without COMMAND the initial program is the user's shell ($SHELL, else
+ * /bin/sh), with -i when our stdin is a terminal.  The job shell has no
+ * pty support, so that shell reads the terminal's lines through the
+ * job's stdin service: line-oriented, with no job control or line
+ * editing (see flux-alloc(1)).
+ *
+ * --bg: submit, wait until the instance has posted its URI (it is up),
+ * print the job id and exit; `flux proxy ID` reaches it, `flux cancel
+ * ID` or `flux shutdown` inside it ends it.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libjob/job.h"
+
+#include "cmdutil.h"
+#include "instance.h"
+#include "job_attach.h"
+#include "submit_opts.h"
+
+static const char usage[]
+    = "Usage: flux alloc [OPTIONS] [COMMAND [ARGS...]]\n"
+      "Start a new Flux instance as a job on the resources requested, with\n"
+      "COMMAND (default: an interactive shell) as its initial program; print\n"
+      "its output, forward stdin and signals to it, and exit with its exit\n"
+      "code.\n"
+      "  -N, --nodes=N            Nodes (one broker each; default 1)\n"
+      "  -n, --ntasks=N           Slots (default: one per node); with -c the\n"
+      "                           cores are ceil(N/nodes)*c per node\n"
+      "  -c, --cores-per-task=N   Cores per slot (default 1)\n"
+      "  -g, --gpus-per-task=N    GPUs per slot (default 0)\n"
+      "  -x, --exclusive          Whole nodes\n"
+      "  -t, --time-limit=MIN|FSD Time limit of the instance\n"
+      "      --bg                 Wait until the instance is up, print its\n"
+      "                           job id and exit (it runs on)\n"
+      "      --broker-opts=OPT    Option for the instance's brokers, e.g.\n"
+      "                           -Sstatedir=DIR (repeatable)\n"
+      "      --urgency=N          Urgency 0-31 (default 16)\n"
+      "      --dependency=URI     Add a dependency (repeatable)\n"
+      "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (repeatable)\n"
+      "  -o, --setopt=OPT[=VAL]   Set a shell option (repeatable)\n"
+      "      --env=RULE           Environment rule (repeatable)\n"
+      "      --env-remove=PATTERN Same as --env=-PATTERN\n"
+      "      --cwd=DIR            Working directory (default: the current)\n"
+      "      --job-name=NAME      Job name (default: flux)\n"
+      "      --flags=LIST         Comma list of waitable, debug, novalidate\n"
+      "      --output=PATH        Write output to PATH instead\n"
+      "      --error=PATH         Write stderr to PATH\n"
+      "      --input=PATH         Read stdin from PATH\n"
+      "  -v, --verbose            Print the job id (-vv: its events)\n"
+      "      --dry-run            Print the jobspec instead of running it\n"
+      "  -h, --help               Display this message\n";
+
+const struct builtin builtin_alloc = {
+    .name = "alloc",
+    .summary = "Run a new Flux instance as an interactive job",
+    .usage = usage,
+    .main = cmd_alloc,
+};
+
+static int run_bg (flux_t *h, flux_jobid_t id)
+{
+    flux_error_t error;
+    char buf[64], *uri;
+
+    (void)flux_job_id_encode (id, "f58", buf, sizeof (buf));
+    if (!(uri = instance_job_uri (h, id, true, &error)))
+        cmd_die ("%s", error.text);
+    free (uri);
+    printf ("%s\n", buf);
+    return 0;
+}
+
+int cmd_alloc (int argc, char **argv)
+{
+    struct submit_opts o = {0};
+    char *shell_argv[3] = {getenv ("SHELL"), NULL, NULL};
+    flux_future_t *f;
+    flux_jobid_t id;
+    json_t *js;
+    char *s;
+    flux_t *h;
+    int rc;
+
+    setlocale (LC_CTYPE, "");
+    submit_opts_parse (argc, argv, SUBMIT_MODE_ALLOC, &o);
+    if (!o.job_name)
+        o.job_name = "flux";
+    if (optind < argc)
+        js = instance_build_jobspec (argc - optind, argv + optind, &o);
+    else {
+        if (o.bg)
+            cmd_usage_error ("--bg needs a COMMAND (nothing would read "
+                             "the shell's input)");
+        if (!shell_argv[0] || !*shell_argv[0])
+            shell_argv[0] = "/bin/sh";
+        if (isatty (STDIN_FILENO))
+            shell_argv[1] = "-i";
+        js = instance_build_jobspec (shell_argv[1] ? 2 : 1, shell_argv, &o);
+    }
+    if (!(s = json_dumps (js, JSON_COMPACT)))
+        cmd_die ("out of memory");
+    if (o.dry_run) {
+        printf ("%s\n", s);
+        rc = 0;
+        goto done;
+    }
+    h = cmd_open ();
+    if (!(f = flux_job_submit (h, s, o.urgency, o.flags))
+        || flux_job_submit_get_id (f, &id) < 0)
+        cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+    if (o.bg)
+        rc = run_bg (h, id);
+    else {
+        struct attach_opts ao = {
+            .show_events = o.verbose > 1,
+            .show_exec = o.verbose > 2,
+            .print_jobid = o.verbose > 0,
+        };
+        rc = attach_run (h, id, &ao);
+    }
+    flux_close (h);
+done:
+    free (s);
+    json_decref (js);
+    submit_opts_free (&o);
+    return rc;
+}
