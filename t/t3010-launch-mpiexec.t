@@ -46,7 +46,7 @@ test_expect_success HYDRA 'the launcher variables do not reach the initial progr
 test_expect_success HYDRA 'a broker failing in the exchange ends the launch (no hang)' '
 	# hydra reports the status of whichever process it reaped (one it
 	# killed after the abort may look signalled): any failure but the
-	# timeout's will do
+	# timeout will do
 	{ $T $MPIEXEC -n 2 flux start \
 		"-Stbon.endpoint=ipc://$PWD/a;b" true 2>err; rc=$?; } &&
 	echo "exit code $rc" &&
