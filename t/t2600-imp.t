@@ -75,6 +75,8 @@ test_expect_success 'set up: users, munged, a setuid IMP, its config' '
 	echo "uid=\$(id -u) gid=\$(id -g) args=\$*"
 	test -e /proc/\$\$/fd/5 && echo "fd 5 is open"
 	test -n "\$FLUX_IMP_EXEC_HELPER" && echo "helper leaked"
+	test -n "\$LD_LIBRARY_PATH\$MY_SECRET" && echo "caller env leaked"
+	echo "env home=\$HOME user=\$USER path=\$PATH flux=\$FLUX_TEST_VAR"
 	case "\$1" in
 	exit3) exit 3 ;;
 	sleep) echo \$\$ >"$D/out/shell.pid"; sleep 300 & echo \$! >"$D/out/child.pid"; wait ;;
@@ -122,6 +124,15 @@ test_expect_success 'a J signed by alice runs the shell as alice' '
 	imp $OWNER exec "$D/bin/shell" 1234 <"$D/alice.in" >alice.out &&
 	test_debug "cat alice.out" &&
 	grep "^uid=$(uidof $ALICE) gid=$(id -g $ALICE) args=1234$" alice.out
+'
+test_expect_success 'the shell gets a clean environment: FLUX_*, the user'"'"'s HOME and USER, a fixed PATH' '
+	runuser -u $OWNER -- env FLUX_IMP_CONFIG_PATTERN="$D/conf.d/*" \
+		LD_LIBRARY_PATH=/nonexistent MY_SECRET=x PATH=/tmp/evil:$PATH \
+		FLUX_TEST_VAR=kept HOME=/root USER=root \
+		"$D/bin/flux-imp" exec "$D/bin/shell" 1 <"$D/alice.in" >env.out &&
+	cat env.out &&
+	! grep "caller env leaked" env.out &&
+	grep "^env home=$(getent passwd $ALICE | cut -d: -f6) user=$ALICE path=/usr/local/bin:/usr/bin:/bin flux=kept$" env.out
 '
 test_expect_success 'a J signed by bob runs the shell as bob' '
 	imp $OWNER exec "$D/bin/shell" 5678 <"$D/bob.in" >bob.out &&

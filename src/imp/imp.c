@@ -457,10 +457,53 @@ static void exit_like (int status)
 }
 
 /* The privileged half: switch to pw and exec the shell; wait for it. */
+static int env_add (char ***envp, size_t *n, const char *name,
+                    const char *val);
+
+/* The shell's environment: clean, not the caller's.  What the job shell
+ * needs from the exec agent (FLUX_*: FLUX_URI, FLUX_KVS_NAMESPACE...),
+ * the locale and time zone, a fixed PATH, and the user's own HOME, USER,
+ * LOGNAME and SHELL.  Nothing else of the caller's reaches a process of
+ * another user: not LD_PRELOAD, not its PATH, not its TMPDIR.  (The job's
+ * own environment comes from its signed jobspec, through the shell.)
+ */
+static char **clean_env (struct passwd *pw)
+{
+    char **env = NULL;
+    size_t n = 0;
+
+    for (char **ep = environ; ep && *ep; ep++) {
+        const char *e = *ep, *eq = strchr (e, '=');
+        char name[256];
+        if (!eq || eq == e || (size_t)(eq - e) >= sizeof (name))
+            continue;
+        memcpy (name, e, eq - e);
+        name[eq - e] = '\0';
+        if (!strcmp (name, "FLUX_IMP_EXEC_HELPER")
+            || !strcmp (name, "FLUX_IMP_CONFIG_PATTERN"))
+            continue;
+        if (!strncmp (name, "FLUX_", 5) || !strcmp (name, "LANG")
+            || !strncmp (name, "LC_", 3) || !strcmp (name, "TZ")) {
+            if (env_add (&env, &n, name, eq + 1) < 0)
+                return NULL;
+        }
+    }
+    if (env_add (&env, &n, "PATH", "/usr/local/bin:/usr/bin:/bin") < 0
+        || env_add (&env, &n, "HOME", pw->pw_dir ? pw->pw_dir : "/") < 0
+        || env_add (&env, &n, "USER", pw->pw_name) < 0
+        || env_add (&env, &n, "LOGNAME", pw->pw_name) < 0
+        || env_add (&env, &n, "SHELL",
+                    pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh")
+               < 0)
+        return NULL;
+    return env;
+}
+
 static void run_shell (struct imp *imp, struct passwd *pw, char **args)
 {
     sigset_t mask;
     char *cg = imp->privileged ? cgroup_create () : NULL;
+    char **env;
     pid_t pid;
     int status;
 
@@ -484,10 +527,10 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
         }
         if (chdir ("/") < 0)
             die ("exec: chdir /: %s", strerror (errno));
-        unsetenv ("FLUX_IMP_EXEC_HELPER");
-        unsetenv ("FLUX_IMP_CONFIG_PATTERN");
+        if (!(env = clean_env (pw)))
+            die ("exec: out of memory");
         close_fds ();
-        execv (args[0], args);
+        execve (args[0], args, env);
         fprintf (stderr, "flux-imp: error: exec: %s: %s\n", args[0],
                  strerror (errno));
         _exit (errno == ENOENT ? 127 : 126);
