@@ -457,8 +457,7 @@ static void exit_like (int status)
 }
 
 /* The privileged half: switch to pw and exec the shell; wait for it. */
-static int env_add (char ***envp, size_t *n, const char *name,
-                    const char *val);
+static int env_add (char ***envp, size_t *n, const char *name, const char *val);
 
 /* The shell's environment: clean, not the caller's.  What the job shell
  * needs from the exec agent (FLUX_*: FLUX_URI, FLUX_KVS_NAMESPACE...),
