@@ -56,6 +56,30 @@ struct submit_opts {
     bool wrap, bg;
 };
 
+/* The --help lines of the options flux run and flux submit share. */
+#define SUBMIT_OPTS_HELP                                                     \
+    "  -n, --ntasks=N           Number of tasks (default 1)\n"               \
+    "  -N, --nodes=N            Number of nodes to spread the tasks on\n"    \
+    "  -c, --cores-per-task=N   Cores per task (default 1)\n"                \
+    "  -g, --gpus-per-task=N    GPUs per task (default 0)\n"                 \
+    "  -x, --exclusive          Allocate whole nodes (needs -N)\n"           \
+    "  -t, --time-limit=MIN|FSD Time limit: minutes, or a duration such\n"   \
+    "                           as 30s, 2h\n"                                \
+    "      --urgency=N          Urgency 0-31 (default 16), or hold (0),\n"   \
+    "                           default (16), expedite (31)\n"               \
+    "      --dependency=URI     Add a dependency, e.g. afterok:ID "          \
+    "(repeatable)\n"                                                         \
+    "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (system. if no prefix)\n" \
+    "                           to VAL, JSON if it parses (repeatable)\n"    \
+    "  -o, --setopt=OPT[=VAL]   Set the shell option OPT (repeatable)\n"     \
+    "      --env=RULE           Environment rule: VAR=VAL, -PATTERN, "       \
+    "PATTERN\n"                                                              \
+    "                           (repeatable; default: the whole "            \
+    "environment)\n"                                                         \
+    "      --env-remove=PATTERN Same as --env=-PATTERN\n"                    \
+    "      --cwd=DIR            Working directory (default: the current)\n"  \
+    "      --job-name=NAME      Name the job (default: the command)\n"
+
 /* Parse argv for mode (exits with a usage error on bad options);
  * optind is left at COMMAND. */
 void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
