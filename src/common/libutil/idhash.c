@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* jobtab.c - intrusive hash of jobs by id (see jobtab.h). */
+/* idhash.c - intrusive hash of objects by a 64-bit id (see idhash.h). */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "jobtab.h"
+#include "idhash.h"
 
 #define JOBTAB_MIN_BUCKETS 256
 
-struct jobtab {
-    struct jobtab_entry **buckets;
+struct idhash {
+    struct idhash_entry **buckets;
     size_t nbuckets; /* a power of 2 */
     size_t count;
 };
@@ -27,9 +27,9 @@ static size_t slot (uint64_t id, size_t nbuckets)
     return (size_t)(id & (nbuckets - 1));
 }
 
-struct jobtab *jobtab_create (void)
+struct idhash *idhash_create (void)
 {
-    struct jobtab *t;
+    struct idhash *t;
 
     if (!(t = calloc (1, sizeof (*t))))
         return NULL;
@@ -41,7 +41,7 @@ struct jobtab *jobtab_create (void)
     return t;
 }
 
-void jobtab_destroy (struct jobtab *t)
+void idhash_destroy (struct idhash *t)
 {
     if (t) {
         int saved_errno = errno;
@@ -51,17 +51,17 @@ void jobtab_destroy (struct jobtab *t)
     }
 }
 
-static int grow (struct jobtab *t)
+static int grow (struct idhash *t)
 {
     size_t n = t->nbuckets * 2;
-    struct jobtab_entry **b;
+    struct idhash_entry **b;
 
     if (!(b = calloc (n, sizeof (*b))))
         return -1;
     for (size_t i = 0; i < t->nbuckets; i++) {
-        struct jobtab_entry *e = t->buckets[i];
+        struct idhash_entry *e = t->buckets[i];
         while (e) {
-            struct jobtab_entry *next = e->next;
+            struct idhash_entry *next = e->next;
             size_t s = slot (e->id, n);
             e->next = b[s];
             b[s] = e;
@@ -74,20 +74,20 @@ static int grow (struct jobtab *t)
     return 0;
 }
 
-struct jobtab_entry *jobtab_lookup (struct jobtab *t, uint64_t id)
+struct idhash_entry *idhash_lookup (struct idhash *t, uint64_t id)
 {
-    struct jobtab_entry *e = t->buckets[slot (id, t->nbuckets)];
+    struct idhash_entry *e = t->buckets[slot (id, t->nbuckets)];
 
     while (e && e->id != id)
         e = e->next;
     return e;
 }
 
-int jobtab_insert (struct jobtab *t, struct jobtab_entry *e)
+int idhash_insert (struct idhash *t, struct idhash_entry *e)
 {
     size_t s;
 
-    if (jobtab_lookup (t, e->id)) {
+    if (idhash_lookup (t, e->id)) {
         errno = EEXIST;
         return -1;
     }
@@ -100,9 +100,9 @@ int jobtab_insert (struct jobtab *t, struct jobtab_entry *e)
     return 0;
 }
 
-void jobtab_remove (struct jobtab *t, struct jobtab_entry *e)
+void idhash_remove (struct idhash *t, struct idhash_entry *e)
 {
-    struct jobtab_entry **pp = &t->buckets[slot (e->id, t->nbuckets)];
+    struct idhash_entry **pp = &t->buckets[slot (e->id, t->nbuckets)];
 
     while (*pp && *pp != e)
         pp = &(*pp)->next;
@@ -113,16 +113,16 @@ void jobtab_remove (struct jobtab *t, struct jobtab_entry *e)
     }
 }
 
-size_t jobtab_count (const struct jobtab *t)
+size_t idhash_count (const struct idhash *t)
 {
     return t->count;
 }
 
-void jobtab_foreach (struct jobtab *t,
-                     void (*fn) (struct jobtab_entry *e, void *arg), void *arg)
+void idhash_foreach (struct idhash *t,
+                     void (*fn) (struct idhash_entry *e, void *arg), void *arg)
 {
     for (size_t i = 0; i < t->nbuckets; i++) {
-        for (struct jobtab_entry *e = t->buckets[i]; e; e = e->next)
+        for (struct idhash_entry *e = t->buckets[i]; e; e = e->next)
             fn (e, arg);
     }
 }
