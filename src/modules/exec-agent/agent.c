@@ -26,7 +26,7 @@
 #include "agent.h"
 #include "barrier.h"
 #include "hwxml.h"
-#include "libutil/idhash.h"
+#include "libutil/idtab.h"
 #include "proc.h"
 #include "reduce.h"
 #include "shellcmd.h"
@@ -46,7 +46,7 @@ struct child {
 };
 
 struct ajob {
-    struct idhash_entry entry;
+    struct idtab_entry entry;
     struct agent *a;
     const flux_msg_t *up;  /* upstream start request, NULL: orphaned */
     const flux_msg_t *req; /* the first start request (its payload) */
@@ -91,7 +91,7 @@ struct agent {
     char *hwxml;  /* this node's topology for the shells (hwxml.h) */
     bool hwxml_tried;
     double window;
-    struct idhash *jobs;
+    struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
     struct {
@@ -149,7 +149,7 @@ static void job_free (struct ajob *job)
 {
     if (!job)
         return;
-    idhash_remove (job->a->jobs, &job->entry);
+    idtab_remove (job->a->jobs, &job->entry);
     if (job->barrier) {
         barrier_fail (job->barrier, fail_entry, job);
         barrier_destroy (job->barrier);
@@ -599,7 +599,7 @@ static struct ajob *job_create (struct agent *a, const flux_msg_t *msg,
     job->timer->data = job;
     nentries = job->nchildren + (job->shell_rank >= 0 ? 1 : 0);
     if (!(job->barrier = barrier_create (nentries))
-        || idhash_insert (a->jobs, &job->entry) < 0) {
+        || idtab_insert (a->jobs, &job->entry) < 0) {
         errprintf (error, "%s", strerror (errno));
         goto error;
     }
@@ -675,7 +675,7 @@ void agent_start (struct agent *a, const flux_msg_t *msg)
                        a->topo.size);
         return;
     }
-    if ((job = (struct ajob *)idhash_lookup (a->jobs, (uint64_t)id))) {
+    if ((job = (struct ajob *)idtab_lookup (a->jobs, (uint64_t)id))) {
         idset_destroy (ranks);
         if (!reattach) {
             respond_error (a, msg, EEXIST, "job %ju is running here already",
@@ -708,7 +708,7 @@ void agent_start (struct agent *a, const flux_msg_t *msg)
             if (!job->children[i].f && job->children[i].ended) {
                 uint64_t jid = job->entry.id;
                 child_lost (&job->children[i], "forwarding the start failed");
-                if (!idhash_lookup (a->jobs, jid))
+                if (!idtab_lookup (a->jobs, jid))
                     return;
             }
         }
@@ -773,7 +773,7 @@ void agent_kill (struct agent *a, const flux_msg_t *msg)
                        "number), pgrp?:b}");
         return;
     }
-    if (!(job = (struct ajob *)idhash_lookup (a->jobs, (uint64_t)id))) {
+    if (!(job = (struct ajob *)idtab_lookup (a->jobs, (uint64_t)id))) {
         respond_error (a, msg, ENOENT, "job %ju is not running here",
                        (uintmax_t)id);
         return;
@@ -889,7 +889,7 @@ static void barrier_complete (struct ajob *job)
 static struct ajob *lookup_authorized (struct agent *a, const flux_msg_t *msg,
                                        json_int_t id)
 {
-    struct ajob *job = (struct ajob *)idhash_lookup (a->jobs, (uint64_t)id);
+    struct ajob *job = (struct ajob *)idtab_lookup (a->jobs, (uint64_t)id);
 
     if (!job) {
         respond_error (a, msg, ENOENT, "job %ju is not running here",
@@ -981,7 +981,7 @@ struct stats_ctx {
     size_t active;
 };
 
-static void job_stats (struct idhash_entry *e, void *arg)
+static void job_stats (struct idtab_entry *e, void *arg)
 {
     struct ajob *job = (struct ajob *)e;
     struct stats_ctx *ctx = arg;
@@ -1006,7 +1006,7 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
     json_t *o = NULL, *children, *sent, *shells, *count;
 
     if (ctx.jobs)
-        idhash_foreach (a->jobs, job_stats, &ctx);
+        idtab_foreach (a->jobs, job_stats, &ctx);
 #define N(x) ((json_int_t)(x))
     children = json_pack (
         "{s:I s:I s:I s:I s:I s:I s:I s:I}", "requests",
@@ -1057,7 +1057,7 @@ struct orphan_ctx {
     size_t n;
 };
 
-static void orphan (struct idhash_entry *e, void *arg)
+static void orphan (struct idtab_entry *e, void *arg)
 {
     struct ajob *job = (struct ajob *)e;
     struct orphan_ctx *ctx = arg;
@@ -1073,7 +1073,7 @@ void agent_disconnect (struct agent *a, const flux_msg_t *msg)
 {
     struct orphan_ctx ctx = {.msg = msg};
 
-    idhash_foreach (a->jobs, orphan, &ctx);
+    idtab_foreach (a->jobs, orphan, &ctx);
     if (ctx.n > 0)
         flux_log (a->h, LOG_INFO,
                   "%zu jobs orphaned by a disconnect: their shells go on, "
@@ -1117,7 +1117,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     if (!(a->uri = strdup (uri)) || !(a->job_shell = strdup (conf->job_shell))
         || (conf->imp && !(a->imp = strdup (conf->imp)))
         || (conf->imp && !(a->helper = strdup (conf->helper)))
-        || !(a->jobs = idhash_create ())) {
+        || !(a->jobs = idtab_create ())) {
         errprintf (error, "out of memory");
         goto error;
     }
@@ -1127,7 +1127,7 @@ error:
     return NULL;
 }
 
-static void collect (struct idhash_entry *e, void *arg)
+static void collect (struct idtab_entry *e, void *arg)
 {
     struct ajob ***pp = arg;
     *(*pp)++ = (struct ajob *)e;
@@ -1138,10 +1138,10 @@ void agent_destroy (struct agent *a)
     if (a) {
         int saved_errno = errno;
         if (a->jobs) {
-            size_t n = idhash_count (a->jobs);
+            size_t n = idtab_count (a->jobs);
             struct ajob **jobs = calloc (n + 1, sizeof (*jobs)), **p = jobs;
             if (jobs) {
-                idhash_foreach (a->jobs, collect, &p);
+                idtab_foreach (a->jobs, collect, &p);
                 for (size_t i = 0; i < n; i++) {
                     if (jobs[i]->up)
                         respond_error (a, jobs[i]->up, ENOSYS,
@@ -1157,7 +1157,7 @@ void agent_destroy (struct agent *a)
                            "exec-agent on rank %u is unloading", a->topo.rank);
             killop_free (a->killops);
         }
-        idhash_destroy (a->jobs);
+        idtab_destroy (a->jobs);
         topo_fini (&a->topo);
         free (a->job_shell);
         free (a->imp);

@@ -18,7 +18,7 @@
 #include "exec.h"
 #include "guestns.h"
 #include "impl.h"
-#include "libutil/idhash.h"
+#include "libutil/idtab.h"
 #include "libflux/waitlist.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
@@ -39,7 +39,7 @@ struct exec {
     flux_reactor_t *r;
     uint32_t rank;
     char *service;
-    struct idhash *jobs;
+    struct idtab *jobs;
     timerq_t *tq;
     guestns_t *gs;
     void *impl_data[NIMPLS];
@@ -57,7 +57,7 @@ struct exec {
 };
 
 struct execjob {
-    struct idhash_entry entry; /* entry.id is the job id */
+    struct idtab_entry entry; /* entry.id is the job id */
     exec_t *x;
     uint32_t userid;
     flux_msg_t *req; /* the start request, without its payload */
@@ -155,7 +155,7 @@ timerq_t *exec_timerq (exec_t *x)
  * being closed before their final release. */
 static struct execjob *lookup_any (exec_t *x, flux_jobid_t id)
 {
-    struct idhash_entry *e = idhash_lookup (x->jobs, id);
+    struct idtab_entry *e = idtab_lookup (x->jobs, id);
     return e ? (struct execjob *)e : NULL;
 }
 
@@ -168,7 +168,7 @@ struct execjob *exec_lookup (exec_t *x, flux_jobid_t id)
 
 size_t exec_job_count (exec_t *x)
 {
-    return idhash_count (x->jobs);
+    return idtab_count (x->jobs);
 }
 
 static double wallclock (void)
@@ -393,7 +393,7 @@ static void job_clear (struct execjob *job)
         job->x->fetching--;
     }
     stop_running (job);
-    idhash_remove (job->x->jobs, &job->entry);
+    idtab_remove (job->x->jobs, &job->entry);
     impl_exit (job);
     guest_destroy (job->guest);
     job->guest = NULL;
@@ -646,7 +646,7 @@ static struct execjob *job_create (exec_t *x, const flux_msg_t *msg,
     tq_entry_init (&job->expire, expire_cb);
     waitlist_item_init (&job->kvs_wi);
     if (!(job->req = flux_msg_copy (msg, false))
-        || idhash_insert (x->jobs, &job->entry) < 0) {
+        || idtab_insert (x->jobs, &job->entry) < 0) {
         int saved_errno = errno;
         flux_msg_decref (job->req);
         free (job);
@@ -875,7 +875,7 @@ void exec_stats_request (exec_t *x, const flux_msg_t *msg)
     if (!(o = json_pack ("{s:s s:{s:I s:I s:I} s:{s:I s:I s:I s:I s:I s:I"
                          " s:I s:I s:I s:I}}",
                          "service", x->service, "jobs", "active",
-                         (json_int_t)idhash_count (x->jobs), "fetching",
+                         (json_int_t)idtab_count (x->jobs), "fetching",
                          (json_int_t)x->fetching, "running",
                          (json_int_t)x->running, "count", "start",
                          (json_int_t)x->stats.start, "reattach",
@@ -943,7 +943,7 @@ exec_t *exec_create (flux_t *h, uint32_t rank, const char *service,
     x->rank = rank;
     flux_deferred_init (&x->reaper, reap_cb);
     waitlist_init (&x->kvs_wait, kvs_refetch, x);
-    if (!(x->service = strdup (service)) || !(x->jobs = idhash_create ())
+    if (!(x->service = strdup (service)) || !(x->jobs = idtab_create ())
         || !(x->tq = timerq_create (flux_reactor_uv (x->r)))
         || !(x->gs = guestns_create (h, x->tq)))
         goto nomem;
@@ -963,7 +963,7 @@ nomem:
     return NULL;
 }
 
-static void forget (struct idhash_entry *e, void *arg)
+static void forget (struct idtab_entry *e, void *arg)
 {
     struct execjob ***pp = arg;
     *(*pp)++ = (struct execjob *)e;
@@ -974,11 +974,11 @@ void exec_destroy (exec_t *x)
     if (x) {
         int saved_errno = errno;
         if (x->jobs) {
-            size_t n = idhash_count (x->jobs);
+            size_t n = idtab_count (x->jobs);
             struct execjob **jobs = calloc (n + 1, sizeof (*jobs));
             struct execjob **p = jobs;
             if (jobs) {
-                idhash_foreach (x->jobs, forget, &p);
+                idtab_foreach (x->jobs, forget, &p);
                 for (size_t i = 0; i < n; i++) {
                     if (jobs[i]->done) {
                         /* closing its guest namespace: release it now,
@@ -1005,7 +1005,7 @@ void exec_destroy (exec_t *x)
         }
         guestns_destroy (x->gs);
         timerq_destroy (x->tq);
-        idhash_destroy (x->jobs);
+        idtab_destroy (x->jobs);
         free (x->service);
         free (x);
         errno = saved_errno;

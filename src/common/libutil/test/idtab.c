@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* test/idhash.c - insert, lookup, remove, growth, foreach. */
+/* test/idtab.c - insert, lookup, remove, growth, foreach. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "libutil/idhash.h"
+#include "libutil/idtab.h"
 #include "tap.h"
 
-static void count_cb (struct idhash_entry *e, void *arg)
+static void count_cb (struct idtab_entry *e, void *arg)
 {
     (*(size_t *)arg)++;
 }
@@ -15,50 +15,50 @@ static void count_cb (struct idhash_entry *e, void *arg)
 int main (int argc, char **argv)
 {
     enum { N = 10000 };
-    struct idhash *t;
-    struct idhash_entry *e = calloc (N, sizeof (*e));
-    struct idhash_entry dup = {.id = 0};
+    struct idtab *t;
+    struct idtab_entry *e = calloc (N, sizeof (*e));
+    struct idtab_entry dup = {.id = 0};
     bool all = true;
     size_t n = 0;
 
     plan (NO_PLAN);
-    if (!e || !(t = idhash_create ()))
+    if (!e || !(t = idtab_create ()))
         BAIL_OUT ("out of memory");
-    ok (idhash_count (t) == 0 && idhash_lookup (t, 1) == NULL,
+    ok (idtab_count (t) == 0 && idtab_lookup (t, 1) == NULL,
         "a new table is empty");
     /* ids shaped like FLUIDs: timestamp << 24 | seq */
     for (int i = 0; i < N; i++) {
         e[i].id = ((uint64_t)(1000 + i / 7) << 24) | (i % 7);
-        if (idhash_insert (t, &e[i]) < 0)
+        if (idtab_insert (t, &e[i]) < 0)
             all = false;
     }
-    ok (all && idhash_count (t) == N, "%d inserted (growing)", N);
+    ok (all && idtab_count (t) == N, "%d inserted (growing)", N);
     dup.id = e[5].id;
     errno = 0;
-    ok (idhash_insert (t, &dup) < 0 && errno == EEXIST,
+    ok (idtab_insert (t, &dup) < 0 && errno == EEXIST,
         "a duplicate id: EEXIST");
     all = true;
     for (int i = 0; i < N; i++) {
-        if (idhash_lookup (t, e[i].id) != &e[i])
+        if (idtab_lookup (t, e[i].id) != &e[i])
             all = false;
     }
     ok (all, "each one is found");
-    ok (idhash_lookup (t, 12345) == NULL, "an unknown id is not");
-    idhash_foreach (t, count_cb, &n);
+    ok (idtab_lookup (t, 12345) == NULL, "an unknown id is not");
+    idtab_foreach (t, count_cb, &n);
     ok (n == N, "foreach visits all %d", N);
     for (int i = 0; i < N; i += 2)
-        idhash_remove (t, &e[i]);
-    idhash_remove (t, &e[0]);
-    ok (idhash_count (t) == N / 2, "half removed (removing twice is a no-op)");
+        idtab_remove (t, &e[i]);
+    idtab_remove (t, &e[0]);
+    ok (idtab_count (t) == N / 2, "half removed (removing twice is a no-op)");
     all = true;
     for (int i = 0; i < N; i++) {
-        struct idhash_entry *want = i % 2 ? &e[i] : NULL;
-        if (idhash_lookup (t, e[i].id) != want)
+        struct idtab_entry *want = i % 2 ? &e[i] : NULL;
+        if (idtab_lookup (t, e[i].id) != want)
             all = false;
     }
     ok (all, "the removed are gone, the others remain");
-    idhash_destroy (t);
-    idhash_destroy (NULL);
+    idtab_destroy (t);
+    idtab_destroy (NULL);
     free (e);
     done_testing ();
     return 0;

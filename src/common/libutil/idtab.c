@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* idhash.c - intrusive hash of objects by a 64-bit id (see idhash.h). */
+/* idtab.c - intrusive hash of objects by a 64-bit id (see idtab.h). */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "idhash.h"
+#include "idtab.h"
 
 #define JOBTAB_MIN_BUCKETS 256
 
-struct idhash {
-    struct idhash_entry **buckets;
+struct idtab {
+    struct idtab_entry **buckets;
     size_t nbuckets; /* a power of 2 */
     size_t count;
 };
@@ -27,9 +27,9 @@ static size_t slot (uint64_t id, size_t nbuckets)
     return (size_t)(id & (nbuckets - 1));
 }
 
-struct idhash *idhash_create (void)
+struct idtab *idtab_create (void)
 {
-    struct idhash *t;
+    struct idtab *t;
 
     if (!(t = calloc (1, sizeof (*t))))
         return NULL;
@@ -41,7 +41,7 @@ struct idhash *idhash_create (void)
     return t;
 }
 
-void idhash_destroy (struct idhash *t)
+void idtab_destroy (struct idtab *t)
 {
     if (t) {
         int saved_errno = errno;
@@ -51,17 +51,17 @@ void idhash_destroy (struct idhash *t)
     }
 }
 
-static int grow (struct idhash *t)
+static int grow (struct idtab *t)
 {
     size_t n = t->nbuckets * 2;
-    struct idhash_entry **b;
+    struct idtab_entry **b;
 
     if (!(b = calloc (n, sizeof (*b))))
         return -1;
     for (size_t i = 0; i < t->nbuckets; i++) {
-        struct idhash_entry *e = t->buckets[i];
+        struct idtab_entry *e = t->buckets[i];
         while (e) {
-            struct idhash_entry *next = e->next;
+            struct idtab_entry *next = e->next;
             size_t s = slot (e->id, n);
             e->next = b[s];
             b[s] = e;
@@ -74,20 +74,20 @@ static int grow (struct idhash *t)
     return 0;
 }
 
-struct idhash_entry *idhash_lookup (struct idhash *t, uint64_t id)
+struct idtab_entry *idtab_lookup (struct idtab *t, uint64_t id)
 {
-    struct idhash_entry *e = t->buckets[slot (id, t->nbuckets)];
+    struct idtab_entry *e = t->buckets[slot (id, t->nbuckets)];
 
     while (e && e->id != id)
         e = e->next;
     return e;
 }
 
-int idhash_insert (struct idhash *t, struct idhash_entry *e)
+int idtab_insert (struct idtab *t, struct idtab_entry *e)
 {
     size_t s;
 
-    if (idhash_lookup (t, e->id)) {
+    if (idtab_lookup (t, e->id)) {
         errno = EEXIST;
         return -1;
     }
@@ -100,9 +100,9 @@ int idhash_insert (struct idhash *t, struct idhash_entry *e)
     return 0;
 }
 
-void idhash_remove (struct idhash *t, struct idhash_entry *e)
+void idtab_remove (struct idtab *t, struct idtab_entry *e)
 {
-    struct idhash_entry **pp = &t->buckets[slot (e->id, t->nbuckets)];
+    struct idtab_entry **pp = &t->buckets[slot (e->id, t->nbuckets)];
 
     while (*pp && *pp != e)
         pp = &(*pp)->next;
@@ -113,16 +113,16 @@ void idhash_remove (struct idhash *t, struct idhash_entry *e)
     }
 }
 
-size_t idhash_count (const struct idhash *t)
+size_t idtab_count (const struct idtab *t)
 {
     return t->count;
 }
 
-void idhash_foreach (struct idhash *t,
-                     void (*fn) (struct idhash_entry *e, void *arg), void *arg)
+void idtab_foreach (struct idtab *t,
+                    void (*fn) (struct idtab_entry *e, void *arg), void *arg)
 {
     for (size_t i = 0; i < t->nbuckets; i++) {
-        for (struct idhash_entry *e = t->buckets[i]; e; e = e->next)
+        for (struct idtab_entry *e = t->buckets[i]; e; e = e->next)
             fn (e, arg);
     }
 }
