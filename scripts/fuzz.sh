@@ -53,7 +53,7 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     $(ls src/broker/*.c | grep -v -e '/main\.c$' -e '/boot\.c$' -e '/boot_pmi\.c$' -e '/conf\.c$' \
         -e '/boot_config\.c$') \
     src/overlay/*.c src/common/libflux/*.c src/common/libidset/*.c \
-    src/common/libutil/fsd.c \
+    src/common/libutil/fsd.c src/common/libutil/fluid.c src/common/libjob/job.c \
     $(pkg-config --libs jansson libuv libzmq) -ldl -lpthread -lm \
     -o "$builddir/router_fuzz"
 clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \

@@ -21,7 +21,9 @@ fi
 # libpmix keeps allocations past PMIx_Finalize, which LeakSanitizer
 # reports at every broker's exit in the ASAN build: no leak check for the
 # brokers that join through PMIx
-NOLEAK="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# (set by env in each task: srun --export does not override a variable
+# the caller already exports)
+NOLEAK="env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 # a short path: munged's socket path must fit in sun_path
 SLURMDIR=$(mktemp -d /tmp/flux-t3012.XXXXXX)
@@ -41,18 +43,18 @@ test_expect_success SLURM 'srun --mpi=pmi2: the brokers joined over simple' '
 	test "$(grep -c "flux-pmi: simple: rank [0-3] of 4" err)" = 4
 '
 test_expect_success SLURM 'srun --mpi=pmix: one instance of size 4, over pmix' '
-	$T $SRUN --mpi=pmix --export=ALL,FLUX_PMI_DEBUG=1,$NOLEAK \
-		flux start flux getattr size >out 2>err &&
+	$T $SRUN --mpi=pmix --export=ALL,FLUX_PMI_DEBUG=1 \
+		$NOLEAK flux start flux getattr size >out 2>err &&
 	test "$(cat out)" = 4 &&
 	test "$(grep -c "flux-pmi: pmix: rank [0-3] of 4" err)" = 4
 '
 test_expect_success SLURM 'srun --mpi=pmix: a job runs on the 4 brokers' '
-	$T $SRUN --mpi=pmix --export=ALL,$NOLEAK flux start \
+	$T $SRUN --mpi=pmix $NOLEAK flux start \
 		flux run -N4 -n4 flux getattr rank >out &&
 	test "$(sort out | tr "\n" " ")" = "0 1 2 3 "
 '
 test_expect_success SLURM 'srun --mpi=pmix: a flux start run by the instance is its own singleton' '
-	$T $SRUN --mpi=pmix --export=ALL,$NOLEAK \
+	$T $SRUN --mpi=pmix $NOLEAK \
 		flux start flux start flux getattr size >out &&
 	test "$(cat out)" = 1
 '
