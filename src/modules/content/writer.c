@@ -160,6 +160,14 @@ void waiters_fail (struct content_service *svc, uint64_t seq, int errnum,
     waitq_fail (svc, &svc->cpq, seq, errnum, errstr);
 }
 
+/* Some blob made dirty before flush w is still not written. */
+static bool flush_unsatisfied (struct content_service *svc, struct waiter *w)
+{
+    uint64_t oldest = cache_oldest_dirty (svc->cache);
+
+    return oldest != 0 && oldest <= w->barrier;
+}
+
 /* The checkpoints a write carried: saved, or failed with it. */
 static void cps_finish (struct content_service *svc, struct waitq *q,
                         int errnum, const char *errstr)
@@ -170,6 +178,14 @@ static void cps_finish (struct content_service *svc, struct waitq *q,
         q->head = w->next;
         if (errnum)
             waiter_fail_one (svc, w, errnum, errstr);
+        else if (w->type == W_FLUSH && flush_unsatisfied (svc, w)) {
+            /* a blob from before the flush is still dirty: its write
+             * failed while this (later) write was in flight.  Write it
+             * again, and let the flush ride on that: it fails with it,
+             * or is answered once the blob is durable. */
+            requeue_dirty (svc, w->barrier);
+            waitq_push (batching (svc) ? &svc->cpq : &svc->waiters, w);
+        }
         else {
             if (w->type == W_FLUSH)
                 flux_respond (svc->h, w->msg, NULL);

@@ -700,6 +700,40 @@ static void test_write_mode (void)
     ok (flux_future_get (cf, NULL) == 0 && !strcmp (fk.log, "WbW"),
         "a second flush is answered at once, with no write");
     flux_future_destroy (cf);
+
+    /* a flush sent while an earlier (lazy) write is in flight rides on
+     * an empty write; if the earlier write then fails, the empty one's
+     * success must not answer the flush: the blob is written again and
+     * the flush goes with it */
+    fk.log[0] = '\0';
+    ok (store_sync ("w-seven", NULL) == 0, "store a blob, its lazy write held");
+    settle ();
+    cf = flux_rpc (h, "content.flush", NULL, 0, 0);
+    settle ();
+    ok (!strcmp (fk.log, "WbW") && !flux_future_is_ready (cf),
+        "a flush rides on an empty write behind it: %s", fk.log);
+    fk.fail_writes = 1;
+    fk.fail_errnum = ENOSPC;
+    release_n (1);
+    release_n (1);
+    ok (!flux_future_is_ready (cf) && !strcmp (fk.log, "WbWWb"),
+        "the blob's write failed: the empty write does not answer the "
+        "flush, the blob is sent again: %s",
+        fk.log);
+    fk.fail_writes = 1;
+    release ();
+    wait_ready (cf);
+    errnum = flux_future_get (cf, NULL) < 0 ? errno : 0;
+    ok (errnum == ENOSPC, "that write fails too, and so does the flush");
+    flux_future_destroy (cf);
+    fk.fail_errnum = 0;
+    cf = flux_rpc (h, "content.flush", NULL, 0, 0);
+    settle ();
+    release ();
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0 && stat_int ("dirty") == 0,
+        "once writes succeed, a flush writes the blob and succeeds");
+    flux_future_destroy (cf);
     fk.hold = false;
 }
 
