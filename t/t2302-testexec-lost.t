@@ -8,17 +8,10 @@ ranks are released, and flux resource list shows the lost rank down only'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
+EVENTUALLY_TIMEOUT=60
+
 SIM=--setattr=system.exec.test.run_duration
 CRED="$FLUX_BUILD_DIR/t/rpc-cred"
-
-# within N tenths of a second, CMD's output becomes EXPECTED
-eventually () {
-	n=0
-	while test "$(eval "$1")" != "$2"; do
-		test $n -lt 600 || { echo "eventually: $1: $(eval "$1") != $2"; return 1; }
-		n=$((n+1)); sleep 0.1
-	done
-}
 
 test_expect_success 'start 4 brokers, fanout 2 (rank 3 is a grandchild of 0)' '
 	touch keepalive &&

@@ -7,16 +7,8 @@ shows what running jobs hold, cancel frees it'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 # job-list learns of every event from the job manager's journal, a moment
-# after it happens: what flux jobs shows is checked again until it is
-# right, within a bound.  eventually CMD EXPECTED: CMD's output (a shell
-# command) becomes EXPECTED within 30 s.
-eventually () {
-	n=0
-	while test "$(eval "$1")" != "$2"; do
-		test $n -lt 300 || { echo "eventually: $1: $(eval "$1") != $2"; return 1; }
-		n=$((n+1)); sleep 0.1
-	done
-}
+# after it happens: what flux jobs shows is read with eventually
+# (t/sharness.d), which checks again until it is right, within 30 s.
 
 SIM=--setattr=system.exec.test.run_duration
 

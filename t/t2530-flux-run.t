@@ -40,23 +40,6 @@ wait_for () {
 	done
 	return 1
 }
-# run_bg NAME ARGS...: flux run ARGS in the background (as t2540 does),
-# its pid in NAME.pid written by the process itself, so that a signal
-# goes to flux run and not to a subshell of the test, which may ignore
-# SIGINT; its stderr in NAME.err, its exit code in NAME.rc when it ends
-run_bg () {
-	name=$1; shift
-	rm -f $name.pid $name.rc &&
-	{ sh -c 'echo $$ >$0.pid.tmp && mv $0.pid.tmp $0.pid &&
-		exec flux run "$@" 2>$0.err' $name "$@"; echo $? >$name.rc; } &
-	for i in $(seq 600); do test -s $name.pid && break; sleep 0.1; done
-	test -s $name.pid
-}
-# wait_exit NAME: until the flux run of run_bg NAME ended (60 s at most)
-wait_exit () {
-	for i in $(seq 600); do test -s $1.rc && return 0; sleep 0.1; done
-	return 1
-}
 HEADER='{"version":1,"encoding":{"stdout":"UTF-8","stderr":"UTF-8"},"count":{"stdout":2,"stderr":2},"options":{}}'
 
 test_expect_success 'start an instance of 1 broker with the default modules' '

@@ -8,6 +8,9 @@ job-exec and a lost broker.  Every wait is bounded.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
+# flux run may take a while to end under load here
+WAIT_EXIT_TIMEOUT=120
+
 # wait_for FILE PATTERN: until PATTERN is in FILE (60 s at most)
 wait_for () {
 	for i in $(seq 600); do
@@ -34,23 +37,6 @@ clean () {
 # a task that waits (120 s at most) for the file $1 to exist
 WAIT_FILE='n=0; while ! test -e $0 && test $n -lt 1200; do sleep 0.1; n=$((n+1)); done'
 T="timeout 120"
-# run_bg NAME ARGS...: flux run ARGS in the background, its pid in
-# NAME.pid (the process itself: a subshell of the test ignores SIGINT),
-# its stderr in NAME.err, its exit code in NAME.rc when it ends
-run_bg () {
-	name=$1; shift
-	rm -f $name.pid $name.rc &&
-	{ sh -c 'echo $$ >$0.pid.tmp && mv $0.pid.tmp $0.pid &&
-		exec flux run "$@" 2>$0.err' $name "$@"; echo $? >$name.rc; } &
-	for i in $(seq 600); do test -s $name.pid && break; sleep 0.1; done
-	test -s $name.pid
-}
-# wait_exit NAME: until the flux run of run_bg NAME ended (120 s at most)
-wait_exit () {
-	for i in $(seq 1200); do test -s $1.rc && return 0; sleep 0.1; done
-	return 1
-}
-
 test_expect_success 'start an instance of 4 brokers (test-exit-mode=leader)' '
 	start_instance four 4 --test-exit-mode=leader &&
 	test "$(flux resource list -n -o "{nnodes}" -s free)" = 4

@@ -34,15 +34,6 @@ guest_pub () {
 	fi
 }
 
-# within 30 s, CMD's output becomes EXPECTED
-eventually () {
-	n=0
-	while test "$(eval "$1")" != "$2"; do
-		test $n -lt 300 || { echo "eventually: $1: $(eval "$1") != $2"; return 1; }
-		n=$((n+1)); sleep 0.1
-	done
-}
-
 test_expect_success 'start an instance of 2 brokers' '
 	touch keepalive &&
 	flux start -s 2 --test-exit-mode=leader \

@@ -66,3 +66,38 @@ stop_instance () {
 	test $rc = 127 && rc=0 # not our child: gone is all we know
 	return $rc
 }
+
+# eventually CMD EXPECTED: until the output of CMD (eval'd) is EXPECTED,
+# polling every 0.1 s for EVENTUALLY_TIMEOUT seconds (default 30); says
+# what it last got when it gives up
+eventually () {
+	n=0
+	while test "$(eval "$1")" != "$2"; do
+		test $n -lt $((${EVENTUALLY_TIMEOUT:-30} * 10)) ||
+			{ echo "eventually: $1: $(eval "$1") != $2"; return 1; }
+		n=$((n+1)); sleep 0.1
+	done
+}
+
+# run_bg NAME ARGS...: flux run ARGS in the background, its pid in
+# NAME.pid written by the process itself, so that a signal goes to flux
+# run and not to a subshell of the test, which may ignore SIGINT; its
+# stderr in NAME.err, its exit code in NAME.rc when it ends
+run_bg () {
+	name=$1; shift
+	rm -f $name.pid $name.rc &&
+	{ sh -c 'echo $$ >$0.pid.tmp && mv $0.pid.tmp $0.pid &&
+		exec flux run "$@" 2>$0.err' $name "$@"; echo $? >$name.rc; } &
+	for i in $(seq 600); do test -s $name.pid && break; sleep 0.1; done
+	test -s $name.pid
+}
+
+# wait_exit NAME: until the flux run of run_bg NAME ended, at most
+# WAIT_EXIT_TIMEOUT seconds (default 60)
+wait_exit () {
+	for i in $(seq $((${WAIT_EXIT_TIMEOUT:-60} * 10))); do
+		test -s $1.rc && return 0
+		sleep 0.1
+	done
+	return 1
+}
