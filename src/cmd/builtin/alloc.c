@@ -86,10 +86,8 @@ int cmd_alloc (int argc, char **argv)
 {
     struct submit_opts o = {0};
     char *shell_argv[3] = {getenv ("SHELL"), NULL, NULL};
-    flux_future_t *f;
     flux_jobid_t id;
     json_t *js;
-    char *s;
     flux_t *h;
     int rc;
 
@@ -109,18 +107,10 @@ int cmd_alloc (int argc, char **argv)
             shell_argv[1] = "-i";
         js = instance_build_jobspec (shell_argv[1] ? 2 : 1, shell_argv, &o);
     }
-    if (!(s = json_dumps (js, JSON_COMPACT)))
-        cmd_die ("out of memory");
-    if (o.dry_run) {
-        printf ("%s\n", s);
-        rc = 0;
+    if (submit_opts_submit_one (js, &o, &h, &id) > 0) {
+        rc = 0; /* --dry-run */
         goto done;
     }
-    h = cmd_open ();
-    if (!(f = flux_job_submit (h, s, o.urgency, o.flags))
-        || flux_job_submit_get_id (f, &id) < 0)
-        cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
-    flux_future_destroy (f);
     if (o.bg)
         rc = run_bg (h, id);
     else {
@@ -133,7 +123,6 @@ int cmd_alloc (int argc, char **argv)
     }
     flux_close (h);
 done:
-    free (s);
     json_decref (js);
     submit_opts_free (&o);
     return rc;

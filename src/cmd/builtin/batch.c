@@ -199,7 +199,7 @@ int cmd_batch (int argc, char **argv)
     struct directives d;
     flux_error_t error;
     const char *name;
-    char *script, *s, *base = NULL, *tmpl = "{{tmpdir}}/script";
+    char *script, *base = NULL, *tmpl = "{{tmpdir}}/script";
     char **all, **cmd;
     int nopts, n = 0, rc = 0;
     json_t *js;
@@ -240,25 +240,14 @@ int cmd_batch (int argc, char **argv)
         cmd[i + 1] = argv[nopts + 1 + i];
     js = instance_build_jobspec (nargs + 1, cmd, &o);
     add_script (js, script);
-    if (!(s = json_dumps (js, JSON_COMPACT)))
-        cmd_die ("out of memory");
-    if (o.dry_run)
-        printf ("%s\n", s);
-    else {
-        flux_t *h = cmd_open ();
-        flux_future_t *f;
-        flux_jobid_t id;
+    flux_t *h;
+    flux_jobid_t id;
+    if (submit_opts_submit_one (js, &o, &h, &id) == 0) {
         char buf[64];
-
-        if (!(f = flux_job_submit (h, s, o.urgency, o.flags))
-            || flux_job_submit_get_id (f, &id) < 0)
-            cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
         (void)flux_job_id_encode (id, "f58", buf, sizeof (buf));
         printf ("%s\n", buf);
-        flux_future_destroy (f);
         flux_close (h);
     }
-    free (s);
     json_decref (js);
     free (cmd);
     free (all);

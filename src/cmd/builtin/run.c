@@ -48,28 +48,18 @@ const struct builtin builtin_run = {
 int cmd_run (int argc, char **argv)
 {
     struct submit_opts o = {0};
-    flux_future_t *f;
     flux_jobid_t id;
     json_t *js;
-    char *s;
     flux_t *h;
     int rc;
 
     setlocale (LC_CTYPE, "");
     submit_opts_parse (argc, argv, SUBMIT_MODE_RUN, &o);
     js = submit_build_jobspec (argc - optind, argv + optind, &o);
-    if (!(s = json_dumps (js, JSON_COMPACT)))
-        cmd_die ("out of memory");
-    if (o.dry_run) {
-        printf ("%s\n", s);
-        rc = 0;
+    if (submit_opts_submit_one (js, &o, &h, &id) > 0) {
+        rc = 0; /* --dry-run */
         goto done;
     }
-    h = cmd_open ();
-    if (!(f = flux_job_submit (h, s, o.urgency, o.flags))
-        || flux_job_submit_get_id (f, &id) < 0)
-        cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
-    flux_future_destroy (f);
     struct attach_opts ao = {
         .label_io = o.label_io,
         .show_events = o.verbose > 1,
@@ -81,7 +71,6 @@ int cmd_run (int argc, char **argv)
     rc = attach_run (h, id, &ao);
     flux_close (h);
 done:
-    free (s);
     json_decref (js);
     submit_opts_free (&o);
     return rc;

@@ -355,3 +355,25 @@ json_t *submit_build_jobspec (int argc, char **argv,
     }
     return js;
 }
+
+int submit_opts_submit_one (json_t *js, const struct submit_opts *o,
+                            flux_t **hp, flux_jobid_t *id)
+{
+    flux_future_t *f;
+    char *s;
+
+    if (!(s = json_dumps (js, JSON_COMPACT)))
+        cmd_die ("out of memory");
+    if (o->dry_run) {
+        printf ("%s\n", s);
+        free (s);
+        return 1;
+    }
+    *hp = cmd_open ();
+    if (!(f = flux_job_submit (*hp, s, o->urgency, o->flags))
+        || flux_job_submit_get_id (f, id) < 0)
+        cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+    free (s);
+    return 0;
+}

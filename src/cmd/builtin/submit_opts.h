@@ -22,7 +22,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "libflux/flux.h"
 #include "libidset/idset.h"
+#include "libjob/job.h"
 
 enum submit_mode {
     SUBMIT_MODE_SUBMIT,
@@ -90,5 +92,13 @@ void submit_opts_free (struct submit_opts *o);
  * error. */
 json_t *submit_build_jobspec (int argc, char **argv,
                               const struct submit_opts *o);
+
+/* Submit one job js with o's urgency and flags, as flux run and flux
+ * alloc do: the handle opened for it in *hp, its id in *id; dies with a
+ * message on failure.  With --dry-run, print js instead and return 1
+ * (nothing opened).  Returns 0 once submitted.
+ */
+int submit_opts_submit_one (json_t *js, const struct submit_opts *o,
+                            flux_t **hp, flux_jobid_t *id);
 
 #endif /* !FLUX_CMD_SUBMIT_OPTS_H */
