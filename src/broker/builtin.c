@@ -730,6 +730,7 @@ void builtin_parent_online (struct broker *b)
 {
     b->subtree_sent = -1;
     subtree_tell_parent (b);
+    groups_parent_online (b);
 }
 
 void builtin_health_changed (struct broker *b)

@@ -433,6 +433,32 @@ void groups_health_changed (struct broker *b)
     }
 }
 
+static int resync_one (const char *name, void *val, void *arg)
+{
+    struct group *g = val;
+    struct groups *gs = arg;
+
+    (void)idset_subtract (g->leave, g->leave);
+    (void)idset_subtract (g->join, g->join);
+    if (idset_add (g->join, g->members) < 0)
+        return -1;
+    if (!idset_empty (g->join)) {
+        g->dirty = true;
+        flush_arm (gs);
+    }
+    return 0;
+}
+
+void groups_parent_online (struct broker *b)
+{
+    struct groups *gs = b->groups;
+
+    if (!gs || b->rank == 0)
+        return;
+    if (strmap_foreach (gs->map, resync_one, gs) != 0)
+        brokerlog_msg (b->log, LOG_ERR, "groups: cannot resend to parent");
+}
+
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "groups.get", get_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "groups.join", join_cb, 0},

@@ -46,4 +46,11 @@ void groups_state_changed (struct broker *b);
  * subtree leaves every group. */
 void groups_health_changed (struct broker *b);
 
+/* The parent accepted this broker (it starts with none of this subtree's
+ * members): send it every group's members, not only the changes since the
+ * last update.  Changes made before the parent was online (a child that
+ * joined while this broker was still connecting) were dropped with the
+ * update that carried them. */
+void groups_parent_online (struct broker *b);
+
 #endif /* !BROKER_GROUPS_H */
