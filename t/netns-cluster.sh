@@ -21,6 +21,12 @@
 #                                       host name node<i>, rundir DIR/run<i>,
 #                                       its output in DIR/broker<i>.log.
 #                                       Extra broker options: $NETNS_BROKER_OPTS.
+#   netns-cluster.sh broker PREFIX I DIR [ARGS...]
+#                                       run the broker of node I alone, in
+#                                       the foreground, with ARGS (options,
+#                                       then an initial program for rank 0):
+#                                       to start the instance host by host,
+#                                       or to restart one host's broker
 #   netns-cluster.sh down PREFIX        kill what is left, delete the nodes
 #
 # Tear down in a trap, so that a failed test leaves nothing:
@@ -85,13 +91,17 @@ cmd_start () {
 	(broker 0 "$dir" "$@")
 }
 
-test $# -ge 2 || die "usage: netns-cluster.sh up|start|down PREFIX ..."
+test $# -ge 2 || die "usage: netns-cluster.sh up|start|broker|down PREFIX ..."
 cmd=$1
 shift
 case "$cmd" in
 	up) test $# = 3 || die "usage: up PREFIX N DIR"; cmd_up "$@" ;;
 	start) test $# -ge 4 || die "usage: start PREFIX N DIR CMD..."
 		cmd_start "$@" ;;
+	broker) test $# -ge 3 || die "usage: broker PREFIX I DIR [ARGS...]"
+		prefix=$1 i=$2 dir=$3
+		shift 3
+		broker "$i" "$dir" "$@" ;;
 	down) test $# = 1 || die "usage: down PREFIX"; "$NET" down "$1" ;;
 	*) die "unknown command $cmd" ;;
 esac
