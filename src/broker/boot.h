@@ -27,6 +27,7 @@ struct boot_info {
     char parent_pubkey[128];
     char *hostlist;     /* malloc'd, freed by boot_pmi_close() */
     int instance_level; /* PMI key flux.instance-level; 0 if absent */
+    int nnodes; /* nodes of the launch (PMI_process_mapping), 0 if unknown */
     int (*authorize) (void *arg, uint32_t rank, const char *pubkey);
     void *arg;
     struct upmi *pmi;

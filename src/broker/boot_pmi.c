@@ -8,7 +8,11 @@
  * boot_pmi_exchange() swaps business cards as boot_pmi.h describes.
  */
 #define _GNU_SOURCE 1 /* strndup */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,84 @@ static void get_hostname (char *buf, size_t len)
     if (gethostname (buf, len) < 0)
         snprintf (buf, len, "localhost");
     buf[len - 1] = '\0';
+}
+
+int bootx_mapping_nnodes (const char *s)
+{
+    long nodes = 0;
+    const char *p;
+
+    if (!s || strncmp (s, "(vector", 7) != 0)
+        goto inval;
+    p = s + 7;
+    while (*p == ',') {
+        long id, n, ppn;
+        int used = 0;
+        if (sscanf (p, ",(%ld,%ld,%ld)%n", &id, &n, &ppn, &used) != 3
+            || used == 0 || id < 0 || n < 1 || ppn < 1 || id > INT32_MAX
+            || n > INT32_MAX)
+            goto inval;
+        if (id + n > nodes)
+            nodes = id + n;
+        p += used;
+    }
+    if (strcmp (p, ")") != 0 || nodes == 0 || nodes > INT32_MAX)
+        goto inval;
+    return (int)nodes;
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+/* The interface of the default route (/proc/net/route: destination 0),
+ * or "" if there is none. */
+static void default_route_iface (char *name, size_t len)
+{
+    FILE *f = fopen ("/proc/net/route", "r");
+    char line[256], iface[IF_NAMESIZE + 1];
+    unsigned long dest;
+
+    name[0] = '\0';
+    if (!f)
+        return;
+    while (fgets (line, sizeof (line), f)) {
+        if (sscanf (line, "%16s %lx", iface, &dest) == 2 && dest == 0) {
+            snprintf (name, len, "%s", iface);
+            break;
+        }
+    }
+    fclose (f);
+}
+
+int bootx_tcp_address (char *buf, size_t len)
+{
+    struct ifaddrs *ifa, *i, *pick = NULL;
+    char dflt[IF_NAMESIZE + 1];
+
+    default_route_iface (dflt, sizeof (dflt));
+    if (getifaddrs (&ifa) < 0)
+        return -1;
+    for (i = ifa; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET
+            || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+            continue;
+        if (dflt[0] && !strcmp (i->ifa_name, dflt)) {
+            pick = i;
+            break;
+        }
+        if (!pick)
+            pick = i;
+    }
+    if (!pick
+        || !inet_ntop (AF_INET,
+                       &((struct sockaddr_in *)pick->ifa_addr)->sin_addr, buf,
+                       len)) {
+        freeifaddrs (ifa);
+        errno = ENOENT;
+        return -1;
+    }
+    freeifaddrs (ifa);
+    return 0;
 }
 
 int bootx_put_card (struct upmi *upmi, const char *uri, const char *pubkey,
@@ -170,6 +252,15 @@ int boot_pmi_open (struct boot_info *info, flux_error_t *error)
                      &e)
                == 0)
         info->instance_level = atoi (lvl) > 0 ? atoi (lvl) : 0;
+    /* how many nodes the launch spans (0: the launcher does not say) */
+    char map[1024];
+    info->nnodes = 0;
+    if (info->size > 1
+        && upmi_get (info->pmi, "PMI_process_mapping", -1, map, sizeof (map),
+                     &e)
+               == 0)
+        info->nnodes
+            = bootx_mapping_nnodes (map) > 0 ? bootx_mapping_nnodes (map) : 0;
     return 0;
 }
 

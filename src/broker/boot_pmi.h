@@ -30,6 +30,17 @@ struct bootx_card {
     char host[256];
 };
 
+/* The number of nodes a PMI_process_mapping value spans
+ * ("(vector,(nodeid,nnodes,ppn),...)", as MPICH, Slurm and a Flux job
+ * shell give it): the highest nodeid + nnodes of its blocks.  -1 with
+ * errno EINVAL if s is not that form. */
+int bootx_mapping_nnodes (const char *s);
+
+/* An IPv4 address of this host for other hosts to reach it: the one of
+ * the interface holding the default route, else of the first interface
+ * that is up, not loopback, and has one.  -1 with errno ENOENT if none. */
+int bootx_tcp_address (char *buf, size_t len);
+
 /* Publish this broker's card (uri NULL for a leaf: "-"). */
 int bootx_put_card (struct upmi *upmi, const char *uri, const char *pubkey,
                     const char *host, flux_error_t *error);

@@ -23,6 +23,7 @@
 
 #include "boot.h"
 #include "boot_config.h"
+#include "boot_pmi.h"
 #include "broker.h"
 #include "conf.h"
 #include "libutil/fsd.h"
@@ -482,8 +483,14 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
     info->authorize = authorize_cb;
     info->arg = b;
     if (b->nchildren > 0) {
+        char addr[64];
         if (endpoint)
             snprintf (uri, sizeof (uri), "%s", endpoint);
+        else if (info->nnodes > 1
+                 && bootx_tcp_address (addr, sizeof (addr)) == 0)
+            /* the launch spans hosts (a job of several nodes, srun -N2):
+             * children on other hosts cannot reach an ipc socket */
+            snprintf (uri, sizeof (uri), "tcp://%s:*", addr);
         else
             /* one per broker: brokers given the same rundir
              * (-Srundir=DIR) must not bind each other's socket */

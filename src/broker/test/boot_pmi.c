@@ -360,6 +360,42 @@ static void errors (void)
     json_decref (kvs);
 }
 
+/* PMI_process_mapping -> nodes, for the choice of tcp over ipc */
+static void mapping (void)
+{
+    char addr[64];
+    const char *bad[] = {"",
+                         "(vector)",
+                         "(vector,(0,0,1))",
+                         "(vector,(0,2,1)",
+                         "(vector,(-1,2,1))",
+                         "(vector,(0,2))",
+                         "(vector,(0,2,1))x",
+                         "0-3",
+                         NULL};
+
+    ok (bootx_mapping_nnodes ("(vector,(0,1,4))") == 1,
+        "mapping: one node of 4 tasks");
+    ok (bootx_mapping_nnodes ("(vector,(0,4,2))") == 4,
+        "mapping: 4 nodes, 2 tasks each");
+    ok (bootx_mapping_nnodes ("(vector,(0,2,1),(0,2,1))") == 2,
+        "mapping: a cyclic map of 2 nodes");
+    ok (bootx_mapping_nnodes ("(vector,(0,1,3),(1,2,1),(5,1,2))") == 6,
+        "mapping: irregular blocks, the highest node counts");
+    for (int i = 0; bad[i]; i++) {
+        errno = 0;
+        ok (bootx_mapping_nnodes (bad[i]) < 0 && errno == EINVAL,
+            "mapping: '%s' is refused with EINVAL", bad[i]);
+    }
+    ok (bootx_mapping_nnodes (NULL) < 0 && errno == EINVAL,
+        "mapping: NULL is refused");
+    if (bootx_tcp_address (addr, sizeof (addr)) == 0)
+        ok (strchr (addr, '.') && strcmp (addr, "127.0.0.1") != 0,
+            "tcp address: %s, not loopback", addr);
+    else
+        ok (errno == ENOENT, "tcp address: no interface up here (ENOENT)");
+}
+
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
@@ -370,6 +406,7 @@ int main (int argc, char **argv)
     exchange (16384, 2, LETTERS); /* 16,384 names that do not fold */
     exchange (3000, 8, LETTERS);
     errors ();
+    mapping ();
     done_testing ();
     return 0;
 }
