@@ -182,7 +182,8 @@ test_expect_success 'kill interior broker 1: its subtree (1, 3, 4) is lost' '
 	grep "2 node2: full" mid-status.out &&
 	timeout 10 flux resource list -n -s down -o "{nodelist}" >mid-down.out &&
 	grep -x "node\[1,3-4\]" mid-down.out &&
-	# the children of the lost broker left on their own
+	# the children of the lost broker left on their own, and the shell
+	# of job A on host 1 killed its task when its broker died
 	wait_until 20 node_empty 1 3 4
 '
 test_expect_success 'a job on the other hosts goes on, new jobs run there' '

@@ -939,8 +939,13 @@ int main (int argc, char **argv)
                          "%s", error.text);
         goto wait;
     }
-    if (shell.nactive > 0 && !shell.failed)
-        flux_reactor_run (shell.r, 0);
+    if (shell.nactive > 0 && !shell.failed && flux_reactor_run (shell.r, 0) < 0
+        && shell.nactive > 0) {
+        /* the connection to the broker failed (it was killed, or its
+         * node lost): nobody else will ever end these tasks */
+        int errnum = errno;
+        shell_fatal (&shell, 1, "lost the broker: %s", strerror (errnum));
+    }
 wait:
     /* after a fatal error the tasks got SIGKILL: reap them, but do not
      * wait for output that processes they started may still hold */
