@@ -1,0 +1,110 @@
+#!/bin/sh
+test_description='jobs across the hosts of a virtual cluster (4 network
+namespaces, one broker per host from a config file): an MPICH program of 8
+ranks over 4 hosts, and sub-instances (flux alloc, flux batch) of 2
+hosts whose brokers link up over tcp'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+NET="$SHARNESS_TEST_SRCDIR/netns-net.sh"
+CLUSTER="$SHARNESS_TEST_SRCDIR/netns-cluster.sh"
+
+if ! why=$("$NET" check 2>&1); then
+	skip_all="needs network namespaces (${why#netns-net.sh: })"
+	test_done
+fi
+if command -v mpicc >/dev/null 2>&1 &&
+	mpicc -o hello-host "$SHARNESS_TEST_SRCDIR/mpi/hello-host.c" \
+		>mpicc.log 2>&1; then
+	test_set_prereq MPICC
+fi
+
+# Namespaces $STEM-<pid>-*, a stem no other test uses (see t0102).
+STEM=flux-t0103
+PREFIX=$STEM-$$
+NODES=4
+DIR=$TMPDIR/c
+"$NET" reap-stale $STEM
+# sharness only runs its final clean-up on success: tear down always.
+trap 'rc=$?; "$CLUSTER" down "$PREFIX" >/dev/null 2>&1; (exit $rc); die' EXIT
+trap 'exit 130' INT TERM
+
+NETNS_SUBNET=10.254.3
+NETNS_PORT=8073
+NETNS_TOPO=kary:2
+export NETNS_SUBNET NETNS_PORT NETNS_TOPO
+
+no_process_left () {
+	pids=$("$NET" pids "$PREFIX")
+	test -z "$pids" || { echo "left running: $pids"; ps -f $pids; return 1; }
+}
+wait_gone () {
+	n=0
+	while test -n "$("$NET" pids "$PREFIX")" && test $n -lt 100; do
+		sleep 0.1; n=$((n+1)); done
+	no_process_left
+}
+# run_cluster SCRIPT: a new instance runs SCRIPT on node0, then stops
+# (fresh rundirs: nothing, a drain for one, is kept from the one before)
+run_cluster () {
+	rm -rf "$DIR"/run* &&
+	timeout -k 5 120 "$CLUSTER" start "$PREFIX" $NODES "$DIR" \
+		sh "$(pwd)/$1"
+}
+
+test_expect_success "set up $NODES hosts and their config" '
+	"$CLUSTER" up "$PREFIX" $NODES "$DIR"
+'
+test_expect_success MPICC 'MPI: 8 ranks over 4 hosts wire up and report their hosts' '
+	cat >mpi.sh <<-EOT &&
+	timeout 60 flux run -N4 -n8 "$(pwd)/hello-host" >mpi.out
+	EOT
+	run_cluster mpi.sh &&
+	sort -n mpi.out >mpi.sorted &&
+	for r in 0 1 2 3 4 5 6 7; do
+		echo "$r of 8 on node$((r / 2)): sum 8" || return 1
+	done >mpi.exp &&
+	test_cmp mpi.exp mpi.sorted &&
+	wait_gone
+'
+test_expect_success 'flux alloc -N2 on hosts 2 and 3: a sub-instance over tcp' '
+	cat >alloc.sh <<-"EOT" &&
+	# keep hosts 0 and 1 out: neither the parent rank 0 nor a host of
+	# its own tree holds the sub-instance
+	flux resource drain 0-1 netns-test || exit 1
+	timeout 60 flux alloc -N2 sh -c "flux getattr size &&
+		flux getattr tbon.endpoint &&
+		flux resource list -n -o {nodelist} &&
+		timeout 30 flux run -N2 hostname | sort" >alloc.out
+	EOT
+	run_cluster alloc.sh &&
+	cat alloc.out &&
+	sed -n 1p alloc.out >size.out &&
+	echo 2 >size.exp &&
+	test_cmp size.exp size.out &&
+	sed -n 2p alloc.out | grep "^tcp://10\.254\.3\.3:[0-9][0-9]*$" &&
+	sed -n "3,\$p" alloc.out | grep -v "^\$" >alloc-hosts.out &&
+	printf "node[2-3]\nnode2\nnode3\n" >alloc-hosts.exp &&
+	test_cmp alloc-hosts.exp alloc-hosts.out &&
+	wait_gone
+'
+test_expect_success 'flux batch -N2 on hosts 2 and 3: the script runs a job on both' '
+	cat >batch.sh <<-EOT &&
+	flux resource drain 0-1 netns-test || exit 1
+	id=\$(flux batch -N2 --output="$(pwd)/batch.out" \
+		--wrap sh -c "flux getattr tbon.endpoint; flux run -N2 hostname | sort") || exit 1
+	timeout 60 flux job attach \$id
+	EOT
+	run_cluster batch.sh &&
+	cat batch.out &&
+	grep "^tcp://10\.254\.3\.3:" batch.out &&
+	grep -v "^tcp:" batch.out >batch-hosts.out &&
+	printf "node2\nnode3\n" >batch-hosts.exp &&
+	test_cmp batch-hosts.exp batch-hosts.out &&
+	wait_gone
+'
+test_expect_success 'tear down: nothing of this run is left' '
+	"$CLUSTER" down "$PREFIX" &&
+	test -z "$(ip netns list | grep "^$PREFIX-")"
+'
+test_done
