@@ -226,7 +226,7 @@ test_expect_success 'rank 0 restarted with its statedir: the job is not lost sil
 	timeout 10 flux job eventlog $idc >c.eventlog &&
 	cat c.eventlog &&
 	grep "exception type=\"exec\" severity=0" c.eventlog &&
-	grep "shells are gone" c.eventlog &&
+	grep "cannot be reattached: its shells are gone (the instance restarted while it ran)" c.eventlog &&
 	state_is $idc F &&
 	test_must_fail timeout 30 flux job attach $idc 2>c.attach.err &&
 	grep "shells are gone" c.attach.err &&

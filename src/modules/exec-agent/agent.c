@@ -689,9 +689,13 @@ void agent_start (struct agent *a, const flux_msg_t *msg)
         return;
     }
     if (reattach) {
+        /* the agent holds every job it started until reattached (bounded),
+         * so this broker started after the job did: a restart of the
+         * instance, which took the job's shells with it */
         idset_destroy (ranks);
         respond_error (a, msg, ENOENT,
-                       "job %ju is not running here (its shells are gone)",
+                       "job %ju cannot be reattached: its shells are gone "
+                       "(the instance restarted while it ran)",
                        (uintmax_t)id);
         return;
     }
