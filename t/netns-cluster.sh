@@ -11,7 +11,8 @@
 #                                       hosts node0..node<N-1>, each binding
 #                                       and reached at tcp://<its address>:
 #                                       $NETNS_PORT; tbon.topo $NETNS_TOPO
-#                                       (default kary:2)
+#                                       (default kary:2), more [tbon] keys
+#                                       from $NETNS_TBON (JSON members)
 #   netns-cluster.sh start PREFIX N DIR CMD...
 #                                       start the brokers of nodes 1..N-1 in
 #                                       the background, then rank 0 on node0
@@ -51,7 +52,8 @@ cmd_up () {
 	"$NET" up "$prefix" "$n" || die "cannot make the nodes"
 	flux keygen "$dir/cert" >/dev/null || die "flux keygen failed"
 	{
-		printf '{\n  "tbon": {"topo": "%s"},\n' "$topo"
+		printf '{\n  "tbon": {"topo": "%s"%s},\n' "$topo" \
+			"${NETNS_TBON:+, $NETNS_TBON}"
 		printf '  "bootstrap": {\n    "curve_cert": "%s",\n' "$dir/cert"
 		printf '    "hosts": [\n'
 		i=0

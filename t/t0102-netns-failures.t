@@ -36,10 +36,12 @@ NETNS_SUBNET=10.254.2
 NETNS_PORT=8072
 NETNS_TOPO=kary:2
 # Short timeouts: heartbeats every 0.5s, torpid after 1.5s of silence,
-# lost after 4s.  Silence is checked once per heartbeat.
+# lost after 4s.  Silence is checked once per heartbeat.  Set in the
+# config file under flux-core's keys (torpid_min is its keepalive period,
+# tcp_user_timeout its time to drop a dead peer), as a site would.
 HB=0.5 TORPID=1.5 LOST=4
-NETNS_BROKER_OPTS="-Stbon.heartbeat=$HB -Stbon.torpid_max=$TORPID -Stbon.lost_max=$LOST"
-export NETNS_SUBNET NETNS_PORT NETNS_TOPO NETNS_BROKER_OPTS
+NETNS_TBON="\"torpid_min\": $HB, \"torpid_max\": \"${TORPID}s\", \"tcp_user_timeout\": \"${LOST}s\""
+export NETNS_SUBNET NETNS_PORT NETNS_TOPO NETNS_TBON
 
 # The instance is driven from here, through rank 0's local socket (a path:
 # reachable from every network namespace).  Rank 0 runs no initial
@@ -104,8 +106,16 @@ all_up () {
 	test "$(timeout 10 flux overlay status | grep -c ": full")" -eq 7
 }
 
+test_expect_success 'config [tbon] times: a value that is no duration is refused' '
+	echo "{\"tbon\": {\"tcp_user_timeout\": \"soon\"}}" >bad.json &&
+	test_must_fail timeout 30 flux-broker -c bad.json true 2>bad.err &&
+	grep "config tbon.tcp_user_timeout must be a duration" bad.err &&
+	echo "{\"tbon\": {\"torpid_max\": 7, \"lost_max\": \"1m\"}}" >ok.json &&
+	timeout 30 flux-broker -c ok.json true
+'
 test_expect_success "set up $NODES hosts; start one broker on each" '
 	"$CLUSTER" up "$PREFIX" $NODES "$DIR" &&
+	grep "\"tcp_user_timeout\": \"4s\"" "$DIR/boot.json" &&
 	mkdir -p "$DIR/state" &&
 	for i in $(seq 1 6); do start_broker $i || return 1; done &&
 	start_rank0 &&

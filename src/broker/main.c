@@ -458,16 +458,56 @@ static int overlay_setup_config (struct broker *b)
     return 0;
 }
 
+/* A tbon time in seconds: the attribute tbon.NAME, else the config's
+ * [tbon] NAME, else its [tbon] ALIAS (flux-core's key for the same
+ * purpose: a flux-core site's config sets those), else dflt.  A config
+ * value is a number of seconds or an FSD string ("1.5s", "2m").
+ */
+static int tbon_seconds (struct broker *b, const char *name, const char *alias,
+                         double dflt, double *dst)
+{
+    char attr[64];
+    json_t *tbon = b->config ? json_object_get (b->config, "tbon") : NULL;
+    json_t *v = NULL;
+    const char *key = name;
+
+    snprintf (attr, sizeof (attr), "tbon.%s", name);
+    if (attr_get (b->attrs, attr, NULL) || !tbon) {
+        *dst = attr_double (b, attr, dflt);
+        return 0;
+    }
+    if (!(v = json_object_get (tbon, name)) && alias
+        && (v = json_object_get (tbon, alias)))
+        key = alias;
+    if (!v)
+        *dst = dflt;
+    else if (json_is_number (v) && json_number_value (v) >= 0)
+        *dst = json_number_value (v);
+    else if (!json_is_string (v)
+             || fsd_parse_duration (json_string_value (v), dst) < 0) {
+        fprintf (stderr,
+                 "flux-broker: config tbon.%s must be a duration"
+                 " (seconds, or FSD such as \"30s\")\n",
+                 key);
+        return -1;
+    }
+    return 0;
+}
+
 static int overlay_setup (struct broker *b, struct boot_info *info)
 {
     struct overlay_config cfg = {
         .rank = b->rank,
         .size = b->size,
         .topo = b->topo,
-        .heartbeat = attr_double (b, "tbon.heartbeat", 1.0),
-        .torpid_max = attr_double (b, "tbon.torpid_max", 30.0),
-        .lost_max = attr_double (b, "tbon.lost_max", 10.0),
     };
+    /* flux-core: torpid_min is its keepalive period, tcp_user_timeout
+     * how long an unanswered peer may stay before its link is dropped */
+    if (tbon_seconds (b, "heartbeat", "torpid_min", 1.0, &cfg.heartbeat) < 0
+        || tbon_seconds (b, "torpid_max", NULL, 30.0, &cfg.torpid_max) < 0
+        || tbon_seconds (b, "lost_max", "tcp_user_timeout", 10.0, &cfg.lost_max)
+               < 0)
+        return -1;
     const char *endpoint = attr_get (b->attrs, "tbon.endpoint", NULL);
     char uri[4200];
     flux_error_t error;
