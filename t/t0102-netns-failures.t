@@ -142,8 +142,12 @@ test_expect_success 'cut the link of leaf host 6: torpid, then lost, in time' '
 	grep "type=\"node-failure\"" cut.exc &&
 	grep "node6 (rank 6)" cut.exc &&
 	timeout 30 flux job wait-event -t 30 $id clean &&
-	# torpid was seen before lost, and the lost host left the group
+	# torpid was seen before lost, neither before its time (silence
+	# began at most one heartbeat before the cut), and the lost host
+	# left the group
 	awk "BEGIN { exit !($(cat torpid.time) < $(cat lost.time)) }" &&
+	awk "BEGIN { exit !($(cat torpid.time) >= $TORPID - $HB) }" &&
+	awk "BEGIN { exit !($(cat lost.time) >= $LOST - $HB) }" &&
 	wait_until 10 group_is broker.torpid "" &&
 	timeout 10 flux overlay status >cut-status.out &&
 	grep "2 node2: degraded" cut-status.out &&
