@@ -73,8 +73,9 @@ struct execjob {
     struct idset *released; /* partially released ranks, NULL: none */
     struct waitlist_item kvs_wi; /* R lookup refused: waits for the kvs */
     struct guest *guest;         /* the guest namespace, from begin() */
+    int status;                  /* the finish status, once finished */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
-        exception : 1, done : 1, impl_exited : 1;
+        exception : 1, done : 1, impl_exited : 1, said_start : 1;
     struct execjob *next_zombie;
 };
 
@@ -293,6 +294,7 @@ void execjob_started (struct execjob *job)
         if (job->exp_shift < 0.)
             job->exp_shift = 0.;
     }
+    job->said_start = 1;
     respond (job, "start", "{}");
     arm_expiration (job);
 }
@@ -313,6 +315,7 @@ void execjob_finish (struct execjob *job, int status)
     if (job->done || job->finished)
         return;
     job->finished = 1;
+    job->status = status;
     stop_running (job);
     job->x->stats.finish++;
     post (job, "complete", json_pack ("{s:i}", "status", status));
@@ -591,7 +594,10 @@ static int fetch_R (struct execjob *job)
 
 /* A reattach start for a job still active here, or a start from a new
  * job manager: the job manager restarted and lost the old stream.  Answer
- * on the new one from now on.
+ * on the new one from now on, and say again what the old one may not have
+ * logged before it went: the start, and the finish of a job whose shells
+ * are gone but whose resources are not released yet.  The job manager
+ * ignores what it has already logged.
  */
 static void adopt (struct execjob *job, const flux_msg_t *msg)
 {
@@ -605,8 +611,13 @@ static void adopt (struct execjob *job, const flux_msg_t *msg)
     job->req = req;
     job->reattach = 1;
     job->x->stats.adopt++;
-    if (job->running)
+    if (job->said_start)
         respond (job, "start", "{}");
+    if (job->finished) {
+        char data[64];
+        snprintf (data, sizeof (data), "{\"status\":%d}", job->status);
+        respond (job, "finish", data);
+    }
 }
 
 static int claim (struct execjob *job, json_t *jobspec)
