@@ -25,6 +25,7 @@
 #include "libeventlog/eventlog.h"
 #include "libjob/job.h"
 #include "libkvs/kvs.h"
+#include "libkvs/kvs_private.h"
 #include "libsubprocess/subprocess.h"
 #include "libutil/fsd.h"
 
@@ -76,7 +77,7 @@ static void commit_needed_done (flux_future_t *f, void *arg)
     flux_future_destroy (f);
 }
 
-int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+static int commit_send (struct shell *shell, flux_kvs_txn_t *txn,
                         const char *what)
 {
     flux_future_t *f;
@@ -91,6 +92,31 @@ int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
     return 0;
 }
 
+int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+                        const char *what)
+{
+    if (shell->gathering) {
+        if (!shell->startup_txn
+            && !(shell->startup_txn = flux_kvs_txn_create ()))
+            return -1;
+        return kvs_txn__append (shell->startup_txn, txn);
+    }
+    return commit_send (shell, txn, what);
+}
+
+int shell_commit_flush (struct shell *shell)
+{
+    flux_kvs_txn_t *txn = shell->startup_txn;
+    int rc = 0;
+
+    shell->gathering = false;
+    shell->startup_txn = NULL;
+    if (txn && shell->h)
+        rc = commit_send (shell, txn, "committing the start-up events");
+    flux_kvs_txn_destroy (txn);
+    return rc;
+}
+
 /* Append line to exec.eventlog without waiting (shell->commits counts
  * what is in flight; shell_finish() waits for them).
  */
@@ -99,6 +125,7 @@ static void append_async (struct shell *shell, const char *line)
     flux_kvs_txn_t *txn = flux_kvs_txn_create ();
     flux_future_t *f = NULL;
 
+    (void)shell_commit_flush (shell); /* the log follows what preceded it */
     if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line)
         || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
         || flux_future_then (f, -1., commit_done, shell) < 0) {
@@ -165,13 +192,18 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
         || !(txn = flux_kvs_txn_create ())
         || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0)
         goto out;
-    if (!strcmp (name, "shell.init")) {
-        /* not waited for: it is in flight with the output and input
-         * headers, all of them before the tasks' output */
-        if (shell_commit_async (shell, txn, "posting shell.init") < 0)
+    if (!strcmp (name, "shell.init") || !strcmp (name, "shell.start")) {
+        /* not waited for: shell.init goes in the start-up commit with
+         * the output and input headers, before the tasks' output;
+         * shell.start follows it */
+        if (shell_commit_async (shell, txn,
+                                name[6] == 'i' ? "posting shell.init"
+                                               : "posting shell.start")
+            < 0)
             goto out;
     }
-    else if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+    else if (shell_commit_flush (shell) < 0
+             || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
              || flux_future_get (f, NULL) < 0)
         goto out;
     rc = 0;
@@ -373,6 +405,11 @@ static int start_barrier (struct shell *shell, int seq)
     json_t *o;
 
     shell->barrier_seq = seq;
+    /* a job of one shell has no other shell to wait for: its agent
+     * would answer at once (the PMI fences after these still go to the
+     * agent: their sequence numbers only have to grow) */
+    if (shell->info->shell_size == 1)
+        return 0;
     if (!(o = shell_barrier (shell, seq, NULL))) {
         if (errno != EIO)
             shell_fatal (shell, 1, "barrier %d: %s", seq, strerror (errno));
@@ -806,6 +843,9 @@ static int shell_start (struct shell *shell, flux_error_t *error)
                              shell->service)
                < 0)
         return errprintf (error, "posting shell.init: %s", strerror (errno));
+    if (shell_commit_flush (shell) < 0)
+        return errprintf (error, "committing the start-up events: %s",
+                          strerror (errno));
     if (output_start (shell->out, error) < 0)
         return -1;
     if (!(aff = affinity_create (shell, error)))
@@ -837,6 +877,9 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    if (shell_commit_flush (shell) < 0)
+        fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
+                 strerror (errno));
     if (shell->out && output_flush (shell->out) < 0)
         fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
     while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
@@ -929,6 +972,7 @@ int main (int argc, char **argv)
 
     if (parse_args (argc, argv, &id) < 0)
         return 1;
+    shell.gathering = true;
     if (shell_init (&shell, id, &error) < 0) {
         shell_fatal (&shell, 1, "%s", error.text);
         goto done;
