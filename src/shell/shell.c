@@ -445,15 +445,13 @@ static void signal_cb (uv_signal_t *h, int signum)
     shell_killall (h->data, signum);
 }
 
-static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
+/* The answer to exec-agent.shell-info, asked in connect_broker(). */
+static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
+                     flux_error_t *error)
 {
-    flux_future_t *f;
     json_t *o;
 
-    if (!(f = flux_rpc_pack (shell->h, "exec-agent.shell-info",
-                             shell->broker_rank, 0, "{s:I}", "id",
-                             (json_int_t)id))
-        || flux_rpc_get_unpack (f, "o", &o) < 0) {
+    if (!f || flux_rpc_get_unpack (f, "o", &o) < 0) {
         errprintf (error, "exec-agent.shell-info: %s",
                    f ? future_strerror (f, errno) : strerror (errno));
         flux_future_destroy (f);
@@ -469,8 +467,12 @@ static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
     return 0;
 }
 
+/* Connect, and ask this broker's agent for the job (*info: its answer
+ * comes while the rank and the kill subscription are fetched: the agent
+ * is on every broker, so FLUX_NODEID_ANY reaches the local one).
+ */
 static int connect_broker (struct shell *shell, uint64_t id,
-                           flux_error_t *error)
+                           flux_future_t **info, flux_error_t *error)
 {
     shell->id = id;
     char topic[64];
@@ -482,6 +484,10 @@ static int connect_broker (struct shell *shell, uint64_t id,
         return -1;
     shell->r = flux_get_reactor (shell->h);
     shell->loop = flux_reactor_uv (shell->r);
+    if (!(*info
+          = flux_rpc_pack (shell->h, "exec-agent.shell-info", FLUX_NODEID_ANY,
+                           0, "{s:I}", "id", (json_int_t)id)))
+        return errprintf (error, "exec-agent.shell-info: %s", strerror (errno));
     if (flux_get_rank (shell->h, &shell->broker_rank) < 0)
         return errprintf (error, "getting the broker rank: %s",
                           strerror (errno));
@@ -513,6 +519,17 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
+/* The broker's local-uri: the agent started the shell with FLUX_URI set
+ * to it (saves asking the broker). */
+static const char *local_uri (struct shell *shell)
+{
+    const char *uri = getenv ("FLUX_URI");
+
+    if (uri && !strncmp (uri, "local://", 8))
+        return uri;
+    return flux_attr_get (shell->h, "local-uri");
+}
+
 /* Every shell registers the shell service on its broker, as flux-core's
  * do: the leader answers .stdin (input.c) and .task-exit; every shell
  * serves .rexec, a subprocess server (RFC 42) that runs processes inside
@@ -521,7 +538,6 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
  */
 static int register_service (struct shell *shell, flux_error_t *error)
 {
-    flux_future_t *f;
     char topic[128];
     flux_msg_handler_t *mh;
     flux_error_t e;
@@ -544,15 +560,29 @@ static int register_service (struct shell *shell, flux_error_t *error)
         return 0;
     snprintf (topic, sizeof (topic), "%s.rexec", shell->service);
     if (!(shell->rexec = subprocess_server_create (
-              shell->h, topic, flux_attr_get (shell->h, "local-uri"),
-              shell->broker_rank, &e))
+              shell->h, topic, local_uri (shell), shell->broker_rank, &e))
         || subprocess_server_allow_user (shell->rexec, shell->info->userid) < 0)
         return errprintf (error, "%s: %s", topic,
                           shell->rexec ? strerror (errno) : e.text);
-    if (!(f = flux_service_register (shell->h, shell->service))
-        || flux_future_get (f, NULL) < 0) {
+    /* answered while the shell goes on: checked before barrier 1 */
+    if (!(shell->service_f = flux_service_register (shell->h, shell->service)))
+        return errprintf (error, "registering service %s: %s", shell->service,
+                          strerror (errno));
+    return 0;
+}
+
+/* The answer to register_service()'s request, before anyone is told of
+ * the service (shell.init). */
+static int service_registered (struct shell *shell, flux_error_t *error)
+{
+    flux_future_t *f = shell->service_f;
+
+    if (!f)
+        return 0;
+    shell->service_f = NULL;
+    if (flux_future_get (f, NULL) < 0) {
         errprintf (error, "registering service %s: %s", shell->service,
-                   f ? future_strerror (f, errno) : strerror (errno));
+                   future_strerror (f, errno));
         flux_future_destroy (f);
         return -1;
     }
@@ -802,13 +832,17 @@ static int start_signals (struct shell *shell)
 static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
 {
     const char *cwd;
+    flux_future_t *info = NULL;
 
     /* without it every write would go to the primary namespace */
     if (!getenv ("FLUX_KVS_NAMESPACE"))
         return errprintf (error, "FLUX_KVS_NAMESPACE is not set");
-    if (connect_broker (shell, id, error) < 0 || get_info (shell, id, error) < 0
-        || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
-        || start_signals (shell) < 0)
+    if (connect_broker (shell, id, &info, error) < 0) {
+        flux_future_destroy (info);
+        return -1;
+    }
+    if (get_info (shell, info, id, error) < 0 || setup_ids (shell, error) < 0
+        || register_service (shell, error) < 0 || start_signals (shell) < 0)
         return -1;
     cwd = shell->info->cwd;
     if (cwd && chdir (cwd) < 0)
@@ -834,6 +868,8 @@ static int shell_start (struct shell *shell, flux_error_t *error)
     char *map = NULL;
     int rc = -1;
 
+    if (service_registered (shell, error) < 0)
+        return -1;
     if (start_barrier (shell, 1) < 0)
         return -1;
     if (shell->leader
@@ -895,6 +931,7 @@ static void shell_finish (struct shell *shell)
      * shell while it finishes (its exit code is the job's) */
     for (int i = 0; i < 6; i++)
         signal (forwarded_signals[i], SIG_IGN);
+    flux_future_destroy (shell->service_f);
     subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);

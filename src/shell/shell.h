@@ -52,6 +52,7 @@ struct shell {
     flux_msg_handler_t *kill_mh;
     flux_msg_handler_t *task_exit_mh;
     struct subprocess_server *rexec; /* <service>.rexec */
+    flux_future_t *service_f;        /* service.add, until checked */
     int commits;                     /* exec.eventlog commits in flight */
     /* start-up: shell_commit_async() gathers the headers and shell.init
      * here, sent as ONE commit by shell_commit_flush() */
