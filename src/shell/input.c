@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* input.c - task stdin: the leader's `.stdin` method appends to the
- * `input` eventlog, every shell watches it and writes to its tasks; or
- * every task reads a file.
+ * `input` eventlog, every other shell watches it and writes to its
+ * tasks; or every task reads a file.  The leader writes to its own tasks
+ * what it appended, once the append is committed (in the order of the
+ * commits), without watching its own writes: a job of one shell costs
+ * the kvs-watch service nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +34,8 @@ struct input {
     flux_future_t *watch; /* lookup of `input` (WATCH_APPEND) */
     eventlog_parser_t *parser;
     struct stdin_req *pending; /* commits in flight, freed with the input */
+    bool started;              /* input_start: the tasks exist */
+    json_t *early;             /* leader: data committed before input_start */
 };
 
 /* A .stdin request whose commit is in flight: on the input's list until
@@ -41,8 +46,11 @@ struct stdin_req {
     struct input *in;
     const flux_msg_t *msg;
     flux_future_t *f;
+    json_t *io; /* the data event's context */
     struct stdin_req *prev, *next;
 };
+
+static void deliver (struct input *in, json_t *ctx);
 
 static void stdin_req_destroy (struct stdin_req *req)
 {
@@ -56,6 +64,7 @@ static void stdin_req_destroy (struct stdin_req *req)
         req->next->prev = req->prev;
     flux_msg_decref (req->msg);
     flux_future_destroy (req->f);
+    json_decref (req->io);
     free (req);
 }
 
@@ -66,8 +75,14 @@ static void stdin_commit_cb (flux_future_t *f, void *arg)
 
     if (flux_future_get (f, NULL) < 0)
         flux_respond_error (h, req->msg, errno, "committing input");
-    else
+    else {
+        struct input *in = req->in;
+        if (in->started)
+            deliver (in, req->io);
+        else if (json_array_append (in->early, req->io) < 0)
+            shell_log (in->shell, LOG_ERR, "input", "out of memory");
         flux_respond (h, req->msg, NULL);
+    }
     stdin_req_destroy (req);
 }
 
@@ -128,6 +143,7 @@ static void stdin_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     req->in = in;
     req->msg = flux_msg_incref (msg);
     req->f = f;
+    req->io = json_incref (io);
     if ((req->next = in->pending))
         req->next->prev = req;
     in->pending = req;
@@ -283,6 +299,10 @@ struct input *input_create (struct shell *shell, flux_error_t *error)
         goto error;
     if (in->path || !shell->leader)
         return in;
+    if (!(in->early = json_array ())) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
     if (write_header (in, error) < 0)
         goto error;
     snprintf (topic, sizeof (topic), "%s.stdin", shell->service);
@@ -313,8 +333,20 @@ int input_task_setup (struct input *in, struct task *t, flux_error_t *error)
 
 int input_start (struct input *in, flux_error_t *error)
 {
+    size_t i;
+    json_t *io;
+
+    in->started = true;
     if (in->path)
         return 0;
+    if (in->shell->leader) {
+        json_array_foreach (in->early, i, io)
+        {
+            deliver (in, io);
+        }
+        json_array_clear (in->early);
+        return 0;
+    }
     if (!(in->parser = eventlog_parser_create ())
         || !(in->watch = flux_kvs_lookup (in->shell->h, NULL,
                                           FLUX_KVS_WATCH | FLUX_KVS_WAITCREATE
@@ -336,6 +368,7 @@ void input_destroy (struct input *in)
             flux_future_destroy (in->watch);
         }
         eventlog_parser_destroy (in->parser);
+        json_decref (in->early);
         flux_msg_handler_destroy (in->mh);
         free (in->path);
         free (in);

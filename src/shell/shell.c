@@ -25,6 +25,7 @@
 #include "libeventlog/eventlog.h"
 #include "libjob/job.h"
 #include "libkvs/kvs.h"
+#include "libkvs/kvs_private.h"
 #include "libsubprocess/subprocess.h"
 #include "libutil/fsd.h"
 
@@ -76,7 +77,7 @@ static void commit_needed_done (flux_future_t *f, void *arg)
     flux_future_destroy (f);
 }
 
-int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+static int commit_send (struct shell *shell, flux_kvs_txn_t *txn,
                         const char *what)
 {
     flux_future_t *f;
@@ -91,6 +92,31 @@ int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
     return 0;
 }
 
+int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+                        const char *what)
+{
+    if (shell->gathering) {
+        if (!shell->startup_txn
+            && !(shell->startup_txn = flux_kvs_txn_create ()))
+            return -1;
+        return kvs_txn__append (shell->startup_txn, txn);
+    }
+    return commit_send (shell, txn, what);
+}
+
+int shell_commit_flush (struct shell *shell)
+{
+    flux_kvs_txn_t *txn = shell->startup_txn;
+    int rc = 0;
+
+    shell->gathering = false;
+    shell->startup_txn = NULL;
+    if (txn && shell->h)
+        rc = commit_send (shell, txn, "committing the start-up events");
+    flux_kvs_txn_destroy (txn);
+    return rc;
+}
+
 /* Append line to exec.eventlog without waiting (shell->commits counts
  * what is in flight; shell_finish() waits for them).
  */
@@ -99,6 +125,7 @@ static void append_async (struct shell *shell, const char *line)
     flux_kvs_txn_t *txn = flux_kvs_txn_create ();
     flux_future_t *f = NULL;
 
+    (void)shell_commit_flush (shell); /* the log follows what preceded it */
     if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line)
         || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
         || flux_future_then (f, -1., commit_done, shell) < 0) {
@@ -165,13 +192,18 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
         || !(txn = flux_kvs_txn_create ())
         || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0)
         goto out;
-    if (!strcmp (name, "shell.init")) {
-        /* not waited for: it is in flight with the output and input
-         * headers, all of them before the tasks' output */
-        if (shell_commit_async (shell, txn, "posting shell.init") < 0)
+    if (!strcmp (name, "shell.init") || !strcmp (name, "shell.start")) {
+        /* not waited for: shell.init goes in the start-up commit with
+         * the output and input headers, before the tasks' output;
+         * shell.start follows it */
+        if (shell_commit_async (shell, txn,
+                                name[6] == 'i' ? "posting shell.init"
+                                               : "posting shell.start")
+            < 0)
             goto out;
     }
-    else if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+    else if (shell_commit_flush (shell) < 0
+             || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
              || flux_future_get (f, NULL) < 0)
         goto out;
     rc = 0;
@@ -373,6 +405,11 @@ static int start_barrier (struct shell *shell, int seq)
     json_t *o;
 
     shell->barrier_seq = seq;
+    /* a job of one shell has no other shell to wait for: its agent
+     * would answer at once (the PMI fences after these still go to the
+     * agent: their sequence numbers only have to grow) */
+    if (shell->info->shell_size == 1)
+        return 0;
     if (!(o = shell_barrier (shell, seq, NULL))) {
         if (errno != EIO)
             shell_fatal (shell, 1, "barrier %d: %s", seq, strerror (errno));
@@ -408,15 +445,13 @@ static void signal_cb (uv_signal_t *h, int signum)
     shell_killall (h->data, signum);
 }
 
-static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
+/* The answer to exec-agent.shell-info, asked in connect_broker(). */
+static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
+                     flux_error_t *error)
 {
-    flux_future_t *f;
     json_t *o;
 
-    if (!(f = flux_rpc_pack (shell->h, "exec-agent.shell-info",
-                             shell->broker_rank, 0, "{s:I}", "id",
-                             (json_int_t)id))
-        || flux_rpc_get_unpack (f, "o", &o) < 0) {
+    if (!f || flux_rpc_get_unpack (f, "o", &o) < 0) {
         errprintf (error, "exec-agent.shell-info: %s",
                    f ? future_strerror (f, errno) : strerror (errno));
         flux_future_destroy (f);
@@ -432,8 +467,12 @@ static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
     return 0;
 }
 
+/* Connect, and ask this broker's agent for the job (*info: its answer
+ * comes while the rank and the kill subscription are fetched: the agent
+ * is on every broker, so FLUX_NODEID_ANY reaches the local one).
+ */
 static int connect_broker (struct shell *shell, uint64_t id,
-                           flux_error_t *error)
+                           flux_future_t **info, flux_error_t *error)
 {
     shell->id = id;
     char topic[64];
@@ -445,6 +484,10 @@ static int connect_broker (struct shell *shell, uint64_t id,
         return -1;
     shell->r = flux_get_reactor (shell->h);
     shell->loop = flux_reactor_uv (shell->r);
+    if (!(*info
+          = flux_rpc_pack (shell->h, "exec-agent.shell-info", FLUX_NODEID_ANY,
+                           0, "{s:I}", "id", (json_int_t)id)))
+        return errprintf (error, "exec-agent.shell-info: %s", strerror (errno));
     if (flux_get_rank (shell->h, &shell->broker_rank) < 0)
         return errprintf (error, "getting the broker rank: %s",
                           strerror (errno));
@@ -476,6 +519,17 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
+/* The broker's local-uri: the agent started the shell with FLUX_URI set
+ * to it (saves asking the broker). */
+static const char *local_uri (struct shell *shell)
+{
+    const char *uri = getenv ("FLUX_URI");
+
+    if (uri && !strncmp (uri, "local://", 8))
+        return uri;
+    return flux_attr_get (shell->h, "local-uri");
+}
+
 /* Every shell registers the shell service on its broker, as flux-core's
  * do: the leader answers .stdin (input.c) and .task-exit; every shell
  * serves .rexec, a subprocess server (RFC 42) that runs processes inside
@@ -484,7 +538,6 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
  */
 static int register_service (struct shell *shell, flux_error_t *error)
 {
-    flux_future_t *f;
     char topic[128];
     flux_msg_handler_t *mh;
     flux_error_t e;
@@ -507,15 +560,29 @@ static int register_service (struct shell *shell, flux_error_t *error)
         return 0;
     snprintf (topic, sizeof (topic), "%s.rexec", shell->service);
     if (!(shell->rexec = subprocess_server_create (
-              shell->h, topic, flux_attr_get (shell->h, "local-uri"),
-              shell->broker_rank, &e))
+              shell->h, topic, local_uri (shell), shell->broker_rank, &e))
         || subprocess_server_allow_user (shell->rexec, shell->info->userid) < 0)
         return errprintf (error, "%s: %s", topic,
                           shell->rexec ? strerror (errno) : e.text);
-    if (!(f = flux_service_register (shell->h, shell->service))
-        || flux_future_get (f, NULL) < 0) {
+    /* answered while the shell goes on: checked before barrier 1 */
+    if (!(shell->service_f = flux_service_register (shell->h, shell->service)))
+        return errprintf (error, "registering service %s: %s", shell->service,
+                          strerror (errno));
+    return 0;
+}
+
+/* The answer to register_service()'s request, before anyone is told of
+ * the service (shell.init). */
+static int service_registered (struct shell *shell, flux_error_t *error)
+{
+    flux_future_t *f = shell->service_f;
+
+    if (!f)
+        return 0;
+    shell->service_f = NULL;
+    if (flux_future_get (f, NULL) < 0) {
         errprintf (error, "registering service %s: %s", shell->service,
-                   f ? future_strerror (f, errno) : strerror (errno));
+                   future_strerror (f, errno));
         flux_future_destroy (f);
         return -1;
     }
@@ -765,13 +832,17 @@ static int start_signals (struct shell *shell)
 static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
 {
     const char *cwd;
+    flux_future_t *info = NULL;
 
     /* without it every write would go to the primary namespace */
     if (!getenv ("FLUX_KVS_NAMESPACE"))
         return errprintf (error, "FLUX_KVS_NAMESPACE is not set");
-    if (connect_broker (shell, id, error) < 0 || get_info (shell, id, error) < 0
-        || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
-        || start_signals (shell) < 0)
+    if (connect_broker (shell, id, &info, error) < 0) {
+        flux_future_destroy (info);
+        return -1;
+    }
+    if (get_info (shell, info, id, error) < 0 || setup_ids (shell, error) < 0
+        || register_service (shell, error) < 0 || start_signals (shell) < 0)
         return -1;
     cwd = shell->info->cwd;
     if (cwd && chdir (cwd) < 0)
@@ -797,6 +868,8 @@ static int shell_start (struct shell *shell, flux_error_t *error)
     char *map = NULL;
     int rc = -1;
 
+    if (service_registered (shell, error) < 0)
+        return -1;
     if (start_barrier (shell, 1) < 0)
         return -1;
     if (shell->leader
@@ -806,6 +879,9 @@ static int shell_start (struct shell *shell, flux_error_t *error)
                              shell->service)
                < 0)
         return errprintf (error, "posting shell.init: %s", strerror (errno));
+    if (shell_commit_flush (shell) < 0)
+        return errprintf (error, "committing the start-up events: %s",
+                          strerror (errno));
     if (output_start (shell->out, error) < 0)
         return -1;
     if (!(aff = affinity_create (shell, error)))
@@ -837,6 +913,9 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    if (shell_commit_flush (shell) < 0)
+        fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
+                 strerror (errno));
     if (shell->out && output_flush (shell->out) < 0)
         fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
     while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
@@ -852,6 +931,7 @@ static void shell_finish (struct shell *shell)
      * shell while it finishes (its exit code is the job's) */
     for (int i = 0; i < 6; i++)
         signal (forwarded_signals[i], SIG_IGN);
+    flux_future_destroy (shell->service_f);
     subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
@@ -929,6 +1009,7 @@ int main (int argc, char **argv)
 
     if (parse_args (argc, argv, &id) < 0)
         return 1;
+    shell.gathering = true;
     if (shell_init (&shell, id, &error) < 0) {
         shell_fatal (&shell, 1, "%s", error.text);
         goto done;

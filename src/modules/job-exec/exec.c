@@ -65,6 +65,7 @@ struct execjob {
     void *impl_data;
     void *data;
     struct rset R; /* R.ranks is NULL until R is known */
+    json_t *Rjson; /* R itself, as sent or read, once known */
     flux_future_t *f;
     struct tq_entry expire;
     double exp_shift;       /* seconds from R's starttime to the start */
@@ -110,6 +111,11 @@ bool execjob_reattach (const struct execjob *job)
 const struct idset *execjob_ranks (const struct execjob *job)
 {
     return job->R.ranks;
+}
+
+json_t *execjob_R (const struct execjob *job)
+{
+    return job->Rjson;
 }
 
 void *execjob_data (const struct execjob *job)
@@ -403,6 +409,7 @@ static void job_clear (struct execjob *job)
     flux_msg_decref (job->req);
     job->req = NULL;
     rset_clear (&job->R);
+    json_decref (job->Rjson);
     idset_destroy (job->critical);
     job->critical = NULL;
     idset_destroy (job->released);
@@ -569,6 +576,7 @@ static void fetch_R_continuation (flux_future_t *f, void *arg)
         execjob_fatal (job, "%s", error.text);
         return;
     }
+    job->Rjson = json_incref (R);
     flux_future_destroy (f);
     begin (job);
 }
@@ -723,8 +731,10 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
     if (R) {
         if (rset_decode (R, &job->R, &error) < 0)
             execjob_fatal (job, "%s", error.text);
-        else
+        else {
+            job->Rjson = json_incref (R);
             begin (job);
+        }
     }
     else if (fetch_R (job) < 0)
         execjob_fatal (job, "fetching R: %s", strerror (errno));

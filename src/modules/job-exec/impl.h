@@ -68,6 +68,9 @@ flux_jobid_t execjob_id (const struct execjob *job);
 uint32_t execjob_userid (const struct execjob *job);
 bool execjob_reattach (const struct execjob *job);
 const struct idset *execjob_ranks (const struct execjob *job); /* from start */
+/* R (RFC 20) as the start request carried it or as read from the KVS
+ * (borrowed), from start; NULL before. */
+json_t *execjob_R (const struct execjob *job);
 void *execjob_data (const struct execjob *job);
 void execjob_set_data (struct execjob *job, void *data);
 void *execjob_impl_data (const struct execjob *job);

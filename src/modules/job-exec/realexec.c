@@ -404,7 +404,14 @@ static int realexec_start (struct execjob *job, flux_error_t *error)
 {
     struct realjob *rj = execjob_data (job);
     char key[FLUID_STRING_MAX + 8];
+    json_t *R;
 
+    /* R as the job manager sent it (it is what the scheduler committed):
+     * no KVS lookup per job */
+    if ((R = execjob_R (job))) {
+        rj->R = json_incref (R);
+        return send_start (rj, R, error);
+    }
     if (fluid_encode (key, sizeof (key), execjob_id (job), FLUID_STRING_KVS)
         < 0)
         return errprintf (error, "encoding the job id: %s", strerror (errno));
