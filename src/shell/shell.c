@@ -941,6 +941,7 @@ int main (int argc, char **argv)
     }
     if (shell.nactive > 0 && !shell.failed)
         flux_reactor_run (shell.r, 0);
+    output_wait (shell.out); /* leader: the other shells' last output */
 wait:
     /* after a fatal error the tasks got SIGKILL: reap them, but do not
      * wait for output that processes they started may still hold */
