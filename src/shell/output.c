@@ -220,12 +220,10 @@ static void send_start (struct output *out, bool last)
 
     if (out->send || (out->buflen == 0 && !last))
         return;
-    if (!(out->send = flux_rpc_pack (shell->h, out->topic,
-                                     shell->info->brokers[0], 0,
-                                     "{s:i s:s% s:b}", "shell_rank",
-                                     shell->info->shell_rank, "events",
-                                     out->buf ? out->buf : "", out->buflen,
-                                     "last", last))
+    if (!(out->send = flux_rpc_pack (
+              shell->h, out->topic, shell->info->brokers[0], 0,
+              "{s:i s:s% s:b}", "shell_rank", shell->info->shell_rank, "events",
+              out->buf ? out->buf : "", out->buflen, "last", last))
         || (!last && flux_future_then (out->send, -1., send_cb, out) < 0)) {
         fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
                  strerror (errno));

@@ -12,12 +12,12 @@
  * eventlog lines), last:b} (answered once the leader holds them; one in
  * flight per shell), and the leader appends them in the order received,
  * so each task's events keep their order and a job commits its output in
- * batches, not once per shell.  The job-wide bound (`output.limit`, default 10M per stream) is kept by
- * giving each of the job's N shells limit/N bytes per stream: no message
- * to the leader per line, and no shell can ever add more than its share.
- * Past its share a shell drops the data (EOFs are kept) and says so in
- * `output` (a `log` event) and in exec.eventlog, once, then at the end
- * how many bytes were dropped.
+ * batches, not once per shell.  The job-wide bound (`output.limit`, default 10M
+ * per stream) is kept by giving each of the job's N shells limit/N bytes per
+ * stream: no message to the leader per line, and no shell can ever add more
+ * than its share. Past its share a shell drops the data (EOFs are kept) and
+ * says so in `output` (a `log` event) and in exec.eventlog, once, then at the
+ * end how many bytes were dropped.
  *
  * Files: options output.stdout.path / output.stderr.path (stderr follows
  * stdout when only stdout is given), output.mode truncate|append,
