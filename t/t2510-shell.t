@@ -374,7 +374,10 @@ test_expect_success 'tasks stay in the shell process group' '
 test_expect_success 'a barrier failing with EIO ends the shell quietly' '
 	job 123 2 0 -- -N2 -n2 true &&
 	FLUX_KVS_NAMESPACE=job-123 $SHELL_BIN 123 2>shell.123.err & pid=$! &&
-	wait_event 123 output header &&
+	for i in $(seq 600); do
+		$RPC exec-agent.fake-eio "{\"id\":123}" 2>/dev/null && break
+		sleep 0.1
+	done &&
 	$RPC exec-agent.fake-eio "{\"id\":123}" &&
 	test_expect_code 1 wait $pid &&
 	! getlog 123 exec.eventlog | grep shell.init

@@ -90,6 +90,15 @@ test_expect_success 'stdin piped into flux run reaches task 0' '
 	grep "^0: to-all$" stdin-all.out &&
 	test $(wc -l <stdin-all.out) = 2
 '
+test_expect_success 'stdin reaches tasks of the other shells in order, only those named' '
+	seq 1000 | $T flux run -N4 -n8 -l --input=3,6 cat >stdin-ranks.out &&
+	seq 1000 >seq.1000 &&
+	sed -n "s/^3: //p" stdin-ranks.out >stdin.3 &&
+	sed -n "s/^6: //p" stdin-ranks.out >stdin.6 &&
+	test_cmp seq.1000 stdin.3 &&
+	test_cmp seq.1000 stdin.6 &&
+	test $(wc -l <stdin-ranks.out) = 2000
+'
 test_expect_success 'output of every rank of a 4-node job reaches flux run and attach, complete and in order' '
 	$T flux run -N4 -n8 sh -c "seq 500 | sed s/^/\$FLUX_TASK_RANK:/; echo e\$FLUX_TASK_RANK >&2" \
 		>all.out 2>all.err &&

@@ -539,8 +539,7 @@ static int write_header (struct output *out, flux_error_t *error)
 {
     struct shell *shell = out->shell;
     int n = shell->info->total_ntasks;
-    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
-    flux_future_t *f = NULL;
+    flux_kvs_txn_t *txn = shell_init_txn (shell);
     char *ranks = NULL;
     int rc = -1;
     json_t *e;
@@ -579,8 +578,6 @@ static int write_header (struct output *out, flux_error_t *error)
         json_decref (e);
         e = NULL;
     }
-    if (shell_commit_async (shell, txn, "writing the output header") < 0)
-        goto out;
     rc = 0;
 out:
     if (rc < 0)
@@ -588,8 +585,6 @@ out:
     json_decref (e);
     free (line);
     free (ranks);
-    flux_future_destroy (f);
-    flux_kvs_txn_destroy (txn);
     return rc;
 }
 

@@ -6,14 +6,14 @@
 /* Task output (RFC 24): into the `output` eventlog of the guest
  * namespace, bounded, or into files.
  *
- * Only the leader shell writes `output` (the header first, before
- * barrier 1, so it always comes first); the other shells send it their
- * tasks' events over `<service>.output` {shell_rank:i, events:s (encoded
- * eventlog lines), last:b} (answered once the leader holds them; one in
- * flight per shell), and the leader appends them in the order received,
- * so each task's events keep their order and a job commits its output in
- * batches, not once per shell.  The job-wide bound (`output.limit`, default 10M
- * per stream) is kept by giving each of the job's N shells limit/N bytes per
+ * Only the leader shell writes `output` (the header first, committed
+ * with shell.init after barrier 1, before any task starts); the other shells
+ * send it their tasks' events over `<service>.output` {shell_rank:i, events:s
+ * (encoded eventlog lines), last:b} (answered once the leader holds them; one
+ * in flight per shell), and the leader appends them in the order received, so
+ * each task's events keep their order and a job commits its output in batches,
+ * not once per shell.  The job-wide bound (`output.limit`, default 10M per
+ * stream) is kept by giving each of the job's N shells limit/N bytes per
  * stream: no message to the leader per line, and no shell can ever add more
  * than its share. Past its share a shell drops the data (EOFs are kept) and
  * says so in `output` (a `log` event) and in exec.eventlog, once, then at the
@@ -34,7 +34,7 @@ struct output;
 
 enum { OUTPUT_STDOUT = 0, OUTPUT_STDERR = 1 };
 
-/* Parse the options; the leader writes the header (synchronously) and
+/* Parse the options; the leader puts the header in shell_init_txn() and
  * opens/truncates files.  NULL with errno and error text.
  */
 struct output *output_create (struct shell *shell, flux_error_t *error);

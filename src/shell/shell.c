@@ -141,6 +141,13 @@ void shell_log (struct shell *shell, int level, const char *component,
     free (line);
 }
 
+flux_kvs_txn_t *shell_init_txn (struct shell *shell)
+{
+    if (!shell->init_txn)
+        shell->init_txn = flux_kvs_txn_create ();
+    return shell->init_txn;
+}
+
 int shell_post_event (struct shell *shell, const char *name, const char *fmt,
                       ...)
 {
@@ -160,14 +167,18 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
             return -1;
         }
     }
+    if (!strcmp (name, "shell.init")) {
+        txn = shell->init_txn; /* the headers are in it */
+        shell->init_txn = NULL;
+    }
     if (!(e = eventlog_entry_pack (0, name, ctx ? "O" : NULL, ctx))
         || !(line = eventlog_entry_encode (e))
-        || !(txn = flux_kvs_txn_create ())
+        || (!txn && !(txn = flux_kvs_txn_create ()))
         || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0)
         goto out;
     if (!strcmp (name, "shell.init")) {
-        /* not waited for: it is in flight with the output and input
-         * headers, all of them before the tasks' output */
+        /* not waited for: the output and input headers are in it, and
+         * the tasks' output comes in later commits */
         if (shell_commit_async (shell, txn, "posting shell.init") < 0)
             goto out;
     }
@@ -818,6 +829,7 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         rc = 1; /* already handled */
         goto out;
     }
+    input_forward_start (shell->in);
     if (shell->leader) {
         json_t *tm = taskmap_encode_json (shell->info->map, 0);
         if (!tm
@@ -867,6 +879,7 @@ static void shell_finish (struct shell *shell)
     free (shell->tmpdir);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);
+    flux_kvs_txn_destroy (shell->init_txn);
     shell_info_destroy (shell->info);
     flux_close (shell->h);
 }
