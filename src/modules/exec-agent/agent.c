@@ -1040,11 +1040,12 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
         N (a->stats.barriers), "bad_request", N (a->stats.bad_request));
 #undef N
     if (ctx.jobs && children && sent && shells && count)
-        o = json_pack ("{s:i s:i s:i s:s s:O s:O s:O s:O s:O}", "rank",
+        o = json_pack ("{s:i s:i s:i s:s s:f s:f s:O s:O s:O s:O s:O}", "rank",
                        (int)a->topo.rank, "size", (int)a->topo.size, "fanout",
                        a->topo.nchildren, "topo", topology_spec (a->topo.tree),
-                       "children", children, "sent", sent, "shells", shells,
-                       "count", count, "jobs", ctx.jobs);
+                       "reduce-window", a->window, "release-window",
+                       a->release_window, "children", children, "sent", sent,
+                       "shells", shells, "count", count, "jobs", ctx.jobs);
     json_decref (children);
     json_decref (sent);
     json_decref (shells);
