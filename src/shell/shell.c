@@ -894,6 +894,7 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         rc = 1; /* already handled */
         goto out;
     }
+    input_forward_start (shell->in);
     if (shell->leader) {
         json_t *tm = taskmap_encode_json (shell->info->map, 0);
         if (!tm
@@ -1022,6 +1023,7 @@ int main (int argc, char **argv)
     }
     if (shell.nactive > 0 && !shell.failed)
         flux_reactor_run (shell.r, 0);
+    output_wait (shell.out); /* leader: the other shells' last output */
 wait:
     /* after a fatal error the tasks got SIGKILL: reap them, but do not
      * wait for output that processes they started may still hold */

@@ -91,6 +91,7 @@ struct agent {
     char *hwxml;  /* this node's topology for the shells (hwxml.h) */
     bool hwxml_tried;
     double window;
+    double release_window;
     struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
@@ -265,12 +266,20 @@ static void job_schedule (struct ajob *job)
             job_end (job);
         return;
     }
-    if (reduce_urgent (job->red) || job->a->window <= 0.) {
+    double window = job->a->window;
+
+    /* rank 0: every response about exited ranks becomes a release, a job
+     * manager eventlog commit and so a setroot event to every broker;
+     * partial exits wait longer there (the last one never waits) */
+    if (job->a->topo.parent < 0 && reduce_held_finished_only (job->red)
+        && job->a->release_window > window)
+        window = job->a->release_window;
+    if (reduce_urgent (job->red) || window <= 0.) {
         job_flush (job);
         return;
     }
     if (!job->timer_armed) {
-        uint64_t ms = (uint64_t)(job->a->window * 1000. + 0.5);
+        uint64_t ms = (uint64_t)(window * 1000. + 0.5);
         if (uv_timer_start (job->timer, window_cb, ms ? ms : 1, 0) < 0) {
             job_flush (job);
             return;
@@ -1031,11 +1040,12 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
         N (a->stats.barriers), "bad_request", N (a->stats.bad_request));
 #undef N
     if (ctx.jobs && children && sent && shells && count)
-        o = json_pack ("{s:i s:i s:i s:s s:O s:O s:O s:O s:O}", "rank",
+        o = json_pack ("{s:i s:i s:i s:s s:f s:f s:O s:O s:O s:O s:O}", "rank",
                        (int)a->topo.rank, "size", (int)a->topo.size, "fanout",
                        a->topo.nchildren, "topo", topology_spec (a->topo.tree),
-                       "children", children, "sent", sent, "shells", shells,
-                       "count", count, "jobs", ctx.jobs);
+                       "reduce-window", a->window, "release-window",
+                       a->release_window, "children", children, "sent", sent,
+                       "shells", shells, "count", count, "jobs", ctx.jobs);
     json_decref (children);
     json_decref (sent);
     json_decref (shells);
@@ -1102,6 +1112,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     a->h = h;
     a->loop = flux_reactor_uv (flux_get_reactor (h));
     a->window = conf->window;
+    a->release_window = conf->release_window;
     a->owner = getuid ();
     if ((owner = flux_attr_get (h, "security.owner"))) {
         unsigned long u = strtoul (owner, &end, 10);

@@ -24,6 +24,7 @@
 struct agent_config {
     const char *job_shell; /* default shell */
     double window;         /* reduction window, seconds */
+    double release_window; /* rank 0: window of partial exits, seconds */
     const char *imp;       /* exec.imp: flux-imp for guests' jobs, or NULL */
     const char *helper;    /* the FLUX_IMP_EXEC_HELPER command (no id) */
 };

@@ -9,6 +9,10 @@
  *                        the build tree, else $libexecdir/flux/flux-shell)
  *   reduce-window=FSD    how long an agent holds reports before passing
  *                        them up (default 2ms; 0: at once)
+ *   release-window=FSD   rank 0: how long it holds reports of exited
+ *                        ranks while others still run, before they go to
+ *                        job-exec as one partial release (default 20ms;
+ *                        never shorter than reduce-window)
  *   imp=PATH             the IMP for guests' jobs (else the configuration's
  *                        exec.imp, read at load; without either a job whose
  *                        user is not the instance owner fails)
@@ -29,6 +33,7 @@
 #include "libutil/fsd.h"
 
 #define DEFAULT_WINDOW 0.002
+#define DEFAULT_RELEASE_WINDOW 0.02
 
 static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
@@ -150,6 +155,15 @@ static int parse_args (flux_t *h, int argc, char **argv,
                 return -1;
             }
         }
+        else if (!strncmp (argv[i], "release-window=", 15)) {
+            if (fsd_parse_duration (argv[i] + 15, &conf->release_window) < 0
+                || conf->release_window > 60.) {
+                flux_log (h, LOG_ERR, "release-window: bad duration %s",
+                          argv[i] + 15);
+                errno = EINVAL;
+                return -1;
+            }
+        }
         else {
             flux_log (h, LOG_ERR, "unknown argument %s", argv[i]);
             errno = EINVAL;
@@ -163,6 +177,7 @@ int mod_main (flux_t *h, int argc, char **argv)
 {
     struct agent_config conf = {.job_shell = default_shell (),
                                 .window = DEFAULT_WINDOW,
+                                .release_window = DEFAULT_RELEASE_WINDOW,
                                 .helper = default_helper ()};
     json_t *config = NULL;
     flux_msg_handler_t **handlers = NULL;
