@@ -65,6 +65,10 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
+    /* events being delivered to many local clients over several loop
+     * turns (broker.c, "event fan-out"), oldest first */
+    struct fanout *fanout_head, *fanout_tail;
+    int nfanout;
     struct overlay *overlay;
     int parent_online;
 
