@@ -140,8 +140,8 @@ static int make_rundir (struct broker *b, flux_error_t *error)
     if (rundir) {
         if (mkdir (rundir, 0700) < 0) {
             if (errno != EEXIST)
-                return errprintf (error, "cannot create rundir %s: %s",
-                                  rundir, strerror (errno));
+                return errprintf (error, "cannot create rundir %s: %s", rundir,
+                                  strerror (errno));
             return check_dir ("rundir", rundir, error);
         }
         if (chmod (rundir, rundir_mode (b)) < 0)
@@ -156,8 +156,7 @@ static int make_rundir (struct broker *b, flux_error_t *error)
         return errprintf (error, "cannot create a rundir in %s: %s", tmpdir,
                           strerror (errno));
     if (chmod (tmpl, rundir_mode (b)) < 0)
-        return errprintf (error, "chmod rundir %s: %s", tmpl,
-                          strerror (errno));
+        return errprintf (error, "chmod rundir %s: %s", tmpl, strerror (errno));
     if (attr_add (b->attrs, "broker.rundir-cleanup", "1", ATTR_READONLY) < 0
         || attr_add (b->attrs, "rundir", tmpl, ATTR_IMMUTABLE) < 0) {
         (void)rmdir (tmpl);
@@ -176,8 +175,8 @@ static int make_statedir (struct broker *b, flux_error_t *error)
         return 0;
     if (mkdir (statedir, 0700) < 0) {
         if (errno != EEXIST)
-            return errprintf (error, "cannot create statedir %s: %s",
-                              statedir, strerror (errno));
+            return errprintf (error, "cannot create statedir %s: %s", statedir,
+                              strerror (errno));
         return check_dir ("statedir", statedir, error);
     }
     return 0;
