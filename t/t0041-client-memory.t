@@ -173,4 +173,33 @@ test_expect_success 'stop the broker' '
 	rm -f keepalive &&
 	wait $(cat broker.pid)
 '
+test_expect_success 'a module that does not read: requests past broker.module-queue-limit get EAGAIN' '
+	cat >modq.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	$FLUX_BUILD_DIR/t/rpc testmod.stall "{\"seconds\":5}" >stall.out &
+	sleep 0.5
+	pad=\$(printf "%01000d" 0)
+	$FLUX_BUILD_DIR/t/rpc -b 400 testmod.order "{\"seq\":1,\"pad\":\"\$pad\"}" >burst.out &
+	sleep 0.5
+	$FLUX_BUILD_DIR/t/rpc testmod.order "{\"seq\":2,\"pad\":\"\$pad\"}" >one.out 2>one.err
+	echo \$? >one.rc
+	wait
+	$FLUX_BUILD_DIR/t/rpc testmod.order "{\"seq\":3}" >after.out
+	flux dmesg >modq.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modq.sh &&
+	cat burst.out one.err one.rc &&
+	test $(cat one.rc) -eq 11 &&
+	grep "testmod.order: module testmod is not keeping up" one.err &&
+	grep "failed [1-9]" burst.out &&
+	grep "module testmod is not keeping up: .* bytes of messages wait for it (broker.module-queue-limit 262144)" modq.dmesg &&
+	test $(grep -c "not keeping up" modq.dmesg) -eq 1 &&
+	grep "\"seq\":3" after.out
+'
+test_expect_success 'broker.module-queue-limit must be a byte count' '
+	test_must_fail flux start -Sbroker.module-queue-limit=1 true 2>modq.err &&
+	grep "broker.module-queue-limit must be a byte count of at least 65536" modq.err &&
+	flux start flux getattr broker.module-queue-limit >modq.default &&
+	test $(cat modq.default) = 268435456
+'
 test_done

@@ -409,6 +409,26 @@ static bool module_shutdown_topic (struct peer *p, const char *topic)
     return n == len - 9 && !strncmp (topic, name, n);
 }
 
+/* A module that does not read its requests: the excess is answered
+ * EAGAIN (a client may try again later), with a log line at most once a
+ * minute. */
+static void module_full (struct broker *b, struct peer *p, flux_msg_t *msg)
+{
+    char text[200];
+    double now = uv_now (b->loop) / 1000.;
+
+    snprintf (text, sizeof (text),
+              "module %s is not keeping up: %zu bytes of messages wait for "
+              "it (broker.module-queue-limit %zu): try again later",
+              module_name (p->ptr), module_queued_bytes (p->ptr),
+              b->module_queue_limit);
+    if (b->modq_logged == 0 || now - b->modq_logged >= 60.) {
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */, "%s", text);
+        b->modq_logged = now;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
+}
+
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
     const char *topic;
@@ -418,6 +438,14 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
         router_respond_error (b, msg, EPERM,
                               "only the broker stops a module: use flux "
                               "module remove");
+    else if (p->kind == PEER_MODULE && b->module_queue_limit > 0) {
+        if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
+            if (errno == EAGAIN)
+                module_full (b, p, msg);
+            else
+                router_respond_error (b, msg, ENOSYS, NULL);
+        }
+    }
     else if (peer_send (p, msg) < 0)
         router_respond_error (b, msg, ENOSYS, NULL);
     flux_msg_decref (msg);
@@ -1140,6 +1168,9 @@ static int bytes_attr (struct broker *b, const char *name, uint64_t dflt,
     return 0;
 }
 
+/* What may wait for one module, in requests' bytes (module_send_bounded). */
+#define MODULE_QUEUE_DEFAULT (256u * 1024 * 1024)
+
 /* The local connector's memory bounds (flux-broker(8), LOCAL CONNECTOR). */
 static int usock_limits (struct broker *b, struct usock_policy *p)
 {
@@ -1178,7 +1209,10 @@ int router_usock_start (struct broker *b, const char *path)
     const char *s;
     flux_error_t error;
 
-    if (usock_limits (b, &policy) < 0)
+    if (usock_limits (b, &policy) < 0
+        || bytes_attr (b, "broker.module-queue-limit", MODULE_QUEUE_DEFAULT,
+                       64 * 1024, &b->module_queue_limit)
+               < 0)
         return -1;
     if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))
         policy.allow_guest_user = !strcmp (s, "1") || !strcmp (s, "true");

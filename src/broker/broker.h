@@ -65,6 +65,8 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
+    size_t module_queue_limit; /* broker.module-queue-limit (bytes) */
+    double modq_logged;        /* when a refusal was last logged */
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;
