@@ -1145,7 +1145,7 @@ static int parse_bytes (const char *s, uint64_t *val)
 
 /* Read the immutable attribute name (or give it the default dflt) as a
  * byte count of at least 'min'. */
-static int bytes_attr (struct broker *b, const char *name, uint64_t dflt,
+int broker_bytes_attr (struct broker *b, const char *name, uint64_t dflt,
                        uint64_t min, size_t *dst)
 {
     const char *s = attr_get (b->attrs, name, NULL);
@@ -1178,18 +1178,21 @@ static int usock_limits (struct broker *b, struct usock_policy *p)
     const char *s = attr_get (b->attrs, name, NULL);
     double t = USOCK_FRAME_TIMEOUT_DEFAULT / 1000.;
 
-    if (bytes_attr (b, "broker.client-queue-limit", usock_held_default (),
-                    1024 * 1024, &p->max_held_bytes)
+    if (broker_bytes_attr (b, "broker.client-queue-limit",
+                           usock_held_default (), 1024 * 1024,
+                           &p->max_held_bytes)
             < 0
-        || bytes_attr (b, "broker.client-sendq-limit", USOCK_SENDQ_DEFAULT,
-                       64 * 1024, &p->max_sendq_bytes)
+        || broker_bytes_attr (b, "broker.client-sendq-limit",
+                              USOCK_SENDQ_DEFAULT, 64 * 1024,
+                              &p->max_sendq_bytes)
                < 0
-        || bytes_attr (b, "broker.owner-frame-limit",
-                       FLUX_MSG_FRAME_PREFIX + FLUX_MSG_FRAME_MAX, 1024,
-                       &p->owner_frame_max)
+        || broker_bytes_attr (b, "broker.owner-frame-limit",
+                              FLUX_MSG_FRAME_PREFIX + FLUX_MSG_FRAME_MAX, 1024,
+                              &p->owner_frame_max)
                < 0
-        || bytes_attr (b, "broker.guest-frame-limit", USOCK_GUEST_FRAME_DEFAULT,
-                       1024, &p->guest_frame_max)
+        || broker_bytes_attr (b, "broker.guest-frame-limit",
+                              USOCK_GUEST_FRAME_DEFAULT, 1024,
+                              &p->guest_frame_max)
                < 0)
         return -1;
     if (s && (fsd_parse_duration (s, &t) < 0 || t < 0.001 || t > 1e6)) {
@@ -1210,8 +1213,9 @@ int router_usock_start (struct broker *b, const char *path)
     flux_error_t error;
 
     if (usock_limits (b, &policy) < 0
-        || bytes_attr (b, "broker.module-queue-limit", MODULE_QUEUE_DEFAULT,
-                       64 * 1024, &b->module_queue_limit)
+        || broker_bytes_attr (b, "broker.module-queue-limit",
+                              MODULE_QUEUE_DEFAULT, 64 * 1024,
+                              &b->module_queue_limit)
                < 0)
         return -1;
     if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))

@@ -503,6 +503,11 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
     };
     const char *endpoint = attr_get (b->attrs, "tbon.endpoint", NULL);
     char uri[4200];
+
+    if (broker_bytes_attr (b, "tbon.sendq-limit", 256u * 1024 * 1024, 64 * 1024,
+                           &cfg.sendq_max)
+        < 0)
+        return -1;
     flux_error_t error;
 
     if (b->size == 1)
