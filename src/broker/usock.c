@@ -996,8 +996,12 @@ static void client_poll_cb (uv_poll_t *w, int status, int events)
 {
     struct usock_client *c = w->data;
 
-    if (c->doomed) { /* the reaper has not come to it yet */
-        usock_client_disconnect (c);
+    if (c->doomed) {
+        /* the reaper has not come to it yet: stop watching (thousands
+         * of doomed sockets may turn readable at once, e.g. when their
+         * process exits; closing them here would undo the reaper) */
+        uv_poll_stop (&c->w);
+        c->events = 0;
         return;
     }
     if (status < 0) {
