@@ -56,18 +56,26 @@ struct peer {
  * anything else for 40-120 ms.  Events stay in order: while a fan-out is
  * pending every later event for clients waits behind it, and anything
  * else sent to a client the fan-out has not reached yet is preceded by
- * the events owed to it (fanout_flush_peer).  At most FANOUT_MAX are
- * pending; past it the oldest is finished at once.  Modules, the
- * broker's own services and the overlay get each event at once. */
+ * the events owed to it (fanout_flush_peer).  So what else the broker's
+ * services sent (a ping's answer) need not wait behind events, except
+ * the answers to event.publish, which wait for the newest fan-out: a
+ * publisher is paced by the fan-out of its events.  At most FANOUT_MAX
+ * events, FANOUT_BYTES in all, are pending; past that the oldest is
+ * finished at once.  Modules, the broker's own services and
+ * the overlay get each event at once. */
 #define FANOUT_SYNC 512
 #define FANOUT_BUDGET_NS 1000000
-#define FANOUT_MAX 32
+#define FANOUT_MAX 256
+#define FANOUT_BYTES (64u << 20)
 
 struct fanout {
     struct fanout *next;
     flux_msg_t *msg;
-    struct peer **to; /* NULL: already served out of order */
-    size_t n, i;      /* to[i..n) are still to be served */
+    struct peer **to;   /* NULL: already served out of order */
+    size_t n, i;        /* to[i..n) are still to be served */
+    size_t size;        /* the event's encoded size */
+    flux_msg_t *rsp[8]; /* event.publish answers held until it is done */
+    int nrsp;
 };
 
 /* ---- peers ---- */
@@ -179,7 +187,9 @@ static int peer_send (struct peer *p, const flux_msg_t *msg)
     return peer_send_now (p, msg);
 }
 
-static void fanout_pop (struct broker *b)
+/* Take the oldest fan-out off the list; its held answers go out if
+ * answer, else are dropped. */
+static void fanout_pop (struct broker *b, bool answer)
 {
     struct fanout *f = b->fanout_head;
 
@@ -193,10 +203,34 @@ static void fanout_pop (struct broker *b)
     if (!(b->fanout_head = f->next))
         b->fanout_tail = NULL;
     b->nfanout--;
+    b->fanout_bytes -= f->size;
     usock_server_share (b->usock, NULL);
     flux_msg_decref (f->msg);
     free (f->to);
+    for (int i = 0; i < f->nrsp; i++) {
+        if (answer)
+            router_response (b, f->rsp[i]);
+        else
+            flux_msg_decref (f->rsp[i]);
+    }
     free (f);
+}
+
+/* An answer to event.publish while a fan-out is pending waits for the
+ * newest one to be done (the event it answers is that one, or was
+ * delivered before): a publisher cannot run ahead of the fan-out of its
+ * events, and the broker never holds more pending fan-outs than its
+ * publishers have requests in flight.  false if it cannot wait. */
+static bool fanout_hold_answer (struct broker *b, flux_msg_t *msg)
+{
+    struct fanout *f = b->fanout_tail;
+    const char *topic;
+
+    if (!f || f->nrsp == 8 || flux_msg_get_topic (msg, &topic) < 0
+        || strcmp (topic, "event.publish") != 0)
+        return false;
+    f->rsp[f->nrsp++] = msg;
+    return true;
 }
 
 /* Serve pending fan-outs, oldest first, for at most budget_ns (0: finish
@@ -220,7 +254,7 @@ static void fanout_run (struct broker *b, uint64_t budget_ns)
             if (budget_ns && (++k & 31) == 0 && uv_hrtime () - t0 > budget_ns)
                 return;
         }
-        fanout_pop (b);
+        fanout_pop (b, true);
         if (!budget_ns)
             return;
     }
@@ -230,12 +264,17 @@ static void fanout_push (struct broker *b, flux_msg_t *msg, struct peer **to,
                          size_t n)
 {
     struct fanout *f;
+    ssize_t size;
 
     if (n == 0) {
         free (to);
         return;
     }
-    if (b->nfanout >= FANOUT_MAX)
+    if ((size = flux_msg_frame_size (msg)) < 0)
+        size = 0;
+    while (b->fanout_head
+           && (b->nfanout >= FANOUT_MAX
+               || b->fanout_bytes + (size_t)size > FANOUT_BYTES))
         fanout_run (b, 0);
     if (!(f = calloc (1, sizeof (*f)))) {
         free (to); /* out of memory: those clients miss the event */
@@ -254,6 +293,8 @@ static void fanout_push (struct broker *b, flux_msg_t *msg, struct peer **to,
         b->fanout_head = f;
     b->fanout_tail = f;
     b->nfanout++;
+    f->size = size;
+    b->fanout_bytes += size;
     uv_idle_start (&b->self_idle, self_idle_cb);
 }
 
@@ -801,12 +842,14 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 
 /* ---- from the broker's own services ---- */
 
-/* Route what the broker's own services sent (at most 64 per turn). */
+/* Route what the broker's own services sent (at most 64 messages and
+ * about FANOUT_BUDGET_NS per turn). */
 static void self_drain (struct broker *b)
 {
+    uint64_t t0 = uv_hrtime ();
     int n;
 
-    for (n = 0; n < 64 && b->nfanout < FANOUT_MAX; n++) {
+    for (n = 0; n < 64; n++) {
         flux_msg_t *msg = flux_msgpipe_recv (b->self_pipe, 0);
         int type = 0;
         if (!msg)
@@ -821,14 +864,16 @@ static void self_drain (struct broker *b)
             else
                 router_request (b, msg, b->self);
         }
-        else if (type == FLUX_MSGTYPE_RESPONSE)
-            router_response (b, msg);
+        else if (type == FLUX_MSGTYPE_RESPONSE) {
+            if (!fanout_hold_answer (b, msg))
+                router_response (b, msg);
+        }
         else if (type == FLUX_MSGTYPE_EVENT) {
             (void)router_publish (b, msg);
-            /* a fan-out pending: leave the rest of the pipe to the next
-             * turn (self_prep_cb keeps the loop from blocking while the
-             * pipe holds messages) */
-            if (b->fanout_head)
+            /* the rest waits for the next turn past the budget
+             * (self_prep_cb keeps the loop from blocking while the pipe
+             * holds messages) */
+            if (uv_hrtime () - t0 > FANOUT_BUDGET_NS)
                 break;
         }
         else
@@ -1293,7 +1338,7 @@ void router_fini (struct broker *b)
     /* module threads may still be running (they are joined later): the
      * fast path finds the maps gone and leaves their messages to us */
     while (b->fanout_head) /* nothing more is sent */
-        fanout_pop (b);
+        fanout_pop (b, false);
     pthread_rwlock_wrlock (&b->route_lock);
     strmap_destroy (b->services);
     b->services = NULL;

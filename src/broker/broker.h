@@ -71,6 +71,7 @@ struct broker {
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;
     int nfanout;
+    size_t fanout_bytes;
     struct overlay *overlay;
     int parent_online;
 

@@ -47,7 +47,7 @@
 #define TURN_SMALL 4096        /* only frames this small go out at once */
 #define ACCEPT_BATCH 64        /* accepts per listen callback */
 #define BACKOFF_MS 100         /* accept pause when out of fds/memory */
-#define READ_MAX (1u << 20)    /* bytes of a big frame read at once */
+#define READ_MAX (256u << 10)  /* bytes of a big frame read at once */
 #define REAP_BUDGET_NS 1000000 /* time per loop turn for closing clients */
 #define UNMAP_CHUNK \
     (8u << 20)                /* a dead mapping is unmapped this much at once */
