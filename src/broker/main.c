@@ -756,6 +756,8 @@ static void teardown (struct broker *b, struct boot_info *info)
 {
     boot_pmi_close (info);
     if (!b->h) { /* setup_core failed early: no handles to close */
+        json_decref (b->config);
+        b->config = NULL;
         remove_rundir (b);
         attr_destroy (b->attrs);
         topology_destroy (b->topo);
@@ -822,8 +824,11 @@ int main (int argc, char **argv)
         return 1;
     }
     if (!(b->attrs = attr_create ()) || parse_args (b, argc, argv) < 0
-        || conf_init (b) < 0)
+        || conf_init (b) < 0) {
+        json_decref (b->config);
+        attr_destroy (b->attrs);
         return 1;
+    }
     if (setup_core (b, &info) < 0 || setup_network (b, &info) < 0)
         goto done;
     uv_signal_init (b->loop, &sigterm);
