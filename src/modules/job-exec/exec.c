@@ -126,6 +126,21 @@ void *execjob_impl_data (const struct execjob *job)
     return job->impl_data;
 }
 
+void execjob_where (const struct execjob *job, const struct idset *ranks,
+                    char *buf, size_t size)
+{
+    char *hosts = job->R.R ? rset_hosts (job->R.R, ranks) : NULL;
+    char *ids = idset_encode (ranks, IDSET_FLAG_RANGE);
+    const char *s = idset_count (ranks) > 1 ? "s" : "";
+
+    if (hosts)
+        snprintf (buf, size, "%s (rank%s %s)", hosts, s, ids ? ids : "?");
+    else
+        snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
+    free (hosts);
+    free (ids);
+}
+
 const struct exec_impl *execjob_impl (const struct execjob *job)
 {
     return job->impl;

@@ -82,6 +82,12 @@ struct execjob *exec_lookup (exec_t *x, flux_jobid_t id);
 void exec_log (exec_t *x, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* Where ranks of the job are, for messages: "node[2-3] (ranks 2-3)", or
+ * "ranks 2-3" when R names no hosts (before R is known too).  Always
+ * NUL-terminates buf (truncating). */
+void execjob_where (const struct execjob *job, const struct idset *ranks,
+                    char *buf, size_t size);
+
 /* Reports.  started: the "start" response (once) and the expiration timer.
  * finish: the "finish" response with status (once).  release: a partial
  * release {ranks, final:false} of ranks that are part of R and not yet
