@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* parent.c - a sub-instance posts its URI to the job that runs it.
+/* parent.c - a sub-instance posts its URI and its critical ranks to the
+ * job that runs it, and ends its jobs before it goes.
  *
  * The parent's local socket is on this host (the job shell that started
  * us runs beside its broker), so the connection is one connect(2); the
@@ -15,8 +16,10 @@
 
 #include "attr.h"
 #include "broker.h"
+#include "libidset/idset.h"
 #include "libjob/job.h"
 #include "log.h"
+#include "overlay/topology.h"
 #include "parent.h"
 
 #define PARENT_TIMEOUT 10.0
@@ -51,7 +54,62 @@ void parent_post_uri (struct broker *b)
                        jobid, puri,
                        f ? future_strerror (f, errno) : strerror (errno));
     flux_future_destroy (f);
+    f = NULL;
+    /* our broker ranks are the job's shell ranks (one broker a node) */
+    if (h
+        && (!(f = flux_rpc_pack (
+                  h, "job-exec.critical-ranks", 0, 0, "{s:I s:s}", "id",
+                  (json_int_t)id, "ranks",
+                  attr_get (b->attrs, "broker.critical-ranks", NULL)))
+            || flux_future_wait_for (f, PARENT_TIMEOUT) < 0
+            || flux_rpc_get (f, NULL) < 0))
+        brokerlog_msg (b->log, LOG_ERR,
+                       "telling job %s at %s its critical ranks: %s", jobid,
+                       puri, f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
     flux_close (h);
+}
+
+int parent_critical_ranks_attr (struct broker *b)
+{
+    const char *name = "broker.critical-ranks";
+    const char *s = attr_get (b->attrs, name, NULL);
+    struct idset *ids;
+    char *enc;
+    int rc;
+
+    if (s) {
+        ids = idset_decode (s);
+        if (!ids || idset_empty (ids) || idset_last (ids) >= b->size) {
+            fprintf (stderr,
+                     "flux-broker: invalid value for %s='%s' (an idset of "
+                     "ranks 0-%u)\n",
+                     name, s, b->size - 1);
+            idset_destroy (ids);
+            errno = EINVAL;
+            return -1;
+        }
+        idset_destroy (ids);
+        return 0;
+    }
+    /* rank 0 and every rank that routes for others */
+    if (!(ids = idset_create (b->size, 0)) || idset_set (ids, 0) < 0) {
+        idset_destroy (ids);
+        return -1;
+    }
+    for (uint32_t r = 1; r < b->size; r++) {
+        if (topology_child_count (b->topo, r) > 0 && idset_set (ids, r) < 0) {
+            idset_destroy (ids);
+            return -1;
+        }
+    }
+    enc = idset_encode (ids, IDSET_FLAG_RANGE);
+    idset_destroy (ids);
+    if (!enc)
+        return -1;
+    rc = attr_add (b->attrs, name, enc, ATTR_IMMUTABLE);
+    free (enc);
+    return rc;
 }
 
 struct cleanup {
