@@ -114,6 +114,7 @@ int parent_critical_ranks_attr (struct broker *b)
 
 struct cleanup {
     struct broker *b;
+    int states; /* the jobs to cancel */
     void (*done) (struct broker *b);
 };
 
@@ -159,23 +160,60 @@ static void raiseall_cb (flux_future_t *f, void *arg)
         cleanup_finish (f2, c);
 }
 
+static void cancel_jobs (struct cleanup *c)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (c->b->h, "job-manager.raiseall", 0, 0,
+                             "{s:b s:i s:i s:i s:s s:s}", "dry_run", 0,
+                             "userid", -1, "states", c->states, "severity", 0,
+                             "type", "cancel", "note",
+                             "the instance is shutting down"))
+        || flux_future_then (f, PARENT_TIMEOUT, raiseall_cb, c) < 0)
+        cleanup_finish (f, c);
+}
+
+static void queue_stop_cb (flux_future_t *f, void *arg)
+{
+    struct cleanup *c = arg;
+
+    if (flux_rpc_get (f, NULL) < 0) {
+        if (errno == ENOSYS) { /* no job-manager: no jobs */
+            cleanup_finish (f, c);
+            return;
+        }
+        brokerlog_msg (c->b->log, LOG_ERR, "cleanup: stopping the queue: %s",
+                       future_strerror (f, errno));
+    }
+    flux_future_destroy (f);
+    cancel_jobs (c);
+}
+
 void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b))
 {
     struct cleanup *c;
     flux_future_t *f;
 
-    if (b->rank != 0 || !attr_get (b->attrs, "jobid", NULL)
-        || !(c = calloc (1, sizeof (*c)))) {
+    if (b->rank != 0 || !(c = calloc (1, sizeof (*c)))) {
         done (b);
         return;
     }
     c->b = b;
     c->done = done;
-    if (!(f = flux_rpc_pack (b->h, "job-manager.raiseall", 0, 0,
-                             "{s:b s:i s:i s:i s:s s:s}", "dry_run", 0,
-                             "userid", -1, "states", FLUX_JOB_STATE_ACTIVE,
-                             "severity", 0, "type", "cancel", "note",
+    if (attr_get (b->attrs, "jobid", NULL)) {
+        /* a sub-instance goes away with its jobs */
+        c->states = FLUX_JOB_STATE_ACTIVE;
+        cancel_jobs (c);
+        return;
+    }
+    /* as flux-core's rc3: no new job starts (the stop is not saved, so a
+     * restart finds the queue as it was), the running ones are canceled,
+     * the pending ones kept for a restart */
+    c->states = FLUX_JOB_STATE_RUNNING;
+    if (!(f = flux_rpc_pack (b->h, "job-manager.queue-start", 0, 0,
+                             "{s:b s:b s:b s:s}", "start", 0, "all", 1,
+                             "nocheckpoint", 1, "reason",
                              "the instance is shutting down"))
-        || flux_future_then (f, PARENT_TIMEOUT, raiseall_cb, c) < 0)
+        || flux_future_then (f, PARENT_TIMEOUT, queue_stop_cb, c) < 0)
         cleanup_finish (f, c);
 }

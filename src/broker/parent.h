@@ -25,13 +25,17 @@ void parent_post_uri (struct broker *b);
  */
 int parent_critical_ranks_attr (struct broker *b);
 
-/* In CLEANUP on rank 0 of an instance run as a job: cancel its pending
- * and running jobs (job-manager.raiseall, type cancel) and wait until
- * none runs (job-manager.idle), at most PARENT_CLEANUP_TIMEOUT, before
- * calling done (b): the modules must not unload under running jobs, or
- * their shells -- sub-sub-instances among them -- would be orphaned when
- * the parent cancels this one.  Elsewhere done (b) is called at once.
- * done is called exactly once, from this call or from the reactor. */
+/* In CLEANUP on rank 0, as flux-core's rc3 does: the modules must not
+ * unload under running jobs, or their shells -- sub-instances among them
+ * -- would be orphaned or killed without their jobs ending.  An instance
+ * run as a job cancels its pending and running jobs
+ * (job-manager.raiseall, type cancel); a top-level instance stops its
+ * queue (not saved) and cancels its running jobs only, the pending ones
+ * staying for a restart.  Then it waits until none runs
+ * (job-manager.idle), at most PARENT_CLEANUP_TIMEOUT, before calling
+ * done (b).  Without a job-manager, or on other ranks, done (b) is called
+ * at once.  done is called exactly once, from this call or from the
+ * reactor. */
 void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b));
 
 #endif /* !BROKER_PARENT_H */
