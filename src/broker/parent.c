@@ -164,11 +164,11 @@ static void cancel_jobs (struct cleanup *c)
 {
     flux_future_t *f;
 
-    if (!(f = flux_rpc_pack (c->b->h, "job-manager.raiseall", 0, 0,
-                             "{s:b s:i s:i s:i s:s s:s}", "dry_run", 0,
-                             "userid", -1, "states", c->states, "severity", 0,
-                             "type", "cancel", "note",
-                             "the instance is shutting down"))
+    if (!(f
+          = flux_rpc_pack (c->b->h, "job-manager.raiseall", 0, 0,
+                           "{s:b s:i s:i s:i s:s s:s}", "dry_run", 0, "userid",
+                           -1, "states", c->states, "severity", 0, "type",
+                           "cancel", "note", "the instance is shutting down"))
         || flux_future_then (f, PARENT_TIMEOUT, raiseall_cb, c) < 0)
         cleanup_finish (f, c);
 }
