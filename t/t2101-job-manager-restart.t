@@ -85,7 +85,8 @@ stop_instance () {
 }
 
 test_expect_success 'start an instance with a statedir' '
-	start_instance "-Sstatedir=$(pwd)/state"
+	# the "run" job below must survive the restart: no cancel at cleanup
+	start_instance "-Sstatedir=$(pwd)/state" -Sbroker.cleanup-cancel=0
 '
 test_expect_success 'set up jobs in every state' '
 	load_sched mode=unlimited && load_exec &&

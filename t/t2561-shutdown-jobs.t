@@ -54,6 +54,16 @@ test_expect_success 'with a statedir: running jobs are canceled, held ones kept'
 	test_must_fail grep -E "exception|clean" held.ev &&
 	grep "Scheduling is started" queue.out
 '
+test_expect_success 'broker.cleanup-cancel=0: no cancel, the agent still kills' '
+	mkdir sd0 &&
+	$T flux start -s 1 -Sstatedir="$(pwd)/sd0" -Sbroker.cleanup-cancel=0 \
+		sh -c "id=\$(flux submit sleep ${D}5) &&
+		flux job wait-event -t 60 \$id start && echo \$id >id0" &&
+	none "sleep ${D}5" &&
+	$T flux start -s 1 -Sstatedir="$(pwd)/sd0" \
+		sh -c "flux job eventlog \$(cat id0) >run0.ev" &&
+	test_must_fail grep "the instance is shutting down" run0.ev
+'
 test_expect_success 'start 2 brokers' '
 	start_instance a 2
 '

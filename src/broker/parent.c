@@ -193,6 +193,7 @@ void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b))
 {
     struct cleanup *c;
     flux_future_t *f;
+    const char *s;
 
     if (b->rank != 0 || !(c = calloc (1, sizeof (*c)))) {
         done (b);
@@ -208,7 +209,22 @@ void parent_cancel_jobs (struct broker *b, void (*done) (struct broker *b))
     }
     /* as flux-core's rc3: no new job starts (the stop is not saved, so a
      * restart finds the queue as it was), the running ones are canceled,
-     * the pending ones kept for a restart */
+     * the pending ones kept for a restart; unless the instance was
+     * started with -Sbroker.cleanup-cancel=0 (flux-core sites edit rc3
+     * for that), e.g. to restart with jobs whose execution outlives it */
+    if ((s = attr_get (b->attrs, "broker.cleanup-cancel", NULL))
+        && strcmp (s, "1") != 0) {
+        if (strcmp (s, "0") != 0)
+            brokerlog_msg (b->log, LOG_ERR,
+                           "broker.cleanup-cancel=%s: not 0 or 1, "
+                           "canceling the running jobs",
+                           s);
+        else {
+            free (c);
+            done (b);
+            return;
+        }
+    }
     c->states = FLUX_JOB_STATE_RUNNING;
     if (!(f = flux_rpc_pack (b->h, "job-manager.queue-start", 0, 0,
                              "{s:b s:b s:b s:s}", "start", 0, "all", 1,

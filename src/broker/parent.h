@@ -31,7 +31,8 @@ int parent_critical_ranks_attr (struct broker *b);
  * run as a job cancels its pending and running jobs
  * (job-manager.raiseall, type cancel); a top-level instance stops its
  * queue (not saved) and cancels its running jobs only, the pending ones
- * staying for a restart.  Then it waits until none runs
+ * staying for a restart (not at all with -Sbroker.cleanup-cancel=0).
+ * Then it waits until none runs
  * (job-manager.idle), at most PARENT_CLEANUP_TIMEOUT, before calling
  * done (b).  Without a job-manager, or on other ranks, done (b) is called
  * at once.  done is called exactly once, from this call or from the

@@ -369,8 +369,14 @@ int sproc_exec_bg (flux_t *h, const char *service, const struct idset *ranks,
          r = idset_next (ranks, r), i++) {
         int pid;
         if (flux_rpc_get_unpack (f[i], "{s:i}", "pid", &pid) < 0) {
-            fprintf (stderr, "flux-exec: Error: rank %u: %s: %s\n", r,
-                     flux_cmd_arg (cmd, 0), future_strerror (f[i], errno));
+            const char *arg0 = flux_cmd_arg (cmd, 0);
+            const char *text = future_strerror (f[i], errno);
+            size_t n = strlen (arg0);
+            /* the server's text may name the command already */
+            if (!strncmp (text, arg0, n) && !strncmp (text + n, ": ", 2))
+                text += n + 2;
+            fprintf (stderr, "flux-exec: Error: rank %u: %s: %s\n", r, arg0,
+                     text);
             rc = 1;
         }
         else
