@@ -70,7 +70,8 @@ jm_stop () {
 }
 
 test_expect_success 'start an instance with a statedir' '
-	jm_start "-Sstatedir=$(pwd)/state"
+	# the "run" job below must survive the restart: no cancel at cleanup
+	jm_start "-Sstatedir=$(pwd)/state" -Sbroker.cleanup-cancel=0
 '
 test_expect_success 'set up jobs in every state' '
 	load_sched mode=unlimited && load_exec &&

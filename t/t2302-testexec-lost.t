@@ -37,7 +37,7 @@ test_expect_success 'kill -9 of rank 3 (after a guest'"'"'s broker.shutdown): bo
 	for id in $id1 $id2; do
 		flux job wait-event -t 60 $id exception >exc.$id &&
 		grep "type=\"node-failure\"" exc.$id &&
-		grep "node failure on rank 3" exc.$id &&
+		grep "node failure on $(hostname) (rank 3)" exc.$id &&
 		flux job wait-event -t 60 $id clean &&
 		flux job eventlog $id | grep " release .*final=true" || return 1
 	done

@@ -30,6 +30,7 @@
 #include "module.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
+#include "parent.h"
 
 /* ---- setup ---- */
 
@@ -741,7 +742,7 @@ static int setup_network (struct broker *b, struct boot_info *info)
     char path[4200];
 
     if (overlay_setup (b, info) < 0 || set_attrs (b, info) < 0
-        || set_defaults (b) < 0)
+        || set_defaults (b) < 0 || parent_critical_ranks_attr (b) < 0)
         return -1;
     boot_pmi_close (info);
     snprintf (path, sizeof (path), "%s/local-%u",

@@ -92,6 +92,7 @@ struct agent {
     bool hwxml_tried;
     double window;
     double release_window;
+    double unload_grace;
     struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
@@ -1113,6 +1114,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     a->loop = flux_reactor_uv (flux_get_reactor (h));
     a->window = conf->window;
     a->release_window = conf->release_window;
+    a->unload_grace = conf->unload_grace;
     a->owner = getuid ();
     if ((owner = flux_attr_get (h, "security.owner"))) {
         unsigned long u = strtoul (owner, &end, 10);
@@ -1151,8 +1153,21 @@ void agent_destroy (struct agent *a)
         if (a->jobs) {
             size_t n = idtab_count (a->jobs);
             struct ajob **jobs = calloc (n + 1, sizeof (*jobs)), **p = jobs;
+            struct proc **procs = calloc (n + 1, sizeof (*procs));
             if (jobs) {
                 idtab_foreach (a->jobs, collect, &p);
+                /* shells still running at unload (the instance's cleanup
+                 * ends its jobs first, so normally none): SIGTERM, a
+                 * grace, then job_free() kills what is left */
+                if (procs) {
+                    for (size_t i = 0; i < n; i++)
+                        procs[i] = jobs[i]->proc;
+                    if (proc_terminate_all (procs, n, a->unload_grace) > 0)
+                        flux_log (a->h, LOG_ERR,
+                                  "unloading: shells still running after "
+                                  "%.3gs: killed",
+                                  a->unload_grace);
+                }
                 for (size_t i = 0; i < n; i++) {
                     if (jobs[i]->up)
                         respond_error (a, jobs[i]->up, ENOSYS,
@@ -1162,6 +1177,7 @@ void agent_destroy (struct agent *a)
                 }
                 free (jobs);
             }
+            free (procs);
         }
         while (a->killops) {
             respond_error (a, a->killops->msg, ENOSYS,

@@ -133,6 +133,21 @@ void *execjob_impl_data (const struct execjob *job)
     return job->impl_data;
 }
 
+void execjob_where (const struct execjob *job, const struct idset *ranks,
+                    char *buf, size_t size)
+{
+    char *hosts = job->R.R ? rset_hosts (job->R.R, ranks) : NULL;
+    char *ids = idset_encode (ranks, IDSET_FLAG_RANGE);
+    const char *s = idset_count (ranks) > 1 ? "s" : "";
+
+    if (hosts)
+        snprintf (buf, size, "%s (rank%s %s)", hosts, s, ids ? ids : "?");
+    else
+        snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
+    free (hosts);
+    free (ids);
+}
+
 const struct exec_impl *execjob_impl (const struct execjob *job)
 {
     return job->impl;
@@ -214,18 +229,25 @@ error:
         free (s);
 }
 
-static void respond_exception (struct execjob *job, const char *type,
-                               const char *note)
+static void respond_exception_sev (struct execjob *job, int severity,
+                                   const char *type, const char *note)
 {
     job->x->stats.exception++;
     if (flux_respond_pack (job->x->h, job->req, "{s:I s:s s:{s:i s:s s:s}}",
                            "id", (json_int_t)job->entry.id, "type", "exception",
-                           "data", "severity", 0, "type", type, "note", note)
+                           "data", "severity", severity, "type", type, "note",
+                           note)
         < 0)
         exec_log (job->x, LOG_ERR, "%ju: exception response: %s",
                   (uintmax_t)job->entry.id, strerror (errno));
-    exec_log (job->x, LOG_INFO, "%ju: exception type=%s: %s",
-              (uintmax_t)job->entry.id, type, note);
+    exec_log (job->x, LOG_INFO, "%ju: exception type=%s severity=%d: %s",
+              (uintmax_t)job->entry.id, type, severity, note);
+}
+
+static void respond_exception (struct execjob *job, const char *type,
+                               const char *note)
+{
+    respond_exception_sev (job, 0, type, note);
 }
 
 /* ---- exec.eventlog ---- */
@@ -493,6 +515,64 @@ void execjob_raise (struct execjob *job, const char *type, const char *fmt, ...)
     va_end (ap);
     job->exception = 1;
     respond_exception (job, type, note);
+}
+
+void execjob_raise_nonfatal (struct execjob *job, int severity,
+                             const char *type, const char *fmt, ...)
+{
+    char note[256];
+    va_list ap;
+
+    if (job->done || job->exception || severity < 1 || severity > 7)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (note, sizeof (note), fmt, ap);
+    va_end (ap);
+    respond_exception_sev (job, severity, type, note);
+}
+
+struct idset *execjob_shell_ranks (const struct execjob *job,
+                                   const struct idset *ranks)
+{
+    struct idset *ids;
+    unsigned int r, want, index = 0;
+
+    if (!job->R.ranks || !ranks) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(ids = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        return NULL;
+    /* both walks ascending: one pass over R's ranks */
+    r = idset_first (job->R.ranks);
+    for (want = idset_first (ranks); want != IDSET_INVALID_ID;
+         want = idset_next (ranks, want)) {
+        while (r != IDSET_INVALID_ID && r < want) {
+            r = idset_next (job->R.ranks, r);
+            index++;
+        }
+        if (r != want)
+            continue; /* not a rank of the job */
+        if (idset_set (ids, index) < 0) {
+            idset_destroy (ids);
+            return NULL;
+        }
+    }
+    return ids;
+}
+
+bool execjob_critical (const struct execjob *job, const struct idset *ranks)
+{
+    struct idset *shell;
+    bool critical;
+
+    if (!job->critical)
+        return true;
+    if (!(shell = execjob_shell_ranks (job, ranks)))
+        return true; /* cannot tell: the safe answer */
+    critical = idset_has_intersection (shell, job->critical);
+    idset_destroy (shell);
+    return critical;
 }
 
 /* ---- start ---- */

@@ -17,7 +17,10 @@
  *            agent's reason, the rest of the job killed
  *   lost     brokers lost: a "node-failure" exception naming the hosts
  *            and ranks ("node failure on node[2-3] (ranks 2-3)"),
- *            the rest killed; the lost ranks count as finished (status 0)
+ *            the rest killed; or, when none of them holds a critical
+ *            shell rank (job-exec.critical-ranks), a severity 2
+ *            "node-failure" and the job goes on (flux-core's lost
+ *            shell); the lost ranks count as finished (status 0)
  *            and are released with the others (the resource module has
  *            marked them down, so the scheduler does not hand them out)
  *   ENODATA  every rank accounted for (any that is not counts as lost)
@@ -64,6 +67,7 @@ struct realexec {
     char *job_shell;           /* NULL: the agents' default */
     struct {
         unsigned long jobs, started, release, failed, lost, kill, reattach;
+        unsigned long lost_noncritical;
     } stats;
 };
 
@@ -277,11 +281,42 @@ static void stream_gone (struct realjob *rj, const char *why)
         complete (rj);
 }
 
+/* Lost ranks that hold no critical shell rank (job-exec.critical-ranks,
+ * as a sub-instance sets them: its rank 0 and tree interior): as
+ * flux-core, a "node-failure" exception of severity 2 naming the shell
+ * ranks; the job goes on, and the lost ranks are released as finished
+ * (status 0) by the caller.
+ */
+static void lost_noncritical (struct realjob *rj, struct idset *ranks)
+{
+    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
+    struct idset *shell = execjob_shell_ranks (rj->job, ranks);
+    char *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
+    const char *s = shell && idset_count (shell) > 1 ? "s" : "";
+
+    rj->re->stats.lost_noncritical++;
+    if (hosts)
+        execjob_raise_nonfatal (rj->job, 2, "node-failure",
+                                "node failure on %s (shell rank%s %s)", hosts,
+                                s, ids ? ids : "?");
+    else
+        execjob_raise_nonfatal (rj->job, 2, "node-failure",
+                                "node failure on shell rank%s %s", s,
+                                ids ? ids : "?");
+    free (hosts);
+    free (ids);
+    idset_destroy (shell);
+}
+
 static void lost (struct realjob *rj, struct idset *ranks)
 {
     char buf[200];
 
     rj->re->stats.lost++;
+    if (!rj->exception && !execjob_critical (rj->job, ranks)) {
+        lost_noncritical (rj, ranks);
+        return;
+    }
     if (!rj->exception) {
         rj->exception = true;
         where (rj, ranks, buf, sizeof (buf));
@@ -558,13 +593,14 @@ static json_t *realexec_stats (void *data)
     struct realexec *re = data;
 
     return json_pack (
-        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
+        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
         re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout, "jobs",
         (json_int_t)re->stats.jobs, "started", (json_int_t)re->stats.started,
         "release", (json_int_t)re->stats.release, "failed",
         (json_int_t)re->stats.failed, "lost", (json_int_t)re->stats.lost,
         "kill", (json_int_t)re->stats.kill, "reattach",
-        (json_int_t)re->stats.reattach);
+        (json_int_t)re->stats.reattach, "lost-noncritical",
+        (json_int_t)re->stats.lost_noncritical);
 }
 
 const struct exec_impl realexec_impl = {
