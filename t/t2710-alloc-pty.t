@@ -49,6 +49,24 @@ pty_end () {
 	test -s $1.rc
 }
 
+test_expect_success 'alloc and batch --help: the shared option lines, the same' '
+	flux alloc --help >alloc.help &&
+	flux batch --help >batch.help &&
+	sed -n "/--nodes=/,/--flags=/p" alloc.help |
+		grep -v -e "--bg " -e "job id and exit" -e "COMMAND, until" >alloc.shared &&
+	sed -n "/--nodes=/,/--flags=/p" batch.help |
+		grep -v -e "--wrap " -e "^  *script\$" >batch.shared &&
+	test_cmp alloc.shared batch.shared &&
+	test_line_count = 17 alloc.shared &&
+	for opt in --nodes= --ntasks= --cores-per-task= --gpus-per-task= \
+		--exclusive --time-limit= --broker-opts= --urgency= \
+		--dependency= --setattr= --setopt= "--env=RULE" --env-remove= \
+		--cwd= --flags=; do
+		test $(grep -c -- "$opt" alloc.shared) = 1 || return 1
+	done &&
+	grep -- "--bg " alloc.help && grep -- "--wrap " batch.help &&
+	grep -- "--job-name=" alloc.help && grep -- "--job-name=" batch.help
+'
 test_expect_success 'start an instance of 2 brokers' '
 	start_instance top 2 --test-exit-mode=leader
 '
