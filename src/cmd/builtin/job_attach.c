@@ -432,6 +432,8 @@ static void pty_done_cb (struct attach_pty *p, int errnum, void *arg)
 
     (void)p;
     a->pty_done = true;
+    if (errnum != 0) /* what the output eventlog has of task 0 from now */
+        a->pty_mode = false;
     if (errnum != 0 && !a->o.quiet)
         cmd_warn ("%s: pty: %s (task 0's output: flux job attach %s)", a->jobid,
                   strerror (errnum), a->jobid);
