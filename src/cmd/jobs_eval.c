@@ -249,6 +249,19 @@ static json_t *annotation (const job_t *job, const char *path)
     return o;
 }
 
+/* the sub-instance counts of job at a dotted path, or NULL */
+static json_t *instance_value (const job_t *job, const char *path)
+{
+    json_t *o = job->l->instance ? job->l->instance[job->j] : NULL;
+    char buf[256], *save = NULL, *tok;
+
+    snprintf (buf, sizeof (buf), "%s", path ? path : "");
+    for (tok = strtok_r (buf, ".", &save); tok && o;
+         tok = strtok_r (NULL, ".", &save))
+        o = json_object_get (o, tok);
+    return o;
+}
+
 static void json_value (json_t *o, struct val *v)
 {
     if (!o || json_is_null (o))
@@ -477,6 +490,9 @@ void jobs_eval (const struct field *fl, const job_t *job, double now,
             break;
         case F_INACTIVE_REASON:
             inactive_reason (job, v);
+            break;
+        case F_INSTANCE:
+            json_value (instance_value (job, fl->path), v);
             break;
     }
 }

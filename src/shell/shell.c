@@ -34,6 +34,7 @@
 #include "input.h"
 #include "output.h"
 #include "pmi.h"
+#include "pty.h"
 #include "shell.h"
 #include "task.h"
 
@@ -785,6 +786,7 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
         if (!env || env_setf (env, "FLUX_TASK_RANK", "%d", t->rank) < 0
             || env_setf (env, "FLUX_TASK_LOCAL_ID", "%d", t->localid) < 0
             || input_task_setup (shell->in, t, error) < 0
+            || shell_pty_task_setup (shell->pty, t, env, error) < 0
             || shell_pmi_task_setup (shell->pmi, t, env, error) < 0
             || affinity_task_setup (aff, t->localid, env) < 0) {
             env_destroy (env);
@@ -857,9 +859,32 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
         return -1;
     if (!(shell->out = output_create (shell, error))
         || !(shell->in = input_create (shell, error))
-        || !(shell->pmi = shell_pmi_create (shell, error)))
+        || !(shell->pmi = shell_pmi_create (shell, error))
+        || !(shell->pty = shell_pty_create (shell, error)))
         return -1;
     return 0;
+}
+
+/* shell.init: with an interactive pty, its session and whether its
+ * output is captured too (PROTOCOLS-exec.md 3.4). */
+static int post_shell_init (struct shell *shell)
+{
+    const char *pty = shell_pty_session (shell->pty);
+    int leader = (int)shell->info->brokers[0];
+
+    if (pty && shell_pty_capture (shell->pty))
+        return shell_post_event (shell, "shell.init", "{s:i s:i s:s s:s s:i}",
+                                 "leader-rank", leader, "size",
+                                 shell->info->shell_size, "service",
+                                 shell->service, "pty", pty, "capture", 1);
+    if (pty)
+        return shell_post_event (shell, "shell.init", "{s:i s:i s:s s:s}",
+                                 "leader-rank", leader, "size",
+                                 shell->info->shell_size, "service",
+                                 shell->service, "pty", pty);
+    return shell_post_event (
+        shell, "shell.init", "{s:i s:i s:s}", "leader-rank", leader, "size",
+        shell->info->shell_size, "service", shell->service);
 }
 
 static int shell_start (struct shell *shell, flux_error_t *error)
@@ -872,12 +897,7 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         return -1;
     if (start_barrier (shell, 1) < 0)
         return -1;
-    if (shell->leader
-        && shell_post_event (shell, "shell.init", "{s:i s:i s:s}",
-                             "leader-rank", (int)shell->info->brokers[0],
-                             "size", shell->info->shell_size, "service",
-                             shell->service)
-               < 0)
+    if (shell->leader && post_shell_init (shell) < 0)
         return errprintf (error, "posting shell.init: %s", strerror (errno));
     if (shell_commit_flush (shell) < 0)
         return errprintf (error, "committing the start-up events: %s",
@@ -936,6 +956,8 @@ static void shell_finish (struct shell *shell)
     subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
+    shell_pty_destroy (shell->pty);
+    shell->pty = NULL; /* task close callbacks may still look */
     output_destroy (shell->out);
     remove_tmpdir (shell);
     for (int i = 0; i < shell->ntasks; i++)

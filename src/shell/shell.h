@@ -19,6 +19,7 @@ struct task;
 struct output;
 struct input;
 struct shell_pmi;
+struct shell_pty;
 
 struct shell {
     flux_t *h;
@@ -47,6 +48,7 @@ struct shell {
     struct output *out;
     struct input *in;
     struct shell_pmi *pmi;
+    struct shell_pty *pty; /* pty.c: tasks on a pty, terminus.0 */
     flux_msg_handler_t **handlers;
     uv_signal_t signals[6];
     flux_msg_handler_t *kill_mh;
