@@ -716,6 +716,15 @@ void output_wait (struct output *out)
             break;
 }
 
+void output_lost_shell (struct output *out, int rank)
+{
+    if (!out || !out->mh || rank < 1 || rank >= out->shell->info->shell_size
+        || out->done[rank])
+        return;
+    out->done[rank] = true;
+    out->ndone++;
+}
+
 void output_destroy (struct output *out)
 {
     if (out) {

@@ -58,6 +58,10 @@ void output_log (struct output *out, int level, const char *msg);
  */
 void output_wait (struct output *out);
 
+/* Leader: shell rank `rank` was lost (job-exec's `lost-shell`): its last
+ * events will never come, so output_wait() does not wait for them. */
+void output_lost_shell (struct output *out, int rank);
+
 /* At exit: the leader commits everything pending and waits; the others
  * send their last events to the leader and wait for its answer.  -1 with
  * errno.

@@ -531,6 +531,37 @@ static const char *local_uri (struct shell *shell)
     return flux_attr_get (shell->h, "local-uri");
 }
 
+/* Leader: <service>.exception {type, severity, shell_rank, message?}
+ * from job-exec (flux-core's protocol).  "lost-shell": that shell's node
+ * was lost; the output of its tasks ends there (the job goes on when the
+ * rank was not critical).  A message is logged as a warning.
+ */
+static void exception_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    struct shell *shell = arg;
+    const char *type, *message = NULL;
+    int severity, rank;
+
+    (void)mh;
+    if (flux_msg_authorize (msg, shell->info->userid) < 0) {
+        (void)flux_respond_error (h, msg, EPERM, NULL);
+        return;
+    }
+    if (flux_request_unpack (msg, NULL, "{s:s s:i s:i s?s}", "type", &type,
+                             "severity", &severity, "shell_rank", &rank,
+                             "message", &message)
+        < 0) {
+        (void)flux_respond_error (h, msg, EPROTO, "malformed exception");
+        return;
+    }
+    if (message && *message)
+        shell_log (shell, LOG_WARNING, "exception", "%s", message);
+    if (!strcmp (type, "lost-shell"))
+        output_lost_shell (shell->out, rank);
+    (void)flux_respond (h, msg, NULL);
+}
+
 /* Every shell registers the shell service on its broker, as flux-core's
  * do: the leader answers .stdin (input.c) and .task-exit; every shell
  * serves .rexec, a subprocess server (RFC 42) that runs processes inside
@@ -554,6 +585,16 @@ static int register_service (struct shell *shell, flux_error_t *error)
         flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
         flux_msg_handler_start (mh);
         shell->task_exit_mh = mh;
+        snprintf (topic, sizeof (topic), "%s.exception", shell->service);
+        if (!(mh = flux_msg_handler_create (
+                  shell->h,
+                  (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                      topic},
+                  exception_cb, shell)))
+            return errprintf (error, "%s: %s", topic, strerror (errno));
+        flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
+        flux_msg_handler_start (mh);
+        shell->exception_mh = mh;
     }
     /* shells of one job share a broker only in tests (a fake agent):
      * there the leader's registration stands, the others do without */
@@ -970,6 +1011,7 @@ static void shell_finish (struct shell *shell)
     free (shell->tmpdir);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);
+    flux_msg_handler_destroy (shell->exception_mh);
     shell_info_destroy (shell->info);
     flux_close (shell->h);
 }

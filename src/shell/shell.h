@@ -53,9 +53,10 @@ struct shell {
     uv_signal_t signals[6];
     flux_msg_handler_t *kill_mh;
     flux_msg_handler_t *task_exit_mh;
-    struct subprocess_server *rexec; /* <service>.rexec */
-    flux_future_t *service_f;        /* service.add, until checked */
-    int commits;                     /* exec.eventlog commits in flight */
+    flux_msg_handler_t *exception_mh; /* leader: <service>.exception */
+    struct subprocess_server *rexec;  /* <service>.rexec */
+    flux_future_t *service_f;         /* service.add, until checked */
+    int commits;                      /* exec.eventlog commits in flight */
     /* start-up: shell_commit_async() gathers the headers and shell.init
      * here, sent as ONE commit by shell_commit_flush() */
     flux_kvs_txn_t *startup_txn;

@@ -287,22 +287,55 @@ static void stream_gone (struct realjob *rj, const char *why)
  * ranks; the job goes on, and the lost ranks are released as finished
  * (status 0) by the caller.
  */
+/* As flux-core's job-exec: tell the leader shell (on the job's first
+ * rank) that a shell is lost, `<uid>-shell-<f58plain>.exception
+ * {type:"lost-shell", severity, shell_rank, message}`, so that it stops
+ * waiting for that shell's output.  The answer is not waited for.
+ */
+static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
+                              const char *message)
+{
+    flux_t *h = exec_handle (rj->re->x);
+    unsigned int leader = idset_first (execjob_ranks (rj->job));
+    char id[FLUID_STRING_MAX], topic[128];
+
+    if (!shells
+        || fluid_encode (id, sizeof (id), execjob_id (rj->job),
+                         FLUID_STRING_F58_PLAIN)
+               < 0)
+        return;
+    snprintf (topic, sizeof (topic), "%u-shell-%s.exception",
+              (unsigned)execjob_userid (rj->job), id);
+    for (unsigned int r = idset_first (shells); r != IDSET_INVALID_ID;
+         r = idset_next (shells, r)) {
+        flux_future_t *f = flux_rpc_pack (
+            h, topic, leader, FLUX_RPC_NORESPONSE, "{s:s s:i s:i s:s}", "type",
+            "lost-shell", "severity", 2, "shell_rank", (int)r, "message",
+            message);
+        if (!f)
+            exec_log (rj->re->x, LOG_ERR, "%ju: telling the leader shell: %s",
+                      (uintmax_t)execjob_id (rj->job), strerror (errno));
+        flux_future_destroy (f);
+    }
+}
+
 static void lost_noncritical (struct realjob *rj, struct idset *ranks)
 {
     char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
     struct idset *shell = execjob_shell_ranks (rj->job, ranks);
     char *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
     const char *s = shell && idset_count (shell) > 1 ? "s" : "";
+    char msg[256];
 
     rj->re->stats.lost_noncritical++;
     if (hosts)
-        execjob_raise_nonfatal (rj->job, 2, "node-failure",
-                                "node failure on %s (shell rank%s %s)", hosts,
-                                s, ids ? ids : "?");
+        snprintf (msg, sizeof (msg), "node failure on %s (shell rank%s %s)",
+                  hosts, s, ids ? ids : "?");
     else
-        execjob_raise_nonfatal (rj->job, 2, "node-failure",
-                                "node failure on shell rank%s %s", s,
-                                ids ? ids : "?");
+        snprintf (msg, sizeof (msg), "node failure on shell rank%s %s", s,
+                  ids ? ids : "?");
+    execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
+    tell_leader_lost (rj, shell, msg);
     free (hosts);
     free (ids);
     idset_destroy (shell);
