@@ -96,22 +96,6 @@ static struct realjob *container_of_exitt (struct tq_entry *e)
     return (struct realjob *)((char *)e - offsetof (struct realjob, exitt));
 }
 
-/* "node[1-2] (ranks 1-2)", or "ranks 1-2" without hostnames in R. */
-static void where (struct realjob *rj, const struct idset *ranks, char *buf,
-                   size_t size)
-{
-    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
-    char *ids = idset_encode (ranks, IDSET_FLAG_RANGE);
-    const char *s = idset_count (ranks) > 1 ? "s" : "";
-
-    if (hosts)
-        snprintf (buf, size, "%s (rank%s %s)", hosts, s, ids ? ids : "?");
-    else
-        snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
-    free (hosts);
-    free (ids);
-}
-
 static const char *jobstr (struct realjob *rj)
 {
     static __thread char buf[32];
@@ -183,7 +167,7 @@ static void exitt_cb (struct tq_entry *e)
     if (rj->exception)
         return;
     if ((rest = idset_difference (execjob_ranks (rj->job), rj->finished))) {
-        where (rj, rest, buf, sizeof (buf));
+        execjob_where (rj->job, rest, buf, sizeof (buf));
         idset_destroy (rest);
     }
     if (fsd_format_duration (fsd, sizeof (fsd), rj->re->shell_exit_timeout) < 0)
@@ -352,7 +336,7 @@ static void lost (struct realjob *rj, struct idset *ranks)
     }
     if (!rj->exception) {
         rj->exception = true;
-        where (rj, ranks, buf, sizeof (buf));
+        execjob_where (rj->job, ranks, buf, sizeof (buf));
         execjob_raise (rj->job, "node-failure", "node failure on %s", buf);
     }
     kill_begin (rj);
