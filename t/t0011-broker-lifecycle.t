@@ -164,4 +164,67 @@ test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
 	grep "3 .*: lost" after.out &&
 	grep "2 .*: full$" after.out
 '
+# Early teardown: a broker that cannot set up exits with one line saying
+# why, never on an assertion or a signal (issue 25): exit code 1 to 123.
+early_fail () {
+	timeout -k 5 60 "$@" 2>early.err
+	rc=$?
+	cat early.err
+	echo "exit code $rc"
+	# not 124/137: timeout(1) ended it; 143 is flux start stopping the
+	# other brokers with SIGTERM once one failed
+	test $rc -ge 1 && test $rc != 124 && test $rc != 137 &&
+	! grep -i "assert\|sanitizer\|core dumped" early.err
+}
+test_expect_success 'a rundir that cannot be created: a clear message' '
+	early_fail flux start -Srundir=/proc/nonexistent/dir true &&
+	grep "flux-broker: cannot create rundir /proc/nonexistent/dir" early.err &&
+	early_fail flux start -s 2 -Srundir=/proc/nonexistent/dir true &&
+	grep "cannot create rundir" early.err
+'
+test_expect_success 'a default rundir that cannot be created (TMPDIR): a clear message' '
+	early_fail env TMPDIR=/proc/nonexistent flux start true &&
+	grep "flux-broker: cannot create a rundir in /proc/nonexistent" early.err
+'
+test_expect_success 'a statedir that is a file: a clear message' '
+	touch notadir &&
+	early_fail flux start -Sstatedir="$(pwd)/notadir" true &&
+	grep "flux-broker: statedir .*/notadir: not a directory" early.err
+'
+if test "$(id -u)" = 0 && command -v runuser >/dev/null &&
+	runuser -u nobody -- test -x "$(command -v flux-broker)"; then
+	test_set_prereq NOBODY
+fi
+test_expect_success NOBODY 'as another user, a rundir or statedir not writable: a clear message' '
+	mkdir -p ro/sub && chmod 555 ro &&
+	early_fail runuser -u nobody -- env PATH="$PATH" \
+		flux start -Srundir="$(pwd)/ro/new" true &&
+	grep "cannot create rundir .*/ro/new: Permission denied" early.err &&
+	early_fail runuser -u nobody -- env PATH="$PATH" \
+		flux start -Srundir="$(pwd)/ro/sub" true &&
+	grep "rundir .*/ro/sub: cannot create files in it: Permission denied" early.err &&
+	early_fail runuser -u nobody -- env PATH="$PATH" TMPDIR=/tmp \
+		flux start -Sstatedir="$(pwd)/ro/sub" true &&
+	grep "statedir .*/ro/sub: cannot create files in it" early.err
+'
+test_expect_success 'a config that cannot be read or parsed: a clear message' '
+	early_fail flux start -c "$(pwd)/noconfig" true &&
+	grep "flux-broker: config: .*noconfig: No such file or directory" early.err &&
+	mkdir -p badconf && echo "[bogus" >badconf/a.toml &&
+	early_fail flux start -c "$(pwd)/badconf" true &&
+	grep "flux-broker: config: .*a.toml:1:" early.err
+'
+test_expect_success 'a tbon.endpoint port in use: a clear message, flux start ends' '
+	python3 -c "import socket,sys,time
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(60)" >port.out &
+	holder=$! &&
+	for i in $(seq 50); do test -s port.out && break; sleep 0.1; done &&
+	port=$(cat port.out) &&
+	early_fail flux start -s 2 -Stbon.endpoint=tcp://127.0.0.1:$port true;
+	rc=$?
+	kill $holder; kill_my_brokers;
+	test $rc = 0 &&
+	grep "flux-broker: cannot bind tcp://127.0.0.1:$port: Address already in use" early.err
+'
 test_done

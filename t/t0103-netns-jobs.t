@@ -19,7 +19,7 @@ if command -v mpicc >/dev/null 2>&1 &&
 	test_set_prereq MPICC
 fi
 
-# Namespaces $STEM-<pid>-*, a stem no other test uses (see t0102).
+# Namespaces $STEM-<pid>-*, a stem no other test uses (see t0104).
 STEM=flux-t0103
 PREFIX=$STEM-$$
 NODES=4

@@ -56,36 +56,22 @@ jobspec () {
 			+ (if $s != "" then {test:{sched:$s}} else {} end)
 			+ (if $d != null then {dependencies:$d} else {} end))}}'
 }
-# (a && b && c & would run the whole list in the background: then the
-# loop below could still find the previous instance's uri)
-start_instance () {
-	rm -f uri && touch keepalive &&
-	{ flux start -s 1 -Slog-stderr-level=6 -Sbroker.modules=$MODULES "$@" \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>>broker.log 2>&1 3>&- 4>&- & } &&
-	echo $! >broker.pid &&
-	FLUX_URI= &&
-	for i in $(seq 600); do
-		FLUX_URI=$(cat uri 2>/dev/null) && test -n "$FLUX_URI" && break
-		sleep 0.1
-	done &&
-	{ test -n "$FLUX_URI" || {
-		echo "no instance after 60s; files, processes and broker.log:"
-		ls -la --time-style=full-iso
-		ps -eo pid,ppid,etime,stat,wchan:20,args --forest | tail -40
-		tail -40 broker.log; false; }; } &&
-	export FLUX_URI &&
+# jm_start ARGS: an instance of the modules above only (start_instance
+# of sharness.d, named jm1, jm2, ... one per restart); jm_stop ends it.
+jm_n=0
+jm_start () {
+	jm_n=$((jm_n + 1)) &&
+	start_instance jm$jm_n 1 -Slog-stderr-level=6 \
+		-Sbroker.modules=$MODULES "$@" &&
 	flux module list | grep job-manager
 }
-stop_instance () {
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+jm_stop () {
+	stop_instance jm$jm_n
 }
 
 test_expect_success 'start an instance with a statedir' '
-	start_instance "-Sstatedir=$(pwd)/state"
+	# the "run" job below must survive the restart: no cancel at cleanup
+	jm_start "-Sstatedir=$(pwd)/state" -Sbroker.cleanup-cancel=0
 '
 test_expect_success 'set up jobs in every state' '
 	load_sched mode=unlimited && load_exec &&
@@ -196,10 +182,10 @@ test_expect_success 'set up jobs again, then stop the whole instance' '
 	pend=$($SUBMIT -n 3 | tr "\n" " ") &&
 	echo "$run $held $pend" >jobs2 &&
 	echo "$(jm .active_jobs) $(jm .inactive_jobs)" >counts2 &&
-	stop_instance
+	jm_stop
 '
 test_expect_success 'restart the instance: nothing lost, states right' '
-	start_instance "-Sstatedir=$(pwd)/state" &&
+	jm_start "-Sstatedir=$(pwd)/state" &&
 	test "$(jm .active_jobs) $(jm .inactive_jobs)" = "$(cat counts2)" &&
 	set -- $(cat jobs2) &&
 	test "$(jm .states.run)" = 1 &&
@@ -226,8 +212,8 @@ test_expect_success 'a stopped, disabled queue stays so across a reload' '
 	flux dmesg | grep "queue restored: disabled, stopped"
 '
 test_expect_success 'and across a restart of the instance' '
-	stop_instance &&
-	start_instance "-Sstatedir=$(pwd)/state" &&
+	jm_stop &&
+	jm_start "-Sstatedir=$(pwd)/state" &&
 	$RPC job-manager.queue-status "{}" >qs2.out &&
 	test_cmp qs.out qs2.out &&
 	test_must_fail $SUBMIT 2>refused.err &&
@@ -249,7 +235,7 @@ test_expect_success 'a malformed saved state is ignored, and logged' '
 		= "[true,true]"
 '
 test_expect_success 'the instance shuts down cleanly' '
-	stop_instance
+	jm_stop
 '
 
 test_done

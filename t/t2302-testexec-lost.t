@@ -14,15 +14,7 @@ SIM=--setattr=system.exec.test.run_duration
 CRED="$FLUX_BUILD_DIR/t/rpc-cred"
 
 test_expect_success 'start 4 brokers, fanout 2 (rank 3 is a grandchild of 0)' '
-	touch keepalive &&
-	flux start -s 4 --test-exit-mode=leader -Stbon.fanout=2 \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 600); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance lost 4 --test-exit-mode=leader -Stbon.fanout=2 &&
 	flux job wait-event -t 60 $(flux submit -N4 $SIM=0 true) clean
 '
 test_expect_success 'two simulated jobs run on all 4 ranks' '
@@ -45,7 +37,7 @@ test_expect_success 'kill -9 of rank 3 (after a guest'"'"'s broker.shutdown): bo
 	for id in $id1 $id2; do
 		flux job wait-event -t 60 $id exception >exc.$id &&
 		grep "type=\"node-failure\"" exc.$id &&
-		grep "node failure on rank 3" exc.$id &&
+		grep "node failure on $(hostname) (rank 3)" exc.$id &&
 		flux job wait-event -t 60 $id clean &&
 		flux job eventlog $id | grep " release .*final=true" || return 1
 	done
@@ -61,7 +53,6 @@ test_expect_success 'new jobs run on the other ranks' '
 	flux job eventlog $id | grep "finish status=0"
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	while kill -0 $(cat broker.pid) 2>/dev/null; do sleep 0.1; done
+	stop_instance lost; ! kill -0 $(cat lost.pid) 2>/dev/null
 '
 test_done

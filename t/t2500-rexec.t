@@ -9,19 +9,6 @@ RPC="$FLUX_BUILD_DIR/t/rpc-cred"
 RANKRPC="$FLUX_BUILD_DIR/t/rpc"
 CMD='{"cmdline":["true"],"env":{},"opts":{},"channels":[]}'
 
-# start_instance SIZE: a SIZE-broker instance kept alive in the background
-start_instance () {
-	rm -f uri && touch keepalive &&
-	{ flux start -s $1 sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri &&
-		n=0 && while test -e keepalive && test \$n -lt 6000; do
-			sleep 0.1; n=\$((n+1)); done" >broker.log 2>&1 3>&- 4>&- & } &&
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI
-}
-stop_instance () {
-	rm -f keepalive && wait $(cat broker.pid)
-}
 # wait_list RANK PATTERN COUNT: until rexec.list on RANK shows COUNT procs
 # whose cmd matches PATTERN
 wait_list () {
@@ -39,7 +26,7 @@ test_expect_success 'one broker: flux exec runs a command' '
 	test "$(cat one.out)" = "$(hostname)"
 '
 test_expect_success 'start a 4-broker instance' '
-	start_instance 4 &&
+	start_instance rexec 4 &&
 	flux exec -r 0 true
 '
 test_expect_success 'rexec is loaded on every rank' '
@@ -186,10 +173,10 @@ test_expect_success 'the brokers still work after all that' '
 '
 test_expect_success 'stop the instance: rexec unloads and kills what runs' '
 	flux exec -r 1 sleep 100 &
-	pid=$! &&
+	execpid=$! &&
 	wait_list 1 sleep 1 &&
-	stop_instance &&
-	{ wait $pid; rc=$?; } &&
+	stop_instance rexec &&
+	{ wait $execpid; rc=$?; } &&
 	test $rc -ne 0
 '
 test_done

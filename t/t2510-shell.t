@@ -225,6 +225,71 @@ test_expect_success 'output.limit sets the bound, shared by the shells' '
 	test $size -le $((4096 + 4096)) &&
 	test $(getlog 113 output | grep -c "will be truncated, 4k limit") -eq 2
 '
+# the stdout data of task rank $2 of job $1, decoded
+task_data () {
+	flux kvs get --namespace=job-$1 -r output |
+		jq -j "select(.name==\"data\" and .context.stream==\"$3\" and .context.rank==\"$2\" and .context.data) | .context.data"
+}
+test_expect_success 'four shells: the leader writes every task'"'"'s output, complete and in order' '
+	job 160 4 0-1 -- -N4 -n8 sh -c "seq 300; echo e\$FLUX_TASK_RANK >&2" &&
+	run_shell 160 4 &&
+	getlog 160 output >out.160 &&
+	head -1 out.160 | grep "header .*\"count\":{\"stdout\":8,\"stderr\":8}" &&
+	seq 300 >seq.300 &&
+	for r in 0 1 2 3 4 5 6 7; do
+		task_data 160 $r stdout >data.160.$r &&
+		test_cmp seq.300 data.160.$r &&
+		test "$(task_data 160 $r stderr)" = "e$r" || return 1
+	done &&
+	test $(grep -c "\"eof\":true" out.160) -eq 16 &&
+	test $(grep -c header out.160) -eq 1
+'
+test_expect_success 'a non-leader task'"'"'s EOF comes after all its data' '
+	flux kvs get --namespace=job-160 -r output | jq -s -e "
+		[.[] | select(.name==\"data\")] as \$d |
+		[range(0;8) | tostring] | all(. as \$r |
+			[\$d[] | select(.context.rank==\$r and .context.stream==\"stdout\")] |
+			(map(select(.context.eof)) | length) == 1 and
+			(.[-1].context.eof == true) and length >= 2)"
+'
+test_expect_success 'a non-leader task closing its output early: its EOFs are recorded' '
+	job 161 2 0 -- -N2 -n2 sh -c "if test \$FLUX_TASK_RANK = 1; then exec >&- 2>&-; sleep 1; else echo done; fi" &&
+	run_shell 161 2 &&
+	getlog 161 output >out.161 &&
+	grep "\"stream\":\"stdout\",\"rank\":\"1\",\"eof\":true" out.161 &&
+	grep "\"stream\":\"stderr\",\"rank\":\"1\",\"eof\":true" out.161 &&
+	test "$(task_output 161 stdout 0)" = "done\\n" &&
+	test -z "$(task_output 161 stdout 1)"
+'
+test_expect_success 'the limit across four shells: none keeps more than its share' '
+	job 162 4 0 -- -N4 -n4 -o output.limit=8k sh -c "seq 100000; echo end\$FLUX_TASK_RANK >&2" &&
+	run_shell 162 4 &&
+	getlog 162 output >out.162 &&
+	test $(grep -c "will be truncated, 8k limit" out.162) -eq 4 &&
+	test $(grep -c "bytes truncated" out.162) -eq 4 &&
+	test $(grep -c "\"eof\":true" out.162) -eq 8 &&
+	for r in 0 1 2 3; do
+		n=$(task_data 162 $r stdout | wc -c) &&
+		test $n -le 2048 &&
+		test "$(task_data 162 $r stderr)" = "end$r" || return 1
+	done
+'
+test_expect_success 'malformed output requests to the leader get EPROTO' '
+	job 163 2 0 -- -N2 -n2 sh -c "exec sleep 100" &&
+	run_shell 163 2 & pid=$! &&
+	wait_event 163 exec.eventlog shell.start &&
+	svc=$(id -u)-shell-$(flux job id --to=f58plain 163) &&
+	test_expect_code 71 $RPC $svc.output "{}" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":0,\"events\":\"\",\"last\":false}" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":2,\"events\":\"\",\"last\":false}" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"junk\\n\",\"last\":false}" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"{\\\"timestamp\\\":1.0,\\\"name\\\":\\\"header\\\"}\\n\",\"last\":false}" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"{\\\"timestamp\\\":1.0,\\\"name\\\":\\\"log\\\"}\",\"last\":false}" &&
+	$RPC $svc.output "{\"shell_rank\":1,\"events\":\"\",\"last\":false}" &&
+	flux event pub shell-163.kill "{\"signum\":9}" &&
+	test_expect_code 137 wait $pid &&
+	test $(getlog 163 output | grep -c "\"eof\":true") -eq 4
+'
 test_expect_success 'a bad output.limit is a fatal error' '
 	job 114 1 0 -- -n1 -o output.limit=lots true &&
 	test_expect_code 1 run_shell 114 &&
@@ -309,10 +374,20 @@ test_expect_success 'tasks stay in the shell process group' '
 test_expect_success 'a barrier failing with EIO ends the shell quietly' '
 	job 123 2 0 -- -N2 -n2 true &&
 	FLUX_KVS_NAMESPACE=job-123 $SHELL_BIN 123 2>shell.123.err & pid=$! &&
-	wait_event 123 output header &&
-	$RPC exec-agent.fake-eio "{\"id\":123}" &&
+	# the fake agent knows the job once the shell asked for shell-info
+	# (ENOENT before); the EIO holds for entries pending and to come
+	n=0 &&
+	until $RPC exec-agent.fake-eio "{\"id\":123}" 2>/dev/null; do
+		n=$((n + 1)) &&
+		test $n -lt 600 &&
+		sleep 0.1 || break
+	done &&
+	test $n -lt 600 &&
 	test_expect_code 1 wait $pid &&
-	! getlog 123 exec.eventlog | grep shell.init
+	! getlog 123 exec.eventlog | grep shell.init &&
+	# the output header, gathered for the start-up commit, is still
+	# committed when the shell ends before shell.init
+	getlog 123 output | grep header
 '
 test_expect_success 'taskmap cyclic and manual' '
 	job 124 2 0-1 -- -N2 -n4 -o taskmap="{\"scheme\":\"cyclic\"}" \

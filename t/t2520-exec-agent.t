@@ -260,6 +260,16 @@ test_expect_success 'a 64-node job whose shells exit together: rank 0 hears a ha
 	test $((after - before)) -ge 1 && test $((after - before)) -le 8 &&
 	test $(flux job eventlog $id | grep -c " release ") -le 10
 '
+test_expect_success 'release-window: 20ms by default, set at load, a bad value refused' '
+	flux module stats exec-agent |
+		jq -e ".\"release-window\" == 0.02 and .\"reduce-window\" == 0.1" &&
+	test_must_fail flux module reload exec-agent release-window=soon &&
+	flux module load exec-agent reduce-window=100ms release-window=50ms &&
+	flux module stats exec-agent | jq -e ".\"release-window\" == 0.05" &&
+	id=$(flux submit -N2 $S -S test_shell="{\"exit\":0}" true) &&
+	clean $id &&
+	test "$(status $id)" = 0
+'
 test_expect_success 'stop the instance of 64 brokers' '
 	stop_instance big
 '

@@ -90,6 +90,30 @@ test_expect_success 'stdin piped into flux run reaches task 0' '
 	grep "^0: to-all$" stdin-all.out &&
 	test $(wc -l <stdin-all.out) = 2
 '
+test_expect_success 'stdin reaches tasks of the other shells in order, only those named' '
+	seq 1000 | $T flux run -N4 -n8 -l --input=3,6 cat >stdin-ranks.out &&
+	seq 1000 >seq.1000 &&
+	sed -n "s/^3: //p" stdin-ranks.out >stdin.3 &&
+	sed -n "s/^6: //p" stdin-ranks.out >stdin.6 &&
+	test_cmp seq.1000 stdin.3 &&
+	test_cmp seq.1000 stdin.6 &&
+	test $(wc -l <stdin-ranks.out) = 2000
+'
+test_expect_success 'output of every rank of a 4-node job reaches flux run and attach, complete and in order' '
+	$T flux run -N4 -n8 sh -c "seq 500 | sed s/^/\$FLUX_TASK_RANK:/; echo e\$FLUX_TASK_RANK >&2" \
+		>all.out 2>all.err &&
+	id=$(flux job last) &&
+	$T flux job attach $id >attach.out 2>attach.err &&
+	seq 500 >seq.500 &&
+	for r in 0 1 2 3 4 5 6 7; do
+		sed -n "s/^$r://p" all.out >all.$r &&
+		test_cmp seq.500 all.$r &&
+		sed -n "s/^$r://p" attach.out >attach.$r &&
+		test_cmp seq.500 attach.$r &&
+		grep "^e$r$" all.err && grep "^e$r$" attach.err || return 1
+	done &&
+	test $(flux job eventlog -p guest.output $id | grep -c "eof=true") -eq 16
+'
 test_expect_success 'a job printing 100 MB: its output is bounded, the instance stays healthy' '
 	$T flux run -v sh -c "yes | head -c 100000000" >big.out 2>big.err &&
 	test $(wc -c <big.out) -le 11000000 &&
@@ -120,10 +144,12 @@ test_expect_success 'a time limit kills the job with SIGALRM (exit 142, as flux-
 	flux job eventlog $id | grep "exception type=\"timeout\"" &&
 	clean $id
 '
+# the task that runs on is on the leader shell's node: the leader ends
+# only once every shell sent it its last output, as flux-core's does
 test_expect_success 'partial release: a -N3 job starts on freed ranks before the first job ends' '
 	rm -f partial.go &&
 	id=$(flux submit -N4 -n8 sh -c \
-		"if test \$FLUX_TASK_RANK = 7; then $WAIT_FILE; fi" partial.go) &&
+		"if test \$FLUX_TASK_RANK = 0; then $WAIT_FILE; fi" partial.go) &&
 	flux job wait-event -t 60 $id start &&
 	id2=$(flux submit -N3 -n6 true) &&
 	flux job wait-event -t 60 $id2 clean &&

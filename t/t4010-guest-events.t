@@ -35,15 +35,7 @@ guest_pub () {
 }
 
 test_expect_success 'start an instance of 2 brokers' '
-	touch keepalive &&
-	flux start -s 2 --test-exit-mode=leader \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 600); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance guest 2 --test-exit-mode=leader &&
 	done_id=$(flux submit -N1 $SIM=0 true) &&
 	flux job wait-event -t 60 $done_id clean &&
 	flux job id --to=dec $done_id >done.id &&
@@ -149,7 +141,6 @@ test_expect_success 'job-purge-inactive from the owner: job-list drops the job' 
 	eventually "flux jobs -a -n -o {id} | grep -c ^$dec\$" 0
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	while kill -0 $(cat broker.pid) 2>/dev/null; do sleep 0.1; done
+	stop_instance guest
 '
 test_done

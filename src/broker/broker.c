@@ -44,6 +44,38 @@ struct peer {
     size_t nsubs;
     struct strmap *services;    /* names registered with service.add */
     struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
+    int refs;                   /* the peers map's, and fan-outs' */
+    bool gone;                  /* taken out of the map */
+    unsigned pending;           /* fan-outs that still owe it an event */
+};
+
+/* Event fan-out.  An event for more than FANOUT_SYNC local clients is
+ * delivered to them over several loop turns, at most FANOUT_BUDGET_NS of
+ * it per turn: one 64 KB event to 5,000 subscribers took 6-12 ms, and
+ * the fan-outs of consecutive events kept the loop from answering
+ * anything else for 40-120 ms.  Events stay in order: while a fan-out is
+ * pending every later event for clients waits behind it, and anything
+ * else sent to a client the fan-out has not reached yet is preceded by
+ * the events owed to it (fanout_flush_peer).  So what else the broker's
+ * services sent (a ping's answer) need not wait behind events, except
+ * the answers to event.publish, which wait for the newest fan-out: a
+ * publisher is paced by the fan-out of its events.  At most FANOUT_MAX
+ * events, FANOUT_BYTES in all, are pending; past that the oldest is
+ * finished at once.  Modules, the broker's own services and
+ * the overlay get each event at once. */
+#define FANOUT_SYNC 512
+#define FANOUT_BUDGET_NS 1000000
+#define FANOUT_MAX 256
+#define FANOUT_BYTES (64u << 20)
+
+struct fanout {
+    struct fanout *next;
+    flux_msg_t *msg;
+    struct peer **to;   /* NULL: already served out of order */
+    size_t n, i;        /* to[i..n) are still to be served */
+    size_t size;        /* the event's encoded size */
+    flux_msg_t *rsp[8]; /* event.publish answers held until it is done */
+    int nrsp;
 };
 
 /* ---- peers ---- */
@@ -53,7 +85,7 @@ static void peer_free (void *arg)
     struct peer *p = arg;
     size_t i;
 
-    if (!p)
+    if (!p || --p->refs > 0)
         return;
     for (i = 0; i < p->nsubs; i++)
         free (p->subs[i]);
@@ -72,6 +104,7 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
     if (!p)
         return NULL;
     p->b = b;
+    p->refs = 1;
     p->kind = kind;
     snprintf (p->id, sizeof (p->id), "%s", id);
     p->ptr = ptr;
@@ -103,11 +136,12 @@ static void peer_remove (struct broker *b, struct peer *p)
     pthread_rwlock_wrlock (&b->route_lock);
     strmap_foreach (p->services, unregister_service, b);
     (void)strmap_take (b->peers, p->id);
+    p->gone = true;
     peer_free (p);
     pthread_rwlock_unlock (&b->route_lock);
 }
 
-static int peer_send (struct peer *p, const flux_msg_t *msg)
+static int peer_send_now (struct peer *p, const flux_msg_t *msg)
 {
     flux_msg_t *ref;
 
@@ -126,6 +160,142 @@ static int peer_send (struct peer *p, const flux_msg_t *msg)
     }
     errno = EINVAL;
     return -1;
+}
+
+static void self_idle_cb (uv_idle_t *w);
+
+/* Serve p the events pending fan-outs still owe it, in order. */
+static void fanout_flush_peer (struct broker *b, struct peer *p)
+{
+    for (struct fanout *f = b->fanout_head; f && p->pending > 0; f = f->next) {
+        for (size_t j = f->i; j < f->n; j++) {
+            if (f->to[j] == p) {
+                f->to[j] = NULL;
+                p->pending--;
+                (void)peer_send_now (p, f->msg);
+                peer_free (p); /* the map still holds it */
+                break;
+            }
+        }
+    }
+}
+
+static int peer_send (struct peer *p, const flux_msg_t *msg)
+{
+    if (p->pending > 0)
+        fanout_flush_peer (p->b, p);
+    return peer_send_now (p, msg);
+}
+
+/* Take the oldest fan-out off the list; its held answers go out if
+ * answer, else are dropped. */
+static void fanout_pop (struct broker *b, bool answer)
+{
+    struct fanout *f = b->fanout_head;
+
+    for (; f->i < f->n; f->i++) {
+        struct peer *p = f->to[f->i];
+        if (p) {
+            p->pending--;
+            peer_free (p);
+        }
+    }
+    if (!(b->fanout_head = f->next))
+        b->fanout_tail = NULL;
+    b->nfanout--;
+    b->fanout_bytes -= f->size;
+    usock_server_share (b->usock, NULL);
+    flux_msg_decref (f->msg);
+    free (f->to);
+    for (int i = 0; i < f->nrsp; i++) {
+        if (answer)
+            router_response (b, f->rsp[i]);
+        else
+            flux_msg_decref (f->rsp[i]);
+    }
+    free (f);
+}
+
+/* An answer to event.publish while a fan-out is pending waits for the
+ * newest one to be done (the event it answers is that one, or was
+ * delivered before): a publisher cannot run ahead of the fan-out of its
+ * events, and the broker never holds more pending fan-outs than its
+ * publishers have requests in flight.  false if it cannot wait. */
+static bool fanout_hold_answer (struct broker *b, flux_msg_t *msg)
+{
+    struct fanout *f = b->fanout_tail;
+    const char *topic;
+
+    if (!f || f->nrsp == 8 || flux_msg_get_topic (msg, &topic) < 0
+        || strcmp (topic, "event.publish") != 0)
+        return false;
+    f->rsp[f->nrsp++] = msg;
+    return true;
+}
+
+/* Serve pending fan-outs, oldest first, for at most budget_ns (0: finish
+ * the oldest). */
+static void fanout_run (struct broker *b, uint64_t budget_ns)
+{
+    uint64_t t0 = uv_hrtime ();
+    unsigned k = 0;
+
+    while (b->fanout_head) {
+        struct fanout *f = b->fanout_head;
+        usock_server_share (b->usock, f->msg); /* encoded once for all */
+        while (f->i < f->n) {
+            struct peer *p = f->to[f->i++];
+            if (p) {
+                p->pending--;
+                if (!p->gone)
+                    (void)peer_send_now (p, f->msg);
+                peer_free (p);
+            }
+            if (budget_ns && (++k & 31) == 0 && uv_hrtime () - t0 > budget_ns)
+                return;
+        }
+        fanout_pop (b, true);
+        if (!budget_ns)
+            return;
+    }
+}
+
+static void fanout_push (struct broker *b, flux_msg_t *msg, struct peer **to,
+                         size_t n)
+{
+    struct fanout *f;
+    ssize_t size;
+
+    if (n == 0) {
+        free (to);
+        return;
+    }
+    if ((size = flux_msg_frame_size (msg)) < 0)
+        size = 0;
+    while (b->fanout_head
+           && (b->nfanout >= FANOUT_MAX
+               || b->fanout_bytes + (size_t)size > FANOUT_BYTES))
+        fanout_run (b, 0);
+    if (!(f = calloc (1, sizeof (*f)))) {
+        free (to); /* out of memory: those clients miss the event */
+        return;
+    }
+    f->msg = (flux_msg_t *)flux_msg_incref (msg);
+    f->to = to;
+    f->n = n;
+    for (size_t i = 0; i < n; i++) {
+        to[i]->refs++;
+        to[i]->pending++;
+    }
+    if (b->fanout_tail)
+        b->fanout_tail->next = f;
+    else
+        b->fanout_head = f;
+    b->fanout_tail = f;
+    b->nfanout++;
+    f->size = size;
+    b->fanout_bytes += size;
+    uv_idle_start (&b->self_idle, self_idle_cb);
 }
 
 static int peer_add_service (struct peer *p, const char *name)
@@ -280,6 +450,26 @@ static bool module_shutdown_topic (struct peer *p, const char *topic)
     return n == len - 9 && !strncmp (topic, name, n);
 }
 
+/* A module that does not read its requests: the excess is answered
+ * EAGAIN (a client may try again later), with a log line at most once a
+ * minute. */
+static void module_full (struct broker *b, struct peer *p, flux_msg_t *msg)
+{
+    char text[200];
+    double now = uv_now (b->loop) / 1000.;
+
+    snprintf (text, sizeof (text),
+              "module %s is not keeping up: %zu bytes of messages wait for "
+              "it (broker.module-queue-limit %zu): try again later",
+              module_name (p->ptr), module_queued_bytes (p->ptr),
+              b->module_queue_limit);
+    if (b->modq_logged == 0 || now - b->modq_logged >= 60.) {
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */, "%s", text);
+        b->modq_logged = now;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
+}
+
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
     const char *topic;
@@ -289,6 +479,14 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
         router_respond_error (b, msg, EPERM,
                               "only the broker stops a module: use flux "
                               "module remove");
+    else if (p->kind == PEER_MODULE && b->module_queue_limit > 0) {
+        if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
+            if (errno == EAGAIN)
+                module_full (b, p, msg);
+            else
+                router_respond_error (b, msg, ENOSYS, NULL);
+        }
+    }
     else if (peer_send (p, msg) < 0)
         router_respond_error (b, msg, ENOSYS, NULL);
     flux_msg_decref (msg);
@@ -521,8 +719,12 @@ struct event_ctx {
     const char *topic;
     struct flux_msg_cred cred;
     bool private;
+    struct peer **to; /* the clients to serve */
+    size_t n, size;
+    bool nomem;
 };
 
+/* Modules get the event now; clients are collected in ctx->to. */
 static int deliver_event (const char *key, void *val, void *arg)
 {
     struct peer *p = val;
@@ -533,7 +735,21 @@ static int deliver_event (const char *key, void *val, void *arg)
     if (ctx->private && !(p->cred.rolemask & FLUX_ROLE_OWNER)
         && p->cred.userid != ctx->cred.userid)
         return 0;
-    (void)peer_send (p, ctx->msg);
+    if (p->kind != PEER_CLIENT) {
+        (void)peer_send (p, ctx->msg);
+        return 0;
+    }
+    if (ctx->n == ctx->size) {
+        size_t nsize = ctx->size ? 2 * ctx->size : 64;
+        struct peer **nto = realloc (ctx->to, nsize * sizeof (*nto));
+        if (!nto) {
+            ctx->nomem = true;
+            return 0;
+        }
+        ctx->to = nto;
+        ctx->size = nsize;
+    }
+    ctx->to[ctx->n++] = p;
     return 0;
 }
 
@@ -550,10 +766,22 @@ void router_event (struct broker *b, flux_msg_t *msg)
     ctx.private = flux_msg_is_private (msg);
     for (i = 0; i < b->nchildren && b->overlay; i++)
         (void)overlay_send_child (b->overlay, b->children[i], msg);
-    /* one encoding of the event, shared by every client queue holding it */
-    usock_server_share (b->usock, msg);
     strmap_foreach (b->peers, deliver_event, &ctx);
-    usock_server_share (b->usock, NULL);
+    if (ctx.nomem)
+        brokerlog_msg (b->log, 3 /* LOG_ERR */,
+                       "event %s: out of memory: not delivered to every"
+                       " local subscriber",
+                       ctx.topic);
+    if (ctx.n > FANOUT_SYNC || b->fanout_head)
+        fanout_push (b, msg, ctx.to, ctx.n); /* takes ctx.to */
+    else {
+        /* one encoding of the event, shared by every client queue */
+        usock_server_share (b->usock, msg);
+        for (size_t j = 0; j < ctx.n; j++)
+            (void)peer_send (ctx.to[j], msg);
+        usock_server_share (b->usock, NULL);
+        free (ctx.to);
+    }
     /* the broker's own services see every event (they filter by handler) */
     (void)peer_send (b->self, msg);
     flux_msg_decref (msg);
@@ -614,11 +842,11 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 
 /* ---- from the broker's own services ---- */
 
-/* Route what the broker's own services sent (at most 64 per turn). */
+/* Route what the broker's own services sent (at most 64 messages and
+ * about FANOUT_BUDGET_NS per turn). */
 static void self_drain (struct broker *b)
 {
-    size_t peers = strmap_count (b->peers);
-    size_t fanout = 0;
+    uint64_t t0 = uv_hrtime ();
     int n;
 
     for (n = 0; n < 64; n++) {
@@ -636,15 +864,16 @@ static void self_drain (struct broker *b)
             else
                 router_request (b, msg, b->self);
         }
-        else if (type == FLUX_MSGTYPE_RESPONSE)
-            router_response (b, msg);
+        else if (type == FLUX_MSGTYPE_RESPONSE) {
+            if (!fanout_hold_answer (b, msg))
+                router_response (b, msg);
+        }
         else if (type == FLUX_MSGTYPE_EVENT) {
             (void)router_publish (b, msg);
-            /* Each event goes to every peer now: past a few thousand
-             * deliveries the rest wait for the next turn, so the other
-             * clients are served between (self_prep_cb keeps the loop
-             * from blocking while the pipe holds messages). */
-            if ((fanout += peers) >= 8192)
+            /* the rest waits for the next turn past the budget
+             * (self_prep_cb keeps the loop from blocking while the pipe
+             * holds messages) */
+            if (uv_hrtime () - t0 > FANOUT_BUDGET_NS)
                 break;
         }
         else
@@ -662,7 +891,7 @@ static void self_prep_cb (uv_prepare_t *w)
 {
     struct broker *b = w->data;
 
-    if (flux_msgpipe_count (b->self_pipe, 0) > 0)
+    if (flux_msgpipe_count (b->self_pipe, 0) > 0 || b->fanout_head)
         uv_idle_start (&b->self_idle, self_idle_cb);
     else
         uv_idle_stop (&b->self_idle);
@@ -673,6 +902,8 @@ static void self_check_cb (uv_check_t *w)
     struct broker *b = w->data;
 
     uv_idle_stop (&b->self_idle);
+    if (b->fanout_head)
+        fanout_run (b, FANOUT_BUDGET_NS);
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b);
 }
@@ -959,7 +1190,7 @@ static int parse_bytes (const char *s, uint64_t *val)
 
 /* Read the immutable attribute name (or give it the default dflt) as a
  * byte count of at least 'min'. */
-static int bytes_attr (struct broker *b, const char *name, uint64_t dflt,
+int broker_bytes_attr (struct broker *b, const char *name, uint64_t dflt,
                        uint64_t min, size_t *dst)
 {
     const char *s = attr_get (b->attrs, name, NULL);
@@ -982,6 +1213,9 @@ static int bytes_attr (struct broker *b, const char *name, uint64_t dflt,
     return 0;
 }
 
+/* What may wait for one module, in requests' bytes (module_send_bounded). */
+#define MODULE_QUEUE_DEFAULT (256u * 1024 * 1024)
+
 /* The local connector's memory bounds (flux-broker(8), LOCAL CONNECTOR). */
 static int usock_limits (struct broker *b, struct usock_policy *p)
 {
@@ -989,18 +1223,21 @@ static int usock_limits (struct broker *b, struct usock_policy *p)
     const char *s = attr_get (b->attrs, name, NULL);
     double t = USOCK_FRAME_TIMEOUT_DEFAULT / 1000.;
 
-    if (bytes_attr (b, "broker.client-queue-limit", usock_held_default (),
-                    1024 * 1024, &p->max_held_bytes)
+    if (broker_bytes_attr (b, "broker.client-queue-limit",
+                           usock_held_default (), 1024 * 1024,
+                           &p->max_held_bytes)
             < 0
-        || bytes_attr (b, "broker.client-sendq-limit", USOCK_SENDQ_DEFAULT,
-                       64 * 1024, &p->max_sendq_bytes)
+        || broker_bytes_attr (b, "broker.client-sendq-limit",
+                              USOCK_SENDQ_DEFAULT, 64 * 1024,
+                              &p->max_sendq_bytes)
                < 0
-        || bytes_attr (b, "broker.owner-frame-limit",
-                       FLUX_MSG_FRAME_PREFIX + FLUX_MSG_FRAME_MAX, 1024,
-                       &p->owner_frame_max)
+        || broker_bytes_attr (b, "broker.owner-frame-limit",
+                              FLUX_MSG_FRAME_PREFIX + FLUX_MSG_FRAME_MAX, 1024,
+                              &p->owner_frame_max)
                < 0
-        || bytes_attr (b, "broker.guest-frame-limit", USOCK_GUEST_FRAME_DEFAULT,
-                       1024, &p->guest_frame_max)
+        || broker_bytes_attr (b, "broker.guest-frame-limit",
+                              USOCK_GUEST_FRAME_DEFAULT, 1024,
+                              &p->guest_frame_max)
                < 0)
         return -1;
     if (s && (fsd_parse_duration (s, &t) < 0 || t < 0.001 || t > 1e6)) {
@@ -1020,7 +1257,11 @@ int router_usock_start (struct broker *b, const char *path)
     const char *s;
     flux_error_t error;
 
-    if (usock_limits (b, &policy) < 0)
+    if (usock_limits (b, &policy) < 0
+        || broker_bytes_attr (b, "broker.module-queue-limit",
+                              MODULE_QUEUE_DEFAULT, 64 * 1024,
+                              &b->module_queue_limit)
+               < 0)
         return -1;
     if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))
         policy.allow_guest_user = !strcmp (s, "1") || !strcmp (s, "true");
@@ -1096,6 +1337,8 @@ void router_fini (struct broker *b)
     }
     /* module threads may still be running (they are joined later): the
      * fast path finds the maps gone and leaves their messages to us */
+    while (b->fanout_head) /* nothing more is sent */
+        fanout_pop (b, false);
     pthread_rwlock_wrlock (&b->route_lock);
     strmap_destroy (b->services);
     b->services = NULL;

@@ -65,6 +65,13 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
+    size_t module_queue_limit; /* broker.module-queue-limit (bytes) */
+    double modq_logged;        /* when a refusal was last logged */
+    /* events being delivered to many local clients over several loop
+     * turns (broker.c, "event fan-out"), oldest first */
+    struct fanout *fanout_head, *fanout_tail;
+    int nfanout;
+    size_t fanout_bytes;
     struct overlay *overlay;
     int parent_online;
 
@@ -173,6 +180,12 @@ void router_child_lost (struct broker *b, uint32_t child_rank);
 
 /* Register one of the broker's own service names. */
 int router_self_service (struct broker *b, const char *name);
+
+/* Attribute name as a byte count (digits, optional k/M/G/T), at least
+ * min; dflt if unset (then set to it, immutable).  -1 with a message on
+ * stderr if it is not one. */
+int broker_bytes_attr (struct broker *b, const char *name, uint64_t dflt,
+                       uint64_t min, size_t *dst);
 
 /* Local socket server callbacks wiring (broker.c). */
 int router_usock_start (struct broker *b, const char *path);

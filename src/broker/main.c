@@ -31,6 +31,7 @@
 #include "module.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
+#include "parent.h"
 
 /* ---- setup ---- */
 
@@ -114,7 +115,25 @@ static int rundir_mode (struct broker *b)
     return s && (!strcmp (s, "1") || !strcmp (s, "true")) ? 0711 : 0700;
 }
 
-static int make_rundir (struct broker *b)
+/* A directory given to the broker that exists already must be one it
+ * can create files in. */
+static int check_dir (const char *what, const char *path, flux_error_t *error)
+{
+    struct stat st;
+
+    if (stat (path, &st) < 0)
+        return errprintf (error, "%s %s: %s", what, path, strerror (errno));
+    if (!S_ISDIR (st.st_mode)) {
+        errno = ENOTDIR;
+        return errprintf (error, "%s %s: not a directory", what, path);
+    }
+    if (access (path, W_OK | X_OK) < 0)
+        return errprintf (error, "%s %s: cannot create files in it: %s", what,
+                          path, strerror (errno));
+    return 0;
+}
+
+static int make_rundir (struct broker *b, flux_error_t *error)
 {
     const char *rundir = attr_get (b->attrs, "rundir", NULL);
     const char *tmpdir = getenv ("TMPDIR");
@@ -123,29 +142,45 @@ static int make_rundir (struct broker *b)
     if (rundir) {
         if (mkdir (rundir, 0700) < 0) {
             if (errno != EEXIST)
-                return -1;
+                return errprintf (error, "cannot create rundir %s: %s", rundir,
+                                  strerror (errno));
+            return check_dir ("rundir", rundir, error);
         }
-        else if (chmod (rundir, rundir_mode (b)) < 0)
-            return -1;
+        if (chmod (rundir, rundir_mode (b)) < 0)
+            return errprintf (error, "chmod rundir %s: %s", rundir,
+                              strerror (errno));
         return 0;
     }
     if (!tmpdir || *tmpdir != '/' || strlen (tmpdir) > RUNDIR_TMPDIR_MAX)
         tmpdir = "/tmp";
     snprintf (tmpl, sizeof (tmpl), "%s/flux-XXXXXX", tmpdir);
-    if (!mkdtemp (tmpl) || chmod (tmpl, rundir_mode (b)) < 0)
-        return -1;
-    attr_add (b->attrs, "broker.rundir-cleanup", "1", ATTR_READONLY);
-    return attr_add (b->attrs, "rundir", tmpl, ATTR_IMMUTABLE);
+    if (!mkdtemp (tmpl))
+        return errprintf (error, "cannot create a rundir in %s: %s", tmpdir,
+                          strerror (errno));
+    if (chmod (tmpl, rundir_mode (b)) < 0)
+        return errprintf (error, "chmod rundir %s: %s", tmpl, strerror (errno));
+    if (attr_add (b->attrs, "broker.rundir-cleanup", "1", ATTR_READONLY) < 0
+        || attr_add (b->attrs, "rundir", tmpl, ATTR_IMMUTABLE) < 0) {
+        (void)rmdir (tmpl);
+        return errprintf (error, "rundir: %s", strerror (errno));
+    }
+    return 0;
 }
 
 /* statedir (optional) holds what must survive a restart (the content
  * store); create it if asked for. */
-static int make_statedir (struct broker *b)
+static int make_statedir (struct broker *b, flux_error_t *error)
 {
     const char *statedir = attr_get (b->attrs, "statedir", NULL);
 
-    if (statedir && mkdir (statedir, 0700) < 0 && errno != EEXIST)
-        return -1;
+    if (!statedir)
+        return 0;
+    if (mkdir (statedir, 0700) < 0) {
+        if (errno != EEXIST)
+            return errprintf (error, "cannot create statedir %s: %s", statedir,
+                              strerror (errno));
+        return check_dir ("statedir", statedir, error);
+    }
     return 0;
 }
 
@@ -510,6 +545,11 @@ static int overlay_setup (struct broker *b, struct boot_info *info)
         return -1;
     const char *endpoint = attr_get (b->attrs, "tbon.endpoint", NULL);
     char uri[4200];
+
+    if (broker_bytes_attr (b, "tbon.sendq-limit", 256u * 1024 * 1024, 64 * 1024,
+                           &cfg.sendq_max)
+        < 0)
+        return -1;
     flux_error_t error;
 
     if (b->size == 1)
@@ -728,9 +768,8 @@ static int setup_core (struct broker *b, struct boot_info *info)
     b->loop = flux_reactor_uv (b->reactor);
     b->starttime = uv_now (b->loop) / 1000.;
     b->state_time = b->starttime; /* load-builtins began here */
-    if (make_rundir (b) < 0 || make_statedir (b) < 0) {
-        fprintf (stderr, "flux-broker: rundir/statedir: %s\n",
-                 strerror (errno));
+    if (make_rundir (b, &error) < 0 || make_statedir (b, &error) < 0) {
+        fprintf (stderr, "flux-broker: %s\n", error.text);
         return -1;
     }
     if (!(b->self_pipe = flux_msgpipe_create ())
@@ -750,7 +789,7 @@ static int setup_network (struct broker *b, struct boot_info *info)
     char path[4200];
 
     if (overlay_setup (b, info) < 0 || set_attrs (b, info) < 0
-        || set_defaults (b) < 0)
+        || set_defaults (b) < 0 || parent_critical_ranks_attr (b) < 0)
         return -1;
     boot_pmi_close (info);
     snprintf (path, sizeof (path), "%s/local-%u",
@@ -765,6 +804,8 @@ static void teardown (struct broker *b, struct boot_info *info)
 {
     boot_pmi_close (info);
     if (!b->h) { /* setup_core failed early: no handles to close */
+        json_decref (b->config);
+        b->config = NULL;
         remove_rundir (b);
         attr_destroy (b->attrs);
         topology_destroy (b->topo);
@@ -831,8 +872,11 @@ int main (int argc, char **argv)
         return 1;
     }
     if (!(b->attrs = attr_create ()) || parse_args (b, argc, argv) < 0
-        || conf_init (b) < 0)
+        || conf_init (b) < 0) {
+        json_decref (b->config);
+        attr_destroy (b->attrs);
         return 1;
+    }
     if (setup_core (b, &info) < 0 || setup_network (b, &info) < 0)
         goto done;
     uv_signal_init (b->loop, &sigterm);

@@ -614,6 +614,23 @@ int module_stop (struct module *m)
     return rc;
 }
 
+int module_send_bounded (struct module *m, const flux_msg_t *msg,
+                         size_t max_bytes)
+{
+    flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);
+
+    if (flux_msgpipe_send_bounded (m->pipe, 0, ref, max_bytes) < 0) {
+        flux_msg_decref (ref);
+        return -1;
+    }
+    return 0;
+}
+
+size_t module_queued_bytes (struct module *m)
+{
+    return m->pipe ? flux_msgpipe_bytes (m->pipe, 1) : 0;
+}
+
 int module_send (struct module *m, const flux_msg_t *msg)
 {
     flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);

@@ -90,6 +90,16 @@ int module_stop (struct module *m);
 /* Send a message to the module (takes a new reference). EPIPE if gone. */
 int module_send (struct module *m, const flux_msg_t *msg);
 
+/* The same, refused with EAGAIN while what waits for the module weighs
+ * over max_bytes with msg (flux_msgpipe_send_bounded): for requests, so a
+ * module that stopped reading cannot make the broker hold them without
+ * bound. */
+int module_send_bounded (struct module *m, const flux_msg_t *msg,
+                         size_t max_bytes);
+
+/* What waits for the module, in bytes (flux_msgpipe_bytes). */
+size_t module_queued_bytes (struct module *m);
+
 const char *module_name (struct module *m);
 const char *module_path (struct module *m);
 const char *module_uuid (struct module *m);

@@ -47,6 +47,21 @@
 #define TURN_SMALL 4096        /* only frames this small go out at once */
 #define ACCEPT_BATCH 64        /* accepts per listen callback */
 #define BACKOFF_MS 100         /* accept pause when out of fds/memory */
+#define READ_MAX (256u << 10)  /* bytes of a big frame read at once */
+#define REAP_BUDGET_NS 1000000 /* time per loop turn for closing clients */
+#define UNMAP_CHUNK \
+    (8u << 20)                /* a dead mapping is unmapped this much at once */
+#define CUTLOG_BURST 5        /* clients cut logged in full per window */
+#define CUTLOG_WINDOW_MS 1000 /* then one summary line per window */
+
+/* A dead mapping: unmapping hundreds of MB at once takes tens of ms, so
+ * the reaper unmaps it UNMAP_CHUNK at a time, its bytes counted in
+ * server->held until they are gone. */
+struct grave {
+    struct grave *next;
+    uint8_t *addr;
+    size_t len;
+};
 
 struct ubuf {
     uint8_t *data;
@@ -60,6 +75,7 @@ struct ubuf {
  */
 struct frame {
     unsigned refs;
+    bool shared; /* made by shared_frame(): counted in server->shared_held */
     size_t len, cap;
     uint8_t data[];
 };
@@ -78,6 +94,7 @@ struct usock_client {
     bool paused; /* complete frames buffered: reading paused */
     bool closing;
     bool released; /* disconnected callback and aux destroy done */
+    bool doomed;   /* on server->dying: to be closed by the reaper */
     struct flux_msg_cred cred;
     char uuid[37];
     struct ubuf in;
@@ -86,6 +103,7 @@ struct usock_client {
     size_t qhead, qcount, qsize;
     size_t qoff;    /* bytes of the head frame already sent */
     size_t qbytes;  /* bytes waiting in all */
+    size_t sbytes;  /* of which in shared frames */
     size_t charged; /* in.cap + ring: counted in server->held */
     void *aux;
     usock_free_f aux_destroy;
@@ -111,11 +129,20 @@ struct usock_server {
     struct list_node ready;
     struct list_node partial;  /* clients with a partial frame, oldest first */
     struct list_node deferred; /* clients whose flush waits for a turn */
+    struct list_node dying;    /* doomed clients the reaper closes */
+    struct grave *graves;      /* dead mappings the reaper unmaps */
     size_t count;
     int handles; /* initialized uv handles not yet closed */
     bool destroyed;
     bool enforcing;
     size_t held; /* bytes held for clients: frames, input buffers, rings */
+    size_t shared_held;  /* of which in shared frames */
+    size_t pending_free; /* what the dying clients should free (estimate) */
+    uv_timer_t cutlog_w;
+    uint64_t cutlog_start; /* loop time (ms) the window began */
+    unsigned cutlog_count; /* lines logged in full in the window */
+    unsigned long cutlog_dropped;
+    size_t cutlog_bytes; /* held for the clients not logged in full */
     const flux_msg_t *share_msg;
     struct frame *share_frame; /* its encoding, made on first use */
     uint8_t *rbuf;
@@ -213,22 +240,35 @@ static size_t ubuf_next_cap (const struct ubuf *b, size_t room)
     return ncap;
 }
 
-static void ubuf_free (struct ubuf *b)
+static void server_reap_start (struct usock_server *s);
+
+/* Free b's memory; a large mapping goes to the reaper (struct grave). */
+static void ubuf_free (struct usock_server *s, struct ubuf *b)
 {
-    if (b->mapped)
+    struct grave *g;
+
+    if (b->mapped && b->cap > UNMAP_CHUNK && (g = malloc (sizeof (*g)))) {
+        g->addr = b->data;
+        g->len = b->cap;
+        g->next = s->graves;
+        s->graves = g;
+        s->held += b->cap; /* until unmapped; the owner's charge goes */
+        server_reap_start (s);
+    }
+    else if (b->mapped)
         munmap (b->data, b->cap);
     else
         free (b->data);
     memset (b, 0, sizeof (*b));
 }
 
-static void ubuf_consume (struct ubuf *b, size_t n)
+static void ubuf_consume (struct usock_server *s, struct ubuf *b, size_t n)
 {
     b->off += n;
     if (b->off == b->len) {
         b->off = b->len = 0;
         if (b->cap > UBUF_KEEP)
-            ubuf_free (b);
+            ubuf_free (s, b);
     }
 }
 
@@ -243,6 +283,7 @@ static struct frame *frame_create (struct usock_server *s, size_t cap)
     if (!(f = malloc (sizeof (*f) + cap)))
         return NULL;
     f->refs = 1;
+    f->shared = false;
     f->len = 0;
     f->cap = cap;
     s->held += cap;
@@ -253,6 +294,8 @@ static void frame_decref (struct usock_server *s, struct frame *f)
 {
     if (f && --f->refs == 0) {
         s->held -= f->cap;
+        if (f->shared)
+            s->shared_held -= f->cap;
         free (f);
     }
 }
@@ -297,7 +340,11 @@ static int queue_push (struct usock_client *c, struct frame *f)
 
 static void queue_pop (struct usock_client *c)
 {
-    frame_decref (c->server, c->q[c->qhead]);
+    struct frame *f = c->q[c->qhead];
+
+    if (f->shared)
+        c->sbytes -= f->len - c->qoff;
+    frame_decref (c->server, f);
     c->qhead = (c->qhead + 1) % c->qsize;
     c->qoff = 0;
     if (--c->qcount == 0) {
@@ -320,6 +367,8 @@ static void queue_consume (struct usock_client *c, size_t n)
         size_t left = f->len - c->qoff;
 
         if (n < left) {
+            if (f->shared)
+                c->sbytes -= n;
             c->qoff += n;
             break;
         }
@@ -337,7 +386,8 @@ static void client_drop_buffers (struct usock_client *c)
     c->q = NULL;
     c->qsize = 0;
     c->qbytes = 0;
-    ubuf_free (&c->in);
+    c->sbytes = 0;
+    ubuf_free (c->server, &c->in);
     client_recharge (c);
 }
 
@@ -360,7 +410,7 @@ static void client_update_poll (struct usock_client *c)
 {
     int events = 0;
 
-    if (c->closing)
+    if ((c->closing || c->doomed))
         return;
     if (!c->paused)
         events |= UV_READABLE;
@@ -419,7 +469,8 @@ void usock_client_disconnect (struct usock_client *c)
     list_del (&c->deferred);
     list_del (&c->node);
     list_add_tail (&s->closing, &c->node);
-    s->count--;
+    if (!c->doomed)
+        s->count--;
     /* uv_close takes the fd out of the poll set now, so closing the fd
      * right away is safe and lets the peer see EOF at once.  Nothing more
      * is sent or read: what was held for the client is freed now. */
@@ -442,34 +493,156 @@ static int weight_cmp (const void *a, const void *b)
     return wa < wb ? 1 : wa > wb ? -1 : 0;
 }
 
+/* Lines about clients cut off: any client can cause them, thousands at
+ * once (5,000 subscribers over the limit), and they would push everything
+ * else out of the log ring.  The first CUTLOG_BURST of a window are
+ * logged in full, then one line per window says how many more. */
+static void cutlog_flush (struct usock_server *s)
+{
+    if (s->cutlog_dropped > 0)
+        server_log (s,
+                    "%lu more clients cut in the last %.1f s: %zu bytes "
+                    "were held for them",
+                    s->cutlog_dropped,
+                    (uv_now (s->loop) - s->cutlog_start) / 1000.,
+                    s->cutlog_bytes);
+    s->cutlog_start = uv_now (s->loop);
+    s->cutlog_count = 0;
+    s->cutlog_dropped = 0;
+    s->cutlog_bytes = 0;
+}
+
+static void cutlog_timer_cb (uv_timer_t *w)
+{
+    cutlog_flush (w->data);
+}
+
+static void client_cut_log (struct usock_client *c, size_t bytes,
+                            const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void client_cut_log (struct usock_client *c, size_t bytes,
+                            const char *fmt, ...)
+{
+    struct usock_server *s = c->server;
+    char text[400];
+    va_list ap;
+
+    if (uv_now (s->loop) - s->cutlog_start >= CUTLOG_WINDOW_MS)
+        cutlog_flush (s);
+    if (s->cutlog_count >= CUTLOG_BURST) {
+        s->cutlog_dropped++;
+        s->cutlog_bytes += bytes;
+        if (!uv_is_active ((uv_handle_t *)&s->cutlog_w))
+            uv_timer_start (
+                &s->cutlog_w, cutlog_timer_cb,
+                s->cutlog_start + CUTLOG_WINDOW_MS - uv_now (s->loop), 0);
+        return;
+    }
+    s->cutlog_count++;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof (text), fmt, ap);
+    va_end (ap);
+    server_log (s, "client %s (uid %u, pid %d): %s: disconnecting", c->uuid,
+                c->cred.userid, (int)c->pid, text);
+}
+
+static void server_idle_start (struct usock_server *s);
+
+static void server_reap_start (struct usock_server *s)
+{
+    server_idle_start (s);
+}
+
+/* Cut c off now, cheaply: nothing more is read from it or queued for it
+ * (usock_client_send fails with EPIPE), and the reaper closes it and
+ * frees what it holds within a time budget per loop turn.  Closing
+ * thousands of clients in one turn (their queues hold thousands of frame
+ * references each) stalled the broker for 100 ms. */
+static void client_doom (struct usock_client *c)
+{
+    struct usock_server *s = c->server;
+
+    if (c->closing || c->doomed)
+        return;
+    c->doomed = true;
+    list_del (&c->ready);
+    list_del (&c->partial);
+    list_del (&c->deferred);
+    list_del (&c->node);
+    list_add_tail (&s->dying, &c->node);
+    s->count--;
+    server_reap_start (s);
+}
+
+/* Close dying clients and unmap dead buffers for at most REAP_BUDGET_NS.
+ * 1 if work is left for the next turn. */
+static int server_reap (struct usock_server *s)
+{
+    uint64_t t0 = uv_hrtime ();
+    unsigned n = 0;
+
+    while (!list_empty (&s->dying) || s->graves) {
+        if ((++n & 7) == 0 && uv_hrtime () - t0 > REAP_BUDGET_NS)
+            return 1;
+        if (s->graves) {
+            struct grave *g = s->graves;
+            size_t len = g->len < UNMAP_CHUNK ? g->len : UNMAP_CHUNK;
+            /* from the end: the rest stays one mapping */
+            munmap (g->addr + g->len - len, len);
+            g->len -= len;
+            s->held -= len;
+            if (g->len == 0) {
+                s->graves = g->next;
+                free (g);
+            }
+            continue;
+        }
+        usock_client_disconnect (
+            list_entry (s->dying.next, struct usock_client, node));
+        if (s->destroyed)
+            return 0;
+    }
+    s->pending_free = 0;
+    return 0;
+}
+
 static void client_evict (struct usock_client *c)
 {
     struct usock_server *s = c->server;
 
-    server_log (s,
-                "client %s (uid %u, pid %d): %zu bytes held for it (%zu "
-                "unread, %zu buffered input): clients hold %zu bytes in "
-                "all, over the %zu byte limit: disconnecting",
-                c->uuid, c->cred.userid, (int)c->pid, client_weight (c),
-                c->qbytes, c->in.cap, s->held, s->policy.max_held_bytes);
-    usock_client_disconnect (c);
+    client_cut_log (c, client_weight (c),
+                    "%zu bytes held for it (%zu unread, %zu buffered "
+                    "input): clients hold %zu bytes in all, over the %zu "
+                    "byte limit",
+                    client_weight (c), c->qbytes, c->in.cap, s->held,
+                    s->policy.max_held_bytes);
+    client_doom (c);
 }
 
-/* Keep server->held under the limit: past it, disconnect the clients
- * that hold the most (the slowest readers, the largest partial frames)
- * until it is back under.  A frame shared by several queues is freed
- * only with its last holder, so the largest holders go first.
+/* Keep server->held under the limit: past it, cut off the clients that
+ * hold the most (the slowest readers, the largest partial frames).
+ * They are closed by the reaper, over several loop turns, so what they
+ * will free is estimated: all they hold alone, and of the frames shared
+ * between queues (events) all but those the largest holder left still
+ * holds (clients subscribed to the same events hold the same frames, the
+ * slowest the most).  Once the reaper is done the real sum is checked
+ * again.
  */
 static void server_enforce (struct usock_server *s)
 {
     struct usock_client **v;
     struct list_node *pos;
-    size_t n = 0;
+    size_t n = 0, over, freed = 0;
+    size_t *smax;
 
-    if (s->held <= s->policy.max_held_bytes || s->enforcing)
+    if (s->enforcing || s->held <= s->policy.max_held_bytes + s->pending_free)
         return;
     s->enforcing = true;
-    if ((v = malloc ((s->count + 1) * sizeof (*v)))) {
+    over = s->held - s->pending_free - s->policy.max_held_bytes;
+    v = malloc ((s->count + 1) * sizeof (*v));
+    smax = malloc ((s->count + 1) * sizeof (*smax));
+    if (v && smax) {
         for (pos = s->clients.next; pos != &s->clients; pos = pos->next) {
             struct usock_client *c
                 = list_entry (pos, struct usock_client, node);
@@ -477,26 +650,42 @@ static void server_enforce (struct usock_server *s)
                 v[n++] = c;
         }
         qsort (v, n, sizeof (*v), weight_cmp);
-        for (size_t i = 0; i < n && s->held > s->policy.max_held_bytes; i++)
+        /* smax[i]: the most shared bytes held by one of v[i..n) */
+        smax[n] = 0;
+        for (size_t i = n; i > 0; i--)
+            smax[i - 1]
+                = v[i - 1]->sbytes > smax[i] ? v[i - 1]->sbytes : smax[i];
+        for (size_t i = 0; i < n; i++) {
+            size_t est;
+            freed += client_weight (v[i]) - v[i]->sbytes;
             client_evict (v[i]);
-        free (v);
+            est = freed + (s->shared_held - smax[i + 1]);
+            if (est >= over) {
+                freed = est;
+                break;
+            }
+            if (i == n - 1)
+                freed = est;
+        }
+        s->pending_free += freed;
     }
     else {
-        /* out of memory: find the largest holder one at a time */
-        while (s->held > s->policy.max_held_bytes) {
-            struct usock_client *max = NULL;
-            for (pos = s->clients.next; pos != &s->clients; pos = pos->next) {
-                struct usock_client *c
-                    = list_entry (pos, struct usock_client, node);
-                if (client_weight (c) > 0
-                    && (!max || client_weight (c) > client_weight (max)))
-                    max = c;
-            }
-            if (!max)
-                break;
+        /* out of memory: cut the largest holder and free it now */
+        struct usock_client *max = NULL;
+        for (pos = s->clients.next; pos != &s->clients; pos = pos->next) {
+            struct usock_client *c
+                = list_entry (pos, struct usock_client, node);
+            if (client_weight (c) > 0
+                && (!max || client_weight (c) > client_weight (max)))
+                max = c;
+        }
+        if (max) {
             client_evict (max);
+            usock_client_disconnect (max);
         }
     }
+    free (v);
+    free (smax);
     s->enforcing = false;
 }
 
@@ -554,13 +743,12 @@ static void server_deadline_cb (uv_timer_t *w)
             uv_timer_start (&s->deadline_w, server_deadline_cb, due - now, 0);
             return;
         }
-        server_log (s,
-                    "client %s (uid %u, pid %d): a frame of %zu bytes was "
-                    "begun %.1f s ago and is still incomplete (%zu bytes "
-                    "in): disconnecting",
-                    c->uuid, c->cred.userid, (int)c->pid, c->need,
-                    (now - c->partial_start) / 1000., ubuf_used (&c->in));
-        usock_client_disconnect (c);
+        client_cut_log (c, client_weight (c),
+                        "a frame of %zu bytes was begun %.1f s ago and is "
+                        "still incomplete (%zu bytes in)",
+                        c->need, (now - c->partial_start) / 1000.,
+                        ubuf_used (&c->in));
+        client_doom (c);
     }
 }
 
@@ -589,21 +777,17 @@ static ssize_t client_deliver (struct usock_client *c, const uint8_t *buf,
         }
         n = flux_msg_frame_decode (buf + off, size - off, &msg, &need);
         if (n < 0) {
-            server_log (s,
-                        "client %s (uid %u, pid %d): bad frame (%s), "
-                        "disconnecting",
-                        c->uuid, c->cred.userid, (int)c->pid, strerror (errno));
+            client_cut_log (c, client_weight (c), "bad frame (%s)",
+                            strerror (errno));
             usock_client_disconnect (c);
             return -1;
         }
         if (n == 0) {
             if (need > client_frame_max (c)) {
-                server_log (s,
-                            "client %s (uid %u, pid %d): announces a frame "
-                            "of %zu bytes, over the %zu byte limit of its "
-                            "role: disconnecting",
-                            c->uuid, c->cred.userid, (int)c->pid, need,
-                            client_frame_max (c));
+                client_cut_log (c, client_weight (c),
+                                "announces a frame of %zu bytes, over the "
+                                "%zu byte limit of its role",
+                                need, client_frame_max (c));
                 usock_client_disconnect (c);
                 return -1;
             }
@@ -616,7 +800,7 @@ static ssize_t client_deliver (struct usock_client *c, const uint8_t *buf,
         list_del (&c->partial); /* a frame completed: its clock stops */
         client_stamp (c, msg);
         s->ops.message (c, msg, s->arg);
-        if (c->closing)
+        if ((c->closing || c->doomed))
             return -1;
     }
     return off;
@@ -649,7 +833,7 @@ static void client_deliver_buffered (struct usock_client *c)
     n = client_deliver (c, c->in.data + c->in.off, ubuf_used (&c->in), &more);
     if (n < 0)
         return;
-    ubuf_consume (&c->in, n);
+    ubuf_consume (c->server, &c->in, n);
     client_recharge (c);
     client_set_paused (c, more);
 }
@@ -677,7 +861,7 @@ static int client_in_reserve (struct usock_client *c, size_t room)
         s->held += extra;
         server_enforce (s);
         s->held -= extra;
-        if (c->closing)
+        if ((c->closing || c->doomed))
             return -1;
     }
     if (ubuf_reserve (&c->in, room) < 0) {
@@ -740,7 +924,11 @@ static void client_read (struct usock_client *c)
         if (client_in_reserve (c, want) < 0)
             return;
     }
-    n = recv (c->fd, b->data + b->len, b->cap - b->len, MSG_DONTWAIT);
+    /* a big frame arrives READ_MAX at a time: one recv() of many MB into
+     * fresh pages took several ms */
+    n = recv (c->fd, b->data + b->len,
+              b->cap - b->len < READ_MAX ? b->cap - b->len : READ_MAX,
+              MSG_DONTWAIT);
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
@@ -808,6 +996,14 @@ static void client_poll_cb (uv_poll_t *w, int status, int events)
 {
     struct usock_client *c = w->data;
 
+    if (c->doomed) {
+        /* the reaper has not come to it yet: stop watching (thousands
+         * of doomed sockets may turn readable at once, e.g. when their
+         * process exits; closing them here would undo the reaper) */
+        uv_poll_stop (&c->w);
+        c->events = 0;
+        return;
+    }
     if (status < 0) {
         server_log (c->server, "client %s: poll: %s", c->uuid,
                     uv_strerror (status));
@@ -828,6 +1024,7 @@ static void server_idle_cb (uv_idle_t *w)
 {
     struct usock_server *s = w->data;
     struct list_node turn;
+    int more = 0;
 
     list_move_all (&turn, &s->ready);
     while (!list_empty (&turn)) {
@@ -838,7 +1035,14 @@ static void server_idle_cb (uv_idle_t *w)
         if (s->destroyed)
             return;
     }
-    if (list_empty (&s->ready) && list_empty (&s->deferred))
+    if (!list_empty (&s->dying) || s->graves) {
+        if (!(more = server_reap (s)) && !s->destroyed)
+            server_enforce (s); /* the real sum, now that all are gone */
+        if (s->destroyed)
+            return;
+    }
+    if (!more && list_empty (&s->ready) && list_empty (&s->deferred)
+        && list_empty (&s->dying) && !s->graves)
         uv_idle_stop (&s->idle_w);
 }
 
@@ -852,6 +1056,8 @@ static struct frame *shared_frame (struct usock_server *s, size_t size)
             return NULL;
         (void)flux_msg_frame_encode (s->share_msg, f->data, size);
         f->len = size;
+        f->shared = true;
+        s->shared_held += f->cap;
         s->share_frame = f;
     }
     return f;
@@ -877,6 +1083,8 @@ static int client_queue (struct usock_client *c, const flux_msg_t *msg,
         }
         if (c->qcount == 1)
             c->qoff = sent;
+        if (enc->shared)
+            c->sbytes += rest;
     }
     else if ((t = queue_tail (c)) && t->refs == 1 && t->cap - t->len >= rest) {
         if (bytes)
@@ -911,12 +1119,11 @@ static int client_enqueue (struct usock_client *c, const flux_msg_t *msg,
     struct frame *f = NULL;
 
     if (c->qcount > 0 && total > s->policy.max_sendq_bytes) {
-        server_log (s,
-                    "client %s (uid %u, pid %d): %zu bytes unread, over the "
-                    "%zu byte send queue limit: disconnecting",
-                    c->uuid, c->cred.userid, (int)c->pid, total,
-                    s->policy.max_sendq_bytes);
-        usock_client_disconnect (c);
+        client_cut_log (c, client_weight (c),
+                        "%zu bytes unread, over the %zu byte send queue "
+                        "limit",
+                        total, s->policy.max_sendq_bytes);
+        client_doom (c);
         errno = EPIPE;
         return -1;
     }
@@ -990,7 +1197,7 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
         errno = EINVAL;
         return -1;
     }
-    if (c->closing) {
+    if ((c->closing || c->doomed)) {
         errno = EPIPE;
         return -1;
     }
@@ -1010,7 +1217,7 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
         rc = client_send_now (c, msg, size, shared);
     if (rc == 0) {
         server_enforce (s);
-        if (c->closing) {
+        if ((c->closing || c->doomed)) {
             errno = EPIPE;
             return -1;
         }
@@ -1020,8 +1227,8 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
 
 void usock_server_share (struct usock_server *s, const flux_msg_t *msg)
 {
-    if (!s)
-        return;
+    if (!s || (msg && msg == s->share_msg))
+        return; /* already shared: keep its encoding */
     frame_decref (s, s->share_frame);
     s->share_frame = NULL;
     s->share_msg = msg;
@@ -1138,7 +1345,7 @@ static void server_accept (struct usock_server *s, int fd)
         return;
     }
     client_update_poll (c);
-    if (c->closing)
+    if ((c->closing || c->doomed))
         return;
     c->released = false;
     if (s->ops.connected)
@@ -1311,6 +1518,7 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     list_init (&s->ready);
     list_init (&s->partial);
     list_init (&s->deferred);
+    list_init (&s->dying);
     if (!(s->path = strdup (path)) || !(s->rbuf = malloc (RBUF_SIZE))
         || !(s->wbuf = malloc (WBUF_SIZE))) {
         errprintf (error, "out of memory");
@@ -1328,9 +1536,10 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     uv_idle_init (loop, &s->idle_w);
     uv_timer_init (loop, &s->deadline_w);
     uv_prepare_init (loop, &s->turn_w);
+    uv_timer_init (loop, &s->cutlog_w);
     s->listen_w.data = s->backoff_w.data = s->idle_w.data = s;
-    s->deadline_w.data = s->turn_w.data = s;
-    s->handles = 5;
+    s->deadline_w.data = s->turn_w.data = s->cutlog_w.data = s;
+    s->handles = 6;
     uv_prepare_start (&s->turn_w, server_turn_cb);
     uv_unref ((uv_handle_t *)&s->turn_w);
     if ((e = uv_poll_start (&s->listen_w, UV_READABLE, server_listen_cb)) < 0) {
@@ -1360,6 +1569,8 @@ void usock_server_destroy (struct usock_server *s)
     uv_close ((uv_handle_t *)&s->idle_w, server_handle_close_cb);
     uv_close ((uv_handle_t *)&s->deadline_w, server_handle_close_cb);
     uv_close ((uv_handle_t *)&s->turn_w, server_handle_close_cb);
+    uv_close ((uv_handle_t *)&s->cutlog_w, server_handle_close_cb);
+    cutlog_flush (s);
     usock_server_share (s, NULL);
     close (s->fd);
     s->fd = -1;
@@ -1369,6 +1580,16 @@ void usock_server_destroy (struct usock_server *s)
     while (!list_empty (&s->clients))
         usock_client_disconnect (
             list_entry (s->clients.next, struct usock_client, node));
+    while (!list_empty (&s->dying))
+        usock_client_disconnect (
+            list_entry (s->dying.next, struct usock_client, node));
+    while (s->graves) {
+        struct grave *g = s->graves;
+        s->graves = g->next;
+        munmap (g->addr, g->len);
+        s->held -= g->len;
+        free (g);
+    }
     /* Callbacks cannot take clients off this list (only close callbacks
      * do), so the lookahead iteration is safe. */
     list_for_each_safe (pos, tmp, &s->closing)

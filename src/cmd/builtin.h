@@ -95,6 +95,8 @@ int cmd_cancel (int argc, char **argv);
 int cmd_update (int argc, char **argv);
 int cmd_queue (int argc, char **argv);
 int cmd_exec (int argc, char **argv);
+extern const struct builtin builtin_sproc;
+int cmd_sproc (int argc, char **argv);
 
 /* member of the `flux job` group (builtin/job_attach.c) */
 extern const struct builtin builtin_job_attach;

@@ -28,6 +28,8 @@
 #define FLUX_CMD_LIBEXECDIR "/usr/libexec/flux/cmd"
 #endif
 
+/* a hand-kept grid, so that a new command is one line */
+/* clang-format off */
 static const struct builtin *const builtins[] = {
     &builtin_cancel,     &builtin_config,
     &builtin_content,    &builtin_dmesg,
@@ -45,8 +47,10 @@ static const struct builtin *const builtins[] = {
     &builtin_imp_helper, &builtin_batch,
     &builtin_alloc,      &builtin_broker,
     &builtin_uri,        &builtin_proxy,
-    &builtin_pstree,     NULL,
+    &builtin_pstree,     &builtin_sproc,
+    NULL,
 };
+/* clang-format on */
 
 /* Commands shipped as separate programs (flux-NAME), for `flux help`. */
 static const struct {

@@ -237,9 +237,9 @@ static bool returncode (const job_t *job, long long *rc)
 }
 
 /* annotations at a dotted path ("sched.reason_pending"), or NULL */
-static json_t *annotation (const job_t *job, const char *path)
+/* the value at a dotted path under o, or NULL */
+static json_t *json_at_path (json_t *o, const char *path)
 {
-    json_t *o = get_json (job, "annotations");
     char buf[256], *save = NULL, *tok;
 
     snprintf (buf, sizeof (buf), "%s", path ? path : "");
@@ -247,6 +247,18 @@ static json_t *annotation (const job_t *job, const char *path)
          tok = strtok_r (NULL, ".", &save))
         o = json_object_get (o, tok);
     return o;
+}
+
+static json_t *annotation (const job_t *job, const char *path)
+{
+    return json_at_path (get_json (job, "annotations"), path);
+}
+
+/* the sub-instance counts of job at a dotted path, or NULL */
+static json_t *instance_value (const job_t *job, const char *path)
+{
+    return json_at_path (job->l->instance ? job->l->instance[job->j] : NULL,
+                         path);
 }
 
 static void json_value (json_t *o, struct val *v)
@@ -477,6 +489,9 @@ void jobs_eval (const struct field *fl, const job_t *job, double now,
             break;
         case F_INACTIVE_REASON:
             inactive_reason (job, v);
+            break;
+        case F_INSTANCE:
+            json_value (instance_value (job, fl->path), v);
             break;
     }
 }

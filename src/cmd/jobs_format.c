@@ -90,6 +90,14 @@ static const struct fieldinfo fields[] = {
      "exception_type exception_note"},
     {"sched", "SCHED", F_ANNOTATION, "sched", "annotations"},
     {"user", "USER", F_ANNOTATION, "user", "annotations"},
+    /* flux-core's names; jobs.c asks each running sub-instance */
+    {"instance.stats", "STATS", F_INSTANCE, "stats", "state annotations"},
+    {"instance.stats.total", "NJOBS", F_INSTANCE, "total", "state annotations"},
+    {"instance.utilization", "CORE%", F_INSTANCE, "utilization",
+     "state annotations"},
+    {"instance.gpu_utilization", "GPU%", F_INSTANCE, "gpu_utilization",
+     "state annotations"},
+    {"instance.progress", "PROG", F_INSTANCE, "progress", "state annotations"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
@@ -130,6 +138,38 @@ static int annotation_field (const char *name, struct field *fl)
     fl->info = NULL;
     fl->heading = fl->heading_buf;
     return 0;
+}
+
+/* instance.resources.STATE.{ncores,ngpus} */
+static int instance_resources_field (const char *name, struct field *fl)
+{
+    static const struct fieldinfo info
+        = {"instance.resources", NULL, F_INSTANCE, NULL, "state annotations"};
+    static const char *states[]
+        = {"all", "up", "down", "allocated", "free", NULL};
+    const char *rest = name + strlen ("instance.resources.");
+    size_t n;
+
+    if (strncmp (name, "instance.resources.", 19) != 0)
+        return -1;
+    for (int i = 0; states[i]; i++) {
+        n = strlen (states[i]);
+        if (!strncmp (rest, states[i], n) && rest[n] == '.'
+            && (!strcmp (rest + n + 1, "ncores")
+                || !strcmp (rest + n + 1, "ngpus"))) {
+            if (!(fl->path = malloc (strlen (rest) + 11)))
+                return -1;
+            sprintf (fl->path, "resources.%s", rest);
+            if (!(fl->heading_buf = strdup (rest + n + 1)))
+                return -1;
+            for (char *p = fl->heading_buf; *p; p++)
+                *p = (*p >= 'a' && *p <= 'z') ? *p - 32 : *p;
+            fl->info = &info;
+            fl->heading = fl->heading_buf;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 /* Widths and precisions above this are refused: {id:>99999999999} would
@@ -223,7 +263,7 @@ static int parse_field (char *text, struct field *fl, flux_error_t *error)
         }
     }
     if (conv) {
-        if (strlen (conv) != 1 || !strchr ("FHDdsr", conv[0]))
+        if (strlen (conv) != 1 || !strchr ("FHDdsrP", conv[0]))
             return errprintf (error, "Unknown conversion specifier '%s'", conv);
         fl->conv = conv[0];
     }
@@ -231,13 +271,17 @@ static int parse_field (char *text, struct field *fl, flux_error_t *error)
         if (!strcmp (fields[i].name, name)) {
             fl->info = &fields[i];
             fl->heading = fields[i].heading;
-            if (fields[i].kind == F_ANNOTATION && fields[i].key
-                && !(fl->path = strdup (fields[i].key)))
+            if ((fields[i].kind == F_ANNOTATION || fields[i].kind == F_INSTANCE)
+                && fields[i].key && !(fl->path = strdup (fields[i].key)))
                 return errprintf (error, "out of memory");
             break;
         }
     }
-    if (!fl->info && annotation_field (name, fl) < 0)
+    if (!fl->info && !strncmp (name, "instance.resources.", 19)) {
+        if (instance_resources_field (name, fl) < 0)
+            return errprintf (error, "Unknown format field: %s", name);
+    }
+    else if (!fl->info && annotation_field (name, fl) < 0)
         return errprintf (error, "Unknown format field: %s", name);
     if (spec && fl->conv == 'd') {
         /* {t!d:STRFTIME[::SPEC]} */
@@ -342,6 +386,15 @@ nomem:
     jobs_format_destroy (f);
     errno = ENOMEM;
     return NULL;
+}
+
+bool jobs_format_wants_instance (const struct jobs_format *f)
+{
+    for (int i = 0; i < f->n; i++) {
+        if (f->fields[i].info && f->fields[i].info->kind == F_INSTANCE)
+            return true;
+    }
+    return false;
 }
 
 json_t *jobs_format_attrs (const struct jobs_format *f)
@@ -589,6 +642,18 @@ static void convert (const struct field *fl, struct val *v)
                   : fl->strftime  ? fl->strftime
                                   : "%Y-%m-%d %H:%M:%S",
                   v);
+            return;
+        case 'P': /* 0.5 -> "50%", 0.333 -> "33.3%" */
+            if (!numeric (v, &d)) {
+                jobs_val_clear (v);
+                v->t = V_STR;
+                v->s = "";
+                return;
+            }
+            jobs_val_clear (v);
+            snprintf (v->buf, sizeof (v->buf), "%.3g%%", d * 100.);
+            v->t = V_STR;
+            v->s = v->buf;
             return;
         case 's':
         case 'r':

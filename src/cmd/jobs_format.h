@@ -13,10 +13,13 @@
  *          returncode, exception.{occurred,severity,type,note},
  *          annotations, annotations.KEY..., sched[.KEY...], user[.KEY...],
  *          dependencies, contextual_info, contextual_time,
- *          inactive_reason
+ *          inactive_reason, instance.stats, instance.stats.total,
+ *          instance.utilization, instance.gpu_utilization,
+ *          instance.progress, instance.resources.STATE.{ncores,ngpus}
+ *          (STATE all, up, down, allocated, free)
  *   CONV   F (seconds as an RFC 23 duration), H (h:mm:ss), D (ISO 8601
  *          date), d (a date formatted with strftime: {t_run!d:%H:%M}, a
- *          width after "::"), s, r
+ *          width after "::"), P (a fraction as a percentage), s, r
  *   SPEC   [[fill]align][width][.precision][type][h][+]: align < > ^,
  *          type s d f g e; h shows "-" for an empty value ("", 0s, 0.0,
  *          0:00:00, the epoch); + marks a truncated string with "+"
@@ -29,6 +32,7 @@
 #define FLUX_CMD_JOBS_FORMAT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "libflux/flux.h"
@@ -45,6 +49,10 @@ void jobs_out_append (struct textbuf *o, const char *s, size_t len);
  */
 struct jobs_format *jobs_format_create (const char *fmt, flux_error_t *error);
 void jobs_format_destroy (struct jobs_format *f);
+
+/* True if a field is instance.*: the caller then fills l->instance for
+ * the running sub-instances listed. */
+bool jobs_format_wants_instance (const struct jobs_format *f);
 
 /* The job-list attributes the fields need (new reference). */
 json_t *jobs_format_attrs (const struct jobs_format *f);
@@ -67,6 +75,11 @@ struct jobs_rec {
     size_t first, n; /* fields[first .. first+n) */
 };
 struct jobs_list {
+    /* per job, NULL or what instance.* fields read (the caller fills it,
+     * see jobs_format_wants_instance()): {stats:s, total:i,
+     * utilization:f, gpu_utilization:f, progress:f, resources:{STATE:
+     * {ncores:i, ngpus:i}}}; jobs_list_destroy() frees it */
+    json_t **instance;
     char *text;
     struct jobs_field *fields;
     size_t nfields;

@@ -30,6 +30,7 @@ enum kind {
     F_CONTEXTUAL_INFO,
     F_CONTEXTUAL_TIME,
     F_INACTIVE_REASON,
+    F_INSTANCE, /* a sub-instance's own counts (jobs_list.instance) */
 };
 
 struct fieldinfo {

@@ -312,6 +312,9 @@ void jobs_list_destroy (struct jobs_list *l)
         int saved_errno = errno;
         for (size_t i = 0; i < l->nfields; i++)
             json_decref (l->fields[i].json);
+        for (size_t j = 0; l->instance && j < l->njobs; j++)
+            json_decref (l->instance[j]);
+        free (l->instance);
         free (l->fields);
         free (l->jobs);
         free (l->text);

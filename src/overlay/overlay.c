@@ -73,6 +73,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -108,6 +109,7 @@
  * that are up: more are closed at once.  Each holds a file descriptor
  * until its handshake ends (ZMQ_HANDSHAKE_IVL). */
 #define UNAUTH_MAX 64
+#define SENDQ_DEFAULT (256u * 1024 * 1024) /* cfg.sendq_max = 0 */
 
 struct zwatch;
 /* Consume one queued message: 1, or 0 if none was queued. */
@@ -130,6 +132,21 @@ struct peer {
     int fd;           /* child: fd of its connection at hello, or -1 */
     bool notify;      /* status change not yet reported */
     char error[128];  /* reason of the last LOST */
+    /* Bytes of messages to the peer that ZeroMQ still holds: added at
+     * send, taken off by ZeroMQ's I/O thread when it is done with them
+     * (sendbuf_free).  ZeroMQ's HWM counts messages, not bytes, and is
+     * off (0): this is what bounds a peer that does not read. */
+    atomic_size_t queued;
+};
+
+/* The parts of one message sent to a peer, copied into one block that
+ * ZeroMQ frees part by part (zmq_msg_init_data): when the last part is
+ * freed the block's bytes come off the peer's count. */
+struct sendbuf {
+    atomic_int parts;
+    size_t size;
+    atomic_size_t *queued;
+    uint8_t data[];
 };
 
 struct authkey {
@@ -485,36 +502,95 @@ static flux_msg_t *frames_decode (struct frames *fr, int skip)
     return flux_msg_from_parts (parts, fr->n - skip);
 }
 
+/* Called by ZeroMQ (its I/O thread, or ours) when it is done with a part. */
+static void sendbuf_free (void *data, void *hint)
+{
+    struct sendbuf *sb = hint;
+
+    if (atomic_fetch_sub (&sb->parts, 1) == 1) {
+        atomic_fetch_sub (sb->queued, sb->size);
+        free (sb);
+    }
+}
+
 /* Send msg (preceded by an identity frame if id is set) as one multipart
- * message.  The parts are copied by zmq_send, msg is only read.  With
+ * message.  msg is only read: its parts are copied into one block, which
+ * counts in p->queued until ZeroMQ is done with it.  ENOBUFS (nothing
+ * sent) if that would take p->queued past the overlay's sendq_max.  With
  * unbounded HWMs only the first frame can fail (EHOSTUNREACH on the
  * ROUTER), so no half-sent message is left behind. */
-static int send_msg (void *zs, const char *id, const flux_msg_t *msg)
+static int send_msg (struct overlay *ov, struct peer *p, void *zs,
+                     const char *id, const flux_msg_t *msg)
 {
     uint8_t proto[FLUX_MSG_PROTO_SIZE];
     struct flux_msg_part parts[MAX_FRAMES];
     int count = MAX_FRAMES;
+    struct sendbuf *sb;
+    size_t size = 0, off = 0;
 
     if (flux_msg_to_parts (msg, proto, parts, &count) < 0)
         return -1;
-    if (id && zmq_send (zs, id, strlen (id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+    if (!p) { /* a control message to a peer not known yet: copied */
+        if (id
+            && zmq_send (zs, id, strlen (id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+            return -1;
+        for (int i = 0; i < count; i++) {
+            int flags = ZMQ_DONTWAIT | (i < count - 1 ? ZMQ_SNDMORE : 0);
+            if (zmq_send (zs, parts[i].data, parts[i].size, flags) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    for (int i = 0; i < count; i++)
+        size += parts[i].size;
+    if (atomic_load (&p->queued) + size > ov->cfg.sendq_max) {
+        errno = ENOBUFS;
         return -1;
+    }
+    if (!(sb = malloc (sizeof (*sb) + size)))
+        return -1;
+    atomic_init (&sb->parts, count);
+    sb->size = size;
+    sb->queued = &p->queued;
+    atomic_fetch_add (&p->queued, size);
+    if (id && zmq_send (zs, id, strlen (id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        int saved_errno = errno;
+        atomic_fetch_sub (&p->queued, size);
+        free (sb);
+        errno = saved_errno;
+        return -1;
+    }
     for (int i = 0; i < count; i++) {
         int flags = ZMQ_DONTWAIT | (i < count - 1 ? ZMQ_SNDMORE : 0);
-        if (zmq_send (zs, parts[i].data, parts[i].size, flags) < 0)
+        zmq_msg_t m;
+        if (parts[i].size > 0)
+            memcpy (sb->data + off, parts[i].data, parts[i].size);
+        zmq_msg_init_data (&m, sb->data + off, parts[i].size, sendbuf_free, sb);
+        off += parts[i].size;
+        if (zmq_msg_send (&m, zs, flags) < 0) {
+            /* not taken: this part and those not made yet are freed
+             * here (only the first part can fail, see above) */
+            int saved_errno = errno;
+            int left = count - i - 1;
+            zmq_msg_close (&m);
+            while (left-- > 0)
+                sendbuf_free (NULL, sb);
+            errno = saved_errno;
             return -1;
+        }
     }
     return 0;
 }
 
-static int send_control (void *zs, const char *id, int type, int status)
+static int send_control (struct overlay *ov, struct peer *p, void *zs,
+                         const char *id, int type, int status)
 {
     flux_msg_t *msg;
     int rc = -1;
 
     if ((msg = flux_msg_create (FLUX_MSGTYPE_CONTROL))
         && flux_msg_set_control (msg, type, status) == 0)
-        rc = send_msg (zs, id, msg);
+        rc = send_msg (ov, p, zs, id, msg);
     flux_msg_destroy (msg);
     return rc;
 }
@@ -662,11 +738,12 @@ static struct zwatch *monitor_create (struct overlay *ov, void *zs,
 }
 
 /* Sends on a watched socket leave it to be re-read before sleeping. */
-static int send_control_dirty (struct zwatch *w, const char *id, int type,
+static int send_control_dirty (struct overlay *ov, struct peer *p,
+                               struct zwatch *w, const char *id, int type,
                                int status)
 {
     w->dirty = true;
-    return send_control (w->zs, id, type, status);
+    return send_control (ov, p, w->zs, id, type, status);
 }
 
 /* Loop handles */
@@ -808,7 +885,8 @@ static bool parse_rank (const void *data, size_t size, uint32_t *rank)
 
 static void refuse (struct overlay *ov, const char *id, int reason)
 {
-    if (send_control_dirty (ov->router, id, OVERLAY_CONTROL_DISCONNECT, reason)
+    if (send_control_dirty (ov, NULL, ov->router, id,
+                            OVERLAY_CONTROL_DISCONNECT, reason)
         < 0)
         ov_log (ov, LOG_DEBUG, "DISCONNECT to %s: %s", id, strerror (errno));
 }
@@ -824,7 +902,7 @@ static void child_hello (struct overlay *ov, struct peer *c, int version,
         refuse (ov, c->id, OVERLAY_DISCONNECT_VERSION);
         return;
     }
-    if (send_control_dirty (ov->router, c->id, OVERLAY_CONTROL_WELCOME,
+    if (send_control_dirty (ov, c, ov->router, c->id, OVERLAY_CONTROL_WELCOME,
                             OVERLAY_PROTOCOL_VERSION)
         < 0) {
         ov_log (ov, LOG_ERR, "WELCOME to child %s: %s", c->id,
@@ -1143,7 +1221,8 @@ static void child_tick (struct overlay *ov, struct peer *c, double t)
     if (c->status == OVERLAY_PEER_ONLINE && quiet >= ov->cfg.torpid_max)
         set_status (ov, c, OVERLAY_PEER_TORPID, NULL, false);
     if (is_up (c)
-        && send_control_dirty (ov->router, c->id, OVERLAY_CONTROL_HEARTBEAT, 0)
+        && send_control_dirty (ov, c, ov->router, c->id,
+                               OVERLAY_CONTROL_HEARTBEAT, 0)
                < 0) {
         if (errno == EHOSTUNREACH)
             child_lost (ov, c, "connection to child is gone", false);
@@ -1172,7 +1251,8 @@ static void parent_tick (struct overlay *ov, double t)
     if (p->status == OVERLAY_PEER_ONLINE && quiet >= ov->cfg.torpid_max)
         set_status (ov, p, OVERLAY_PEER_TORPID, NULL, false);
     if (is_up (p) && ov->dealer
-        && send_control_dirty (ov->dealer, NULL, OVERLAY_CONTROL_HEARTBEAT, 0)
+        && send_control_dirty (ov, &ov->parent, ov->dealer, NULL,
+                               OVERLAY_CONTROL_HEARTBEAT, 0)
                < 0)
         ov_log (ov, LOG_ERR, "heartbeat to parent: %s", strerror (errno));
 }
@@ -1213,6 +1293,8 @@ static int config_apply (struct overlay *ov, const struct overlay_config *cfg)
         ov->cfg.heartbeat = 1.0;
     if (ov->cfg.torpid_max == 0)
         ov->cfg.torpid_max = 30.0;
+    if (ov->cfg.sendq_max == 0)
+        ov->cfg.sendq_max = SENDQ_DEFAULT;
     return 0;
 }
 
@@ -1516,7 +1598,7 @@ int overlay_connect (struct overlay *ov, const char *parent_uri,
         || !(zs = dealer_create (ov, parent_pubkey))
         || !(mon = monitor_create (ov, zs, dealer_mon_recv))
         || zmq_connect (zs, parent_uri) < 0
-        || send_control (zs, NULL, OVERLAY_CONTROL_HELLO,
+        || send_control (ov, &ov->parent, zs, NULL, OVERLAY_CONTROL_HELLO,
                          OVERLAY_PROTOCOL_VERSION)
                < 0
         || !(w = watch_create (ov, zs, dealer_recv))) {
@@ -1550,6 +1632,29 @@ static bool sendable (const flux_msg_t *msg)
     return true;
 }
 
+/* What ZeroMQ holds for p reached sendq_max: p does not read (stopped,
+ * or slower than what is sent to it).  It is marked LOST, as a peer that
+ * went silent is, and nothing more is sent to it: the broker fails what
+ * was in flight to it, and a child must start over (hello). */
+static void sendq_full (struct overlay *ov, struct peer *p)
+{
+    char reason[128];
+
+    snprintf (reason, sizeof (reason),
+              "%zu bytes wait to be sent to it, over tbon.sendq-limit (%zu): "
+              "it does not read",
+              atomic_load (&p->queued), ov->cfg.sendq_max);
+    ov_log (ov, LOG_ERR, "%s rank %" PRIu32 ": %s: lost",
+            p == &ov->parent ? "parent" : "child", p->rank, reason);
+    if (p == &ov->parent) {
+        if (ov->dealer)
+            (void)zmq_disconnect (ov->dealer->zs, ov->parent_uri);
+        set_status (ov, p, OVERLAY_PEER_LOST, reason, true);
+    }
+    else
+        child_lost (ov, p, reason, true);
+}
+
 int overlay_send_parent (struct overlay *ov, const flux_msg_t *msg)
 {
     if (!ov || !sendable (msg)) {
@@ -1561,7 +1666,12 @@ int overlay_send_parent (struct overlay *ov, const flux_msg_t *msg)
         return -1;
     }
     ov->dealer->dirty = true;
-    return send_msg (ov->dealer->zs, NULL, msg);
+    if (send_msg (ov, &ov->parent, ov->dealer->zs, NULL, msg) < 0) {
+        if (errno == ENOBUFS)
+            sendq_full (ov, &ov->parent);
+        return -1;
+    }
+    return 0;
 }
 
 int overlay_send_child (struct overlay *ov, uint32_t child_rank,
@@ -1578,9 +1688,11 @@ int overlay_send_child (struct overlay *ov, uint32_t child_rank,
         return -1;
     }
     ov->router->dirty = true;
-    if (send_msg (ov->router->zs, c->id, msg) < 0) {
+    if (send_msg (ov, c, ov->router->zs, c->id, msg) < 0) {
         if (errno == EHOSTUNREACH)
             child_lost (ov, c, "connection to child is gone", true);
+        else if (errno == ENOBUFS)
+            sendq_full (ov, c);
         return -1;
     }
     return 0;

@@ -117,6 +117,8 @@ struct overlay_config {
     double heartbeat;            /* seconds between heartbeats (0 = 1.0) */
     double torpid_max;           /* seconds (0 = 30) */
     double lost_max;             /* seconds of silence before lost, 0 = never */
+    size_t sendq_max; /* bytes ZeroMQ may hold for one peer (0 = 256 MiB):
+                       * a send past it marks the peer LOST */
 };
 
 /* Create the overlay of one broker.  cfg is copied.  recv_cb and

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* input.c - task stdin: the leader's `.stdin` method appends to the
- * `input` eventlog, every shell watches it and writes to its tasks; or
- * every task reads a file.
+ * `input` eventlog; or every task reads a file.  The leader does not
+ * watch its own writes: once an append is committed (in the order of the
+ * commits) it writes the data to its own tasks and forwards the event to
+ * the other shells whose tasks it names (`<service>.input`), which write
+ * to theirs.  A job of one shell costs the kvs-watch service nothing.
+ *
+ * A watch of `input` on every broker of a 64-node job cost each broker a
+ * namespace root fetch, lookups and content loads from rank 0, about a
+ * fifth of the brokers' CPU of `flux run -N64 true`.  Shells that share
+ * the leader's broker (the tests' fake agent) still watch `input`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +22,7 @@
 #include "libeventlog/eventlog.h"
 #include "libflux/base64.h"
 #include "libkvs/kvs.h"
+#include "libtaskmap/taskmap.h"
 #include "libutil/strsubst.h"
 
 #include "input.h"
@@ -31,6 +40,11 @@ struct input {
     flux_future_t *watch; /* lookup of `input` (WATCH_APPEND) */
     eventlog_parser_t *parser;
     struct stdin_req *pending; /* commits in flight, freed with the input */
+    bool started;              /* input_start: the tasks exist */
+    json_t *early;             /* leader: data committed before input_start */
+    flux_msg_handler_t *input_mh; /* non-leader: <service>.input */
+    bool forwarding;              /* leader: after barrier 2 */
+    json_t *backlog;              /* leader: events committed before that */
 };
 
 /* A .stdin request whose commit is in flight: on the input's list until
@@ -41,8 +55,12 @@ struct stdin_req {
     struct input *in;
     const flux_msg_t *msg;
     flux_future_t *f;
+    json_t *io; /* the data event's context */
     struct stdin_req *prev, *next;
 };
+
+static void deliver (struct input *in, json_t *ctx);
+static void forward (struct input *in, json_t *ctx);
 
 static void stdin_req_destroy (struct stdin_req *req)
 {
@@ -56,6 +74,7 @@ static void stdin_req_destroy (struct stdin_req *req)
         req->next->prev = req->prev;
     flux_msg_decref (req->msg);
     flux_future_destroy (req->f);
+    json_decref (req->io);
     free (req);
 }
 
@@ -66,8 +85,18 @@ static void stdin_commit_cb (flux_future_t *f, void *arg)
 
     if (flux_future_get (f, NULL) < 0)
         flux_respond_error (h, req->msg, errno, "committing input");
-    else
+    else {
+        struct input *in = req->in;
+        if (in->started)
+            deliver (in, req->io);
+        else if (json_array_append (in->early, req->io) < 0)
+            shell_log (in->shell, LOG_ERR, "input", "out of memory");
+        if (in->forwarding)
+            forward (in, req->io);
+        else if (json_array_append (in->backlog, req->io) < 0)
+            shell_log (in->shell, LOG_ERR, "input", "out of memory");
         flux_respond (h, req->msg, NULL);
+    }
     stdin_req_destroy (req);
 }
 
@@ -128,6 +157,7 @@ static void stdin_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     req->in = in;
     req->msg = flux_msg_incref (msg);
     req->f = f;
+    req->io = json_incref (io);
     if ((req->next = in->pending))
         req->next->prev = req;
     in->pending = req;
@@ -183,6 +213,80 @@ static void deliver (struct input *in, json_t *ctx)
     }
     free (buf);
     idset_destroy (ids);
+}
+
+static bool own_broker (struct shell *shell, int shell_rank)
+{
+    return shell->info->brokers[shell_rank] == shell->info->brokers[0];
+}
+
+static void send_input (struct input *in, int shell_rank, json_t *ctx)
+{
+    struct shell *shell = in->shell;
+    char topic[128];
+    flux_future_t *f;
+
+    snprintf (topic, sizeof (topic), "%s.input", shell->service);
+    if (!(f = flux_rpc_pack (shell->h, topic, shell->info->brokers[shell_rank],
+                             FLUX_RPC_NORESPONSE, "{s:O}", "context", ctx)))
+        shell_log (shell, LOG_ERR, "input", "forwarding to shell %d: %s",
+                   shell_rank, strerror (errno));
+    flux_future_destroy (f);
+}
+
+/* Leader: send one `data` event to the other shells (not sharing its
+ * broker) with a task it names.  Messages of one sender to one service
+ * keep their order, so each shell sees the events in eventlog order.
+ */
+static void forward (struct input *in, json_t *ctx)
+{
+    struct shell *shell = in->shell;
+    int n = shell->info->shell_size;
+    const char *rank;
+    struct idset *ids;
+    bool *to;
+
+    if (n < 2 || json_unpack (ctx, "{s:s}", "rank", &rank) < 0)
+        return;
+    if (!strcmp (rank, "all")) {
+        for (int i = 1; i < n; i++)
+            if (!own_broker (shell, i))
+                send_input (in, i, ctx);
+        return;
+    }
+    if (!(ids = idset_decode (rank)) || !(to = calloc (n, sizeof (*to)))) {
+        idset_destroy (ids);
+        return;
+    }
+    for (unsigned int id = idset_first (ids); id != IDSET_INVALID_ID;
+         id = idset_next (ids, id)) {
+        int node = taskmap_nodeid (shell->info->map, (int)id);
+        if (node > 0 && node < n)
+            to[node] = true;
+    }
+    for (int i = 1; i < n; i++)
+        if (to[i] && !own_broker (shell, i))
+            send_input (in, i, ctx);
+    free (to);
+    idset_destroy (ids);
+}
+
+/* Non-leader: <service>.input {context:o} from the leader (no response). */
+static void input_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct input *in = arg;
+    json_t *ctx;
+
+    (void)h;
+    (void)mh;
+    if (flux_msg_authorize (msg, in->shell->info->userid) < 0
+        || flux_request_unpack (msg, NULL, "{s:o}", "context", &ctx) < 0
+        || !json_is_object (ctx)) {
+        fprintf (stderr, "flux-shell: malformed input request\n");
+        return;
+    }
+    deliver (in, ctx);
 }
 
 static void watch_cb (flux_future_t *f, void *arg)
@@ -281,8 +385,28 @@ struct input *input_create (struct shell *shell, flux_error_t *error)
     in->shell = shell;
     if (parse_options (in, error) < 0)
         goto error;
-    if (in->path || !shell->leader)
+    if (in->path)
         return in;
+    if (!shell->leader) {
+        if (own_broker (shell, shell->info->shell_rank))
+            return in; /* watches `input` */
+        snprintf (topic, sizeof (topic), "%s.input", shell->service);
+        if (!(in->input_mh = flux_msg_handler_create (
+                  shell->h,
+                  (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                      topic},
+                  input_cb, in))) {
+            errprintf (error, "%s: %s", topic, strerror (errno));
+            goto error;
+        }
+        flux_msg_handler_allow_rolemask (in->input_mh, FLUX_ROLE_USER);
+        flux_msg_handler_start (in->input_mh);
+        return in;
+    }
+    if (!(in->early = json_array ()) || !(in->backlog = json_array ())) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
     if (write_header (in, error) < 0)
         goto error;
     snprintf (topic, sizeof (topic), "%s.stdin", shell->service);
@@ -313,8 +437,20 @@ int input_task_setup (struct input *in, struct task *t, flux_error_t *error)
 
 int input_start (struct input *in, flux_error_t *error)
 {
-    if (in->path)
+    size_t i;
+    json_t *io;
+
+    in->started = true;
+    if (in->path || in->input_mh)
         return 0;
+    if (in->shell->leader) {
+        json_array_foreach (in->early, i, io)
+        {
+            deliver (in, io);
+        }
+        json_array_clear (in->early);
+        return 0;
+    }
     if (!(in->parser = eventlog_parser_create ())
         || !(in->watch = flux_kvs_lookup (in->shell->h, NULL,
                                           FLUX_KVS_WATCH | FLUX_KVS_WAITCREATE
@@ -323,6 +459,18 @@ int input_start (struct input *in, flux_error_t *error)
         || flux_future_then (in->watch, -1., watch_cb, in) < 0)
         return errprintf (error, "watching input: %s", strerror (errno));
     return 0;
+}
+
+void input_forward_start (struct input *in)
+{
+    size_t i;
+    json_t *ctx;
+
+    if (!in || in->path || !in->shell->leader || in->forwarding)
+        return;
+    in->forwarding = true;
+    json_array_foreach (in->backlog, i, ctx) forward (in, ctx);
+    json_array_clear (in->backlog);
 }
 
 void input_destroy (struct input *in)
@@ -336,6 +484,9 @@ void input_destroy (struct input *in)
             flux_future_destroy (in->watch);
         }
         eventlog_parser_destroy (in->parser);
+        json_decref (in->early);
+        json_decref (in->backlog);
+        flux_msg_handler_destroy (in->input_mh);
         flux_msg_handler_destroy (in->mh);
         free (in->path);
         free (in);

@@ -3,11 +3,16 @@
 /* output.c - task stdout/stderr into the guest `output` eventlog (RFC 24)
  * with a per-shell share of the job-wide limit, or into files.
  *
- * Data events are appended to one KVS transaction and committed in
- * batches (every 0.2 s, or at once past 1 MiB), one commit in flight at a
- * time.  What is pending is bounded by the share (limit / shells) plus
- * the EOF and log events, so memory stays bounded whatever the tasks
- * write.
+ * Only the leader shell writes `output`, as flux-core's does: the other
+ * shells send their encoded events to it (`<service>.output`, one
+ * request in flight per shell, what comes meanwhile goes in the next),
+ * so a job commits output once per batch, not once per shell: every
+ * commit to the guest namespace is a setroot event to every broker.
+ * The leader appends its own and the received events to one KVS
+ * transaction committed in batches (every 0.2 s, or at once past 1 MiB),
+ * one commit in flight at a time.  What is pending on either side is
+ * bounded by the share (limit / shells) plus the EOF and log events, so
+ * memory stays bounded whatever the tasks write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +23,7 @@
 #include <unistd.h>
 
 #include "libeventlog/eventlog.h"
+#include "libflux/flux.h"
 #include "libflux/base64.h"
 #include "libkvs/kvs.h"
 #include "libutil/strsubst.h"
@@ -52,6 +58,19 @@ struct output {
     size_t pending; /* bytes in txn */
     flux_future_t *commit;
     uv_timer_t *timer; /* closed with flux_uv_close_free() */
+    char topic[128];   /* <service>.output */
+    /* non-leader: events not yet sent to the leader, the send in flight */
+    char *buf;
+    size_t buflen, bufcap;
+    flux_future_t *send;
+    bool send_failed;
+    /* leader: the handler, and what each other shell sent */
+    flux_msg_handler_t *mh;
+    eventlog_parser_t *parser;
+    int64_t *received; /* bytes, by shell rank */
+    bool *done;        /* the shell sent its last events, by shell rank */
+    int ndone;
+    bool waiting; /* output_wait() runs the loop */
 };
 
 static void commit_start (struct output *out);
@@ -81,14 +100,38 @@ static bool is_utf8 (const char *data, size_t len)
     return true;
 }
 
-/* Append an encoded eventlog line to the output transaction. */
+static void send_start (struct output *out, bool last);
+
+/* Append an encoded eventlog line: the leader to the output transaction,
+ * the others to what goes to the leader next.
+ */
 static void append_line (struct output *out, const char *line)
 {
+    size_t len = strlen (line);
+
+    if (!out->shell->leader) {
+        if (out->buflen + len + 1 > out->bufcap) {
+            size_t cap = out->bufcap ? out->bufcap : 4096;
+            char *p;
+            while (cap < out->buflen + len + 1)
+                cap *= 2;
+            if (!(p = realloc (out->buf, cap))) {
+                fprintf (stderr, "flux-shell: output: %s\n", strerror (errno));
+                return;
+            }
+            out->buf = p;
+            out->bufcap = cap;
+        }
+        memcpy (out->buf + out->buflen, line, len + 1);
+        out->buflen += len;
+        send_start (out, false);
+        return;
+    }
     if (flux_kvs_txn_put (out->txn, FLUX_KVS_APPEND, "output", line) < 0) {
         fprintf (stderr, "flux-shell: output: %s\n", strerror (errno));
         return;
     }
-    out->pending += strlen (line);
+    out->pending += len;
     if (out->pending >= BATCH_BYTES)
         commit_start (out);
     else if (!uv_is_active ((uv_handle_t *)out->timer))
@@ -149,6 +192,125 @@ static void commit_start (struct output *out)
     flux_kvs_txn_destroy (out->txn);
     out->txn = txn;
     out->pending = 0;
+}
+
+/* Non-leader: the send to the leader is answered once the leader holds
+ * the events; the next one carries what came meanwhile.
+ */
+static void send_cb (flux_future_t *f, void *arg)
+{
+    struct output *out = arg;
+
+    if (flux_future_get (f, NULL) < 0 && !out->send_failed) {
+        out->send_failed = true;
+        fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
+                 future_strerror (f, errno));
+    }
+    flux_future_destroy (f);
+    out->send = NULL;
+    send_start (out, false);
+}
+
+/* Send what is pending unless a send is in flight (its answer sends the
+ * rest).  last: the final send (output_flush), waited for by the caller.
+ */
+static void send_start (struct output *out, bool last)
+{
+    struct shell *shell = out->shell;
+
+    if (out->send || (out->buflen == 0 && !last))
+        return;
+    if (!(out->send = flux_rpc_pack (
+              shell->h, out->topic, shell->info->brokers[0], 0,
+              "{s:i s:s% s:b}", "shell_rank", shell->info->shell_rank, "events",
+              out->buf ? out->buf : "", out->buflen, "last", last))
+        || (!last && flux_future_then (out->send, -1., send_cb, out) < 0)) {
+        fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
+                 strerror (errno));
+        flux_future_destroy (out->send);
+        out->send = NULL;
+    }
+    out->buflen = 0;
+}
+
+/* What one other shell may send in all: its two streams' bound (see
+ * output_write) plus room for EOF and log events.
+ */
+static int64_t client_bound (struct output *out)
+{
+    return 2 * (2 * out->share + 65536) + 4 * 1024 * 1024;
+}
+
+/* Every event must be a `data` or `log` entry, whole lines only. */
+static int check_events (const char *events, size_t len)
+{
+    eventlog_parser_t *p = eventlog_parser_create ();
+    json_t *e;
+    int rc = -1;
+
+    if (!p || eventlog_parser_feed (p, events, len) < 0)
+        goto out;
+    while ((e = eventlog_parser_next (p))) {
+        const char *name = NULL;
+        (void)eventlog_entry_parse (e, NULL, &name, NULL);
+        bool ok = name && (!strcmp (name, "data") || !strcmp (name, "log"));
+        json_decref (e);
+        if (!ok)
+            goto out;
+    }
+    if (errno == EAGAIN && eventlog_parser_pending (p) == 0)
+        rc = 0;
+out:
+    eventlog_parser_destroy (p);
+    return rc;
+}
+
+/* Leader: <service>.output {shell_rank:i, events:s, last:b} from another
+ * shell of the job, appended to `output` in the order received.
+ */
+static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    struct output *out = arg;
+    const char *events;
+    size_t len;
+    int rank, last, errnum = EPROTO;
+    const char *errmsg = "malformed output request";
+
+    (void)mh;
+    if (flux_msg_authorize (msg, out->shell->info->userid) < 0) {
+        errnum = EPERM;
+        errmsg = "only the job's user may write its output";
+        goto error;
+    }
+    if (flux_request_unpack (msg, NULL, "{s:i s:s% s:b}", "shell_rank", &rank,
+                             "events", &events, &len, "last", &last)
+            < 0
+        || rank < 1 || rank >= out->shell->info->shell_size
+        || strlen (events) != len || check_events (events, len) < 0)
+        goto error;
+    if (out->done[rank]) {
+        errmsg = "that shell's output has ended";
+        goto error;
+    }
+    if (out->received[rank] + (int64_t)len > client_bound (out)) {
+        errnum = ENOSPC;
+        errmsg = "that shell sent more than its share of output";
+        goto error;
+    }
+    out->received[rank] += len;
+    if (len > 0)
+        append_line (out, events);
+    if (last) {
+        out->done[rank] = true;
+        out->ndone++;
+    }
+    if (flux_respond (h, msg, NULL) < 0)
+        fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
+    return;
+error:
+    if (flux_respond_error (h, msg, errnum, errmsg) < 0)
+        fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
 }
 
 void output_log (struct output *out, int level, const char *msg)
@@ -378,7 +540,6 @@ static int write_header (struct output *out, flux_error_t *error)
     struct shell *shell = out->shell;
     int n = shell->info->total_ntasks;
     flux_kvs_txn_t *txn = flux_kvs_txn_create ();
-    flux_future_t *f = NULL;
     char *ranks = NULL;
     int rc = -1;
     json_t *e;
@@ -426,7 +587,6 @@ out:
     json_decref (e);
     free (line);
     free (ranks);
-    flux_future_destroy (f);
     flux_kvs_txn_destroy (txn);
     return rc;
 }
@@ -450,6 +610,23 @@ struct output *output_create (struct shell *shell, flux_error_t *error)
     if (parse_options (out, error) < 0)
         goto error;
     out->share = out->limit / shell->info->shell_size;
+    snprintf (out->topic, sizeof (out->topic), "%s.output", shell->service);
+    if (shell->leader && shell->info->shell_size > 1) {
+        int n = shell->info->shell_size;
+        if (!(out->received = calloc (n, sizeof (out->received[0])))
+            || !(out->done = calloc (n, sizeof (out->done[0]))))
+            goto error;
+        if (!(out->mh = flux_msg_handler_create (
+                  shell->h,
+                  (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                      out->topic},
+                  output_cb, out))) {
+            errprintf (error, "%s: %s", out->topic, strerror (errno));
+            goto error;
+        }
+        flux_msg_handler_allow_rolemask (out->mh, FLUX_ROLE_USER);
+        flux_msg_handler_start (out->mh);
+    }
     if (shell->leader) {
         for (int i = 0; i < 2; i++) {
             if (open_file (out, i, true, error) < 0)
@@ -493,6 +670,24 @@ int output_flush (struct output *out)
             s->dropped = 0;
         }
     }
+    if (!out->shell->leader) {
+        /* the last send is answered once the leader holds it all */
+        if (out->send) {
+            (void)flux_future_get (out->send, NULL);
+            flux_future_destroy (out->send);
+            out->send = NULL;
+        }
+        send_start (out, true);
+        if (!out->send || flux_future_get (out->send, NULL) < 0) {
+            fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
+                     out->send ? future_strerror (out->send, errno)
+                               : strerror (errno));
+            rc = -1;
+        }
+        flux_future_destroy (out->send);
+        out->send = NULL;
+        return rc;
+    }
     uv_timer_stop (out->timer);
     if (out->commit) {
         if (flux_future_get (out->commit, NULL) < 0)
@@ -512,6 +707,27 @@ int output_flush (struct output *out)
     return rc;
 }
 
+int output_wait (struct output *out)
+{
+    if (!out || !out->mh)
+        return 0;
+    while (out->ndone < out->shell->info->shell_size - 1 && !out->shell->failed
+           && uv_loop_alive (out->shell->loop)) {
+        if (flux_reactor_run (out->shell->r, FLUX_REACTOR_ONCE) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void output_lost_shell (struct output *out, int rank)
+{
+    if (!out || !out->mh || rank < 1 || rank >= out->shell->info->shell_size
+        || out->done[rank])
+        return;
+    out->done[rank] = true;
+    out->ndone++;
+}
+
 void output_destroy (struct output *out)
 {
     if (out) {
@@ -519,7 +735,12 @@ void output_destroy (struct output *out)
         uv_timer_stop (out->timer);
         flux_uv_close_free ((uv_handle_t *)out->timer);
         flux_future_destroy (out->commit);
+        flux_future_destroy (out->send);
+        flux_msg_handler_destroy (out->mh);
         flux_kvs_txn_destroy (out->txn);
+        free (out->buf);
+        free (out->received);
+        free (out->done);
         for (int i = 0; i < 2; i++) {
             if (out->s[i].fd >= 0)
                 close (out->s[i].fd);

@@ -6,14 +6,18 @@
 /* Task output (RFC 24): into the `output` eventlog of the guest
  * namespace, bounded, or into files.
  *
- * Every shell appends its own tasks' data events to `output` (the leader
- * writes the header first, before barrier 1, so it always comes first).
- * The job-wide bound (`output.limit`, default 10M per stream) is kept by
- * giving each of the job's N shells limit/N bytes per stream: no message
- * to the leader per line, and no shell can ever add more than its share.
- * Past its share a shell drops the data (EOFs are kept) and says so in
- * `output` (a `log` event) and in exec.eventlog, once, then at the end
- * how many bytes were dropped.
+ * Only the leader shell writes `output` (the header first, committed
+ * with shell.init after barrier 1, before any task starts); the other shells
+ * send it their tasks' events over `<service>.output` {shell_rank:i, events:s
+ * (encoded eventlog lines), last:b} (answered once the leader holds them; one
+ * in flight per shell), and the leader appends them in the order received, so
+ * each task's events keep their order and a job commits its output in batches,
+ * not once per shell.  The job-wide bound (`output.limit`, default 10M per
+ * stream) is kept by giving each of the job's N shells limit/N bytes per
+ * stream: no message to the leader per line, and no shell can ever add more
+ * than its share. Past its share a shell drops the data (EOFs are kept) and
+ * says so in `output` (a `log` event) and in exec.eventlog, once, then at the
+ * end how many bytes were dropped.
  *
  * Files: options output.stdout.path / output.stderr.path (stderr follows
  * stdout when only stdout is given), output.mode truncate|append,
@@ -30,7 +34,7 @@ struct output;
 
 enum { OUTPUT_STDOUT = 0, OUTPUT_STDERR = 1 };
 
-/* Parse the options; the leader writes the header (synchronously) and
+/* Parse the options; the leader writes the header (in the start-up commit) and
  * opens/truncates files.  NULL with errno and error text.
  */
 struct output *output_create (struct shell *shell, flux_error_t *error);
@@ -48,7 +52,21 @@ void output_eof (struct output *out, int rank, int stream);
 /* Log a shell message into the output eventlog as a `log` event. */
 void output_log (struct output *out, int level, const char *msg);
 
-/* Commit everything pending and wait (at exit).  -1 with errno. */
+/* Leader, once its own tasks are done: run the loop until every other
+ * shell has sent its last events (or the shell failed).  No-op for the
+ * others and for a job of one shell.  Returns -1 with errno set when the
+ * connection to the broker failed meanwhile, else 0.
+ */
+int output_wait (struct output *out);
+
+/* Leader: shell rank `rank` was lost (job-exec's `lost-shell`): its last
+ * events will never come, so output_wait() does not wait for them. */
+void output_lost_shell (struct output *out, int rank);
+
+/* At exit: the leader commits everything pending and waits; the others
+ * send their last events to the leader and wait for its answer.  -1 with
+ * errno.
+ */
 int output_flush (struct output *out);
 
 #endif /* !FLUX_SHELL_OUTPUT_H */

@@ -106,8 +106,16 @@ static int kvs_get (void *arg, void *client, const char *kvsname,
         val = ps->mapping;
     else if (!strcmp (key, "flux.taskmap"))
         val = ps->taskmap;
-    else if (!strcmp (key, "flux.instance-level"))
+    else if (!strcmp (key, "flux.instance-level")) {
+        /* asked of the broker only when a task wants it (an instance
+         * inside the job): one request fewer for every other job */
+        if (!ps->level[0]) {
+            const char *lvl = flux_attr_get (ps->shell->h, "instance-level");
+            snprintf (ps->level, sizeof (ps->level), "%d",
+                      lvl ? atoi (lvl) + 1 : 1);
+        }
         val = ps->level;
+    }
     else if ((v = json_object_get (ps->kvs, key))
              || (v = json_object_get (ps->pending, key)))
         val = json_string_value (v);
@@ -225,7 +233,6 @@ static void *ps_create (struct shell *shell, flux_error_t *error)
         .response_send = response_send,
         .abort = abort_cb,
     };
-    const char *lvl = flux_attr_get (shell->h, "instance-level");
 
     if (!ps)
         return NULL;
@@ -243,7 +250,6 @@ static void *ps_create (struct shell *shell, flux_error_t *error)
         free (ps->taskmap);
         ps->taskmap = NULL;
     }
-    snprintf (ps->level, sizeof (ps->level), "%d", lvl ? atoi (lvl) + 1 : 1);
     for (int i = 0; i < info->local_ntasks; i++) {
         ps->clients[i].ps = ps;
         ps->clients[i].fd = -1;

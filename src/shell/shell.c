@@ -25,6 +25,7 @@
 #include "libeventlog/eventlog.h"
 #include "libjob/job.h"
 #include "libkvs/kvs.h"
+#include "libkvs/kvs_private.h"
 #include "libsubprocess/subprocess.h"
 #include "libutil/fsd.h"
 
@@ -33,6 +34,7 @@
 #include "input.h"
 #include "output.h"
 #include "pmi.h"
+#include "pty.h"
 #include "shell.h"
 #include "task.h"
 
@@ -76,7 +78,7 @@ static void commit_needed_done (flux_future_t *f, void *arg)
     flux_future_destroy (f);
 }
 
-int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+static int commit_send (struct shell *shell, flux_kvs_txn_t *txn,
                         const char *what)
 {
     flux_future_t *f;
@@ -91,6 +93,31 @@ int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
     return 0;
 }
 
+int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
+                        const char *what)
+{
+    if (shell->gathering) {
+        if (!shell->startup_txn
+            && !(shell->startup_txn = flux_kvs_txn_create ()))
+            return -1;
+        return kvs_txn__append (shell->startup_txn, txn);
+    }
+    return commit_send (shell, txn, what);
+}
+
+int shell_commit_flush (struct shell *shell)
+{
+    flux_kvs_txn_t *txn = shell->startup_txn;
+    int rc = 0;
+
+    shell->gathering = false;
+    shell->startup_txn = NULL;
+    if (txn && shell->h)
+        rc = commit_send (shell, txn, "committing the start-up events");
+    flux_kvs_txn_destroy (txn);
+    return rc;
+}
+
 /* Append line to exec.eventlog without waiting (shell->commits counts
  * what is in flight; shell_finish() waits for them).
  */
@@ -99,6 +126,7 @@ static void append_async (struct shell *shell, const char *line)
     flux_kvs_txn_t *txn = flux_kvs_txn_create ();
     flux_future_t *f = NULL;
 
+    (void)shell_commit_flush (shell); /* the log follows what preceded it */
     if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line)
         || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
         || flux_future_then (f, -1., commit_done, shell) < 0) {
@@ -165,13 +193,18 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
         || !(txn = flux_kvs_txn_create ())
         || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line) < 0)
         goto out;
-    if (!strcmp (name, "shell.init")) {
-        /* not waited for: it is in flight with the output and input
-         * headers, all of them before the tasks' output */
-        if (shell_commit_async (shell, txn, "posting shell.init") < 0)
+    if (!strcmp (name, "shell.init") || !strcmp (name, "shell.start")) {
+        /* not waited for: shell.init goes in the start-up commit with
+         * the output and input headers, before the tasks' output;
+         * shell.start follows it */
+        if (shell_commit_async (shell, txn,
+                                name[6] == 'i' ? "posting shell.init"
+                                               : "posting shell.start")
+            < 0)
             goto out;
     }
-    else if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+    else if (shell_commit_flush (shell) < 0
+             || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
              || flux_future_get (f, NULL) < 0)
         goto out;
     rc = 0;
@@ -373,6 +406,11 @@ static int start_barrier (struct shell *shell, int seq)
     json_t *o;
 
     shell->barrier_seq = seq;
+    /* a job of one shell has no other shell to wait for: its agent
+     * would answer at once (the PMI fences after these still go to the
+     * agent: their sequence numbers only have to grow) */
+    if (shell->info->shell_size == 1)
+        return 0;
     if (!(o = shell_barrier (shell, seq, NULL))) {
         if (errno != EIO)
             shell_fatal (shell, 1, "barrier %d: %s", seq, strerror (errno));
@@ -408,15 +446,13 @@ static void signal_cb (uv_signal_t *h, int signum)
     shell_killall (h->data, signum);
 }
 
-static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
+/* The answer to exec-agent.shell-info, asked in connect_broker(). */
+static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
+                     flux_error_t *error)
 {
-    flux_future_t *f;
     json_t *o;
 
-    if (!(f = flux_rpc_pack (shell->h, "exec-agent.shell-info",
-                             shell->broker_rank, 0, "{s:I}", "id",
-                             (json_int_t)id))
-        || flux_rpc_get_unpack (f, "o", &o) < 0) {
+    if (!f || flux_rpc_get_unpack (f, "o", &o) < 0) {
         errprintf (error, "exec-agent.shell-info: %s",
                    f ? future_strerror (f, errno) : strerror (errno));
         flux_future_destroy (f);
@@ -432,8 +468,12 @@ static int get_info (struct shell *shell, uint64_t id, flux_error_t *error)
     return 0;
 }
 
+/* Connect, and ask this broker's agent for the job (*info: its answer
+ * comes while the rank and the kill subscription are fetched: the agent
+ * is on every broker, so FLUX_NODEID_ANY reaches the local one).
+ */
 static int connect_broker (struct shell *shell, uint64_t id,
-                           flux_error_t *error)
+                           flux_future_t **info, flux_error_t *error)
 {
     shell->id = id;
     char topic[64];
@@ -445,6 +485,10 @@ static int connect_broker (struct shell *shell, uint64_t id,
         return -1;
     shell->r = flux_get_reactor (shell->h);
     shell->loop = flux_reactor_uv (shell->r);
+    if (!(*info
+          = flux_rpc_pack (shell->h, "exec-agent.shell-info", FLUX_NODEID_ANY,
+                           0, "{s:I}", "id", (json_int_t)id)))
+        return errprintf (error, "exec-agent.shell-info: %s", strerror (errno));
     if (flux_get_rank (shell->h, &shell->broker_rank) < 0)
         return errprintf (error, "getting the broker rank: %s",
                           strerror (errno));
@@ -476,6 +520,48 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
+/* The broker's local-uri: the agent started the shell with FLUX_URI set
+ * to it (saves asking the broker). */
+static const char *local_uri (struct shell *shell)
+{
+    const char *uri = getenv ("FLUX_URI");
+
+    if (uri && !strncmp (uri, "local://", 8))
+        return uri;
+    return flux_attr_get (shell->h, "local-uri");
+}
+
+/* Leader: <service>.exception {type, severity, shell_rank, message?}
+ * from job-exec (flux-core's protocol).  "lost-shell": that shell's node
+ * was lost; the output of its tasks ends there (the job goes on when the
+ * rank was not critical).  A message is logged as a warning.
+ */
+static void exception_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *msg, void *arg)
+{
+    struct shell *shell = arg;
+    const char *type, *message = NULL;
+    int severity, rank;
+
+    (void)mh;
+    if (flux_msg_authorize (msg, shell->info->userid) < 0) {
+        (void)flux_respond_error (h, msg, EPERM, NULL);
+        return;
+    }
+    if (flux_request_unpack (msg, NULL, "{s:s s:i s:i s?s}", "type", &type,
+                             "severity", &severity, "shell_rank", &rank,
+                             "message", &message)
+        < 0) {
+        (void)flux_respond_error (h, msg, EPROTO, "malformed exception");
+        return;
+    }
+    if (message && *message)
+        shell_log (shell, LOG_WARNING, "exception", "%s", message);
+    if (!strcmp (type, "lost-shell"))
+        output_lost_shell (shell->out, rank);
+    (void)flux_respond (h, msg, NULL);
+}
+
 /* Every shell registers the shell service on its broker, as flux-core's
  * do: the leader answers .stdin (input.c) and .task-exit; every shell
  * serves .rexec, a subprocess server (RFC 42) that runs processes inside
@@ -484,7 +570,6 @@ static int setup_ids (struct shell *shell, flux_error_t *error)
  */
 static int register_service (struct shell *shell, flux_error_t *error)
 {
-    flux_future_t *f;
     char topic[128];
     flux_msg_handler_t *mh;
     flux_error_t e;
@@ -500,6 +585,16 @@ static int register_service (struct shell *shell, flux_error_t *error)
         flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
         flux_msg_handler_start (mh);
         shell->task_exit_mh = mh;
+        snprintf (topic, sizeof (topic), "%s.exception", shell->service);
+        if (!(mh = flux_msg_handler_create (
+                  shell->h,
+                  (struct flux_match){FLUX_MSGTYPE_REQUEST, FLUX_MATCHTAG_NONE,
+                                      topic},
+                  exception_cb, shell)))
+            return errprintf (error, "%s: %s", topic, strerror (errno));
+        flux_msg_handler_allow_rolemask (mh, FLUX_ROLE_USER);
+        flux_msg_handler_start (mh);
+        shell->exception_mh = mh;
     }
     /* shells of one job share a broker only in tests (a fake agent):
      * there the leader's registration stands, the others do without */
@@ -507,15 +602,29 @@ static int register_service (struct shell *shell, flux_error_t *error)
         return 0;
     snprintf (topic, sizeof (topic), "%s.rexec", shell->service);
     if (!(shell->rexec = subprocess_server_create (
-              shell->h, topic, flux_attr_get (shell->h, "local-uri"),
-              shell->broker_rank, &e))
+              shell->h, topic, local_uri (shell), shell->broker_rank, &e))
         || subprocess_server_allow_user (shell->rexec, shell->info->userid) < 0)
         return errprintf (error, "%s: %s", topic,
                           shell->rexec ? strerror (errno) : e.text);
-    if (!(f = flux_service_register (shell->h, shell->service))
-        || flux_future_get (f, NULL) < 0) {
+    /* answered while the shell goes on: checked before barrier 1 */
+    if (!(shell->service_f = flux_service_register (shell->h, shell->service)))
+        return errprintf (error, "registering service %s: %s", shell->service,
+                          strerror (errno));
+    return 0;
+}
+
+/* The answer to register_service()'s request, before anyone is told of
+ * the service (shell.init). */
+static int service_registered (struct shell *shell, flux_error_t *error)
+{
+    flux_future_t *f = shell->service_f;
+
+    if (!f)
+        return 0;
+    shell->service_f = NULL;
+    if (flux_future_get (f, NULL) < 0) {
         errprintf (error, "registering service %s: %s", shell->service,
-                   f ? future_strerror (f, errno) : strerror (errno));
+                   future_strerror (f, errno));
         flux_future_destroy (f);
         return -1;
     }
@@ -718,6 +827,7 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
         if (!env || env_setf (env, "FLUX_TASK_RANK", "%d", t->rank) < 0
             || env_setf (env, "FLUX_TASK_LOCAL_ID", "%d", t->localid) < 0
             || input_task_setup (shell->in, t, error) < 0
+            || shell_pty_task_setup (shell->pty, t, env, error) < 0
             || shell_pmi_task_setup (shell->pmi, t, env, error) < 0
             || affinity_task_setup (aff, t->localid, env) < 0) {
             env_destroy (env);
@@ -765,13 +875,17 @@ static int start_signals (struct shell *shell)
 static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
 {
     const char *cwd;
+    flux_future_t *info = NULL;
 
     /* without it every write would go to the primary namespace */
     if (!getenv ("FLUX_KVS_NAMESPACE"))
         return errprintf (error, "FLUX_KVS_NAMESPACE is not set");
-    if (connect_broker (shell, id, error) < 0 || get_info (shell, id, error) < 0
-        || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
-        || start_signals (shell) < 0)
+    if (connect_broker (shell, id, &info, error) < 0) {
+        flux_future_destroy (info);
+        return -1;
+    }
+    if (get_info (shell, info, id, error) < 0 || setup_ids (shell, error) < 0
+        || register_service (shell, error) < 0 || start_signals (shell) < 0)
         return -1;
     cwd = shell->info->cwd;
     if (cwd && chdir (cwd) < 0)
@@ -786,9 +900,32 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
         return -1;
     if (!(shell->out = output_create (shell, error))
         || !(shell->in = input_create (shell, error))
-        || !(shell->pmi = shell_pmi_create (shell, error)))
+        || !(shell->pmi = shell_pmi_create (shell, error))
+        || !(shell->pty = shell_pty_create (shell, error)))
         return -1;
     return 0;
+}
+
+/* shell.init: with an interactive pty, its session and whether its
+ * output is captured too (PROTOCOLS-exec.md 3.4). */
+static int post_shell_init (struct shell *shell)
+{
+    const char *pty = shell_pty_session (shell->pty);
+    int leader = (int)shell->info->brokers[0];
+
+    if (pty && shell_pty_capture (shell->pty))
+        return shell_post_event (shell, "shell.init", "{s:i s:i s:s s:s s:i}",
+                                 "leader-rank", leader, "size",
+                                 shell->info->shell_size, "service",
+                                 shell->service, "pty", pty, "capture", 1);
+    if (pty)
+        return shell_post_event (shell, "shell.init", "{s:i s:i s:s s:s}",
+                                 "leader-rank", leader, "size",
+                                 shell->info->shell_size, "service",
+                                 shell->service, "pty", pty);
+    return shell_post_event (
+        shell, "shell.init", "{s:i s:i s:s}", "leader-rank", leader, "size",
+        shell->info->shell_size, "service", shell->service);
 }
 
 static int shell_start (struct shell *shell, flux_error_t *error)
@@ -797,15 +934,15 @@ static int shell_start (struct shell *shell, flux_error_t *error)
     char *map = NULL;
     int rc = -1;
 
+    if (service_registered (shell, error) < 0)
+        return -1;
     if (start_barrier (shell, 1) < 0)
         return -1;
-    if (shell->leader
-        && shell_post_event (shell, "shell.init", "{s:i s:i s:s}",
-                             "leader-rank", (int)shell->info->brokers[0],
-                             "size", shell->info->shell_size, "service",
-                             shell->service)
-               < 0)
+    if (shell->leader && post_shell_init (shell) < 0)
         return errprintf (error, "posting shell.init: %s", strerror (errno));
+    if (shell_commit_flush (shell) < 0)
+        return errprintf (error, "committing the start-up events: %s",
+                          strerror (errno));
     if (output_start (shell->out, error) < 0)
         return -1;
     if (!(aff = affinity_create (shell, error)))
@@ -818,6 +955,7 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         rc = 1; /* already handled */
         goto out;
     }
+    input_forward_start (shell->in);
     if (shell->leader) {
         json_t *tm = taskmap_encode_json (shell->info->map, 0);
         if (!tm
@@ -837,6 +975,9 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    if (shell_commit_flush (shell) < 0)
+        fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
+                 strerror (errno));
     if (shell->out && output_flush (shell->out) < 0)
         fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
     while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
@@ -852,9 +993,12 @@ static void shell_finish (struct shell *shell)
      * shell while it finishes (its exit code is the job's) */
     for (int i = 0; i < 6; i++)
         signal (forwarded_signals[i], SIG_IGN);
+    flux_future_destroy (shell->service_f);
     subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
+    shell_pty_destroy (shell->pty);
+    shell->pty = NULL; /* task close callbacks may still look */
     output_destroy (shell->out);
     remove_tmpdir (shell);
     for (int i = 0; i < shell->ntasks; i++)
@@ -867,6 +1011,7 @@ static void shell_finish (struct shell *shell)
     free (shell->tmpdir);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);
+    flux_msg_handler_destroy (shell->exception_mh);
     shell_info_destroy (shell->info);
     flux_close (shell->h);
 }
@@ -929,6 +1074,7 @@ int main (int argc, char **argv)
 
     if (parse_args (argc, argv, &id) < 0)
         return 1;
+    shell.gathering = true;
     if (shell_init (&shell, id, &error) < 0) {
         shell_fatal (&shell, 1, "%s", error.text);
         goto done;
@@ -939,13 +1085,14 @@ int main (int argc, char **argv)
                          "%s", error.text);
         goto wait;
     }
+    /* a failed connection to the broker (killed, or its node lost) ends
+     * the run with an error: nobody else will ever end these tasks, and
+     * the leader cannot write the output it holds */
     if (shell.nactive > 0 && !shell.failed && flux_reactor_run (shell.r, 0) < 0
-        && shell.nactive > 0) {
-        /* the connection to the broker failed (it was killed, or its
-         * node lost): nobody else will ever end these tasks */
-        int errnum = errno;
-        shell_fatal (&shell, 1, "lost the broker: %s", strerror (errnum));
-    }
+        && shell.nactive > 0)
+        shell_fatal (&shell, 1, "lost the broker: %s", strerror (errno));
+    if (!shell.failed && output_wait (shell.out) < 0)
+        shell_fatal (&shell, 1, "lost the broker: %s", strerror (errno));
 wait:
     /* after a fatal error the tasks got SIGKILL: reap them, but do not
      * wait for output that processes they started may still hold */

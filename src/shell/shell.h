@@ -19,6 +19,7 @@ struct task;
 struct output;
 struct input;
 struct shell_pmi;
+struct shell_pty;
 
 struct shell {
     flux_t *h;
@@ -47,12 +48,19 @@ struct shell {
     struct output *out;
     struct input *in;
     struct shell_pmi *pmi;
+    struct shell_pty *pty; /* pty.c: tasks on a pty, terminus.0 */
     flux_msg_handler_t **handlers;
     uv_signal_t signals[6];
     flux_msg_handler_t *kill_mh;
     flux_msg_handler_t *task_exit_mh;
-    struct subprocess_server *rexec; /* <service>.rexec */
-    int commits;                     /* exec.eventlog commits in flight */
+    flux_msg_handler_t *exception_mh; /* leader: <service>.exception */
+    struct subprocess_server *rexec;  /* <service>.rexec */
+    flux_future_t *service_f;         /* service.add, until checked */
+    int commits;                      /* exec.eventlog commits in flight */
+    /* start-up: shell_commit_async() gathers the headers and shell.init
+     * here, sent as ONE commit by shell_commit_flush() */
+    flux_kvs_txn_t *startup_txn;
+    bool gathering;
 };
 
 /* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a
@@ -62,7 +70,8 @@ void shell_log (struct shell *shell, int level, const char *component,
                 const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 
 /* Append an event to exec.eventlog of the guest namespace and wait for
- * the commit (but for shell.init: sent with shell_commit_async()).  fmt
+ * the commit (but for shell.init and shell.start: sent with
+ * shell_commit_async()).  fmt
  * NULL: no context.  -1 with errno.
  */
 int shell_post_event (struct shell *shell, const char *name, const char *fmt,
@@ -73,9 +82,19 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
  * A failure is fatal to the job (shell_fatal, naming what, which must
  * outlive the commit: a string constant).  shell->commits counts it
  * until answered.  -1 with errno if it could not be sent.
+ * During start-up (until shell_commit_flush) txn's operations are added
+ * to one start-up transaction instead (the caller still owns txn): the
+ * output and input headers and shell.init cost the KVS one commit.
  */
 int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
                         const char *what);
+
+/* Send the start-up transaction, if any, and stop gathering: every
+ * commit the shell sends afterwards follows it.  Called once shell.init
+ * is posted, and before any other commit or the shell's end.  -1 with
+ * errno if it could not be sent.
+ */
+int shell_commit_flush (struct shell *shell);
 
 /* A fatal error: log it, raise an `exec` exception on the job, kill the
  * tasks and stop; the shell exits with code (>= 1).

@@ -36,6 +36,20 @@ struct task {
     int spawn_errno;
     bool counted;  /* exit code taken into the shell's */
     bool finished; /* counted out of shell->nactive */
+
+    /* A task on a pty (pty.c sets pty_master/pty_slave before the start):
+     * stdin, stdout and stderr are the slave, the task leads its own
+     * session with the pty as controlling terminal.  The shell reads and
+     * writes the master; the output goes to the output module (if
+     * pty_capture) and to pty.c (the terminus session, if any). */
+    int pty_master, pty_slave; /* -1: no pty */
+    bool on_pty;               /* the task runs on a pty */
+    bool pty_capture;
+    bool pty_open; /* master open and polled */
+    uv_poll_t pty_poll;
+    uv_signal_t pty_chld; /* SIGCHLD: reap the task (not libuv's) */
+    char *pty_wbuf;       /* bytes not yet written to the master */
+    size_t pty_wlen;
 };
 
 /* Allocate a task (not started). */
@@ -52,7 +66,9 @@ int task_start (struct task *t, char **argv, struct env *env);
 void task_kill (struct task *t, int signum);
 
 /* Write to the task's stdin; len 0 with eof closes it.  -1 with errno
- * EPIPE when stdin is closed.
+ * EPIPE when stdin is closed.  For a pty task the data goes into the
+ * pty (as if typed; at most 1 MiB waits to be written, else ENOSPC) and
+ * eof is the terminal's EOF character (^D).
  */
 int task_write_stdin (struct task *t, const char *data, size_t len, bool eof);
 
@@ -60,6 +76,11 @@ int task_write_stdin (struct task *t, const char *data, size_t len, bool eof);
  * before task_destroy(); run the loop once for the close callbacks).
  */
 void task_close (struct task *t);
+
+/* Set the window size of a pty task's terminal (the kernel sends
+ * SIGWINCH to its foreground process group).  -1 with errno (ENOTTY:
+ * not a pty task). */
+int task_pty_resize (struct task *t, int rows, int cols);
 
 /* True once the task was reaped and all its output read. */
 bool task_done (const struct task *t);

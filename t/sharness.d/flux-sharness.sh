@@ -19,7 +19,8 @@ test_line_count () {
 # start_instance NAME SIZE [FLUX-START-ARGS...]: start an instance of
 # SIZE brokers in the background, kept alive until NAME.keepalive is
 # removed (or 15 minutes pass); export FLUX_URI for it once every broker's
-# resources are up.  Its pid goes to NAME.pid, its output to NAME.log.
+# resources are up (at once if it runs no resource module, e.g. with
+# -Sbroker.modules).  Its pid goes to NAME.pid, its output to NAME.log.
 # Fails, saying why, if the instance is not up within 120 s.
 start_instance () {
 	name=$1 size=$2
@@ -39,6 +40,7 @@ start_instance () {
 		return 1
 	fi
 	FLUX_URI=$(cat $name.uri) && export FLUX_URI || return 1
+	flux module list 2>/dev/null | grep -q "^resource " || return 0
 	for i in $(seq 1200); do
 		test "$(flux resource list -n -o "{nnodes}" -s free,allocated \
 			2>/dev/null | head -n 1)" = $size && return 0

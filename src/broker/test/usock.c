@@ -1234,8 +1234,16 @@ static void test_held_limit (void)
     }
     ok (usock_server_client_count (T.s) < N,
         "past the limit a client is cut (after %d rounds)", k);
+    /* the cut clients are closed and freed by the reaper, within a few
+     * loop turns */
+    ok (usock_server_held (T.s) > p.max_held_bytes,
+        "at first the cut client's memory is still held (%zu)",
+        usock_server_held (T.s));
+    for (i = 0; i < 10 && usock_server_held (T.s) > p.max_held_bytes; i++)
+        uv_run (&T.loop, UV_RUN_NOWAIT);
     ok (usock_server_held (T.s) <= p.max_held_bytes,
-        "held bytes are back under the limit (%zu)", usock_server_held (T.s));
+        "held bytes are back under the limit after %d loop turns (%zu)", i,
+        usock_server_held (T.s));
     ok (strstr (T.lastlog, "over the") && strstr (T.lastlog, "pid"),
         "logged with uid and pid: %s", T.lastlog);
     ok (run_until (&T.ndisc, 1) && wait_eof (fds[0]),
@@ -1244,6 +1252,40 @@ static void test_held_limit (void)
     for (i = 0; i < N; i++)
         close (fds[i]);
     (void)run_until (&T.ndisc, N);
+    server_stop ();
+    free (pay);
+}
+
+/* Clients cut off in a burst: the first few are logged in full, the
+ * rest in one summary line per second (the log ring keeps the rest). */
+static void test_cut_log (void)
+{
+    struct usock_policy p = owner_policy ();
+    enum { N = 40, SIZE = 64 * 1024 };
+    struct usock_client *cs[N];
+    int fds[N], i, full;
+    uint8_t *pay = calloc (1, SIZE);
+    flux_msg_t *msg;
+
+    p.max_sendq_bytes = 4 * SIZE;
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    for (i = 0; i < N; i++)
+        if ((fds[i] = client_open (&cs[i])) < 0 || !cs[i])
+            BAIL_OUT ("cannot connect client %d", i);
+    msg = flux_request_encode_raw ("flood", pay, SIZE);
+    for (int k = 0; k < 64; k++)
+        for (i = 0; i < N; i++)
+            (void)usock_client_send (cs[i], msg);
+    full = T.nlog;
+    ok (full >= 1 && full <= 5, "%d clients cut: %d logged in full", N, full);
+    ok (run_until (&T.ndisc, N), "all of them are closed");
+    run_for (1200);
+    ok (T.nlog == full + 1 && strstr (T.lastlog, "more clients cut"),
+        "then one summary line: %s", T.lastlog);
+    flux_msg_destroy (msg);
+    for (i = 0; i < N; i++)
+        close (fds[i]);
     server_stop ();
     free (pay);
 }
@@ -1532,6 +1574,7 @@ int main (int argc, char *argv[])
     test_slow_client ();
     test_shared ();
     test_held_limit ();
+    test_cut_log ();
     test_partial ();
     test_many ();
     test_callback_lifetimes ();

@@ -5,14 +5,16 @@
  * `flux run` follows a job (output, stdin, signals, exit code).
  *
  * Without COMMAND the initial program is the user's shell ($SHELL, else
- * /bin/sh), with -i when our stdin is a terminal.  The job shell has no
- * pty support, so that shell reads the terminal's lines through the
- * job's stdin service: line-oriented, with no job control or line
- * editing (see flux-alloc(1)).
+ * /bin/sh).  When our stdin is a terminal the job gets the shell option
+ * pty.interactive: the shell runs on the job's pty, which the attach
+ * connects to this terminal (raw mode, window size), so it has job
+ * control and line editing.
  *
  * --bg: submit, wait until the instance has posted its URI (it is up),
  * print the job id and exit; `flux proxy ID` reaches it, `flux cancel
- * ID` or `flux shutdown` inside it ends it.
+ * ID` or `flux shutdown` inside it ends it.  Without COMMAND the
+ * instance has no initial program (broker.rc2_none) and runs until
+ * then.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -34,27 +36,12 @@ static const char usage[]
       "Start a new Flux instance as a job on the resources requested, with\n"
       "COMMAND (default: an interactive shell) as its initial program; print\n"
       "its output, forward stdin and signals to it, and exit with its exit\n"
-      "code.\n"
-      "  -N, --nodes=N            Nodes (one broker each; default 1)\n"
-      "  -n, --ntasks=N           Slots (default: one per node); with -c the\n"
-      "                           cores are ceil(N/nodes)*c per node\n"
-      "  -c, --cores-per-task=N   Cores per slot (default 1)\n"
-      "  -g, --gpus-per-task=N    GPUs per slot (default 0)\n"
-      "  -x, --exclusive          Whole nodes\n"
-      "  -t, --time-limit=MIN|FSD Time limit of the instance\n"
+      "code.  On a terminal the shell runs on the job's "
+      "pty.\n" INSTANCE_RES_HELP
       "      --bg                 Wait until the instance is up, print its\n"
-      "                           job id and exit (it runs on)\n"
-      "      --broker-opts=OPT    Option for the instance's brokers, e.g.\n"
-      "                           -Sstatedir=DIR (repeatable)\n"
-      "      --urgency=N          Urgency 0-31 (default 16)\n"
-      "      --dependency=URI     Add a dependency (repeatable)\n"
-      "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (repeatable)\n"
-      "  -o, --setopt=OPT[=VAL]   Set a shell option (repeatable)\n"
-      "      --env=RULE           Environment rule (repeatable)\n"
-      "      --env-remove=PATTERN Same as --env=-PATTERN\n"
-      "      --cwd=DIR            Working directory (default: the current)\n"
+      "                           job id and exit (it runs on; without\n"
+      "                           COMMAND, until canceled)\n" INSTANCE_JOB_HELP
       "      --job-name=NAME      Job name (default: flux)\n"
-      "      --flags=LIST         Comma list of waitable, debug, novalidate\n"
       "      --output=PATH        Write output to PATH instead\n"
       "      --error=PATH         Write stderr to PATH\n"
       "      --input=PATH         Read stdin from PATH\n"
@@ -82,10 +69,22 @@ static int run_bg (flux_t *h, flux_jobid_t id)
     return 0;
 }
 
+/* True if the user set a pty option (-o pty...). */
+static bool has_pty_opt (const struct submit_opts *o)
+{
+    for (int i = 0; i < o->nsetopt; i++) {
+        if (!strncmp (o->setopt[i], "pty", 3)
+            && (o->setopt[i][3] == '\0' || o->setopt[i][3] == '.'
+                || o->setopt[i][3] == '='))
+            return true;
+    }
+    return false;
+}
+
 int cmd_alloc (int argc, char **argv)
 {
     struct submit_opts o = {0};
-    char *shell_argv[3] = {getenv ("SHELL"), NULL, NULL};
+    char *shell_argv[2] = {getenv ("SHELL"), NULL};
     flux_jobid_t id;
     json_t *js;
     flux_t *h;
@@ -97,15 +96,20 @@ int cmd_alloc (int argc, char **argv)
         o.job_name = "flux";
     if (optind < argc)
         js = instance_build_jobspec (argc - optind, argv + optind, &o);
+    else if (o.bg) {
+        /* no initial program: the instance runs until canceled or shut
+         * down (flux-core's --bg without a command) */
+        o.broker_opts[o.nbroker_opts++] = "-Sbroker.rc2_none=1";
+        js = instance_build_jobspec (0, NULL, &o);
+    }
     else {
-        if (o.bg)
-            cmd_usage_error ("--bg needs a COMMAND (nothing would read "
-                             "the shell's input)");
         if (!shell_argv[0] || !*shell_argv[0])
             shell_argv[0] = "/bin/sh";
-        if (isatty (STDIN_FILENO))
-            shell_argv[1] = "-i";
-        js = instance_build_jobspec (shell_argv[1] ? 2 : 1, shell_argv, &o);
+        /* on a terminal: the shell runs on the job's pty, with job
+         * control and line editing, unless -o pty... says otherwise */
+        if (isatty (STDIN_FILENO) && !has_pty_opt (&o))
+            o.setopt[o.nsetopt++] = "pty.interactive=1";
+        js = instance_build_jobspec (1, shell_argv, &o);
     }
     if (submit_opts_submit_one (js, &o, &h, &id) > 0) {
         rc = 0; /* --dry-run */

@@ -30,6 +30,7 @@
 #include "libsubprocess/subprocess.h"
 
 #include "cmdutil.h"
+#include "sproc.h"
 
 extern char **environ;
 
@@ -44,6 +45,11 @@ static const char usage[]
       "  -d, --dir=PATH       Working directory (default: the current one;\n"
       "                       'none': the broker's)\n"
       "  -l, --label-io       Prefix each output line with '<rank>: '\n"
+      "      --bg             Start in the background: print '<rank>: <pid>'\n"
+      "                       per rank once started, and exit\n"
+      "      --waitable       (with --bg) Keep the exit status until\n"
+      "                       'flux sproc wait' collects it\n"
+      "      --label=LABEL    Name the process (flux sproc kill|wait LABEL)\n"
       "  -n, --noinput        Send end-of-file to standard input at once\n"
       "  -q, --quiet          No summary of failures on stderr\n"
       "  -v, --verbose        Say what is started and how it ended\n"
@@ -625,10 +631,15 @@ int cmd_exec (int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"setopt", required_argument, NULL, 'S'},
+        {"bg", no_argument, NULL, 'B'},
+        {"waitable", no_argument, NULL, 'W'},
+        {"label", required_argument, NULL, 'L'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
     const char *rank = NULL, *exclude = NULL, *dir = NULL, *jobid = NULL;
+    const char *label = NULL;
+    bool bg = false, waitable = false;
     char *service = NULL, topic[128] = "rexec";
     char **setopts = calloc (argc, sizeof (char *));
     int nsetopts = 0, c, i, code;
@@ -667,10 +678,23 @@ int cmd_exec (int argc, char **argv)
             case 'S':
                 setopts[nsetopts++] = optarg;
                 break;
+            case 'B':
+                bg = true;
+                break;
+            case 'W':
+                waitable = true;
+                break;
+            case 'L':
+                if (!*optarg)
+                    cmd_usage_error ("--label: a label is required");
+                label = optarg;
+                break;
         }
     }
     if (optind == argc)
         cmd_usage_error ("a command is required");
+    if (waitable && !bg)
+        cmd_usage_error ("--waitable requires --bg");
     x.h = cmd_open ();
     x.r = flux_get_reactor (x.h);
     if (jobid) {
@@ -683,6 +707,17 @@ int cmd_exec (int argc, char **argv)
         ids = target_ranks (x.h, rank, exclude);
     x.cmd
         = build_cmd (x.h, argc - optind, argv + optind, dir, setopts, nsetopts);
+    if (label && flux_cmd_set_label (x.cmd, label) < 0)
+        cmd_die ("--label: %s", strerror (errno));
+    if (bg) {
+        code = sproc_exec_bg (x.h, topic, ids, x.cmd, waitable);
+        flux_cmd_destroy (x.cmd);
+        idset_destroy (ids);
+        free (service);
+        free (setopts);
+        flux_close (x.h);
+        return code;
+    }
     x.n = idset_count (ids);
     if (!(x.t = calloc (x.n, sizeof (*x.t))))
         cmd_die ("out of memory");

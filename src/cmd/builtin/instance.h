@@ -25,6 +25,28 @@
 
 #include "submit_opts.h"
 
+/* The --help lines of the options flux batch and flux alloc share:
+ * the resources, then the job's settings. */
+#define INSTANCE_RES_HELP                                                     \
+    "  -N, --nodes=N            Nodes (one broker each; default 1)\n"         \
+    "  -n, --ntasks=N           Slots (default: one per node); with -c the\n" \
+    "                           cores are ceil(N/nodes)*c per node\n"         \
+    "  -c, --cores-per-task=N   Cores per slot (default 1)\n"                 \
+    "  -g, --gpus-per-task=N    GPUs per slot (default 0)\n"                  \
+    "  -x, --exclusive          Whole nodes\n"                                \
+    "  -t, --time-limit=MIN|FSD Time limit of the instance\n"
+#define INSTANCE_JOB_HELP                                                   \
+    "      --broker-opts=OPT    Option for the instance's brokers, e.g.\n"  \
+    "                           -Sstatedir=DIR (repeatable)\n"              \
+    "      --urgency=N          Urgency 0-31 (default 16)\n"                \
+    "      --dependency=URI     Add a dependency (repeatable)\n"            \
+    "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (repeatable)\n"          \
+    "  -o, --setopt=OPT[=VAL]   Set a shell option (repeatable)\n"          \
+    "      --env=RULE           Environment rule (repeatable)\n"            \
+    "      --env-remove=PATTERN Same as --env=-PATTERN\n"                   \
+    "      --cwd=DIR            Working directory (default: the current)\n" \
+    "      --flags=LIST         Comma list of waitable, debug, novalidate\n"
+
 /* The jobspec of flux broker ARGS (argc words; exits on error). */
 json_t *instance_build_jobspec (int argc, char **argv, struct submit_opts *o);
 

@@ -35,6 +35,7 @@
 
 #include "cmdutil.h"
 #include "job_attach.h"
+#include "job_attach_pty.h"
 #include "jobio.h"
 #include "libeventlog/eventlog.h"
 #include "libidset/idset.h"
@@ -85,6 +86,12 @@ struct attach {
     int in_flags;        /* stdin's file status flags, restored at the end, */
     bool in_flags_saved; /* since uv_poll_init makes it non-blocking */
 
+    /* pty mode (job_attach_pty.c): shell.init named a session and stdin
+     * is a terminal; the session replaces stdin forwarding, and task 0's
+     * captured output in guest.output is not printed twice */
+    struct attach_pty *pty;
+    bool pty_mode, pty_done;
+
     /* signals */
     uv_signal_t *sig[6];
     int nsig;
@@ -125,7 +132,8 @@ static void check_done (struct attach *a)
 bool attach_finished (struct attach *a)
 {
     return a->main_done && (!a->exec.started || a->exec.done)
-           && (!a->output.started || a->output.done);
+           && (!a->output.started || a->output.done)
+           && (!a->pty || a->pty_done);
 }
 
 static flux_future_t *watch (struct attach *a, const char *path,
@@ -202,6 +210,8 @@ static void output_event (struct attach *a, double t, const char *name,
             return;
         }
         fp = !strcmp (stream, "stdout") ? stdout : stderr;
+        if (a->pty_mode && !strcmp (rank, "0"))
+            len = 0; /* shown by the pty session */
         if (len > 0) {
             if (a->o.label_io)
                 write_labeled (fp, rank, data, len);
@@ -414,17 +424,49 @@ out:
     idset_destroy (ranks);
 }
 
+/* pty mode */
+
+static void pty_done_cb (struct attach_pty *p, int errnum, void *arg)
+{
+    struct attach *a = arg;
+
+    (void)p;
+    a->pty_done = true;
+    if (errnum != 0) /* what the output eventlog has of task 0 from now */
+        a->pty_mode = false;
+    if (errnum != 0 && !a->o.quiet)
+        cmd_warn ("%s: pty: %s (task 0's output: flux job attach %s)", a->jobid,
+                  strerror (errnum), a->jobid);
+    check_done (a);
+}
+
+/* shell.init named a pty session: attach the terminal to it if stdin is
+ * one, else stdin goes to the session's task as usual (.stdin). */
+static void pty_start (struct attach *a, const char *session)
+{
+    if (a->o.read_only || a->o.no_output || a->main_done
+        || !attach_pty_usable ()) {
+        if (!a->o.no_output && !a->main_done)
+            stdin_start (a);
+        return;
+    }
+    if (!(a->pty = attach_pty_create (a->h, (uint32_t)a->leader_rank,
+                                      a->service, session, pty_done_cb, a)))
+        cmd_die ("%s: pty: %s", a->jobid, strerror (errno));
+    a->pty_mode = true;
+}
+
 /* guest.exec.eventlog */
 
 static void exec_event (struct attach *a, double t, const char *name,
                         json_t *context)
 {
     if (!strcmp (name, "shell.init")) {
-        const char *service;
+        const char *service, *pty = NULL;
         int rank;
         if (!context
-            || json_unpack (context, "{s:i s:s}", "leader-rank", &rank,
-                            "service", &service)
+            || json_unpack (context, "{s:i s:s s?s}", "leader-rank", &rank,
+                            "service", &service, "pty", &pty)
                    < 0
             || rank < 0) {
             cmd_warn ("%s: malformed shell.init event", a->jobid);
@@ -434,10 +476,12 @@ static void exec_event (struct attach *a, double t, const char *name,
             a->leader_rank = rank;
             if (!(a->service = strdup (service)))
                 cmd_die ("out of memory");
+            if (pty)
+                pty_start (a, pty);
             if (!a->o.no_output) {
                 glog_start (&a->output);
                 /* stdin is for a job still running, not a replay */
-                if (!a->main_done)
+                if (!a->main_done && !pty)
                     stdin_start (a);
             }
         }
@@ -577,6 +621,13 @@ static void main_end (struct attach *a)
     flux_future_destroy (a->main_f);
     a->main_f = NULL;
     a->main_done = true;
+    if (a->pty && !a->pty_done) {
+        /* the job is over: a session that did not end (its shell died)
+         * ends here, and the terminal is restored */
+        attach_pty_destroy (a->pty);
+        a->pty = NULL;
+        a->pty_done = a->pty_mode = true;
+    }
     for (int i = 0; i < 2; i++) {
         struct glog *g = logs[i];
         if (g->deferred) {
@@ -807,6 +858,7 @@ void attach_destroy (struct attach *a)
         flux_future_destroy (a->exec.f);
         flux_future_destroy (a->output.f);
         stdin_stop (a);
+        attach_pty_destroy (a->pty);
         for (int i = 0; i < a->nsig; i++)
             flux_uv_close_free ((uv_handle_t *)a->sig[i]);
         json_decref (a->encoding);

@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "cmdutil.h"
+#include "instance.h"
 #include "jobs_format.h"
+#include "librlist/rlist.h"
 #include "libjob/job.h"
 #include "libutil/fsd.h"
 
@@ -303,6 +305,109 @@ static struct jobs_list *fetch_ids (flux_t *h, int argc, char **argv,
     return l;
 }
 
+/* instance.* fields: what one running sub-instance says of itself
+ * (job-list.job-stats and the scheduler's view of its resources), as
+ * jobs_format.h describes it; NULL if it cannot be reached. */
+static json_t *instance_query (const char *uri)
+{
+    flux_t *ch = NULL;
+    flux_future_t *fs = NULL, *fr = NULL;
+    json_t *states, *res = NULL, *all, *down, *alloc, *o = NULL, *r;
+    struct rlist *rl[5] = {NULL};
+    int pending, running, inactive, total, ok, failed, canceled, timeout;
+    char *local, stats[128];
+
+    if (!(local = instance_uri_local (uri)))
+        return NULL;
+    ch = flux_open (local, 0);
+    free (local);
+    if (!ch
+        || !(fs = flux_rpc (ch, "job-list.job-stats", "{}", FLUX_NODEID_ANY, 0))
+        || !(fr
+             = flux_rpc (ch, "resource.sched-status", NULL, FLUX_NODEID_ANY, 0))
+        || flux_future_wait_for (fs, 30.) < 0
+        || flux_rpc_get_unpack (fs, "{s:o s:i s:i s:i s:i}", "job_states",
+                                &states, "successful", &ok, "failed", &failed,
+                                "canceled", &canceled, "timeout", &timeout)
+               < 0)
+        goto out;
+    pending = json_integer_value (json_object_get (states, "depend"))
+              + json_integer_value (json_object_get (states, "priority"))
+              + json_integer_value (json_object_get (states, "sched"));
+    running = json_integer_value (json_object_get (states, "run"))
+              + json_integer_value (json_object_get (states, "cleanup"));
+    inactive = json_integer_value (json_object_get (states, "inactive"));
+    total = json_integer_value (json_object_get (states, "total"));
+    snprintf (stats, sizeof (stats), "PD:%d R:%d CD:%d F:%d", pending, running,
+              ok, failed + canceled + timeout);
+    if (!(o
+          = json_pack ("{s:s s:i s:f}", "stats", stats, "total", total,
+                       "progress", total > 0 ? (double)inactive / total : 0.)))
+        goto out;
+    if (flux_rpc_get_unpack (fr, "o", &res) < 0 && errno == ENOSYS) {
+        flux_future_destroy (fr);
+        if (!(fr = flux_rpc (ch, "sched.resource-status", NULL, FLUX_NODEID_ANY,
+                             0))
+            || flux_rpc_get_unpack (fr, "o", &res) < 0)
+            res = NULL;
+    }
+    if (!res
+        || json_unpack (res, "{s:o s:o s:o}", "all", &all, "down", &down,
+                        "allocated", &alloc)
+               < 0
+        || !(rl[0] = rlist_from_R (all, NULL))
+        || !(rl[2] = rlist_from_R (down, NULL))
+        || !(rl[3] = rlist_from_R (alloc, NULL))
+        || !(rl[1] = rlist_diff (rl[0], rl[2]))
+        || !(rl[4] = rlist_diff (rl[1], rl[3])))
+        goto out; /* counts of jobs, but no resources */
+    {
+        static const char *names[] = {"all", "up", "down", "allocated", "free"};
+        int cores = rlist_count_cores (rl[0]), gpus = rlist_count_gpus (rl[0]);
+        if (!(r = json_object ())
+            || json_object_set_new (o, "resources", r) < 0)
+            goto out;
+        for (int i = 0; i < 5; i++)
+            json_object_set_new (r, names[i],
+                                 json_pack ("{s:i s:i}", "ncores",
+                                            rlist_count_cores (rl[i]), "ngpus",
+                                            rlist_count_gpus (rl[i])));
+        json_object_set_new (
+            o, "utilization",
+            json_real (cores > 0 ? (double)rlist_count_cores (rl[3]) / cores
+                                 : 0.));
+        if (gpus > 0)
+            json_object_set_new (
+                o, "gpu_utilization",
+                json_real ((double)rlist_count_gpus (rl[3]) / gpus));
+    }
+out:
+    for (int i = 0; i < 5; i++)
+        rlist_destroy (rl[i]);
+    flux_future_destroy (fs);
+    flux_future_destroy (fr);
+    flux_close (ch);
+    return o;
+}
+
+/* Fill l->instance for the running jobs that are instances (their
+ * memo posted a URI: annotations.user.uri), one at a time. */
+static void fetch_instances (struct jobs_list *l)
+{
+    if (!(l->instance = calloc (l->njobs ? l->njobs : 1, sizeof (json_t *))))
+        cmd_die ("out of memory");
+    for (size_t j = 0; j < l->njobs; j++) {
+        const struct jobs_field *st = jobs_get (l, j, "state");
+        const struct jobs_field *an = jobs_get (l, j, "annotations");
+        const char *uri = NULL;
+        if (!st || st->type != JF_INT || st->i != FLUX_JOB_STATE_RUN || !an
+            || an->type != JF_JSON
+            || json_unpack (an->json, "{s:{s:s}}", "user", "uri", &uri) < 0)
+            continue;
+        l->instance[j] = instance_query (uri);
+    }
+}
+
 static void print_json (struct jobs_list *l, bool single)
 {
     double t = now ();
@@ -506,6 +611,8 @@ int cmd_jobs (int argc, char **argv)
         jobs = fetch_ids (h, argc - optind, argv + optind, attrs, &errors);
     else
         jobs = fetch_list (h, &o, attrs);
+    if (fmt && jobs_format_wants_instance (fmt))
+        fetch_instances (jobs);
     if (o.json)
         print_json (jobs, optind + 1 == argc);
     else {

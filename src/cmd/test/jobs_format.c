@@ -292,6 +292,49 @@ static void test_parser (void)
     }
 }
 
+/* instance.* fields read l->instance (jobs.c fills it); !P */
+static void test_instance (void)
+{
+    struct jobs_format *f;
+    flux_error_t error;
+
+    if (!(list->instance = calloc (list->njobs, sizeof (json_t *)))
+        || !(list->instance[1] = json_pack (
+                 "{s:s s:i s:f s:f s:{s:{s:i s:i} s:{s:i s:i}}}", "stats",
+                 "PD:1 R:2 CD:3 F:0", "total", 6, "progress", 0.5,
+                 "utilization", 1. / 3, "resources", "all", "ncores", 8,
+                 "ngpus", 0, "free", "ncores", 6, "ngpus", 0)))
+        BAIL_OUT ("out of memory");
+    is (run ("{instance.stats}|{instance.stats.total}|{instance.progress}", -1,
+             0),
+        "||\nPD:1 R:2 CD:3 F:0|6|0.5\n||\n||\n",
+        "instance.stats, .total, .progress: the running instance's, else "
+        "empty");
+    is (run ("{instance.utilization!P:>6}|{instance.resources.all.ncores}|"
+             "{instance.resources.free.ncores}",
+             -1, 0),
+        "      ||\n 33.3%|8|6\n      ||\n      ||\n",
+        "instance.utilization!P, instance.resources.STATE.ncores");
+    is (run ("{instance.stats.total} {instance.utilization}", -1, 1),
+        "NJOBS CORE%\n \n6 0.3333333333333333\n \n \n",
+        "headings NJOBS and CORE%%");
+    is (run ("{instance.resources.bogus.ncores}", -1, 0),
+        "ERROR: Unknown format field: instance.resources.bogus.ncores",
+        "an unknown resource state is refused");
+    is (run ("{instance.resources.up.cores}", -1, 0),
+        "ERROR: Unknown format field: instance.resources.up.cores",
+        "an unknown resource count is refused");
+    if (!(f = jobs_format_create ("{id} {instance.progress}", &error)))
+        BAIL_OUT ("jobs_format_create");
+    ok (jobs_format_wants_instance (f), "an instance.* field wants instances");
+    jobs_format_destroy (f);
+    if (!(f = jobs_format_create ("{id} {annotations}", &error)))
+        BAIL_OUT ("jobs_format_create");
+    ok (!jobs_format_wants_instance (f), "other fields do not");
+    jobs_format_destroy (f);
+    is (run ("{ntasks!P}", 2, 0), "100%\n", "!P of 1 is 100%%");
+}
+
 int main (int argc, char **argv)
 {
     setenv ("TZ", "UTC", 1);
@@ -315,6 +358,7 @@ int main (int argc, char **argv)
     test_attrs ();
     test_json ();
     test_parser ();
+    test_instance ();
     json_decref (jobs);
     jobs_list_destroy (list);
     done_testing ();

@@ -16,9 +16,10 @@
 
 struct queue {
     struct msgdeque m;
-    int efd;     /* readable while count > 0 or peer closed */
-    bool closed; /* the owning end closed */
-    bool quiet;  /* pushes do not signal efd (flux_msgpipe_set_quiet) */
+    size_t bytes; /* weight of the queued messages (msg_weight) */
+    int efd;      /* readable while count > 0 or peer closed */
+    bool closed;  /* the owning end closed */
+    bool quiet;   /* pushes do not signal efd (flux_msgpipe_set_quiet) */
     /* Wakeups written (or about to be: senders write after unlocking)
      * and not yet read back.  While it is 0 the eventfd is known clear,
      * so the reader does not read it: without this a wakeup cost ~4
@@ -52,6 +53,16 @@ static void efd_clear (struct queue *q)
 
     if (q->owed > 0 && read (q->efd, &val, sizeof (val)) == sizeof (val))
         q->owed = val < q->owed ? q->owed - val : 0;
+}
+
+/* What a queued message counts for flux_msgpipe_send_bounded: its
+ * encoded size, and at least what a small message costs in memory. */
+#define MSG_WEIGHT_MIN 256
+
+static size_t msg_weight (const flux_msg_t *msg)
+{
+    ssize_t n = flux_msg_frame_size (msg);
+    return n > MSG_WEIGHT_MIN ? (size_t)n : MSG_WEIGHT_MIN;
 }
 
 struct flux_msgpipe *flux_msgpipe_create (void)
@@ -105,9 +116,11 @@ void flux_msgpipe_decref (struct flux_msgpipe *p)
     }
 }
 
-int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
+static int pipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg,
+                      size_t max_bytes)
 {
     struct queue *q;
+    size_t weight;
     bool wake;
     int rc = -1;
 
@@ -115,12 +128,17 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
         errno = EINVAL;
         return -1;
     }
+    weight = msg_weight (msg);
     q = &p->q[!end];
     pthread_mutex_lock (&p->lock);
     if (q->closed)
         errno = EPIPE;
-    else if (msgdeque_push (&q->m, msg, false) == 0)
+    else if (max_bytes > 0 && q->m.count > 0 && q->bytes + weight > max_bytes)
+        errno = EAGAIN;
+    else if (msgdeque_push (&q->m, msg, false) == 0) {
+        q->bytes += weight;
         rc = 0;
+    }
     if ((wake = rc == 0 && q->m.count == 1 && !q->quiet))
         q->owed++;
     pthread_mutex_unlock (&p->lock);
@@ -131,6 +149,31 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
     if (wake)
         efd_set (q->efd);
     return rc;
+}
+
+int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg)
+{
+    return pipe_send (p, end, msg, 0);
+}
+
+int flux_msgpipe_send_bounded (struct flux_msgpipe *p, int end, flux_msg_t *msg,
+                               size_t max_bytes)
+{
+    if (max_bytes == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return pipe_send (p, end, msg, max_bytes);
+}
+
+size_t flux_msgpipe_bytes (struct flux_msgpipe *p, int end)
+{
+    size_t n;
+
+    pthread_mutex_lock (&p->lock);
+    n = p->q[end].bytes;
+    pthread_mutex_unlock (&p->lock);
+    return n;
 }
 
 flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
@@ -145,6 +188,7 @@ flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
     q = &p->q[end];
     pthread_mutex_lock (&p->lock);
     if ((msg = msgdeque_pop (&q->m))) {
+        q->bytes -= msg_weight (msg);
         if (q->m.count == 0 && !p->q[!end].closed)
             efd_clear (q);
     }

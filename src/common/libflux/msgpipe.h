@@ -28,6 +28,19 @@ void flux_msgpipe_decref (struct flux_msgpipe *p);
  */
 int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg);
 
+/* Like flux_msgpipe_send(), but refused with EAGAIN if the messages
+ * waiting for the other end weigh over max_bytes with msg (each weighs
+ * its encoded size, at least 256 bytes).  A message for an empty queue is
+ * always taken.  For a sender that must not let a reader that stopped
+ * reading hold memory without bound (the broker's requests to a module).
+ * EINVAL if max_bytes is 0. */
+int flux_msgpipe_send_bounded (struct flux_msgpipe *p, int end, flux_msg_t *msg,
+                               size_t max_bytes);
+
+/* The weight (see flux_msgpipe_send_bounded) of the messages waiting for
+ * this end (a snapshot). */
+size_t flux_msgpipe_bytes (struct flux_msgpipe *p, int end);
+
 /* Next message for this end, or NULL with EWOULDBLOCK (empty) or EPIPE
  * (empty and the other end closed).  Caller owns the message.
  */

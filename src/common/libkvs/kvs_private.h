@@ -14,6 +14,12 @@
 /* The operations of txn, an array of {key, flags, dirent} (borrowed). */
 json_t *kvs_txn__ops (const flux_kvs_txn_t *txn);
 
+/* Add the operations of src after those of dst (src is unchanged): one
+ * commit of dst then does what committing dst and then src would, in
+ * one transaction.  -1 with EINVAL (NULL, or dst == src) or ENOMEM.
+ */
+int kvs_txn__append (flux_kvs_txn_t *dst, const flux_kvs_txn_t *src);
+
 /* A new array holding the operations of txn after FLUX_KVS_TXN_COMPACT
  * (see kvs.h).  NULL with ENOMEM.
  */

@@ -59,6 +59,19 @@ json_t *kvs_txn__ops (const flux_kvs_txn_t *txn)
     return txn ? txn->ops : NULL;
 }
 
+int kvs_txn__append (flux_kvs_txn_t *dst, const flux_kvs_txn_t *src)
+{
+    if (!dst || !src || dst == src) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (json_array_extend (dst->ops, src->ops) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
 /* A key travels as a JSON string: it must be valid UTF-8. */
 static bool utf8_valid (const char *s)
 {

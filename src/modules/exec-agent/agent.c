@@ -91,6 +91,8 @@ struct agent {
     char *hwxml;  /* this node's topology for the shells (hwxml.h) */
     bool hwxml_tried;
     double window;
+    double release_window;
+    double unload_grace;
     struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
@@ -265,12 +267,20 @@ static void job_schedule (struct ajob *job)
             job_end (job);
         return;
     }
-    if (reduce_urgent (job->red) || job->a->window <= 0.) {
+    double window = job->a->window;
+
+    /* rank 0: every response about exited ranks becomes a release, a job
+     * manager eventlog commit and so a setroot event to every broker;
+     * partial exits wait longer there (the last one never waits) */
+    if (job->a->topo.parent < 0 && reduce_held_finished_only (job->red)
+        && job->a->release_window > window)
+        window = job->a->release_window;
+    if (reduce_urgent (job->red) || window <= 0.) {
         job_flush (job);
         return;
     }
     if (!job->timer_armed) {
-        uint64_t ms = (uint64_t)(job->a->window * 1000. + 0.5);
+        uint64_t ms = (uint64_t)(window * 1000. + 0.5);
         if (uv_timer_start (job->timer, window_cb, ms ? ms : 1, 0) < 0) {
             job_flush (job);
             return;
@@ -1035,11 +1045,12 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
         N (a->stats.barriers), "bad_request", N (a->stats.bad_request));
 #undef N
     if (ctx.jobs && children && sent && shells && count)
-        o = json_pack ("{s:i s:i s:i s:s s:O s:O s:O s:O s:O}", "rank",
+        o = json_pack ("{s:i s:i s:i s:s s:f s:f s:O s:O s:O s:O s:O}", "rank",
                        (int)a->topo.rank, "size", (int)a->topo.size, "fanout",
                        a->topo.nchildren, "topo", topology_spec (a->topo.tree),
-                       "children", children, "sent", sent, "shells", shells,
-                       "count", count, "jobs", ctx.jobs);
+                       "reduce-window", a->window, "release-window",
+                       a->release_window, "children", children, "sent", sent,
+                       "shells", shells, "count", count, "jobs", ctx.jobs);
     json_decref (children);
     json_decref (sent);
     json_decref (shells);
@@ -1106,6 +1117,8 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     a->h = h;
     a->loop = flux_reactor_uv (flux_get_reactor (h));
     a->window = conf->window;
+    a->release_window = conf->release_window;
+    a->unload_grace = conf->unload_grace;
     a->owner = getuid ();
     if ((owner = flux_attr_get (h, "security.owner"))) {
         unsigned long u = strtoul (owner, &end, 10);
@@ -1144,8 +1157,21 @@ void agent_destroy (struct agent *a)
         if (a->jobs) {
             size_t n = idtab_count (a->jobs);
             struct ajob **jobs = calloc (n + 1, sizeof (*jobs)), **p = jobs;
+            struct proc **procs = calloc (n + 1, sizeof (*procs));
             if (jobs) {
                 idtab_foreach (a->jobs, collect, &p);
+                /* shells still running at unload (the instance's cleanup
+                 * ends its jobs first, so normally none): SIGTERM, a
+                 * grace, then job_free() kills what is left */
+                if (procs) {
+                    for (size_t i = 0; i < n; i++)
+                        procs[i] = jobs[i]->proc;
+                    if (proc_terminate_all (procs, n, a->unload_grace) > 0)
+                        flux_log (a->h, LOG_ERR,
+                                  "unloading: shells still running after "
+                                  "%.3gs: killed",
+                                  a->unload_grace);
+                }
                 for (size_t i = 0; i < n; i++) {
                     if (jobs[i]->up)
                         respond_error (a, jobs[i]->up, ENOSYS,
@@ -1155,6 +1181,7 @@ void agent_destroy (struct agent *a)
                 }
                 free (jobs);
             }
+            free (procs);
         }
         while (a->killops) {
             respond_error (a, a->killops->msg, ENOSYS,

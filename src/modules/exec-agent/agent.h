@@ -24,8 +24,10 @@
 struct agent_config {
     const char *job_shell; /* default shell */
     double window;         /* reduction window, seconds */
+    double release_window; /* rank 0: window of partial exits, seconds */
     const char *imp;       /* exec.imp: flux-imp for guests' jobs, or NULL */
     const char *helper;    /* the FLUX_IMP_EXEC_HELPER command (no id) */
+    double unload_grace;   /* at unload: SIGTERM, then SIGKILL after this */
 };
 
 struct agent;
@@ -34,7 +36,8 @@ struct agent;
 struct agent *agent_create (flux_t *h, const struct agent_config *conf,
                             flux_error_t *error);
 
-/* Kill every shell (SIGKILL to its group), fail every stream upstream
+/* Kill every shell still running (SIGTERM, then SIGKILL to its group
+ * after conf->unload_grace seconds, blocking), fail every stream upstream
  * with ENOSYS, and free.  NULL-safe. */
 void agent_destroy (struct agent *a);
 

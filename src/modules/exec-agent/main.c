@@ -9,9 +9,17 @@
  *                        the build tree, else $libexecdir/flux/flux-shell)
  *   reduce-window=FSD    how long an agent holds reports before passing
  *                        them up (default 2ms; 0: at once)
+ *   release-window=FSD   rank 0: how long it holds reports of exited
+ *                        ranks while others still run, before they go to
+ *                        job-exec as one partial release (default 20ms;
+ *                        never shorter than reduce-window)
  *   imp=PATH             the IMP for guests' jobs (else the configuration's
  *                        exec.imp, read at load; without either a job whose
  *                        user is not the instance owner fails)
+ *   unload-grace=FSD     shells still running at unload get SIGTERM, then
+ *                        SIGKILL to their process group after this long
+ *                        (default 2s; the instance's cleanup normally ends
+ *                        every job before the agent unloads)
  *
  * The service is the module's name; exec-agent.disconnect orphans the
  * sender's streams (the jobs keep running: job-exec reloaded).
@@ -29,6 +37,8 @@
 #include "libutil/fsd.h"
 
 #define DEFAULT_WINDOW 0.002
+#define DEFAULT_RELEASE_WINDOW 0.02
+#define DEFAULT_UNLOAD_GRACE 2.0
 
 static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
@@ -141,11 +151,29 @@ static int parse_args (flux_t *h, int argc, char **argv,
             conf->job_shell = argv[i] + 10;
         else if (!strncmp (argv[i], "imp=", 4) && argv[i][4] == '/')
             conf->imp = argv[i] + 4;
+        else if (!strncmp (argv[i], "unload-grace=", 13)) {
+            if (fsd_parse_duration (argv[i] + 13, &conf->unload_grace) < 0
+                || conf->unload_grace > 60.) {
+                flux_log (h, LOG_ERR, "unload-grace: bad duration %s",
+                          argv[i] + 13);
+                errno = EINVAL;
+                return -1;
+            }
+        }
         else if (!strncmp (argv[i], "reduce-window=", 14)) {
             if (fsd_parse_duration (argv[i] + 14, &conf->window) < 0
                 || conf->window > 60.) {
                 flux_log (h, LOG_ERR, "reduce-window: bad duration %s",
                           argv[i] + 14);
+                errno = EINVAL;
+                return -1;
+            }
+        }
+        else if (!strncmp (argv[i], "release-window=", 15)) {
+            if (fsd_parse_duration (argv[i] + 15, &conf->release_window) < 0
+                || conf->release_window > 60.) {
+                flux_log (h, LOG_ERR, "release-window: bad duration %s",
+                          argv[i] + 15);
                 errno = EINVAL;
                 return -1;
             }
@@ -163,6 +191,8 @@ int mod_main (flux_t *h, int argc, char **argv)
 {
     struct agent_config conf = {.job_shell = default_shell (),
                                 .window = DEFAULT_WINDOW,
+                                .release_window = DEFAULT_RELEASE_WINDOW,
+                                .unload_grace = DEFAULT_UNLOAD_GRACE,
                                 .helper = default_helper ()};
     json_t *config = NULL;
     flux_msg_handler_t **handlers = NULL;

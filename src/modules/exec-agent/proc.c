@@ -14,7 +14,9 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <time.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,7 @@ struct proc {
     bool exited;
     bool destroyed;
     bool imp; /* flux-imp: signal it, never its group (proc_kill) */
+    bool exited_unwatched; /* a zombie seen by proc_terminate_all() */
     pid_t pid;
     struct pipe_ctx out, err;
     proc_exit_f exit_cb;
@@ -303,16 +306,68 @@ void proc_destroy (struct proc *p)
         pipe_shut (&p->err);
         if (p->process_open && !p->exited
             && !uv_is_closing ((uv_handle_t *)&p->process)) {
-            /* the owner is going (unload): the job goes with it */
-            if (p->imp)
-                (void)kill (p->pid, SIGUSR1);
-            else
+            /* the owner is going (unload): the job goes with it; a
+             * shell that exited is reaped here, its strays killed */
+            if (!p->imp)
                 (void)kill (-p->pid, SIGKILL);
+            else if (!p->exited_unwatched)
+                (void)kill (p->pid, SIGUSR1);
+            if (p->exited_unwatched) /* after the kill: the zombie holds
+                                        the group id until then */
+                (void)waitpid (p->pid, NULL, WNOHANG);
             uv_close ((uv_handle_t *)&p->process, process_close_cb);
         }
         maybe_free (p);
         errno = saved_errno;
     }
+}
+
+static double now_mono (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
+{
+    struct pollfd *fds;
+    size_t live = 0;
+    double deadline = now_mono () + grace;
+
+    if (n == 0 || !(fds = calloc (n, sizeof (*fds))))
+        return n; /* nothing to wait for, or proc_destroy() kills at once */
+    for (size_t i = 0; i < n; i++) {
+        struct proc *p = procs[i];
+        fds[i].fd = -1;
+        if (!p || p->exited || p->pidfd < 0)
+            continue;
+        /* the shell passes SIGTERM to its tasks (the IMP to its shell) */
+        (void)kill (p->pid, SIGTERM);
+        fds[i].fd = p->pidfd;
+        fds[i].events = POLLIN;
+        live++;
+    }
+    /* the reactor no longer runs: wait here, on the pidfds (readable once
+     * the process is a zombie; proc_destroy() leaves those alone) */
+    while (live > 0) {
+        double left = deadline - now_mono ();
+        int rc;
+        if (left <= 0.)
+            break;
+        rc = poll (fds, n, (int)(left * 1000.) + 1);
+        if (rc < 0 && errno != EINTR)
+            break;
+        for (size_t i = 0; rc > 0 && i < n; i++) {
+            if (fds[i].fd >= 0 && fds[i].revents) {
+                procs[i]->exited_unwatched = true;
+                fds[i].fd = -1;
+                live--;
+            }
+        }
+    }
+    free (fds);
+    return live;
 }
 
 int proc_kill (struct proc *p, int signum, bool pgrp)

@@ -14,6 +14,7 @@
  * no stray process of the job keeps running (or keeps the pipes open).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -36,6 +37,14 @@ struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
 /* Close what is left and free (the uv handles once closed).  NULL-safe.
  * Callbacks never run after this. */
 void proc_destroy (struct proc *p);
+
+/* Unload: SIGTERM to each of the n shells still running (the shell
+ * passes it to its tasks; through the IMP, the IMP to its shell), then
+ * wait for them to exit, at most grace seconds, blocking (for when the
+ * reactor no longer runs).  proc_destroy() then kills what is left of
+ * each, SIGKILL to its process group (SIGUSR1 to the IMP).  Entries may
+ * be NULL.  Returns how many were still running at the end. */
+size_t proc_terminate_all (struct proc **procs, size_t n, double grace);
 
 /* Send signum to the shell, or to its whole process group.  -1 with
  * errno (ESRCH: exited).  For a process marked with proc_set_imp(), the

@@ -165,6 +165,11 @@ bool reduce_finished (const struct reduce *r)
     return covers (r->finished, r->share);
 }
 
+bool reduce_held_finished_only (const struct reduce *r)
+{
+    return reduce_held (r) && idset_empty (r->held[REDUCE_STARTED].ranks);
+}
+
 bool reduce_urgent (const struct reduce *r)
 {
     struct idset *startedish;

@@ -50,6 +50,9 @@ int reduce_add (struct reduce *r, enum reduce_type type,
 /* Something is held. */
 bool reduce_held (const struct reduce *r);
 
+/* Only reports of finished ranks (exited, failed, lost) are held. */
+bool reduce_held_finished_only (const struct reduce *r);
+
 /* A held report completes something the receiver waits for: every rank
  * of the share started (held or sent before), or every rank finished. */
 bool reduce_urgent (const struct reduce *r);

@@ -65,6 +65,7 @@ struct execjob {
     void *impl_data;
     void *data;
     struct rset R; /* R.ranks is NULL until R is known */
+    json_t *Rjson; /* R itself, as sent or read, once known */
     flux_future_t *f;
     struct tq_entry expire;
     double exp_shift;       /* seconds from R's starttime to the start */
@@ -73,8 +74,9 @@ struct execjob {
     struct idset *released; /* partially released ranks, NULL: none */
     struct waitlist_item kvs_wi; /* R lookup refused: waits for the kvs */
     struct guest *guest;         /* the guest namespace, from begin() */
+    int status;                  /* the finish status, once finished */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
-        exception : 1, done : 1, impl_exited : 1;
+        exception : 1, done : 1, impl_exited : 1, said_start : 1;
     struct execjob *next_zombie;
 };
 
@@ -111,6 +113,11 @@ const struct idset *execjob_ranks (const struct execjob *job)
     return job->R.ranks;
 }
 
+json_t *execjob_R (const struct execjob *job)
+{
+    return job->Rjson;
+}
+
 void *execjob_data (const struct execjob *job)
 {
     return job->data;
@@ -124,6 +131,21 @@ void execjob_set_data (struct execjob *job, void *data)
 void *execjob_impl_data (const struct execjob *job)
 {
     return job->impl_data;
+}
+
+void execjob_where (const struct execjob *job, const struct idset *ranks,
+                    char *buf, size_t size)
+{
+    char *hosts = job->R.R ? rset_hosts (job->R.R, ranks) : NULL;
+    char *ids = idset_encode (ranks, IDSET_FLAG_RANGE);
+    const char *s = idset_count (ranks) > 1 ? "s" : "";
+
+    if (hosts)
+        snprintf (buf, size, "%s (rank%s %s)", hosts, s, ids ? ids : "?");
+    else
+        snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
+    free (hosts);
+    free (ids);
 }
 
 const struct exec_impl *execjob_impl (const struct execjob *job)
@@ -207,18 +229,25 @@ error:
         free (s);
 }
 
-static void respond_exception (struct execjob *job, const char *type,
-                               const char *note)
+static void respond_exception_sev (struct execjob *job, int severity,
+                                   const char *type, const char *note)
 {
     job->x->stats.exception++;
     if (flux_respond_pack (job->x->h, job->req, "{s:I s:s s:{s:i s:s s:s}}",
                            "id", (json_int_t)job->entry.id, "type", "exception",
-                           "data", "severity", 0, "type", type, "note", note)
+                           "data", "severity", severity, "type", type, "note",
+                           note)
         < 0)
         exec_log (job->x, LOG_ERR, "%ju: exception response: %s",
                   (uintmax_t)job->entry.id, strerror (errno));
-    exec_log (job->x, LOG_INFO, "%ju: exception type=%s: %s",
-              (uintmax_t)job->entry.id, type, note);
+    exec_log (job->x, LOG_INFO, "%ju: exception type=%s severity=%d: %s",
+              (uintmax_t)job->entry.id, type, severity, note);
+}
+
+static void respond_exception (struct execjob *job, const char *type,
+                               const char *note)
+{
+    respond_exception_sev (job, 0, type, note);
 }
 
 /* ---- exec.eventlog ---- */
@@ -293,6 +322,7 @@ void execjob_started (struct execjob *job)
         if (job->exp_shift < 0.)
             job->exp_shift = 0.;
     }
+    job->said_start = 1;
     respond (job, "start", "{}");
     arm_expiration (job);
 }
@@ -313,6 +343,7 @@ void execjob_finish (struct execjob *job, int status)
     if (job->done || job->finished)
         return;
     job->finished = 1;
+    job->status = status;
     stop_running (job);
     job->x->stats.finish++;
     post (job, "complete", json_pack ("{s:i}", "status", status));
@@ -400,6 +431,7 @@ static void job_clear (struct execjob *job)
     flux_msg_decref (job->req);
     job->req = NULL;
     rset_clear (&job->R);
+    json_decref (job->Rjson);
     idset_destroy (job->critical);
     job->critical = NULL;
     idset_destroy (job->released);
@@ -485,6 +517,64 @@ void execjob_raise (struct execjob *job, const char *type, const char *fmt, ...)
     respond_exception (job, type, note);
 }
 
+void execjob_raise_nonfatal (struct execjob *job, int severity,
+                             const char *type, const char *fmt, ...)
+{
+    char note[256];
+    va_list ap;
+
+    if (job->done || job->exception || severity < 1 || severity > 7)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (note, sizeof (note), fmt, ap);
+    va_end (ap);
+    respond_exception_sev (job, severity, type, note);
+}
+
+struct idset *execjob_shell_ranks (const struct execjob *job,
+                                   const struct idset *ranks)
+{
+    struct idset *ids;
+    unsigned int r, want, index = 0;
+
+    if (!job->R.ranks || !ranks) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(ids = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        return NULL;
+    /* both walks ascending: one pass over R's ranks */
+    r = idset_first (job->R.ranks);
+    for (want = idset_first (ranks); want != IDSET_INVALID_ID;
+         want = idset_next (ranks, want)) {
+        while (r != IDSET_INVALID_ID && r < want) {
+            r = idset_next (job->R.ranks, r);
+            index++;
+        }
+        if (r != want)
+            continue; /* not a rank of the job */
+        if (idset_set (ids, index) < 0) {
+            idset_destroy (ids);
+            return NULL;
+        }
+    }
+    return ids;
+}
+
+bool execjob_critical (const struct execjob *job, const struct idset *ranks)
+{
+    struct idset *shell;
+    bool critical;
+
+    if (!job->critical)
+        return true;
+    if (!(shell = execjob_shell_ranks (job, ranks)))
+        return true; /* cannot tell: the safe answer */
+    critical = idset_has_intersection (shell, job->critical);
+    idset_destroy (shell);
+    return critical;
+}
+
 /* ---- start ---- */
 
 static void start_impl (struct execjob *job)
@@ -566,6 +656,7 @@ static void fetch_R_continuation (flux_future_t *f, void *arg)
         execjob_fatal (job, "%s", error.text);
         return;
     }
+    job->Rjson = json_incref (R);
     flux_future_destroy (f);
     begin (job);
 }
@@ -591,7 +682,10 @@ static int fetch_R (struct execjob *job)
 
 /* A reattach start for a job still active here, or a start from a new
  * job manager: the job manager restarted and lost the old stream.  Answer
- * on the new one from now on.
+ * on the new one from now on, and say again what the old one may not have
+ * logged before it went: the start, and the finish of a job whose shells
+ * are gone but whose resources are not released yet.  The job manager
+ * ignores what it has already logged.
  */
 static void adopt (struct execjob *job, const flux_msg_t *msg)
 {
@@ -605,8 +699,13 @@ static void adopt (struct execjob *job, const flux_msg_t *msg)
     job->req = req;
     job->reattach = 1;
     job->x->stats.adopt++;
-    if (job->running)
+    if (job->said_start)
         respond (job, "start", "{}");
+    if (job->finished) {
+        char data[64];
+        snprintf (data, sizeof (data), "{\"status\":%d}", job->status);
+        respond (job, "finish", data);
+    }
 }
 
 static int claim (struct execjob *job, json_t *jobspec)
@@ -712,8 +811,10 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
     if (R) {
         if (rset_decode (R, &job->R, &error) < 0)
             execjob_fatal (job, "%s", error.text);
-        else
+        else {
+            job->Rjson = json_incref (R);
             begin (job);
+        }
     }
     else if (fetch_R (job) < 0)
         execjob_fatal (job, "fetching R: %s", strerror (errno));

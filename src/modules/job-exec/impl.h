@@ -68,6 +68,9 @@ flux_jobid_t execjob_id (const struct execjob *job);
 uint32_t execjob_userid (const struct execjob *job);
 bool execjob_reattach (const struct execjob *job);
 const struct idset *execjob_ranks (const struct execjob *job); /* from start */
+/* R (RFC 20) as the start request carried it or as read from the KVS
+ * (borrowed), from start; NULL before. */
+json_t *execjob_R (const struct execjob *job);
 void *execjob_data (const struct execjob *job);
 void execjob_set_data (struct execjob *job, void *data);
 void *execjob_impl_data (const struct execjob *job);
@@ -81,6 +84,12 @@ timerq_t *exec_timerq (exec_t *x);
 struct execjob *exec_lookup (exec_t *x, flux_jobid_t id);
 void exec_log (exec_t *x, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+
+/* Where ranks of the job are, for messages: "node[2-3] (ranks 2-3)", or
+ * "ranks 2-3" when R names no hosts (before R is known too).  Always
+ * NUL-terminates buf (truncating). */
+void execjob_where (const struct execjob *job, const struct idset *ranks,
+                    char *buf, size_t size);
 
 /* Reports.  started: the "start" response (once) and the expiration timer.
  * finish: the "finish" response with status (once).  release: a partial
@@ -118,6 +127,26 @@ void execjob_fatal (struct execjob *job, const char *fmt, ...)
  */
 void execjob_raise (struct execjob *job, const char *type, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+
+/* A non-fatal exception (severity 1-7, flux-core's lost non-critical
+ * shell is 2): the job manager logs it and the job goes on.  Nothing
+ * is sent once a fatal exception was raised, or for a bad severity.
+ */
+void execjob_raise_nonfatal (struct execjob *job, int severity,
+                             const char *type, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+/* Critical ranks (job-exec.critical-ranks, PROTOCOLS-exec.md 2.1): the
+ * job's shell ranks whose loss is fatal, all of them unless the job's
+ * owner said otherwise.  execjob_critical: whether any of these broker
+ * ranks holds a critical shell rank (true before R is known).
+ * execjob_shell_ranks: the shell ranks (the index of each in R) of those
+ * broker ranks that are the job's, a new idset; NULL with errno EINVAL
+ * before R is known, ENOMEM.
+ */
+bool execjob_critical (const struct execjob *job, const struct idset *ranks);
+struct idset *execjob_shell_ranks (const struct execjob *job,
+                                   const struct idset *ranks);
 
 /* The implementations, in the order they are asked to claim a job:
  * testexec takes the jobs with attributes.system.exec.test, realexec

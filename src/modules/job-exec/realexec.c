@@ -17,7 +17,10 @@
  *            agent's reason, the rest of the job killed
  *   lost     brokers lost: a "node-failure" exception naming the hosts
  *            and ranks ("node failure on node[2-3] (ranks 2-3)"),
- *            the rest killed; the lost ranks count as finished (status 0)
+ *            the rest killed; or, when none of them holds a critical
+ *            shell rank (job-exec.critical-ranks), a severity 2
+ *            "node-failure" and the job goes on (flux-core's lost
+ *            shell); the lost ranks count as finished (status 0)
  *            and are released with the others (the resource module has
  *            marked them down, so the scheduler does not hand them out)
  *   ENODATA  every rank accounted for (any that is not counts as lost)
@@ -64,6 +67,7 @@ struct realexec {
     char *job_shell;           /* NULL: the agents' default */
     struct {
         unsigned long jobs, started, release, failed, lost, kill, reattach;
+        unsigned long lost_noncritical;
     } stats;
 };
 
@@ -90,22 +94,6 @@ static struct realjob *container_of_killt (struct tq_entry *e)
 static struct realjob *container_of_exitt (struct tq_entry *e)
 {
     return (struct realjob *)((char *)e - offsetof (struct realjob, exitt));
-}
-
-/* "node[1-2] (ranks 1-2)", or "ranks 1-2" without hostnames in R. */
-static void where (struct realjob *rj, const struct idset *ranks, char *buf,
-                   size_t size)
-{
-    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
-    char *ids = idset_encode (ranks, IDSET_FLAG_RANGE);
-    const char *s = idset_count (ranks) > 1 ? "s" : "";
-
-    if (hosts)
-        snprintf (buf, size, "%s (rank%s %s)", hosts, s, ids ? ids : "?");
-    else
-        snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
-    free (hosts);
-    free (ids);
 }
 
 static const char *jobstr (struct realjob *rj)
@@ -179,7 +167,7 @@ static void exitt_cb (struct tq_entry *e)
     if (rj->exception)
         return;
     if ((rest = idset_difference (execjob_ranks (rj->job), rj->finished))) {
-        where (rj, rest, buf, sizeof (buf));
+        execjob_where (rj->job, rest, buf, sizeof (buf));
         idset_destroy (rest);
     }
     if (fsd_format_duration (fsd, sizeof (fsd), rj->re->shell_exit_timeout) < 0)
@@ -277,14 +265,78 @@ static void stream_gone (struct realjob *rj, const char *why)
         complete (rj);
 }
 
+/* Lost ranks that hold no critical shell rank (job-exec.critical-ranks,
+ * as a sub-instance sets them: its rank 0 and tree interior): as
+ * flux-core, a "node-failure" exception of severity 2 naming the shell
+ * ranks; the job goes on, and the lost ranks are released as finished
+ * (status 0) by the caller.
+ */
+/* As flux-core's job-exec: tell the leader shell (on the job's first
+ * rank) that a shell is lost, `<uid>-shell-<f58plain>.exception
+ * {type:"lost-shell", severity, shell_rank, message}`, so that it stops
+ * waiting for that shell's output.  The answer is not waited for.
+ */
+static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
+                              const char *message)
+{
+    flux_t *h = exec_handle (rj->re->x);
+    unsigned int leader = idset_first (execjob_ranks (rj->job));
+    char id[FLUID_STRING_MAX], topic[128];
+
+    if (!shells
+        || fluid_encode (id, sizeof (id), execjob_id (rj->job),
+                         FLUID_STRING_F58_PLAIN)
+               < 0)
+        return;
+    snprintf (topic, sizeof (topic), "%u-shell-%s.exception",
+              (unsigned)execjob_userid (rj->job), id);
+    for (unsigned int r = idset_first (shells); r != IDSET_INVALID_ID;
+         r = idset_next (shells, r)) {
+        flux_future_t *f = flux_rpc_pack (
+            h, topic, leader, FLUX_RPC_NORESPONSE, "{s:s s:i s:i s:s}", "type",
+            "lost-shell", "severity", 2, "shell_rank", (int)r, "message",
+            message);
+        if (!f)
+            exec_log (rj->re->x, LOG_ERR, "%ju: telling the leader shell: %s",
+                      (uintmax_t)execjob_id (rj->job), strerror (errno));
+        flux_future_destroy (f);
+    }
+}
+
+static void lost_noncritical (struct realjob *rj, struct idset *ranks)
+{
+    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
+    struct idset *shell = execjob_shell_ranks (rj->job, ranks);
+    char *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
+    const char *s = shell && idset_count (shell) > 1 ? "s" : "";
+    char msg[256];
+
+    rj->re->stats.lost_noncritical++;
+    if (hosts)
+        snprintf (msg, sizeof (msg), "node failure on %s (shell rank%s %s)",
+                  hosts, s, ids ? ids : "?");
+    else
+        snprintf (msg, sizeof (msg), "node failure on shell rank%s %s", s,
+                  ids ? ids : "?");
+    execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
+    tell_leader_lost (rj, shell, msg);
+    free (hosts);
+    free (ids);
+    idset_destroy (shell);
+}
+
 static void lost (struct realjob *rj, struct idset *ranks)
 {
     char buf[200];
 
     rj->re->stats.lost++;
+    if (!rj->exception && !execjob_critical (rj->job, ranks)) {
+        lost_noncritical (rj, ranks);
+        return;
+    }
     if (!rj->exception) {
         rj->exception = true;
-        where (rj, ranks, buf, sizeof (buf));
+        execjob_where (rj->job, ranks, buf, sizeof (buf));
         execjob_raise (rj->job, "node-failure", "node failure on %s", buf);
     }
     kill_begin (rj);
@@ -404,7 +456,14 @@ static int realexec_start (struct execjob *job, flux_error_t *error)
 {
     struct realjob *rj = execjob_data (job);
     char key[FLUID_STRING_MAX + 8];
+    json_t *R;
 
+    /* R as the job manager sent it (it is what the scheduler committed):
+     * no KVS lookup per job */
+    if ((R = execjob_R (job))) {
+        rj->R = json_incref (R);
+        return send_start (rj, R, error);
+    }
     if (fluid_encode (key, sizeof (key), execjob_id (job), FLUID_STRING_KVS)
         < 0)
         return errprintf (error, "encoding the job id: %s", strerror (errno));
@@ -551,13 +610,14 @@ static json_t *realexec_stats (void *data)
     struct realexec *re = data;
 
     return json_pack (
-        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
+        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
         re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout, "jobs",
         (json_int_t)re->stats.jobs, "started", (json_int_t)re->stats.started,
         "release", (json_int_t)re->stats.release, "failed",
         (json_int_t)re->stats.failed, "lost", (json_int_t)re->stats.lost,
         "kill", (json_int_t)re->stats.kill, "reattach",
-        (json_int_t)re->stats.reattach);
+        (json_int_t)re->stats.reattach, "lost-noncritical",
+        (json_int_t)re->stats.lost_noncritical);
 }
 
 const struct exec_impl realexec_impl = {

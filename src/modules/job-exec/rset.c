@@ -107,6 +107,7 @@ int rset_decode (json_t *R, struct rset *rs, flux_error_t *error)
             return -1;
         }
     }
+    new.R = json_incref (R);
     *rs = new;
     return 0;
 }
@@ -115,6 +116,7 @@ void rset_clear (struct rset *rs)
 {
     if (rs) {
         idset_destroy (rs->ranks);
+        json_decref (rs->R);
         memset (rs, 0, sizeof (*rs));
     }
 }

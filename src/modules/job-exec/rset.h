@@ -17,6 +17,7 @@ struct rset {
     struct idset *ranks; /* execution targets, never empty */
     double starttime;    /* 0: unset */
     double expiration;   /* 0: unset */
+    json_t *R;           /* the R decoded (a reference), for rset_hosts() */
 };
 
 /* Decode R into rs (which the caller then owns: rset_clear()).

@@ -409,18 +409,15 @@ static void lost_ranks (struct testexec *te, const struct idset *ranks)
     for (; tj; tj = next) {
         const struct idset *mine = execjob_ranks (tj->job);
         struct idset *gone;
-        char *s;
+        char where[200] = "lost ranks";
 
         next = tj->next; /* complete() frees tj */
         if (!mine || !idset_has_intersection (mine, ranks))
             continue;
         te->stats.lost++;
-        gone = idset_intersect (mine, ranks);
-        s = gone ? idset_encode (gone, IDSET_FLAG_RANGE) : NULL;
-        execjob_raise (tj->job, "node-failure",
-                       "node failure on rank%s %s: the broker was lost",
-                       gone && idset_count (gone) > 1 ? "s" : "", s ? s : "?");
-        free (s);
+        if ((gone = idset_intersect (mine, ranks)))
+            execjob_where (tj->job, gone, where, sizeof (where));
+        execjob_raise (tj->job, "node-failure", "node failure on %s", where);
         idset_destroy (gone);
         complete (tj, SIGKILL);
     }

@@ -461,6 +461,10 @@ static void response_cb (flux_t *h, flux_msg_handler_t *mh,
                     (uintmax_t)id);
             return;
         }
+        /* after a reload, job-exec says again what the last job manager
+         * may have missed: a finish already in the eventlog is not news */
+        if (job->x->js.finished)
+            return;
         s->stats.finish++;
         (void)event_post_pack (s->jm, job, "finish", 0, "{s:i}", "status",
                                status);

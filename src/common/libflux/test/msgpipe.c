@@ -101,6 +101,56 @@ static void *server_thread (void *arg)
     return NULL;
 }
 
+/* A bounded send refuses past the bound with EAGAIN; what is taken off
+ * the queue makes room again. */
+static void test_bounded (void)
+{
+    struct flux_msgpipe *p = flux_msgpipe_create ();
+    char big[4000];
+    flux_msg_t *m;
+    int n = 0, i;
+
+    memset (big, 'x', sizeof (big) - 1);
+    big[sizeof (big) - 1] = '\0';
+    m = flux_request_encode ("a.b", big);
+    errno = 0;
+    ok (flux_msgpipe_send_bounded (p, 0, m, 0) < 0 && errno == EINVAL,
+        "bounded send with a 0 bound: EINVAL");
+    for (i = 0; i < 100; i++) {
+        flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (m);
+        if (flux_msgpipe_send_bounded (p, 0, ref, 40000) < 0) {
+            flux_msg_decref (ref);
+            break;
+        }
+        n++;
+    }
+    ok (n >= 9 && n <= 10 && errno == EAGAIN,
+        "40000 bytes take %d messages of 4000, then EAGAIN", n);
+    ok (flux_msgpipe_count (p, 1) == (size_t)n
+            && flux_msgpipe_bytes (p, 1) <= 40000
+            && flux_msgpipe_bytes (p, 1) >= 36000,
+        "count and bytes say what waits (%zu bytes)",
+        flux_msgpipe_bytes (p, 1));
+    ok (flux_msgpipe_send (p, 0, (flux_msg_t *)flux_msg_incref (m)) == 0,
+        "an unbounded send still goes");
+    flux_msg_decref (flux_msgpipe_recv (p, 1));
+    flux_msg_decref (flux_msgpipe_recv (p, 1));
+    ok (flux_msgpipe_send_bounded (p, 0, (flux_msg_t *)flux_msg_incref (m),
+                                   40000)
+            == 0,
+        "after two are read, a bounded send goes again");
+    while ((flux_msg_decref (flux_msgpipe_recv (p, 1)),
+            flux_msgpipe_count (p, 1) > 0))
+        ;
+    ok (flux_msgpipe_bytes (p, 1) == 0, "all read: 0 bytes wait");
+    ok (flux_msgpipe_send_bounded (p, 0, (flux_msg_t *)flux_msg_incref (m), 100)
+            == 0,
+        "an empty queue takes a message over the bound");
+    flux_msg_decref (flux_msgpipe_recv (p, 1));
+    flux_msg_decref (m);
+    flux_msgpipe_decref (p);
+}
+
 int main (int argc, char *argv[])
 {
     struct flux_msgpipe *p;
@@ -231,5 +281,6 @@ int main (int argc, char *argv[])
     flux_future_destroy (f);
     flux_close (h);
     flux_msgpipe_decref (p);
+    test_bounded ();
     done_testing ();
 }

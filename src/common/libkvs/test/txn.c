@@ -249,12 +249,44 @@ static void test_compact (void)
     flux_kvs_txn_destroy (txn);
 }
 
+static void test_append (void)
+{
+    flux_kvs_txn_t *a = flux_kvs_txn_create ();
+    flux_kvs_txn_t *b = flux_kvs_txn_create ();
+
+    ok (a && b && flux_kvs_txn_put (a, FLUX_KVS_APPEND, "log", "x\n") == 0
+            && flux_kvs_txn_put (b, 0, "k", "v") == 0
+            && flux_kvs_txn_put (b, FLUX_KVS_APPEND, "log", "y\n") == 0,
+        "two transactions made");
+    ok (kvs_txn__append (a, b) == 0 && count (a) == 3 && count (b) == 2,
+        "kvs_txn__append adds b's operations to a, b unchanged");
+    is_op (a, 0,
+           "{\"dirent\":{\"data\":\"eAo=\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":32,\"key\":\"log\"}");
+    is_op (a, 1,
+           "{\"dirent\":{\"data\":\"dg==\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":0,\"key\":\"k\"}");
+    is_op (a, 2,
+           "{\"dirent\":{\"data\":\"eQo=\",\"type\":\"val\",\"ver\":1},"
+           "\"flags\":32,\"key\":\"log\"}");
+    errno = 0;
+    ok (kvs_txn__append (a, a) < 0 && errno == EINVAL,
+        "kvs_txn__append (a, a) fails with EINVAL");
+    errno = 0;
+    ok (kvs_txn__append (NULL, b) < 0 && errno == EINVAL,
+        "kvs_txn__append (NULL, b) fails with EINVAL");
+    ok (count (a) == 3, "a failed append leaves a unchanged");
+    flux_kvs_txn_destroy (a);
+    flux_kvs_txn_destroy (b);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     test_ops ();
     test_invalid ();
     test_compact ();
+    test_append ();
     done_testing ();
     return 0;
 }

@@ -66,7 +66,8 @@ int main (int argc, char **argv)
     idset_destroy (ids);
     if (!(r = reduce_create (share)))
         BAIL_OUT ("reduce_create failed");
-    ok (!reduce_held (r) && !reduce_finished (r) && !reduce_urgent (r),
+    ok (!reduce_held (r) && !reduce_finished (r) && !reduce_urgent (r)
+            && !reduce_held_finished_only (r),
         "a new reduction holds nothing and is not finished");
     ok (add (r, REDUCE_STARTED, "7-8", 0, NULL) < 0 && errno == EINVAL,
         "ranks outside the share: EINVAL");
@@ -76,6 +77,7 @@ int main (int argc, char **argv)
             && add (r, REDUCE_STARTED, "3", 0, NULL) == 0,
         "two started reports");
     ok (reduce_held (r) && !reduce_urgent (r), "held, not urgent (4 of 8)");
+    ok (!reduce_held_finished_only (r), "started held: not finished only");
     is (flush (r), "started=0-3", "one combined started report");
     ok (!reduce_held (r), "nothing held after the flush");
     is (flush (r), "", "a second flush hands out nothing");
@@ -94,6 +96,7 @@ int main (int argc, char **argv)
             && add (r, REDUCE_EXITED, "3", 9, NULL) == 0,
         "three exited reports");
     ok (!reduce_urgent (r), "not urgent while ranks run");
+    ok (reduce_held_finished_only (r), "only exits held: finished only");
     is (flush (r), "exited=0-3/256", "one exited report, largest status");
     ok (add (r, REDUCE_EXITED, "0", 512, NULL) == 0 && !reduce_held (r),
         "an exit of a finished rank is dropped");

@@ -69,6 +69,9 @@ static int ns_commit_errno; /* != 0: commits to a guest namespace fail */
 static bool ns_hold;        /* namespace-create requests wait */
 static flux_msg_t *ns_held[64];
 static int ns_nheld;
+static bool ns_remove_hold; /* namespace-remove requests wait */
+static flux_msg_t *ns_remove_held[64];
+static int ns_remove_nheld;
 
 static void ns_create_answer (const flux_msg_t *msg)
 {
@@ -107,8 +110,29 @@ static void ns_release_held (void)
     ns_nheld = 0;
 }
 
+static void ns_remove_answer (const flux_msg_t *msg);
+
 static void ns_remove_cb (flux_t *h, flux_msg_handler_t *mh,
                           const flux_msg_t *msg, void *arg)
+{
+    if (ns_remove_hold && ns_remove_nheld < 64) {
+        ns_remove_held[ns_remove_nheld++] = (flux_msg_t *)flux_msg_incref (msg);
+        return;
+    }
+    ns_remove_answer (msg);
+}
+
+static void ns_remove_release_held (void)
+{
+    ns_remove_hold = false;
+    for (int i = 0; i < ns_remove_nheld; i++) {
+        ns_remove_answer (ns_remove_held[i]);
+        flux_msg_decref (ns_remove_held[i]);
+    }
+    ns_remove_nheld = 0;
+}
+
+static void ns_remove_answer (const flux_msg_t *msg)
 {
     const char *name;
 
@@ -1160,6 +1184,29 @@ static void test_reattach (void)
              "cancel", "severity", 0);
     ok (wait_final (84), "cancel ends it");
     is (T (84), "start start finish=9 release=all!", "one job, one final");
+
+    /* a job finished, its resources not yet released (the guest namespace
+     * is being removed), when a reloaded job manager takes it over: the
+     * new one hears the start and the finish again, since the old one may
+     * have gone before it logged them */
+    ns_remove_hold = true;
+    put_R (85, "0", 0, 0);
+    start_job (85, "\"exec\":{\"test\":{\"run_duration\":\"0.01s\"}}", false,
+               NULL);
+    ok (wait_text (85, "start finish=0"), "job 85 finished");
+    ok (!strstr (T (85), "release"), "its release waits for the namespace");
+    start_job (85, "\"exec\":{\"test\":{\"run_duration\":\"0.01s\"}}", true,
+               NULL);
+    {
+        /* T () may move while wait_text () waits: call it after */
+        bool again = wait_text (85, "start finish=0 start finish=0");
+        ok (again, "adopted after its finish: start and finish again (%s)",
+            T (85));
+    }
+    ns_remove_release_held ();
+    ok (wait_final (85), "then the final release");
+    is (T (85), "start finish=0 start finish=0 release=all!",
+        "one final release");
 }
 
 static void test_bad_requests (void)

@@ -23,7 +23,7 @@ fi
 # Namespaces are $STEM-<pid>-*: no other test uses this stem, and each run
 # has its own (the bridge and addresses live inside them, so runs of
 # t0100/t0101/t0103 in parallel cannot meet this one).
-STEM=flux-t0102
+STEM=flux-t0104
 PREFIX=$STEM-$$
 NODES=7
 DIR=$TMPDIR/c

@@ -1,0 +1,52 @@
+#!/bin/sh
+test_description='what a broker holds for one overlay peer is bounded
+(tbon.sendq-limit, issue 25): a child that stops reading while events
+flow is declared lost past the limit, and its parent does not grow'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+# AddressSanitizer keeps freed memory in quarantine: RSS says nothing there.
+if ldd "$(command -v flux-broker)" 2>/dev/null | grep -q libasan; then
+	test_set_prereq SANITIZER
+fi
+
+FLOOD="$FLUX_BUILD_DIR/t/client-flood"
+
+# stop.sh N: SIGSTOP rank 1, publish N events of 64 KB on rank 0, report
+# rank 0's RSS growth (kB) in growth.out, the log in dmesg.out.
+cat >stop.sh <<EOF
+pid0=\$(flux getattr broker.pid)
+pid1=\$(flux exec -r 1 flux getattr broker.pid) || exit 1
+kill -STOP \$pid1
+rss0=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid0/status)
+$FLOOD publish \$1 65536 || { kill -CONT \$pid1; exit 1; }
+sleep 1
+rss1=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid0/status)
+echo \$((rss1 - rss0)) >growth.out
+flux dmesg >dmesg.out
+flux overlay status >status.out 2>&1
+kill -CONT \$pid1
+EOF
+
+test_expect_success 'a bad tbon.sendq-limit is refused' '
+	test_must_fail flux start -Stbon.sendq-limit=lots true 2>bad.err &&
+	grep "tbon.sendq-limit must be a byte count" bad.err &&
+	flux start flux getattr tbon.sendq-limit >default.out &&
+	test $(cat default.out) = 268435456
+'
+test_expect_success 'a stopped child under 50 MB of events, limit 4M: lost, parent bounded' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh stop.sh 800 &&
+	cat growth.out status.out &&
+	grep "child rank 1: [0-9]* bytes wait to be sent to it, over tbon.sendq-limit (4194304): it does not read: lost" dmesg.out &&
+	grep "1 .*: lost" status.out &&
+	{ test_have_prereq SANITIZER || test $(cat growth.out) -lt 16384; }
+'
+test_expect_success 'the same with the default limit: the parent holds it all' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.torpid_max=100 -Stbon.lost_max=200 sh stop.sh 800 &&
+	cat growth.out status.out &&
+	! grep "does not read" dmesg.out &&
+	{ test_have_prereq SANITIZER || test $(cat growth.out) -gt 40000; }
+'
+test_done

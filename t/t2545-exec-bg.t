@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-only
+# Copyright the flux-c authors
+
+test_description='flux exec --bg, --waitable and --label, and flux sproc
+ps, kill and wait (PROTOCOLS-exec.md 1.5, 1.7; flux-sproc(1)), on 2
+brokers'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+# a duration no other test uses, to find our processes by their argv
+D=300.$$
+
+test_expect_success 'start 2 brokers' '
+	start_instance a 2
+'
+test_expect_success 'flux exec --bg prints rank: pid per rank and returns' '
+	timeout 60 flux exec --bg sleep ${D}1 >bg.out &&
+	test $(wc -l <bg.out) -eq 2 &&
+	grep -q "^0: [0-9][0-9]*$" bg.out &&
+	grep -q "^1: [0-9][0-9]*$" bg.out &&
+	pid0=$(sed -n "s/^0: //p" bg.out) &&
+	test "$(ps -o args= -p $pid0)" = "sleep ${D}1"
+'
+test_expect_success 'flux sproc ps lists them, running' '
+	flux sproc ps -r 0 >ps.out &&
+	head -n 1 ps.out | grep "PID.*STATE.*LABEL.*CMD" &&
+	pid0=$(sed -n "s/^0: //p" bg.out) &&
+	grep "^ *$pid0 R  *- *sleep$" ps.out &&
+	flux sproc ps -n -r 1 >ps1.out &&
+	pid1=$(sed -n "s/^1: //p" bg.out) &&
+	grep "^ *$pid1 R " ps1.out &&
+	test_must_fail grep PID ps1.out
+'
+test_expect_success 'flux sproc kill by pid; a non-waitable process is gone' '
+	pid0=$(sed -n "s/^0: //p" bg.out) &&
+	flux sproc kill -r 0 TERM $pid0 &&
+	for i in $(seq 100); do
+		flux sproc ps -n -r 0 | grep -q "^ *$pid0 " || break
+		sleep 0.1
+	done &&
+	test_must_fail flux sproc wait -r 0 $pid0 2>wait0.err &&
+	grep "flux-sproc: wait pid $pid0:" wait0.err &&
+	pid1=$(sed -n "s/^1: //p" bg.out) &&
+	flux sproc kill -r 1 9 $pid1
+'
+test_expect_success '--bg --waitable --label: wait -o gives output and exit code' '
+	flux exec -r 1 --bg --waitable --label=w1 \
+		sh -c "echo out1; echo err1 >&2; exit 3" >w1.out &&
+	grep "^1: " w1.out &&
+	for i in $(seq 100); do
+		flux sproc ps -n -r 1 | grep -q " Z  *w1 " && break
+		sleep 0.1
+	done &&
+	flux sproc ps -n -r 1 | grep " Z  *w1  *sh$" &&
+	test_expect_code 3 flux sproc wait -r 1 -o w1 >wo.out 2>we.out &&
+	echo out1 >wo.exp &&
+	test_cmp wo.exp wo.out &&
+	echo err1 >we.exp &&
+	test_cmp we.exp we.out &&
+	test_must_fail flux sproc wait -r 1 w1 2>again.err &&
+	grep "wait w1: " again.err &&
+	flux sproc ps -n -r 1 >ps2.out &&
+	test_must_fail grep w1 ps2.out
+'
+test_expect_success 'flux sproc kill -w by label: 128+signal' '
+	flux exec -r 0 --bg --waitable --label=w2 sleep ${D}2 &&
+	test_expect_code 143 flux sproc kill -w -r 0 TERM w2
+'
+test_expect_success 'a label must be unique on a server' '
+	flux exec -r 0 --bg --waitable --label=w3 sleep ${D}3 &&
+	test_must_fail flux exec -r 0 --bg --label=w3 true 2>dup.err &&
+	grep "flux-exec: Error: rank 0: true: .*label is not unique" dup.err &&
+	test_expect_code 137 flux sproc kill -w -r 0 KILL w3
+'
+test_expect_success 'errors: start failure, bad signal, unknown process, usage' '
+	test_must_fail flux exec -r 0 --bg /nonexistent/cmd >nf.out 2>nf.err &&
+	grep "flux-exec: Error: rank 0: /nonexistent/cmd: " nf.err &&
+	test_must_be_empty nf.out &&
+	test_must_fail flux exec --waitable true 2>wt.err &&
+	grep "waitable requires --bg" wt.err &&
+	test_must_fail flux sproc kill -r 0 NOSUCH 1 2>sig.err &&
+	grep "invalid signal" sig.err &&
+	test_must_fail flux sproc kill -r 0 15 999999 2>esrch.err &&
+	grep "does not belong to any subprocess" esrch.err &&
+	test_must_fail flux sproc wait 2>usage.err &&
+	grep "expected PID|LABEL" usage.err
+'
+test_expect_success 'flux exec --label in the foreground' '
+	flux exec -r 0 --label=fg1 sh -c "flux sproc ps -n -r 0 | grep fg1" >fg.out &&
+	grep " R  *fg1 " fg.out
+'
+test_expect_success '--help of flux exec and flux sproc, and the man pages' '
+	flux exec --help | grep -e "--bg" &&
+	flux exec --help | grep -e "--waitable" &&
+	flux sproc --help | grep "Usage: flux sproc" &&
+	flux sproc wait --help | grep -e "--output" &&
+	test -f $FLUX_SOURCE_DIR/doc/man1/flux-sproc.1 &&
+	grep -e "-waitable" $FLUX_SOURCE_DIR/doc/man1/flux-exec.1
+'
+test_expect_success 'stop the instance; no process of ours is left' '
+	stop_instance a &&
+	for i in $(seq 100); do
+		pgrep -f "sleep ${D}" >/dev/null || break
+		sleep 0.1
+	done &&
+	test_must_fail pgrep -af "sleep ${D}"
+'
+test_done
