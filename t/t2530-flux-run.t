@@ -156,6 +156,19 @@ test_expect_success 'SIGTERM is forwarded to the job' '
 	flux job wait-event -t 10 $id finish >term.fin &&
 	grep "finish status=15\$" term.fin
 '
+test_expect_success 'SIGTERM to flux run of a job that does not run yet cancels it' '
+	run_bg termp -v --urgency=hold $SIM=0 true &&
+	wait_for termp.err "^jobid: " &&
+	id=$(sed -n "s/^jobid: //p" termp.err) &&
+	flux job wait-event -t 60 $id priority &&
+	kill -TERM $(cat termp.pid) &&
+	wait_exit termp &&
+	test "$(cat termp.rc)" = 1 &&
+	grep "not running yet: canceling it" termp.err &&
+	grep "type=cancel severity=0 interrupted by SIGTERM before it ran" \
+		termp.err &&
+	flux job wait-event -t 10 $id clean
+'
 
 #
 # attach

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ struct attach {
     flux_future_t *main_f;
     bool main_canceled, main_done, clean;
     int status; /* finish status, -1 if none */
-    bool fatal_exception, shell_init;
+    bool fatal_exception, shell_init, job_started;
 
     struct glog exec, output;
     json_t *encoding; /* the output header's, or NULL */
@@ -667,6 +668,7 @@ static void main_event (struct attach *a, double t, const char *name,
         free (s);
     }
     else if (!strcmp (name, "start")) {
+        a->job_started = true;
         if (!a->o.no_output || a->o.show_exec)
             glog_start (&a->exec);
     }
@@ -748,11 +750,42 @@ static void raise_cb (flux_future_t *f, void *arg)
     flux_future_destroy (f);
 }
 
+static void send_cancel (struct attach *a, const char *note)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (a->h, "job-manager.raise", FLUX_NODEID_ANY, 0,
+                             "{s:I s:s s:i s:s}", "id", (json_int_t)a->id,
+                             "type", "cancel", "severity", 0, "note", note))
+        || flux_future_then (f, -1., raise_cb, NULL) < 0)
+        cmd_die ("canceling %s: %s", a->jobid, strerror (errno));
+}
+
+/* A forwarded signal reaches the tasks of a running job (flux-core's
+ * behaviour, the client goes on waiting for the job's end).  A job that
+ * does not run yet has no task to take it: SIGTERM or SIGHUP, which ask
+ * this client to end, then cancel the job, so that `timeout N flux run`
+ * ends a job stuck waiting for resources instead of waiting with it.
+ */
 static void kill_cb (flux_future_t *f, void *arg)
 {
-    (void)arg;
-    if (flux_future_get (f, NULL) < 0)
-        cmd_warn ("kill: %s", future_strerror (f, errno));
+    struct attach *a = arg;
+    int signum = (int)(intptr_t)flux_future_aux_get (f, "signum");
+    int errnum;
+
+    if (flux_future_get (f, NULL) < 0) {
+        errnum = errno;
+        if ((signum == SIGTERM || signum == SIGHUP) && errnum == EINVAL
+            && !a->job_started && !a->main_done) {
+            char note[64];
+            snprintf (note, sizeof (note), "interrupted by %s before it ran",
+                      signum == SIGTERM ? "SIGTERM" : "SIGHUP");
+            cmd_warn ("%s: not running yet: canceling it", a->jobid);
+            send_cancel (a, note);
+        }
+        else
+            cmd_warn ("kill: %s", future_strerror (f, errnum));
+    }
     flux_future_destroy (f);
 }
 
@@ -763,7 +796,8 @@ static void send_kill (struct attach *a, int signum)
     if (!(f = flux_rpc_pack (a->h, "job-manager.kill", FLUX_NODEID_ANY, 0,
                              "{s:I s:i}", "id", (json_int_t)a->id, "signum",
                              signum))
-        || flux_future_then (f, -1., kill_cb, NULL) < 0)
+        || flux_future_aux_set (f, "signum", (void *)(intptr_t)signum, NULL) < 0
+        || flux_future_then (f, -1., kill_cb, a) < 0)
         cmd_die ("sending %s to %s: %s", strsignal (signum), a->jobid,
                  strerror (errno));
 }
@@ -771,7 +805,6 @@ static void send_kill (struct attach *a, int signum)
 static void signal_cb (uv_signal_t *w, int signum)
 {
     struct attach *a = w->data;
-    flux_future_t *f;
     uint64_t now;
 
     if (signum != SIGINT) {
@@ -781,12 +814,7 @@ static void signal_cb (uv_signal_t *w, int signum)
     now = uv_hrtime ();
     if (a->t_sigint != 0 && now - a->t_sigint <= SIGINT_WINDOW_NS) {
         a->t_sigint = 0;
-        if (!(f = flux_rpc_pack (a->h, "job-manager.raise", FLUX_NODEID_ANY, 0,
-                                 "{s:I s:s s:i s:s}", "id", (json_int_t)a->id,
-                                 "type", "cancel", "severity", 0, "note",
-                                 "interrupted by ctrl-C"))
-            || flux_future_then (f, -1., raise_cb, NULL) < 0)
-            cmd_die ("canceling %s: %s", a->jobid, strerror (errno));
+        send_cancel (a, "interrupted by ctrl-C");
         return;
     }
     a->t_sigint = now;
