@@ -128,7 +128,9 @@ test_expect_success "set up $NODES hosts; start one broker on each" '
 test_expect_success 'cut the link of leaf host 6: torpid, then lost, in time' '
 	id=$(timeout 30 flux submit -N7 -n7 sleep 300) &&
 	echo $id >cut.id &&
-	timeout 60 flux job wait-event -t 60 $id start &&
+	# every shell past its start barrier: the tasks run
+	timeout 60 flux job wait-event -t 60 -p guest.exec.eventlog $id \
+		shell.start &&
 	t0=$(now) &&
 	"$NET" cut $PREFIX 6 &&
 	wait_until 20 group_is broker.torpid 6 &&
@@ -142,6 +144,14 @@ test_expect_success 'cut the link of leaf host 6: torpid, then lost, in time' '
 	grep "type=\"node-failure\"" cut.exc &&
 	grep "node6 (rank 6)" cut.exc &&
 	timeout 30 flux job wait-event -t 30 $id clean &&
+	# the leader shell was told the shell is lost (it logs it), so it
+	# ends with its SIGTERMed task instead of waiting for the lost
+	# shell output until the kill sequence SIGKILL (5s later)
+	timeout 10 flux job eventlog -p guest.exec.eventlog $id >cut.exec &&
+	grep "message=\"node failure on node6 (rank 6)\" component=\"exception\"" \
+		cut.exec &&
+	timeout 10 flux job eventlog $id >cut.eventlog &&
+	grep "finish status=36608" cut.eventlog &&
 	# torpid was seen before lost, neither before its time (silence
 	# began at most one heartbeat before the cut), and the lost host
 	# left the group

@@ -277,13 +277,13 @@ static void stream_gone (struct realjob *rj, const char *why)
  * waiting for that shell's output.  The answer is not waited for.
  */
 static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
-                              const char *message)
+                              int severity, const char *message)
 {
     flux_t *h = exec_handle (rj->re->x);
     unsigned int leader = idset_first (execjob_ranks (rj->job));
     char id[FLUID_STRING_MAX], topic[128];
 
-    if (!shells
+    if (!shells || idset_test (shells, 0) /* the leader itself is lost */
         || fluid_encode (id, sizeof (id), execjob_id (rj->job),
                          FLUID_STRING_F58_PLAIN)
                < 0)
@@ -294,7 +294,7 @@ static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
          r = idset_next (shells, r)) {
         flux_future_t *f = flux_rpc_pack (
             h, topic, leader, FLUX_RPC_NORESPONSE, "{s:s s:i s:i s:s}", "type",
-            "lost-shell", "severity", 2, "shell_rank", (int)r, "message",
+            "lost-shell", "severity", severity, "shell_rank", (int)r, "message",
             message);
         if (!f)
             exec_log (rj->re->x, LOG_ERR, "%ju: telling the leader shell: %s",
@@ -319,7 +319,7 @@ static void lost_noncritical (struct realjob *rj, struct idset *ranks)
         snprintf (msg, sizeof (msg), "node failure on shell rank%s %s", s,
                   ids ? ids : "?");
     execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
-    tell_leader_lost (rj, shell, msg);
+    tell_leader_lost (rj, shell, 2, msg);
     free (hosts);
     free (ids);
     idset_destroy (shell);
@@ -327,6 +327,7 @@ static void lost_noncritical (struct realjob *rj, struct idset *ranks)
 
 static void lost (struct realjob *rj, struct idset *ranks)
 {
+    struct idset *shell;
     char buf[200];
 
     rj->re->stats.lost++;
@@ -338,6 +339,16 @@ static void lost (struct realjob *rj, struct idset *ranks)
         rj->exception = true;
         execjob_where (rj->job, ranks, buf, sizeof (buf));
         execjob_raise (rj->job, "node-failure", "node failure on %s", buf);
+    }
+    /* the job is killed, but its leader would wait for the lost shells'
+     * last output until the kill sequence's SIGKILL (losing what it has
+     * not written): tell it, as for a non-critical loss */
+    if ((shell = execjob_shell_ranks (rj->job, ranks))) {
+        char msg[256];
+        execjob_where (rj->job, ranks, buf, sizeof (buf));
+        snprintf (msg, sizeof (msg), "node failure on %s", buf);
+        tell_leader_lost (rj, shell, 0, msg);
+        idset_destroy (shell);
     }
     kill_begin (rj);
 }
