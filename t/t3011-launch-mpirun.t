@@ -26,7 +26,57 @@ test_expect_success OMPI 'mpirun -np 4 flux start: one instance of size 4' '
 '
 test_expect_success OMPI 'the brokers joined through PMIx' '
 	$T $MPIRUN -np 4 -x FLUX_PMI_DEBUG=1 flux start true 2>err &&
-	test "$(grep -c "flux-pmi: pmix: rank [0-3] of 4" err)" = 4
+	test "$(grep -c "flux-pmi: pmix: rank [0-3] of 4 on 1 node$" err)" = 4
+'
+test_expect_success OMPI 'a launch on one node links up over ipc' '
+	$T $MPIRUN -np 2 flux start flux getattr tbon.endpoint >ep1.out &&
+	grep "^ipc://" ep1.out
+'
+
+# Across hosts: 2 network-namespace hosts (t/netns-net.sh, stem
+# flux-t3011), mpirun on node0 starting its daemon on node1 through an
+# rsh agent that enters node1's namespace.  PMIx tells the brokers the
+# launch spans 2 nodes, so rank 0 binds tcp on its address, not ipc (the
+# hosts share /tmp, so ipc would link up too and hide the fault).
+NET="$SHARNESS_TEST_SRCDIR/netns-net.sh"
+test_have_prereq OMPI && "$NET" check >/dev/null 2>&1 &&
+	test_set_prereq NETNS
+STEM=flux-t3011
+PREFIX=$STEM-$$
+test_have_prereq NETNS && "$NET" reap-stale $STEM
+# nshost I CMD...: CMD on host I (its network and UTS namespaces)
+nshost () {
+	i=$1
+	shift
+	ip netns exec $PREFIX-n$i unshare --uts \
+		sh -c 'hostname "$0" && exec "$@"' node$i "$@"
+}
+test_expect_success NETNS 'mpirun over 2 netns hosts: PMIx says 2 nodes, tcp' '
+	# the agent path must hold no blank (the trash directory has one)
+	rsh=$(mktemp /tmp/$STEM-rsh.XXXXXX) &&
+	test_when_finished "rm -f $rsh" &&
+	test_when_finished "NETNS_SUBNET=10.254.11 \"$NET\" down $PREFIX" &&
+	NETNS_SUBNET=10.254.11 "$NET" up $PREFIX 2 &&
+	cat >$rsh <<-EOF &&
+	#!/bin/sh
+	# mpirun rsh agent: HOST CMD... runs CMD on HOST (10.254.11.<i+1>)
+	host=\$1
+	shift
+	i=\$((\${host##*.} - 1))
+	exec ip netns exec $PREFIX-n\$i unshare --uts \\
+		sh -c "hostname node\$i && exec sh -c \"\\\$0\"" "\$*"
+	EOF
+	chmod +x $rsh &&
+	nshost 0 $T $MPIRUN -np 2 --host 10.254.11.1,10.254.11.2 \
+		--mca plm_rsh_agent $rsh --mca oob_tcp_if_include eth0 \
+		-x FLUX_PMI_DEBUG=1 -x PATH flux start sh -c \
+		"flux getattr tbon.endpoint && flux exec -r all hostname" \
+		>hosts.out 2>hosts.err &&
+	test "$(grep -c "flux-pmi: pmix: rank [01] of 2 on 2 nodes$" hosts.err)" = 2 &&
+	grep "^tcp://10.254.11.1:[0-9]*$" hosts.out &&
+	grep -v "^tcp:" hosts.out | sort >names.out &&
+	printf "node0\nnode1\n" >names.exp &&
+	test_cmp names.exp names.out
 '
 test_expect_success OMPI 'the 4 brokers form one tree, a job runs on all' '
 	$T $MPIRUN -np 4 flux start sh -c \

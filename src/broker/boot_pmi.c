@@ -252,10 +252,11 @@ int boot_pmi_open (struct boot_info *info, flux_error_t *error)
                      &e)
                == 0)
         info->instance_level = atoi (lvl) > 0 ? atoi (lvl) : 0;
-    /* how many nodes the launch spans (0: the launcher does not say) */
+    /* how many nodes the launch spans (0: the launcher does not say):
+     * PMIx says it natively, the PMI-1 launchers in PMI_process_mapping */
     char map[1024];
     info->nnodes = 0;
-    if (info->size > 1
+    if (info->size > 1 && (info->nnodes = upmi_nnodes (info->pmi)) == 0
         && upmi_get (info->pmi, "PMI_process_mapping", -1, map, sizeof (map),
                      &e)
                == 0)

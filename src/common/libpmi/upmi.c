@@ -8,6 +8,7 @@
 #include <pmix.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct upmi {
     void *impl;
     int rank;
     int size;
+    int nnodes; /* as the launcher says, 0 if it does not */
     size_t vallen_max;
 };
 
@@ -31,6 +33,13 @@ static bool debug_enabled (void)
 {
     const char *s = getenv ("FLUX_PMI_DEBUG");
     return s && *s && strcmp (s, "0") != 0;
+}
+
+static const char *nodes_str (int n)
+{
+    static __thread char buf[32];
+    snprintf (buf, sizeof (buf), " on %d node%s", n, n > 1 ? "s" : "");
+    return buf;
 }
 
 static void trace (const char *fmt, ...)
@@ -507,6 +516,13 @@ static struct upmi *pmix_create (flux_error_t *error)
         goto error;
     }
     upmi->vallen_max = 4096;
+    /* the nodes of the job (the PMI-1 methods' PMI_process_mapping
+     * says it there); a server that does not give it leaves 0 */
+    v = NULL;
+    if (px.get (&wild, PMIX_NUM_NODES, NULL, 0, &v) == PMIX_SUCCESS
+        && v->type == PMIX_UINT32 && v->data.uint32 <= INT32_MAX)
+        upmi->nnodes = (int)v->data.uint32;
+    value_release (v);
     return upmi;
 error:
     (void)px.finalize (NULL, 0);
@@ -665,7 +681,8 @@ struct upmi *upmi_create (const char *methods, flux_error_t *error)
         flux_error_t e = {{0}};
         trace ("trying %s", tok);
         if ((upmi = create_one (tok, dflt, &e)))
-            trace ("%s: rank %d of %d", tok, upmi->rank, upmi->size);
+            trace ("%s: rank %d of %d%s", tok, upmi->rank, upmi->size,
+                   upmi->nnodes > 0 ? nodes_str (upmi->nnodes) : "");
         else {
             trace ("%s: %s", tok, e.text);
             n = strlen (why);
@@ -699,6 +716,11 @@ int upmi_rank (struct upmi *upmi)
 int upmi_size (struct upmi *upmi)
 {
     return upmi ? upmi->size : -1;
+}
+
+int upmi_nnodes (struct upmi *upmi)
+{
+    return upmi ? upmi->nnodes : 0;
 }
 
 const char *upmi_method (struct upmi *upmi)

@@ -63,6 +63,10 @@ void upmi_destroy (struct upmi *upmi);
 
 int upmi_rank (struct upmi *upmi);
 int upmi_size (struct upmi *upmi);
+/* The number of nodes the launch spans, as the method's launcher tells
+ * it natively (PMIx: PMIX_NUM_NODES), 0 if it does not; a PMI-1 launcher
+ * says it in the PMI_process_mapping key instead (see upmi_get). */
+int upmi_nnodes (struct upmi *upmi);
 const char *upmi_method (struct upmi *upmi); /* "simple", "pmix", "single" */
 
 /* The longest value the method takes (NUL included): values longer than

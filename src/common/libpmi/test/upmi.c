@@ -203,6 +203,9 @@ static void test_port (void)
     ok (u && upmi_rank (u) == 3 && upmi_size (u) == 4,
         "PMI_PORT: rank 3 of 4 from the server's cmd=set lines");
     ok (u && !strcmp (upmi_method (u), "simple"), "the method is simple");
+    ok (u && upmi_nnodes (u) == 0,
+        "simple gives no node count of its own (PMI_process_mapping does)");
+    ok (upmi_nnodes (NULL) == 0, "upmi_nnodes (NULL) is 0");
     ok (u && upmi_vallen_max (u) == PMI_SIMPLE_VALLEN_MAX,
         "vallen_max comes from get_maxes");
     ok (u && upmi_put (u, "k", "v3", &error) == 0, "put");
