@@ -88,7 +88,7 @@ test_expect_success 'a leaf broker killed during a 4-node job' '
 	done
 	flux overlay status >status.out
 	# scheduling goes on with the live hosts
-	timeout 60 flux run -N3 hostname | sort >run3.out
+	timeout -k 10 60 flux run -N3 hostname | sort >run3.out
 	flux resource list -n -s down -o "{nodelist}" >down.out
 	EOT
 	timeout -k 5 150 "$CLUSTER" start "$PREFIX" $NODES "$DIR" \

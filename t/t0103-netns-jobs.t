@@ -57,7 +57,7 @@ test_expect_success "set up $NODES hosts and their config" '
 '
 test_expect_success MPICC 'MPI: 8 ranks over 4 hosts wire up and report their hosts' '
 	cat >mpi.sh <<-EOT &&
-	timeout 60 flux run -N4 -n8 "$(pwd)/hello-host" >mpi.out
+	timeout -k 10 60 flux run -N4 -n8 "$(pwd)/hello-host" >mpi.out
 	EOT
 	run_cluster mpi.sh &&
 	sort -n mpi.out >mpi.sorted &&
@@ -72,10 +72,10 @@ test_expect_success 'flux alloc -N2 on hosts 2 and 3: a sub-instance over tcp' '
 	# keep hosts 0 and 1 out: neither the parent rank 0 nor a host of
 	# its own tree holds the sub-instance
 	flux resource drain 0-1 netns-test || exit 1
-	timeout 60 flux alloc -N2 sh -c "flux getattr size &&
+	timeout -k 10 60 flux alloc -N2 sh -c "flux getattr size &&
 		flux getattr tbon.endpoint &&
 		flux resource list -n -o {nodelist} &&
-		timeout 30 flux run -N2 hostname | sort" >alloc.out
+		timeout -k 10 30 flux run -N2 hostname | sort" >alloc.out
 	EOT
 	run_cluster alloc.sh &&
 	cat alloc.out &&
@@ -93,7 +93,7 @@ test_expect_success 'flux batch -N2 on hosts 2 and 3: the script runs a job on b
 	flux resource drain 0-1 netns-test || exit 1
 	id=\$(flux batch -N2 --output="$(pwd)/batch.out" \
 		--wrap sh -c "flux getattr tbon.endpoint; flux run -N2 hostname | sort") || exit 1
-	timeout 60 flux job attach \$id
+	timeout -k 10 60 flux job attach \$id
 	EOT
 	run_cluster batch.sh &&
 	cat batch.out &&

@@ -120,7 +120,7 @@ test_expect_success "set up $NODES hosts; start one broker on each" '
 	for i in $(seq 1 6); do start_broker $i || return 1; done &&
 	start_rank0 &&
 	all_up &&
-	timeout 60 flux run -N7 hostname | sort >hosts.out &&
+	timeout -k 10 60 flux run -N7 hostname | sort >hosts.out &&
 	seq -f node%g 0 6 >hosts.exp &&
 	test_cmp hosts.exp hosts.out
 '
@@ -177,7 +177,7 @@ test_expect_success 'the link back and host 6 restarted: it rejoins and runs job
 	start_broker 6 &&
 	all_up &&
 	wait_until 30 eval "test -z \"\$(flux resource list -n -s down -o {nodelist})\"" &&
-	timeout 60 flux run -N7 hostname | sort >rejoin.out &&
+	timeout -k 10 60 flux run -N7 hostname | sort >rejoin.out &&
 	test_cmp hosts.exp rejoin.out
 '
 
@@ -208,11 +208,14 @@ test_expect_success 'kill interior broker 1: its subtree (1, 3, 4) is lost' '
 	grep -x "node\[1,3-4\]" mid-down.out &&
 	# the children of the lost broker left on their own, and the shell
 	# of job A on host 1 killed its task when its broker died
-	wait_until 20 node_empty 1 3 4
+	wait_until 20 node_empty 1 3 4 &&
+	# job A ends: its live ranks are free for the next test (its leader
+	# was told its lost shells, it does not wait for their output)
+	timeout 60 flux job wait-event -t 60 $ida clean
 '
 test_expect_success 'a job on the other hosts goes on, new jobs run there' '
 	state_is $(cat b.id) R &&
-	timeout 60 flux run -N4 hostname | sort >others.out &&
+	timeout -k 10 60 flux run -N4 hostname | sort >others.out &&
 	printf "node%s\n" 0 2 5 6 >others.exp &&
 	test_cmp others.exp others.out
 '
@@ -222,9 +225,9 @@ test_expect_success 'restart hosts 1, 3, 4: the subtree recovers and runs jobs' 
 	wait_until 30 eval "test -z \"\$(flux resource list -n -s down -o {nodelist})\"" &&
 	touch $TMPDIR/go &&
 	timeout 60 flux job wait-event -t 60 $(cat b.id) clean &&
-	timeout 30 flux job attach $(cat b.id) | sort >b.out &&
+	timeout -k 10 30 flux job attach $(cat b.id) | sort >b.out &&
 	test_cmp others.exp b.out &&
-	timeout 60 flux run -N7 hostname | sort >recover.out &&
+	timeout -k 10 60 flux run -N7 hostname | sort >recover.out &&
 	test_cmp hosts.exp recover.out
 '
 
@@ -252,12 +255,12 @@ test_expect_success 'rank 0 restarted with its statedir: the job is not lost sil
 	grep "exception type=\"exec\" severity=0" c.eventlog &&
 	grep "cannot be reattached: its shells are gone (the instance restarted while it ran)" c.eventlog &&
 	state_is $idc F &&
-	test_must_fail timeout 30 flux job attach $idc 2>c.attach.err &&
+	test_must_fail timeout -k 10 30 flux job attach $idc 2>c.attach.err &&
 	grep "shells are gone" c.attach.err &&
 	# the jobs of before are all still known
 	timeout 10 flux jobs -a -n -o "{id}" | sort >jobs-after.out &&
 	test_cmp jobs-before.out jobs-after.out &&
-	timeout 60 flux run -N7 hostname | sort >restart.out &&
+	timeout -k 10 60 flux run -N7 hostname | sort >restart.out &&
 	test_cmp hosts.exp restart.out
 '
 test_expect_success 'shut down: every broker stops, nothing is left' '
