@@ -1065,6 +1065,22 @@ static int parse_args (int argc, char **argv, uint64_t *id)
     return errno || *end ? -1 : 0;
 }
 
+/* Run until the tasks are done, then (the leader) until every other
+ * shell's last output is in.  -1 with errno when the connection to the
+ * broker failed (killed, or its node lost): nobody else will ever end
+ * the tasks, and the leader can neither write what it holds nor hear
+ * from the other shells, so it must not wait for them.
+ */
+static int shell_run (struct shell *shell)
+{
+    if (shell->nactive > 0 && !shell->failed
+        && flux_reactor_run (shell->r, 0) < 0)
+        return -1;
+    if (!shell->failed && output_wait (shell->out) < 0)
+        return -1;
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     struct shell shell = {0};
@@ -1085,13 +1101,7 @@ int main (int argc, char **argv)
                          "%s", error.text);
         goto wait;
     }
-    /* a failed connection to the broker (killed, or its node lost) ends
-     * the run with an error: nobody else will ever end these tasks, and
-     * the leader cannot write the output it holds */
-    if (shell.nactive > 0 && !shell.failed && flux_reactor_run (shell.r, 0) < 0
-        && shell.nactive > 0)
-        shell_fatal (&shell, 1, "lost the broker: %s", strerror (errno));
-    if (!shell.failed && output_wait (shell.out) < 0)
+    if (shell_run (&shell) < 0)
         shell_fatal (&shell, 1, "lost the broker: %s", strerror (errno));
 wait:
     /* after a fatal error the tasks got SIGKILL: reap them, but do not
