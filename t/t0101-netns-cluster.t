@@ -74,7 +74,9 @@ test_expect_success 'the brokers form one instance over tcp; a job runs on every
 test_expect_success 'a leaf broker killed during a 4-node job' '
 	cat >kill.sh <<-EOT &&
 	id=\$(flux submit -N4 -n4 sleep 300) || exit 1
-	flux job wait-event -t 60 \$id start || exit 1
+	# past the start barrier of the shells: a loss during it fails the
+	# job by the barrier, not by node-failure
+	flux job wait-event -t 60 -p guest.exec.eventlog \$id shell.start || exit 1
 	pid3=\$($RPC -r 3 attr.get "{\"name\":\"broker.pid\"}" |
 		sed -e "s/.*\"value\":\"\([0-9]*\)\".*/\1/")
 	test -n "\$pid3" || exit 1

@@ -186,10 +186,12 @@ test_expect_success 'kill interior broker 1: its subtree (1, 3, 4) is lost' '
 	timeout 10 flux resource drain 1,3-4 netns-test &&
 	idb=$(timeout 30 flux submit -N4 -n4 \
 		sh -c "while ! test -e $TMPDIR/go; do sleep 0.1; done; hostname") &&
-	timeout 60 flux job wait-event -t 60 $idb start &&
+	timeout 60 flux job wait-event -t 60 -p guest.exec.eventlog $idb \
+		shell.start &&
 	timeout 10 flux resource undrain 1,3-4 &&
 	ida=$(timeout 30 flux submit -N7 -n7 sleep 300) &&
-	timeout 60 flux job wait-event -t 60 $ida start &&
+	timeout 60 flux job wait-event -t 60 -p guest.exec.eventlog $ida \
+		shell.start &&
 	echo $idb >b.id &&
 	pid1=$(pid_of 1) && test -n "$pid1" &&
 	t0=$(now) &&
@@ -235,7 +237,8 @@ test_expect_success 'kill rank 0 while a job runs on hosts 1-6: all leave' '
 	timeout 10 flux resource drain 0 netns-test &&
 	idc=$(timeout 30 flux submit -N6 -n6 \
 		sh -c "while ! test -e $TMPDIR/go2; do sleep 0.1; done") &&
-	timeout 60 flux job wait-event -t 60 $idc start &&
+	timeout 60 flux job wait-event -t 60 -p guest.exec.eventlog $idc \
+		shell.start &&
 	timeout 10 flux resource undrain 0 &&
 	echo $idc >c.id &&
 	timeout 10 flux jobs -a -n -o "{id}" | sort >jobs-before.out &&
