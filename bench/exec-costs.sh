@@ -9,14 +9,15 @@
 #   - with strace (if installed and STRACE is not 0): syscalls per job of
 #     the broker's threads, fdatasync among them, in a second instance
 #   - jobs/s of each run, for reference only
-# Env: NJOBS (200), STRACE (1).
+# Env: NJOBS (200), STRACE (1), START_OPTS (extra flux start options,
+# e.g. -Scontent.lazy-delay-ms=0, to compare settings in one run).
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
 unset FLUX_URI
 export NJOBS=${NJOBS:-200}
 
-flux start -s 1 bash -c '
+flux start -s 1 $START_OPTS bash -c '
 set -e
 pid=$(flux getattr broker.pid)
 tck=$(getconf CLK_TCK)
@@ -43,7 +44,7 @@ printf "broker context switches per job: %.0f\n" \
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 export EC_OUT="$out"
-flux start -s 1 bash -c '
+flux start -s 1 $START_OPTS bash -c '
 set -e
 pid=$(flux getattr broker.pid)
 flux submit --cc=1-20 --quiet /bin/true; flux queue drain

@@ -12,7 +12,8 @@
 #   - on 64 brokers (SIZE64, 0 skips): `flux run -N64 true` (128 launches)
 #     and `flux exec -r all true` (64), best of REPS (3), beside the floor:
 #     the launches at spawn_true spread over the machine's cores (nproc)
-# Env: NJOBS (300), LAT (10), REPS (3), SIZE64 (64).
+# Env: NJOBS (300), LAT (10), REPS (3), SIZE64 (64), START_OPTS (extra
+# flux start options, to compare settings in one run).
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
@@ -48,7 +49,7 @@ done
 median () { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 get () { awk -v k="$1" '$1 == k {print $2}'; }
 
-out1=$(RUNARGS="/bin/true" flux start -s 1 bash -c "$inner")
+out1=$(RUNARGS="/bin/true" flux start -s 1 $START_OPTS bash -c "$inner")
 r1=$(echo "$out1" | get jobs)
 printf "jobs, 1 broker: %.1f jobs/s (%.0f%% of the ceiling; %s not COMPLETED)\n" \
     "$r1" "$(echo "100 * $r1 / $ceiling" | bc -l)" "$(echo "$out1" | get notcompleted)"
@@ -57,7 +58,7 @@ printf "rank-0 broker VmHWM after %d jobs: %.1f MiB\n" "$NJOBS" \
 printf "flux run /bin/true, 1 broker: %.1f ms (median of %d)\n" \
     "$(echo "$out1" | get lat | median)" "$LAT"
 
-out4=$(RUNARGS="-N4 -n4 hostname" flux start -s 4 bash -c "$inner")
+out4=$(RUNARGS="-N4 -n4 hostname" flux start -s 4 $START_OPTS bash -c "$inner")
 r4=$(echo "$out4" | get jobs)
 printf "jobs, 4 brokers: %.1f jobs/s (%.0f%% of the 1-broker rate; %s not COMPLETED)\n" \
     "$r4" "$(echo "100 * $r4 / $r1" | bc -l)" "$(echo "$out4" | get notcompleted)"
@@ -65,7 +66,7 @@ printf "flux run -N4 -n4 hostname, 4 brokers: %.1f ms (median of %d)\n" \
     "$(echo "$out4" | get lat | median)" "$LAT"
 
 [ "$big" -gt 0 ] || exit 0
-out64=$(flux start -s "$big" bash -c '
+out64=$(flux start -s "$big" $START_OPTS bash -c '
     set -e
     ms () { date +%s.%N; }
     flux run -N'"$big"' true; flux exec -r all true   # warm up

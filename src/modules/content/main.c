@@ -11,6 +11,9 @@
  *     (attribute content.blob-size-limit)
  *   flush-batch-limit         writes in flight at most (256)
  *     (attribute content.flush-batch-limit)
+ *   lazy-delay-ms             rank 0: how long blobs no checkpoint waits
+ *     for are held to join the next durable write (50; 0: not held)
+ *   lazy-bytes                ... unless this much is queued (1M)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,10 +65,13 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
                       char **argv)
 {
     size_t write_limit = (size_t)cfg->write_limit;
+    size_t lazy_ms = (size_t)(cfg->lazy_delay * 1000. + 0.5);
     struct setting settings[] = {
         {"purge-target-size", &cfg->purge_target},
         {"blob-size-limit", &cfg->blob_size_limit},
         {"flush-batch-limit", &write_limit},
+        {"lazy-delay-ms", &lazy_ms},
+        {"lazy-bytes", &cfg->lazy_bytes},
     };
     const size_t nsettings = sizeof (settings) / sizeof (settings[0]);
     const char *s;
@@ -106,7 +112,13 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
         errno = EINVAL;
         return -1;
     }
+    if (lazy_ms > 10000) {
+        content_log (h, 3, "lazy-delay-ms must be 0..10000");
+        errno = EINVAL;
+        return -1;
+    }
     cfg->write_limit = (int)write_limit;
+    cfg->lazy_delay = lazy_ms / 1000.;
     return 0;
 }
 
@@ -143,6 +155,8 @@ int mod_main (flux_t *h, int argc, char **argv)
         .purge_target = (size_t)4 << 20,
         .blob_size_limit = (size_t)1 << 30,
         .write_limit = 256,
+        .lazy_delay = 0.05,
+        .lazy_bytes = (size_t)1 << 20,
     };
     struct content_service *svc;
     flux_error_t error;

@@ -404,6 +404,7 @@ static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         goto error;
     if (svc->cfg.rank == 0 || !cache_entry_dirty (e)) {
         flux_respond_raw (h, msg, digest, svc->hash_size);
+        svc->prompt = true; /* a client's store is not held (writer.c) */
         if (enqueue_write (svc, e) < 0)
             content_log (h, 3, "content.store: cannot queue a write: %s",
                          strerror (errno));
@@ -469,11 +470,12 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         if (p->load_f)
             loads++;
     if (flux_respond_pack (
-            h, msg, "{s:i s:i s:i s:I s:i s:i s:I s:s s:s?}", "count", st.count,
-            "valid", st.valid, "dirty", st.dirty, "size", (json_int_t)st.size,
-            "flush-batch-count", svc->writes, "load-pending", loads,
-            "purge-target-size", (json_int_t)svc->cfg.purge_target, "hash",
-            svc->hashtype, "backing", svc->backing)
+            h, msg, "{s:i s:i s:i s:I s:i s:i s:I s:s s:s? s:I}", "count",
+            st.count, "valid", st.valid, "dirty", st.dirty, "size",
+            (json_int_t)st.size, "flush-batch-count", svc->writes,
+            "load-pending", loads, "purge-target-size",
+            (json_int_t)svc->cfg.purge_target, "hash", svc->hashtype, "backing",
+            svc->backing, "lazy-held", (json_int_t)svc->lazy_held)
         < 0)
         flux_respond_error (h, msg, errno, NULL);
 }

@@ -17,9 +17,10 @@
  * durable (api-contracts.md, ordering contract).  A backing store that
  * registers with "write" gets the blobs of a loop turn and the
  * checkpoint in one content-backing.write, made durable in one
- * transaction (writer.c); any other gets content-backing.store for each
- * blob and the checkpoint once they are all durable.  Without a backing
- * store blobs and the checkpoint stay in memory.
+ * transaction (writer.c), and blobs that no checkpoint waits for are
+ * held a little (lazy_delay) to join the next one; any other gets
+ * content-backing.store for each blob and the checkpoint once they are all
+ * durable.  Without a backing store blobs and the checkpoint stay in memory.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,12 @@ struct content_config {
     size_t purge_target;    /* bytes of clean blobs kept at most */
     size_t blob_size_limit; /* larger stores get EFBIG */
     int write_limit;        /* writes in flight at most */
+    /* Rank 0, batching backing store: blobs with no checkpoint or flush
+     * behind them (lazy writes) wait up to lazy_delay seconds, or until
+     * lazy_bytes are queued, to ride on the next durable write.  0: sent
+     * at the next loop turn. */
+    double lazy_delay;
+    size_t lazy_bytes;
 };
 
 struct content_service;

@@ -89,9 +89,13 @@ struct content_service {
     bool unsynced;
 
     struct pending *sendq_head, *sendq_tail;
-    int writes; /* blobs being written */
+    size_t sendq_bytes; /* bytes of the blobs in the send queue */
+    int writes;         /* blobs being written */
     struct wop *wops;
-    uv_idle_t *flush_w; /* sends the queued writes at the next turn */
+    uv_idle_t *flush_w;      /* sends the queued writes at the next turn */
+    uv_timer_t *linger_w;    /* sends lazy writes held too long (lazy_delay) */
+    unsigned long lazy_held; /* times lazy writes were held */
+    bool prompt; /* a content.store is queued: send without holding */
     struct pending *pendings;
     struct waitq waiters; /* flushes, and checkpoints waiting for clean */
     struct waitq cpq; /* checkpoints and flushes to send with the next write */

@@ -28,6 +28,16 @@
  * store commits in arrival order).  A flush (content.flush) likewise
  * rides on the next write, an empty one if nothing is queued, so it is
  * answered only once everything before it is durable.
+ *
+ * Lingering lazy writes: most lazy blobs (a guest namespace's commits)
+ * are followed within milliseconds by a durable write (the next primary
+ * commit's checkpoint).  So a send queue holding only lazy blobs waits
+ * up to cfg.lazy_delay (or until cfg.lazy_bytes are queued) and then
+ * rides on that write: one backing-store transaction instead of two.
+ * Nothing waits on a lazy blob (rank 0 answers stores from the cache;
+ * a flush or checkpoint arriving meanwhile sends the queue at once).
+ * Only the KVS's blobs (content.write) are held: a client's
+ * content.store is written through at the next turn, as before.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -199,6 +209,14 @@ static void cps_finish (struct content_service *svc, struct waitq *q,
 
 /* ---- the send queue ---- */
 
+static size_t blob_len (struct pending *p)
+{
+    size_t len;
+
+    (void)cache_entry_data (p->e, &len);
+    return len;
+}
+
 void sendq_remove (struct content_service *svc, struct pending *p)
 {
     if (!p->queued)
@@ -213,6 +231,7 @@ void sendq_remove (struct content_service *svc, struct pending *p)
         svc->sendq_tail = p->qprev;
     p->qprev = p->qnext = NULL;
     p->queued = false;
+    svc->sendq_bytes -= blob_len (p);
 }
 
 int enqueue_write (struct content_service *svc, struct cache_entry *e)
@@ -233,6 +252,7 @@ int enqueue_write (struct content_service *svc, struct cache_entry *e)
         svc->sendq_head = p;
     svc->sendq_tail = p;
     p->queued = true;
+    svc->sendq_bytes += blob_len (p);
     return 0;
 }
 
@@ -506,6 +526,8 @@ static void pump (struct content_service *svc)
             if (send_batch (svc) == 0)
                 break;
         }
+        if (!svc->sendq_head)
+            svc->prompt = false;
         return;
     }
     while (svc->sendq_head && svc->writes < svc->cfg.write_limit)
@@ -520,6 +542,21 @@ static void flush_cb (uv_idle_t *idle)
     pump (svc);
 }
 
+static void linger_cb (uv_timer_t *t)
+{
+    struct content_service *svc = t->data;
+
+    pump (svc);
+}
+
+/* Only lazy blobs are queued, and few enough to hold a while longer. */
+static bool may_linger (struct content_service *svc)
+{
+    return svc->cfg.lazy_delay > 0. && svc->sendq_head && !svc->cpq.head
+           && !svc->prompt && svc->sendq_bytes < svc->cfg.lazy_bytes
+           && !svc->detaching;
+}
+
 void writer_kick (struct content_service *svc)
 {
     if (!have_destination (svc))
@@ -529,16 +566,35 @@ void writer_kick (struct content_service *svc)
         return;
     }
     if ((svc->sendq_head && svc->writes < svc->cfg.write_limit)
-        || (!svc->sendq_head && svc->cpq.head))
+        || (!svc->sendq_head && svc->cpq.head)) {
+        if (may_linger (svc)) {
+            if (!uv_is_active ((uv_handle_t *)svc->linger_w)) {
+                uint64_t ms = (uint64_t)(svc->cfg.lazy_delay * 1000. + 0.5);
+                uv_timer_start (svc->linger_w, linger_cb, ms ? ms : 1, 0);
+                svc->lazy_held++;
+            }
+            return;
+        }
+        uv_timer_stop (svc->linger_w);
         uv_idle_start (svc->flush_w, flush_cb);
+    }
 }
 
 int writer_init (struct content_service *svc)
 {
+    uv_loop_t *loop = flux_reactor_uv (flux_get_reactor (svc->h));
+
     if (!(svc->flush_w = calloc (1, sizeof (*svc->flush_w))))
         return -1;
-    uv_idle_init (flux_reactor_uv (flux_get_reactor (svc->h)), svc->flush_w);
+    uv_idle_init (loop, svc->flush_w);
     svc->flush_w->data = svc;
+    if (!(svc->linger_w = calloc (1, sizeof (*svc->linger_w)))) {
+        flux_uv_close_free ((uv_handle_t *)svc->flush_w);
+        svc->flush_w = NULL;
+        return -1;
+    }
+    uv_timer_init (loop, svc->linger_w);
+    svc->linger_w->data = svc;
     return 0;
 }
 
@@ -555,5 +611,9 @@ void writer_teardown (struct content_service *svc, const char *why)
     if (svc->flush_w) {
         flux_uv_close_free ((uv_handle_t *)svc->flush_w);
         svc->flush_w = NULL;
+    }
+    if (svc->linger_w) {
+        flux_uv_close_free ((uv_handle_t *)svc->linger_w);
+        svc->linger_w = NULL;
     }
 }

@@ -76,7 +76,10 @@ struct execjob {
     struct guest *guest;         /* the guest namespace, from begin() */
     int status;                  /* the finish status, once finished */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
-        exception : 1, done : 1, impl_exited : 1, said_start : 1;
+        exception : 1, done : 1, impl_exited : 1, said_start : 1,
+        start_held : 1;
+    /* responses after a start held for the guest symlink (release_held) */
+    struct held *held, **held_tail;
     struct execjob *next_zombie;
 };
 
@@ -203,6 +206,38 @@ static double wallclock (void)
 /* ---- responses (RFC 32: matchtag and errnum of the request, id in the
  * payload) ---- */
 
+/* A response held until the start can be said, in order. */
+struct held {
+    struct held *next;
+    char s[];
+};
+
+static int send_response (struct execjob *job, const char *s)
+{
+    struct held *h;
+
+    if (!job->start_held)
+        return flux_respond (job->x->h, job->req, s);
+    if (!(h = malloc (sizeof (*h) + strlen (s) + 1)))
+        return -1;
+    strcpy (h->s, s);
+    h->next = NULL;
+    if (!job->held)
+        job->held_tail = &job->held;
+    *job->held_tail = h;
+    job->held_tail = &h->next;
+    return 0;
+}
+
+static void held_clear (struct execjob *job)
+{
+    while (job->held) {
+        struct held *h = job->held;
+        job->held = h->next;
+        free (h);
+    }
+}
+
 static void respond (struct execjob *job, const char *type, const char *data)
 {
     char buf[256], *s = buf;
@@ -217,7 +252,7 @@ static void respond (struct execjob *job, const char *type, const char *data)
         snprintf (s, n + 1, "{\"id\":%" PRIu64 ",\"type\":\"%s\",\"data\":%s}",
                   (uint64_t)job->entry.id, type, data);
     }
-    if (n < 0 || flux_respond (job->x->h, job->req, s) < 0)
+    if (n < 0 || send_response (job, s) < 0)
         goto error;
     if (s != buf)
         free (s);
@@ -232,14 +267,18 @@ error:
 static void respond_exception_sev (struct execjob *job, int severity,
                                    const char *type, const char *note)
 {
+    json_t *o;
+    char *s = NULL;
+
     job->x->stats.exception++;
-    if (flux_respond_pack (job->x->h, job->req, "{s:I s:s s:{s:i s:s s:s}}",
-                           "id", (json_int_t)job->entry.id, "type", "exception",
-                           "data", "severity", severity, "type", type, "note",
-                           note)
-        < 0)
+    if (!(o = json_pack ("{s:I s:s s:{s:i s:s s:s}}", "id",
+                         (json_int_t)job->entry.id, "type", "exception", "data",
+                         "severity", severity, "type", type, "note", note))
+        || !(s = json_dumps (o, JSON_COMPACT)) || send_response (job, s) < 0)
         exec_log (job->x, LOG_ERR, "%ju: exception response: %s",
-                  (uintmax_t)job->entry.id, strerror (errno));
+                  (uintmax_t)job->entry.id, strerror (errno ? errno : ENOMEM));
+    json_decref (o);
+    free (s);
     exec_log (job->x, LOG_INFO, "%ju: exception type=%s severity=%d: %s",
               (uintmax_t)job->entry.id, type, severity, note);
 }
@@ -322,9 +361,32 @@ void execjob_started (struct execjob *job)
         if (job->exp_shift < 0.)
             job->exp_shift = 0.;
     }
+    if (!guest_is_linked (job->guest))
+        job->start_held = 1; /* said once job.<id>.guest is in (guest_cb) */
+    else {
+        job->said_start = 1;
+        respond (job, "start", "{}");
+    }
+    arm_expiration (job);
+}
+
+/* The guest symlink is committed (or failed, and said so): the start,
+ * then what followed it. */
+static void release_held (struct execjob *job)
+{
+    if (!job->start_held || !job->req)
+        return;
+    job->start_held = 0;
     job->said_start = 1;
     respond (job, "start", "{}");
-    arm_expiration (job);
+    while (job->held) {
+        struct held *h = job->held;
+        job->held = h->next;
+        if (flux_respond (job->x->h, job->req, h->s) < 0)
+            exec_log (job->x, LOG_ERR, "%ju: response: %s",
+                      (uintmax_t)job->entry.id, strerror (errno));
+        free (h);
+    }
 }
 
 static void stop_running (struct execjob *job)
@@ -436,6 +498,7 @@ static void job_clear (struct execjob *job)
     job->critical = NULL;
     idset_destroy (job->released);
     job->released = NULL;
+    held_clear (job);
 }
 
 /* The final release, then the job is forgotten. */
@@ -444,6 +507,7 @@ static void final_release (struct execjob *job)
     char *s = NULL, *data = NULL;
     struct idset *rest = NULL;
 
+    release_held (job); /* start and finish go before the release */
     if (job->released && job->R.ranks
         && (rest = idset_difference (job->R.ranks, job->released))
         && (s = idset_encode (rest, IDSET_FLAG_RANGE))
@@ -599,9 +663,16 @@ static void guest_cb (struct guest *g, enum guest_event ev, int errnum,
             else if (!job->done)
                 start_impl (job);
             break;
-        case GUEST_ERROR:
-            execjob_fatal (job, "exec.eventlog: %s", errstr);
+        case GUEST_LINKED:
+            release_held (job);
             break;
+        case GUEST_ERROR: {
+            bool linked = guest_is_linked (g);
+            execjob_fatal (job, "exec.eventlog: %s", errstr);
+            if (linked)
+                release_held (job); /* the link failed: go on without */
+            break;
+        }
         case GUEST_CLOSED:
             final_release (job);
             break;
@@ -701,7 +772,7 @@ static void adopt (struct execjob *job, const flux_msg_t *msg)
     job->x->stats.adopt++;
     if (job->said_start)
         respond (job, "start", "{}");
-    if (job->finished) {
+    if (job->finished && !job->start_held) {
         char data[64];
         snprintf (data, sizeof (data), "{\"status\":%d}", job->status);
         respond (job, "finish", data);

@@ -86,7 +86,7 @@ struct guest {
     /* phases */
     unsigned opening : 1, opened : 1, closing : 1, closed : 1, ns_exists : 1,
         restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1,
-        flush_failed : 1;
+        flush_failed : 1, link_failed : 1;
     enum stage stage;
     int close_errnum;
     flux_future_t *graft; /* guestns_graft() */
@@ -114,6 +114,11 @@ static void glog (struct guest *g, int level, const char *fmt, ...)
 const char *guest_namespace (const struct guest *g)
 {
     return g->ns;
+}
+
+bool guest_is_linked (const struct guest *g)
+{
+    return !g || g->link_ok || g->link_failed || (!g->opening && !g->opened);
 }
 
 bool guest_is_open (const struct guest *g)
@@ -195,23 +200,29 @@ static void pbatch_cb (flux_future_t *f, void *arg)
         list_del (&g->plink);
         g->pop = P_NONE;
         if (op == P_LINK) {
-            if (errnum && g->opening) {
+            if (errnum && (g->opening || g->opened)) {
+                bool opening = g->opening;
+                char text[300];
                 g->opening = 0;
+                g->link_failed = 1;
                 gs->stats.errors++;
-                if (!g->closing) {
-                    char text[300];
-                    snprintf (text, sizeof (text), "linking %s: %s", g->key,
-                              errstr);
+                snprintf (text, sizeof (text), "linking %s: %s", g->key,
+                          errstr);
+                if (opening && !g->closing) {
                     g->cb (g, GUEST_OPENED, errnum, text, g->arg);
+                    continue; /* g may be gone */
+                }
+                if (!opening && !g->closing) {
+                    g->cb (g, GUEST_ERROR, errnum, text, g->arg);
                     continue; /* g may be gone */
                 }
             }
             else if (!errnum) {
                 g->link_ok = 1;
-                if (g->opening) {
-                    check_opened (g); /* may free g */
-                    continue;
-                }
+                if (g->opening)
+                    continue; /* opened once init is in (check_opened) */
+                if (g->opened)
+                    g->cb (g, GUEST_LINKED, 0, NULL, g->arg); /* keeps g */
             }
         }
         else {
@@ -370,7 +381,7 @@ static void open_failed (struct guest *g, int errnum, const char *fmt, ...)
 
 static void check_opened (struct guest *g)
 {
-    if (!g->opening || !g->init_ok || !g->link_ok)
+    if (!g->opening || !g->init_ok)
         return;
     g->opening = 0;
     g->opened = 1;

@@ -12,7 +12,13 @@
  *           adopted), link job.<dothex>.guest to it in the primary
  *           namespace (symlink {namespace, target:"."}), and append
  *           "init" ("reattach" on reattach) to exec.eventlog.  The
- *           callback says GUEST_OPENED once both are committed.  On
+ *           callback says GUEST_OPENED once the namespace exists and
+ *           init is committed: the shells may start.  The symlink, a
+ *           durable primary commit, is usually still in flight then;
+ *           guest_is_linked() tells, and GUEST_LINKED says when it is
+ *           committed (GUEST_ERROR if that fails), so that what must
+ *           follow it (the start response: clients then read the
+ *           guest.* paths) waits only for it, not the shells.  On
  *           reattach, a job.<dothex>.guest that is a directory (the
  *           namespace's content grafted there) seeds a namespace that
  *           no longer exists.
@@ -49,9 +55,10 @@
 typedef struct guestns guestns_t;
 struct guest;
 
-enum guest_event { GUEST_OPENED, GUEST_ERROR, GUEST_CLOSED };
+enum guest_event { GUEST_OPENED, GUEST_LINKED, GUEST_ERROR, GUEST_CLOSED };
 
-/* errnum 0: success; else errstr says what failed. */
+/* errnum 0: success; else errstr says what failed.  The callback may
+ * destroy the guest, except on GUEST_LINKED. */
 typedef void (*guest_f) (struct guest *g, enum guest_event ev, int errnum,
                          const char *errstr, void *arg);
 
@@ -93,5 +100,9 @@ int guest_close (struct guest *g);
 /* The namespace name, "job-<id>". */
 const char *guest_namespace (const struct guest *g);
 bool guest_is_open (const struct guest *g);
+/* job.<id>.guest is committed (or its commit failed: GUEST_ERROR was
+ * said), or the guest was never opened.  GUEST_LINKED is said even
+ * while closing. */
+bool guest_is_linked (const struct guest *g);
 
 #endif /* !JOB_EXEC_GUESTNS_H */

@@ -7,8 +7,8 @@
  * failures and retries, shared misses, unregistering with writes in
  * flight, purge, bad payloads and guests; then a backing store taking
  * content-backing.write (blobs of a turn and the checkpoint in one
- * request, checkpoints refused after a failure they did not see) and
- * content.write.
+ * request, checkpoints refused after a failure they did not see),
+ * content.write, and lazy writes held to ride on the next durable one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -800,6 +800,109 @@ static void test_content_write (void)
     flux_msg_decref (msg);
 }
 
+/* Register as a backing store taking content-backing.write. */
+static void register_write (void)
+{
+    flux_future_t *f;
+
+    f = flux_rpc (h, "content.register-backing",
+                  "{\"name\":\"fakew\",\"write\":true}", 0, 0);
+    wait_ready (f);
+    if (flux_future_get (f, NULL) < 0)
+        BAIL_OUT ("register-backing: %s", strerror (errno));
+    flux_future_destroy (f);
+    fk.write_failures = 0; /* as content-sqlite resets on registration */
+    settle ();
+}
+
+/* content.write of blobs without a checkpoint, answered. */
+static int write_blobs (const char **blobs, int n)
+{
+    flux_future_t *f = content_write_req (blobs, n, -1, false);
+    int rc;
+
+    wait_ready (f);
+    rc = flux_future_get (f, NULL);
+    flux_future_destroy (f);
+    return rc;
+}
+
+/* The KVS's lazy writes held (lazy_delay): a service whose delay never
+ * runs out within the test, then one whose delay runs out at once. */
+static void test_linger (struct content_config *cfg)
+{
+    const char *two[] = {"l-one", "l-two"}, *three[] = {"l-three"},
+               *four[] = {"l-four"}, *big[1];
+    struct content_service *svc;
+    flux_error_t error;
+    flux_future_t *f, *cf;
+    char bigblob[200];
+
+    cfg->hashtype = "sha1";
+    cfg->lazy_delay = 3600.;
+    cfg->lazy_bytes = 100;
+    if (!(svc = content_service_create (h, cfg, &error)))
+        BAIL_OUT ("content_service_create: %s", error.text);
+    register_write ();
+    fk.hold = false;
+    fk.log[0] = '\0';
+    fk.nlazy = 0;
+    ok (write_blobs (two, 2) == 0,
+        "linger: content.write of two blobs, no checkpoint: answered");
+    settle ();
+    ok (fk.log[0] == '\0' && stat_int ("dirty") == 2
+            && stat_int ("lazy-held") == 1,
+        "their lazy write is held: %s", fk.log);
+    cf = checkpoint_put (30);
+    wait_ready (cf);
+    ok (flux_future_get (cf, NULL) == 0 && cp_seq () == 30,
+        "a checkpoint succeeds");
+    ok (!strcmp (fk.log, "WbbK") && fk.nlazy == 0 && stat_int ("dirty") == 0,
+        "the held blobs rode on its durable write: %s", fk.log);
+    flux_future_destroy (cf);
+
+    fk.log[0] = '\0';
+    ok (write_blobs (three, 1) == 0, "write another");
+    settle ();
+    f = flux_rpc (h, "content.flush", NULL, 0, 0);
+    wait_ready (f);
+    ok (flux_future_get (f, NULL) == 0 && !strcmp (fk.log, "Wb")
+            && fk.nlazy == 0 && stat_int ("dirty") == 0,
+        "a flush sends it at once, durably: %s", fk.log);
+    flux_future_destroy (f);
+
+    fk.log[0] = '\0';
+    memset (bigblob, 'x', sizeof (bigblob) - 1);
+    bigblob[sizeof (bigblob) - 1] = '\0';
+    big[0] = bigblob;
+    ok (write_blobs (big, 1) == 0, "write a blob larger than lazy_bytes");
+    settle ();
+    ok (!strcmp (fk.log, "Wb") && fk.nlazy == 1 && stat_int ("dirty") == 0,
+        "it is not held: one lazy write at the next turn: %s", fk.log);
+
+    fk.log[0] = '\0';
+    fk.nlazy = 0;
+    ok (store_sync ("l-store", NULL) == 0, "a client's content.store");
+    settle ();
+    ok (!strcmp (fk.log, "Wb") && fk.nlazy == 1 && stat_int ("dirty") == 0,
+        "is written through at the next turn, not held: %s", fk.log);
+    content_service_destroy (svc);
+
+    cfg->lazy_delay = 0.001;
+    if (!(svc = content_service_create (h, cfg, &error)))
+        BAIL_OUT ("content_service_create: %s", error.text);
+    register_write ();
+    fk.log[0] = '\0';
+    fk.nlazy = 0;
+    ok (write_blobs (four, 1) == 0, "linger 1 ms: write a blob");
+    for (int i = 0; i < 1000 && fk.log[0] == '\0'; i++)
+        flux_reactor_run (flux_get_reactor (h), FLUX_REACTOR_ONCE);
+    settle ();
+    ok (!strcmp (fk.log, "Wb") && fk.nlazy == 1 && stat_int ("dirty") == 0,
+        "once the delay runs out it goes alone, lazy: %s", fk.log);
+    content_service_destroy (svc);
+}
+
 int main (void)
 {
     struct flux_msg_handler_spec tab[] = {
@@ -839,8 +942,9 @@ int main (void)
     test_unregister ();
     test_write_mode ();
     test_content_write ();
-
     content_service_destroy (svc);
+    test_linger (&cfg);
+
     flux_msg_handler_delvec (handlers);
     for (int i = 0; i < fk.nblobs; i++)
         free (fk.blobs[i].data);

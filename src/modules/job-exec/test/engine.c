@@ -165,8 +165,37 @@ static void getroot_cb (flux_t *h, flux_msg_handler_t *mh,
                        kvs_seq, "rootref", ref, "flags", 0, "namespace", name);
 }
 
+static bool primary_hold; /* primary commits wait */
+static flux_msg_t *primary_held[64];
+static int primary_nheld;
+
+static void commit_answer (const flux_msg_t *msg);
+
 static void commit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
+{
+    const char *name;
+
+    if (primary_hold && primary_nheld < 64
+        && flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) == 0
+        && !strcmp (name, "primary")) {
+        primary_held[primary_nheld++] = (flux_msg_t *)flux_msg_incref (msg);
+        return;
+    }
+    commit_answer (msg);
+}
+
+static void primary_release_held (void)
+{
+    primary_hold = false;
+    for (int i = 0; i < primary_nheld; i++) {
+        commit_answer (primary_held[i]);
+        flux_msg_decref (primary_held[i]);
+    }
+    primary_nheld = 0;
+}
+
+static void commit_answer (const flux_msg_t *msg)
 {
     const char *name;
     json_t *ops, *op, *ns;
@@ -695,6 +724,22 @@ static void test_guest (void)
     is (ns_events (181), "init starting complete done",
         "guest: done is committed to the namespace before it is removed");
     is (guest_link (181), "dirref", "guest: job 181 copied");
+
+    /* the symlink is a durable commit: the shells need not wait for it,
+     * but the start response does, and what follows the start waits
+     * behind it */
+    put_R (188, "0", 0, 0);
+    primary_hold = true;
+    start_job (188, TEST0, false, NULL);
+    settle (0.05);
+    ok (!strncmp (ns_events (188), "init starting complete", 22),
+        "guest: symlink held: the job ran: %s", ns_events (188));
+    is (T (188), "", "guest: symlink held: no start, nor what follows it");
+    primary_release_held ();
+    ok (wait_final (188), "guest: job 188 ends");
+    is (T (188), "start finish=0 release=all!",
+        "guest: then the RFC 32 sequence, in order");
+    is (guest_link (188), "dirref", "guest: job 188 copied");
 
     /* namespace creation fails: an exec exception, no start */
     put_R (182, "0", 0, 0);
