@@ -218,12 +218,13 @@ static void emit_cb (enum reduce_type type, const struct idset *ranks,
                   (uintmax_t)job->entry.id, strerror (errno));
         return;
     }
-    if (type == REDUCE_STARTED || type == REDUCE_LOST)
+    if (type == REDUCE_STARTED || (type == REDUCE_LOST && status == 0))
         rc = flux_respond_pack (a->h, job->up, "{s:s s:s}", "type",
                                 reduce_typestr (type), "ranks", s);
-    else if (type == REDUCE_EXITED)
+    else if (type == REDUCE_EXITED || type == REDUCE_LOST)
         rc = flux_respond_pack (a->h, job->up, "{s:s s:s s:i}", "type",
-                                "exited", "ranks", s, "status", status);
+                                reduce_typestr (type), "ranks", s, "status",
+                                status);
     else
         rc = flux_respond_pack (a->h, job->up, "{s:s s:s s:i s:s}", "type",
                                 "failed", "ranks", s, "status", status, "error",
@@ -451,10 +452,15 @@ static void child_lost (struct child *c, const char *why)
         return;
     if (!idset_empty (lost)) {
         char *s = idset_encode (lost, IDSET_FLAG_RANGE);
-        flux_log (job->a->h, LOG_ERR, "%ju: ranks %s lost (rank %u): %s",
-                  (uintmax_t)job->entry.id, s ? s : "?", c->rank, why);
+        /* status 1: the start barriers (rounds 1 and 2) were not through
+         * here, so the lost shells never ran their tasks and the others
+         * cannot get past the barrier: the job cannot go on */
+        int early = job->nshells > 1 && barrier_last (job->barrier) < 2;
+        flux_log (job->a->h, LOG_ERR, "%ju: ranks %s lost (rank %u)%s: %s",
+                  (uintmax_t)job->entry.id, s ? s : "?", c->rank,
+                  early ? " before the tasks started" : "", why);
         free (s);
-        job_report (job, REDUCE_LOST, lost, 0, NULL); /* may free job */
+        job_report (job, REDUCE_LOST, lost, early, NULL); /* may free job */
     }
     idset_destroy (lost);
 }

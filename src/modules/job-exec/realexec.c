@@ -20,7 +20,10 @@
  *            the rest killed; or, when none of them holds a critical
  *            shell rank (job-exec.critical-ranks), a severity 2
  *            "node-failure" and the job goes on (flux-core's lost
- *            shell); the lost ranks count as finished (status 0)
+ *            shell), unless the agent saw the loss before the start
+ *            barriers were through (status 1: fatal, the other shells
+ *            cannot start their tasks); the lost ranks count as
+ *            finished (status 0)
  *            and are released with the others (the resource module has
  *            marked them down, so the scheduler does not hand them out)
  *   ENODATA  every rank accounted for (any that is not counts as lost)
@@ -325,19 +328,25 @@ static void lost_noncritical (struct realjob *rj, struct idset *ranks)
     idset_destroy (shell);
 }
 
-static void lost (struct realjob *rj, struct idset *ranks)
+/* Brokers lost.  early: the agent that saw it had not let the job's
+ * shells through their start barriers, so the lost shells never ran
+ * their tasks and the others cannot start theirs (their barrier fails):
+ * the job cannot go on even if the ranks were not critical.
+ */
+static void lost (struct realjob *rj, struct idset *ranks, bool early)
 {
     char buf[200];
 
     rj->re->stats.lost++;
-    if (!rj->exception && !execjob_critical (rj->job, ranks)) {
+    if (!rj->exception && !early && !execjob_critical (rj->job, ranks)) {
         lost_noncritical (rj, ranks);
         return;
     }
     if (!rj->exception) {
         rj->exception = true;
         execjob_where (rj->job, ranks, buf, sizeof (buf));
-        execjob_raise (rj->job, "node-failure", "node failure on %s", buf);
+        execjob_raise (rj->job, "node-failure", "node failure on %s%s", buf,
+                       early ? " before the job's tasks started" : "");
     }
     kill_begin (rj);
 }
@@ -390,7 +399,7 @@ static void agent_continuation (flux_future_t *f, void *arg)
         finished (rj, ids, status);
     }
     else if (!strcmp (typebuf, "lost")) {
-        lost (rj, ids);
+        lost (rj, ids, status != 0);
         finished (rj, ids, 0);
     }
     else
