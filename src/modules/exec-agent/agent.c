@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -331,6 +332,18 @@ static void shell_exit_cb (struct proc *p, int status, void *arg)
     job->a->stats.shells_exited++;
     flux_log (job->a->h, LOG_DEBUG, "%ju: shell exited with status %d",
               (uintmax_t)job->entry.id, status);
+    /* Killed by a signal (kill -9, the OOM killer, a crash): the shell
+     * did not end its part (its last output never reached the leader).
+     * Reported as failed with that status, so that job-exec tells the
+     * leader (lost-shell) and raises an exception naming the shell rank,
+     * as flux-core does for a shell that exits on a signal. */
+    if (WIFSIGNALED (status)) {
+        char msg[128];
+        snprintf (msg, sizeof (msg), "rank %u: job shell: %s",
+                  job->a->topo.rank, strsignal (WTERMSIG (status)));
+        job_report_rank (job, REDUCE_FAILED, status, msg);
+        return;
+    }
     job_report_rank (job, REDUCE_EXITED, status, NULL);
 }
 

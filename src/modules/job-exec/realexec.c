@@ -14,7 +14,8 @@
  *            until the last ones: finish with the largest wait status,
  *            then the final release (execjob_done)
  *   failed   a shell could not start: an "exec" exception with the
- *            agent's reason, the rest of the job killed
+ *            agent's reason, the rest of the job killed; or, with a
+ *            signal status, shells killed by a signal (signaled())
  *   lost     brokers lost: a "node-failure" exception naming the hosts
  *            and ranks ("node failure on node[2-3] (ranks 2-3)"),
  *            the rest killed; or, when none of them holds a critical
@@ -52,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <syslog.h>
 
 #include "impl.h"
@@ -70,7 +72,7 @@ struct realexec {
     char *job_shell;           /* NULL: the agents' default */
     struct {
         unsigned long jobs, started, release, failed, lost, kill, reattach;
-        unsigned long lost_noncritical;
+        unsigned long lost_noncritical, signaled;
     } stats;
 };
 
@@ -280,7 +282,7 @@ static void stream_gone (struct realjob *rj, const char *why)
  * waiting for that shell's output.  The answer is not waited for.
  */
 static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
-                              const char *message)
+                              int severity, const char *message)
 {
     flux_t *h = exec_handle (rj->re->x);
     unsigned int leader = idset_first (execjob_ranks (rj->job));
@@ -297,7 +299,7 @@ static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
          r = idset_next (shells, r)) {
         flux_future_t *f = flux_rpc_pack (
             h, topic, leader, FLUX_RPC_NORESPONSE, "{s:s s:i s:i s:s}", "type",
-            "lost-shell", "severity", 2, "shell_rank", (int)r, "message",
+            "lost-shell", "severity", severity, "shell_rank", (int)r, "message",
             message);
         if (!f)
             exec_log (rj->re->x, LOG_ERR, "%ju: telling the leader shell: %s",
@@ -322,10 +324,47 @@ static void lost_noncritical (struct realjob *rj, struct idset *ranks)
         snprintf (msg, sizeof (msg), "node failure on shell rank%s %s", s,
                   ids ? ids : "?");
     execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
-    tell_leader_lost (rj, shell, msg);
+    tell_leader_lost (rj, shell, 2, msg);
     free (hosts);
     free (ids);
     idset_destroy (shell);
+}
+
+/* Shells killed by a signal while their brokers live (the agent reports
+ * them as failed with a signal status): as flux-core, the leader is told
+ * (lost-shell: it stops waiting for their output) unless it is among
+ * them or already done, and "shell rank N (on HOST): SIGNAL" is a fatal
+ * exec exception when one of them is the leader or a critical rank, else
+ * a severity 2 node-failure and the job goes on.  Their status counts in
+ * the job's (the caller).
+ */
+static void signaled (struct realjob *rj, struct idset *ranks, int status)
+{
+    unsigned int leader = idset_first (execjob_ranks (rj->job));
+    bool has_leader = idset_test (ranks, leader);
+    struct idset *shells = execjob_shell_ranks (rj->job, ranks);
+    char *ids = shells ? idset_encode (shells, IDSET_FLAG_RANGE) : NULL;
+    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
+    bool fatal = has_leader || execjob_critical (rj->job, ranks);
+    char msg[256];
+
+    rj->re->stats.signaled++;
+    snprintf (msg, sizeof (msg), "shell rank%s %s (on %s): %s",
+              shells && idset_count (shells) > 1 ? "s" : "", ids ? ids : "?",
+              hosts ? hosts : "?", strsignal (WTERMSIG (status)));
+    if (!has_leader && !rj->killing && !idset_test (rj->finished, leader))
+        tell_leader_lost (rj, shells, fatal ? 0 : 2, msg);
+    if (!rj->exception) {
+        if (fatal) {
+            rj->exception = true;
+            execjob_fatal (rj->job, "%s", msg); /* the core cancels */
+        }
+        else
+            execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
+    }
+    free (ids);
+    free (hosts);
+    idset_destroy (shells);
 }
 
 /* Brokers lost.  early: the agent that saw it had not let the job's
@@ -389,6 +428,10 @@ static void agent_continuation (flux_future_t *f, void *arg)
         started (rj, ids);
     else if (!strcmp (typebuf, "exited"))
         finished (rj, ids, status);
+    else if (!strcmp (typebuf, "failed") && WIFSIGNALED (status)) {
+        signaled (rj, ids, status);
+        finished (rj, ids, status);
+    }
     else if (!strcmp (typebuf, "failed")) {
         rj->re->stats.failed++;
         if (!rj->exception) {
@@ -619,14 +662,15 @@ static json_t *realexec_stats (void *data)
     struct realexec *re = data;
 
     return json_pack (
-        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
+        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
         re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout, "jobs",
         (json_int_t)re->stats.jobs, "started", (json_int_t)re->stats.started,
         "release", (json_int_t)re->stats.release, "failed",
         (json_int_t)re->stats.failed, "lost", (json_int_t)re->stats.lost,
         "kill", (json_int_t)re->stats.kill, "reattach",
         (json_int_t)re->stats.reattach, "lost-noncritical",
-        (json_int_t)re->stats.lost_noncritical);
+        (json_int_t)re->stats.lost_noncritical, "signaled",
+        (json_int_t)re->stats.signaled);
 }
 
 const struct exec_impl realexec_impl = {
