@@ -97,6 +97,35 @@ test_expect_success 'kill -9 of the leader shell: fatal, the job ends at once' '
 	grep "exception type=\"exec\" severity=0" c.ev &&
 	grep "note=\"shell rank 0 (on $(hostname)): Killed\"" c.ev
 '
+# rank 2 runs its shell through a wrapper that writes its pid and waits
+# for a file: killing it is killing a shell before the start barriers
+test_expect_success 'a non-critical shell killed before the tasks started: fatal' '
+	w=$(mktemp -d "${TMPDIR:-/tmp}/t2562.XXXXXX") &&
+	test_when_finished "rm -rf $w" &&
+	cat >$w/slowshell.sh <<-EOF &&
+	#!/bin/sh
+	if test "\$(flux getattr rank)" = 2; then
+		echo \$\$ >$w/pid
+		n=0
+		while ! test -e $w/proceed && test \$n -lt 600; do
+			sleep 0.1; n=\$((n+1))
+		done
+	fi
+	exec $FLUX_BUILD_DIR/src/shell/flux-shell "\$@"
+	EOF
+	chmod +x $w/slowshell.sh &&
+	id=$(flux submit -N3 -n3 -S exec.job_shell=$w/slowshell.sh true) &&
+	flux job wait-event -t 60 $id start &&
+	critical $id 0 &&
+	for i in $(seq 600); do test -s $w/pid && break; sleep 0.1; done &&
+	kill -9 $(cat $w/pid) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >d.ev &&
+	grep "exception type=\"exec\" severity=0" d.ev &&
+	grep "rank 2: job shell: Killed before the job.s tasks started" d.ev &&
+	test $(grep -c " exception" d.ev) -eq 1 &&
+	grep " finish status=256" d.ev
+'
 test_expect_success 'job-exec counts the killed shells' '
 	flux module stats job-exec |
 		jq -e ".implementations.realexec.signaled >= 3"

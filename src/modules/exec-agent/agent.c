@@ -64,6 +64,7 @@ struct ajob {
     bool timer_armed;
     struct barrier *barrier;
     flux_future_t *barrier_f; /* our entry in the parent's barrier */
+    bool killed;              /* exec-agent.kill was asked for it here */
     bool ended;               /* ENODATA sent, or finished while orphaned */
     bool freeing;
     struct {
@@ -336,12 +337,20 @@ static void shell_exit_cb (struct proc *p, int status, void *arg)
      * did not end its part (its last output never reached the leader).
      * Reported as failed with that status, so that job-exec tells the
      * leader (lost-shell) and raises an exception naming the shell rank,
-     * as flux-core does for a shell that exits on a signal. */
+     * as flux-core does for a shell that exits on a signal.  Before the
+     * start barriers were through here (and unless the job is being
+     * killed), the other shells cannot start their tasks any more (their
+     * barrier fails): that shell failed to start, status 1<<8 and a
+     * fatal exception whatever the critical ranks (flux-core: "terminated
+     * before first barrier"). */
     if (WIFSIGNALED (status)) {
+        bool early = job->nshells > 1 && !job->killed
+                     && barrier_last (job->barrier) < 2;
         char msg[128];
-        snprintf (msg, sizeof (msg), "rank %u: job shell: %s",
-                  job->a->topo.rank, strsignal (WTERMSIG (status)));
-        job_report_rank (job, REDUCE_FAILED, status, msg);
+        snprintf (msg, sizeof (msg), "rank %u: job shell: %s%s",
+                  job->a->topo.rank, strsignal (WTERMSIG (status)),
+                  early ? " before the job's tasks started" : "");
+        job_report_rank (job, REDUCE_FAILED, early ? 1 << 8 : status, msg);
         return;
     }
     job_report_rank (job, REDUCE_EXITED, status, NULL);
@@ -808,6 +817,7 @@ void agent_kill (struct agent *a, const flux_msg_t *msg)
         return;
     }
     a->stats.kills++;
+    job->killed = true;
     if (job->barrier)
         barrier_fail (job->barrier, fail_entry, job);
     if (job->proc && !proc_exited (job->proc)
