@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -63,6 +64,7 @@ struct ajob {
     bool timer_armed;
     struct barrier *barrier;
     flux_future_t *barrier_f; /* our entry in the parent's barrier */
+    bool killed;              /* exec-agent.kill was asked for it here */
     bool ended;               /* ENODATA sent, or finished while orphaned */
     bool freeing;
     struct {
@@ -218,12 +220,13 @@ static void emit_cb (enum reduce_type type, const struct idset *ranks,
                   (uintmax_t)job->entry.id, strerror (errno));
         return;
     }
-    if (type == REDUCE_STARTED || type == REDUCE_LOST)
+    if (type == REDUCE_STARTED || (type == REDUCE_LOST && status == 0))
         rc = flux_respond_pack (a->h, job->up, "{s:s s:s}", "type",
                                 reduce_typestr (type), "ranks", s);
-    else if (type == REDUCE_EXITED)
+    else if (type == REDUCE_EXITED || type == REDUCE_LOST)
         rc = flux_respond_pack (a->h, job->up, "{s:s s:s s:i}", "type",
-                                "exited", "ranks", s, "status", status);
+                                reduce_typestr (type), "ranks", s, "status",
+                                status);
     else
         rc = flux_respond_pack (a->h, job->up, "{s:s s:s s:i s:s}", "type",
                                 "failed", "ranks", s, "status", status, "error",
@@ -330,6 +333,26 @@ static void shell_exit_cb (struct proc *p, int status, void *arg)
     job->a->stats.shells_exited++;
     flux_log (job->a->h, LOG_DEBUG, "%ju: shell exited with status %d",
               (uintmax_t)job->entry.id, status);
+    /* Killed by a signal (kill -9, the OOM killer, a crash): the shell
+     * did not end its part (its last output never reached the leader).
+     * Reported as failed with that status, so that job-exec tells the
+     * leader (lost-shell) and raises an exception naming the shell rank,
+     * as flux-core does for a shell that exits on a signal.  Before the
+     * start barriers were through here (and unless the job is being
+     * killed), the other shells cannot start their tasks any more (their
+     * barrier fails): that shell failed to start, status 1<<8 and a
+     * fatal exception whatever the critical ranks (flux-core: "terminated
+     * before first barrier"). */
+    if (WIFSIGNALED (status)) {
+        bool early = job->nshells > 1 && !job->killed
+                     && barrier_last (job->barrier) < 2;
+        char msg[128];
+        snprintf (msg, sizeof (msg), "rank %u: job shell: %s%s",
+                  job->a->topo.rank, strsignal (WTERMSIG (status)),
+                  early ? " before the job's tasks started" : "");
+        job_report_rank (job, REDUCE_FAILED, early ? 1 << 8 : status, msg);
+        return;
+    }
     job_report_rank (job, REDUCE_EXITED, status, NULL);
 }
 
@@ -451,10 +474,15 @@ static void child_lost (struct child *c, const char *why)
         return;
     if (!idset_empty (lost)) {
         char *s = idset_encode (lost, IDSET_FLAG_RANGE);
-        flux_log (job->a->h, LOG_ERR, "%ju: ranks %s lost (rank %u): %s",
-                  (uintmax_t)job->entry.id, s ? s : "?", c->rank, why);
+        /* status 1: the start barriers (rounds 1 and 2) were not through
+         * here, so the lost shells never ran their tasks and the others
+         * cannot get past the barrier: the job cannot go on */
+        int early = job->nshells > 1 && barrier_last (job->barrier) < 2;
+        flux_log (job->a->h, LOG_ERR, "%ju: ranks %s lost (rank %u)%s: %s",
+                  (uintmax_t)job->entry.id, s ? s : "?", c->rank,
+                  early ? " before the tasks started" : "", why);
         free (s);
-        job_report (job, REDUCE_LOST, lost, 0, NULL); /* may free job */
+        job_report (job, REDUCE_LOST, lost, early, NULL); /* may free job */
     }
     idset_destroy (lost);
 }
@@ -793,6 +821,7 @@ void agent_kill (struct agent *a, const flux_msg_t *msg)
         return;
     }
     a->stats.kills++;
+    job->killed = true;
     if (job->barrier)
         barrier_fail (job->barrier, fail_entry, job);
     if (job->proc && !proc_exited (job->proc)

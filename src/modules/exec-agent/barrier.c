@@ -84,6 +84,11 @@ int barrier_seq (const struct barrier *b)
     return b->seq;
 }
 
+int barrier_last (const struct barrier *b)
+{
+    return b->last;
+}
+
 int barrier_count (const struct barrier *b)
 {
     return b->count;

@@ -43,6 +43,9 @@ json_t *barrier_data (struct barrier *b);
 /* The seq of the pending or complete round (-1: none yet). */
 int barrier_seq (const struct barrier *b);
 
+/* The seq of the last released round (-1: none yet). */
+int barrier_last (const struct barrier *b);
+
 /* Entries held in the current round. */
 int barrier_count (const struct barrier *b);
 

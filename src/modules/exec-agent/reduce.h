@@ -8,13 +8,14 @@
  * combined before they go up the tree.
  *
  * Reports: started (ranks), exited (ranks, wait status), failed (ranks,
- * wait status, error text: the shell could not start), lost (ranks: a
- * broker on the way was lost).  A rank is *finished* once it exited,
- * failed or was lost; reports about finished ranks are dropped, and a
- * rank that is lost after it started is only lost.  Held reports are
- * combined per type: the union of the ranks, the largest status, the
- * first error.  reduce_flush() hands out one report per type that has
- * ranks, in the order started, failed, exited, lost.
+ * wait status, error text: the shell could not start, or was killed by a
+ * signal), lost (ranks: a broker on the way was lost; status 1 when that
+ * was before the job's start barriers were through).  A rank is *finished* once
+ * it exited, failed or was lost; reports about finished ranks are dropped, and
+ * a rank that is lost after it started is only lost.  Held reports are combined
+ * per type: the union of the ranks, the largest status, the first error.
+ * reduce_flush() hands out one report per type that has ranks, in the order
+ * started, failed, exited, lost.
  *
  * The object keeps no timer: the caller flushes at the end of its window,
  * or at once when reduce_urgent() says a held report completes the share.

@@ -14,13 +14,17 @@
  *            until the last ones: finish with the largest wait status,
  *            then the final release (execjob_done)
  *   failed   a shell could not start: an "exec" exception with the
- *            agent's reason, the rest of the job killed
+ *            agent's reason, the rest of the job killed; or, with a
+ *            signal status, shells killed by a signal (signaled())
  *   lost     brokers lost: a "node-failure" exception naming the hosts
  *            and ranks ("node failure on node[2-3] (ranks 2-3)"),
  *            the rest killed; or, when none of them holds a critical
  *            shell rank (job-exec.critical-ranks), a severity 2
  *            "node-failure" and the job goes on (flux-core's lost
- *            shell); the lost ranks count as finished (status 0)
+ *            shell), unless the agent saw the loss before the start
+ *            barriers were through (status 1: fatal, the other shells
+ *            cannot start their tasks); the lost ranks count as
+ *            finished (status 0)
  *            and are released with the others (the resource module has
  *            marked them down, so the scheduler does not hand them out)
  *   ENODATA  every rank accounted for (any that is not counts as lost)
@@ -49,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <syslog.h>
 
 #include "impl.h"
@@ -67,7 +72,7 @@ struct realexec {
     char *job_shell;           /* NULL: the agents' default */
     struct {
         unsigned long jobs, started, release, failed, lost, kill, reattach;
-        unsigned long lost_noncritical;
+        unsigned long lost_noncritical, signaled;
     } stats;
 };
 
@@ -265,12 +270,6 @@ static void stream_gone (struct realjob *rj, const char *why)
         complete (rj);
 }
 
-/* Lost ranks that hold no critical shell rank (job-exec.critical-ranks,
- * as a sub-instance sets them: its rank 0 and tree interior): as
- * flux-core, a "node-failure" exception of severity 2 naming the shell
- * ranks; the job goes on, and the lost ranks are released as finished
- * (status 0) by the caller.
- */
 /* As flux-core's job-exec: tell the leader shell (on the job's first
  * rank) that a shell is lost, `<uid>-shell-<f58plain>.exception
  * {type:"lost-shell", severity, shell_rank, message}`, so that it stops
@@ -303,6 +302,12 @@ static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
     }
 }
 
+/* Lost ranks that hold no critical shell rank (job-exec.critical-ranks,
+ * as a sub-instance sets them: its rank 0 and tree interior): as
+ * flux-core, a "node-failure" exception of severity 2 naming the shell
+ * ranks; the job goes on, and the lost ranks are released as finished
+ * (status 0) by the caller.
+ */
 static void lost_noncritical (struct realjob *rj, struct idset *ranks)
 {
     char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
@@ -325,20 +330,63 @@ static void lost_noncritical (struct realjob *rj, struct idset *ranks)
     idset_destroy (shell);
 }
 
-static void lost (struct realjob *rj, struct idset *ranks)
+/* Shells killed by a signal while their brokers live (the agent reports
+ * them as failed with a signal status): as flux-core, the leader is told
+ * (lost-shell: it stops waiting for their output) unless it is among
+ * them or already done, and "shell rank N (on HOST): SIGNAL" is a fatal
+ * exec exception when one of them is the leader or a critical rank, else
+ * a severity 2 node-failure and the job goes on.  Their status counts in
+ * the job's (the caller).
+ */
+static void signaled (struct realjob *rj, struct idset *ranks, int status)
+{
+    unsigned int leader = idset_first (execjob_ranks (rj->job));
+    bool has_leader = idset_test (ranks, leader);
+    struct idset *shells = execjob_shell_ranks (rj->job, ranks);
+    char *ids = shells ? idset_encode (shells, IDSET_FLAG_RANGE) : NULL;
+    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
+    bool fatal = has_leader || execjob_critical (rj->job, ranks);
+    char msg[256];
+
+    rj->re->stats.signaled++;
+    snprintf (msg, sizeof (msg), "shell rank%s %s (on %s): %s",
+              shells && idset_count (shells) > 1 ? "s" : "", ids ? ids : "?",
+              hosts ? hosts : "?", strsignal (WTERMSIG (status)));
+    if (!has_leader && !rj->killing && !idset_test (rj->finished, leader))
+        tell_leader_lost (rj, shells, fatal ? 0 : 2, msg);
+    if (!rj->exception) {
+        if (fatal) {
+            rj->exception = true;
+            execjob_fatal (rj->job, "%s", msg); /* the core cancels */
+        }
+        else
+            execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
+    }
+    free (ids);
+    free (hosts);
+    idset_destroy (shells);
+}
+
+/* Brokers lost.  early: the agent that saw it had not let the job's
+ * shells through their start barriers, so the lost shells never ran
+ * their tasks and the others cannot start theirs (their barrier fails):
+ * the job cannot go on even if the ranks were not critical.
+ */
+static void lost (struct realjob *rj, struct idset *ranks, bool early)
 {
     struct idset *shell;
     char buf[200];
 
     rj->re->stats.lost++;
-    if (!rj->exception && !execjob_critical (rj->job, ranks)) {
+    if (!rj->exception && !early && !execjob_critical (rj->job, ranks)) {
         lost_noncritical (rj, ranks);
         return;
     }
     if (!rj->exception) {
         rj->exception = true;
         execjob_where (rj->job, ranks, buf, sizeof (buf));
-        execjob_raise (rj->job, "node-failure", "node failure on %s", buf);
+        execjob_raise (rj->job, "node-failure", "node failure on %s%s", buf,
+                       early ? " before the job's tasks started" : "");
     }
     /* the job is killed, but its leader would wait for the lost shells'
      * last output until the kill sequence's SIGKILL (losing what it has
@@ -391,6 +439,10 @@ static void agent_continuation (flux_future_t *f, void *arg)
         started (rj, ids);
     else if (!strcmp (typebuf, "exited"))
         finished (rj, ids, status);
+    else if (!strcmp (typebuf, "failed") && WIFSIGNALED (status)) {
+        signaled (rj, ids, status);
+        finished (rj, ids, status);
+    }
     else if (!strcmp (typebuf, "failed")) {
         rj->re->stats.failed++;
         if (!rj->exception) {
@@ -401,7 +453,7 @@ static void agent_continuation (flux_future_t *f, void *arg)
         finished (rj, ids, status);
     }
     else if (!strcmp (typebuf, "lost")) {
-        lost (rj, ids);
+        lost (rj, ids, status != 0);
         finished (rj, ids, 0);
     }
     else
@@ -621,14 +673,15 @@ static json_t *realexec_stats (void *data)
     struct realexec *re = data;
 
     return json_pack (
-        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
+        "{s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "kill-timeout",
         re->kill_timeout, "shell-exit-timeout", re->shell_exit_timeout, "jobs",
         (json_int_t)re->stats.jobs, "started", (json_int_t)re->stats.started,
         "release", (json_int_t)re->stats.release, "failed",
         (json_int_t)re->stats.failed, "lost", (json_int_t)re->stats.lost,
         "kill", (json_int_t)re->stats.kill, "reattach",
         (json_int_t)re->stats.reattach, "lost-noncritical",
-        (json_int_t)re->stats.lost_noncritical);
+        (json_int_t)re->stats.lost_noncritical, "signaled",
+        (json_int_t)re->stats.signaled);
 }
 
 const struct exec_impl realexec_impl = {

@@ -29,7 +29,9 @@ int main (int argc, char **argv)
     ok (barrier_create (0) == NULL && errno == EINVAL, "0 entries: EINVAL");
     if (!(b = barrier_create (3)))
         BAIL_OUT ("barrier_create failed");
-    ok (barrier_seq (b) == -1 && barrier_count (b) == 0, "a new barrier");
+    ok (barrier_seq (b) == -1 && barrier_count (b) == 0
+            && barrier_last (b) == -1,
+        "a new barrier");
     ok (barrier_enter (b, 1, bad, (void *)0) < 0 && errno == EINVAL,
         "data not an object: EINVAL");
     ok (barrier_enter (b, 1, d1, (void *)1) == 0, "entry 1 of round 1");
@@ -49,9 +51,11 @@ int main (int argc, char **argv)
             && released[2] == 1 && released[3] == 1,
         "release hands back each entry once");
     ok (barrier_count (b) == 0, "nothing held after release");
+    ok (barrier_last (b) == 1, "round 1 is the last released");
     ok (barrier_enter (b, 1, NULL, (void *)5) < 0 && errno == EINVAL,
         "round 1 again: EINVAL");
-    ok (barrier_enter (b, 2, NULL, (void *)5) == 0, "round 2 begins");
+    ok (barrier_enter (b, 2, NULL, (void *)5) == 0 && barrier_last (b) == 1,
+        "round 2 begins, round 1 is still the last released");
     n = 0;
     barrier_fail (b, count, &n);
     ok (n == 1 && released[5] == 1, "fail hands back the pending entry");
