@@ -115,7 +115,10 @@ test_expect_success 'a sub-instance reached through its ssh:// URI' '
 	path=${remote#ssh://$(hostname)} &&
 	test "$($T flux proxy ssh://root@127.0.0.1:$PORT$path \
 		flux getattr instance-level)" = 1 &&
-	flux cancel $id
+	$T flux proxy ssh://root@127.0.0.1:$PORT$path flux shutdown \
+		>shutdown.out 2>&1 &&
+	! grep "connection lost" shutdown.out &&
+	flux job wait-event -t 60 $id clean
 '
 test_expect_success 'bad ssh:// URIs and unreachable hosts fail with a message' '
 	test_must_fail env FLUX_URI=ssh://127.0.0.1 flux getattr size 2>e1 &&

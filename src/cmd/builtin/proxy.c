@@ -8,22 +8,25 @@
  * another host, or an ssh://[USER@]HOST[:PORT]/PATH target, through the
  * ssh:// connector (libflux connector_ssh.c, which runs `flux relay` on
  * HOST).  The proxy keeps a connection of its own open while COMMAND
- * runs and watches it: when it is lost (the instance ended, ssh died),
- * the proxy says so, sends SIGHUP and SIGCONT to COMMAND (unless
- * --nohup), waits for it and exits 1.  Unlike flux-core's proxy, COMMAND
- * gets TARGET's URI itself rather than a socket the proxy routes, so
- * each flux command under an ssh:// proxy opens its own ssh connection.
- * Otherwise the exit code is COMMAND's, 128+N if a signal killed it.
+ * runs and watches it: when it is lost (the instance ended, ssh died)
+ * and COMMAND has not ended 5 s later, the proxy says so, sends SIGHUP
+ * and SIGCONT to COMMAND (unless --nohup), waits for it and exits 1.  Unlike
+ * flux-core's proxy, COMMAND gets TARGET's URI itself rather than a socket the
+ * proxy routes, so each flux command under an ssh:// proxy opens its own ssh
+ * connection. Otherwise the exit code is COMMAND's, 128+N if a signal killed
+ * it.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmdutil.h"
@@ -46,18 +49,32 @@ const struct builtin builtin_proxy = {
     .main = cmd_proxy,
 };
 
+/* After the connection is lost, COMMAND gets this long to end by itself
+ * (flux shutdown ends when its instance does) before it is told. */
+#define LOST_GRACE_MS 5000
+
 /* Wait for pid while watching h's connection; a message on it (there
  * should be none) is dropped, an error or end of file means it is lost.
- * Returns pid's wait status; *lost is set if the connection was lost. */
+ * Returns pid's wait status, or -1 if the connection was lost and pid
+ * was still running LOST_GRACE_MS later (then it was told: an error
+ * message, and SIGHUP and SIGCONT unless nohup). */
+static int64_t now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int wait_watching (pid_t pid, flux_t *h, bool nohup, const char *uri)
 {
     int pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
-    bool lost = false;
-    int status;
+    int64_t deadline = -1; /* once lost: when COMMAND is told */
+    bool told = false;
+    int status, timeout;
 
     for (;;) {
         struct pollfd pfd[2] = {
-            {.fd = lost ? -1 : flux_pollfd (h), .events = POLLIN},
+            {.fd = deadline >= 0 ? -1 : flux_pollfd (h), .events = POLLIN},
             {.fd = pidfd, .events = POLLIN},
         };
         pid_t rc = waitpid (pid, &status, WNOHANG);
@@ -65,28 +82,34 @@ static int wait_watching (pid_t pid, flux_t *h, bool nohup, const char *uri)
             break;
         if (rc < 0 && errno != EINTR)
             cmd_die ("waitpid: %s", strerror (errno));
+        if (deadline >= 0 && !told && now_ms () >= deadline) {
+            cmd_warn ("%s: connection lost", uri);
+            told = true;
+            if (!nohup) {
+                kill (pid, SIGHUP);
+                kill (pid, SIGCONT);
+            }
+        }
         /* without a pidfd (old kernel), look at the child twice a second */
-        if (poll (pfd, 2, pidfd < 0 ? 500 : -1) < 0 && errno != EINTR)
+        timeout = pidfd < 0 ? 500 : -1;
+        if (deadline >= 0 && !told) {
+            int64_t left = deadline - now_ms ();
+            if (timeout < 0 || left < timeout)
+                timeout = left > 0 ? (int)left : 0;
+        }
+        if (poll (pfd, 2, timeout) < 0 && errno != EINTR)
             cmd_die ("poll: %s", strerror (errno));
-        if (!lost && pfd[0].revents) {
+        if (deadline < 0 && pfd[0].revents) {
             flux_msg_t *msg;
             while ((msg = flux_recv (h, FLUX_O_NONBLOCK)))
                 flux_msg_destroy (msg);
-            if (errno != EWOULDBLOCK && errno != EAGAIN) {
-                cmd_warn ("%s: connection lost: %s", uri, strerror (errno));
-                lost = true;
-                if (!nohup) {
-                    kill (pid, SIGHUP);
-                    kill (pid, SIGCONT);
-                }
-            }
+            if (errno != EWOULDBLOCK && errno != EAGAIN)
+                deadline = now_ms () + LOST_GRACE_MS;
         }
     }
     if (pidfd >= 0)
         close (pidfd);
-    if (lost)
-        return -1;
-    return status;
+    return told ? -1 : status;
 }
 
 int cmd_proxy (int argc, char **argv)
