@@ -28,6 +28,9 @@ FLUX_SSH=$TOP/ssh
 export FLUX_SSH
 
 cleanup () {
+	if test -s $TOP/refuse.pid; then
+		kill $(cat $TOP/refuse.pid) 2>/dev/null
+	fi
 	if test -s $TOP/sshd.pid; then
 		kill $(cat $TOP/sshd.pid) 2>/dev/null
 	fi
@@ -132,6 +135,28 @@ test_expect_success 'bad ssh:// URIs and unreachable hosts fail with a message' 
 	grep "/no/such/sock" e4 &&
 	test_must_fail env FLUX_SSH=/nonexistent FLUX_URI=$URI \
 		flux getattr size 2>e5 && grep "cannot run /nonexistent" e5
+'
+# refuse.py PATH: a socket at PATH whose "broker" refuses with EPERM
+cat >refuse.py <<'SCRIPT'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    c, _ = s.accept()
+    c.send(bytes([1]))
+    c.close()
+SCRIPT
+test_expect_success 'a broker'"'"'s refusal comes through flux relay as it is' '
+	{ python3 refuse.py $TOP/refuse.sock >/dev/null 2>&1 &
+	  echo $! >$TOP/refuse.pid; } &&
+	for i in $(seq 300); do test -e $TOP/refuse.sock.ready && break; sleep 0.1; done &&
+	test_must_fail env FLUX_URI=ssh://root@127.0.0.1:$PORT$TOP/refuse.sock \
+		$T flux getattr size 2>refused.err &&
+	kill $(cat $TOP/refuse.pid) && rm $TOP/refuse.pid &&
+	cat refused.err &&
+	grep "connection refused by broker: Operation not permitted" refused.err
 '
 test_expect_success 'a lost ssh connection ends the proxy with an error' '
 	sshd=$(cat $TOP/sshd.pid) && test -n "$sshd" || return 1

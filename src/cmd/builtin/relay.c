@@ -6,6 +6,7 @@
  * the connector's stream.  It connects to the broker's socket PATH (also
  * accepted as local://PATH), takes the broker's accept byte, writes its
  * own (0) on stdout, then copies bytes both ways until either side ends.
+ * A broker's refusal (a nonzero accept byte) is passed on as it is.
  * The frames pass untouched: to the broker the relay is one local client
  * with the relay's credentials, which are the ssh user's, so RFC 12
  * holds as it would for that user on that host.  Each direction has one
@@ -51,7 +52,9 @@ struct pipebuf {
     bool eof;        /* the reading side ended */
 };
 
-static int connect_broker (const char *path)
+/* Connect to the broker's socket and take its accept byte.  -1 with
+ * errno; *refused is set if the broker refused (errno is its byte). */
+static int connect_broker (const char *path, bool *refused)
 {
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
     unsigned char c;
@@ -71,6 +74,7 @@ static int connect_broker (const char *path)
         ;
     if (n <= 0 || c != 0) {
         errno = n < 0 ? errno : n == 0 ? ECONNRESET : c;
+        *refused = n == 1;
         goto error;
     }
     return fd;
@@ -164,6 +168,7 @@ int cmd_relay (int argc, char **argv)
 {
     const char *path;
     unsigned char ok = 0;
+    bool refused = false;
     int sock;
 
     cmd_getopt_none (argc, argv);
@@ -173,8 +178,15 @@ int cmd_relay (int argc, char **argv)
     if (strncmp (path, "local://", 8) == 0)
         path += 8;
     signal (SIGPIPE, SIG_IGN);
-    if ((sock = connect_broker (path)) < 0)
-        cmd_die ("%s: %s", path, strerror (errno));
+    if ((sock = connect_broker (path, &refused)) < 0) {
+        int e = errno;
+        if (refused) { /* the client reads the broker's own answer */
+            unsigned char c = (unsigned char)e;
+            if (write (STDOUT_FILENO, &c, 1) != 1)
+                cmd_warn ("write: %s", strerror (errno));
+        }
+        cmd_die ("%s: %s", path, strerror (e));
+    }
     if (write (STDOUT_FILENO, &ok, 1) != 1)
         cmd_die ("write: %s", strerror (errno));
     return relay (sock);
