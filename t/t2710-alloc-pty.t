@@ -246,7 +246,11 @@ test_expect_success 'uncaptured: the session still waits for a first client' '
 '
 test_expect_success 'a client attaching while the task runs gets the backlog' '
 	id=$(flux submit -o pty.interactive sh -c "echo early-out; sleep 3; echo late-out") &&
-	flux job wait-event -t 60 -p guest.output $id data &&
+	for i in $(seq 600); do
+		flux job eventlog -p guest.output $id 2>/dev/null |
+			grep -q early-out && break
+		sleep 0.1
+	done &&
 	pty_start bl "flux job attach $id" &&
 	pty_end bl &&
 	test "$(grep -c early-out bl.out)" = 1 &&

@@ -100,6 +100,26 @@ test_expect_success 'flux proxy ssh://... flux run -N2 hostname' '
 	test "$(sort -u run.out)" = "$(hostname)" &&
 	test_expect_code 5 $T flux proxy $URI sh -c "exit 5"
 '
+command -v script >/dev/null && test_set_prereq SCRIPT
+cat >int.sh <<'SCRIPT'
+trap 'echo caught SIGINT; exit 7' INT
+echo waiting
+while :; do sleep 1; done
+SCRIPT
+test_expect_success SCRIPT 'ctrl-C on a terminal reaches the job, not ssh' '
+	rm -f int.in && mkfifo int.in || return 1
+	{ $T script -qfec "flux proxy $URI flux run sh int.sh" /dev/null \
+		<int.in >int.out 2>&1; echo $? >int.rc; } &
+	exec 8>int.in &&
+	for i in $(seq 600); do grep -q waiting int.out && break; sleep 0.1; done &&
+	printf "\003" >&8 &&
+	for i in $(seq 600); do test -s int.rc && break; sleep 0.1; done &&
+	exec 8>&- &&
+	cat int.out &&
+	test "$(cat int.rc)" = 7 &&
+	grep "caught SIGINT" int.out &&
+	! grep -i "connection" int.out
+'
 test_expect_success 'FLUX_SSH_RCMD names the remote flux' '
 	cat >$TOP/rflux <<-EOT &&
 	#!/bin/sh

@@ -4,8 +4,9 @@
  * another host through ssh, as flux-core's ssh connector does.
  *
  * The connector runs `$FLUX_SSH [-p PORT] [USER@]HOST $FLUX_SSH_RCMD relay
- * 'PATH'` with its stdin and stdout on one end of a socketpair.  `flux
- * relay` (src/cmd/builtin/relay.c) connects to local://PATH on HOST,
+ * 'PATH'` with its stdin and stdout on one end of a socketpair (and
+ * SIGINT ignored: see spawn_ssh()).  `flux relay` (src/cmd/builtin/
+ * relay.c) connects to local://PATH on HOST,
  * writes the accept byte and then copies framed messages both ways, so
  * the socketpair speaks exactly the local connector's protocol and the
  * stream code of connector_local.c drives it.  Closing the handle closes
@@ -18,7 +19,8 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <spawn.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +30,6 @@
 #include <unistd.h>
 
 #include "connector.h"
-
-extern char **environ;
 
 struct sshargs {
     char host[256]; /* [USER@]HOST */
@@ -128,14 +128,23 @@ static char *remote_command (const char *path)
     return cmd;
 }
 
-/* Start ssh with stdin and stdout on sv[1]; its pid in *pid. */
+/* Start ssh with stdin and stdout on fd; its pid in *pid.
+ *
+ * ssh starts with SIGINT and SIGQUIT ignored: it keeps an ignored
+ * disposition (OpenSSH installs its handlers only over the default), so
+ * a ctrl-C typed at the terminal reaches the flux command, which forwards
+ * it to the job, instead of ending the connection under it.  ssh stays in
+ * the terminal's process group, so it can still ask for a passphrase.
+ * An exec failure comes back through a close-on-exec pipe as its errno.
+ */
 static int spawn_ssh (const struct sshargs *a, const char *rcmd, int fd,
                       pid_t *pid)
 {
     const char *ssh = getenv ("FLUX_SSH");
-    posix_spawn_file_actions_t fa;
     char *argv[8];
-    int argc = 0, rc;
+    int argc = 0, pfd[2], e = 0;
+    ssize_t n;
+    pid_t child;
 
     if (!ssh || !*ssh)
         ssh = "ssh";
@@ -147,18 +156,38 @@ static int spawn_ssh (const struct sshargs *a, const char *rcmd, int fd,
     argv[argc++] = (char *)a->host;
     argv[argc++] = (char *)rcmd;
     argv[argc] = NULL;
-    if ((rc = posix_spawn_file_actions_init (&fa)) != 0) {
-        errno = rc;
+    if (pipe2 (pfd, O_CLOEXEC) < 0)
+        return -1;
+    if ((child = fork ()) < 0) {
+        e = errno;
+        close (pfd[0]);
+        close (pfd[1]);
+        errno = e;
         return -1;
     }
-    if ((rc = posix_spawn_file_actions_adddup2 (&fa, fd, STDIN_FILENO)) != 0
-        || (rc = posix_spawn_file_actions_adddup2 (&fa, fd, STDOUT_FILENO)) != 0
-        || (rc = posix_spawnp (pid, ssh, &fa, NULL, argv, environ)) != 0) {
-        posix_spawn_file_actions_destroy (&fa);
-        errno = rc;
+    if (child == 0) { /* async-signal-safe calls only */
+        signal (SIGINT, SIG_IGN);
+        signal (SIGQUIT, SIG_IGN);
+        /* fcntl: dup2 onto itself would keep close-on-exec */
+        if (dup2 (fd, STDIN_FILENO) >= 0 && dup2 (fd, STDOUT_FILENO) >= 0
+            && fcntl (STDIN_FILENO, F_SETFD, 0) == 0
+            && fcntl (STDOUT_FILENO, F_SETFD, 0) == 0)
+            execvp (ssh, argv);
+        e = errno;
+        (void)!write (pfd[1], &e, sizeof (e));
+        _exit (127);
+    }
+    close (pfd[1]);
+    while ((n = read (pfd[0], &e, sizeof (e))) < 0 && errno == EINTR)
+        ;
+    close (pfd[0]);
+    if (n == (ssize_t)sizeof (e)) { /* the exec failed */
+        while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+            ;
+        errno = e;
         return -1;
     }
-    posix_spawn_file_actions_destroy (&fa);
+    *pid = child;
     return 0;
 }
 
