@@ -8,7 +8,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
  libjemalloc-dev
  sharness clang clang-format libclang-rt-14-dev valgrind iproute2 procps python3
  mpich libmpich-dev
- openmpi-bin slurm-wlm"
+ openmpi-bin slurm-wlm openssh-server"
 
 missing=""
 for p in $PKGS; do

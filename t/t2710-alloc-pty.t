@@ -187,6 +187,75 @@ test_expect_success 'alloc --bg: flux cancel ends it, nothing is left running' '
 		! kill -0 $pid 2>/dev/null || { ps -fp $pid; return 1; }
 	done
 '
+test_expect_success 'run -o pty.interactive: ctrl-] detaches, the job goes on' '
+	pty_start det "flux run -o pty.interactive env PS1=ready: sh" &&
+	pty_wait det ready: &&
+	pty_type "echo id=\$FLUX_JOB_ID\r" &&
+	pty_wait det "^id=" &&
+	pty_type "echo be\035fore-lost\r" &&
+	pty_end det &&
+	test "$(cat det.rc)" = 0 &&
+	grep "\[detached: flux job attach .* to reattach\]" det.out &&
+	grep TERM-RESTORED det.out &&
+	grep "^id=" det.out | tr -d "\r" | sed "s/^id=//" >det.id &&
+	id=$(cat det.id) &&
+	test "$(flux jobs -n -o {state} $id)" = RUN
+'
+test_expect_success 'flux job attach reattaches to the detached session' '
+	id=$(cat det.id) &&
+	pty_start re "flux job attach $id" &&
+	for i in $(seq 300); do
+		grep -q ready: re.out && break
+		pty_type "\r"; sleep 0.2
+	done &&
+	pty_wait re ready: &&
+	pty_type "echo again; exit 4\r" &&
+	pty_end re &&
+	test "$(cat re.rc)" = 4 &&
+	grep "^again" re.out &&
+	grep TERM-RESTORED re.out &&
+	! grep "fore-lost" re.out &&
+	flux job wait-event -t 60 $id clean
+'
+# seconds from the job's start to its finish (the shell's end)
+run_time () {
+	flux job eventlog $1 | awk "\$2 == \"start\" { s = \$1 }
+		\$2 == \"finish\" { printf \"%.1f\n\", \$1 - s }"
+}
+test_expect_success 'an interactive job nobody attaches to ends with its task' '
+	id=$(flux submit -o pty.interactive sh -c "echo nobody-attached") &&
+	flux job wait-event -t 60 $id clean &&
+	t=$(run_time $id) && echo "start to finish: $t s" &&
+	test "$(echo "$t < 5" | bc 2>/dev/null || awk "BEGIN { print ($t < 5) }")" = 1 &&
+	$T flux job attach $id </dev/null >late.out &&
+	grep nobody-attached late.out
+'
+test_expect_success 'a late attach on a terminal shows its output once' '
+	id=$(flux job last) &&
+	pty_start late "flux job attach $id" &&
+	pty_end late &&
+	test "$(cat late.rc)" = 0 &&
+	test "$(grep -c nobody-attached late.out)" = 1
+'
+test_expect_success 'uncaptured: the session still waits for a first client' '
+	id=$(flux submit -o pty.interactive -o pty.capture=0 sh -c "echo unseen") &&
+	pty_start unc "flux job attach $id" &&
+	pty_end unc &&
+	grep unseen unc.out &&
+	flux job wait-event -t 60 $id clean
+'
+test_expect_success 'a client attaching while the task runs gets the backlog' '
+	id=$(flux submit -o pty.interactive sh -c "echo early-out; sleep 3; echo late-out") &&
+	for i in $(seq 600); do
+		flux job eventlog -p guest.output $id 2>/dev/null |
+			grep -q early-out && break
+		sleep 0.1
+	done &&
+	pty_start bl "flux job attach $id" &&
+	pty_end bl &&
+	test "$(grep -c early-out bl.out)" = 1 &&
+	test "$(grep -c late-out bl.out)" = 1
+'
 test_expect_success 'stop the instance' '
 	stop_instance top
 '

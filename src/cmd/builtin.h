@@ -116,5 +116,7 @@ int cmd_uri (int argc, char **argv);
 int cmd_proxy (int argc, char **argv);
 extern const struct builtin builtin_pstree;
 int cmd_pstree (int argc, char **argv);
+extern const struct builtin builtin_relay;
+int cmd_relay (int argc, char **argv);
 
 #endif /* !FLUX_CMD_BUILTIN_H */

@@ -48,6 +48,7 @@ static const struct builtin *const builtins[] = {
     &builtin_alloc,      &builtin_broker,
     &builtin_uri,        &builtin_proxy,
     &builtin_pstree,     &builtin_sproc,
+    &builtin_relay,
     NULL,
 };
 /* clang-format on */

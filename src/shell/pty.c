@@ -24,7 +24,9 @@
 #define BACKLOG_SIZE 65536 /* output kept for the first client */
 #define MAX_WRITE (1024 * 1024)
 #define SESSION "terminus.0"
-#define ATTACH_WAIT_MS 10000 /* after the task's end, wait for a client */
+#define ATTACH_WAIT_MS                                    \
+    10000 /* uncaptured: after the end, wait for a client \
+           */
 
 struct client {
     const flux_msg_t *msg; /* the attach request */
@@ -49,9 +51,13 @@ struct shell_pty {
 };
 
 /* An interactive session holds the shell (one count in nactive) until
- * its first client attaches, or ATTACH_WAIT_MS after the task ended
- * with none: a client that attaches after shell.init still gets the
- * task's output (flux-core's shell waits without a bound). */
+ * its first client attaches, so that a client attaching while the task
+ * runs gets the backlog.  When the task ends with no client, a captured
+ * session (pty.capture, the default) lets the shell go at once: its
+ * output is in the output eventlog, which a client attaching later reads
+ * instead (job_attach.c).  An uncaptured one waits ATTACH_WAIT_MS more
+ * for a client, the only way its output can still be seen (flux-core's
+ * shell waits without a bound). */
 static void hold_release (struct shell_pty *p)
 {
     struct shell *shell = p->shell;
@@ -206,7 +212,9 @@ void shell_pty_task_done (struct shell_pty *p, struct task *t)
     if (!p || t != p->session || p->ended)
         return;
     p->ended = true;
-    if (p->held && !p->wait_timer) {
+    if (p->held && !p->attached && p->capture)
+        hold_release (p);
+    else if (p->held && !p->wait_timer) {
         if ((p->wait_timer = calloc (1, sizeof (*p->wait_timer)))
             && uv_timer_init (p->shell->loop, p->wait_timer) == 0) {
             p->wait_timer->data = p;
@@ -257,6 +265,7 @@ static void attach_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         return;
     }
     if (p->ended) {
+        (void)flux_respond_pack (h, msg, "{s:s}", "type", "attach");
         if (p->blen > 0 && !p->attached)
             (void)send_data (p, msg, p->backlog, p->blen);
         p->attached = true;
@@ -271,6 +280,11 @@ static void attach_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (!(c = calloc (1, sizeof (*c)))) {
         (void)flux_respond_error (h, msg, ENOMEM, NULL);
         return;
+    }
+    /* the client shows task 0's output from here (the backlog first) */
+    if (flux_respond_pack (h, msg, "{s:s}", "type", "attach") < 0) {
+        free (c);
+        return; /* its connection is gone */
     }
     c->msg = flux_msg_incref (msg);
     c->next = p->clients;

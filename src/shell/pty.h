@@ -21,11 +21,16 @@
  * The session is served by the shell of task 0 (which must be the
  * leader) as <service>.terminus.0.<method>, user role, job owner or
  * instance owner only:
- *   attach {rows?:i, cols?:i}   streaming: {type:"data", data:base64}
- *                               ..., then {type:"exit", status:i (wait
- *                               status)}, then ENODATA.  Output written
- *                               before the first attach (64 KiB at most)
- *                               is replayed to it.  At most 8 clients.
+ *   attach {rows?:i, cols?:i}   streaming: {type:"attach"}, then
+ *                               {type:"data", data:base64} ..., then
+ *                               {type:"exit", status:i (wait status)},
+ *                               then ENODATA.  Output written before the
+ *                               first attach (64 KiB at most) is
+ *                               replayed to it.  At most 8 clients.  A
+ *                               captured session whose task ended with
+ *                               no client is gone at once (its output is
+ *                               in the output eventlog); an uncaptured
+ *                               one waits 10 s for a first client.
  *   write {data:base64}         into the pty, as if typed
  *   resize {rows:i, cols:i}     the window size (SIGWINCH to the task)
  *   detach {}                   the sender's attach ends (ENODATA)

@@ -91,7 +91,12 @@ struct attach {
      * is a terminal; the session replaces stdin forwarding, and task 0's
      * captured output in guest.output is not printed twice */
     struct attach_pty *pty;
-    bool pty_mode, pty_done;
+    bool pty_mode, pty_done, detached;
+    /* task 0's output until the session confirms the attach, the last
+     * PTY_HELD_MAX bytes: printed if the attach fails (the shell ended
+     * first), dropped once the session shows it */
+    char *pty_held;
+    size_t pty_hlen;
 
     /* signals */
     uv_signal_t *sig[6];
@@ -102,6 +107,7 @@ struct attach {
 static void glog_start (struct glog *g);
 static void glog_finish (struct glog *g);
 static void stdin_stop (struct attach *a);
+static void pty_hold (struct attach *a, const char *data, size_t len);
 static void stdin_pump (struct attach *a);
 
 int attach_check_stdin_ranks (const char *s)
@@ -211,8 +217,18 @@ static void output_event (struct attach *a, double t, const char *name,
             return;
         }
         fp = !strcmp (stream, "stdout") ? stdout : stderr;
-        if (a->pty_mode && !strcmp (rank, "0"))
+        if (a->pty_mode && !strcmp (rank, "0")) {
+            if (!attach_pty_attached (a->pty)) {
+                if (fp == stdout)
+                    pty_hold (a, data, len);
+            }
+            else if (a->pty_held) { /* the session shows it */
+                free (a->pty_held);
+                a->pty_held = NULL;
+                a->pty_hlen = 0;
+            }
             len = 0; /* shown by the pty session */
+        }
         if (len > 0) {
             if (a->o.label_io)
                 write_labeled (fp, rank, data, len);
@@ -427,17 +443,61 @@ out:
 
 /* pty mode */
 
+#define PTY_HELD_MAX 65536
+
+static void pty_hold (struct attach *a, const char *data, size_t len)
+{
+    if (len >= PTY_HELD_MAX) {
+        data += len - PTY_HELD_MAX;
+        len = PTY_HELD_MAX;
+    }
+    if (!a->pty_held && !(a->pty_held = malloc (PTY_HELD_MAX)))
+        cmd_die ("out of memory");
+    if (a->pty_hlen + len > PTY_HELD_MAX) {
+        size_t drop = a->pty_hlen + len - PTY_HELD_MAX;
+        memmove (a->pty_held, a->pty_held + drop, a->pty_hlen - drop);
+        a->pty_hlen -= drop;
+    }
+    memcpy (a->pty_held + a->pty_hlen, data, len);
+    a->pty_hlen += len;
+}
+
+/* The detach key: the job goes on; stop following it. */
+static void pty_detached (struct attach *a)
+{
+    a->detached = true;
+    fflush (stdout);
+    fprintf (stderr, "\r\n[detached: flux job attach %s to reattach]\n",
+             a->jobid);
+    stdin_stop (a);
+    flux_reactor_stop (flux_get_reactor (a->h));
+}
+
 static void pty_done_cb (struct attach_pty *p, int errnum, void *arg)
 {
     struct attach *a = arg;
 
-    (void)p;
     a->pty_done = true;
-    if (errnum != 0) /* what the output eventlog has of task 0 from now */
+    if (errnum == 0 && attach_pty_detached (p)) {
+        pty_detached (a);
+        return;
+    }
+    if (errnum != 0) { /* what the output eventlog has of task 0 from now */
         a->pty_mode = false;
-    if (errnum != 0 && !a->o.quiet)
+        if (!attach_pty_attached (p) && a->pty_hlen > 0) {
+            fwrite (a->pty_held, 1, a->pty_hlen, stdout);
+            fflush (stdout);
+        }
+    }
+    /* ENOSYS before the attach: the session ended first, and its output
+     * is the output eventlog's (pty.capture) */
+    if (errnum != 0 && !a->o.quiet
+        && (errnum != ENOSYS || attach_pty_attached (p)))
         cmd_warn ("%s: pty: %s (task 0's output: flux job attach %s)", a->jobid,
                   strerror (errnum), a->jobid);
+    free (a->pty_held);
+    a->pty_held = NULL;
+    a->pty_hlen = 0;
     check_done (a);
 }
 
@@ -890,6 +950,7 @@ void attach_destroy (struct attach *a)
         for (int i = 0; i < a->nsig; i++)
             flux_uv_close_free ((uv_handle_t *)a->sig[i]);
         json_decref (a->encoding);
+        free (a->pty_held);
         free (a->service);
         free (a->wait_event);
         free (a->stdin_ranks);
@@ -942,6 +1003,10 @@ int attach_run (flux_t *h, flux_jobid_t id, const struct attach_opts *o)
     }
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         cmd_die ("reactor: %s", strerror (errno));
+    if (a->detached) { /* the detach key: the job goes on */
+        attach_destroy (a);
+        return 0;
+    }
     if (!attach_finished (a))
         cmd_die ("%s: the watches stopped before the job's end", a->jobid);
     rc = attach_exit_code (a);

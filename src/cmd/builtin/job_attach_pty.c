@@ -8,6 +8,10 @@
  * for the answer, so a paste is held back by the terminal, not queued
  * here).  The session's output arrives on the streaming
  * <prefix>.attach and is written to stdout as it comes.
+ *
+ * The detach key (ATTACH_PTY_DETACH_KEY, ctrl-]) is not sent: the keys
+ * typed before it are, then <prefix>.detach ends this client's attach
+ * while the task goes on; the session can be attached again later.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -41,6 +45,9 @@ struct attach_pty {
     uv_poll_t *in_poll;
     uv_signal_t *winch;
     bool in_eof, done;
+    bool attached;  /* the session answered {type:"attach"} */
+    bool exited;    /* {type:"exit"} came */
+    bool detaching; /* the detach key was typed */
     int in_flags;
 };
 
@@ -163,7 +170,11 @@ static void attach_cb (flux_future_t *f, void *arg)
         finish (p, e);
         return;
     }
-    if (!strcmp (type, "data") && data) {
+    if (!strcmp (type, "attach"))
+        p->attached = true;
+    else if (!strcmp (type, "exit"))
+        p->exited = true;
+    else if (!strcmp (type, "data") && data) {
         size_t size = base64_decoded_size (len) + 1;
         char *buf = malloc (size);
         ssize_t n;
@@ -211,10 +222,34 @@ static void send_keys (struct attach_pty *p, const char *buf, size_t len)
     free (b64);
 }
 
+static void detach_cb (flux_future_t *f, void *arg)
+{
+    (void)arg;
+    flux_future_destroy (f); /* the attach's ENODATA ends the session */
+}
+
+/* Send the keys before the detach key, then ask the session to end our
+ * attach; its ENODATA then finishes the session here. */
+static void detach (struct attach_pty *p, const char *buf, size_t len)
+{
+    char topic[300];
+    flux_future_t *f;
+
+    if (len > 0)
+        send_keys (p, buf, len);
+    p->detaching = true;
+    stop_input (p);
+    snprintf (topic, sizeof (topic), "%s.detach", p->prefix);
+    if (!(f = flux_rpc (p->h, topic, NULL, p->rank, 0))
+        || flux_future_then (f, -1., detach_cb, NULL) < 0)
+        cmd_die ("pty: %s: %s", topic, strerror (errno));
+}
+
 static void in_poll_cb (uv_poll_t *w, int status, int events)
 {
     struct attach_pty *p = w->data;
     char buf[KEY_CHUNK];
+    const char *key;
     ssize_t n;
 
     (void)status;
@@ -229,6 +264,10 @@ static void in_poll_cb (uv_poll_t *w, int status, int events)
     }
     if (n == 0) { /* the terminal hung up: keep showing output */
         p->in_eof = true;
+        return;
+    }
+    if ((key = memchr (buf, ATTACH_PTY_DETACH_KEY, (size_t)n))) {
+        detach (p, buf, (size_t)(key - buf));
         return;
     }
     send_keys (p, buf, (size_t)n);
@@ -322,6 +361,16 @@ error:
     attach_pty_destroy (p);
     errno = errno ? errno : EINVAL;
     return NULL;
+}
+
+bool attach_pty_attached (struct attach_pty *p)
+{
+    return p && p->attached;
+}
+
+bool attach_pty_detached (struct attach_pty *p)
+{
+    return p && p->detaching && !p->exited;
 }
 
 void attach_pty_destroy (struct attach_pty *p)

@@ -4,6 +4,8 @@
 #define FLUX_CONNECTOR_H
 
 /* Internal: the built-in connectors, selected by flux_open_ex(). */
+#include <sys/types.h>
+
 #include "handle.h"
 
 /* local://PATH: connect to a broker's unix socket, read the accept byte. */
@@ -19,5 +21,25 @@ flux_t *connector_fd_open (const char *arg, int flags, flux_error_t *error);
 
 /* loop://: messages sent are received back by the same handle. */
 flux_t *connector_loop_open (const char *arg, int flags, flux_error_t *error);
+
+/* ssh://[USER@]HOST[:PORT]/PATH: run `$FLUX_SSH [-p PORT] [USER@]HOST
+ * $FLUX_SSH_RCMD relay PATH` (FLUX_SSH defaults to ssh, FLUX_SSH_RCMD to
+ * the flux found on PATH) and speak the local connector's protocol (the
+ * accept byte, then framed messages) over its stdin/stdout.
+ */
+flux_t *connector_ssh_open (const char *arg, int flags, flux_error_t *error);
+
+/* Internal to the stream connectors: a handle over the connected stream
+ * socket fd (no accept byte is read); it owns fd and, if child > 0,
+ * reaps that process when it is destroyed (killing it if it does not
+ * exit within ~2 s of the close).  NULL on failure, fd closed and child
+ * reaped. */
+flux_t *connector_stream_open (int fd, pid_t child, int flags);
+
+/* Reap child, which was sent EOF: wait up to ~2 s, then SIGKILL it. */
+void connector_reap_child (pid_t pid);
+
+/* Read the accept byte: 0 -> 0; EOF -> -1, ECONNRESET; N -> -1, errno N. */
+int connector_read_accept (int fd);
 
 #endif /* !FLUX_CONNECTOR_H */

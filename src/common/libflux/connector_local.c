@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +34,28 @@ struct stream {
     int error;                 /* sticky decode error */
     bool stamp;                /* fd://: stamp the peer's credentials */
     struct flux_msg_cred peer; /* from SO_PEERCRED */
+    pid_t child;               /* ssh://: the ssh process, reaped at close */
 };
+
+/* The peer process got EOF when fd was closed: let it exit by itself
+ * for up to ~2 s (ssh passes the EOF on and waits for the remote side),
+ * then kill it, so closing a handle never hangs and leaves no zombie.
+ */
+void connector_reap_child (pid_t pid)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000000L};
+    int status, i;
+
+    for (i = 0; i < 200; i++) {
+        pid_t rc = waitpid (pid, &status, WNOHANG);
+        if (rc == pid || (rc < 0 && errno != EINTR))
+            return;
+        nanosleep (&ts, NULL);
+    }
+    kill (pid, SIGKILL);
+    while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+        ;
+}
 
 static void stream_destroy (void *impl)
 {
@@ -41,6 +64,8 @@ static void stream_destroy (void *impl)
         int saved_errno = errno;
         if (s->fd >= 0)
             close (s->fd);
+        if (s->child > 0)
+            connector_reap_child (s->child);
         free (s->ibuf);
         free (s->obuf);
         free (s);
@@ -238,15 +263,20 @@ static const struct flux_handle_ops stream_ops = {
     .impl_destroy = stream_destroy,
 };
 
-static flux_t *stream_handle (int fd, int flags, bool stamp)
+static flux_t *stream_handle (int fd, int flags, bool stamp, pid_t child)
 {
     struct stream *s;
 
     if (!(s = calloc (1, sizeof (*s)))) {
+        int saved_errno = errno;
         close (fd);
+        if (child > 0)
+            connector_reap_child (child);
+        errno = saved_errno;
         return NULL;
     }
     s->fd = fd; /* from here the handle (or its failure path) closes fd */
+    s->child = child;
     if (stamp) {
         if (get_peer_cred (fd, &s->peer) < 0) {
             stream_destroy (s);
@@ -270,12 +300,17 @@ flux_t *connector_fd_open (const char *arg, int flags, flux_error_t *error)
         errno = EINVAL;
         return NULL;
     }
-    if (!(h = stream_handle ((int)fd, flags, true)))
+    if (!(h = stream_handle ((int)fd, flags, true, 0)))
         errprintf (error, "fd://%s: %s", arg, strerror (errno));
     return h;
 }
 
-static int read_accept_byte (int fd)
+flux_t *connector_stream_open (int fd, pid_t child, int flags)
+{
+    return stream_handle (fd, flags, false, child);
+}
+
+int connector_read_accept (int fd)
 {
     unsigned char c;
     ssize_t n;
@@ -353,7 +388,7 @@ flux_t *connector_local_open (const char *path, int flags, flux_error_t *error)
         nanosleep (&ts, NULL);
         delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
     }
-    if (read_accept_byte (fd) < 0) {
+    if (connector_read_accept (fd) < 0) {
         int saved_errno = errno;
         errprintf (error, "%s: connection refused by broker: %s", path,
                    strerror (errno));
@@ -361,7 +396,7 @@ flux_t *connector_local_open (const char *path, int flags, flux_error_t *error)
         errno = saved_errno;
         return NULL;
     }
-    if (!(h = stream_handle (fd, flags, false)))
+    if (!(h = stream_handle (fd, flags, false, 0)))
         errprintf (error, "%s: %s", path, strerror (errno));
     return h;
 }

@@ -103,6 +103,8 @@ flux_t *flux_open_ex (const char *uri, int flags, flux_error_t *error)
         return connector_fd_open (path, flags, error);
     if (schemelen == 4 && !strncmp (uri, "loop", 4))
         return connector_loop_open (path, flags, error);
+    if (schemelen == 3 && !strncmp (uri, "ssh", 3))
+        return connector_ssh_open (path, flags, error);
     errprintf (error, "%.*s: unknown connector scheme", (int)schemelen, uri);
     errno = EINVAL;
     return NULL;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -658,8 +659,125 @@ static void test_lost_connection (void)
     flux_close (h);
 }
 
+/* ---- ssh:// through a fake ssh ---- */
+
+/* Write an executable script PATH with BODY after "#!/bin/sh\n". */
+static void write_script (const char *path, const char *body)
+{
+    FILE *fp = fopen (path, "w");
+    if (!fp || fprintf (fp, "#!/bin/sh\n%s", body) < 0 || fclose (fp) != 0
+        || chmod (path, 0700) < 0)
+        BAIL_OUT ("%s: %s", path, strerror (errno));
+}
+
+static char *read_line (const char *path, char *buf, size_t size)
+{
+    FILE *fp = fopen (path, "r");
+    buf[0] = '\0';
+    if (fp) {
+        if (fgets (buf, size, fp))
+            buf[strcspn (buf, "\n")] = '\0';
+        fclose (fp);
+    }
+    return buf;
+}
+
+static void test_ssh (void)
+{
+    char dir[] = "/tmp/flux-handle-ssh.XXXXXX";
+    char ssh[128], args[128], body[512], line[512], exe[4096];
+    flux_error_t error;
+    flux_future_t *f;
+    const char *s;
+    ssize_t n;
+    flux_t *h;
+
+    if (!mkdtemp (dir))
+        BAIL_OUT ("mkdtemp: %s", strerror (errno));
+    if ((n = readlink ("/proc/self/exe", exe, sizeof (exe) - 1)) < 0)
+        BAIL_OUT ("readlink: %s", strerror (errno));
+    exe[n] = '\0';
+    snprintf (ssh, sizeof (ssh), "%s/ssh", dir);
+    snprintf (args, sizeof (args), "%s/args", dir);
+    setenv ("FLUX_SSH", ssh, 1);
+    setenv ("FLUX_SSH_RCMD", "/opt/flux", 1);
+
+    errno = 0;
+    ok (flux_open_ex ("ssh://host", 0, &error) == NULL && errno == EINVAL
+            && strstr (error.text, "expected ssh://"),
+        "ssh:// without a path: EINVAL (%s)", error.text);
+    ok (flux_open_ex ("ssh://host:0/x", 0, &error) == NULL && errno == EINVAL
+            && strstr (error.text, "bad port"),
+        "port 0: EINVAL (%s)", error.text);
+    ok (flux_open_ex ("ssh://host:65536/x", 0, &error) == NULL
+            && strstr (error.text, "bad port"),
+        "port 65536: EINVAL (%s)", error.text);
+    ok (flux_open_ex ("ssh://-oProxyCommand=x/x", 0, &error) == NULL
+            && errno == EINVAL && strstr (error.text, "bad host"),
+        "a host that ssh would take as an option: EINVAL (%s)", error.text);
+    ok (flux_open_ex ("ssh://alice@/x", 0, &error) == NULL && errno == EINVAL,
+        "an empty host: EINVAL (%s)", error.text);
+
+    /* the fake ssh records its arguments, writes the accept byte and
+     * serves the handle's requests on its stdin (= stdout) */
+    snprintf (body, sizeof (body),
+              "echo \"$@\" >%s\nprintf '\\000'\nexec %s --serve-stdin\n", args,
+              exe);
+    write_script (ssh, body);
+    h = flux_open_ex ("ssh://alice@hostx:2222/tmp/it's/local-0", 0, &error);
+    if (!h)
+        BAIL_OUT ("ssh:// through FLUX_SSH: %s", error.text);
+    ok (h != NULL, "ssh:// opens through FLUX_SSH");
+    f = flux_rpc (h, "echo", "over ssh", FLUX_NODEID_ANY, 0);
+    ok (flux_rpc_get (f, &s) == 0 && !strcmp (s, "over ssh"),
+        "an rpc goes through ssh's stdin and stdout");
+    flux_future_destroy (f);
+    is (read_line (args, line, sizeof (line)),
+        "-p 2222 alice@hostx /opt/flux relay '/tmp/it'\\''s/local-0'",
+        "ssh gets -p PORT USER@HOST and FLUX_SSH_RCMD relay 'PATH'");
+    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
+    flux_future_destroy (f);
+    flux_close (h);
+    ok (waitpid (-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+        "flux_close reaped the ssh process");
+
+    write_script (ssh, "exit 255\n");
+    errno = 0;
+    ok (flux_open_ex ("ssh://hostx/x", 0, &error) == NULL && errno == ECONNRESET
+            && strstr (error.text, "no answer from flux relay on hostx"),
+        "ssh that fails: ECONNRESET (%s)", error.text);
+    write_script (ssh, "printf '\\001'\n");
+    errno = 0;
+    ok (flux_open_ex ("ssh://hostx/x", 0, &error) == NULL && errno == EPERM
+            && strstr (error.text, "refused"),
+        "a nonzero accept byte through ssh: that errno (%s)", error.text);
+    ok (waitpid (-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+        "failed opens leave no child");
+    setenv ("FLUX_SSH", "/nonexistent/ssh", 1);
+    errno = 0;
+    h = flux_open_ex ("ssh://hostx/x", 0, &error);
+    /* posix_spawn reports the exec failure, except under valgrind, whose
+     * spawn cannot: then ssh "answers" nothing */
+    ok (h == NULL
+            && ((errno == ENOENT
+                 && strstr (error.text, "cannot run /nonexistent/ssh"))
+                || (errno == ECONNRESET && strstr (error.text, "no answer"))),
+        "FLUX_SSH that cannot run fails (%s)", error.text);
+    ok (waitpid (-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+        "and leaves no child");
+    unsetenv ("FLUX_SSH");
+    unsetenv ("FLUX_SSH_RCMD");
+    unlink (ssh);
+    unlink (args);
+    rmdir (dir);
+}
+
 int main (int argc, char *argv[])
 {
+    if (argc == 2 && !strcmp (argv[1], "--serve-stdin")) {
+        serve_fd (STDIN_FILENO); /* the fake ssh's remote end */
+        return 1;
+    }
     plan (NO_PLAN);
     signal (SIGPIPE, SIG_IGN);
     test_sync_rpc ();
@@ -668,5 +786,6 @@ int main (int argc, char *argv[])
     test_loop ();
     test_routed_event ();
     test_lost_connection ();
+    test_ssh ();
     done_testing ();
 }
