@@ -202,4 +202,39 @@ test_expect_success 'broker.module-queue-limit must be a byte count' '
 	flux start flux getattr broker.module-queue-limit >modq.default &&
 	test $(cat modq.default) = 268435456
 '
+test_expect_success 'events for a module past broker.module-queue-limit are dropped, with a log line' '
+	cat >modev.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so subscribe=flood || exit 1
+	$FLUX_BUILD_DIR/t/rpc testmod.stall "{\"seconds\":4}" >stall.out &
+	sleep 0.5
+	$FLUX_BUILD_DIR/t/client-flood publish 400 1024 >pub.out || exit 1
+	wait
+	$FLUX_BUILD_DIR/t/rpc testmod.events >events.out || exit 1
+	flux dmesg >modev.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modev.sh &&
+	cat pub.out events.out &&
+	grep "published 400" pub.out &&
+	count=$(sed -n "s/.*\"count\":\([0-9]*\).*/\1/p" events.out) &&
+	test $count -gt 0 && test $count -lt 400 &&
+	grep "module testmod is not keeping up: .* (broker.module-queue-limit 262144): event flood.event dropped" modev.dmesg &&
+	test $(grep -c "dropped since the last" modev.dmesg) -eq 1
+'
+test_expect_success 'module to module requests past broker.module-queue-limit get EAGAIN' '
+	cat >modmod.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	flux module load --name=tm2 $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	$FLUX_BUILD_DIR/t/rpc tm2.stall "{\"seconds\":4}" >stall.out &
+	sleep 0.5
+	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"tm2\",\"count\":3000}" >burst2.out || exit 1
+	wait
+	$FLUX_BUILD_DIR/t/rpc tm2.order "{\"seq\":7}" >after2.out || exit 1
+	flux dmesg >modmod.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modmod.sh &&
+	cat burst2.out &&
+	grep "\"errnum\":11" burst2.out &&
+	grep "module tm2 is not keeping up: .* (broker.module-queue-limit 262144): try again later" modmod.dmesg &&
+	grep "\"seq\":7" after2.out
+'
 test_done

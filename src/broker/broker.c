@@ -141,6 +141,50 @@ static void peer_remove (struct broker *b, struct peer *p)
     pthread_rwlock_unlock (&b->route_lock);
 }
 
+/* An event for a module past broker.module-queue-limit: an event cannot
+ * be refused to its publisher (it may come from the overlay), so it is
+ * dropped for that module (a module that far behind is stuck), with one
+ * log line a minute that counts the drops since the last one.
+ * Responses are not bounded here: each answers a request the module
+ * sent, so what waits is the module's own demand, and dropping one
+ * would leave the module's RPC waiting for ever (a module that sent
+ * 3,000 requests at once before reading lost its EAGAIN answers). */
+static void module_drop (struct broker *b, struct peer *p,
+                         const flux_msg_t *msg)
+{
+    double now = uv_now (b->loop) / 1000.;
+    const char *topic = "?";
+
+    b->modq_dropped++;
+    if (b->modq_drop_logged != 0 && now - b->modq_drop_logged < 60.)
+        return;
+    (void)flux_msg_get_topic (msg, &topic);
+    brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                   "module %s is not keeping up: %zu bytes of messages wait "
+                   "for it (broker.module-queue-limit %zu): event %s dropped "
+                   "(%lu dropped since the last such line)",
+                   module_name (p->ptr), module_queued_bytes (p->ptr),
+                   b->module_queue_limit, topic, b->modq_dropped);
+    b->modq_drop_logged = now;
+    b->modq_dropped = 0;
+}
+
+/* An event for module p, bounded by broker.module-queue-limit (requests
+ * are bounded in deliver_local: answered EAGAIN past it). */
+static int module_send_limited (struct peer *p, const flux_msg_t *msg)
+{
+    struct broker *b = p->b;
+
+    if (b->module_queue_limit == 0)
+        return module_send (p->ptr, msg);
+    if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
+        if (errno == EAGAIN)
+            module_drop (b, p, msg);
+        return -1;
+    }
+    return 0;
+}
+
 static int peer_send_now (struct peer *p, const flux_msg_t *msg)
 {
     flux_msg_t *ref;
@@ -735,8 +779,8 @@ static int deliver_event (const char *key, void *val, void *arg)
     if (ctx->private && !(p->cred.rolemask & FLUX_ROLE_OWNER)
         && p->cred.userid != ctx->cred.userid)
         return 0;
-    if (p->kind != PEER_CLIENT) {
-        (void)peer_send (p, ctx->msg);
+    if (p->kind == PEER_MODULE) {
+        (void)module_send_limited (p, ctx->msg);
         return 0;
     }
     if (ctx->n == ctx->size) {
@@ -963,6 +1007,16 @@ void router_module_remove (struct broker *b, struct module *m)
 
 /* ---- the fast path (in a module's thread) ---- */
 
+/* The fast path takes a request for module p only while p's queue is
+ * under half of broker.module-queue-limit; past that the request goes
+ * through the broker's thread (in order: see module.c send_hook), where
+ * the bound is applied and a refusal or a drop is logged. */
+static bool fast_room (struct broker *b, struct peer *p)
+{
+    return b->module_queue_limit == 0
+           || module_queued_bytes (p->ptr) < b->module_queue_limit / 2;
+}
+
 /* A request of module m for another module's service, on this broker. */
 static bool fast_request (struct broker *b, struct module *m, flux_msg_t *msg)
 {
@@ -981,7 +1035,7 @@ static bool fast_request (struct broker *b, struct module *m, flux_msg_t *msg)
     pthread_rwlock_rdlock (&b->route_lock);
     if (b->services && (svc = service_lookup (b, topic))
         && svc->kind == PEER_MODULE && !module_shutdown_topic (svc, topic)
-        && (from = strmap_get (b->peers, module_uuid (m)))
+        && fast_room (b, svc) && (from = strmap_get (b->peers, module_uuid (m)))
         && (!disconnect_key (msg, topic, nodeid, key, sizeof (key))
             || strmap_get (from->disconnects, key))
         && flux_msg_route_push (msg, module_uuid (m)) == 0) {

@@ -65,8 +65,10 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
-    size_t module_queue_limit; /* broker.module-queue-limit (bytes) */
-    double modq_logged;        /* when a refusal was last logged */
+    size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
+    double modq_logged;         /* when a refusal was last logged */
+    double modq_drop_logged;    /* when a drop was last logged */
+    unsigned long modq_dropped; /* drops not yet logged */
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;
