@@ -237,4 +237,61 @@ test_expect_success 'module to module requests past broker.module-queue-limit ge
 	grep "module tm2 is not keeping up: .* (broker.module-queue-limit 262144): try again later" modmod.dmesg &&
 	grep "\"seq\":7" after2.out
 '
+test_expect_success 'a client routing state is bounded by broker.client-sendq-limit' '
+	cat >state.sh <<-EOT &&
+	for kind in subscribe service request; do
+		len=1000
+		count=2000
+		test \$kind = request && len=150 count=6000 # longer: not noted
+		$FLUX_BUILD_DIR/t/client-flood state \$kind \$count \$len >state.\$kind &
+		pid=\$!
+		for i in \$(seq 600); do
+			grep -q kept state.\$kind && break
+			sleep 0.1
+		done
+		flux ping -c 1 broker >/dev/null || exit 1
+		kill -USR1 \$pid && wait \$pid || exit 1
+	done
+	$FLUX_BUILD_DIR/t/client-flood state subscribe 1100 10 >state.many &
+	pid=\$!
+	for i in \$(seq 600); do
+		grep -q kept state.many && break
+		sleep 0.1
+	done
+	kill -USR1 \$pid && wait \$pid
+	EOT
+	flux start -Sbroker.client-sendq-limit=1M sh state.sh &&
+	cat state.subscribe state.service state.request state.many &&
+	for kind in subscribe service; do
+		kept=$(sed -n "s/kept \([0-9]*\) of 2000/\1/p" state.$kind) &&
+		test $kept -gt 500 && test $kept -lt 1000 || return 1
+	done &&
+	kept=$(sed -n "s/kept \([0-9]*\) of 6000/\1/p" state.request) &&
+	test $kept -gt 2000 && test $kept -lt 6000 &&
+	grep "refused: this connection holds too much (broker.client-sendq-limit)" state.subscribe &&
+	grep "refused: this connection holds too much (broker.client-sendq-limit)" state.service &&
+	grep "refused: this connection holds too much: it sent requests to too many services" state.request &&
+	grep "kept 1024 of 1100" state.many &&
+	grep "refused: at most 1024 subscriptions per connection" state.many
+'
+test_expect_success 'routing state counts in broker.client-queue-limit: the largest holders are cut' '
+	cat >stateall.sh <<-EOT &&
+	for i in \$(seq 8); do
+		$FLUX_BUILD_DIR/t/client-flood state request 3000 150 >stateall.\$i &
+		echo \$! >>stateall.pids
+	done
+	for i in \$(seq 8); do
+		for j in \$(seq 600); do
+			grep -q kept stateall.\$i && break
+			sleep 0.1
+		done
+	done
+	flux ping -c 1 broker >/dev/null || exit 1
+	kill -USR1 \$(cat stateall.pids)
+	wait
+	flux dmesg >stateall.dmesg
+	EOT
+	flux start -Sbroker.client-queue-limit=4M sh stateall.sh &&
+	grep "local connector: client .* (uid $(id -u), pid [0-9]*): .* bytes held for it (0 unread, 0 buffered input, [0-9]* routing state): .* over the 4194304 byte limit: disconnecting" stateall.dmesg
+'
 test_done

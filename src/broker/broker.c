@@ -80,6 +80,32 @@ struct fanout {
 
 /* ---- peers ---- */
 
+/* A local client's routing state (its subscriptions, its services, the
+ * services it must be disconnected from) is memory it makes the broker
+ * hold: it is counted as held for it by the local connector
+ * (usock_client_charge), so it is bounded per client by
+ * broker.client-sendq-limit and in all by broker.client-queue-limit,
+ * like its queues.  Each entry weighs its text plus STATE_OVERHEAD.  A
+ * client subscribes to at most PEER_SUBS_MAX prefixes: every event is
+ * matched against each.  Modules and the broker are not bounded. */
+#define STATE_OVERHEAD 64
+#define PEER_SUBS_MAX 1024
+
+static int peer_charge (struct peer *p, const char *text)
+{
+    if (p->kind != PEER_CLIENT)
+        return 0;
+    return usock_client_charge (p->ptr,
+                                (ssize_t)(strlen (text) + STATE_OVERHEAD));
+}
+
+static void peer_uncharge (struct peer *p, const char *text)
+{
+    if (p->kind == PEER_CLIENT)
+        (void)usock_client_charge (p->ptr,
+                                   -(ssize_t)(strlen (text) + STATE_OVERHEAD));
+}
+
 static void peer_free (void *arg)
 {
     struct peer *p = arg;
@@ -574,10 +600,26 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             return true;
         }
         if (topic[6] == 's') {
-            char **v = realloc (from->subs, (from->nsubs + 1) * sizeof (*v));
+            char **v;
+            if (from->kind == PEER_CLIENT && from->nsubs >= PEER_SUBS_MAX) {
+                router_respond_error (b, msg, ENOSPC,
+                                      "at most 1024 subscriptions per "
+                                      "connection");
+                return true;
+            }
+            if (peer_charge (from, arg) < 0) {
+                router_respond_error (b, msg, errno,
+                                      errno == ENOSPC
+                                          ? "this connection holds too much "
+                                            "(broker.client-sendq-limit)"
+                                          : NULL);
+                return true;
+            }
+            v = realloc (from->subs, (from->nsubs + 1) * sizeof (*v));
             if (!v || !(v[from->nsubs] = strdup (arg))) {
                 if (v)
                     from->subs = v;
+                peer_uncharge (from, arg);
                 router_respond_error (b, msg, ENOMEM, NULL);
                 return true;
             }
@@ -591,6 +633,7 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             errno = ENOENT;
             for (i = 0; i < from->nsubs; i++) {
                 if (!strcmp (from->subs[i], arg)) {
+                    peer_uncharge (from, arg);
                     free (from->subs[i]);
                     from->subs[i] = from->subs[--from->nsubs];
                     rc = 0;
@@ -615,15 +658,24 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
                                       "services named <userid>-*");
                 return true;
             }
-            rc = peer_add_service (from, arg);
+            if ((rc = peer_charge (from, arg)) == 0
+                && (rc = peer_add_service (from, arg)) < 0) {
+                int saved_errno = errno;
+                peer_uncharge (from, arg);
+                errno = saved_errno;
+            }
         }
-        else
-            rc = peer_remove_service (from, arg);
+        else if ((rc = peer_remove_service (from, arg)) == 0)
+            peer_uncharge (from, arg);
     }
     else
         return false;
     if (rc < 0)
-        router_respond_error (b, msg, errno, NULL);
+        router_respond_error (b, msg, errno,
+                              errno == ENOSPC
+                                  ? "this connection holds too much "
+                                    "(broker.client-sendq-limit)"
+                                  : NULL);
     else {
         flux_msg_t *rsp = flux_response_derive (msg, 0);
         if (rsp)
@@ -646,18 +698,22 @@ static bool disconnect_key (const flux_msg_t *msg, const char *topic,
     return true;
 }
 
-/* Remember (prefix, nodeid, upstream) so a disconnect can be sent later. */
-static void note_disconnect (struct peer *from, const flux_msg_t *msg,
-                             const char *topic, uint32_t nodeid)
+/* Remember (prefix, nodeid, upstream) so a disconnect can be sent later.
+ * -1 with ENOSPC if the client holds too much to note one more. */
+static int note_disconnect (struct peer *from, const flux_msg_t *msg,
+                            const char *topic, uint32_t nodeid)
 {
     char key[300];
 
     if (disconnect_key (msg, topic, nodeid, key, sizeof (key))
         && !strmap_get (from->disconnects, key)) {
+        if (peer_charge (from, key) < 0)
+            return -1;
         pthread_rwlock_wrlock (&from->b->route_lock);
         (void)strmap_put (from->disconnects, key, from);
         pthread_rwlock_unlock (&from->b->route_lock);
     }
+    return 0;
 }
 
 void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
@@ -676,8 +732,17 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
         return;
     }
-    if (from && from->disconnects) /* a client or a module */
-        note_disconnect (from, msg, topic, nodeid);
+    if (from && from->disconnects /* a client or a module */
+        && note_disconnect (from, msg, topic, nodeid) < 0) {
+        router_respond_error (b, msg, errno,
+                              errno == ENOSPC
+                                  ? "this connection holds too much: it "
+                                    "sent requests to too many services "
+                                    "(broker.client-sendq-limit)"
+                                  : NULL);
+        flux_msg_decref (msg);
+        return;
+    }
     if (nodeid == FLUX_NODEID_ANY) {
         if ((svc = service_lookup (b, topic)))
             deliver_local (b, svc, msg);

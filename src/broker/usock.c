@@ -104,7 +104,8 @@ struct usock_client {
     size_t qoff;    /* bytes of the head frame already sent */
     size_t qbytes;  /* bytes waiting in all */
     size_t sbytes;  /* of which in shared frames */
-    size_t charged; /* in.cap + ring: counted in server->held */
+    size_t state;   /* the user's (usock_client_charge) */
+    size_t charged; /* in.cap + ring + state: counted in server->held */
     void *aux;
     usock_free_f aux_destroy;
 };
@@ -303,7 +304,7 @@ static void frame_decref (struct usock_server *s, struct frame *f)
 /* Bring c's share of server->held in step with its buffer and ring. */
 static void client_recharge (struct usock_client *c)
 {
-    size_t now = c->in.cap + c->qsize * sizeof (c->q[0]);
+    size_t now = c->in.cap + c->qsize * sizeof (c->q[0]) + c->state;
 
     c->server->held = c->server->held - c->charged + now;
     c->charged = now;
@@ -388,6 +389,7 @@ static void client_drop_buffers (struct usock_client *c)
     c->qbytes = 0;
     c->sbytes = 0;
     ubuf_free (c->server, &c->in);
+    c->state = 0;
     client_recharge (c);
 }
 
@@ -480,7 +482,8 @@ void usock_client_disconnect (struct usock_client *c)
     client_drop_buffers (c);
 }
 
-/* Memory held for c: its queued bytes, input buffer and queue ring. */
+/* Memory held for c: its queued bytes, input buffer, queue ring and the
+ * user's state. */
 static size_t client_weight (const struct usock_client *c)
 {
     return c->qbytes + c->charged;
@@ -613,9 +616,9 @@ static void client_evict (struct usock_client *c)
 
     client_cut_log (c, client_weight (c),
                     "%zu bytes held for it (%zu unread, %zu buffered "
-                    "input): clients hold %zu bytes in all, over the %zu "
-                    "byte limit",
-                    client_weight (c), c->qbytes, c->in.cap, s->held,
+                    "input, %zu routing state): clients hold %zu bytes in "
+                    "all, over the %zu byte limit",
+                    client_weight (c), c->qbytes, c->in.cap, c->state, s->held,
                     s->policy.max_held_bytes);
     client_doom (c);
 }
@@ -1237,6 +1240,32 @@ void usock_server_share (struct usock_server *s, const flux_msg_t *msg)
 size_t usock_server_held (struct usock_server *s)
 {
     return s ? s->held : 0;
+}
+
+int usock_client_charge (struct usock_client *c, ssize_t bytes)
+{
+    if (!c) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (bytes < 0) {
+        size_t d = (size_t)-bytes;
+        c->state = d > c->state ? 0 : c->state - d;
+        client_recharge (c);
+        return 0;
+    }
+    if (c->closing || c->doomed) {
+        errno = EPIPE;
+        return -1;
+    }
+    if (client_weight (c) + (size_t)bytes > c->server->policy.max_sendq_bytes) {
+        errno = ENOSPC;
+        return -1;
+    }
+    c->state += (size_t)bytes;
+    client_recharge (c);
+    server_enforce (c->server);
+    return 0;
 }
 
 const char *usock_client_uuid (struct usock_client *c)
