@@ -49,4 +49,24 @@ test_expect_success 'the same with the default limit: the parent holds it all' '
 	! grep "does not read" dmesg.out &&
 	{ test_have_prereq SANITIZER || test $(cat growth.out) -gt 40000; }
 '
+# released.sh N: as stop.sh, then wait up to 30 s (rank 1 still stopped)
+# for rank 0 to log that what ZeroMQ held for rank 1 was released.
+cat >released.sh <<EOF
+pid1=\$(flux exec -r 1 flux getattr broker.pid) || exit 1
+kill -STOP \$pid1
+$FLOOD publish \$1 65536 || { kill -CONT \$pid1; exit 1; }
+for i in \$(seq 300); do
+	flux dmesg | grep -q "bytes ZeroMQ held for it were released" && break
+	sleep 0.1
+done
+flux dmesg >dmesg.out
+kill -CONT \$pid1
+EOF
+test_expect_success 'what ZeroMQ held for the lost child is released while it stays stopped' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.heartbeat=0.2 -Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh released.sh 800 &&
+	grep "does not read: lost" dmesg.out &&
+	grep "child rank 1: the [0-9]* bytes ZeroMQ held for it were released" dmesg.out
+'
 test_done
