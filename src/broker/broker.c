@@ -321,7 +321,7 @@ static void fanout_run (struct broker *b, uint64_t budget_ns)
                     (void)peer_send_now (p, f->msg);
                 peer_free (p);
             }
-            if (budget_ns && (++k & 31) == 0 && uv_hrtime () - t0 > budget_ns)
+            if (budget_ns && (++k & 7) == 0 && uv_hrtime () - t0 > budget_ns)
                 return;
         }
         fanout_pop (b, true);

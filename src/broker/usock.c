@@ -35,20 +35,21 @@
 #include "methods.h"
 #include "usock.h"
 
-#define RBUF_SIZE (256 * 1024) /* shared read buffer */
-#define WBUF_SIZE (256 * 1024) /* shared encode buffer for small sends */
-#define UBUF_MIN (16 * 1024)   /* first size of a per-client buffer */
-#define UBUF_KEEP (64 * 1024)  /* an empty buffer larger than this is freed */
-#define UBUF_MAP (1024 * 1024) /* buffers this large are mremap()ed */
-#define FRAME_MIN (16 * 1024)  /* a private queue frame: small ones coalesce */
-#define QUEUE_KEEP 64          /* an empty queue ring larger than this goes */
-#define IOV_BATCH 64           /* frames per sendmsg() */
-#define TURN_BUDGET (4u << 20) /* bytes written per loop turn, beyond which */
-#define TURN_SMALL 4096        /* only frames this small go out at once */
-#define ACCEPT_BATCH 64        /* accepts per listen callback */
-#define BACKOFF_MS 100         /* accept pause when out of fds/memory */
-#define READ_MAX (256u << 10)  /* bytes of a big frame read at once */
-#define REAP_BUDGET_NS 1000000 /* time per loop turn for closing clients */
+#define RBUF_SIZE (256 * 1024)  /* shared read buffer */
+#define WBUF_SIZE (256 * 1024)  /* shared encode buffer for small sends */
+#define UBUF_MIN (16 * 1024)    /* first size of a per-client buffer */
+#define UBUF_KEEP (64 * 1024)   /* an empty buffer larger than this is freed */
+#define UBUF_MAP (1024 * 1024)  /* buffers this large are mremap()ed */
+#define FRAME_MIN (16 * 1024)   /* a private queue frame: small ones coalesce */
+#define QUEUE_KEEP 64           /* an empty queue ring larger than this goes */
+#define IOV_BATCH 64            /* frames per sendmsg() */
+#define TURN_BUDGET (4u << 20)  /* bytes written per loop turn, beyond which */
+#define TURN_SMALL 4096         /* only frames this small go out at once */
+#define ACCEPT_BATCH 64         /* accepts per listen callback */
+#define BACKOFF_MS 100          /* accept pause when out of fds/memory */
+#define READ_MAX (256u << 10)   /* bytes of a big frame read at once */
+#define REAP_BUDGET_NS 1000000  /* time per loop turn for closing clients */
+#define FLUSH_BUDGET_NS 1000000 /* time per loop turn for deferred flushes */
 #define UNMAP_CHUNK \
     (8u << 20)                /* a dead mapping is unmapped this much at once */
 #define CUTLOG_BURST 5        /* clients cut logged in full per window */
@@ -1385,14 +1386,20 @@ static void server_turn_cb (uv_prepare_t *w)
 {
     struct usock_server *s = w->data;
     struct list_node turn;
+    uint64_t t0 = uv_hrtime ();
+    unsigned n = 0;
 
     s->turn_bytes = 0;
-    /* flush deferred clients, oldest first, within this turn's budget */
+    /* flush deferred clients, oldest first, within this turn's budget:
+     * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
+     * the start of a fan-out every socket takes 200 KB, and the kernel's
+     * copying of 4 MB took several ms on a loaded machine) */
     list_move_all (&turn, &s->deferred);
     while (!list_empty (&turn)) {
         struct usock_client *c
             = list_entry (turn.next, struct usock_client, deferred);
-        if (s->turn_bytes >= TURN_BUDGET) {
+        if (s->turn_bytes >= TURN_BUDGET
+            || ((++n & 7) == 0 && uv_hrtime () - t0 > FLUSH_BUDGET_NS)) {
             /* the rest keep their order, ahead of any deferred since */
             struct list_node later;
             list_move_all (&later, &s->deferred);
