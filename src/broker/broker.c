@@ -428,44 +428,142 @@ static int child_index (struct broker *b, uint32_t rank)
     return topology_child_index (b->topo, b->rank, rank);
 }
 
-static void track_key (const flux_msg_t *msg, char *buf, size_t size)
+/* Requests in flight below each child: sender (the request's first
+ * route: a local client's or module's UUID, or a remote one's) -> its
+ * matchtag -> a copy of the request (without payload).  A response that
+ * ends the RPC takes its entry out; losing the child answers them all
+ * EHOSTUNREACH.  A service drops what a sender that went away had in
+ * flight without answering, when it gets the sender's disconnect: that
+ * disconnect, on its way down, takes the sender's entries of that
+ * service out too (untrack_disconnect).  Without that, each client that
+ * went away with a request held below (a streaming RPC, a wait) left
+ * an entry here for ever, and clients coming and going grew the map
+ * without bound. */
+
+static void tracked_free (void *m)
+{
+    strmap_destroy (m);
+}
+
+static struct strmap *tracked_sender (struct broker *b, int idx,
+                                      const flux_msg_t *msg, bool create)
 {
     const char *sender = flux_msg_route_first (msg);
+    struct strmap *m;
+
+    if (!sender)
+        sender = "";
+    if ((m = strmap_get (b->tracked[idx], sender)) || !create)
+        return m;
+    if (!(m = strmap_create ((strmap_free_f)flux_msg_decref)))
+        return NULL;
+    if (strmap_put (b->tracked[idx], sender, m) < 0) {
+        strmap_destroy (m);
+        return NULL;
+    }
+    return m;
+}
+
+static void tag_key (const flux_msg_t *msg, char *buf, size_t size)
+{
     uint32_t tag = 0;
 
     (void)flux_msg_get_matchtag (msg, &tag);
-    snprintf (buf, size, "%s:%u", sender ? sender : "", tag);
+    snprintf (buf, size, "%u", tag);
 }
 
 static void track_request (struct broker *b, int idx, const flux_msg_t *msg)
 {
-    char key[80];
+    struct strmap *m;
+    char key[16];
     flux_msg_t *cpy;
 
-    if (flux_msg_is_noresponse (msg))
+    if (flux_msg_is_noresponse (msg)
+        || !(m = tracked_sender (b, idx, msg, true)))
         return;
-    track_key (msg, key, sizeof (key));
-    if ((cpy = flux_msg_copy (msg, false))
-        && strmap_put (b->tracked[idx], key, cpy) < 0)
+    tag_key (msg, key, sizeof (key));
+    if ((cpy = flux_msg_copy (msg, false)) && strmap_put (m, key, cpy) < 0)
         flux_msg_decref (cpy);
 }
 
 static void untrack_response (struct broker *b, int idx, const flux_msg_t *rsp)
 {
-    char key[80];
+    struct strmap *m;
+    char key[16];
     int errnum = 0;
 
     (void)flux_msg_get_errnum (rsp, &errnum);
     if (flux_msg_is_streaming (rsp) && errnum == 0)
         return; /* more to come */
-    track_key (rsp, key, sizeof (key));
-    (void)strmap_delete (b->tracked[idx], key);
+    if (!(m = tracked_sender (b, idx, rsp, false)))
+        return;
+    tag_key (rsp, key, sizeof (key));
+    (void)strmap_delete (m, key);
+    if (strmap_count (m) == 0) {
+        const char *sender = flux_msg_route_first (rsp);
+        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
+    }
+}
+
+struct untrack_ctx {
+    const char *prefix; /* "<service>." */
+    char **keys;
+    size_t n;
+};
+
+static int untrack_match (const char *key, void *val, void *arg)
+{
+    struct untrack_ctx *ctx = arg;
+    const char *topic;
+
+    if (flux_msg_get_topic (val, &topic) == 0
+        && !strncmp (topic, ctx->prefix, strlen (ctx->prefix))
+        && !strchr (topic + strlen (ctx->prefix), '.'))
+        ctx->keys[ctx->n++] = (char *)key;
+    return 0;
+}
+
+/* A "<prefix>.disconnect" from a sender, sent down: its requests to
+ * <prefix>.* in flight below are dropped by the service (see above). */
+static void untrack_disconnect (struct broker *b, int idx,
+                                const flux_msg_t *msg, const char *topic)
+{
+    struct strmap *m = tracked_sender (b, idx, msg, false);
+    size_t len = strlen (topic) - strlen ("disconnect");
+    char prefix[256];
+    struct untrack_ctx ctx = {.prefix = prefix};
+
+    if (!m || len >= sizeof (prefix)
+        || !(ctx.keys = malloc (strmap_count (m) * sizeof (*ctx.keys))))
+        return;
+    memcpy (prefix, topic, len);
+    prefix[len] = '\0';
+    strmap_foreach (m, untrack_match, &ctx);
+    for (size_t i = 0; i < ctx.n; i++)
+        (void)strmap_delete (m, ctx.keys[i]);
+    free (ctx.keys);
+    if (strmap_count (m) == 0) {
+        const char *sender = flux_msg_route_first (msg);
+        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
+    }
+}
+
+static bool is_disconnect (const char *topic)
+{
+    size_t len = strlen (topic);
+    return len > 11 && !strcmp (topic + len - 11, ".disconnect");
 }
 
 static int fail_tracked (const char *key, void *val, void *arg)
 {
     struct broker *b = arg;
     router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
+    return 0;
+}
+
+static int fail_sender (const char *key, void *val, void *arg)
+{
+    strmap_foreach (val, fail_tracked, arg);
     return 0;
 }
 
@@ -477,12 +575,27 @@ void router_child_lost (struct broker *b, uint32_t child_rank)
     if (idx < 0)
         return;
     old = b->tracked[idx];
-    if (!(b->tracked[idx] = strmap_create ((strmap_free_f)flux_msg_decref))) {
+    if (!(b->tracked[idx] = strmap_create (tracked_free))) {
         b->tracked[idx] = old;
         return;
     }
-    strmap_foreach (old, fail_tracked, b);
+    strmap_foreach (old, fail_sender, b);
     strmap_destroy (old);
+}
+
+static int count_sender (const char *key, void *val, void *arg)
+{
+    *(size_t *)arg += strmap_count (val);
+    return 0;
+}
+
+size_t router_tracked_count (struct broker *b)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < b->nchildren && b->tracked; i++)
+        strmap_foreach (b->tracked[i], count_sender, &n);
+    return n;
 }
 
 /* ---- requests ---- */
@@ -579,8 +692,14 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
     if (child < 0 || !b->overlay
         || overlay_send_child (b->overlay, (uint32_t)child, msg) < 0)
         router_respond_error (b, msg, EHOSTUNREACH, NULL);
-    else if ((idx = child_index (b, (uint32_t)child)) >= 0)
-        track_request (b, idx, msg);
+    else if ((idx = child_index (b, (uint32_t)child)) >= 0) {
+        const char *topic;
+        if (flux_msg_is_noresponse (msg)
+            && flux_msg_get_topic (msg, &topic) == 0 && is_disconnect (topic))
+            untrack_disconnect (b, idx, msg, topic);
+        else
+            track_request (b, idx, msg);
+    }
     flux_msg_decref (msg);
 }
 
@@ -1415,8 +1534,7 @@ int router_init (struct broker *b)
         if (!(b->tracked = calloc (b->nchildren, sizeof (*b->tracked))))
             return -1;
         for (i = 0; i < b->nchildren; i++)
-            if (!(b->tracked[i]
-                  = strmap_create ((strmap_free_f)flux_msg_decref)))
+            if (!(b->tracked[i] = strmap_create (tracked_free)))
                 return -1;
     }
     /* both ends are this thread's: no eventfd signals (see broker.h) */

@@ -180,6 +180,10 @@ bool router_fast_from_module (struct module *m, flux_msg_t *msg, void *arg);
 /* A child peer was lost: fail the RPCs in flight through it. */
 void router_child_lost (struct broker *b, uint32_t child_rank);
 
+/* How many RPCs sent down to children are in flight (broker.stats-get
+ * shows it as "tracked-rpcs"). */
+size_t router_tracked_count (struct broker *b);
+
 /* Register one of the broker's own service names. */
 int router_self_service (struct broker *b, const char *name);
 
