@@ -241,6 +241,24 @@ test_expect_success 'module to module requests past broker.module-queue-limit ge
 	grep "module tm2 is not keeping up: .* (broker.module-queue-limit 262144): try again later" modmod.dmesg &&
 	grep "\"seq\":7" after2.out
 '
+test_expect_success 'responses a client sends a module past broker.module-queue-limit are dropped, with a log line' '
+	cat >modrsp.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	$FLUX_BUILD_DIR/t/client-flood answer \$(id -u)-svc 2000 1024 >answer.out &
+	pid=\$!
+	for i in \$(seq 600); do grep -q registered answer.out && break; sleep 0.1; done
+	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"\$(id -u)-svc\",\"count\":1}" >burst3.out &
+	for i in \$(seq 600); do grep -q asked answer.out && break; sleep 0.1; done
+	$FLUX_BUILD_DIR/t/rpc testmod.stall "{\"seconds\":3}" >stall.out &
+	sleep 0.5
+	kill -USR1 \$pid && wait \$pid || exit 1
+	wait
+	flux dmesg >modrsp.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modrsp.sh &&
+	grep "answered 2000" answer.out &&
+	grep "module testmod is not keeping up: .* (broker.module-queue-limit 262144): response $(id -u)-svc.order dropped" modrsp.dmesg
+'
 test_expect_success 'a client routing state is bounded by broker.client-sendq-limit' '
 	cat >state.sh <<-EOT &&
 	for kind in subscribe service request; do

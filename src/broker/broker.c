@@ -170,8 +170,9 @@ static void peer_remove (struct broker *b, struct peer *p)
 /* An event for a module past broker.module-queue-limit: an event cannot
  * be refused to its publisher (it may come from the overlay), so it is
  * dropped for that module (a module that far behind is stuck), with one
- * log line a minute that counts the drops since the last one.
- * Responses are not bounded here: each answers a request the module
+ * log line a minute that counts the drops since the last one.  The same
+ * for a response a local client sends a module (client_response).
+ * Other responses are not bounded: each answers a request the module
  * sent, so what waits is the module's own demand, and dropping one
  * would leave the module's RPC waiting for ever (a module that sent
  * 3,000 requests at once before reading lost its EAGAIN answers). */
@@ -180,23 +181,28 @@ static void module_drop (struct broker *b, struct peer *p,
 {
     double now = uv_now (b->loop) / 1000.;
     const char *topic = "?";
+    int type = 0;
 
     b->modq_dropped++;
     if (b->modq_drop_logged != 0 && now - b->modq_drop_logged < 60.)
         return;
     (void)flux_msg_get_topic (msg, &topic);
+    (void)flux_msg_get_type (msg, &type);
     brokerlog_msg (b->log, 4 /* LOG_WARNING */,
                    "module %s is not keeping up: %zu bytes of messages wait "
-                   "for it (broker.module-queue-limit %zu): event %s dropped "
+                   "for it (broker.module-queue-limit %zu): %s %s dropped "
                    "(%lu dropped since the last such line)",
                    module_name (p->ptr), module_queued_bytes (p->ptr),
-                   b->module_queue_limit, topic, b->modq_dropped);
+                   b->module_queue_limit,
+                   type == FLUX_MSGTYPE_EVENT ? "event" : "response", topic,
+                   b->modq_dropped);
     b->modq_drop_logged = now;
     b->modq_dropped = 0;
 }
 
-/* An event for module p, bounded by broker.module-queue-limit (requests
- * are bounded in deliver_local: answered EAGAIN past it). */
+/* An event for module p, or a response from a local client, bounded by
+ * broker.module-queue-limit (requests are bounded in deliver_local:
+ * answered EAGAIN past it). */
 static int module_send_limited (struct peer *p, const flux_msg_t *msg)
 {
     struct broker *b = p->b;
@@ -1310,6 +1316,24 @@ static bool early_allowed (const char *topic)
            || !strcmp (topic, "attr.get") || !strcmp (topic, "log.dmesg");
 }
 
+/* A response from a local client (for a service it registered).  One for
+ * a module is bounded like an event (module_send_limited): unlike the
+ * answers to a module's requests that other modules and brokers send, a
+ * client may send any number, routed to any module's UUID. */
+static void client_response (struct broker *b, flux_msg_t *msg)
+{
+    const char *top = flux_msg_route_last (msg);
+    struct peer *p;
+
+    if (top && (p = strmap_get (b->peers, top)) && p->kind == PEER_MODULE) {
+        if (flux_msg_route_pop (msg) == 0)
+            (void)module_send_limited (p, msg);
+        flux_msg_decref (msg);
+        return;
+    }
+    router_response (b, msg);
+}
+
 static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
 {
     struct broker *b = arg;
@@ -1338,7 +1362,7 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             router_request (b, msg, p);
             break;
         case FLUX_MSGTYPE_RESPONSE:
-            router_response (b, msg);
+            client_response (b, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
             (void)router_publish (b, msg);
