@@ -259,6 +259,21 @@ test_expect_success 'responses a client sends a module past broker.module-queue-
 	grep "answered 2000" answer.out &&
 	grep "module testmod is not keeping up: .* (broker.module-queue-limit 262144): response $(id -u)-svc.order dropped" modrsp.dmesg
 '
+test_expect_success 'requests past broker.module-queue-limit for the broker itself get EAGAIN' '
+	cat >selfq.sh <<-EOT &&
+	pad=\$(printf "%0900d" 0)
+	for i in 1 2 3 4; do
+		$FLUX_BUILD_DIR/t/rpc -b 2000 broker.ping "{\"pad\":\"\$pad\"}" >selfq.\$i &
+	done
+	wait
+	flux ping -c 1 broker >/dev/null || exit 1
+	flux dmesg >selfq.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh selfq.sh &&
+	cat selfq.1 selfq.2 selfq.3 selfq.4 &&
+	cat selfq.1 selfq.2 selfq.3 selfq.4 | grep -v "failed 0" &&
+	grep "the broker is not keeping up: .* bytes of requests wait for its services (broker.module-queue-limit 262144): try again later" selfq.dmesg
+'
 test_expect_success 'a client routing state is bounded by broker.client-sendq-limit' '
 	cat >state.sh <<-EOT &&
 	for kind in subscribe service request; do

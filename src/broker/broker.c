@@ -659,6 +659,38 @@ static void module_full (struct broker *b, struct peer *p, flux_msg_t *msg)
     router_respond_error (b, msg, EAGAIN, text);
 }
 
+/* The broker's own services read their requests from the self pipe at
+ * most 64 a loop turn (libflux's dispatch batch), while clients may send
+ * 64 each a turn: 20 clients pipelining 20,000 pings each grew the
+ * broker to 500 MB whatever broker.client-queue-limit said.  The
+ * requests waiting there are bounded like a module's queue: past
+ * broker.module-queue-limit they are answered EAGAIN, logged at most
+ * once a minute. */
+static void deliver_self (struct broker *b, flux_msg_t *msg)
+{
+    flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);
+    double now = uv_now (b->loop) / 1000.;
+    char text[200];
+
+    if (flux_msgpipe_send_bounded (b->self_pipe, 0, ref, b->module_queue_limit)
+        == 0)
+        return;
+    flux_msg_decref (ref);
+    if (errno != EAGAIN) {
+        router_respond_error (b, msg, ENOSYS, NULL);
+        return;
+    }
+    snprintf (text, sizeof (text),
+              "the broker is not keeping up: %zu bytes of requests wait for "
+              "its services (broker.module-queue-limit %zu): try again later",
+              flux_msgpipe_bytes (b->self_pipe, 1), b->module_queue_limit);
+    if (b->selfq_logged == 0 || now - b->selfq_logged >= 60.) {
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */, "%s", text);
+        b->selfq_logged = now;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
+}
+
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
     const char *topic;
@@ -668,6 +700,8 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
         router_respond_error (b, msg, EPERM,
                               "only the broker stops a module: use flux "
                               "module remove");
+    else if (p->kind == PEER_SELF && b->module_queue_limit > 0)
+        deliver_self (b, msg);
     else if (p->kind == PEER_MODULE && b->module_queue_limit > 0) {
         if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
             if (errno == EAGAIN)

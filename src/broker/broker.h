@@ -68,6 +68,7 @@ struct broker {
     size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
     double modq_logged;         /* when a refusal was last logged */
     double modq_drop_logged;    /* when a drop was last logged */
+    double selfq_logged;        /* when a refusal by the broker was logged */
     unsigned long modq_dropped; /* drops not yet logged */
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
