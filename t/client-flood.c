@@ -16,6 +16,10 @@
  *   sends at most SEND bytes of it (what the broker takes), then waits.
  *   Prints "closed C of N after S s" once every connection is closed or
  *   TIMEOUT seconds have passed.
+ * client-flood answer SERVICE COUNT SIZE
+ *   Register SERVICE, print "registered", wait for one request, print
+ *   "asked", wait for SIGUSR1 (at most 600 s), then answer that request
+ *   COUNT times with SIZE bytes and print "answered COUNT".
  * Exit 0 on success, 1 on error (with a message on stderr).
  */
 #include <errno.h>
@@ -33,10 +37,12 @@
 
 #include "libflux/flux.h"
 
-#define USAGE                                  \
-    "Usage: client-flood subscribe N\n"        \
-    "       client-flood publish COUNT SIZE\n" \
-    "       client-flood partial N ANNOUNCE SEND TIMEOUT\n"
+#define USAGE                                                         \
+    "Usage: client-flood subscribe N\n"                               \
+    "       client-flood publish COUNT SIZE\n"                        \
+    "       client-flood partial N ANNOUNCE SEND TIMEOUT\n"           \
+    "       client-flood state subscribe|service|request COUNT LEN\n" \
+    "       client-flood answer SERVICE COUNT SIZE\n"
 
 static void die (const char *what)
 {
@@ -326,6 +332,104 @@ static int partial (int n, uint32_t announce, size_t send_max, double timeout)
     return 0;
 }
 
+static int state (const char *kind, int count, size_t len)
+{
+    char *name = malloc (len + 32);
+    char errtext[256] = "";
+    struct timespec ts = {.tv_sec = 600};
+    sigset_t set;
+    int kept = 0;
+    flux_t *h;
+
+    sigemptyset (&set);
+    sigaddset (&set, SIGUSR1);
+    sigprocmask (SIG_BLOCK, &set, NULL);
+    if (!name || !(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    for (int i = 0; i < count; i++) {
+        flux_future_t *f;
+        int rc;
+        /* the services a guest may register are <userid>-* */
+        int n = snprintf (name, len + 32, "%u-%d-", (unsigned)getuid (), i);
+        while ((size_t)n < len)
+            name[n++] = 'x';
+        name[n] = '\0';
+        if (!strcmp (kind, "subscribe"))
+            f = flux_rpc_pack (h, "event.subscribe", FLUX_NODEID_ANY, 0,
+                               "{s:s}", "topic", name);
+        else if (!strcmp (kind, "service"))
+            f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
+                               "service", name);
+        else {
+            strcat (name, ".x");
+            f = flux_rpc (h, name, NULL, FLUX_NODEID_ANY, 0);
+        }
+        if (!f) { /* cut off by the broker */
+            snprintf (errtext, sizeof (errtext), "%s", strerror (errno));
+            break;
+        }
+        rc = flux_future_get (f, NULL);
+        if (rc == 0 || errno == ENOSYS)
+            kept++;
+        else if (!errtext[0])
+            snprintf (errtext, sizeof (errtext), "%s",
+                      future_strerror (f, errno));
+        flux_future_destroy (f);
+    }
+    printf ("kept %d of %d\n", kept, count);
+    if (errtext[0])
+        printf ("refused: %s\n", errtext);
+    fflush (stdout);
+    (void)sigtimedwait (&set, NULL, &ts);
+    flux_close (h);
+    free (name);
+    return 0;
+}
+
+static int answer (const char *service, int count, size_t size)
+{
+    struct timespec ts = {.tv_sec = 600};
+    char *pay = calloc (1, size ? size : 1);
+    flux_msg_t *req = NULL;
+    flux_future_t *f;
+    sigset_t set;
+    flux_t *h;
+
+    sigemptyset (&set);
+    sigaddset (&set, SIGUSR1);
+    sigprocmask (SIG_BLOCK, &set, NULL);
+    if (!pay || !(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
+                             "service", service))
+        || flux_future_get (f, NULL) < 0)
+        die ("service.add");
+    flux_future_destroy (f);
+    printf ("registered\n");
+    fflush (stdout);
+    while (!req) {
+        flux_msg_t *msg = flux_recv (h, 0);
+        int type = 0;
+        if (!msg)
+            die ("flux_recv");
+        if (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_REQUEST)
+            req = msg;
+        else
+            flux_msg_decref (msg);
+    }
+    printf ("asked\n");
+    fflush (stdout);
+    (void)sigtimedwait (&set, NULL, &ts);
+    for (int i = 0; i < count; i++)
+        if (flux_respond_raw (h, req, pay, size) < 0)
+            die ("flux_respond_raw");
+    printf ("answered %d\n", count);
+    flux_msg_decref (req);
+    flux_close (h);
+    free (pay);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     signal (SIGPIPE, SIG_IGN);
@@ -337,6 +441,10 @@ int main (int argc, char **argv)
     if (argc == 6 && !strcmp (argv[1], "partial"))
         return partial (number (argv[2]), (uint32_t)number (argv[3]),
                         number (argv[4]), number (argv[5]));
+    if (argc == 5 && !strcmp (argv[1], "answer"))
+        return answer (argv[2], number (argv[3]), number (argv[4]));
+    if (argc == 5 && !strcmp (argv[1], "state"))
+        return state (argv[2], number (argv[3]), number (argv[4]));
     fprintf (stderr, USAGE);
     return 1;
 }

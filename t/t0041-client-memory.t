@@ -202,4 +202,133 @@ test_expect_success 'broker.module-queue-limit must be a byte count' '
 	flux start flux getattr broker.module-queue-limit >modq.default &&
 	test $(cat modq.default) = 268435456
 '
+test_expect_success 'events for a module past broker.module-queue-limit are dropped, with a log line' '
+	cat >modev.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so subscribe=flood || exit 1
+	$FLUX_BUILD_DIR/t/rpc testmod.stall "{\"seconds\":4}" >stall.out &
+	sleep 0.5
+	$FLUX_BUILD_DIR/t/client-flood publish 400 1024 >pub.out || exit 1
+	wait
+	$FLUX_BUILD_DIR/t/rpc testmod.events >events.out || exit 1
+	flux dmesg >modev.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modev.sh &&
+	cat pub.out events.out &&
+	grep "published 400" pub.out &&
+	count=$(sed -n "s/.*\"count\":\([0-9]*\).*/\1/p" events.out) &&
+	test $count -gt 0 && test $count -lt 400 &&
+	grep "module testmod is not keeping up: .* (broker.module-queue-limit 262144): event flood.event dropped" modev.dmesg &&
+	test $(grep -c "dropped since the last" modev.dmesg) -eq 1
+'
+test_expect_success 'module to module requests past broker.module-queue-limit get EAGAIN' '
+	cat >modmod.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	flux module load --name=tm2 $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	# a first request to tm2 goes through the broker (noted for the
+	# disconnect): then the requests of testmod take the fast path
+	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"tm2\",\"count\":1}" >warm.out || exit 1
+	$FLUX_BUILD_DIR/t/rpc tm2.stall "{\"seconds\":4}" >stall.out &
+	sleep 0.5
+	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"tm2\",\"count\":3000}" >burst2.out || exit 1
+	wait
+	$FLUX_BUILD_DIR/t/rpc tm2.order "{\"seq\":7}" >after2.out || exit 1
+	flux dmesg >modmod.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modmod.sh &&
+	cat warm.out burst2.out &&
+	grep "\"ok\":1," warm.out &&
+	grep "\"errnum\":11" burst2.out &&
+	grep "module tm2 is not keeping up: .* (broker.module-queue-limit 262144): try again later" modmod.dmesg &&
+	grep "\"seq\":7" after2.out
+'
+test_expect_success 'responses a client sends a module past broker.module-queue-limit are dropped, with a log line' '
+	cat >modrsp.sh <<-EOT &&
+	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+	$FLUX_BUILD_DIR/t/client-flood answer \$(id -u)-svc 2000 1024 >answer.out &
+	pid=\$!
+	for i in \$(seq 600); do grep -q registered answer.out && break; sleep 0.1; done
+	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"\$(id -u)-svc\",\"count\":1}" >burst3.out &
+	for i in \$(seq 600); do grep -q asked answer.out && break; sleep 0.1; done
+	$FLUX_BUILD_DIR/t/rpc testmod.stall "{\"seconds\":3}" >stall.out &
+	sleep 0.5
+	kill -USR1 \$pid && wait \$pid || exit 1
+	wait
+	flux dmesg >modrsp.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh modrsp.sh &&
+	grep "answered 2000" answer.out &&
+	grep "module testmod is not keeping up: .* (broker.module-queue-limit 262144): response $(id -u)-svc.order dropped" modrsp.dmesg
+'
+test_expect_success 'requests past broker.module-queue-limit for the broker itself get EAGAIN' '
+	cat >selfq.sh <<-EOT &&
+	pad=\$(printf "%0900d" 0)
+	for i in 1 2 3 4; do
+		$FLUX_BUILD_DIR/t/rpc -b 2000 broker.ping "{\"pad\":\"\$pad\"}" >selfq.\$i &
+	done
+	wait
+	flux ping -c 1 broker >/dev/null || exit 1
+	flux dmesg >selfq.dmesg
+	EOT
+	flux start -Sbroker.module-queue-limit=256k sh selfq.sh &&
+	cat selfq.1 selfq.2 selfq.3 selfq.4 &&
+	cat selfq.1 selfq.2 selfq.3 selfq.4 | grep -v "failed 0" &&
+	grep "the broker is not keeping up: .* bytes of requests wait for its services (broker.module-queue-limit 262144): try again later" selfq.dmesg
+'
+test_expect_success 'a client routing state is bounded by broker.client-sendq-limit' '
+	cat >state.sh <<-EOT &&
+	for kind in subscribe service request; do
+		len=1000
+		count=2000
+		test \$kind = request && len=150 count=6000 # longer: not noted
+		$FLUX_BUILD_DIR/t/client-flood state \$kind \$count \$len >state.\$kind &
+		pid=\$!
+		for i in \$(seq 600); do
+			grep -q kept state.\$kind && break
+			sleep 0.1
+		done
+		flux ping -c 1 broker >/dev/null || exit 1
+		kill -USR1 \$pid && wait \$pid || exit 1
+	done
+	$FLUX_BUILD_DIR/t/client-flood state subscribe 1100 10 >state.many &
+	pid=\$!
+	for i in \$(seq 600); do
+		grep -q kept state.many && break
+		sleep 0.1
+	done
+	kill -USR1 \$pid && wait \$pid
+	EOT
+	flux start -Sbroker.client-sendq-limit=1M sh state.sh &&
+	cat state.subscribe state.service state.request state.many &&
+	for kind in subscribe service; do
+		kept=$(sed -n "s/kept \([0-9]*\) of 2000/\1/p" state.$kind) &&
+		test $kept -gt 500 && test $kept -lt 1000 || return 1
+	done &&
+	kept=$(sed -n "s/kept \([0-9]*\) of 6000/\1/p" state.request) &&
+	test $kept -gt 2000 && test $kept -lt 6000 &&
+	grep "refused: this connection holds too much (broker.client-sendq-limit)" state.subscribe &&
+	grep "refused: this connection holds too much (broker.client-sendq-limit)" state.service &&
+	grep "refused: this connection holds too much: it sent requests to too many services" state.request &&
+	grep "kept 1024 of 1100" state.many &&
+	grep "refused: at most 1024 subscriptions per connection" state.many
+'
+test_expect_success 'routing state counts in broker.client-queue-limit: the largest holders are cut' '
+	cat >stateall.sh <<-EOT &&
+	for i in \$(seq 8); do
+		$FLUX_BUILD_DIR/t/client-flood state request 3000 150 >stateall.\$i &
+		echo \$! >>stateall.pids
+	done
+	for i in \$(seq 8); do
+		for j in \$(seq 600); do
+			grep -q kept stateall.\$i && break
+			sleep 0.1
+		done
+	done
+	flux ping -c 1 broker >/dev/null || exit 1
+	kill -USR1 \$(cat stateall.pids)
+	wait
+	flux dmesg >stateall.dmesg
+	EOT
+	flux start -Sbroker.client-queue-limit=4M sh stateall.sh &&
+	grep "local connector: client .* (uid $(id -u), pid [0-9]*): .* bytes held for it (0 unread, 0 buffered input, [0-9]* routing state): .* over the 4194304 byte limit: disconnecting" stateall.dmesg
+'
 test_done

@@ -49,4 +49,55 @@ test_expect_success 'the same with the default limit: the parent holds it all' '
 	! grep "does not read" dmesg.out &&
 	{ test_have_prereq SANITIZER || test $(cat growth.out) -gt 40000; }
 '
+# released.sh N: as stop.sh, then wait up to 30 s (rank 1 still stopped)
+# for rank 0 to log that what ZeroMQ held for rank 1 was released.
+cat >released.sh <<EOF
+pid1=\$(flux exec -r 1 flux getattr broker.pid) || exit 1
+kill -STOP \$pid1
+$FLOOD publish \$1 65536 || { kill -CONT \$pid1; exit 1; }
+for i in \$(seq 300); do
+	flux dmesg | grep -q "bytes ZeroMQ held for it were released" && break
+	sleep 0.1
+done
+flux dmesg >dmesg.out
+kill -CONT \$pid1
+EOF
+test_expect_success 'what ZeroMQ held for the lost child is released while it stays stopped' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.heartbeat=0.2 -Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh released.sh 800 &&
+	grep "does not read: lost" dmesg.out &&
+	grep "child rank 1: the [0-9]* bytes ZeroMQ held for it were released" dmesg.out
+'
+# churn.sh N: clients on rank 0 follow rank 1's log (a streaming RPC held
+# below rank 0) and go away; rank 0's count of the RPCs in flight below
+# it (the broker's own included) before, while 5 follow, and after N more
+# came and went, in before/during/after.out.
+cat >churn.sh <<EOF
+$FLUX_BUILD_DIR/t/rpc broker.stats-get >before.out
+for i in \$(seq 5); do
+	$FLUX_BUILD_DIR/t/rpc -r 1 -s log.dmesg "{\"follow\":true,\"nobacklog\":true}" >/dev/null &
+	echo \$! >>followers
+done
+sleep 1
+$FLUX_BUILD_DIR/t/rpc broker.stats-get >during.out
+kill \$(cat followers)
+wait
+for i in \$(seq \$1); do
+	$FLUX_BUILD_DIR/t/rpc -r 1 -s log.dmesg "{\"follow\":true,\"nobacklog\":true}" >/dev/null &
+	pid=\$!
+	sleep 0.05
+	kill \$pid
+	wait \$pid
+done
+flux ping -r 1 -c 1 broker >/dev/null
+$FLUX_BUILD_DIR/t/rpc broker.stats-get >after.out
+EOF
+test_expect_success 'RPCs held below a broker by clients that went away are forgotten' '
+	flux start -s 2 sh churn.sh 30 &&
+	cat before.out during.out after.out &&
+	tracked () { sed -n "s/.*\"tracked-rpcs\":\([0-9]*\).*/\1/p" $1; } &&
+	test $(tracked during.out) -eq $(($(tracked before.out) + 5)) &&
+	test $(tracked after.out) -eq $(tracked before.out)
+'
 test_done

@@ -80,6 +80,32 @@ struct fanout {
 
 /* ---- peers ---- */
 
+/* A local client's routing state (its subscriptions, its services, the
+ * services it must be disconnected from) is memory it makes the broker
+ * hold: it is counted as held for it by the local connector
+ * (usock_client_charge), so it is bounded per client by
+ * broker.client-sendq-limit and in all by broker.client-queue-limit,
+ * like its queues.  Each entry weighs its text plus STATE_OVERHEAD.  A
+ * client subscribes to at most PEER_SUBS_MAX prefixes: every event is
+ * matched against each.  Modules and the broker are not bounded. */
+#define STATE_OVERHEAD 64
+#define PEER_SUBS_MAX 1024
+
+static int peer_charge (struct peer *p, const char *text)
+{
+    if (p->kind != PEER_CLIENT)
+        return 0;
+    return usock_client_charge (p->ptr,
+                                (ssize_t)(strlen (text) + STATE_OVERHEAD));
+}
+
+static void peer_uncharge (struct peer *p, const char *text)
+{
+    if (p->kind == PEER_CLIENT)
+        (void)usock_client_charge (p->ptr,
+                                   -(ssize_t)(strlen (text) + STATE_OVERHEAD));
+}
+
 static void peer_free (void *arg)
 {
     struct peer *p = arg;
@@ -139,6 +165,56 @@ static void peer_remove (struct broker *b, struct peer *p)
     p->gone = true;
     peer_free (p);
     pthread_rwlock_unlock (&b->route_lock);
+}
+
+/* An event for a module past broker.module-queue-limit: an event cannot
+ * be refused to its publisher (it may come from the overlay), so it is
+ * dropped for that module (a module that far behind is stuck), with one
+ * log line a minute that counts the drops since the last one.  The same
+ * for a response a local client sends a module (client_response).
+ * Other responses are not bounded: each answers a request the module
+ * sent, so what waits is the module's own demand, and dropping one
+ * would leave the module's RPC waiting for ever (a module that sent
+ * 3,000 requests at once before reading lost its EAGAIN answers). */
+static void module_drop (struct broker *b, struct peer *p,
+                         const flux_msg_t *msg)
+{
+    double now = uv_now (b->loop) / 1000.;
+    const char *topic = "?";
+    int type = 0;
+
+    b->modq_dropped++;
+    if (b->modq_drop_logged != 0 && now - b->modq_drop_logged < 60.)
+        return;
+    (void)flux_msg_get_topic (msg, &topic);
+    (void)flux_msg_get_type (msg, &type);
+    brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                   "module %s is not keeping up: %zu bytes of messages wait "
+                   "for it (broker.module-queue-limit %zu): %s %s dropped "
+                   "(%lu dropped since the last such line)",
+                   module_name (p->ptr), module_queued_bytes (p->ptr),
+                   b->module_queue_limit,
+                   type == FLUX_MSGTYPE_EVENT ? "event" : "response", topic,
+                   b->modq_dropped);
+    b->modq_drop_logged = now;
+    b->modq_dropped = 0;
+}
+
+/* An event for module p, or a response from a local client, bounded by
+ * broker.module-queue-limit (requests are bounded in deliver_local:
+ * answered EAGAIN past it). */
+static int module_send_limited (struct peer *p, const flux_msg_t *msg)
+{
+    struct broker *b = p->b;
+
+    if (b->module_queue_limit == 0)
+        return module_send (p->ptr, msg);
+    if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
+        if (errno == EAGAIN)
+            module_drop (b, p, msg);
+        return -1;
+    }
+    return 0;
 }
 
 static int peer_send_now (struct peer *p, const flux_msg_t *msg)
@@ -251,7 +327,7 @@ static void fanout_run (struct broker *b, uint64_t budget_ns)
                     (void)peer_send_now (p, f->msg);
                 peer_free (p);
             }
-            if (budget_ns && (++k & 31) == 0 && uv_hrtime () - t0 > budget_ns)
+            if (budget_ns && (++k & 7) == 0 && uv_hrtime () - t0 > budget_ns)
                 return;
         }
         fanout_pop (b, true);
@@ -358,44 +434,142 @@ static int child_index (struct broker *b, uint32_t rank)
     return topology_child_index (b->topo, b->rank, rank);
 }
 
-static void track_key (const flux_msg_t *msg, char *buf, size_t size)
+/* Requests in flight below each child: sender (the request's first
+ * route: a local client's or module's UUID, or a remote one's) -> its
+ * matchtag -> a copy of the request (without payload).  A response that
+ * ends the RPC takes its entry out; losing the child answers them all
+ * EHOSTUNREACH.  A service drops what a sender that went away had in
+ * flight without answering, when it gets the sender's disconnect: that
+ * disconnect, on its way down, takes the sender's entries of that
+ * service out too (untrack_disconnect).  Without that, each client that
+ * went away with a request held below (a streaming RPC, a wait) left
+ * an entry here for ever, and clients coming and going grew the map
+ * without bound. */
+
+static void tracked_free (void *m)
+{
+    strmap_destroy (m);
+}
+
+static struct strmap *tracked_sender (struct broker *b, int idx,
+                                      const flux_msg_t *msg, bool create)
 {
     const char *sender = flux_msg_route_first (msg);
+    struct strmap *m;
+
+    if (!sender)
+        sender = "";
+    if ((m = strmap_get (b->tracked[idx], sender)) || !create)
+        return m;
+    if (!(m = strmap_create ((strmap_free_f)flux_msg_decref)))
+        return NULL;
+    if (strmap_put (b->tracked[idx], sender, m) < 0) {
+        strmap_destroy (m);
+        return NULL;
+    }
+    return m;
+}
+
+static void tag_key (const flux_msg_t *msg, char *buf, size_t size)
+{
     uint32_t tag = 0;
 
     (void)flux_msg_get_matchtag (msg, &tag);
-    snprintf (buf, size, "%s:%u", sender ? sender : "", tag);
+    snprintf (buf, size, "%u", tag);
 }
 
 static void track_request (struct broker *b, int idx, const flux_msg_t *msg)
 {
-    char key[80];
+    struct strmap *m;
+    char key[16];
     flux_msg_t *cpy;
 
-    if (flux_msg_is_noresponse (msg))
+    if (flux_msg_is_noresponse (msg)
+        || !(m = tracked_sender (b, idx, msg, true)))
         return;
-    track_key (msg, key, sizeof (key));
-    if ((cpy = flux_msg_copy (msg, false))
-        && strmap_put (b->tracked[idx], key, cpy) < 0)
+    tag_key (msg, key, sizeof (key));
+    if ((cpy = flux_msg_copy (msg, false)) && strmap_put (m, key, cpy) < 0)
         flux_msg_decref (cpy);
 }
 
 static void untrack_response (struct broker *b, int idx, const flux_msg_t *rsp)
 {
-    char key[80];
+    struct strmap *m;
+    char key[16];
     int errnum = 0;
 
     (void)flux_msg_get_errnum (rsp, &errnum);
     if (flux_msg_is_streaming (rsp) && errnum == 0)
         return; /* more to come */
-    track_key (rsp, key, sizeof (key));
-    (void)strmap_delete (b->tracked[idx], key);
+    if (!(m = tracked_sender (b, idx, rsp, false)))
+        return;
+    tag_key (rsp, key, sizeof (key));
+    (void)strmap_delete (m, key);
+    if (strmap_count (m) == 0) {
+        const char *sender = flux_msg_route_first (rsp);
+        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
+    }
+}
+
+struct untrack_ctx {
+    const char *prefix; /* "<service>." */
+    char **keys;
+    size_t n;
+};
+
+static int untrack_match (const char *key, void *val, void *arg)
+{
+    struct untrack_ctx *ctx = arg;
+    const char *topic;
+
+    if (flux_msg_get_topic (val, &topic) == 0
+        && !strncmp (topic, ctx->prefix, strlen (ctx->prefix))
+        && !strchr (topic + strlen (ctx->prefix), '.'))
+        ctx->keys[ctx->n++] = (char *)key;
+    return 0;
+}
+
+/* A "<prefix>.disconnect" from a sender, sent down: its requests to
+ * <prefix>.* in flight below are dropped by the service (see above). */
+static void untrack_disconnect (struct broker *b, int idx,
+                                const flux_msg_t *msg, const char *topic)
+{
+    struct strmap *m = tracked_sender (b, idx, msg, false);
+    size_t len = strlen (topic) - strlen ("disconnect");
+    char prefix[256];
+    struct untrack_ctx ctx = {.prefix = prefix};
+
+    if (!m || len >= sizeof (prefix)
+        || !(ctx.keys = malloc (strmap_count (m) * sizeof (*ctx.keys))))
+        return;
+    memcpy (prefix, topic, len);
+    prefix[len] = '\0';
+    strmap_foreach (m, untrack_match, &ctx);
+    for (size_t i = 0; i < ctx.n; i++)
+        (void)strmap_delete (m, ctx.keys[i]);
+    free (ctx.keys);
+    if (strmap_count (m) == 0) {
+        const char *sender = flux_msg_route_first (msg);
+        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
+    }
+}
+
+static bool is_disconnect (const char *topic)
+{
+    size_t len = strlen (topic);
+    return len > 11 && !strcmp (topic + len - 11, ".disconnect");
 }
 
 static int fail_tracked (const char *key, void *val, void *arg)
 {
     struct broker *b = arg;
     router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
+    return 0;
+}
+
+static int fail_sender (const char *key, void *val, void *arg)
+{
+    strmap_foreach (val, fail_tracked, arg);
     return 0;
 }
 
@@ -407,12 +581,27 @@ void router_child_lost (struct broker *b, uint32_t child_rank)
     if (idx < 0)
         return;
     old = b->tracked[idx];
-    if (!(b->tracked[idx] = strmap_create ((strmap_free_f)flux_msg_decref))) {
+    if (!(b->tracked[idx] = strmap_create (tracked_free))) {
         b->tracked[idx] = old;
         return;
     }
-    strmap_foreach (old, fail_tracked, b);
+    strmap_foreach (old, fail_sender, b);
     strmap_destroy (old);
+}
+
+static int count_sender (const char *key, void *val, void *arg)
+{
+    *(size_t *)arg += strmap_count (val);
+    return 0;
+}
+
+size_t router_tracked_count (struct broker *b)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < b->nchildren && b->tracked; i++)
+        strmap_foreach (b->tracked[i], count_sender, &n);
+    return n;
 }
 
 /* ---- requests ---- */
@@ -470,6 +659,38 @@ static void module_full (struct broker *b, struct peer *p, flux_msg_t *msg)
     router_respond_error (b, msg, EAGAIN, text);
 }
 
+/* The broker's own services read their requests from the self pipe at
+ * most 64 a loop turn (libflux's dispatch batch), while clients may send
+ * 64 each a turn: 20 clients pipelining 20,000 pings each grew the
+ * broker to 500 MB whatever broker.client-queue-limit said.  The
+ * requests waiting there are bounded like a module's queue: past
+ * broker.module-queue-limit they are answered EAGAIN, logged at most
+ * once a minute. */
+static void deliver_self (struct broker *b, flux_msg_t *msg)
+{
+    flux_msg_t *ref = (flux_msg_t *)flux_msg_incref (msg);
+    double now = uv_now (b->loop) / 1000.;
+    char text[200];
+
+    if (flux_msgpipe_send_bounded (b->self_pipe, 0, ref, b->module_queue_limit)
+        == 0)
+        return;
+    flux_msg_decref (ref);
+    if (errno != EAGAIN) {
+        router_respond_error (b, msg, ENOSYS, NULL);
+        return;
+    }
+    snprintf (text, sizeof (text),
+              "the broker is not keeping up: %zu bytes of requests wait for "
+              "its services (broker.module-queue-limit %zu): try again later",
+              flux_msgpipe_bytes (b->self_pipe, 1), b->module_queue_limit);
+    if (b->selfq_logged == 0 || now - b->selfq_logged >= 60.) {
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */, "%s", text);
+        b->selfq_logged = now;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
+}
+
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
     const char *topic;
@@ -479,6 +700,8 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
         router_respond_error (b, msg, EPERM,
                               "only the broker stops a module: use flux "
                               "module remove");
+    else if (p->kind == PEER_SELF && b->module_queue_limit > 0)
+        deliver_self (b, msg);
     else if (p->kind == PEER_MODULE && b->module_queue_limit > 0) {
         if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
             if (errno == EAGAIN)
@@ -509,8 +732,14 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
     if (child < 0 || !b->overlay
         || overlay_send_child (b->overlay, (uint32_t)child, msg) < 0)
         router_respond_error (b, msg, EHOSTUNREACH, NULL);
-    else if ((idx = child_index (b, (uint32_t)child)) >= 0)
-        track_request (b, idx, msg);
+    else if ((idx = child_index (b, (uint32_t)child)) >= 0) {
+        const char *topic;
+        if (flux_msg_is_noresponse (msg)
+            && flux_msg_get_topic (msg, &topic) == 0 && is_disconnect (topic))
+            untrack_disconnect (b, idx, msg, topic);
+        else
+            track_request (b, idx, msg);
+    }
     flux_msg_decref (msg);
 }
 
@@ -530,10 +759,26 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             return true;
         }
         if (topic[6] == 's') {
-            char **v = realloc (from->subs, (from->nsubs + 1) * sizeof (*v));
+            char **v;
+            if (from->kind == PEER_CLIENT && from->nsubs >= PEER_SUBS_MAX) {
+                router_respond_error (b, msg, ENOSPC,
+                                      "at most 1024 subscriptions per "
+                                      "connection");
+                return true;
+            }
+            if (peer_charge (from, arg) < 0) {
+                router_respond_error (b, msg, errno,
+                                      errno == ENOSPC
+                                          ? "this connection holds too much "
+                                            "(broker.client-sendq-limit)"
+                                          : NULL);
+                return true;
+            }
+            v = realloc (from->subs, (from->nsubs + 1) * sizeof (*v));
             if (!v || !(v[from->nsubs] = strdup (arg))) {
                 if (v)
                     from->subs = v;
+                peer_uncharge (from, arg);
                 router_respond_error (b, msg, ENOMEM, NULL);
                 return true;
             }
@@ -547,6 +792,7 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             errno = ENOENT;
             for (i = 0; i < from->nsubs; i++) {
                 if (!strcmp (from->subs[i], arg)) {
+                    peer_uncharge (from, arg);
                     free (from->subs[i]);
                     from->subs[i] = from->subs[--from->nsubs];
                     rc = 0;
@@ -571,15 +817,24 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
                                       "services named <userid>-*");
                 return true;
             }
-            rc = peer_add_service (from, arg);
+            if ((rc = peer_charge (from, arg)) == 0
+                && (rc = peer_add_service (from, arg)) < 0) {
+                int saved_errno = errno;
+                peer_uncharge (from, arg);
+                errno = saved_errno;
+            }
         }
-        else
-            rc = peer_remove_service (from, arg);
+        else if ((rc = peer_remove_service (from, arg)) == 0)
+            peer_uncharge (from, arg);
     }
     else
         return false;
     if (rc < 0)
-        router_respond_error (b, msg, errno, NULL);
+        router_respond_error (b, msg, errno,
+                              errno == ENOSPC
+                                  ? "this connection holds too much "
+                                    "(broker.client-sendq-limit)"
+                                  : NULL);
     else {
         flux_msg_t *rsp = flux_response_derive (msg, 0);
         if (rsp)
@@ -602,18 +857,22 @@ static bool disconnect_key (const flux_msg_t *msg, const char *topic,
     return true;
 }
 
-/* Remember (prefix, nodeid, upstream) so a disconnect can be sent later. */
-static void note_disconnect (struct peer *from, const flux_msg_t *msg,
-                             const char *topic, uint32_t nodeid)
+/* Remember (prefix, nodeid, upstream) so a disconnect can be sent later.
+ * -1 with ENOSPC if the client holds too much to note one more. */
+static int note_disconnect (struct peer *from, const flux_msg_t *msg,
+                            const char *topic, uint32_t nodeid)
 {
     char key[300];
 
     if (disconnect_key (msg, topic, nodeid, key, sizeof (key))
         && !strmap_get (from->disconnects, key)) {
+        if (peer_charge (from, key) < 0)
+            return -1;
         pthread_rwlock_wrlock (&from->b->route_lock);
         (void)strmap_put (from->disconnects, key, from);
         pthread_rwlock_unlock (&from->b->route_lock);
     }
+    return 0;
 }
 
 void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
@@ -632,8 +891,17 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
         return;
     }
-    if (from && from->disconnects) /* a client or a module */
-        note_disconnect (from, msg, topic, nodeid);
+    if (from && from->disconnects /* a client or a module */
+        && note_disconnect (from, msg, topic, nodeid) < 0) {
+        router_respond_error (b, msg, errno,
+                              errno == ENOSPC
+                                  ? "this connection holds too much: it "
+                                    "sent requests to too many services "
+                                    "(broker.client-sendq-limit)"
+                                  : NULL);
+        flux_msg_decref (msg);
+        return;
+    }
     if (nodeid == FLUX_NODEID_ANY) {
         if ((svc = service_lookup (b, topic)))
             deliver_local (b, svc, msg);
@@ -735,8 +1003,8 @@ static int deliver_event (const char *key, void *val, void *arg)
     if (ctx->private && !(p->cred.rolemask & FLUX_ROLE_OWNER)
         && p->cred.userid != ctx->cred.userid)
         return 0;
-    if (p->kind != PEER_CLIENT) {
-        (void)peer_send (p, ctx->msg);
+    if (p->kind == PEER_MODULE) {
+        (void)module_send_limited (p, ctx->msg);
         return 0;
     }
     if (ctx->n == ctx->size) {
@@ -963,6 +1231,16 @@ void router_module_remove (struct broker *b, struct module *m)
 
 /* ---- the fast path (in a module's thread) ---- */
 
+/* The fast path takes a request for module p only while p's queue is
+ * under half of broker.module-queue-limit; past that the request goes
+ * through the broker's thread (in order: see module.c send_hook), where
+ * the bound is applied and a refusal or a drop is logged. */
+static bool fast_room (struct broker *b, struct peer *p)
+{
+    return b->module_queue_limit == 0
+           || module_queued_bytes (p->ptr) < b->module_queue_limit / 2;
+}
+
 /* A request of module m for another module's service, on this broker. */
 static bool fast_request (struct broker *b, struct module *m, flux_msg_t *msg)
 {
@@ -981,7 +1259,7 @@ static bool fast_request (struct broker *b, struct module *m, flux_msg_t *msg)
     pthread_rwlock_rdlock (&b->route_lock);
     if (b->services && (svc = service_lookup (b, topic))
         && svc->kind == PEER_MODULE && !module_shutdown_topic (svc, topic)
-        && (from = strmap_get (b->peers, module_uuid (m)))
+        && fast_room (b, svc) && (from = strmap_get (b->peers, module_uuid (m)))
         && (!disconnect_key (msg, topic, nodeid, key, sizeof (key))
             || strmap_get (from->disconnects, key))
         && flux_msg_route_push (msg, module_uuid (m)) == 0) {
@@ -1072,6 +1350,24 @@ static bool early_allowed (const char *topic)
            || !strcmp (topic, "attr.get") || !strcmp (topic, "log.dmesg");
 }
 
+/* A response from a local client (for a service it registered).  One for
+ * a module is bounded like an event (module_send_limited): unlike the
+ * answers to a module's requests that other modules and brokers send, a
+ * client may send any number, routed to any module's UUID. */
+static void client_response (struct broker *b, flux_msg_t *msg)
+{
+    const char *top = flux_msg_route_last (msg);
+    struct peer *p;
+
+    if (top && (p = strmap_get (b->peers, top)) && p->kind == PEER_MODULE) {
+        if (flux_msg_route_pop (msg) == 0)
+            (void)module_send_limited (p, msg);
+        flux_msg_decref (msg);
+        return;
+    }
+    router_response (b, msg);
+}
+
 static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
 {
     struct broker *b = arg;
@@ -1100,7 +1396,7 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             router_request (b, msg, p);
             break;
         case FLUX_MSGTYPE_RESPONSE:
-            router_response (b, msg);
+            client_response (b, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
             (void)router_publish (b, msg);
@@ -1296,8 +1592,7 @@ int router_init (struct broker *b)
         if (!(b->tracked = calloc (b->nchildren, sizeof (*b->tracked))))
             return -1;
         for (i = 0; i < b->nchildren; i++)
-            if (!(b->tracked[i]
-                  = strmap_create ((strmap_free_f)flux_msg_decref)))
+            if (!(b->tracked[i] = strmap_create (tracked_free)))
                 return -1;
     }
     /* both ends are this thread's: no eventfd signals (see broker.h) */

@@ -65,8 +65,11 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
-    size_t module_queue_limit; /* broker.module-queue-limit (bytes) */
-    double modq_logged;        /* when a refusal was last logged */
+    size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
+    double modq_logged;         /* when a refusal was last logged */
+    double modq_drop_logged;    /* when a drop was last logged */
+    double selfq_logged;        /* when a refusal by the broker was logged */
+    unsigned long modq_dropped; /* drops not yet logged */
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;
@@ -177,6 +180,10 @@ bool router_fast_from_module (struct module *m, flux_msg_t *msg, void *arg);
 
 /* A child peer was lost: fail the RPCs in flight through it. */
 void router_child_lost (struct broker *b, uint32_t child_rank);
+
+/* How many RPCs sent down to children are in flight (broker.stats-get
+ * shows it as "tracked-rpcs"). */
+size_t router_tracked_count (struct broker *b);
 
 /* Register one of the broker's own service names. */
 int router_self_service (struct broker *b, const char *name);

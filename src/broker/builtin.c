@@ -16,6 +16,7 @@
 #include "broker.h"
 #include "groups.h"
 #include "libflux/base64.h"
+#include "libflux/stats.h"
 #include "methods.h"
 #include "module.h"
 #include "overlay/overlay.h"
@@ -49,10 +50,15 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     method_ping_respond (h, msg, b->uuid, b->rank);
 }
 
+/* The message counters, and the RPCs in flight below this broker. */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
-    method_stats_respond (h, msg);
+    struct broker *b = broker_of (arg);
+
+    flux_stats_respond (h, msg,
+                        json_pack ("{s:I}", "tracked-rpcs",
+                                   (json_int_t)router_tracked_count (b)));
 }
 
 /* ---- event.publish ---- */

@@ -35,20 +35,21 @@
 #include "methods.h"
 #include "usock.h"
 
-#define RBUF_SIZE (256 * 1024) /* shared read buffer */
-#define WBUF_SIZE (256 * 1024) /* shared encode buffer for small sends */
-#define UBUF_MIN (16 * 1024)   /* first size of a per-client buffer */
-#define UBUF_KEEP (64 * 1024)  /* an empty buffer larger than this is freed */
-#define UBUF_MAP (1024 * 1024) /* buffers this large are mremap()ed */
-#define FRAME_MIN (16 * 1024)  /* a private queue frame: small ones coalesce */
-#define QUEUE_KEEP 64          /* an empty queue ring larger than this goes */
-#define IOV_BATCH 64           /* frames per sendmsg() */
-#define TURN_BUDGET (4u << 20) /* bytes written per loop turn, beyond which */
-#define TURN_SMALL 4096        /* only frames this small go out at once */
-#define ACCEPT_BATCH 64        /* accepts per listen callback */
-#define BACKOFF_MS 100         /* accept pause when out of fds/memory */
-#define READ_MAX (256u << 10)  /* bytes of a big frame read at once */
-#define REAP_BUDGET_NS 1000000 /* time per loop turn for closing clients */
+#define RBUF_SIZE (256 * 1024)  /* shared read buffer */
+#define WBUF_SIZE (256 * 1024)  /* shared encode buffer for small sends */
+#define UBUF_MIN (16 * 1024)    /* first size of a per-client buffer */
+#define UBUF_KEEP (64 * 1024)   /* an empty buffer larger than this is freed */
+#define UBUF_MAP (1024 * 1024)  /* buffers this large are mremap()ed */
+#define FRAME_MIN (16 * 1024)   /* a private queue frame: small ones coalesce */
+#define QUEUE_KEEP 64           /* an empty queue ring larger than this goes */
+#define IOV_BATCH 64            /* frames per sendmsg() */
+#define TURN_BUDGET (4u << 20)  /* bytes written per loop turn, beyond which */
+#define TURN_SMALL 4096         /* only frames this small go out at once */
+#define ACCEPT_BATCH 64         /* accepts per listen callback */
+#define BACKOFF_MS 100          /* accept pause when out of fds/memory */
+#define READ_MAX (256u << 10)   /* bytes of a big frame read at once */
+#define REAP_BUDGET_NS 1000000  /* time per loop turn for closing clients */
+#define FLUSH_BUDGET_NS 1000000 /* time per loop turn for deferred flushes */
 #define UNMAP_CHUNK \
     (8u << 20)                /* a dead mapping is unmapped this much at once */
 #define CUTLOG_BURST 5        /* clients cut logged in full per window */
@@ -104,7 +105,8 @@ struct usock_client {
     size_t qoff;    /* bytes of the head frame already sent */
     size_t qbytes;  /* bytes waiting in all */
     size_t sbytes;  /* of which in shared frames */
-    size_t charged; /* in.cap + ring: counted in server->held */
+    size_t state;   /* the user's (usock_client_charge) */
+    size_t charged; /* in.cap + ring + state: counted in server->held */
     void *aux;
     usock_free_f aux_destroy;
 };
@@ -303,7 +305,7 @@ static void frame_decref (struct usock_server *s, struct frame *f)
 /* Bring c's share of server->held in step with its buffer and ring. */
 static void client_recharge (struct usock_client *c)
 {
-    size_t now = c->in.cap + c->qsize * sizeof (c->q[0]);
+    size_t now = c->in.cap + c->qsize * sizeof (c->q[0]) + c->state;
 
     c->server->held = c->server->held - c->charged + now;
     c->charged = now;
@@ -388,6 +390,7 @@ static void client_drop_buffers (struct usock_client *c)
     c->qbytes = 0;
     c->sbytes = 0;
     ubuf_free (c->server, &c->in);
+    c->state = 0;
     client_recharge (c);
 }
 
@@ -480,7 +483,8 @@ void usock_client_disconnect (struct usock_client *c)
     client_drop_buffers (c);
 }
 
-/* Memory held for c: its queued bytes, input buffer and queue ring. */
+/* Memory held for c: its queued bytes, input buffer, queue ring and the
+ * user's state. */
 static size_t client_weight (const struct usock_client *c)
 {
     return c->qbytes + c->charged;
@@ -613,9 +617,9 @@ static void client_evict (struct usock_client *c)
 
     client_cut_log (c, client_weight (c),
                     "%zu bytes held for it (%zu unread, %zu buffered "
-                    "input): clients hold %zu bytes in all, over the %zu "
-                    "byte limit",
-                    client_weight (c), c->qbytes, c->in.cap, s->held,
+                    "input, %zu routing state): clients hold %zu bytes in "
+                    "all, over the %zu byte limit",
+                    client_weight (c), c->qbytes, c->in.cap, c->state, s->held,
                     s->policy.max_held_bytes);
     client_doom (c);
 }
@@ -1239,6 +1243,32 @@ size_t usock_server_held (struct usock_server *s)
     return s ? s->held : 0;
 }
 
+int usock_client_charge (struct usock_client *c, ssize_t bytes)
+{
+    if (!c) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (bytes < 0) {
+        size_t d = (size_t)-bytes;
+        c->state = d > c->state ? 0 : c->state - d;
+        client_recharge (c);
+        return 0;
+    }
+    if (c->closing || c->doomed) {
+        errno = EPIPE;
+        return -1;
+    }
+    if (client_weight (c) + (size_t)bytes > c->server->policy.max_sendq_bytes) {
+        errno = ENOSPC;
+        return -1;
+    }
+    c->state += (size_t)bytes;
+    client_recharge (c);
+    server_enforce (c->server);
+    return 0;
+}
+
 const char *usock_client_uuid (struct usock_client *c)
 {
     return c ? c->uuid : NULL;
@@ -1356,14 +1386,20 @@ static void server_turn_cb (uv_prepare_t *w)
 {
     struct usock_server *s = w->data;
     struct list_node turn;
+    uint64_t t0 = uv_hrtime ();
+    unsigned n = 0;
 
     s->turn_bytes = 0;
-    /* flush deferred clients, oldest first, within this turn's budget */
+    /* flush deferred clients, oldest first, within this turn's budget:
+     * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
+     * the start of a fan-out every socket takes 200 KB, and the kernel's
+     * copying of 4 MB took several ms on a loaded machine) */
     list_move_all (&turn, &s->deferred);
     while (!list_empty (&turn)) {
         struct usock_client *c
             = list_entry (turn.next, struct usock_client, deferred);
-        if (s->turn_bytes >= TURN_BUDGET) {
+        if (s->turn_bytes >= TURN_BUDGET
+            || ((++n & 7) == 0 && uv_hrtime () - t0 > FLUSH_BUDGET_NS)) {
             /* the rest keep their order, ahead of any deferred since */
             struct list_node later;
             list_move_all (&later, &s->deferred);

@@ -44,6 +44,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "libflux/flux.h"
@@ -170,6 +171,16 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg);
  * within this call).  Idempotent; NULL-safe.
  */
 void usock_client_disconnect (struct usock_client *c);
+
+/* Count bytes (negative: fewer) as held for c besides its queues: the
+ * state the caller keeps for it (its subscriptions, services...), so
+ * that it is bounded like them, by max_sendq_bytes for c and by
+ * max_held_bytes for all (past which the largest holders are cut, c
+ * perhaps among them).  An increase that would take c past
+ * max_sendq_bytes is refused: -1 with ENOSPC, nothing counted; EPIPE if c
+ * is disconnected, EINVAL if c is NULL.  A decrease always succeeds.
+ * Everything counted is released when c goes away. */
+int usock_client_charge (struct usock_client *c, ssize_t bytes);
 
 /* A random (version 4) UUID, 36 characters, unique to this connection.
  * Valid as long as the client object.

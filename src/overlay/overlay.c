@@ -137,6 +137,9 @@ struct peer {
      * (sendbuf_free).  ZeroMQ's HWM counts messages, not bytes, and is
      * off (0): this is what bounds a peer that does not read. */
     atomic_size_t queued;
+    ino_t ino;          /* child: inode of the socket fd, at hello */
+    size_t lost_queued; /* queued when it was marked LOST, until freed */
+    double lost_at;
 };
 
 /* The parts of one message sent to a peer, copied into one block that
@@ -360,9 +363,51 @@ static struct peer *child_lookup (struct overlay *ov, uint32_t rank)
     return &ov->children[i];
 }
 
+/* A peer marked LOST while ZeroMQ still holds messages for it: note
+ * how much, so that the heartbeat timer can tell when it is released
+ * (released_check). */
+static void note_lost_queued (struct overlay *ov, struct peer *p)
+{
+    p->lost_queued = atomic_load (&p->queued);
+    p->lost_at = now (ov);
+}
+
+static void released_check (struct overlay *ov, struct peer *p, double t)
+{
+    if (p->status != OVERLAY_PEER_LOST || p->lost_queued == 0
+        || atomic_load (&p->queued) > 0)
+        return;
+    ov_log (ov, LOG_INFO,
+            "%s rank %" PRIu32 ": the %zu bytes ZeroMQ held for it were "
+            "released %.3gs after it was lost",
+            p == &ov->parent ? "parent" : "child", p->rank, p->lost_queued,
+            t - p->lost_at);
+    p->lost_queued = 0;
+}
+
+/* A child marked LOST while its connection is up (it stopped reading,
+ * or went silent): what ZeroMQ holds for it would stay until the
+ * connection closed, which a stopped peer's never does.  Shut the
+ * connection down: ZeroMQ's I/O thread sees it end, drops the pipe and
+ * frees those messages (the child, if alive, reconnects and says hello
+ * again).  The fd was recorded at hello and its inode is checked, so a
+ * number already reused for another socket is left alone. */
+static void child_shutdown (struct peer *c)
+{
+    struct stat st;
+
+    if (c->fd < 0 || fstat (c->fd, &st) < 0 || !S_ISSOCK (st.st_mode)
+        || st.st_ino != c->ino)
+        return;
+    (void)shutdown (c->fd, SHUT_RDWR);
+}
+
 static void child_lost (struct overlay *ov, struct peer *c, const char *reason,
                         bool later)
 {
+    note_lost_queued (ov, c);
+    if (c->lost_queued > 0)
+        child_shutdown (c);
     c->fd = -1;
     set_status (ov, c, OVERLAY_PEER_LOST, reason, later);
 }
@@ -910,6 +955,11 @@ static void child_hello (struct overlay *ov, struct peer *c, int version,
         return;
     }
     c->fd = fd;
+    {
+        struct stat st;
+        c->ino = fstat (fd, &st) == 0 ? st.st_ino : 0;
+    }
+    c->lost_queued = 0;
     c->last_seen = now (ov);
     set_status (ov, c, OVERLAY_PEER_ONLINE, NULL, false);
 }
@@ -1111,6 +1161,7 @@ static void parent_lost (struct overlay *ov, const char *reason)
     if (p->status == OVERLAY_PEER_LOST)
         return;
     /* stop reconnecting until overlay_connect() is called again */
+    note_lost_queued (ov, p);
     if (ov->dealer) {
         (void)zmq_disconnect (ov->dealer->zs, ov->parent_uri);
         ov->dealer->dirty = true; /* any zmq call may consume the edge */
@@ -1210,6 +1261,7 @@ static void child_tick (struct overlay *ov, struct peer *c, double t)
     double quiet = t - c->last_seen;
     char reason[64];
 
+    released_check (ov, c, t);
     if (!is_up (c))
         return;
     if (ov->cfg.lost_max > 0 && quiet >= ov->cfg.lost_max) {
@@ -1238,6 +1290,7 @@ static void parent_tick (struct overlay *ov, double t)
     double quiet;
     char reason[64];
 
+    released_check (ov, p, t);
     if (!ov->dealer || p->status == OVERLAY_PEER_LOST)
         return;
     quiet = t - (is_up (p) ? p->last_seen : p->since);
@@ -1647,6 +1700,8 @@ static void sendq_full (struct overlay *ov, struct peer *p)
     ov_log (ov, LOG_ERR, "%s rank %" PRIu32 ": %s: lost",
             p == &ov->parent ? "parent" : "child", p->rank, reason);
     if (p == &ov->parent) {
+        /* zmq_disconnect() drops the pipe and what it holds */
+        note_lost_queued (ov, p);
         if (ov->dealer)
             (void)zmq_disconnect (ov->dealer->zs, ov->parent_uri);
         set_status (ov, p, OVERLAY_PEER_LOST, reason, true);

@@ -17,6 +17,10 @@
  *                            answered: ok counts the responses that
  *                            echoed their seq, errnum is the first error
  *
+ * Events: with the argument "subscribe=TOPIC" the module subscribes to
+ * TOPIC and counts the events it receives:
+ *   <name>.events           -> {count:i}
+ *
  * A module that does not stop (flux module remove --cancel):
  *   <name>.stall {seconds:f}  blocks the module's thread that long (no
  *                            message is handled meanwhile), then answers
@@ -39,6 +43,7 @@ struct ctx {
     const char *name;
     int failed;
     json_t *seqs;
+    int events;
 };
 
 struct burst {
@@ -165,11 +170,25 @@ static void stall_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     flux_respond (h, msg, NULL);
 }
 
+static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                      void *arg)
+{
+    struct ctx *c = arg;
+    c->events++;
+}
+
+static void events_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    struct ctx *c = arg;
+    flux_respond_pack (h, msg, "{s:i}", "count", c->events);
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     struct ctx c = {.argc = argc, .argv = argv};
     char hello[128], fail[128], order[128], order_get[128], burst[128];
-    char stall[128];
+    char stall[128], events[128];
     struct flux_msg_handler_spec htab[] = {
         {FLUX_MSGTYPE_REQUEST, hello, hello_cb, FLUX_ROLE_USER},
         {FLUX_MSGTYPE_REQUEST, fail, fail_cb, 0},
@@ -177,6 +196,8 @@ int mod_main (flux_t *h, int argc, char **argv)
         {FLUX_MSGTYPE_REQUEST, order_get, order_get_cb, 0},
         {FLUX_MSGTYPE_REQUEST, burst, burst_cb, 0},
         {FLUX_MSGTYPE_REQUEST, stall, stall_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, events, events_cb, 0},
+        {FLUX_MSGTYPE_EVENT, "*", event_cb, 0},
         FLUX_MSGHANDLER_TABLE_END,
     };
     flux_msg_handler_t **handlers;
@@ -197,6 +218,12 @@ int mod_main (flux_t *h, int argc, char **argv)
     snprintf (order_get, sizeof (order_get), "%s.order-get", c.name);
     snprintf (burst, sizeof (burst), "%s.burst", c.name);
     snprintf (stall, sizeof (stall), "%s.stall", c.name);
+    snprintf (events, sizeof (events), "%s.events", c.name);
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "subscribe=", 10)
+            && flux_event_subscribe (h, argv[i] + 10) < 0)
+            return -1;
+    }
     if (!(c.seqs = json_array ())
         || flux_msg_handler_addvec (h, htab, &c, &handlers) < 0) {
         json_decref (c.seqs);

@@ -1256,6 +1256,51 @@ static void test_held_limit (void)
     free (pay);
 }
 
+/* The user's state for a client (usock_client_charge) counts like its
+ * queues: refused past max_sendq_bytes, the largest cut past
+ * max_held_bytes, released when the client goes. */
+static void test_charge (void)
+{
+    struct usock_policy p = owner_policy ();
+    struct usock_client *c1, *c2;
+    int fd1, fd2;
+
+    p.max_sendq_bytes = 1024 * 1024;
+    p.max_held_bytes = 1536 * 1024;
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    if ((fd1 = client_open (&c1)) < 0 || !c1 || (fd2 = client_open (&c2)) < 0
+        || !c2)
+        BAIL_OUT ("cannot connect");
+    errno = 0;
+    ok (usock_client_charge (NULL, 1) < 0 && errno == EINVAL,
+        "charge NULL: EINVAL");
+    {
+        int rc = usock_client_charge (c1, 1000);
+        size_t held = usock_server_held (T.s);
+        ok (rc == 0 && held >= 1000, "a charge counts in the held bytes (%zu)",
+            held);
+    }
+    ok (usock_client_charge (c1, -1000) == 0, "and may be given back");
+    errno = 0;
+    ok (usock_client_charge (c1, 2 * 1024 * 1024) < 0 && errno == ENOSPC,
+        "past max_sendq_bytes: ENOSPC");
+    ok (usock_client_charge (c1, 900 * 1024) == 0
+            && usock_server_client_count (T.s) == 2,
+        "one client charged 900k");
+    ok (usock_client_charge (c2, 700 * 1024) == 0 && run_until (&T.ndisc, 1)
+            && wait_eof (fd1),
+        "another 700k: past max_held_bytes the largest holder is cut");
+    ok (strstr (T.lastlog, "routing state") != NULL, "logged: %s", T.lastlog);
+    close (fd1);
+    close (fd2);
+    (void)run_until (&T.ndisc, 2);
+    for (int i = 0; i < 10 && usock_server_held (T.s) > 0; i++)
+        uv_run (&T.loop, UV_RUN_NOWAIT);
+    cmp_ok (usock_server_held (T.s), "==", 0, "nothing held after");
+    server_stop ();
+}
+
 /* Clients cut off in a burst: the first few are logged in full, the
  * rest in one summary line per second (the log ring keeps the rest). */
 static void test_cut_log (void)
@@ -1574,6 +1619,7 @@ int main (int argc, char *argv[])
     test_slow_client ();
     test_shared ();
     test_held_limit ();
+    test_charge ();
     test_cut_log ();
     test_partial ();
     test_many ();
