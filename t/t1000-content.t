@@ -178,12 +178,19 @@ test_expect_success 'checkpoint-put is answered only when every earlier store is
 		>pipe2.out &&
 	grep "^1000 blobs" pipe2.out
 '
-test_expect_success 'group commit: many writes share a transaction' '
+# The stores before the checkpoint are written lazily (no fsync), in
+# batches as large as what has arrived; under load they may trickle in
+# one per turn, so what is counted is the durable (synced) transactions:
+# the 2000 writes and their checkpoint cost a handful of fsyncs, not one
+# each.
+test_expect_success 'group commit: many writes share a synced transaction' '
 	flux start $MODS sh -c "
 		$PIPELINE -n 2000 >/dev/null &&
 		$RPC content-sqlite.stats-get" >group.stats &&
 	commits=$(sed "s/.*\"commits\":\([0-9]*\).*/\1/" group.stats) &&
-	test $commits -lt 1000
+	lazy=$(sed "s/.*\"lazy_commits\":\([0-9]*\).*/\1/" group.stats) &&
+	test $((commits - lazy)) -ge 1 &&
+	test $((commits - lazy)) -lt 10
 '
 test_expect_success 'kill -9 right after an acknowledged checkpoint loses nothing' '
 	rundir=$(mktemp -d) &&
