@@ -30,7 +30,8 @@
  *          Not streaming => background: one response, started {pid}.
  *   write  {matchtag:i, io:o}  NORESPONSE; found by sender + matchtag.
  *   kill   {pid:i, signum:i, label?:s} -> {}     ESRCH, EINVAL
- *   list   {} -> {rank:i, procs:[{pid, cmd, label, state:"R"|"Z"}]}
+ *   list   {} -> {rank:i, procs:[{pid, cmd, label, state:"R"|"Z", bg:b,
+ *          waitable:b, attached:b}]}
  *   wait   {pid:i, label?:s} -> {status:i, output?:[io...]}
  *   attach {pid:i, label?:s, flags:i}  streaming: attached {pid, cmd},
  *          then as exec.
