@@ -11,8 +11,8 @@
  * (broker.hostlist, owner only, {} -> {hostlist:s}) once the parent is
  * online, and stays in join until it has it, so its modules, rc1 and
  * clients all see it.  A parent that is still waiting for its own holds
- * its children's requests (at most one per child, a second one from the
- * same sender replaces nothing: EAGAIN) and answers them when it gets it.
+ * its children's requests (as many as it has children; past that EAGAIN)
+ * and answers them when it gets it, or fails them if it cannot.
  * Each broker thus receives the hostlist once and sends it to its direct
  * children only: O(size) bytes and O(fanout) messages per broker, and
  * rank 0 sends nothing more than its children's copies.
