@@ -340,6 +340,29 @@ test_expect_success 'a size 1 instance has its host name in hostlist' '
 	flux start -s 1 flux getattr hostlist >hl.out &&
 	test "$(cat hl.out)" = "$(hostname)"
 '
+# A hostlist past what PMI carries to every rank (above 64 KiB) comes
+# down the tree instead; broker.boot-hostlist-chunks=0 takes that path
+# with a short one.  Fanout 2: ranks 3-6 ask parents still waiting.
+test_expect_success 'every rank gets the hostlist through the tree' '
+	timeout 120 flux start -s 7 -Stbon.fanout=2 \
+		-Sbroker.boot-hostlist-chunks=0 \
+		flux exec -r all -l flux getattr hostlist >tree.out &&
+	test $(wc -l <tree.out) -eq 7 &&
+	h=$(hostname) &&
+	for r in 0 1 2 3 4 5 6; do
+		grep -x "$r: $h,$h,$h,$h,$h,$h,$h" tree.out || return 1
+	done
+'
+test_expect_success 'broker.hostlist answers a client with the hostlist' '
+	timeout 120 flux start -s 2 -Sbroker.boot-hostlist-chunks=0 \
+		$FLUX_BUILD_DIR/t/rpc broker.hostlist >bh.out &&
+	jq -e ".hostlist == \"$(hostname),$(hostname)\"" bh.out
+'
+test_expect_success 'broker.boot-hostlist-chunks: a bad value is refused' '
+	test_must_fail timeout 60 flux start -s 1 \
+		-Sbroker.boot-hostlist-chunks=65 true 2>bhc.err &&
+	grep "invalid value for broker.boot-hostlist-chunks=.65." bhc.err
+'
 test_expect_success 'log-stderr-level: set at runtime, checked, takes effect' '
 	flux start sh -c "flux logger -s debug before; \
 		flux setattr log-stderr-level 7 && flux logger -s debug after; \

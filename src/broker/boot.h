@@ -32,6 +32,11 @@ struct boot_info {
     void *arg;
     struct upmi *pmi;
     const char *methods; /* PMI methods to try (NULL: upmi.h default) */
+    /* the most hostlist chunks a rank > 0 reads through PMI (-1: the
+     * default, BOOTX_HOSTLIST_CHUNKS_MAX); past it, the hostlist comes
+     * through the overlay (attribute broker.boot-hostlist-chunks, a test
+     * hook: 0 sends it through the overlay always) */
+    int hostlist_chunks_max;
 };
 
 int boot_pmi_open (struct boot_info *info, flux_error_t *error);

@@ -198,7 +198,8 @@ error:
     return NULL;
 }
 
-char *bootx_hostlist_fetch (struct upmi *upmi, flux_error_t *error)
+char *bootx_hostlist_fetch (struct upmi *upmi, size_t chunks_max,
+                            flux_error_t *error)
 {
     size_t vmax = upmi_vallen_max (upmi), off = 0, i;
     char key[64], num[32], *s, *end;
@@ -212,7 +213,7 @@ char *bootx_hostlist_fetch (struct upmi *upmi, flux_error_t *error)
         errprintf (error, "PMI: malformed %s", HL_KEY);
         return NULL;
     }
-    if (n > BOOTX_HOSTLIST_CHUNKS_MAX)
+    if (n > chunks_max || n > BOOTX_HOSTLIST_CHUNKS_MAX)
         return strdup ("");
     if (!(s = malloc (n * vmax + 1))) {
         errprintf (error, "out of memory");
@@ -311,7 +312,12 @@ static int exchange (struct boot_info *info, const char *bind_uri,
         free (hl);
         return -1;
     }
-    if (info->rank > 0 && !(hl = bootx_hostlist_fetch (upmi, error)))
+    if (info->rank > 0
+        && !(hl = bootx_hostlist_fetch (upmi,
+                                        info->hostlist_chunks_max >= 0
+                                            ? (size_t)info->hostlist_chunks_max
+                                            : BOOTX_HOSTLIST_CHUNKS_MAX,
+                                        error)))
         return -1;
     free (info->hostlist);
     info->hostlist = hl;

@@ -15,7 +15,8 @@
  * "flux.hostlist.I"); after a second barrier the other ranks read those
  * chunks if there are at most BOOTX_HOSTLIST_CHUNKS_MAX of them (a
  * hostlist that does not compress, e.g. 16,384 unrelated names, stays on
- * rank 0 and the others get "").
+ * rank 0 and the others get "", then fetch it from their parent once
+ * the overlay is up: hostlist_share.h).
  */
 #include <stdint.h>
 
@@ -55,7 +56,9 @@ int bootx_get_card (struct upmi *upmi, int rank, struct bootx_card *card,
 char *bootx_hostlist_publish (struct upmi *upmi, flux_error_t *error);
 
 /* Ranks > 0, after the second barrier: the hostlist from rank 0's
- * chunks, or "" if there are too many.  Free it. */
-char *bootx_hostlist_fetch (struct upmi *upmi, flux_error_t *error);
+ * chunks, or "" if there are more than chunks_max of them (the broker
+ * then gets it through the overlay, hostlist_share.h).  Free it. */
+char *bootx_hostlist_fetch (struct upmi *upmi, size_t chunks_max,
+                            flux_error_t *error);
 
 #endif /* !BROKER_BOOT_PMI_H */

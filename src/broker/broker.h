@@ -139,7 +139,8 @@ struct broker {
     flux_msg_handler_t **config_handlers;
     flux_msg_handler_t **state_handlers;
     flux_msg_handler_t **builtin_handlers;
-    struct groups *groups; /* groups.h */
+    struct groups *groups;            /* groups.h */
+    struct hostlist_share *hostshare; /* hostlist_share.h */
 };
 
 /* ---- router (broker.c) ---- */

@@ -742,6 +742,22 @@ static int setup_core (struct broker *b, struct boot_info *info)
     char spec[64];
 
     info->methods = attr_get (b->attrs, "broker.boot-method", NULL);
+    info->hostlist_chunks_max = -1;
+    {
+        const char *v
+            = attr_get (b->attrs, "broker.boot-hostlist-chunks", NULL);
+        char *end;
+        long n = v ? strtol (v, &end, 10) : -1;
+        if (v && (!*v || *end || n < 0 || n > BOOTX_HOSTLIST_CHUNKS_MAX)) {
+            fprintf (stderr,
+                     "flux-broker: invalid value for "
+                     "broker.boot-hostlist-chunks='%s' (0-%d)\n",
+                     v, BOOTX_HOSTLIST_CHUNKS_MAX);
+            return -1;
+        }
+        if (v)
+            info->hostlist_chunks_max = (int)n;
+    }
     if (boot_config_enabled (b->config)) {
         if (boot_from_config (b, info, &error) < 0) {
             fprintf (stderr, "flux-broker: %s\n", error.text);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "hostlist_share.h"
 #include "parent.h"
 #include "libidset/idset.h"
 #include "module.h"
@@ -519,7 +520,7 @@ void state_enter (struct broker *b, enum broker_state s)
         builtin_shutdown_done (b);
     switch (s) {
         case STATE_JOIN:
-            if (b->rank == 0 || b->parent_online)
+            if ((b->rank == 0 || b->parent_online) && !hostlist_share_join (b))
                 state_enter (b, STATE_INIT);
             break;
         case STATE_INIT:
@@ -603,7 +604,7 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
         if (status == OVERLAY_PEER_ONLINE) {
             b->parent_online = 1;
             builtin_parent_online (b);
-            if (b->state == STATE_JOIN)
+            if (b->state == STATE_JOIN && !hostlist_share_join (b))
                 state_enter (b, STATE_INIT);
         }
         else if (status == OVERLAY_PEER_LOST) {
@@ -640,7 +641,8 @@ static const struct flux_msg_handler_spec state_htab[] = {
 
 int state_machine_init (struct broker *b)
 {
-    if (flux_msg_handler_addvec (b->h, state_htab, b, &b->state_handlers) < 0)
+    if (flux_msg_handler_addvec (b->h, state_htab, b, &b->state_handlers) < 0
+        || hostlist_share_init (b) < 0)
         return -1;
     uv_timer_init (b->loop, &b->module_stop_timer);
     b->module_stop_timer.data = b;
@@ -662,6 +664,7 @@ void state_machine_fini (struct broker *b)
 {
     flux_msg_handler_delvec (b->state_handlers);
     b->state_handlers = NULL;
+    hostlist_share_fini (b);
     free (b->child_ready);
     b->child_ready = NULL;
 }

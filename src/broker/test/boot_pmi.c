@@ -287,7 +287,8 @@ static void exchange (int n, int fanout, enum names mode)
     maxgets = 0;
     for (r = 1; r < n; r++) {
         int before = t[r].gets;
-        if (!(s = bootx_hostlist_fetch (u[r], &error))) {
+        if (!(s = bootx_hostlist_fetch (u[r], BOOTX_HOSTLIST_CHUNKS_MAX,
+                                        &error))) {
             diag ("rank %d: %s", r, error.text);
             bad++;
             continue;
@@ -353,7 +354,8 @@ static void errors (void)
     ok (bootx_get_card (u, 0, &card, &error) < 0, "a missing card fails: %s",
         error.text);
     json_object_set_new (kvs, "flux.hostlist.0", json_string ("x2"));
-    ok (bootx_hostlist_fetch (u, &error) == NULL && errno == EPROTO,
+    ok (bootx_hostlist_fetch (u, BOOTX_HOSTLIST_CHUNKS_MAX, &error) == NULL
+            && errno == EPROTO,
         "a malformed chunk count is EPROTO: %s", error.text);
     upmi_destroy (u);
     pmi_simple_server_destroy (server);

@@ -13,6 +13,12 @@
  * exit code is the largest over the ranks: the exit code, 128+signal, or
  * for a start failure 126 (EPERM, EACCES), 127 (ENOENT), 68
  * (EHOSTUNREACH), else 1.
+ *
+ * --attach PID|LABEL (flux-core's, PROTOCOLS-exec.md 1.7): instead of
+ * starting a command, attach to a background process of one rank's
+ * server (rexec "attach"): its output from then on, and its exit code as
+ * for a command run here.  Ctrl-C detaches (exit 0): closing the handle
+ * makes the server put the process back, unattached.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -50,6 +56,10 @@ static const char usage[]
       "      --waitable       (with --bg) Keep the exit status until\n"
       "                       'flux sproc wait' collects it\n"
       "      --label=LABEL    Name the process (flux sproc kill|wait LABEL)\n"
+      "      --attach=PID|LABEL  Attach to a background process of one\n"
+      "                       rank (-r, default: this broker's) instead:\n"
+      "                       relay its output, exit with its exit code;\n"
+      "                       Ctrl-C detaches\n"
       "  -n, --noinput        Send end-of-file to standard input at once\n"
       "  -q, --quiet          No summary of failures on stderr\n"
       "  -v, --verbose        Say what is started and how it ended\n"
@@ -84,6 +94,8 @@ struct exec {
     int n;
     int running;
     bool label_io, noinput, quiet, verbose;
+    bool attach, detached; /* --attach; Ctrl-C came */
+    const char *attach_to; /* its PID|LABEL */
     /* stdin */
     bool stdin_open;
     int stdin_flags; /* fcntl flags of fd 0 before, restored at the end */
@@ -320,7 +332,10 @@ static void on_error (flux_subprocess_t *p, int errnum, const char *text,
     struct target *t = arg;
 
     t->errnum = errnum;
-    if (!flux_subprocess_started (p))
+    if (t->x->attach && !flux_subprocess_started (p))
+        fprintf (stderr, "%s: Error: rank %u: attach %s: %s\n", cmd_prog (),
+                 t->rank, t->x->attach_to, text ? text : strerror (errnum));
+    else if (!flux_subprocess_started (p))
         fprintf (stderr, "%s: Error: rank %u: %s: %s\n", cmd_prog (), t->rank,
                  flux_cmd_arg (t->x->cmd, 0), strerror (errnum));
     else
@@ -357,6 +372,11 @@ static void signal_cb (uv_signal_t *w, int signum)
 {
     struct exec *x = w->data;
 
+    if (signum == SIGINT && x->attach) { /* detach: leave it running */
+        x->detached = true;
+        flux_reactor_stop (x->r);
+        return;
+    }
     if (signum == SIGINT) {
         double now = flux_reactor_now (x->r);
         if (x->interrupts >= 2 && now - x->last_interrupt < 1.) {
@@ -576,7 +596,7 @@ static int summarize (struct exec *x)
         int c;
 
         if (t->errnum) {
-            c = start_error_code (t->errnum);
+            c = x->attach ? 1 : start_error_code (t->errnum);
             if (c > code)
                 code = c;
             continue; /* said already */
@@ -619,6 +639,52 @@ static int summarize (struct exec *x)
     return code;
 }
 
+/* --attach: the one process of x->attach_to on rank; the exit code. */
+static int attach (struct exec *x, const char *service, uint32_t rank)
+{
+    const char *label = NULL;
+    pid_t pid = -1;
+    char *end;
+    long n;
+    int code;
+
+    errno = 0;
+    n = strtol (x->attach_to, &end, 10);
+    if (*end == '\0' && errno == 0 && n > 0 && n <= INT32_MAX)
+        pid = (pid_t)n;
+    else
+        label = x->attach_to; /* not a number: a label */
+    x->n = 1;
+    x->noinput = true; /* a background process has no stdin */
+    if (!(x->t = calloc (1, sizeof (*x->t))))
+        cmd_die ("out of memory");
+    x->t[0].x = x;
+    x->t[0].rank = rank;
+    x->t[0].bol[0] = x->t[0].bol[1] = true;
+    x->t[0].stdin_eof = true;
+    signals_setup (x);
+    if (!(x->t[0].p = flux_rexec_attach (x->h, service, rank, pid, label, &ops,
+                                         &x->t[0])))
+        cmd_die ("rank %u: attach: %s", rank, strerror (errno));
+    x->running = 1;
+    if (flux_reactor_run (x->r, 0) < 0)
+        cmd_die ("reactor: %s", strerror (errno));
+    for (int i = 0; i < 2; i++)
+        uv_close ((uv_handle_t *)&x->sig[i], NULL);
+    (void)flux_reactor_run (x->r, FLUX_REACTOR_NOWAIT); /* finish closing */
+    if (x->detached) {
+        if (x->verbose)
+            fprintf (stderr, "%s: rank %u: detached from %s\n", cmd_prog (),
+                     rank, x->attach_to);
+        code = 0;
+    }
+    else
+        code = summarize (x);
+    flux_subprocess_destroy (x->t[0].p);
+    free (x->t);
+    return code;
+}
+
 int cmd_exec (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -634,6 +700,7 @@ int cmd_exec (int argc, char **argv)
         {"bg", no_argument, NULL, 'B'},
         {"waitable", no_argument, NULL, 'W'},
         {"label", required_argument, NULL, 'L'},
+        {"attach", required_argument, NULL, 'A'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
@@ -689,9 +756,20 @@ int cmd_exec (int argc, char **argv)
                     cmd_usage_error ("--label: a label is required");
                 label = optarg;
                 break;
+            case 'A':
+                if (!*optarg)
+                    cmd_usage_error ("--attach: a pid or a label is required");
+                x.attach = true;
+                x.attach_to = optarg;
+                break;
         }
     }
-    if (optind == argc)
+    if (x.attach && optind != argc)
+        cmd_usage_error ("--attach takes no command");
+    if (x.attach && (bg || waitable || label))
+        cmd_usage_error ("--attach cannot be used with --bg, --waitable or "
+                         "--label");
+    if (!x.attach && optind == argc)
         cmd_usage_error ("a command is required");
     if (waitable && !bg)
         cmd_usage_error ("--waitable requires --bg");
@@ -703,8 +781,24 @@ int cmd_exec (int argc, char **argv)
         idset_destroy (job);
         snprintf (topic, sizeof (topic), "%s.rexec", service);
     }
+    else if (x.attach && !rank) { /* this broker's process */
+        uint32_t me;
+        if (flux_get_rank (x.h, &me) < 0 || !(ids = idset_create (0, 0))
+            || idset_set (ids, me) < 0)
+            cmd_die ("cannot get this broker's rank: %s", strerror (errno));
+    }
     else
         ids = target_ranks (x.h, rank, exclude);
+    if (x.attach) {
+        if (idset_count (ids) != 1)
+            cmd_usage_error ("--attach: one rank is required (-r RANK)");
+        code = attach (&x, topic, idset_first (ids));
+        idset_destroy (ids);
+        free (service);
+        free (setopts);
+        flux_close (x.h);
+        return code;
+    }
     x.cmd
         = build_cmd (x.h, argc - optind, argv + optind, dir, setopts, nsetopts);
     if (label && flux_cmd_set_label (x.cmd, label) < 0)

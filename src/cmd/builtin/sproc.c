@@ -22,6 +22,7 @@
 
 #include "cmdutil.h"
 #include "libsubprocess/subprocess.h"
+#include "libutil/textbuf.h"
 #include "sproc.h"
 
 static const char usage[]
@@ -37,7 +38,9 @@ static const char usage[]
 static const char ps_usage[]
     = "Usage: flux sproc ps [OPTIONS]\n"
       "List the processes of a subprocess server: pid, state (R running,\n"
-      "Z exited and not waited for), label and command.\n"
+      "Z exited and not waited for), flags, label and command.\n"
+      "  -o, --format=FORMAT  Python-style format: fields pid, state,\n"
+      "                       statex, flags, attached, label, rank, cmd\n"
       "  -n, --no-header      No header line\n" COMMON_HELP;
 static const char kill_usage[]
     = "Usage: flux sproc kill [OPTIONS] SIGNUM PID|LABEL\n"
@@ -159,49 +162,315 @@ static const char *proc_name (int pid, const char *label)
     return buf;
 }
 
+/* ---- ps --format ----
+ *
+ * As flux-core's flux sproc ps: text with {FIELD[:SPEC]} items ("{{" and
+ * "}}" for braces), SPEC [[fill]align][width][type][h] with align < > ^,
+ * type s or d, h showing "-" for an empty value; "+:" before a field
+ * widens it to its widest value.  Headings take the field's alignment
+ * and width.
+ */
+#define PS_DEFAULT_FORMAT \
+    "{pid:>9} {statex:<3} {flags:<11h} +:{label:<16} {cmd}"
+
+enum ps_key {
+    K_PID,
+    K_STATE,
+    K_STATEX,
+    K_FLAGS,
+    K_ATTACHED,
+    K_LABEL,
+    K_RANK,
+    K_CMD,
+    K_COUNT
+};
+
+static const struct {
+    const char *name, *heading;
+    bool number; /* right-aligned by default, as Python does numbers */
+} ps_keys[K_COUNT] = {
+    [K_PID] = {"pid", "PID", true},
+    [K_STATE] = {"state", "ST", false},
+    [K_STATEX] = {"statex", "STAT", false},
+    [K_FLAGS] = {"flags", "FLAGS", false},
+    [K_ATTACHED] = {"attached", "ATTACHED", false},
+    [K_LABEL] = {"label", "LABEL", false},
+    [K_RANK] = {"rank", "RANK", true},
+    [K_CMD] = {"cmd", "COMMAND", false},
+};
+
+struct ps_item {
+    char *prefix; /* literal text before the field */
+    enum ps_key key;
+    char fill, align; /* align 0: the default of the field */
+    int width;
+    bool hyphen, expand;
+};
+
+struct ps_format {
+    struct ps_item *items;
+    int n;
+    char *suffix;
+};
+
+static void ps_format_destroy (struct ps_format *f)
+{
+    if (f) {
+        for (int i = 0; i < f->n; i++)
+            free (f->items[i].prefix);
+        free (f->items);
+        free (f->suffix);
+        free (f);
+    }
+}
+
+/* SPEC of one field into it; -1 if malformed. */
+static int ps_parse_spec (const char *spec, size_t len, struct ps_item *it)
+{
+    const char *p = spec, *end = spec + len;
+
+    if (len >= 2 && strchr ("<>^", p[1])) {
+        it->fill = p[0];
+        it->align = p[1];
+        p += 2;
+    }
+    else if (len >= 1 && strchr ("<>^", p[0])) {
+        it->align = p[0];
+        p++;
+    }
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (it->width > 10000)
+            return -1;
+        it->width = it->width * 10 + (*p++ - '0');
+    }
+    if (p < end && (*p == 's' || *p == 'd')) {
+        if (*p == 'd' && !ps_keys[it->key].number)
+            return -1; /* Python refuses d for a string too */
+        p++;
+    }
+    if (p < end && *p == 'h') {
+        it->hyphen = true;
+        p++;
+    }
+    return p == end ? 0 : -1;
+}
+
+/* Parse fmt; NULL with a message in error. */
+static struct ps_format *ps_format_parse (const char *fmt, flux_error_t *error)
+{
+    struct ps_format *f = calloc (1, sizeof (*f));
+    struct textbuf lit = {0};
+    const char *p = fmt;
+
+    if (!f)
+        goto nomem;
+    while (*p) {
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            if (textbuf_append (&lit, p, 1) < 0)
+                goto nomem;
+            p += 2;
+            continue;
+        }
+        if (*p == '}') {
+            errprintf (error, "format: single '}' encountered");
+            goto error;
+        }
+        if (*p != '{') {
+            if (textbuf_append (&lit, p++, 1) < 0)
+                goto nomem;
+            continue;
+        }
+        const char *close = strchr (p, '}');
+        const char *colon;
+        struct ps_item it = {.fill = ' '};
+        size_t namelen;
+        int k;
+        if (!close) {
+            errprintf (error, "format: expected '}' before end of string");
+            goto error;
+        }
+        colon = memchr (p + 1, ':', close - p - 1);
+        namelen = (colon ? colon : close) - (p + 1);
+        for (k = 0; k < K_COUNT; k++) {
+            if (strlen (ps_keys[k].name) == namelen
+                && !strncmp (ps_keys[k].name, p + 1, namelen))
+                break;
+        }
+        if (k == K_COUNT) {
+            errprintf (error, "Unknown format field: %.*s", (int)namelen,
+                       p + 1);
+            goto error;
+        }
+        it.key = k;
+        if (colon && ps_parse_spec (colon + 1, close - colon - 1, &it) < 0) {
+            errprintf (error, "Invalid format specifier for %s: '%.*s'",
+                       ps_keys[k].name, (int)(close - colon - 1), colon + 1);
+            goto error;
+        }
+        if (lit.len >= 2 && !strncmp (lit.data + lit.len - 2, "+:", 2)) {
+            it.expand = true;
+            lit.len -= 2;
+        }
+        if (!(it.prefix = strndup (lit.data ? lit.data : "", lit.len)))
+            goto nomem;
+        lit.len = 0;
+        struct ps_item *items
+            = realloc (f->items, (f->n + 1) * sizeof (*f->items));
+        if (!items) {
+            free (it.prefix);
+            goto nomem;
+        }
+        f->items = items;
+        f->items[f->n++] = it;
+        p = close + 1;
+    }
+    if (!(f->suffix = strndup (lit.data ? lit.data : "", lit.len)))
+        goto nomem;
+    textbuf_free (&lit);
+    return f;
+nomem:
+    errprintf (error, "out of memory");
+error:
+    textbuf_free (&lit);
+    ps_format_destroy (f);
+    return NULL;
+}
+
+/* One process of a list response, its values as ps prints them. */
+struct ps_row {
+    char v[K_COUNT][64];
+    const char *cmd, *label; /* borrowed from the response */
+};
+
+static const char *ps_value (const struct ps_row *r, enum ps_key k)
+{
+    if (k == K_CMD)
+        return r->cmd;
+    if (k == K_LABEL)
+        return r->label;
+    return r->v[k];
+}
+
+static void ps_print_field (const struct ps_item *it, const char *val,
+                            int width)
+{
+    int len = (int)strlen (val), pad = width > len ? width - len : 0;
+    char align = it->align ? it->align : ps_keys[it->key].number ? '>' : '<';
+    int left = align == '>' ? pad : align == '^' ? pad / 2 : 0;
+
+    for (int i = 0; i < left; i++)
+        putchar (it->fill);
+    fputs (val, stdout);
+    for (int i = 0; i < pad - left; i++)
+        putchar (it->fill);
+}
+
+static void ps_print (const struct ps_format *f, const struct ps_row *rows,
+                      size_t nrows, bool header)
+{
+    int *width = calloc (f->n ? f->n : 1, sizeof (*width));
+
+    if (!width)
+        cmd_die ("out of memory");
+    for (int i = 0; i < f->n; i++) {
+        width[i] = f->items[i].width;
+        for (size_t j = 0; f->items[i].expand && j < nrows; j++) {
+            int len = (int)strlen (ps_value (&rows[j], f->items[i].key));
+            if (len > width[i])
+                width[i] = len;
+        }
+    }
+    for (size_t j = header ? 0 : 1; j <= nrows; j++) {
+        for (int i = 0; i < f->n; i++) {
+            const struct ps_item *it = &f->items[i];
+            const char *val = j == 0 ? ps_keys[it->key].heading
+                                     : ps_value (&rows[j - 1], it->key);
+            if (j > 0 && it->hyphen && !*val)
+                val = "-";
+            fputs (it->prefix, stdout);
+            ps_print_field (it, val, width[i]);
+        }
+        fputs (f->suffix, stdout);
+        putchar ('\n');
+    }
+    free (width);
+}
+
 static int sp_ps (int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"rank", required_argument, NULL, 'r'},
         {"service", required_argument, NULL, 's'},
+        {"format", required_argument, NULL, 'o'},
         {"no-header", no_argument, NULL, 'n'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
     struct target t = {.rank = FLUX_NODEID_ANY, .topic = "rexec"};
+    const char *fmt = PS_DEFAULT_FORMAT;
+    struct ps_format *format;
+    struct ps_row *rows;
+    flux_error_t error;
     bool header = true;
     flux_future_t *f;
     json_t *procs, *p;
     size_t i;
-    int c;
+    int c, rank;
     flux_t *h;
 
-    while ((c = cmd_getopt (argc, argv, "r:s:n", longopts)) != -1) {
+    while ((c = cmd_getopt (argc, argv, "r:s:o:n", longopts)) != -1) {
         if (c == 'n')
             header = false;
+        else if (c == 'o')
+            fmt = optarg;
         else
             common_opt (&t, c);
     }
     if (optind != argc)
         cmd_usage_error ("ps takes no arguments");
+    if (!(format = ps_format_parse (fmt, &error)))
+        cmd_usage_error ("%s", error.text);
     h = cmd_open ();
     if (!(f = flux_rpc (h, topic (&t, "list"), NULL, t.rank, 0))
-        || flux_rpc_get_unpack (f, "{s:o}", "procs", &procs) < 0
+        || flux_rpc_get_unpack (f, "{s:i s:o}", "rank", &rank, "procs", &procs)
+               < 0
         || !json_is_array (procs))
         cmd_die ("%s: %s", topic (&t, "list"),
                  f ? future_strerror (f, errno) : strerror (errno));
-    if (header)
-        printf ("%9s %-5s %-16s %s\n", "PID", "STATE", "LABEL", "CMD");
+    if (!(rows = calloc (json_array_size (procs) + 1, sizeof (*rows))))
+        cmd_die ("out of memory");
     json_array_foreach (procs, i, p)
     {
-        int pid;
-        const char *cmd, *label = "", *state;
-        if (json_unpack (p, "{s:i s:s s?s s:s}", "pid", &pid, "cmd", &cmd,
-                         "label", &label, "state", &state)
+        struct ps_row *r = &rows[i];
+        int pid, bg = 0, waitable = 0, attached = 0;
+        const char *state;
+        r->label = "";
+        /* bg, waitable and attached are newer: a server may leave them
+         * out (a foreground process is then taken as attached) */
+        if (json_unpack (p, "{s:i s:s s?s s:s s?b s?b s?b}", "pid", &pid, "cmd",
+                         &r->cmd, "label", &r->label, "state", &state, "bg",
+                         &bg, "waitable", &waitable, "attached", &attached)
             < 0)
             cmd_die ("%s: malformed response", topic (&t, "list"));
-        printf ("%9d %-5s %-16s %s\n", pid, state, *label ? label : "-", cmd);
+        if (!json_object_get (p, "attached"))
+            attached = !bg;
+        if (!*r->label)
+            r->label = "-"; /* as flux-core shows no label */
+        snprintf (r->v[K_PID], sizeof (r->v[K_PID]), "%d", pid);
+        snprintf (r->v[K_STATE], sizeof (r->v[K_STATE]), "%s", state);
+        snprintf (r->v[K_STATEX], sizeof (r->v[K_STATEX]), "%s%s", state,
+                  attached ? "+" : "");
+        snprintf (r->v[K_FLAGS], sizeof (r->v[K_FLAGS]), "%s%s%s",
+                  bg ? "bg" : "", bg && waitable ? "," : "",
+                  waitable ? "waitable" : "");
+        snprintf (r->v[K_ATTACHED], sizeof (r->v[K_ATTACHED]), "%s",
+                  attached ? "Y" : "");
+        snprintf (r->v[K_RANK], sizeof (r->v[K_RANK]), "%d", rank);
     }
+    ps_print (format, rows, json_array_size (procs), header);
+    fflush (stdout);
+    free (rows);
+    ps_format_destroy (format);
     flux_future_destroy (f);
     flux_close (h);
     return 0;

@@ -140,7 +140,8 @@ static int handle_response (flux_subprocess_t *p, flux_future_t *f)
         return -1;
     if ((has_status = json_is_integer (st)))
         status = (int)json_integer_value (st);
-    if (!strcmp (type, "started")) {
+    /* "attached" (an attach request) stands for "started" */
+    if (!strcmp (type, "started") || !strcmp (type, "attached")) {
         if (pid <= 0 || p->started)
             return -1;
         p->pid = pid;
@@ -239,6 +240,50 @@ flux_subprocess_t *flux_rexec (flux_t *h, const char *service, uint32_t rank,
         || !(p->f = flux_rpc_pack (h, topic, rank, FLUX_RPC_STREAMING,
                                    "{s:o s:i s:i}", "cmd", o, "flags", flags,
                                    "local_flags", 0))
+        || flux_future_then (p->f, -1., exec_continuation, p) < 0) {
+        sp_free (p);
+        return NULL;
+    }
+    p->matchtag = flux_rpc_get_matchtag (p->f);
+    return p;
+}
+
+flux_subprocess_t *flux_rexec_attach (flux_t *h, const char *service,
+                                      uint32_t rank, pid_t pid,
+                                      const char *label,
+                                      const struct flux_subprocess_ops *ops,
+                                      void *arg)
+{
+    flux_subprocess_t *p;
+    char topic[160];
+    int flags = 0;
+
+    if (!h || !service || strlen (service) > 128 || (pid <= 0 && !label)
+        || (label && !*label)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(p = calloc (1, sizeof (*p))) || !(p->service = strdup (service))) {
+        free (p);
+        errno = ENOMEM;
+        return NULL;
+    }
+    p->h = h;
+    p->rank = rank;
+    p->pid = -1;
+    p->arg = arg;
+    p->stdin_closed = true; /* a background process has none */
+    if (ops)
+        p->ops = *ops;
+    if (p->ops.on_output)
+        flags |= SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_STDERR;
+    snprintf (topic, sizeof (topic), "%s.attach", service);
+    if (!(p->f = label ? flux_rpc_pack (h, topic, rank, FLUX_RPC_STREAMING,
+                                        "{s:i s:s s:i}", "pid", -1, "label",
+                                        label, "flags", flags)
+                       : flux_rpc_pack (h, topic, rank, FLUX_RPC_STREAMING,
+                                        "{s:i s:i}", "pid", (int)pid, "flags",
+                                        flags))
         || flux_future_then (p->f, -1., exec_continuation, p) < 0) {
         sp_free (p);
         return NULL;

@@ -265,10 +265,13 @@ static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         goto nomem;
     for (struct proc *p = s->procs; p; p = p->next) {
         const char *label = flux_cmd_get_label (p->cmd);
-        json_t *o
-            = json_pack ("{s:i s:s s:s s:s}", "pid", (int)p->pid, "cmd",
-                         flux_cmd_arg (p->cmd, 0), "label", label ? label : "",
-                         "state", p->exited ? "Z" : "R");
+        /* bg, waitable, attached: as flux-core's newer servers add them
+         * (a foreground process always has its client attached) */
+        json_t *o = json_pack (
+            "{s:i s:s s:s s:s s:b s:b s:b}", "pid", (int)p->pid, "cmd",
+            flux_cmd_arg (p->cmd, 0), "label", label ? label : "", "state",
+            p->exited ? "Z" : "R", "bg", p->background, "waitable", p->waitable,
+            "attached", p->client != NULL || p->wait_msg != NULL);
         if (!o || json_array_append_new (procs, o) < 0) {
             json_decref (o);
             goto nomem;

@@ -30,7 +30,8 @@
  *          Not streaming => background: one response, started {pid}.
  *   write  {matchtag:i, io:o}  NORESPONSE; found by sender + matchtag.
  *   kill   {pid:i, signum:i, label?:s} -> {}     ESRCH, EINVAL
- *   list   {} -> {rank:i, procs:[{pid, cmd, label, state:"R"|"Z"}]}
+ *   list   {} -> {rank:i, procs:[{pid, cmd, label, state:"R"|"Z", bg:b,
+ *          waitable:b, attached:b}]}
  *   wait   {pid:i, label?:s} -> {status:i, output?:[io...]}
  *   attach {pid:i, label?:s, flags:i}  streaming: attached {pid, cmd},
  *          then as exec.
@@ -246,6 +247,20 @@ flux_subprocess_t *flux_rexec (flux_t *h, const char *service, uint32_t rank,
                                const flux_cmd_t *cmd,
                                const struct flux_subprocess_ops *ops,
                                void *arg);
+
+/* Attach to a background process of the server on rank, by pid, or by
+ * label if label is not NULL ("SERVICE.attach", streaming): it then goes
+ * on as for flux_rexec() (on_started when the server says "attached",
+ * output from then on, finished, complete), but there is no stdin to
+ * write.  A process that is not there gives on_error (ENOENT), one that
+ * is foreground, attached or waited on EBUSY.  Destroying the handle
+ * does not detach it: closing h does (the server's disconnect).
+ */
+flux_subprocess_t *flux_rexec_attach (flux_t *h, const char *service,
+                                      uint32_t rank, pid_t pid,
+                                      const char *label,
+                                      const struct flux_subprocess_ops *ops,
+                                      void *arg);
 
 /* Write len bytes to stream ("stdin" or a channel), or with eof true
  * (data may be NULL) send the end of it.  Sent at once (NORESPONSE),

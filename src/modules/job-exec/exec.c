@@ -136,6 +136,11 @@ void *execjob_impl_data (const struct execjob *job)
     return job->impl_data;
 }
 
+const struct idset *execjob_released (const struct execjob *job)
+{
+    return job->released;
+}
+
 void execjob_where (const struct execjob *job, const struct idset *ranks,
                     char *buf, size_t size)
 {
@@ -149,6 +154,23 @@ void execjob_where (const struct execjob *job, const struct idset *ranks,
         snprintf (buf, size, "rank%s %s", s, ids ? ids : "?");
     free (hosts);
     free (ids);
+}
+
+void execjob_where_shells (const struct execjob *job, const struct idset *ranks,
+                           char *buf, size_t size)
+{
+    char *hosts = job->R.R ? rset_hosts (job->R.R, ranks) : NULL;
+    struct idset *shell = execjob_shell_ranks (job, ranks);
+    char *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
+    const char *s = shell && idset_count (shell) > 1 ? "s" : "";
+
+    if (hosts)
+        snprintf (buf, size, "%s (shell rank%s %s)", hosts, s, ids ? ids : "?");
+    else
+        snprintf (buf, size, "shell rank%s %s", s, ids ? ids : "?");
+    free (hosts);
+    free (ids);
+    idset_destroy (shell);
 }
 
 const struct exec_impl *execjob_impl (const struct execjob *job)

@@ -71,6 +71,9 @@ const struct idset *execjob_ranks (const struct execjob *job); /* from start */
 /* R (RFC 20) as the start request carried it or as read from the KVS
  * (borrowed), from start; NULL before. */
 json_t *execjob_R (const struct execjob *job);
+/* The ranks released so far by execjob_release() (borrowed), or NULL if
+ * none were. */
+const struct idset *execjob_released (const struct execjob *job);
 void *execjob_data (const struct execjob *job);
 void execjob_set_data (struct execjob *job, void *data);
 void *execjob_impl_data (const struct execjob *job);
@@ -90,6 +93,11 @@ void exec_log (exec_t *x, int level, const char *fmt, ...)
  * NUL-terminates buf (truncating). */
 void execjob_where (const struct execjob *job, const struct idset *ranks,
                     char *buf, size_t size);
+/* The same in shell ranks (the index of each in R), as flux-core names a
+ * lost non-critical shell: "node[2-3] (shell ranks 2-3)", or "shell
+ * rank 2" when R names no hosts. */
+void execjob_where_shells (const struct execjob *job, const struct idset *ranks,
+                           char *buf, size_t size);
 
 /* Reports.  started: the "start" response (once) and the expiration timer.
  * finish: the "finish" response with status (once).  release: a partial

@@ -310,23 +310,14 @@ static void tell_leader_lost (struct realjob *rj, const struct idset *shells,
  */
 static void lost_noncritical (struct realjob *rj, struct idset *ranks)
 {
-    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
     struct idset *shell = execjob_shell_ranks (rj->job, ranks);
-    char *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
-    const char *s = shell && idset_count (shell) > 1 ? "s" : "";
-    char msg[256];
+    char where[200], msg[256];
 
     rj->re->stats.lost_noncritical++;
-    if (hosts)
-        snprintf (msg, sizeof (msg), "node failure on %s (shell rank%s %s)",
-                  hosts, s, ids ? ids : "?");
-    else
-        snprintf (msg, sizeof (msg), "node failure on shell rank%s %s", s,
-                  ids ? ids : "?");
+    execjob_where_shells (rj->job, ranks, where, sizeof (where));
+    snprintf (msg, sizeof (msg), "node failure on %s", where);
     execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
     tell_leader_lost (rj, shell, 2, msg);
-    free (hosts);
-    free (ids);
     idset_destroy (shell);
 }
 

@@ -32,11 +32,16 @@
  * lost, testexec watches the broker.online group (a streaming groups.get
  * to rank 0, where job-exec runs).  A rank that leaves it before the
  * instance shuts down (rank 0's owner-sent broker.shutdown event) was
- * lost: every running simulated job with that rank gets a
- * "node-failure" exception and ends at once as if SIGKILLed, releasing
- * all its ranks (the resource module marks the lost ones down, so they
- * are shown down, not allocated).  Only the running jobs are kept in a
- * list for this, so a change costs one pass over them.
+ * lost.  As realexec does, critical ranks decide what follows
+ * (job-exec.critical-ranks, all shell ranks by default): a running
+ * simulated job that lost a critical shell rank gets a "node-failure"
+ * exception and ends at once as if SIGKILLed, releasing all its ranks;
+ * one that lost only non-critical ones gets a severity 2 "node-failure"
+ * ("node failure on HOST (shell rank N)"), the lost ranks are released
+ * at once and the job runs on (if no rank is left, it finishes with
+ * status 0).  The resource module marks the lost ranks down, so they are
+ * shown down, not allocated.  Only the running jobs are kept in a list
+ * for this, so a change costs one pass over them.
  */
 #include <errno.h>
 #include <math.h>
@@ -61,6 +66,7 @@ struct testexec {
     bool shutdown;           /* broker.shutdown seen: a leave is no loss */
     struct {
         unsigned long jobs, timers, immediate, overrides, kills, reattach, lost;
+        unsigned long lost_noncritical;
     } stats;
 };
 
@@ -72,10 +78,11 @@ struct testjob {
     struct tq_entry release_timer; /* release_early */
     bool released;                 /* the early release was made */
     struct flux_deferred now;
-    flux_future_t *f; /* reattach: eventlog lookup */
-    bool waiting;     /* start called, override start not yet received */
-    bool go;          /* override start received */
-    bool linked;      /* in te->running */
+    flux_future_t *f;   /* reattach: eventlog lookup */
+    bool waiting;       /* start called, override start not yet received */
+    bool go;            /* override start received */
+    bool linked;        /* in te->running */
+    struct idset *lost; /* non-critical ranks lost (released), or NULL */
     struct testjob *prev, *next;
 };
 
@@ -120,13 +127,27 @@ static void stop_clock (struct testjob *tj)
     flux_reactor_undefer (&tj->now);
 }
 
+/* The job's ranks not lost (released already) to a non-critical loss: a
+ * new idset, NULL on ENOMEM or before R is known. */
+static struct idset *live_ranks (struct testjob *tj)
+{
+    const struct idset *ranks = execjob_ranks (tj->job);
+    struct idset *live = ranks ? idset_copy (ranks) : NULL;
+
+    if (live && tj->lost && idset_subtract (live, tj->lost) < 0) {
+        idset_destroy (live);
+        return NULL;
+    }
+    return live;
+}
+
 /* The simulated processes have exited with status: finish, then release
  * (one rank at a time if asked), then the final release.
  */
 static void complete (struct testjob *tj, int status)
 {
     struct execjob *job = tj->job;
-    const struct idset *ranks = execjob_ranks (job);
+    struct idset *ranks = live_ranks (tj);
 
     stop_clock (tj);
     execjob_finish (job, status);
@@ -145,6 +166,7 @@ static void complete (struct testjob *tj, int status)
         }
         idset_destroy (one);
     }
+    idset_destroy (ranks);
     execjob_done (job); /* frees tj */
 }
 
@@ -152,14 +174,15 @@ static void complete (struct testjob *tj, int status)
 static void release_cb (struct tq_entry *e)
 {
     struct testjob *tj = container_of_release (e);
-    const struct idset *ranks = execjob_ranks (tj->job);
     struct idset *some;
 
-    if (tj->released || !execjob_is_running (tj->job) || !ranks
-        || idset_count (ranks) < 2)
+    if (tj->released || !execjob_is_running (tj->job))
         return;
-    if (!(some = idset_copy (ranks))
-        || idset_clear (some, idset_last (ranks)) < 0
+    if (!(some = live_ranks (tj)) || idset_count (some) < 2) {
+        idset_destroy (some);
+        return;
+    }
+    if (idset_clear (some, idset_last (some)) < 0
         || execjob_release (tj->job, some) < 0)
         exec_log (tj->te->x, LOG_ERR, "%ju: early release: %s",
                   (uintmax_t)execjob_id (tj->job), strerror (errno));
@@ -395,13 +418,52 @@ static void testexec_exit (struct execjob *job)
         stop_clock (tj);
         unlink_running (tj);
         flux_future_destroy (tj->f);
+        idset_destroy (tj->lost);
         free (tj);
     }
 }
 
 /* ---- lost ranks ---- */
 
-/* ranks were lost: end every running job that has one of them. */
+/* A job lost ranks gone, none of them holding a critical shell rank:
+ * as realexec, a severity 2 node-failure; the lost ranks are released
+ * now and the job runs on, or finishes if nothing is left.  -1 if the
+ * ranks could not be set aside (the caller then ends the job). */
+static int lost_noncritical (struct testjob *tj, const struct idset *gone)
+{
+    const struct idset *released = execjob_released (tj->job);
+    struct idset *live, *rel = NULL;
+    char where[200];
+    int rc = -1;
+
+    if (!tj->lost && !(tj->lost = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        return -1;
+    if (idset_add (tj->lost, gone) < 0 || !(live = live_ranks (tj)))
+        return -1;
+    /* an early release may have let some go already */
+    if (!(rel = idset_copy (gone))
+        || (released
+            && (idset_subtract (rel, released) < 0
+                || idset_subtract (live, released) < 0)))
+        goto done;
+    tj->te->stats.lost_noncritical++;
+    execjob_where_shells (tj->job, gone, where, sizeof (where));
+    execjob_raise_nonfatal (tj->job, 2, "node-failure", "node failure on %s",
+                            where);
+    if (idset_empty (live))
+        complete (tj, 0); /* nothing left to run: frees tj */
+    else if (!idset_empty (rel) && execjob_release (tj->job, rel) < 0)
+        exec_log (tj->te->x, LOG_ERR, "%ju: releasing lost ranks: %s",
+                  (uintmax_t)execjob_id (tj->job), strerror (errno));
+    rc = 0;
+done:
+    idset_destroy (rel);
+    idset_destroy (live);
+    return rc;
+}
+
+/* ranks were lost: every running job that has one of them ends, or goes
+ * on when none of its lost ranks is critical. */
 static void lost_ranks (struct testexec *te, const struct idset *ranks)
 {
     struct testjob *tj = te->running, *next;
@@ -415,7 +477,18 @@ static void lost_ranks (struct testexec *te, const struct idset *ranks)
         if (!mine || !idset_has_intersection (mine, ranks))
             continue;
         te->stats.lost++;
-        if ((gone = idset_intersect (mine, ranks)))
+        if ((gone = idset_intersect (mine, ranks)) && tj->lost)
+            (void)idset_subtract (gone, tj->lost); /* lost already */
+        if (gone && idset_empty (gone)) {
+            idset_destroy (gone);
+            continue;
+        }
+        if (gone && !execjob_critical (tj->job, gone)
+            && lost_noncritical (tj, gone) == 0) {
+            idset_destroy (gone);
+            continue;
+        }
+        if (gone)
             execjob_where (tj->job, gone, where, sizeof (where));
         execjob_raise (tj->job, "node-failure", "node failure on %s", where);
         idset_destroy (gone);
@@ -612,12 +685,13 @@ static json_t *testexec_stats (void *data)
     struct testexec *te = data;
 
     return json_pack (
-        "{s:I s:I s:I s:I s:I s:I s:I}", "jobs", (json_int_t)te->stats.jobs,
+        "{s:I s:I s:I s:I s:I s:I s:I s:I}", "jobs", (json_int_t)te->stats.jobs,
         "timers", (json_int_t)te->stats.timers, "immediate",
         (json_int_t)te->stats.immediate, "overrides",
         (json_int_t)te->stats.overrides, "kills", (json_int_t)te->stats.kills,
         "reattach", (json_int_t)te->stats.reattach, "lost",
-        (json_int_t)te->stats.lost);
+        (json_int_t)te->stats.lost, "lost-noncritical",
+        (json_int_t)te->stats.lost_noncritical);
 }
 
 const struct exec_impl testexec_impl = {
