@@ -1,8 +1,8 @@
 #!/bin/sh
 test_description='jobs across the hosts of a virtual cluster (4 network
 namespaces, one broker per host from a config file): an MPICH program of 8
-ranks over 4 hosts, and sub-instances (flux alloc, flux batch) of 2
-hosts whose brokers link up over tcp'
+ranks over 4 hosts, partial release across hosts, and sub-instances
+(flux alloc, flux batch) of 2 hosts whose brokers link up over tcp'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
@@ -65,6 +65,26 @@ test_expect_success MPICC 'MPI: 8 ranks over 4 hosts wire up and report their ho
 		echo "$r of 8 on node$((r / 2)): sum 8" || return 1
 	done >mpi.exp &&
 	test_cmp mpi.exp mpi.sorted &&
+	wait_gone
+'
+# The leader shell (host 0) stays until every shell has sent its last
+# output, as flux-core's: hosts 1 and 2 are what a partial release frees.
+test_expect_success 'partial release across hosts: hosts 1-2 run a job while host 3 runs' '
+	cat >partial.sh <<-"EOT" &&
+	id=$(flux submit -N4 --exclusive sh -c "test \$FLUX_TASK_RANK = 3 && sleep 8; true") || exit 1
+	flux job wait-event -t 60 $id release || exit 1
+	timeout -k 10 60 flux run -N2 hostname | sort >partial-run.out || exit 1
+	flux job eventlog $id >partial-during.out
+	timeout -k 10 60 flux job wait-event -t 60 $id clean || exit 1
+	flux job eventlog $id >partial-after.out
+	EOT
+	run_cluster partial.sh &&
+	printf "node1\nnode2\n" >partial-run.exp &&
+	test_cmp partial-run.exp partial-run.out &&
+	grep "release ranks=\"[12-]*\" final=false" partial-during.out &&
+	test_must_fail grep " finish " partial-during.out &&
+	grep "release ranks=\"[0-9,-]*3\" final=true" partial-after.out &&
+	grep " finish status=0" partial-after.out &&
 	wait_gone
 '
 test_expect_success 'flux alloc -N2 on hosts 2 and 3: a sub-instance over tcp' '
