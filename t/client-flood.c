@@ -20,6 +20,17 @@
  *   Register SERVICE, print "registered", wait for one request, print
  *   "asked", wait for SIGUSR1 (at most 600 s), then answer that request
  *   COUNT times with SIZE bytes and print "answered COUNT".
+ * client-flood victim SERVICE
+ *   Send B = kvs.wait-version for a version that never comes (it stays
+ *   pending), then A = SERVICE.hello; print "A: PAYLOAD" once A is
+ *   answered, then "B: PAYLOAD" if B got an answer within 3 s after A,
+ *   else "B: pending".
+ * client-flood forge SERVICE
+ *   Register SERVICE, print "registered", wait for one request, then
+ *   forge an answer to every other matchtag below the request's plus 8
+ *   of the same sender (topic kvs.wait-version, rootref "forged"), print
+ *   "forged N", answer the request itself {ok:"legit"} and print
+ *   "answered".
  * Exit 0 on success, 1 on error (with a message on stderr).
  */
 #include <errno.h>
@@ -42,7 +53,9 @@
     "       client-flood publish COUNT SIZE\n"                        \
     "       client-flood partial N ANNOUNCE SEND TIMEOUT\n"           \
     "       client-flood state subscribe|service|request COUNT LEN\n" \
-    "       client-flood answer SERVICE COUNT SIZE\n"
+    "       client-flood answer SERVICE COUNT SIZE\n"                 \
+    "       client-flood victim SERVICE\n"                            \
+    "       client-flood forge SERVICE\n"
 
 static void die (const char *what)
 {
@@ -430,6 +443,97 @@ static int answer (const char *service, int count, size_t size)
     return 0;
 }
 
+static int victim (const char *service)
+{
+    char topic[256];
+    const char *s = NULL;
+    flux_future_t *a, *b;
+    flux_t *h;
+
+    snprintf (topic, sizeof (topic), "%s.hello", service);
+    if (!(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    if (!(b = flux_rpc_pack (h, "kvs.wait-version", FLUX_NODEID_ANY, 0,
+                             "{s:i s:s}", "rootseq", 1 << 30, "namespace",
+                             "primary"))
+        || !(a = flux_rpc_pack (h, topic, FLUX_NODEID_ANY, 0, "{}")))
+        die ("flux_rpc_pack");
+    if (flux_future_wait_for (a, 60.) < 0 || flux_rpc_get (a, &s) < 0)
+        die (topic);
+    printf ("A: %s\n", s ? s : "");
+    s = NULL;
+    if (flux_future_wait_for (b, 3.) < 0)
+        printf ("B: pending\n");
+    else if (flux_rpc_get (b, &s) < 0)
+        printf ("B: error %s\n", strerror (errno));
+    else
+        printf ("B: %s\n", s ? s : "");
+    fflush (stdout);
+    flux_future_destroy (a);
+    flux_future_destroy (b);
+    flux_close (h);
+    return 0;
+}
+
+static int forge (const char *service)
+{
+    flux_msg_t *req = NULL;
+    flux_future_t *f;
+    uint32_t tag = 0;
+    int n = 0;
+    flux_t *h;
+
+    if (!(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
+                             "service", service))
+        || flux_future_get (f, NULL) < 0)
+        die ("service.add");
+    flux_future_destroy (f);
+    printf ("registered\n");
+    fflush (stdout);
+    while (!req) {
+        flux_msg_t *msg = flux_recv (h, 0);
+        int type = 0;
+        if (!msg)
+            die ("flux_recv");
+        if (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_REQUEST)
+            req = msg;
+        else
+            flux_msg_decref (msg);
+    }
+    if (flux_msg_get_matchtag (req, &tag) < 0)
+        die ("flux_msg_get_matchtag");
+    /* the sender's other RPCs have nearby matchtags: answer them all */
+    for (uint32_t m = 1; m < tag + 8; m++) {
+        flux_msg_t *rsp;
+        if (m == tag)
+            continue;
+        if (!(rsp = flux_response_derive (req, 0))
+            || flux_msg_set_topic (rsp, "kvs.wait-version") < 0
+            || flux_msg_set_matchtag (rsp, m) < 0
+            || flux_msg_pack (rsp, "{s:i s:s}", "rootseq", 1 << 30, "rootref",
+                              "forged")
+                   < 0
+            || flux_send (h, rsp, 0) < 0)
+            die ("forge");
+        flux_msg_decref (rsp);
+        n++;
+    }
+    printf ("forged %d\n", n);
+    if (flux_respond_pack (h, req, "{s:s}", "ok", "legit") < 0)
+        die ("flux_respond_pack");
+    printf ("answered\n");
+    fflush (stdout);
+    /* stay connected until the answers are routed */
+    if ((f = flux_rpc_pack (h, "broker.ping", FLUX_NODEID_ANY, 0, "{}")))
+        (void)flux_future_get (f, NULL);
+    flux_future_destroy (f);
+    flux_msg_decref (req);
+    flux_close (h);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     signal (SIGPIPE, SIG_IGN);
@@ -443,6 +547,10 @@ int main (int argc, char **argv)
                         number (argv[4]), number (argv[5]));
     if (argc == 5 && !strcmp (argv[1], "answer"))
         return answer (argv[2], number (argv[3]), number (argv[4]));
+    if (argc == 3 && !strcmp (argv[1], "victim"))
+        return victim (argv[2]);
+    if (argc == 3 && !strcmp (argv[1], "forge"))
+        return forge (argv[2]);
     if (argc == 5 && !strcmp (argv[1], "state"))
         return state (argv[2], number (argv[3]), number (argv[4]));
     fprintf (stderr, USAGE);

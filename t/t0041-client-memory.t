@@ -241,13 +241,13 @@ test_expect_success 'module to module requests past broker.module-queue-limit ge
 	grep "module tm2 is not keeping up: .* (broker.module-queue-limit 262144): try again later" modmod.dmesg &&
 	grep "\"seq\":7" after2.out
 '
-test_expect_success 'responses a client sends a module past broker.module-queue-limit are dropped, with a log line' '
+test_expect_success 'responses a client sends a module (to its streaming request) past broker.module-queue-limit are dropped, with a log line' '
 	cat >modrsp.sh <<-EOT &&
 	flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
 	$FLUX_BUILD_DIR/t/client-flood answer \$(id -u)-svc 2000 1024 >answer.out &
 	pid=\$!
 	for i in \$(seq 600); do grep -q registered answer.out && break; sleep 0.1; done
-	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"\$(id -u)-svc\",\"count\":1}" >burst3.out &
+	$FLUX_BUILD_DIR/t/rpc testmod.burst "{\"service\":\"\$(id -u)-svc\",\"count\":1,\"streaming\":true}" >burst3.out &
 	for i in \$(seq 600); do grep -q asked answer.out && break; sleep 0.1; done
 	$FLUX_BUILD_DIR/t/rpc testmod.stall "{\"seconds\":3}" >stall.out &
 	sleep 0.5

@@ -181,4 +181,38 @@ test_expect_success MUNGE 'stop munged' '
 	$SHARNESS_TEST_SRCDIR/munge-helper.sh stop "$MUNGEDIR"
 '
 
+# A response from a client is routed only if the broker handed that
+# client the request it answers: a forger that registered a service gets
+# one request from the victim, then answers the victim's other RPC (a
+# kvs.wait-version that stays pending) by its route and matchtag.
+if test "$(id -u)" = 0 && command -v setpriv >/dev/null
+then
+	test_set_prereq ROOT_SETPRIV
+fi
+cat >forge.sh <<EOT
+chmod 755 \$(flux getattr rundir) || exit 1
+for who in owner guest; do
+	if test \$who = guest; then
+		G="setpriv --reuid=4242 --regid=4242 --clear-groups"; svc=4242-svc
+	else
+		G=; svc=\$(id -u)-svc
+	fi
+	\$G $FLUX_BUILD_DIR/t/client-flood forge \$svc >forge.\$who &
+	for i in \$(seq 600); do grep -q registered forge.\$who && break; sleep 0.1; done
+	$FLUX_BUILD_DIR/t/client-flood victim \$svc >victim.\$who
+	wait
+done
+flux dmesg >forge.dmesg
+EOT
+test_expect_success ROOT_SETPRIV 'a client (owner or guest) cannot answer a request it was not given' '
+	flux start -Saccess.allow-guest-user=true sh forge.sh &&
+	for who in owner guest; do
+		cat forge.$who victim.$who &&
+		grep "^forged [1-9]" forge.$who &&
+		grep "^A: {\"ok\":\"legit\"}" victim.$who &&
+		grep "^B: pending" victim.$who || return 1
+	done &&
+	grep "sent a response kvs.wait-version (matchtag [0-9]*) to a request it was not given: dropped" forge.dmesg
+'
+
 test_done

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct peer {
     size_t nsubs;
     struct strmap *services;    /* names registered with service.add */
     struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
+    struct strmap *owed;        /* a client's: requests it was handed */
     int refs;                   /* the peers map's, and fan-outs' */
     bool gone;                  /* taken out of the map */
     unsigned pending;           /* fan-outs that still owe it an event */
@@ -118,6 +120,7 @@ static void peer_free (void *arg)
     free (p->subs);
     strmap_destroy (p->services);
     strmap_destroy (p->disconnects);
+    strmap_destroy (p->owed);
     free (p);
 }
 
@@ -136,7 +139,8 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
     p->ptr = ptr;
     p->cred = cred;
     if (!(p->services = strmap_create (NULL))
-        || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))) {
+        || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))
+        || (kind == PEER_CLIENT && !(p->owed = strmap_create (free)))) {
         peer_free (p);
         return NULL;
     }
@@ -236,6 +240,157 @@ static int peer_send_now (struct peer *p, const flux_msg_t *msg)
     }
     errno = EINVAL;
     return -1;
+}
+
+/* ---- answers a local client owes ----
+ *
+ * A response sent by a local client is routed only if the broker handed
+ * that client the request it answers (a request for a service the client
+ * registered): otherwise any client, a guest too, could answer another
+ * user's pending RPC or a module's request by naming its route and
+ * matchtag (a forged sched.alloc or job-manager answer).  flux-core routes
+ * whatever a client sends (flux-core issue 2321).  Each request handed to
+ * a client that expects an answer is noted under its matchtag and its full
+ * route stack (who gets the answer); the note goes with the answer that
+ * ends it (the first one, or for a streaming request an error one, such
+ * as ENODATA), or with the client.  Notes are charged to the client like
+ * its other routing state (usock_client_charge), so a client that takes
+ * requests and never answers is bounded by broker.client-sendq-limit:
+ * past it, a request for its service is answered ENOSPC. */
+struct owed {
+    unsigned n;     /* requests noted under this key */
+    bool streaming; /* ended by an error response only */
+};
+
+/* "matchtag:len:id:len:id..." over the route stack, newest hop first.
+ * NULL if msg has no route stack (nobody to answer). */
+static char *owed_key (const flux_msg_t *msg)
+{
+    struct flux_msg_part parts[FLUX_MSG_MAX_ROUTES + 4];
+    uint8_t proto[FLUX_MSG_PROTO_SIZE];
+    int count = FLUX_MSG_MAX_ROUTES + 4;
+    int nroutes = flux_msg_route_count (msg);
+    uint32_t matchtag = 0;
+    size_t len = 16;
+    char *key, *p;
+
+    if (nroutes <= 0 || flux_msg_get_matchtag (msg, &matchtag) < 0
+        || flux_msg_to_parts (msg, proto, parts, &count) < 0 || count < nroutes)
+        return NULL;
+    for (int i = 0; i < nroutes; i++)
+        len += parts[i].size + 8;
+    if (!(key = malloc (len)))
+        return NULL;
+    p = key + sprintf (key, "%u", (unsigned)matchtag);
+    for (int i = 0; i < nroutes; i++) {
+        p += sprintf (p, ":%zu:", parts[i].size);
+        memcpy (p, parts[i].data, parts[i].size);
+        p += parts[i].size;
+    }
+    *p = '\0';
+    return key;
+}
+
+/* Note that client p was handed request msg.  -1 with ENOSPC if p holds
+ * too much to note one more. */
+static int owed_note (struct peer *p, const flux_msg_t *msg)
+{
+    char *key;
+    struct owed *o;
+    int rc = -1;
+
+    if (p->kind != PEER_CLIENT || flux_msg_is_noresponse (msg))
+        return 0;
+    if (!(key = owed_key (msg)))
+        return 0; /* no route: no answer can reach anyone */
+    if ((o = strmap_get (p->owed, key))) {
+        if (o->n < UINT_MAX)
+            o->n++;
+        rc = 0;
+    }
+    else if (peer_charge (p, key) == 0) {
+        if (!(o = calloc (1, sizeof (*o)))
+            || strmap_put (p->owed, key, o) < 0) {
+            free (o);
+            peer_uncharge (p, key);
+            errno = ENOMEM;
+        }
+        else {
+            o->n = 1;
+            o->streaming = flux_msg_is_streaming (msg);
+            rc = 0;
+        }
+    }
+    free (key);
+    return rc;
+}
+
+/* Forget one note of request msg (it could not be handed over after all,
+ * or rsp ends it). */
+static void owed_end (struct peer *p, const char *key, struct owed *o)
+{
+    if (--o->n == 0) {
+        peer_uncharge (p, key);
+        (void)strmap_delete (p->owed, key);
+    }
+}
+
+static void owed_forget (struct peer *p, const flux_msg_t *msg)
+{
+    char *key;
+    struct owed *o;
+
+    if (p->kind != PEER_CLIENT || flux_msg_is_noresponse (msg)
+        || !(key = owed_key (msg)))
+        return;
+    if ((o = strmap_get (p->owed, key)))
+        owed_end (p, key, o);
+    free (key);
+}
+
+/* True if client p was handed the request rsp answers; the note goes if
+ * rsp ends the request. */
+static bool owed_take (struct peer *p, const flux_msg_t *rsp)
+{
+    char *key = owed_key (rsp);
+    struct owed *o;
+    int errnum = 0;
+
+    if (!key)
+        return false;
+    if (!(o = strmap_get (p->owed, key))) {
+        free (key);
+        return false;
+    }
+    (void)flux_msg_get_errnum (rsp, &errnum);
+    if (!o->streaming || errnum != 0)
+        owed_end (p, key, o);
+    free (key);
+    return true;
+}
+
+/* A response from client p that answers nothing it was handed: dropped,
+ * with one log line a minute naming the client and counting the drops
+ * since the last line. */
+static void owed_drop (struct broker *b, struct peer *p, const flux_msg_t *rsp)
+{
+    double now = uv_now (b->loop) / 1000.;
+    const char *topic = "?";
+    uint32_t matchtag = 0;
+
+    b->unasked_dropped++;
+    if (b->unasked_logged != 0 && now - b->unasked_logged < 60.)
+        return;
+    (void)flux_msg_get_topic (rsp, &topic);
+    (void)flux_msg_get_matchtag (rsp, &matchtag);
+    brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                   "local connector: client %s (uid %u, pid %d) sent a "
+                   "response %s (matchtag %u) to a request it was not "
+                   "given: dropped (%lu dropped since the last such line)",
+                   p->id, p->cred.userid, (int)usock_client_pid (p->ptr), topic,
+                   (unsigned)matchtag, b->unasked_dropped);
+    b->unasked_logged = now;
+    b->unasked_dropped = 0;
 }
 
 static void self_idle_cb (uv_idle_t *w);
@@ -710,8 +865,17 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
                 router_respond_error (b, msg, ENOSYS, NULL);
         }
     }
-    else if (peer_send (p, msg) < 0)
+    else if (owed_note (p, msg) < 0)
+        router_respond_error (b, msg, errno,
+                              errno == ENOSPC
+                                  ? "the client serving this holds too many "
+                                    "requests it did not answer "
+                                    "(broker.client-sendq-limit)"
+                                  : NULL);
+    else if (peer_send (p, msg) < 0) {
+        owed_forget (p, msg);
         router_respond_error (b, msg, ENOSYS, NULL);
+    }
     flux_msg_decref (msg);
 }
 
@@ -1350,15 +1514,22 @@ static bool early_allowed (const char *topic)
            || !strcmp (topic, "attr.get") || !strcmp (topic, "log.dmesg");
 }
 
-/* A response from a local client (for a service it registered).  One for
- * a module is bounded like an event (module_send_limited): unlike the
- * answers to a module's requests that other modules and brokers send, a
- * client may send any number, routed to any module's UUID. */
-static void client_response (struct broker *b, flux_msg_t *msg)
+/* A response from a local client (for a service it registered): routed
+ * only if it answers a request the client was handed (owed_take).  One
+ * for a module is bounded like an event (module_send_limited): unlike
+ * the answers to a module's requests that other modules and brokers
+ * send, a client may send any number to a streaming request. */
+static void client_response (struct broker *b, struct peer *from,
+                             flux_msg_t *msg)
 {
     const char *top = flux_msg_route_last (msg);
     struct peer *p;
 
+    if (!owed_take (from, msg)) {
+        owed_drop (b, from, msg);
+        flux_msg_decref (msg);
+        return;
+    }
     if (top && (p = strmap_get (b->peers, top)) && p->kind == PEER_MODULE) {
         if (flux_msg_route_pop (msg) == 0)
             (void)module_send_limited (p, msg);
@@ -1396,7 +1567,7 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             router_request (b, msg, p);
             break;
         case FLUX_MSGTYPE_RESPONSE:
-            client_response (b, msg);
+            client_response (b, p, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
             (void)router_publish (b, msg);

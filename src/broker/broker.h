@@ -70,6 +70,10 @@ struct broker {
     double modq_drop_logged;    /* when a drop was last logged */
     double selfq_logged;        /* when a refusal by the broker was logged */
     unsigned long modq_dropped; /* drops not yet logged */
+
+    /* responses clients sent to requests they were not given */
+    double unasked_logged;         /* when one was last logged */
+    unsigned long unasked_dropped; /* drops not yet logged */
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;

@@ -1280,6 +1280,11 @@ struct flux_msg_cred usock_client_cred (struct usock_client *c)
     return c ? c->cred : none;
 }
 
+pid_t usock_client_pid (struct usock_client *c)
+{
+    return c ? c->pid : -1;
+}
+
 void usock_client_aux_set (struct usock_client *c, void *val,
                            usock_free_f destroy)
 {

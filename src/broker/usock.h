@@ -190,6 +190,9 @@ const char *usock_client_uuid (struct usock_client *c);
 /* The peer's credentials: its uid and the rolemask assigned by policy. */
 struct flux_msg_cred usock_client_cred (struct usock_client *c);
 
+/* The peer's pid (SO_PEERCRED at connect), -1 if c is NULL. */
+pid_t usock_client_pid (struct usock_client *c);
+
 /* One caller-owned slot per client.  aux_set replaces the value, calling
  * the destroy function of the previous one (if any); the last value is
  * destroyed after ops->disconnected returns.  destroy may be NULL.

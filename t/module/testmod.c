@@ -11,7 +11,8 @@
  *   <name>.order {seq:i}  is recorded and answered {seq}
  *   <name>.order-get      -> {seqs:[the seq of each .order, in arrival
  *                            order]} and forgets them
- *   <name>.burst {service:s, count:i}  sends count requests
+ *   <name>.burst {service:s, count:i, streaming?:b}  sends count
+ *                            requests (streaming ones if asked)
  *                            <service>.order {seq:0..count-1} at once and
  *                            answers {count, ok, errnum} when all have
  *                            answered: ok counts the responses that
@@ -121,10 +122,10 @@ static void burst_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     const char *service;
     char topic[128];
     struct burst *b;
-    int count, i;
+    int count, i, streaming = 0;
 
-    if (flux_request_unpack (msg, NULL, "{s:s s:i}", "service", &service,
-                             "count", &count)
+    if (flux_request_unpack (msg, NULL, "{s:s s:i s?b}", "service", &service,
+                             "count", &count, "streaming", &streaming)
             < 0
         || count < 1 || !(b = calloc (1, sizeof (*b)))) {
         flux_respond_error (h, msg, EPROTO, NULL);
@@ -134,8 +135,9 @@ static void burst_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     b->count = count;
     snprintf (topic, sizeof (topic), "%s.order", service);
     for (i = 0; i < count; i++) {
-        flux_future_t *f
-            = flux_rpc_pack (h, topic, FLUX_NODEID_ANY, 0, "{s:i}", "seq", i);
+        flux_future_t *f = flux_rpc_pack (h, topic, FLUX_NODEID_ANY,
+                                          streaming ? FLUX_RPC_STREAMING : 0,
+                                          "{s:i}", "seq", i);
         if (!f || flux_future_aux_set (f, "seq", (void *)(intptr_t)i, NULL) < 0
             || flux_future_then (f, -1., burst_continuation, b) < 0) {
             flux_future_destroy (f);
