@@ -100,4 +100,37 @@ test_expect_success 'RPCs held below a broker by clients that went away are forg
 	test $(tracked during.out) -eq $(($(tracked before.out) + 5)) &&
 	test $(tracked after.out) -eq $(tracked before.out)
 '
+# upflood.sh N: SIGSTOP rank 0, and a client of rank 1 sends N requests
+# of 64 KB to rank 0 at once; SIGCONT rank 0 after 3 s.  Rank 1's queue
+# to its parent (tbon.sendq-limit 4M) is full long before N*64 KB: the
+# client is refused (EAGAIN), the link stays up.  Rank 1's RSS growth (kB)
+# in upgrowth.out, its log in updmesg.out, the burst's count in
+# upburst.out, a ping of rank 1 through rank 0 after in upping.out.
+cat >upflood.sh <<EOF
+pid0=\$(flux getattr broker.pid)
+pid1=\$(flux exec -r 1 flux getattr broker.pid) || exit 1
+uri1=\$(flux exec -r 1 flux getattr local-uri) || exit 1
+pad=\$(printf "%065536d" 0)
+rss0=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid1/status)
+kill -STOP \$pid0
+FLUX_URI=\$uri1 $FLUX_BUILD_DIR/t/rpc -r 0 -b \$1 broker.ping "{\"pad\":\"\$pad\"}" >upburst.out &
+sleep 3
+rss1=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid1/status)
+kill -CONT \$pid0
+wait
+echo \$((rss1 - rss0)) >upgrowth.out
+flux ping -r 1 -c 1 broker >upping.out 2>&1
+FLUX_URI=\$uri1 flux dmesg >updmesg.out
+EOF
+test_expect_success 'a client of rank 1 flooding rank 0 is refused EAGAIN; the link to the parent stays' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh upflood.sh 200 &&
+	cat upburst.out upgrowth.out upping.out &&
+	grep "the link to the parent is full" updmesg.out &&
+	! grep "over tbon.sendq-limit" updmesg.out &&
+	grep "answered 200 failed [1-9]" upburst.out &&
+	grep "^1!broker.ping .* time=" upping.out &&
+	{ test_have_prereq SANITIZER || test $(cat upgrowth.out) -lt 16384; }
+'
 test_done

@@ -879,8 +879,72 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
     flux_msg_decref (msg);
 }
 
-static void send_parent (struct broker *b, flux_msg_t *msg)
+/* ---- what goes up to the parent ----
+ *
+ * A client on rank N may send upstream (requests for services above,
+ * events to publish, answers to requests from above) faster than the
+ * parent takes them.  Past tbon.sendq-limit the broker marks its parent
+ * LOST, so a local client could take its broker out of the instance.
+ * What a local client originates goes up only while ZeroMQ holds less
+ * than half of tbon.sendq-limit for the parent: past that a request is
+ * answered EAGAIN ("the link to the parent is full ... try again
+ * later"), an event or a response is dropped, with one log line a
+ * minute.  Requests from modules, the broker's services and children go
+ * up to three quarters of the limit, then get EAGAIN too.  The last
+ * quarter is for responses and events, which cannot be refused, so only a
+ * parent that stops reading reaches the limit and is marked LOST. */
+static size_t upq_limit (struct broker *b, bool client)
 {
+    size_t max = overlay_sendq_max (b->overlay);
+    return client ? max / 2 : max / 4 * 3;
+}
+
+/* True if msg (from a client if client) may go to the parent now; else
+ * it is logged (one line a minute) and the caller refuses or drops it. */
+static bool upq_room (struct broker *b, const flux_msg_t *msg, bool client,
+                      const char *action)
+{
+    double now = uv_now (b->loop) / 1000.;
+    size_t limit;
+    const char *topic = "?";
+    int type = 0;
+
+    if (b->rank == 0 || !b->overlay
+        || overlay_parent_room (b->overlay, msg,
+                                (limit = upq_limit (b, client))))
+        return true;
+    b->upq_refused++;
+    if (b->upq_logged != 0 && now - b->upq_logged < 60.)
+        return false;
+    (void)flux_msg_get_topic (msg, &topic);
+    (void)flux_msg_get_type (msg, &type);
+    brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                   "the link to the parent is full: %zu bytes wait to be "
+                   "sent to it (%s may use %zu of tbon.sendq-limit %zu): "
+                   "%s %s from %s %s (%lu since the last such line)",
+                   overlay_parent_queued (b->overlay),
+                   client ? "local clients" : "others", limit,
+                   overlay_sendq_max (b->overlay), flux_msg_typestr (type),
+                   topic, client ? "a local client" : "this broker or below",
+                   action, b->upq_refused);
+    b->upq_logged = now;
+    b->upq_refused = 0;
+    return false;
+}
+
+static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
+{
+    if (!upq_room (b, msg, from && from->kind == PEER_CLIENT,
+                   "answered EAGAIN")) {
+        char text[160];
+        snprintf (text, sizeof (text),
+                  "the link to the parent is full (%zu bytes wait to be sent "
+                  "to it): try again later",
+                  overlay_parent_queued (b->overlay));
+        router_respond_error (b, msg, EAGAIN, text);
+        flux_msg_decref (msg);
+        return;
+    }
     if (b->rank == 0 || !b->overlay
         || overlay_send_parent (b->overlay, msg) < 0)
         router_respond_error (b, msg, b->rank == 0 ? ENOSYS : EHOSTUNREACH,
@@ -1070,13 +1134,13 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         if ((svc = service_lookup (b, topic)))
             deliver_local (b, svc, msg);
         else
-            send_parent (b, msg);
+            send_parent (b, msg, from);
     }
     else if (upstream) {
         if (nodeid != b->rank && (svc = service_lookup (b, topic)))
             deliver_local (b, svc, msg);
         else
-            send_parent (b, msg);
+            send_parent (b, msg, from);
     }
     else if (nodeid == b->rank) {
         if ((svc = service_lookup (b, topic)))
@@ -1093,7 +1157,7 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
     else if (topology_in_subtree (b->topo, b->rank, nodeid))
         send_down (b, nodeid, msg);
     else
-        send_parent (b, msg);
+        send_parent (b, msg, from);
 }
 
 /* ---- responses ---- */
@@ -1530,6 +1594,11 @@ static void client_response (struct broker *b, struct peer *from,
         flux_msg_decref (msg);
         return;
     }
+    if (top && !strmap_get (b->peers, top) && child_of_route (b, top) < 0
+        && !upq_room (b, msg, true, "dropped")) {
+        flux_msg_decref (msg); /* it would go up */
+        return;
+    }
     if (top && (p = strmap_get (b->peers, top)) && p->kind == PEER_MODULE) {
         if (flux_msg_route_pop (msg) == 0)
             (void)module_send_limited (p, msg);
@@ -1570,7 +1639,10 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             client_response (b, p, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
-            (void)router_publish (b, msg);
+            if (!upq_room (b, msg, true, "dropped"))
+                flux_msg_decref (msg);
+            else
+                (void)router_publish (b, msg);
             break;
         default:
             flux_msg_decref (msg);

@@ -74,6 +74,10 @@ struct broker {
     /* responses clients sent to requests they were not given */
     double unasked_logged;         /* when one was last logged */
     unsigned long unasked_dropped; /* drops not yet logged */
+
+    /* what local clients sent upstream past their share of the link */
+    double upq_logged;         /* when a refusal was last logged */
+    unsigned long upq_refused; /* refusals not yet logged */
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;

@@ -1729,6 +1729,31 @@ int overlay_send_parent (struct overlay *ov, const flux_msg_t *msg)
     return 0;
 }
 
+size_t overlay_parent_queued (struct overlay *ov)
+{
+    return ov ? atomic_load (&ov->parent.queued) : 0;
+}
+
+size_t overlay_sendq_max (struct overlay *ov)
+{
+    return ov ? ov->cfg.sendq_max : 0;
+}
+
+bool overlay_parent_room (struct overlay *ov, const flux_msg_t *msg,
+                          size_t limit)
+{
+    uint8_t proto[FLUX_MSG_PROTO_SIZE];
+    struct flux_msg_part parts[MAX_FRAMES];
+    int count = MAX_FRAMES;
+    size_t size = 0;
+
+    if (!ov || flux_msg_to_parts (msg, proto, parts, &count) < 0)
+        return true; /* overlay_send_parent() says what is wrong */
+    for (int i = 0; i < count; i++)
+        size += parts[i].size;
+    return atomic_load (&ov->parent.queued) + size <= limit;
+}
+
 int overlay_send_child (struct overlay *ov, uint32_t child_rank,
                         const flux_msg_t *msg)
 {

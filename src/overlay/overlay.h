@@ -47,6 +47,8 @@
  * All callbacks run from the reactor passed to overlay_create().  They may
  * call any overlay function except overlay_destroy().
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "libflux/flux.h"
@@ -189,6 +191,17 @@ int overlay_connect (struct overlay *ov, const char *parent_uri,
 int overlay_send_parent (struct overlay *ov, const flux_msg_t *msg);
 int overlay_send_child (struct overlay *ov, uint32_t child_rank,
                         const flux_msg_t *msg);
+
+/* What ZeroMQ holds for the parent (bytes), and tbon.sendq-limit (past
+ * which the parent is marked LOST).  overlay_parent_room() says whether
+ * msg can be sent to the parent without taking what ZeroMQ holds for it
+ * past limit bytes: a broker refuses what its own clients send upstream
+ * well before tbon.sendq-limit, so a client cannot get the link lost.
+ */
+size_t overlay_parent_queued (struct overlay *ov);
+size_t overlay_sendq_max (struct overlay *ov);
+bool overlay_parent_room (struct overlay *ov, const flux_msg_t *msg,
+                          size_t limit);
 
 /* Peer state queries (for overlay.health and flux overlay status).
  * since (if non-NULL) is the reactor time (flux_reactor_now()) of the
