@@ -71,16 +71,26 @@ test_expect_success 'what ZeroMQ held for the lost child is released while it st
 '
 # churn.sh N: clients on rank 0 follow rank 1's log (a streaming RPC held
 # below rank 0) and go away; rank 0's count of the RPCs in flight below
-# it (the broker's own included) before, while 5 follow, and after N more
-# came and went, in before/during/after.out.
+# it (the broker's own included: one may come and go, so the script
+# waits, 10 s at most, for each count it expects) before, while 5
+# follow, and after N more came and went, in before/during/after.out.
 cat >churn.sh <<EOF
-$FLUX_BUILD_DIR/t/rpc broker.stats-get >before.out
+tracked () {
+	$FLUX_BUILD_DIR/t/rpc broker.stats-get |
+		sed -n 's/.*"tracked-rpcs":\([0-9]*\).*/\1/p'
+}
+flux ping -r 1 -c 1 broker >/dev/null
+before=\$(tracked)
+echo \$before >before.out
 for i in \$(seq 5); do
 	$FLUX_BUILD_DIR/t/rpc -r 1 -s log.dmesg "{\"follow\":true,\"nobacklog\":true}" >/dev/null &
 	echo \$! >>followers
 done
-sleep 1
-$FLUX_BUILD_DIR/t/rpc broker.stats-get >during.out
+n=0
+while test \$(tracked) -lt \$((before + 5)) && test \$n -lt 100; do
+	sleep 0.1; n=\$((n + 1))
+done
+tracked >during.out
 kill \$(cat followers)
 wait
 for i in \$(seq \$1); do
@@ -91,14 +101,18 @@ for i in \$(seq \$1); do
 	wait \$pid
 done
 flux ping -r 1 -c 1 broker >/dev/null
-$FLUX_BUILD_DIR/t/rpc broker.stats-get >after.out
+n=0
+while test \$(tracked) -gt \$((before + 1)) && test \$n -lt 100; do
+	sleep 0.1; n=\$((n + 1))
+done
+tracked >after.out
 EOF
+# The old code kept one entry per client gone (36 after this run).
 test_expect_success 'RPCs held below a broker by clients that went away are forgotten' '
 	flux start -s 2 sh churn.sh 30 &&
 	cat before.out during.out after.out &&
-	tracked () { sed -n "s/.*\"tracked-rpcs\":\([0-9]*\).*/\1/p" $1; } &&
-	test $(tracked during.out) -eq $(($(tracked before.out) + 5)) &&
-	test $(tracked after.out) -eq $(tracked before.out)
+	test $(cat during.out) -ge $(($(cat before.out) + 5)) &&
+	test $(cat after.out) -le $(($(cat before.out) + 1))
 '
 # upflood.sh N: SIGSTOP rank 0, and a client of rank 1 sends N requests
 # of 64 KB to rank 0 at once; SIGCONT rank 0 after 3 s.  Rank 1's queue
