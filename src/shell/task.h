@@ -4,8 +4,8 @@
 #define FLUX_SHELL_TASK_H
 
 /* One task of the job on this node: spawned with libuv as the leader of
- * a process group (a session) of its own, stdout/stderr read into the output module, stdin
- * written from the input module, an optional PMI fd as fd 3.
+ * a process group (a session) of its own, stdout/stderr read into the output
+ * module, stdin written from the input module, an optional PMI fd as fd 3.
  */
 #include <stdbool.h>
 #include <sys/types.h>
