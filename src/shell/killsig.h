@@ -18,6 +18,10 @@
  */
 #include <signal.h>
 
-#define SHELL_KILL_SIGNAL (SIGRTMIN + 1)
+/* SIGURG: ignored by default, so that a job shell of another kind
+ * (exec.job-shell) is not ended by it with a status of its own, but by
+ * the SIGKILL of the next step; the shell sets no socket owner, so the
+ * kernel never sends it one. */
+#define SHELL_KILL_SIGNAL SIGURG
 
 #endif /* !FLUX_SHELL_KILLSIG_H */

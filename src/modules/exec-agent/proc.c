@@ -356,7 +356,7 @@ static void wait_exits (struct proc **procs, struct pollfd *fds, size_t n,
 size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
 {
     struct pollfd *fds;
-    size_t live = 0;
+    size_t live = 0, left;
 
     if (n == 0 || !(fds = calloc (n, sizeof (*fds))))
         return n; /* nothing to wait for, or proc_destroy() kills at once */
@@ -374,6 +374,7 @@ size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
     /* the reactor no longer runs: wait here, on the pidfds (readable once
      * the process is a zombie; proc_destroy() leaves those alone) */
     wait_exits (procs, fds, n, &live, now_mono () + grace);
+    left = live;
     if (live > 0) {
         /* the tasks lead groups of their own, out of reach of
          * proc_destroy()'s killpg(): the shells kill them (killsig.h) */
@@ -384,7 +385,7 @@ size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
         wait_exits (procs, fds, n, &live, now_mono () + 1.);
     }
     free (fds);
-    return live;
+    return left;
 }
 
 int proc_kill (struct proc *p, int signum, bool pgrp)

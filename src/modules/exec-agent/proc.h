@@ -45,7 +45,7 @@ void proc_destroy (struct proc *p);
  * SHELL_KILL_SIGNAL (they SIGKILL their tasks' groups and themselves,
  * shell/killsig.h) and at most 1 s more.  proc_destroy() then kills what
  * is left of each, SIGKILL to its process group (SIGUSR1 to the IMP).  Entries
- * may be NULL.  Returns how many were still running at the end. */
+ * may be NULL.  Returns how many were still running after the grace. */
 size_t proc_terminate_all (struct proc **procs, size_t n, double grace);
 
 /* Send signum to the shell, or to its whole process group.  -1 with
