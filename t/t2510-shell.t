@@ -364,12 +364,13 @@ test_expect_success 'SIGTERM to the shell is forwarded to the tasks' '
 	kill -TERM $pid &&
 	test_expect_code 143 wait $pid
 '
-test_expect_success 'tasks stay in the shell process group' '
-	job 122 1 0 -- -n1 sh -c "ps -o pgid= \$\$; ps -o pgid= \$PPID" &&
+test_expect_success 'a task leads a process group of its own, apart from the shell' '
+	job 122 1 0 -- -n1 sh -c "echo \$\$; ps -o pgid= \$\$; ps -o pgid= \$PPID" &&
 	run_shell 122 &&
 	task_output 122 stdout 0 | tr -d " " | sed "s/\\\\n/ /g" >pg.122 &&
 	set -- $(cat pg.122) &&
-	test "$1" = "$2"
+	test "$1" = "$2" &&
+	test "$2" != "$3"
 '
 test_expect_success 'a barrier failing with EIO ends the shell quietly' '
 	job 123 2 0 -- -N2 -n2 true &&

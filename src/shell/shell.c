@@ -32,6 +32,7 @@
 #include "affinity.h"
 #include "files.h"
 #include "input.h"
+#include "killsig.h"
 #include "output.h"
 #include "pmi.h"
 #include "pty.h"
@@ -47,6 +48,11 @@ static const char *usage_text
 
 static const int forwarded_signals[]
     = {SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGUSR1, SIGUSR2};
+
+/* The process groups of the started tasks (their pids), for the
+ * SHELL_KILL_SIGNAL handler: filled before the count grows. */
+static pid_t *task_groups;
+static volatile sig_atomic_t ntask_groups;
 
 static const char *level_name (int level)
 {
@@ -446,6 +452,16 @@ static void signal_cb (uv_signal_t *h, int signum)
     shell_killall (h->data, signum);
 }
 
+/* SHELL_KILL_SIGNAL (killsig.h): the agent's SIGKILL.  A plain handler,
+ * not a libuv watcher, so it acts even while the loop does not run. */
+static void kill_signal_handler (int signum)
+{
+    (void)signum;
+    for (sig_atomic_t i = 0; i < ntask_groups; i++)
+        (void)kill (-task_groups[i], SIGKILL);
+    (void)raise (SIGKILL);
+}
+
 /* The answer to exec-agent.shell-info, asked in connect_broker(). */
 static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
                      flux_error_t *error)
@@ -786,7 +802,8 @@ static int create_tasks (struct shell *shell, flux_error_t *error)
     struct shell_info *info = shell->info;
     unsigned int id = idset_first (info->taskids);
 
-    if (!(shell->tasks = calloc (info->local_ntasks, sizeof (struct task *))))
+    if (!(shell->tasks = calloc (info->local_ntasks, sizeof (struct task *)))
+        || !(task_groups = calloc (info->local_ntasks, sizeof (pid_t))))
         return errprintf (error, "out of memory");
     for (int i = 0; i < info->local_ntasks; i++) {
         if (!(shell->tasks[i] = task_create (shell, (int)id, i)))
@@ -845,6 +862,8 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
             goto out;
         }
         shell->nactive++;
+        task_groups[ntask_groups] = t->pid;
+        ntask_groups = ntask_groups + 1;
         shell_pmi_task_started (shell->pmi, t);
     }
     rc = 0;
@@ -858,7 +877,12 @@ out:
 
 static int start_signals (struct shell *shell)
 {
+    struct sigaction sa = {.sa_handler = kill_signal_handler};
+
     signal (SIGPIPE, SIG_IGN);
+    sigfillset (&sa.sa_mask);
+    if (sigaction (SHELL_KILL_SIGNAL, &sa, NULL) < 0)
+        return -1;
     for (size_t i = 0; i < 6; i++) {
         uv_signal_init (shell->loop, &shell->signals[i]);
         shell->signals[i].data = shell;
@@ -1001,6 +1025,10 @@ static void shell_finish (struct shell *shell)
     shell->pty = NULL; /* task close callbacks may still look */
     output_destroy (shell->out);
     remove_tmpdir (shell);
+    /* what the tasks left in their groups goes with the shell (the agent
+     * kills what is left of the shell's own group) */
+    for (int i = 0; i < shell->ntasks; i++)
+        task_kill_group (shell->tasks[i], SIGKILL);
     for (int i = 0; i < shell->ntasks; i++)
         task_close (shell->tasks[i]);
     if (shell->loop)
@@ -1008,6 +1036,9 @@ static void shell_finish (struct shell *shell)
     for (int i = 0; i < shell->ntasks; i++)
         task_destroy (shell->tasks[i]);
     free (shell->tasks);
+    ntask_groups = 0;
+    free (task_groups);
+    task_groups = NULL;
     free (shell->tmpdir);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);

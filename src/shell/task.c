@@ -2,14 +2,24 @@
  * Copyright the flux-c authors */
 /* task.c - spawn one task with libuv, read its output, write its stdin.
  *
- * Tasks stay in the shell's process group (no UV_PROCESS_DETACHED), so
- * the agent's last-resort killpg() ends them with the shell.
+ * Each task leads a process group of its own, as flux-core's (its
+ * libsubprocess SETPGRP), and every signal goes to that group, so that
+ * `sh -c "a; b"` or `cmd &` under a task get it too.  libuv can run no
+ * setpgid() in the child, only setsid() (UV_PROCESS_DETACHED): a new
+ * session is a new group, and loses nothing here since the shell, a
+ * session leader started with stdin /dev/null, has no terminal to give.
+ * uv_spawn() returns once the child has exec'ed, so setsid() is done
+ * before the first signal can be sent: no race to close in the parent.
+ * The group id is the task's pid and stays the group's after the task
+ * itself is reaped (the group lives on while a process it started
+ * does).  Since the tasks leave the shell's group, the agent's killpg()
+ * of the shell no longer reaches them: the shell kills their groups
+ * itself (task_kill_group(): at its exit, on SHELL_KILL_SIGNAL).
  *
- * A task on a pty cannot: it must lead a session to own the pty as its
- * controlling terminal, and libuv cannot run setsid() + TIOCSCTTY in the
- * child, so it is forked here and reaped from a SIGCHLD watcher of its
- * own (libuv's reaps only the pids it spawned).  Its session dies with
- * the shell: the kernel hangs up the terminal when the master closes.
+ * A task on a pty must lead a session to own the pty as its
+ * controlling terminal, and libuv cannot run TIOCSCTTY in the child, so
+ * it is forked here and reaped from a SIGCHLD watcher of its own
+ * (libuv's reaps only the pids it spawned).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -479,6 +489,7 @@ int task_start (struct task *t, char **argv, struct env *env)
     opts.args = argv;
     opts.env = env_vector (env);
     opts.exit_cb = exit_cb;
+    opts.flags = UV_PROCESS_DETACHED; /* setsid(): a group of its own */
     t->proc.data = t;
     if ((e = uv_spawn (t->shell->loop, &t->proc, &opts)) < 0) {
         /* libuv leaves the handles initialized: close them */
@@ -515,12 +526,20 @@ int task_start (struct task *t, char **argv, struct env *env)
 
 void task_kill (struct task *t, int signum)
 {
-    if (!t->running)
+    /* until the task is done its group may hold processes: the task
+     * reaped, a child of it still writing its output */
+    if (t->pid <= 0 || task_done (t))
         return;
-    /* a pty task leads its own process group: signal all of it */
-    if (t->on_pty && kill (-t->pid, signum) == 0)
-        return;
-    (void)kill (t->pid, signum);
+    /* ESRCH: the task moved itself to another group (setpgid): it
+     * still gets the signal */
+    if (kill (-t->pid, signum) < 0 && t->running)
+        (void)kill (t->pid, signum);
+}
+
+void task_kill_group (struct task *t, int signum)
+{
+    if (t->pid > 0)
+        (void)kill (-t->pid, signum);
 }
 
 static void write_cb (uv_write_t *req, int status)

@@ -3,9 +3,9 @@
 #ifndef FLUX_SHELL_TASK_H
 #define FLUX_SHELL_TASK_H
 
-/* One task of the job on this node: spawned with libuv in the shell's
- * process group, stdout/stderr read into the output module, stdin
- * written from the input module, an optional PMI fd as fd 3.
+/* One task of the job on this node: spawned with libuv as the leader of
+ * a process group (a session) of its own, stdout/stderr read into the output
+ * module, stdin written from the input module, an optional PMI fd as fd 3.
  */
 #include <stdbool.h>
 #include <sys/types.h>
@@ -62,8 +62,16 @@ void task_destroy (struct task *t);
  */
 int task_start (struct task *t, char **argv, struct env *env);
 
-/* Send a signal (if running). */
+/* Send a signal to the task's process group, while the task is not done
+ * (running, or its output still open: a process it started holds it). */
 void task_kill (struct task *t, int signum);
+
+/* Send a signal to the task's process group whatever the task's state
+ * (the shell's exit: what the task left behind must not outlive the
+ * shell).  Async-signal-safe.  The group id is the task's pid: once the
+ * group is empty the kernel may give that pid to a new process, which
+ * is hit only if it leads a group itself. */
+void task_kill_group (struct task *t, int signum);
 
 /* Write to the task's stdin; len 0 with eof closes it.  -1 with errno
  * EPIPE when stdin is closed.  For a pty task the data goes into the

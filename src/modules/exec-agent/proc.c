@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "shell/killsig.h"
 
 #define LINE_MAX_BYTES 4096
 
@@ -45,6 +46,7 @@ struct proc {
     bool destroyed;
     bool imp; /* flux-imp: signal it, never its group (proc_kill) */
     bool exited_unwatched; /* a zombie seen by proc_terminate_all() */
+    bool kill_asked;       /* sent SHELL_KILL_SIGNAL (proc_kill) */
     pid_t pid;
     struct pipe_ctx out, err;
     proc_exit_f exit_cb;
@@ -329,11 +331,32 @@ static double now_mono (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Wait on the pidfds in fds until deadline or until none is left. */
+static void wait_exits (struct proc **procs, struct pollfd *fds, size_t n,
+                        size_t *live, double deadline)
+{
+    while (*live > 0) {
+        double left = deadline - now_mono ();
+        int rc;
+        if (left <= 0.)
+            break;
+        rc = poll (fds, n, (int)(left * 1000.) + 1);
+        if (rc < 0 && errno != EINTR)
+            break;
+        for (size_t i = 0; rc > 0 && i < n; i++) {
+            if (fds[i].fd >= 0 && fds[i].revents) {
+                procs[i]->exited_unwatched = true;
+                fds[i].fd = -1;
+                (*live)--;
+            }
+        }
+    }
+}
+
 size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
 {
     struct pollfd *fds;
-    size_t live = 0;
-    double deadline = now_mono () + grace;
+    size_t live = 0, left;
 
     if (n == 0 || !(fds = calloc (n, sizeof (*fds))))
         return n; /* nothing to wait for, or proc_destroy() kills at once */
@@ -350,24 +373,19 @@ size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
     }
     /* the reactor no longer runs: wait here, on the pidfds (readable once
      * the process is a zombie; proc_destroy() leaves those alone) */
-    while (live > 0) {
-        double left = deadline - now_mono ();
-        int rc;
-        if (left <= 0.)
-            break;
-        rc = poll (fds, n, (int)(left * 1000.) + 1);
-        if (rc < 0 && errno != EINTR)
-            break;
-        for (size_t i = 0; rc > 0 && i < n; i++) {
-            if (fds[i].fd >= 0 && fds[i].revents) {
-                procs[i]->exited_unwatched = true;
-                fds[i].fd = -1;
-                live--;
-            }
+    wait_exits (procs, fds, n, &live, now_mono () + grace);
+    left = live;
+    if (live > 0) {
+        /* the tasks lead groups of their own, out of reach of
+         * proc_destroy()'s killpg(): the shells kill them (killsig.h) */
+        for (size_t i = 0; i < n; i++) {
+            if (fds[i].fd >= 0 && !procs[i]->imp)
+                (void)kill (procs[i]->pid, SHELL_KILL_SIGNAL);
         }
+        wait_exits (procs, fds, n, &live, now_mono () + 1.);
     }
     free (fds);
-    return live;
+    return left;
 }
 
 int proc_kill (struct proc *p, int signum, bool pgrp)
@@ -378,6 +396,13 @@ int proc_kill (struct proc *p, int signum, bool pgrp)
     }
     if (p->imp)
         return kill (p->pid, signum == SIGKILL ? SIGUSR1 : signum);
+    if (signum == SIGKILL && pgrp && !p->kill_asked) {
+        /* its tasks lead process groups of their own: the shell SIGKILLs
+         * them and itself (killsig.h); a shell still there at the next
+         * step (job-exec repeats it every kill-timeout) gets this */
+        p->kill_asked = true;
+        return kill (p->pid, SHELL_KILL_SIGNAL);
+    }
     return kill (pgrp ? -p->pid : p->pid, signum);
 }
 

@@ -41,16 +41,21 @@ void proc_destroy (struct proc *p);
 /* Unload: SIGTERM to each of the n shells still running (the shell
  * passes it to its tasks; through the IMP, the IMP to its shell), then
  * wait for them to exit, at most grace seconds, blocking (for when the
- * reactor no longer runs).  proc_destroy() then kills what is left of
- * each, SIGKILL to its process group (SIGUSR1 to the IMP).  Entries may
- * be NULL.  Returns how many were still running at the end. */
+ * reactor no longer runs); those still running then get
+ * SHELL_KILL_SIGNAL (they SIGKILL their tasks' groups and themselves,
+ * shell/killsig.h) and at most 1 s more.  proc_destroy() then kills what
+ * is left of each, SIGKILL to its process group (SIGUSR1 to the IMP).  Entries
+ * may be NULL.  Returns how many were still running after the grace. */
 size_t proc_terminate_all (struct proc **procs, size_t n, double grace);
 
 /* Send signum to the shell, or to its whole process group.  -1 with
- * errno (ESRCH: exited).  For a process marked with proc_set_imp(), the
- * signal goes to the IMP only (it forwards it to the shell it started,
- * which runs as another user in a session or cgroup of its own), and
- * SIGKILL becomes SIGUSR1, the IMP's SIGKILL surrogate: it kills the
+ * errno (ESRCH: exited).  The first SIGKILL to the group is
+ * SHELL_KILL_SIGNAL to the shell instead (shell/killsig.h: the tasks are
+ * in groups of their own, the shell kills them and itself); the next
+ * one is the SIGKILL of the shell's group.  For a process marked with
+ * proc_set_imp(), the signal goes to the IMP only (it forwards it to the shell
+ * it started, which runs as another user in a session or cgroup of its own),
+ * and SIGKILL becomes SIGUSR1, the IMP's SIGKILL surrogate: it kills the
  * shell's whole cgroup or process group (PROTOCOLS-exec.md 5.3). */
 int proc_kill (struct proc *p, int signum, bool pgrp);
 

@@ -1,0 +1,121 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-only
+# Copyright the flux-c authors
+
+test_description='every task of a job leads a process group of its own
+and the shell signals the group (as flux-core, libsubprocess SETPGRP):
+cancel, flux job kill, the time limit and the kill sequence reach what a
+task started, not only the task (issue 21).  The kill-timeout is 60 s
+here, so a job that ends within 30 s of its cancel was ended by the
+signal, not by the final SIGKILL.'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+# a duration no other test uses, to find our processes by their argv
+D=300.$$
+T="timeout 120"
+
+# gone PID: until PID is no more (or a zombie), 30 s at most
+gone () {
+	for i in $(seq 300); do
+		test -e /proc/$1 || return 0
+		grep -q "^State:.Z" /proc/$1/status 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "process $1 still there: $(ps -o pid=,args= -p $1)" >&2
+	return 1
+}
+# wait_file FILE: until FILE is not empty, 60 s at most
+wait_file () {
+	for i in $(seq 600); do
+		test -s $1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# a task sh whose child runs in the background: "sh -c 'cmd & wait'";
+# NAME.child.TASKRANK gets the child's pid
+bg_task () {
+	echo "sleep $D & echo \$! >$1.child.\$FLUX_TASK_RANK; wait"
+}
+
+test_expect_success 'start a broker; job-exec with kill-timeout=60s' '
+	start_instance a 1 &&
+	flux module reload job-exec kill-timeout=60s
+'
+test_expect_success 'cancel: a child of each task is gone at once' '
+	id=$(flux submit -n2 sh -c "$(bg_task cancel)") &&
+	wait_file cancel.child.0 && wait_file cancel.child.1 &&
+	flux cancel $id &&
+	flux job wait-event -t 30 $id clean &&
+	gone $(cat cancel.child.0) &&
+	gone $(cat cancel.child.1)
+'
+test_expect_success '"a; sleep" canceled: the foreground child is gone too' '
+	id=$(flux submit sh -c "true; echo \$\$ >fg.sh; exec 3>&1; sleep $D") &&
+	wait_file fg.sh &&
+	for i in $(seq 300); do
+		pgrep -f "^sleep $D\$" >fg.child && break
+		sleep 0.1
+	done &&
+	flux cancel $id &&
+	flux job wait-event -t 30 $id clean &&
+	gone $(cat fg.child)
+'
+test_expect_success 'flux job kill -s USR1 reaches a child of the task sh' '
+	cat >usr1.sh <<-EOF &&
+	trap "echo parent >>usr1.got" USR1
+	sh -c "trap \"echo child >>usr1.got; exit 0\" USR1; echo \\\$\\\$ >usr1.child
+		while :; do sleep 0.1; done" &
+	wait; wait
+	EOF
+	id=$(flux submit sh usr1.sh) &&
+	wait_file usr1.child &&
+	flux job kill -s SIGUSR1 $id &&
+	flux job wait-event -t 30 $id clean &&
+	grep -x child usr1.got &&
+	grep -x parent usr1.got &&
+	flux job eventlog $id | grep "finish status=0"
+'
+test_expect_success 'a time limit ends a task tree (SIGALRM to the group)' '
+	id=$(flux submit -t 2s sh -c "$(bg_task tl)") &&
+	wait_file tl.child.0 &&
+	flux job wait-event -t 30 $id clean &&
+	flux job eventlog $id | grep "exception type=\"timeout\"" &&
+	gone $(cat tl.child.0)
+'
+test_expect_success 'kill sequence: tasks ignoring SIGTERM die by SIGKILL, children too' '
+	flux module reload job-exec kill-timeout=1s &&
+	id=$(flux submit -n2 sh -c "trap \"\" TERM; $(bg_task term)") &&
+	wait_file term.child.0 && wait_file term.child.1 &&
+	flux cancel $id &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id | grep "finish status=9" &&
+	gone $(cat term.child.0) &&
+	gone $(cat term.child.1)
+'
+# A process that leaves its task's group and session (setsid) is out of
+# reach: the job still ends with the kill sequence, the process lives
+# on (flux-core without cgroups is the same).
+test_expect_success 'a process that calls setsid escapes, the job still ends' '
+	id=$(flux submit sh -c "trap \"\" TERM;
+		setsid sh -c \"echo \\\$\\\$ >sid.child; exec sleep $D\" & wait") &&
+	wait_file sid.child &&
+	flux cancel $id &&
+	flux job wait-event -t 60 $id clean &&
+	pid=$(cat sid.child) &&
+	test -e /proc/$pid &&
+	kill -9 $pid
+'
+test_expect_success 'no process of these jobs is left' '
+	flux module reload job-exec &&
+	for i in $(seq 100); do
+		pgrep -f "sleep $D" >left || break
+		sleep 0.1
+	done &&
+	test_must_fail pgrep -f "sleep $D"
+'
+test_expect_success 'stop the broker' '
+	stop_instance a
+'
+test_done
