@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "shell/killsig.h"
 #include "input.h"
 #include "sign.h"
 
@@ -365,6 +366,25 @@ static bool cgroup_populated (const char *cg)
 }
 
 /* SIGKILL everything in the job: the cgroup, or the process group. */
+/* Without a cgroup to kill, the tasks are out of reach of the SIGKILL
+ * of the shell's group: each leads a group of its own.  The shell kills
+ * them and itself on SHELL_KILL_SIGNAL (shell/killsig.h); it gets up to
+ * a second for that before its group is killed. */
+static void kill_tasks_by_shell (pid_t shell)
+{
+    const struct timespec step = {0, 10 * 1000 * 1000};
+
+    if (kill (shell, SHELL_KILL_SIGNAL) < 0)
+        return;
+    for (int i = 0; i < 100; i++) {
+        siginfo_t info = {0};
+        if (waitid (P_PID, shell, &info, WEXITED | WNOHANG | WNOWAIT) < 0
+            || info.si_pid == shell)
+            return;
+        nanosleep (&step, NULL);
+    }
+}
+
 static void kill_job (pid_t shell, const char *cg)
 {
     if (cg) {
@@ -382,8 +402,10 @@ static void kill_job (pid_t shell, const char *cg)
             fclose (f);
         }
     }
-    if (shell > 1)
+    if (shell > 1) {
+        kill_tasks_by_shell (shell);
         kill (-shell, SIGKILL);
+    }
 }
 
 static void block_signals (sigset_t *mask)
