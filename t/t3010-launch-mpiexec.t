@@ -52,9 +52,10 @@ test_expect_success HYDRA 'a broker failing in the exchange ends the launch (no 
 	echo "exit code $rc" && cat err &&
 	test $rc -ne 0 && test $rc -ne 124 &&
 	# the broker says why before it aborts, but hydra may tear the job
-	# down before it forwards that line (seen once under load, ASAN)
+	# down before it forwards that line, or any line (seen under ASAN:
+	# exit 1, nothing on stderr): what must hold is the end, not the text
 	{ grep "PMI: .;. in a uri or key" err ||
-		grep -i "abort\|exit" err; }
+		grep -i "abort\|exit" err || test ! -s err; }
 '
 test_expect_success HYDRA 'FLUX_PMI_DEBUG traces each method tried' '
 	$T $MPIEXEC -n 2 env FLUX_PMI_DEBUG=1 FLUX_PMI_CLIENT_METHODS="pmix simple" \
