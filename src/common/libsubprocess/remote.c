@@ -204,6 +204,28 @@ out:
         sp_free (p);
 }
 
+/* A remote subprocess of SERVICE on RANK, not yet started or attached. */
+static flux_subprocess_t *subprocess_new (flux_t *h, const char *service,
+                                          uint32_t rank,
+                                          const struct flux_subprocess_ops *ops,
+                                          void *arg)
+{
+    flux_subprocess_t *p;
+
+    if (!(p = calloc (1, sizeof (*p))) || !(p->service = strdup (service))) {
+        free (p);
+        errno = ENOMEM;
+        return NULL;
+    }
+    p->h = h;
+    p->rank = rank;
+    p->pid = -1;
+    p->arg = arg;
+    if (ops)
+        p->ops = *ops;
+    return p;
+}
+
 flux_subprocess_t *flux_rexec (flux_t *h, const char *service, uint32_t rank,
                                const flux_cmd_t *cmd,
                                const struct flux_subprocess_ops *ops, void *arg)
@@ -218,17 +240,8 @@ flux_subprocess_t *flux_rexec (flux_t *h, const char *service, uint32_t rank,
         errno = EINVAL;
         return NULL;
     }
-    if (!(p = calloc (1, sizeof (*p))) || !(p->service = strdup (service))) {
-        free (p);
-        errno = ENOMEM;
+    if (!(p = subprocess_new (h, service, rank, ops, arg)))
         return NULL;
-    }
-    p->h = h;
-    p->rank = rank;
-    p->pid = -1;
-    p->arg = arg;
-    if (ops)
-        p->ops = *ops;
     if (p->ops.on_output)
         flags |= SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_STDERR;
     if (flux_cmd_channel_count (cmd) > 0)
@@ -263,18 +276,9 @@ flux_subprocess_t *flux_rexec_attach (flux_t *h, const char *service,
         errno = EINVAL;
         return NULL;
     }
-    if (!(p = calloc (1, sizeof (*p))) || !(p->service = strdup (service))) {
-        free (p);
-        errno = ENOMEM;
+    if (!(p = subprocess_new (h, service, rank, ops, arg)))
         return NULL;
-    }
-    p->h = h;
-    p->rank = rank;
-    p->pid = -1;
-    p->arg = arg;
     p->stdin_closed = true; /* a background process has none */
-    if (ops)
-        p->ops = *ops;
     if (p->ops.on_output)
         flags |= SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_STDERR;
     snprintf (topic, sizeof (topic), "%s.attach", service);
