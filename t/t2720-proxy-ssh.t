@@ -108,7 +108,7 @@ while :; do sleep 1; done
 SCRIPT
 test_expect_success SCRIPT 'ctrl-C on a terminal reaches the job, not ssh' '
 	rm -f int.in && mkfifo int.in || return 1
-	{ $T script -qfec "flux proxy $URI flux run sh int.sh" /dev/null \
+	{ $T script -qfec "exec flux proxy $URI flux run sh int.sh" /dev/null \
 		<int.in >int.out 2>&1; echo $? >int.rc; } &
 	exec 8>int.in &&
 	for i in $(seq 600); do grep -q waiting int.out && break; sleep 0.1; done &&
