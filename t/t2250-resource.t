@@ -344,6 +344,11 @@ test_expect_success 'drains persist across a restart (eventlog replay)' '
 	flux start -s 2 -Sstatedir=state -Sbroker.modules=$MODULES \
 		sh -c "flux resource drain &&
 			flux resource status -s drained -n -o {ranks} &&
+			for i in \$(seq 300); do
+				flux kvs get resource.eventlog |
+					grep -q \"resource-define.*kvs\" && break
+				sleep 0.1
+			done
 			flux kvs get resource.eventlog" >restart.out &&
 	grep -E " drained +1 +keep me " restart.out &&
 	grep "^1$" restart.out &&

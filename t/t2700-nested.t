@@ -252,11 +252,14 @@ test_expect_success 'a statedir asked for outlives the sub-instance' '
 		flux kvs get a >state.out &&
 	test "$(cat state.out)" = 1
 '
+# the sleeps of the next test, unique to this run: another run of this
+# test on the machine must not change the counts
+S=$$
 test_expect_success 'flux pstree shows the nesting, --details=stats the counts; cancel ends the jobs at every depth' '
 	id=$($T flux alloc --bg -N2 -n4 --job-name=outer sh -c \
-		"flux submit --quiet --cc=1-2 sleep 617 &&
+		"flux submit --quiet --cc=1-2 sleep ${S}7 &&
 		flux alloc -N1 --job-name=inner \
-			sh -c \"flux submit --quiet sleep 618 && sleep 619\"") &&
+			sh -c \"flux submit --quiet sleep ${S}8 && sleep ${S}9\"") &&
 	for i in $(seq 300); do
 		flux pstree >tree.out &&
 		grep -q "inner$" tree.out && grep -q "2\*\[sleep:R\]" tree.out &&
@@ -275,12 +278,12 @@ test_expect_success 'flux pstree shows the nesting, --details=stats the counts; 
 	grep "inner \[PD:0 R:1 CD:0 F:0\]" stats.out &&
 	flux jobs -n -o "{id} {user.uri}" $id | grep "ssh://" &&
 	test_must_fail flux pstree --details=bogus &&
-	test $(pgrep -c -f "^sleep 61[789]") = 4 &&
+	test $(pgrep -c -f "^sleep ${S}[789]$") = 4 &&
 	flux cancel $id && clean $id &&
 	for i in $(seq 300); do
-		pgrep -f "^sleep 61[789]" || break; sleep 0.1
+		pgrep -f "^sleep ${S}[789]$" || break; sleep 0.1
 	done &&
-	! pgrep -f "^sleep 61[789]"
+	! pgrep -f "^sleep ${S}[789]$"
 '
 # (a leaf is not critical by default: t2560 loses one and the job goes on)
 test_expect_success 'a sub-instance whose critical node is lost ends with an exception' '
