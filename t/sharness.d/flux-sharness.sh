@@ -103,3 +103,31 @@ wait_exit () {
 	done
 	return 1
 }
+
+# critical_ranks ID RANKS: set job-exec.critical-ranks of the started job
+# ID (any form) to RANKS, the shell ranks whose loss is fatal
+critical_ranks () {
+	"$FLUX_BUILD_DIR/t/rpc" job-exec.critical-ranks \
+		"{\"id\":$(flux job id --to=dec $1),\"ranks\":\"$2\"}"
+}
+
+# slow_shell DIR RANK: write DIR/slowshell.sh, a job shell (for
+# -S exec.job_shell=DIR/slowshell.sh) that on broker RANK writes its pid
+# to DIR/pid and waits for the file DIR/proceed (at most 60 s) before it
+# execs flux-shell, so the other shells of the job wait in their start
+# barrier.  DIR must have no space in its path (the agent runs the shell
+# by that path).
+slow_shell () {
+	cat >$1/slowshell.sh <<-EOF &&
+	#!/bin/sh
+	if test "\$(flux getattr rank)" = $2; then
+		echo \$\$ >$1/pid
+		n=0
+		while ! test -e $1/proceed && test \$n -lt 600; do
+			sleep 0.1; n=\$((n+1))
+		done
+	fi
+	exec $FLUX_BUILD_DIR/src/shell/flux-shell "\$@"
+	EOF
+	chmod +x $1/slowshell.sh
+}
