@@ -42,11 +42,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "libflux/flux.h"
+#include "libflux/local_connect.h"
 
 #define USAGE                                                         \
     "Usage: client-flood subscribe N\n"                               \
@@ -144,23 +144,19 @@ static void read_all (int fd, void *buf, size_t len)
     }
 }
 
-/* A non-blocking connection to the broker, its accept byte read. */
+/* A non-blocking connection to the broker, its accept byte read (waiting
+ * at most 10 s for it). */
 static int broker_connect (void)
 {
     const char *uri = getenv ("FLUX_URI");
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
     unsigned char byte;
     int fd;
 
-    if (!uri || strncmp (uri, "local://", 8) != 0
-        || strlen (uri + 8) >= sizeof (sun.sun_path)) {
+    if (!uri || strncmp (uri, "local://", 8) != 0) {
         fprintf (stderr, "client-flood: FLUX_URI must be local://PATH\n");
         exit (1);
     }
-    strcpy (sun.sun_path, uri + 8);
-    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        die ("socket");
-    if (connect (fd, (struct sockaddr *)&sun, sizeof (sun)) < 0)
+    if ((fd = local_connect (uri + 8)) < 0)
         die ("connect");
     if (fcntl (fd, F_SETFL, O_NONBLOCK) < 0)
         die ("fcntl");
