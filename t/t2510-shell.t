@@ -68,15 +68,7 @@ task_output () {
 }
 
 test_expect_success 'start an instance with the fake exec-agent' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux module load --name=exec-agent $AGENT_SO
 '
 test_expect_success 'flux-shell --help; bad command lines fail' '
@@ -462,8 +454,7 @@ test_expect_success 'PMI can be turned off' '
 	test "$(task_output 143 stdout 0)" = "none\\n"
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -50,15 +50,7 @@ task_output () {
 }
 
 test_expect_success MPICC 'start an instance with the fake exec-agent' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=content,kvs,kvs-watch \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=content,kvs,kvs-watch &&
 	flux module load --name=exec-agent $AGENT_SO
 '
 test_expect_success MPICC 'MPI hello with 4 tasks in one shell' '
@@ -84,8 +76,7 @@ test_expect_success MPICC 'MPI hello with a cyclic task map' '
 	done
 '
 test_expect_success MPICC 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done
