@@ -36,22 +36,6 @@ job () {
 	flux kvs namespace create job-$id
 }
 
-# run_shell ID [NSHELLS]: run the shells of job ID, exit with the
-# largest of their exit codes
-run_shell () {
-	n=${2:-1} rc=0 pids=""
-	for i in $(seq $n); do
-		FLUX_KVS_NAMESPACE=job-$1 timeout 120 $SHELL_BIN $1 \
-			2>>shell.$1.err &
-		pids="$pids $!"
-	done
-	for p in $pids; do
-		wait $p; r=$?
-		test $r -gt $rc && rc=$r
-	done
-	return $rc
-}
-
 # wait_event ID KEY EVENT: wait (bounded) for EVENT in eventlog KEY of job ID
 wait_event () {
 	timeout 60 flux kvs eventlog wait-event --namespace=job-$1 -W $2 $3

@@ -6,7 +6,6 @@ t/module/agent-fake.c)'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-SHELL_BIN="$FLUX_BUILD_DIR/src/shell/flux-shell"
 AGENT_SO="$FLUX_BUILD_DIR/t/module/.libs/agent-fake.so"
 
 if command -v mpicc >/dev/null 2>&1 &&
@@ -25,21 +24,6 @@ job () {
 	flux kvs put -r job.$key.jobspec="$(cat js.$id)" \
 		job.$key.R="$(cat R.$id)" &&
 	flux kvs namespace create job-$id
-}
-
-# run_shell ID NSHELLS: the largest exit code of the shells
-run_shell () {
-	rc=0 pids=""
-	for i in $(seq $2); do
-		FLUX_KVS_NAMESPACE=job-$1 timeout 120 $SHELL_BIN $1 \
-			2>>shell.$1.err &
-		pids="$pids $!"
-	done
-	for p in $pids; do
-		wait $p; r=$?
-		test $r -gt $rc && rc=$r
-	done
-	return $rc
 }
 
 # the lines task rank $2 of job $1 wrote to stdout

@@ -131,3 +131,20 @@ slow_shell () {
 	EOF
 	chmod +x $1/slowshell.sh
 }
+
+# run_shell ID [NSHELLS]: run NSHELLS (default 1) job shells of job ID
+# (FLUX_KVS_NAMESPACE=job-ID, at most 120 s each), their stderr appended
+# to shell.ID.err; return the largest of their exit codes
+run_shell () {
+	n=${2:-1} rc=0 pids=""
+	for i in $(seq $n); do
+		FLUX_KVS_NAMESPACE=job-$1 timeout 120 \
+			"$FLUX_BUILD_DIR/src/shell/flux-shell" $1 2>>shell.$1.err &
+		pids="$pids $!"
+	done
+	for p in $pids; do
+		wait $p; r=$?
+		test $r -gt $rc && rc=$r
+	done
+	return $rc
+}
