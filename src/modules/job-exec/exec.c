@@ -156,9 +156,9 @@ void execjob_where (const struct execjob *job, const struct idset *ranks,
     free (ids);
 }
 
-/* The hosts of ranks (NULL if R names none) and their shell ranks ("?"
- * if they cannot be told), "s" if there is more than one: for the two
- * texts below.  The caller frees *hosts and *ids. */
+/* For the two texts below: the hosts of ranks (NULL if R names none),
+ * their shell ranks encoded (NULL if they cannot be told), and "s" if
+ * there is more than one.  The caller frees *hosts and *ids. */
 static void shells_of (const struct execjob *job, const struct idset *ranks,
                        char **hosts, char **ids, const char **plural)
 {
