@@ -42,11 +42,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "libflux/flux.h"
+#include "libflux/local_connect.h"
 
 #define USAGE                                                         \
     "Usage: client-flood subscribe N\n"                               \
@@ -144,23 +144,19 @@ static void read_all (int fd, void *buf, size_t len)
     }
 }
 
-/* A non-blocking connection to the broker, its accept byte read. */
+/* A non-blocking connection to the broker, its accept byte read (waiting
+ * at most 10 s for it). */
 static int broker_connect (void)
 {
     const char *uri = getenv ("FLUX_URI");
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
     unsigned char byte;
     int fd;
 
-    if (!uri || strncmp (uri, "local://", 8) != 0
-        || strlen (uri + 8) >= sizeof (sun.sun_path)) {
+    if (!uri || strncmp (uri, "local://", 8) != 0) {
         fprintf (stderr, "client-flood: FLUX_URI must be local://PATH\n");
         exit (1);
     }
-    strcpy (sun.sun_path, uri + 8);
-    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        die ("socket");
-    if (connect (fd, (struct sockaddr *)&sun, sizeof (sun)) < 0)
+    if ((fd = local_connect (uri + 8)) < 0)
         die ("connect");
     if (fcntl (fd, F_SETFL, O_NONBLOCK) < 0)
         die ("fcntl");
@@ -225,19 +221,32 @@ static int drain (int fd)
     }
 }
 
+/* Block SIGUSR1 from the start, so that one sent early is not lost;
+ * wait_usr1 takes it, waiting at most 600 s. */
+static void block_usr1 (sigset_t *set)
+{
+    sigemptyset (set);
+    sigaddset (set, SIGUSR1);
+    sigprocmask (SIG_BLOCK, set, NULL);
+}
+
+static void wait_usr1 (const sigset_t *set)
+{
+    struct timespec ts = {.tv_sec = 600};
+
+    (void)sigtimedwait (set, NULL, &ts);
+}
+
 static int subscribe (int n)
 {
     flux_msg_t *req;
     sigset_t set;
-    struct timespec ts = {.tv_sec = 600};
     int *fds = calloc (n, sizeof (*fds));
     int closed = 0;
 
     if (!fds)
         die ("calloc");
-    sigemptyset (&set);
-    sigaddset (&set, SIGUSR1);
-    sigprocmask (SIG_BLOCK, &set, NULL);
+    block_usr1 (&set);
     if (!(req = flux_request_encode ("event.subscribe", "{\"topic\":\"\"}")))
         die ("request");
     for (int i = 0; i < n; i++) {
@@ -249,7 +258,7 @@ static int subscribe (int n)
     flux_msg_destroy (req);
     printf ("ready %d\n", n);
     fflush (stdout);
-    (void)sigtimedwait (&set, NULL, &ts);
+    wait_usr1 (&set);
     for (int i = 0; i < n; i++)
         closed += drain (fds[i]);
     printf ("closed %d open %d\n", closed, n - closed);
@@ -349,14 +358,11 @@ static int state (const char *kind, int count, size_t len)
 {
     char *name = malloc (len + 32);
     char errtext[256] = "";
-    struct timespec ts = {.tv_sec = 600};
     sigset_t set;
     int kept = 0;
     flux_t *h;
 
-    sigemptyset (&set);
-    sigaddset (&set, SIGUSR1);
-    sigprocmask (SIG_BLOCK, &set, NULL);
+    block_usr1 (&set);
     if (!name || !(h = flux_open (NULL, 0)))
         die ("flux_open");
     for (int i = 0; i < count; i++) {
@@ -393,26 +399,19 @@ static int state (const char *kind, int count, size_t len)
     if (errtext[0])
         printf ("refused: %s\n", errtext);
     fflush (stdout);
-    (void)sigtimedwait (&set, NULL, &ts);
+    wait_usr1 (&set);
     flux_close (h);
     free (name);
     return 0;
 }
 
-static int answer (const char *service, int count, size_t size)
+/* Register SERVICE on h, print "registered", and return the first
+ * request that comes (the caller's reference). */
+static flux_msg_t *serve_one (flux_t *h, const char *service)
 {
-    struct timespec ts = {.tv_sec = 600};
-    char *pay = calloc (1, size ? size : 1);
     flux_msg_t *req = NULL;
     flux_future_t *f;
-    sigset_t set;
-    flux_t *h;
 
-    sigemptyset (&set);
-    sigaddset (&set, SIGUSR1);
-    sigprocmask (SIG_BLOCK, &set, NULL);
-    if (!pay || !(h = flux_open (NULL, 0)))
-        die ("flux_open");
     if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
                              "service", service))
         || flux_future_get (f, NULL) < 0)
@@ -430,9 +429,23 @@ static int answer (const char *service, int count, size_t size)
         else
             flux_msg_decref (msg);
     }
+    return req;
+}
+
+static int answer (const char *service, int count, size_t size)
+{
+    char *pay = calloc (1, size ? size : 1);
+    flux_msg_t *req;
+    sigset_t set;
+    flux_t *h;
+
+    block_usr1 (&set);
+    if (!pay || !(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    req = serve_one (h, service);
     printf ("asked\n");
     fflush (stdout);
-    (void)sigtimedwait (&set, NULL, &ts);
+    wait_usr1 (&set);
     for (int i = 0; i < count; i++)
         if (flux_respond_raw (h, req, pay, size) < 0)
             die ("flux_respond_raw");
@@ -477,7 +490,7 @@ static int victim (const char *service)
 
 static int forge (const char *service)
 {
-    flux_msg_t *req = NULL;
+    flux_msg_t *req;
     flux_future_t *f;
     uint32_t tag = 0;
     int n = 0;
@@ -485,23 +498,7 @@ static int forge (const char *service)
 
     if (!(h = flux_open (NULL, 0)))
         die ("flux_open");
-    if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
-                             "service", service))
-        || flux_future_get (f, NULL) < 0)
-        die ("service.add");
-    flux_future_destroy (f);
-    printf ("registered\n");
-    fflush (stdout);
-    while (!req) {
-        flux_msg_t *msg = flux_recv (h, 0);
-        int type = 0;
-        if (!msg)
-            die ("flux_recv");
-        if (flux_msg_get_type (msg, &type) == 0 && type == FLUX_MSGTYPE_REQUEST)
-            req = msg;
-        else
-            flux_msg_decref (msg);
-    }
+    req = serve_one (h, service);
     if (flux_msg_get_matchtag (req, &tag) < 0)
         die ("flux_msg_get_matchtag");
     /* the sender's other RPCs have nearby matchtags: answer them all */

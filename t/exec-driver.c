@@ -48,7 +48,6 @@
  */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +56,8 @@
 
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
+
+#include "jm-driver.h"
 
 static flux_t *h;
 static char service[128] = "job-exec";
@@ -74,18 +75,6 @@ static struct {
     double t0;
     bool active;
 } bench;
-
-static void die (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-static void die (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    fprintf (stderr, "exec-driver: ");
-    vfprintf (stderr, fmt, ap);
-    fprintf (stderr, "\n");
-    va_end (ap);
-    exit (1);
-}
 
 static double now (void)
 {
@@ -504,22 +493,6 @@ static void timeout_cb (uv_timer_t *t)
          cursor < nlines ? lines[cursor] : "(waiting for exec-hello)");
 }
 
-static void read_script (const char *path)
-{
-    FILE *fp = fopen (path, "r");
-    char buf[8192];
-
-    if (!fp)
-        die ("%s: %s", path, strerror (errno));
-    while (fgets (buf, sizeof (buf), fp)) {
-        buf[strcspn (buf, "\n")] = '\0';
-        if (!(lines = realloc (lines, (nlines + 1) * sizeof (*lines)))
-            || !(lines[nlines++] = strdup (buf)))
-            die ("out of memory");
-    }
-    fclose (fp);
-}
-
 int main (int argc, char **argv)
 {
     const struct flux_msg_handler_spec htab[] = {
@@ -531,11 +504,11 @@ int main (int argc, char **argv)
     flux_msg_handler_t **handlers;
     const char *readyfile = NULL;
     double timeout = 60.;
-    flux_future_t *f;
     uv_timer_t timer;
     uv_loop_t *loop;
     int c;
 
+    jm_driver_name = "exec-driver";
     setvbuf (stdout, NULL, _IOLBF, 0);
     if (!(h = flux_open (NULL, 0)) || !(traces = json_object ()))
         die ("flux_open: %s", strerror (errno));
@@ -549,19 +522,10 @@ int main (int argc, char **argv)
     }
     if (optind != argc - 1)
         die ("Usage: exec-driver [-t SECS] [-r READYFILE] SCRIPT");
-    read_script (argv[optind]);
+    jm_driver_read_script (argv[optind], &lines, &nlines);
     if (flux_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
         die ("flux_msg_handler_addvec: %s", strerror (errno));
-    if (!(f = flux_service_register (h, "job-manager"))
-        || flux_future_get (f, NULL) < 0)
-        die ("registering job-manager: %s", future_strerror (f, errno));
-    flux_future_destroy (f);
-    if (readyfile) {
-        FILE *fp = fopen (readyfile, "w");
-        if (!fp)
-            die ("%s: %s", readyfile, strerror (errno));
-        fclose (fp);
-    }
+    jm_driver_register (h, readyfile);
     loop = flux_reactor_uv (flux_get_reactor (h));
     uv_timer_init (loop, &sleeper);
     uv_timer_init (loop, &timer);
@@ -570,9 +534,7 @@ int main (int argc, char **argv)
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         die ("reactor: %s", strerror (errno));
     flux_msg_handler_delvec (handlers);
-    for (int i = 0; i < nlines; i++)
-        free (lines[i]);
-    free (lines);
+    jm_driver_free_script (lines, nlines);
     json_decref (traces);
     uv_close ((uv_handle_t *)&timer, NULL);
     uv_close ((uv_handle_t *)&sleeper, NULL);

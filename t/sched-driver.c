@@ -40,7 +40,6 @@
  * SCRIPT, 1 on timeout (default 60 s) or error.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +49,8 @@
 
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
+
+#include "jm-driver.h"
 #include "librlist/rlist.h"
 
 enum { EV_SUCCESS, EV_ANNOTATE, EV_DENY, EV_CANCEL, EV_FREE, EV_ERROR, EV_N };
@@ -83,18 +84,6 @@ static double now (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void die (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-static void die (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    fprintf (stderr, "sched-driver: ");
-    vfprintf (stderr, fmt, ap);
-    fprintf (stderr, "\n");
-    va_end (ap);
-    exit (1);
 }
 
 static struct job *job_get (uint64_t id, bool create)
@@ -533,22 +522,6 @@ static void timeout_cb (uv_timer_t *t)
          cursor < nlines ? lines[cursor] : "(waiting for the scheduler)");
 }
 
-static void read_script (const char *path)
-{
-    FILE *fp = fopen (path, "r");
-    char buf[8192];
-
-    if (!fp)
-        die ("%s: %s", path, strerror (errno));
-    while (fgets (buf, sizeof (buf), fp)) {
-        buf[strcspn (buf, "\n")] = '\0';
-        if (!(lines = realloc (lines, (nlines + 1) * sizeof (*lines)))
-            || !(lines[nlines++] = strdup (buf)))
-            die ("out of memory");
-    }
-    fclose (fp);
-}
-
 /* -j ID:RFILE: the job holds R already. */
 static void preallocate (const char *arg)
 {
@@ -589,10 +562,10 @@ int main (int argc, char **argv)
     flux_msg_handler_t **handlers;
     const char *readyfile = NULL;
     double timeout = 60.;
-    flux_future_t *f;
     uv_timer_t timer;
     int c;
 
+    jm_driver_name = "sched-driver";
     setvbuf (stdout, NULL, _IOLBF, 0);
     if (!(h = flux_open (NULL, 0)))
         die ("flux_open: %s", strerror (errno));
@@ -612,19 +585,10 @@ int main (int argc, char **argv)
     if (optind != argc - 1)
         die ("Usage: sched-driver [-n] [-t SECS] [-r READYFILE] "
              "[-j ID:RFILE]... SCRIPT");
-    read_script (argv[optind]);
+    jm_driver_read_script (argv[optind], &lines, &nlines);
     if (flux_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
         die ("flux_msg_handler_addvec: %s", strerror (errno));
-    if (!(f = flux_service_register (h, "job-manager"))
-        || flux_future_get (f, NULL) < 0)
-        die ("registering job-manager: %s", future_strerror (f, errno));
-    flux_future_destroy (f);
-    if (readyfile) {
-        FILE *fp = fopen (readyfile, "w");
-        if (!fp)
-            die ("%s: %s", readyfile, strerror (errno));
-        fclose (fp);
-    }
+    jm_driver_register (h, readyfile);
     uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), &timer);
     uv_timer_start (&timer, timeout_cb, (uint64_t)(timeout * 1000), 0);
     uv_unref ((uv_handle_t *)&timer);
@@ -634,9 +598,7 @@ int main (int argc, char **argv)
     for (int i = 0; i < njobs; i++)
         json_decref (jobs[i].jobspec);
     free (jobs);
-    for (int i = 0; i < nlines; i++)
-        free (lines[i]);
-    free (lines);
+    jm_driver_free_script (lines, nlines);
     uv_close ((uv_handle_t *)&timer, NULL);
     flux_close (h);
     return 0;

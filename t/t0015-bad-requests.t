@@ -33,13 +33,7 @@ test_expect_success 'collect the request topics from the sources' '
 	grep -vE "$SILENT" topics >answerable
 '
 test_expect_success 'start a 2-broker instance' '
-	touch keepalive &&
-	{ flux start -s 2 sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri &&
-		n=0 && while test -e keepalive && test \$n -lt 6000; do
-			sleep 0.1; n=\$((n+1)); done" >broker.log 2>&1 3>&- 4>&- & } &&
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 2 &&
 	flux module list | awk "{print \$1}" >mods0.before &&
 	test $(wc -l <mods0.before) -gt 10 &&
 	flux submit $SIM true | flux job id >jobid &&
@@ -70,7 +64,6 @@ test_expect_success 'the modules are all still there, and the instance works' '
 	flux jobs -a -n -o "{result}" $id | grep COMPLETED
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 test_done

@@ -71,18 +71,10 @@ test_expect_success 'the defaults are shown as attributes' '
 	sed -n 4p defaults.out | grep -x 60s
 '
 test_expect_success 'start a broker with a 32M client memory limit' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=heartbeat \
+	start_instance broker 1 -Sbroker.modules=heartbeat \
 		-Sbroker.client-queue-limit=32M \
 		-Sbroker.client-frame-timeout=3s \
-		-Sbroker.owner-frame-limit=16M \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+		-Sbroker.owner-frame-limit=16M &&
 	flux getattr broker.pid >bpid &&
 	test $(flux getattr broker.client-queue-limit) = 32M
 '
@@ -170,8 +162,7 @@ test_expect_success 'partial frames: held bytes bounded, the rest cut at the dea
 	flux ping -c 1 broker
 '
 test_expect_success 'stop the broker' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 test_expect_success 'a module that does not read: requests past broker.module-queue-limit get EAGAIN' '
 	cat >modq.sh <<-EOT &&

@@ -6,23 +6,11 @@ orderly shutdown with no process left'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-NET="$SHARNESS_TEST_SRCDIR/netns-net.sh"
-RPC="$FLUX_BUILD_DIR/t/rpc"
-
-if ! why=$("$NET" check 2>&1); then
-	skip_all="needs network namespaces (${why#netns-net.sh: })"
-	test_done
-fi
-
-# Every namespace of this run is named $STEM-$$-*: a run killed before its
-# clean-up leaves namespaces that the next run removes.
+# Every namespace of this run is named $STEM-$$-* (netns-test.sh: the
+# skip check, PREFIX, the clean-up, no_process_left).
 STEM=flux-t0100
-PREFIX=$STEM-$$
+. "$SHARNESS_TEST_SRCDIR/netns-test.sh"
 NODES=8
-"$NET" reap-stale $STEM
-# sharness only runs its final clean-up on success: tear down always.
-trap 'rc=$?; "$NET" down "$PREFIX" >/dev/null 2>&1; (exit $rc); die' EXIT
-trap 'exit 130' INT TERM
 
 # Each rank's broker runs on node $PREFIX-n<rank> (netns-broker.sh).
 FLUX_BROKER_PATH="$SHARNESS_TEST_SRCDIR/netns-broker.sh"
@@ -36,12 +24,6 @@ export FLUX_BROKER_PATH NETNS_PREFIX NETNS_PORT NETNS_SUBNET
 # The tests below were written for a binary tree (interior brokers).
 run_instance () {
 	timeout -k 5 90 flux start --test-exit-mode=leader -Stbon.topo=kary:2 "$@"
-}
-
-# No process is left on any node.
-no_process_left () {
-	pids=$("$NET" pids "$PREFIX")
-	test -z "$pids" || { echo "left running: $pids"; ps -f $pids; return 1; }
 }
 
 # Helpers for the initial programs (which run on node 0).

@@ -7,23 +7,12 @@ scheduling goes on)'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-NET="$SHARNESS_TEST_SRCDIR/netns-net.sh"
-CLUSTER="$SHARNESS_TEST_SRCDIR/netns-cluster.sh"
-RPC="$FLUX_BUILD_DIR/t/rpc"
-
-if ! why=$("$NET" check 2>&1); then
-	skip_all="needs network namespaces (${why#netns-net.sh: })"
-	test_done
-fi
-
+# Namespaces $STEM-<pid>-* (netns-test.sh: the skip check, PREFIX, the
+# clean-up, no_process_left, wait_gone).
 STEM=flux-t0101
-PREFIX=$STEM-$$
+. "$SHARNESS_TEST_SRCDIR/netns-test.sh"
 NODES=4
 DIR=$TMPDIR/c
-"$NET" reap-stale $STEM
-# sharness only runs its final clean-up on success: tear down always.
-trap 'rc=$?; "$CLUSTER" down "$PREFIX" >/dev/null 2>&1; (exit $rc); die' EXIT
-trap 'exit 130' INT TERM
 
 NETNS_SUBNET=10.252.0
 NETNS_PORT=8060
@@ -31,11 +20,6 @@ NETNS_TOPO=kary:2
 # a lost leaf is noticed in seconds, not the default tens
 NETNS_BROKER_OPTS="-Stbon.heartbeat=0.5 -Stbon.lost_max=3"
 export NETNS_SUBNET NETNS_PORT NETNS_TOPO NETNS_BROKER_OPTS
-
-no_process_left () {
-	pids=$("$NET" pids "$PREFIX")
-	test -z "$pids" || { echo "left running: $pids"; ps -f $pids; return 1; }
-}
 
 test_expect_success "set up $NODES hosts and their config" '
 	"$CLUSTER" up "$PREFIX" $NODES "$DIR" &&
@@ -66,10 +50,7 @@ test_expect_success 'the brokers form one instance over tcp; a job runs on every
 	node3
 	EOF
 	test_cmp up.exp up.out &&
-	wait_gone=0 &&
-	while test -n "$("$NET" pids "$PREFIX")" && test $wait_gone -lt 100; do
-		sleep 0.1; wait_gone=$((wait_gone+1)); done &&
-	no_process_left
+	wait_gone
 '
 test_expect_success 'a leaf broker killed during a 4-node job' '
 	cat >kill.sh <<-EOT &&

@@ -6,44 +6,25 @@ ranks over 4 hosts, partial release across hosts, and sub-instances
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-NET="$SHARNESS_TEST_SRCDIR/netns-net.sh"
-CLUSTER="$SHARNESS_TEST_SRCDIR/netns-cluster.sh"
-
-if ! why=$("$NET" check 2>&1); then
-	skip_all="needs network namespaces (${why#netns-net.sh: })"
-	test_done
-fi
+# Namespaces $STEM-<pid>-*, a stem no other test uses (see t0104);
+# netns-test.sh: the skip check, PREFIX, the clean-up, no_process_left,
+# wait_gone.
+STEM=flux-t0103
+. "$SHARNESS_TEST_SRCDIR/netns-test.sh"
 if command -v mpicc >/dev/null 2>&1 &&
 	mpicc -o hello-host "$SHARNESS_TEST_SRCDIR/mpi/hello-host.c" \
 		>mpicc.log 2>&1; then
 	test_set_prereq MPICC
 fi
 
-# Namespaces $STEM-<pid>-*, a stem no other test uses (see t0104).
-STEM=flux-t0103
-PREFIX=$STEM-$$
 NODES=4
 DIR=$TMPDIR/c
-"$NET" reap-stale $STEM
-# sharness only runs its final clean-up on success: tear down always.
-trap 'rc=$?; "$CLUSTER" down "$PREFIX" >/dev/null 2>&1; (exit $rc); die' EXIT
-trap 'exit 130' INT TERM
 
 NETNS_SUBNET=10.254.3
 NETNS_PORT=8073
 NETNS_TOPO=kary:2
 export NETNS_SUBNET NETNS_PORT NETNS_TOPO
 
-no_process_left () {
-	pids=$("$NET" pids "$PREFIX")
-	test -z "$pids" || { echo "left running: $pids"; ps -f $pids; return 1; }
-}
-wait_gone () {
-	n=0
-	while test -n "$("$NET" pids "$PREFIX")" && test $n -lt 100; do
-		sleep 0.1; n=$((n+1)); done
-	no_process_left
-}
 # run_cluster SCRIPT: a new instance runs SCRIPT on node0, then stops
 # (fresh rundirs: nothing, a drain for one, is kept from the one before)
 run_cluster () {

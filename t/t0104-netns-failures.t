@@ -11,26 +11,14 @@ exception that says why, never silently)'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-NET="$SHARNESS_TEST_SRCDIR/netns-net.sh"
-CLUSTER="$SHARNESS_TEST_SRCDIR/netns-cluster.sh"
-RPC="$FLUX_BUILD_DIR/t/rpc"
-
-if ! why=$("$NET" check 2>&1); then
-	skip_all="needs network namespaces (${why#netns-net.sh: })"
-	test_done
-fi
-
 # Namespaces are $STEM-<pid>-*: no other test uses this stem, and each run
 # has its own (the bridge and addresses live inside them, so runs of
-# t0100/t0101/t0103 in parallel cannot meet this one).
+# t0100/t0101/t0103 in parallel cannot meet this one).  netns-test.sh:
+# the skip check, PREFIX, the clean-up, no_process_left, wait_gone.
 STEM=flux-t0104
-PREFIX=$STEM-$$
+. "$SHARNESS_TEST_SRCDIR/netns-test.sh"
 NODES=7
 DIR=$TMPDIR/c
-"$NET" reap-stale $STEM
-# sharness only runs its final clean-up on success: tear down always.
-trap 'rc=$?; "$CLUSTER" down "$PREFIX" >/dev/null 2>&1; (exit $rc); die' EXIT
-trap 'exit 130' INT TERM
 
 NETNS_SUBNET=10.254.2
 NETNS_PORT=8072

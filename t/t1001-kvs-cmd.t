@@ -6,18 +6,10 @@ instance with the content, kvs and kvs-watch modules'
 
 MODULES=${FLUX_KVS_TEST_MODULES:-content,kvs,kvs-watch}
 
-# One instance for the whole script: its initial program waits until the
-# file "keepalive" is removed by the last test.
+# One instance for the whole script (start_instance), stopped by the last
+# test.
 test_expect_success 'start an instance with the KVS' '
-	touch keepalive
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux kvs getroot >/dev/null
 '
 
@@ -766,8 +758,7 @@ test_expect_success 'kvs stats time the commits it answered' '
 '
 
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -12,18 +12,10 @@ MODULES=content,content-sqlite@0,kvs,kvs-watch
 # lookup flags (PROTOCOLS.md 4)
 WATCH=4 WAITCREATE=8 FULL=64 UNIQ=128 APPEND=256 STREAM=512 SENTINEL=1024
 
-# One instance for the whole script: its initial program waits until the
-# file "keepalive" is removed by the last test.
+# One instance for the whole script (start_instance), stopped by the last
+# test.
 test_expect_success 'start an instance of 4 brokers with kvs-watch' '
-	touch keepalive
-	flux start -s 4 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 4 -Sbroker.modules=$MODULES &&
 	flux kvs getroot >/dev/null
 '
 
@@ -479,8 +471,7 @@ test_expect_success 'no watcher is left on any rank' '
 	done
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -23,15 +23,7 @@ jm_count () {
 }
 
 test_expect_success 'start 2 brokers with job-ingest and the fake job manager' '
-	touch keepalive &&
-	flux start -s 2 -Sbroker.modules=$MODULES,job-ingest \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 2 -Sbroker.modules=$MODULES,job-ingest &&
 	flux module load --name=job-manager $FAKEJM
 '
 test_expect_success 'job-ingest runs on rank 1 too' '
@@ -234,8 +226,7 @@ test_expect_success 'a bad kvs-wait fails the load, and says why in the log' '
 	flux module load job-ingest
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 test_expect_success 'a real guest (uid 65534) cannot submit with mechanism none' '
 	cat >guest.sh <<-EOT &&

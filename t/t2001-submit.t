@@ -115,15 +115,7 @@ test_expect_success 'dry run: --cc substitutes {cc}, --bcc does not' '
 	jq -e ".tasks[0].command == [\"echo\", \"plain\"]" plain.out
 '
 test_expect_success 'start an instance with job-ingest and the fake job manager' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux module load --name=job-manager $FAKEJM
 '
 test_expect_success 'flux submit prints the id in f58; the jobspec is stored' '
@@ -244,7 +236,6 @@ test_expect_success 'flux job id: every form, stdin, errors' '
 	test_must_fail flux job id --to=words 1
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 test_done

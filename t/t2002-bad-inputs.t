@@ -14,15 +14,7 @@ FAKEJM="$FLUX_BUILD_DIR/t/module/.libs/fake-jm.so"
 MODULES=content,content-sqlite@0,kvs,kvs-watch,job-ingest
 
 test_expect_success 'start an instance with job-ingest and the fake job manager' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux module load --name=job-manager $FAKEJM
 '
 test_expect_success 'a duration of 1e308 is refused at submit' '
@@ -64,7 +56,6 @@ test_expect_success 'flux jobs: a field width above 1000 is refused' '
 	grep "field width 99999999999 is above 1000" width.err
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 test_done

@@ -27,15 +27,7 @@ hang () { $SUBMIT "$@" "{\"version\":1,\"attributes\":{\"system\":{\"exec\":{\"t
 f58 () { FLUX_F58_FORCE_ASCII=1 flux job id --to=f58 $1; }
 
 test_expect_success 'start an instance with a scheduler and an exec service' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux module load $SCHED mode=unlimited &&
 	flux module load $EXEC
 '
@@ -228,8 +220,7 @@ test_expect_success 'flux queue: usage errors' '
 	flux queue drain --help | grep timeout
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

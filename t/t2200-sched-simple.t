@@ -44,15 +44,7 @@ run_sched () {
 test_expect_success 'start an instance of 1 broker' '
 	make_R 4 4 1 >R4.json &&
 	make_R 1024 64 0 >R1024.json &&
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux kvs getroot >/dev/null
 '
 test_expect_success 'load the fake resource module with 4 nodes' '
@@ -384,8 +376,7 @@ test_expect_success '1024 nodes: 1024 whole-node jobs run, the next one waits' '
 '
 
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -53,15 +53,7 @@ wait_for () {
 }
 
 test_expect_success 'start an instance of 4 brokers with the default modules' '
-	touch keepalive &&
-	flux start -s 4 \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 600); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 4 &&
 	flux module list | grep sched-simple &&
 	wait_for "nodes free" 4
 '
@@ -165,7 +157,6 @@ test_expect_success 'nothing was refused or ignored along the way' '
 	test_must_fail grep -E "release ignored|free refused|holds no resources|final free:" dmesg.out
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 test_done

@@ -43,18 +43,11 @@ test_expect_success '1 broker: R is discovered with hwloc' '
 	grep -E "^1 Node, [0-9]+ Cores?, [0-9]+ GPUs?$" one.out
 '
 
-# One instance of 4 brokers for most of the tests below; its initial
-# program waits until the file "keepalive" is removed by the last test.
+# One instance of 4 brokers for most of the tests below (start_instance),
+# stopped by the last test.
 test_expect_success 'start an instance of 4 brokers with the resource module' '
-	touch keepalive &&
-	flux start -s 4 -Stbon.topo=kary:2 --test-exit-mode=leader -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 4 -Stbon.topo=kary:2 --test-exit-mode=leader \
+		-Sbroker.modules=$MODULES &&
 	flux resource status >/dev/null
 '
 test_expect_success '4 brokers: R has ranks 0-3, each with the same cores' '
@@ -264,8 +257,7 @@ test_expect_success 'a broker killed: its rank goes offline' '
 	kill $(cat j.pid) $(cat acq4.pid)
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid) 2>/dev/null; true
+	stop_instance broker 2>/dev/null; true
 '
 
 test_expect_success '16 brokers: an interior broker lost takes its subtree offline' '

@@ -30,15 +30,7 @@ run_exec () {
 }
 
 test_expect_success 'start an instance of 1 broker' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux kvs getroot >/dev/null
 '
 test_expect_success 'job-exec refuses an unknown argument' '
@@ -383,8 +375,7 @@ test_expect_success 'throughput: 10000 jobs with run_duration 0' '
 '
 
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -31,11 +31,6 @@ rpc_job () {
 	return 1
 }
 override () { rpc_job job-exec.override jobid $1 ",\"event\":\"$2\""; }
-# critical ID RANKS: job-exec.critical-ranks for a started job
-critical () {
-	$RPC job-exec.critical-ranks \
-		"{\"id\":$(flux job id --to=dec $1),\"ranks\":\"$2\"}"
-}
 
 test_expect_success 'start 4 brokers, fanout 2 (rank 3 is a grandchild of 0)' '
 	start_instance lost 4 --test-exit-mode=leader -Stbon.fanout=2 &&
@@ -92,8 +87,8 @@ test_expect_success 'two held jobs on 4 ranks: one with critical rank 0 only, on
 		override $id start &&
 		flux job wait-event -t 60 $id start || return 1
 	done &&
-	critical $a 0 &&
-	test_must_fail critical $c 4 2>crit4.err &&
+	critical_ranks $a 0 &&
+	test_must_fail critical_ranks $c 4 2>crit4.err &&
 	grep "shell ranks 0-3 only" crit4.err
 '
 test_expect_success 'losing rank 3: severity 2 for the job whose rank 3 is not critical' '
@@ -132,7 +127,7 @@ test_expect_success 'a job that released all but its last rank early loses it: i
 		true) &&
 	override $b start &&
 	flux job wait-event -t 60 $b release &&
-	critical $b 0 &&
+	critical_ranks $b 0 &&
 	kill -9 $(flux exec -r 2 flux getattr broker.pid) &&
 	flux job wait-event -t 60 $b clean &&
 	flux job eventlog $b >ev.b &&

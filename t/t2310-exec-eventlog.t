@@ -29,15 +29,7 @@ wait_state () { # ID STATE
 }
 
 test_expect_success 'start an instance with the default modules' '
-	touch keepalive &&
-	flux start -s 1 \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 &&
 	flux module list | grep job-exec
 '
 test_expect_success 'a simulated job: exec.eventlog has init starting complete done' '
@@ -173,8 +165,7 @@ test_expect_success 'job-exec counts its guest namespaces' '
 	flux module stats job-info | jq -e ".\"guest-watchers\" == 0"
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -13,15 +13,7 @@ shows what running jobs hold, cancel frees it'
 SIM=--setattr=system.exec.test.run_duration
 
 test_expect_success 'start an instance of 2 brokers with the default modules' '
-	touch keepalive &&
-	flux start -s 2 \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 2 &&
 	flux module list | grep sched-simple
 '
 test_expect_success '100 simulated jobs run to completion' '
@@ -139,8 +131,7 @@ test_expect_success 'a job manager unloaded while a start is unanswered waits fo
 	test $(flux job eventlog $id | grep -c " start") = 1
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -36,22 +36,6 @@ job () {
 	flux kvs namespace create job-$id
 }
 
-# run_shell ID [NSHELLS]: run the shells of job ID, exit with the
-# largest of their exit codes
-run_shell () {
-	n=${2:-1} rc=0 pids=""
-	for i in $(seq $n); do
-		FLUX_KVS_NAMESPACE=job-$1 timeout 120 $SHELL_BIN $1 \
-			2>>shell.$1.err &
-		pids="$pids $!"
-	done
-	for p in $pids; do
-		wait $p; r=$?
-		test $r -gt $rc && rc=$r
-	done
-	return $rc
-}
-
 # wait_event ID KEY EVENT: wait (bounded) for EVENT in eventlog KEY of job ID
 wait_event () {
 	timeout 60 flux kvs eventlog wait-event --namespace=job-$1 -W $2 $3
@@ -68,15 +52,7 @@ task_output () {
 }
 
 test_expect_success 'start an instance with the fake exec-agent' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=$MODULES \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux module load --name=exec-agent $AGENT_SO
 '
 test_expect_success 'flux-shell --help; bad command lines fail' '
@@ -462,8 +438,7 @@ test_expect_success 'PMI can be turned off' '
 	test "$(task_output 143 stdout 0)" = "none\\n"
 '
 test_expect_success 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -43,15 +43,7 @@ wait_for () {
 HEADER='{"version":1,"encoding":{"stdout":"UTF-8","stderr":"UTF-8"},"count":{"stdout":2,"stderr":2},"options":{}}'
 
 test_expect_success 'start an instance of 1 broker with the default modules' '
-	touch keepalive &&
-	flux start -s 1 \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 &&
 	flux module list | grep job-info
 '
 
@@ -410,8 +402,7 @@ test_expect_success 'no job-info watcher is left behind' '
 	$FLUX_BUILD_DIR/t/rpc job-info.stats-get | jq -e ".watchers == 0"
 '
 test_expect_success 'the instance shuts down cleanly' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

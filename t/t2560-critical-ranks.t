@@ -12,14 +12,8 @@ its leaf nodes does not end it.'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 EVENTUALLY_TIMEOUT=60
-RPC="$FLUX_BUILD_DIR/t/rpc"
 T="timeout 180"
 
-# critical ID RANKS: job-exec.critical-ranks for job ID (any form)
-critical () {
-	$RPC job-exec.critical-ranks \
-		"{\"id\":$(flux job id --to=dec $1),\"ranks\":\"$2\"}"
-}
 # kill_rank R: SIGKILL the broker of rank R
 kill_rank () {
 	pid=$(flux exec -r $1 flux getattr broker.pid) &&
@@ -58,7 +52,7 @@ test_expect_success 'a job whose only critical rank is 0 survives losing rank 3'
 	# barriers; a loss before shell.start (barrier 2 passed) is fatal
 	# (tested below), so wait for it
 	flux job wait-event -t 60 -p exec $id shell.start &&
-	critical $id 0 &&
+	critical_ranks $id 0 &&
 	kill_rank 3 &&
 	flux job wait-event -t 60 $id exception >exc1.out &&
 	grep "type=\"node-failure\" severity=2" exc1.out &&
@@ -84,10 +78,10 @@ test_expect_success 'critical-ranks of a job: checked against its shell ranks' '
 	id=$(flux submit -N3 -n3 sh -c \
 		"while ! test -e stop2; do sleep 0.1; done") &&
 	flux job wait-event -t 60 $id start &&
-	test_must_fail critical $id 3 2>crit4.err &&
+	test_must_fail critical_ranks $id 3 2>crit4.err &&
 	grep "shell ranks 0-2 only" crit4.err &&
-	test_must_fail critical $id "x" &&
-	critical $id 2 &&
+	test_must_fail critical_ranks $id "x" &&
+	critical_ranks $id 2 &&
 	echo $id >id2
 '
 test_expect_success 'losing the broker of a critical shell rank is fatal' '
@@ -113,20 +107,10 @@ test_expect_success 'start 4 brokers (c)' '
 test_expect_success 'a non-critical node lost before the tasks started is fatal' '
 	w=$(mktemp -d "${TMPDIR:-/tmp}/t2560.XXXXXX") &&
 	test_when_finished "touch $w/proceed; sleep 0.3; rm -rf $w" &&
-	cat >$w/slowshell.sh <<-EOF &&
-	#!/bin/sh
-	if test "\$(flux getattr rank)" = 3; then
-		n=0
-		while ! test -e $w/proceed && test \$n -lt 600; do
-			sleep 0.1; n=\$((n+1))
-		done
-	fi
-	exec $FLUX_BUILD_DIR/src/shell/flux-shell "\$@"
-	EOF
-	chmod +x $w/slowshell.sh &&
+	slow_shell $w 3 &&
 	id=$(flux submit -N4 -n4 -S exec.job_shell=$w/slowshell.sh true) &&
 	flux job wait-event -t 60 $id start &&
-	critical $id 0 &&
+	critical_ranks $id 0 &&
 	kill_rank 3 &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >ev3.out &&

@@ -10,14 +10,8 @@ a severity 2 node-failure otherwise, and the job goes on.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-RPC="$FLUX_BUILD_DIR/t/rpc"
 T="timeout 180"
 
-# critical ID RANKS: job-exec.critical-ranks for job ID (any form)
-critical () {
-	$RPC job-exec.critical-ranks \
-		"{\"id\":$(flux job id --to=dec $1),\"ranks\":\"$2\"}"
-}
 # submit_job NAME ARGS...: a job whose tasks write their shell pid (their
 # parent) to NAME.shellpid.TASKRANK, then wait for the file NAME.go
 # (at most 120 s) and print "done TASKRANK"
@@ -67,7 +61,7 @@ test_expect_success 'the leader shell was told and logged it' '
 test_expect_success 'kill -9 of a non-critical shell: severity 2, the job goes on' '
 	id=$(submit_job b -N3 -n3) &&
 	flux job wait-event -t 60 -p exec $id shell.start &&
-	critical $id 0 &&
+	critical_ranks $id 0 &&
 	wait_pids b 3 &&
 	kill -9 $(cat b.shellpid.1) &&
 	flux job wait-event -t 60 $id exception >b.exc &&
@@ -89,7 +83,7 @@ test_expect_success 'kill -9 of a non-critical shell: severity 2, the job goes o
 test_expect_success 'kill -9 of the leader shell: fatal, the job ends at once' '
 	id=$(submit_job c -N3 -n3) &&
 	flux job wait-event -t 60 -p exec $id shell.start &&
-	critical $id 1 &&
+	critical_ranks $id 1 &&
 	wait_pids c 3 &&
 	kill -9 $(cat c.shellpid.0) &&
 	flux job wait-event -t 30 $id clean &&
@@ -102,21 +96,10 @@ test_expect_success 'kill -9 of the leader shell: fatal, the job ends at once' '
 test_expect_success 'a non-critical shell killed before the tasks started: fatal' '
 	w=$(mktemp -d "${TMPDIR:-/tmp}/t2562.XXXXXX") &&
 	test_when_finished "rm -rf $w" &&
-	cat >$w/slowshell.sh <<-EOF &&
-	#!/bin/sh
-	if test "\$(flux getattr rank)" = 2; then
-		echo \$\$ >$w/pid
-		n=0
-		while ! test -e $w/proceed && test \$n -lt 600; do
-			sleep 0.1; n=\$((n+1))
-		done
-	fi
-	exec $FLUX_BUILD_DIR/src/shell/flux-shell "\$@"
-	EOF
-	chmod +x $w/slowshell.sh &&
+	slow_shell $w 2 &&
 	id=$(flux submit -N3 -n3 -S exec.job_shell=$w/slowshell.sh true) &&
 	flux job wait-event -t 60 $id start &&
-	critical $id 0 &&
+	critical_ranks $id 0 &&
 	for i in $(seq 600); do test -s $w/pid && break; sleep 0.1; done &&
 	kill -9 $(cat $w/pid) &&
 	flux job wait-event -t 60 $id clean &&

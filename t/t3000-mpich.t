@@ -6,7 +6,6 @@ t/module/agent-fake.c)'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-SHELL_BIN="$FLUX_BUILD_DIR/src/shell/flux-shell"
 AGENT_SO="$FLUX_BUILD_DIR/t/module/.libs/agent-fake.so"
 
 if command -v mpicc >/dev/null 2>&1 &&
@@ -27,21 +26,6 @@ job () {
 	flux kvs namespace create job-$id
 }
 
-# run_shell ID NSHELLS: the largest exit code of the shells
-run_shell () {
-	rc=0 pids=""
-	for i in $(seq $2); do
-		FLUX_KVS_NAMESPACE=job-$1 timeout 120 $SHELL_BIN $1 \
-			2>>shell.$1.err &
-		pids="$pids $!"
-	done
-	for p in $pids; do
-		wait $p; r=$?
-		test $r -gt $rc && rc=$r
-	done
-	return $rc
-}
-
 # the lines task rank $2 of job $1 wrote to stdout
 task_output () {
 	flux kvs eventlog get --namespace=job-$1 output |
@@ -50,15 +34,7 @@ task_output () {
 }
 
 test_expect_success MPICC 'start an instance with the fake exec-agent' '
-	touch keepalive &&
-	flux start -s 1 -Sbroker.modules=content,kvs,kvs-watch \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 300); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 1 -Sbroker.modules=content,kvs,kvs-watch &&
 	flux module load --name=exec-agent $AGENT_SO
 '
 test_expect_success MPICC 'MPI hello with 4 tasks in one shell' '
@@ -84,8 +60,7 @@ test_expect_success MPICC 'MPI hello with a cyclic task map' '
 	done
 '
 test_expect_success MPICC 'stop the instance' '
-	rm -f keepalive &&
-	wait $(cat broker.pid)
+	stop_instance broker
 '
 
 test_done

@@ -14,15 +14,7 @@ if command -v mpicc >/dev/null 2>&1 &&
 fi
 
 test_expect_success MPICC 'start an instance of 4 brokers' '
-	touch keepalive &&
-	flux start -s 4 \
-		sh -c "echo \$FLUX_URI >uri.tmp && mv uri.tmp uri && n=0 &&
-		while test -e keepalive && test \$n -lt 9000; do
-			sleep 0.1; n=\$((n+1)); done" \
-		>broker.log 2>&1 3>&- 4>&- &
-	echo $! >broker.pid &&
-	for i in $(seq 600); do test -s uri && break; sleep 0.1; done &&
-	FLUX_URI=$(cat uri) && export FLUX_URI &&
+	start_instance broker 4 &&
 	for i in $(seq 600); do
 		test "$(flux resource list -n -o "{nnodes}" -s free 2>/dev/null |
 			head -n 1)" = 4 && break
@@ -52,7 +44,6 @@ test_expect_success MPICC 'MPI hello with a cyclic task map across 4 brokers' '
 	done
 '
 test_expect_success MPICC 'stop the instance' '
-	rm -f keepalive &&
-	$T sh -c "while kill -0 $(cat broker.pid) 2>/dev/null; do sleep 0.1; done"
+	stop_instance broker
 '
 test_done

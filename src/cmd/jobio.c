@@ -39,22 +39,7 @@ int jobio_exit_code (int status, bool fatal_exception, flux_error_t *msg)
 
 bool jobio_is_utf8 (const char *s, size_t len)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *end = p + len;
-
-    while (p < end) {
-        if (*p == 0)
-            return false;
-        if (*p < 0x80)
-            p++;
-        else {
-            size_t n = utf8_seqlen (p, end);
-            if (n == 0)
-                return false;
-            p += n;
-        }
-    }
-    return true;
+    return !memchr (s, '\0', len) && utf8_valid (s, len);
 }
 
 static int decode_base64 (const char *s, char **data, size_t *len,

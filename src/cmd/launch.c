@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <uv.h>
 
 #include "launch.h"
+#include "libpmi/simple_server.h"
 #include "pmiserv.h"
 
 extern char **environ;
@@ -132,24 +132,9 @@ static void poll_cb (uv_poll_t *h, int status, int events)
 static int send_cb (int rank, const char *line, void *arg)
 {
     struct launch *l = arg;
-    int fd = l->brokers[rank].fd;
-    size_t len = strlen (line);
 
-    while (len > 0) {
-        /* the broker may be gone: EPIPE, not SIGPIPE */
-        ssize_t n = send (fd, line, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            if (errno == EAGAIN)
-                (void)poll (&pfd, 1, 1000);
-            else if (errno != EINTR)
-                return -1;
-            continue;
-        }
-        line += n;
-        len -= n;
-    }
-    return 0;
+    /* the broker may be gone: EPIPE, not SIGPIPE */
+    return pmi_simple_server_send_line (l->brokers[rank].fd, line);
 }
 
 static void abort_cb (int rank, int exit_code, const char *msg, void *arg)

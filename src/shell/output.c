@@ -80,26 +80,6 @@ static void timer_cb (uv_timer_t *t)
     commit_start (t->data);
 }
 
-static bool is_utf8 (const char *data, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    const unsigned char *end = p + len;
-
-    while (p < end) {
-        if (*p == 0)
-            return false;
-        if (*p < 0x80)
-            p++;
-        else {
-            size_t n = utf8_seqlen (p, end);
-            if (n == 0)
-                return false;
-            p += n;
-        }
-    }
-    return true;
-}
-
 static void send_start (struct output *out, bool last);
 
 /* Append an encoded eventlog line: the leader to the output transaction,
@@ -376,7 +356,7 @@ void output_write (struct output *out, int rank, int stream, const char *data,
         return;
     }
     snprintf (rankstr, sizeof (rankstr), "%d", rank);
-    if (is_utf8 (data, len))
+    if (!memchr (data, '\0', len) && utf8_valid (data, len))
         entry = eventlog_entry_pack (0, "data", "{s:s s:s s:s%}", "stream",
                                      stream_name[stream], "rank", rankstr,
                                      "data", data, len);

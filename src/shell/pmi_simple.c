@@ -12,7 +12,6 @@
  * flux.instance-level.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,22 +63,8 @@ static void client_close (struct client *c)
 static int response_send (void *client, const char *line)
 {
     struct client *c = client;
-    size_t len = strlen (line);
 
-    while (len > 0) {
-        ssize_t n = send (c->fd, line, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
-            if (errno == EAGAIN)
-                (void)poll (&pfd, 1, 1000);
-            else if (errno != EINTR)
-                return -1;
-            continue;
-        }
-        line += n;
-        len -= n;
-    }
-    return 0;
+    return pmi_simple_server_send_line (c->fd, line);
 }
 
 static int kvs_put (void *arg, const char *kvsname, const char *key,

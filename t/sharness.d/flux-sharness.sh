@@ -103,3 +103,48 @@ wait_exit () {
 	done
 	return 1
 }
+
+# critical_ranks ID RANKS: set job-exec.critical-ranks of the started job
+# ID (any form) to RANKS, the shell ranks whose loss is fatal
+critical_ranks () {
+	"$FLUX_BUILD_DIR/t/rpc" job-exec.critical-ranks \
+		"{\"id\":$(flux job id --to=dec $1),\"ranks\":\"$2\"}"
+}
+
+# slow_shell DIR RANK: write DIR/slowshell.sh, a job shell (for
+# -S exec.job_shell=DIR/slowshell.sh) that on broker RANK writes its pid
+# to DIR/pid and waits for the file DIR/proceed (at most 60 s) before it
+# execs flux-shell, so the other shells of the job wait in their start
+# barrier.  DIR must have no space in its path (the agent runs the shell
+# by that path).
+slow_shell () {
+	cat >$1/slowshell.sh <<-EOF &&
+	#!/bin/sh
+	if test "\$(flux getattr rank)" = $2; then
+		echo \$\$ >$1/pid
+		n=0
+		while ! test -e $1/proceed && test \$n -lt 600; do
+			sleep 0.1; n=\$((n+1))
+		done
+	fi
+	exec $FLUX_BUILD_DIR/src/shell/flux-shell "\$@"
+	EOF
+	chmod +x $1/slowshell.sh
+}
+
+# run_shell ID [NSHELLS]: run NSHELLS (default 1) job shells of job ID
+# (FLUX_KVS_NAMESPACE=job-ID, at most 120 s each), their stderr appended
+# to shell.ID.err; return the largest of their exit codes
+run_shell () {
+	n=${2:-1} rc=0 pids=""
+	for i in $(seq $n); do
+		FLUX_KVS_NAMESPACE=job-$1 timeout 120 \
+			"$FLUX_BUILD_DIR/src/shell/flux-shell" $1 2>>shell.$1.err &
+		pids="$pids $!"
+	done
+	for p in $pids; do
+		wait $p; r=$?
+		test $r -gt $rc && rc=$r
+	done
+	return $rc
+}

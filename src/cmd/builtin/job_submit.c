@@ -16,6 +16,7 @@
 #include "libjob/jobspec.h"
 
 #include "cmdutil.h"
+#include "submit_opts.h"
 
 static const char submit_usage[]
     = "Usage: flux job submit [OPTIONS] [FILE]\n"
@@ -44,26 +45,6 @@ static char *read_jobspec (FILE *f)
     if (memchr (buf, '\0', len))
         cmd_die ("the jobspec contains a NUL byte");
     return buf;
-}
-
-static int parse_flags (const char *s)
-{
-    char *cpy = strdup (s), *tok, *save = NULL;
-    int flags = 0;
-
-    for (tok = strtok_r (cpy, ",", &save); tok;
-         tok = strtok_r (NULL, ",", &save)) {
-        if (!strcmp (tok, "waitable"))
-            flags |= FLUX_JOB_WAITABLE;
-        else if (!strcmp (tok, "debug"))
-            flags |= FLUX_JOB_DEBUG;
-        else if (!strcmp (tok, "novalidate"))
-            flags |= FLUX_JOB_NOVALIDATE;
-        else
-            cmd_usage_error ("--flags: unknown flag '%s'", tok);
-    }
-    free (cpy);
-    return flags;
 }
 
 /* JSON text as is; anything else is YAML, converted to compact JSON. */
@@ -105,7 +86,7 @@ static int cmd_job_submit (int argc, char **argv)
         if (c == 'u')
             urgency = cmd_parse_urgency ("--urgency", optarg);
         if (c == 'f')
-            flags = parse_flags (optarg);
+            flags = submit_parse_flags (optarg);
     }
     if (argc - optind > 1)
         cmd_usage_error ("too many arguments");

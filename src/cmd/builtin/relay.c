@@ -24,11 +24,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cmdutil.h"
+#include "libflux/local_connect.h"
 
 static const char usage[]
     = "Usage: flux relay [OPTIONS] PATH\n"
@@ -51,39 +50,6 @@ struct pipebuf {
     size_t off, len; /* unwritten bytes are data[off..len) */
     bool eof;        /* the reading side ended */
 };
-
-/* Connect to the broker's socket and take its accept byte.  -1 with
- * errno; *refused is set if the broker refused (errno is its byte). */
-static int connect_broker (const char *path, bool *refused)
-{
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    unsigned char c;
-    ssize_t n;
-    int fd;
-
-    if (strlen (path) >= sizeof (sun.sun_path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    strcpy (sun.sun_path, path);
-    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return -1;
-    if (connect (fd, (struct sockaddr *)&sun, sizeof (sun)) < 0)
-        goto error;
-    while ((n = read (fd, &c, 1)) < 0 && errno == EINTR)
-        ;
-    if (n <= 0 || c != 0) {
-        errno = n < 0 ? errno : n == 0 ? ECONNRESET : c;
-        *refused = n == 1;
-        goto error;
-    }
-    return fd;
-error:
-    n = errno;
-    close (fd);
-    errno = n;
-    return -1;
-}
 
 /* Read from fd into b while it has room: -1 on error, else 0 (eof set
  * at end of file). */
@@ -178,7 +144,9 @@ int cmd_relay (int argc, char **argv)
     if (strncmp (path, "local://", 8) == 0)
         path += 8;
     signal (SIGPIPE, SIG_IGN);
-    if ((sock = connect_broker (path, &refused)) < 0) {
+    if ((sock = local_connect (path)) < 0)
+        cmd_die ("%s: %s", path, strerror (errno));
+    if (local_read_accept (sock, &refused) < 0) {
         int e = errno;
         if (refused) { /* the client reads the broker's own answer */
             unsigned char c = (unsigned char)e;

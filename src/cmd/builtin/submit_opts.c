@@ -59,7 +59,7 @@ static double parse_time_limit (const char *s)
     return d;
 }
 
-static int parse_flags (const char *s)
+int submit_parse_flags (const char *s)
 {
     char *cpy = strdup (s), *tok, *save = NULL;
     int flags = 0;
@@ -197,7 +197,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 o->subst_cc = c == OPT_CC;
                 break;
             case OPT_FLAGS:
-                o->flags = parse_flags (optarg);
+                o->flags = submit_parse_flags (optarg);
                 break;
             case OPT_WAIT:
                 o->wait = true;

@@ -88,6 +88,11 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                         struct submit_opts *o);
 void submit_opts_free (struct submit_opts *o);
 
+/* The FLUX_JOB_* flags named in s, a comma-separated list of waitable,
+ * debug and novalidate (--flags of flux submit/run/batch/alloc and flux
+ * job submit); exits with a usage error on any other name. */
+int submit_parse_flags (const char *s);
+
 /* The jobspec for the argc words of argv (COMMAND ARGS...); exits on
  * error. */
 json_t *submit_build_jobspec (int argc, char **argv,

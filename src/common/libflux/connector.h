@@ -39,7 +39,4 @@ flux_t *connector_stream_open (int fd, pid_t child, int flags);
 /* Reap child, which was sent EOF: wait up to ~2 s, then SIGKILL it. */
 void connector_reap_child (pid_t pid);
 
-/* Read the accept byte: 0 -> 0; EOF -> -1, ECONNRESET; N -> -1, errno N. */
-int connector_read_accept (int fd);
-
 #endif /* !FLUX_CONNECTOR_H */

@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "connector.h"
+#include "local_connect.h"
 
 #define IBUF_INITIAL 65536
 
@@ -310,48 +310,6 @@ flux_t *connector_stream_open (int fd, pid_t child, int flags)
     return stream_handle (fd, flags, false, child);
 }
 
-int connector_read_accept (int fd)
-{
-    unsigned char c;
-    ssize_t n;
-
-    do {
-        n = read (fd, &c, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -1;
-    if (n == 0) {
-        errno = ECONNRESET;
-        return -1;
-    }
-    if (c != 0) {
-        errno = c;
-        return -1;
-    }
-    return 0;
-}
-
-static int connect_once (const char *path)
-{
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    int fd;
-
-    if (strlen (path) >= sizeof (sun.sun_path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    strcpy (sun.sun_path, path);
-    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return -1;
-    if (connect (fd, (struct sockaddr *)&sun, sizeof (sun)) < 0) {
-        int saved_errno = errno;
-        close (fd);
-        errno = saved_errno;
-        return -1;
-    }
-    return fd;
-}
-
 static int retry_count (void)
 {
     const char *s = getenv ("FLUX_LOCAL_CONNECTOR_RETRY_COUNT");
@@ -376,7 +334,7 @@ flux_t *connector_local_open (const char *path, int flags, flux_error_t *error)
         errno = EINVAL;
         return NULL;
     }
-    while ((fd = connect_once (path)) < 0) {
+    while ((fd = local_connect (path)) < 0) {
         struct timespec ts;
         if ((errno != ENOENT && errno != ECONNREFUSED) || retries-- <= 0) {
             errprintf (error, "cannot connect to %s: %s", path,
@@ -388,7 +346,7 @@ flux_t *connector_local_open (const char *path, int flags, flux_error_t *error)
         nanosleep (&ts, NULL);
         delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
     }
-    if (connector_read_accept (fd) < 0) {
+    if (local_read_accept (fd, NULL) < 0) {
         int saved_errno = errno;
         errprintf (error, "%s: connection refused by broker: %s", path,
                    strerror (errno));

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "connector.h"
+#include "local_connect.h"
 
 struct sshargs {
     char host[256]; /* [USER@]HOST */
@@ -223,7 +224,7 @@ flux_t *connector_ssh_open (const char *arg, int flags, flux_error_t *error)
     }
     close (sv[1]);
     free (rcmd);
-    if (connector_read_accept (sv[0]) < 0) {
+    if (local_read_accept (sv[0], NULL) < 0) {
         int saved_errno = errno;
         if (errno == ECONNRESET)
             errprintf (error, "ssh://%s: no answer from flux relay on %s", arg,

@@ -72,21 +72,6 @@ int kvs_txn__append (flux_kvs_txn_t *dst, const flux_kvs_txn_t *src)
     return 0;
 }
 
-/* A key travels as a JSON string: it must be valid UTF-8. */
-static bool utf8_valid (const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *end = p + strlen (s);
-
-    while (p < end) {
-        size_t n = *p < 0x80 ? 1 : utf8_seqlen (p, end);
-        if (n == 0)
-            return false;
-        p += n;
-    }
-    return true;
-}
-
 /* Append {key, flags, dirent} with key normalized; dirent is stolen
  * (NULL: a null dirent, i.e. unlink).  On failure txn is unchanged.
  */
@@ -98,9 +83,9 @@ static int append_op (flux_kvs_txn_t *txn, const char *key, int flags,
 
     if (!txn || !key || !(nkey = kvs_util_normalize_key (key, NULL)))
         goto inval;
-    /* json_string() would fail on invalid UTF-8, which is not ENOMEM:
-     * checked here, once */
-    if (!strcmp (nkey, ".") || !utf8_valid (nkey))
+    /* A key travels as a JSON string: json_string() would fail on invalid
+     * UTF-8, which is not ENOMEM: checked here, once */
+    if (!strcmp (nkey, ".") || !utf8_valid (nkey, strlen (nkey)))
         goto inval;
     if (!dirent)
         dirent = json_null ();

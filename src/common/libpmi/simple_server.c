@@ -10,11 +10,13 @@
  * register connections.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "keyval.h"
 #include "simple_server.h"
@@ -574,4 +576,24 @@ void pmi_simple_server_destroy (struct pmi_simple_server *s)
         free (s);
         errno = saved_errno;
     }
+}
+
+int pmi_simple_server_send_line (int fd, const char *line)
+{
+    size_t len = strlen (line);
+
+    while (len > 0) {
+        ssize_t n = send (fd, line, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            if (errno == EAGAIN)
+                (void)poll (&pfd, 1, 1000);
+            else if (errno != EINTR)
+                return -1;
+            continue;
+        }
+        line += n;
+        len -= n;
+    }
+    return 0;
 }

@@ -163,6 +163,13 @@ int pmi_simple_server_barrier_complete (struct pmi_simple_server *s, int rc);
  */
 void pmi_simple_server_disconnect (struct pmi_simple_server *s, void *client);
 
+/* For an owner's response_send: write all of line to the connected stream
+ * socket fd (blocking or not: while it is full, wait in poll(), 1 s at a
+ * time).  A client that is gone is EPIPE, never SIGPIPE.  Returns 0, or
+ * -1 with errno.
+ */
+int pmi_simple_server_send_line (int fd, const char *line);
+
 #ifdef __cplusplus
 }
 #endif

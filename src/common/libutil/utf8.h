@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* utf8.h - the UTF-8 and hex-digit pieces every JSON scanner here needs
- * (libflux's jsonparse/jsonemit, flux jobs' job-list reader), in one
- * place.  Header only, like fnv.h.
+ * (libflux's jsonparse/jsonemit, flux jobs' job-list reader) and the
+ * check of what may travel as a JSON string (KVS keys, job and
+ * subprocess output), in one place.  Header only, like fnv.h.
  */
 #ifndef FLUX_UTIL_UTF8_H
 #define FLUX_UTIL_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The value of hex digit c, or -1. */
@@ -68,6 +70,22 @@ static inline size_t utf8_seqlen (const unsigned char *s,
         || (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
         return 0;
     return n;
+}
+
+/* True if the len bytes at s are valid UTF-8 by utf8_seqlen's rules.  A
+ * NUL byte is valid (a caller that cannot carry one checks for it). */
+static inline bool utf8_valid (const void *s, size_t len)
+{
+    const unsigned char *p = s;
+    const unsigned char *end = p + len;
+
+    while (p < end) {
+        size_t n = *p < 0x80 ? 1 : utf8_seqlen (p, end);
+        if (n == 0)
+            return false;
+        p += n;
+    }
+    return true;
 }
 
 #endif /* !FLUX_UTIL_UTF8_H */

@@ -52,8 +52,7 @@ static int rpc_serving (flux_t *h, const char *topic)
     if ((rc = flux_future_get (f, NULL)) < 0) {
         int saved_errno = errno;
         if (saved_errno != ENOSYS) /* ENOSYS: content is gone (mod_main) */
-            sqlite_log (h, 3, "%s: %s", topic,
-                        future_strerror (f, saved_errno));
+            flux_log (h, 3, "%s: %s", topic, future_strerror (f, saved_errno));
         errno = saved_errno;
     }
     flux_future_destroy (f);
@@ -67,12 +66,12 @@ static char *db_path (flux_t *h)
 
     if (dir && *dir) {
         if (mkdir (dir, 0700) < 0 && errno != EEXIST) {
-            sqlite_log (h, 3, "statedir %s: %s", dir, strerror (errno));
+            flux_log (h, 3, "statedir %s: %s", dir, strerror (errno));
             return NULL;
         }
     }
     else if (!(dir = flux_attr_get (h, "rundir"))) {
-        sqlite_log (h, 3, "neither statedir nor rundir is set");
+        flux_log (h, 3, "neither statedir nor rundir is set");
         errno = EINVAL;
         return NULL;
     }
@@ -92,14 +91,14 @@ static int tell_content (flux_t *h, struct sqlite_service *svc)
     if (!(f = flux_rpc_pack (h, "content.register-backing", FLUX_NODEID_ANY, 0,
                              "{s:s s:b}", "name", "content-sqlite", "write", 1))
         || flux_rpc_get_unpack (f, "{s?s}", "sender", &sender) < 0) {
-        sqlite_log (h, 3, "content.register-backing: %s",
-                    f ? future_strerror (f, errno) : strerror (errno));
+        flux_log (h, 3, "content.register-backing: %s",
+                  f ? future_strerror (f, errno) : strerror (errno));
         flux_future_destroy (f);
         return -1;
     }
     if (sender && sqlite_service_trust (svc, sender) < 0)
-        sqlite_log (h, 3, "cannot accept content-backing.write: %s",
-                    strerror (errno));
+        flux_log (h, 3, "cannot accept content-backing.write: %s",
+                  strerror (errno));
     flux_future_destroy (f);
     return 0;
 }
@@ -111,8 +110,8 @@ static int register_backing (flux_t *h, struct sqlite_service *svc)
 
     if (!(f = flux_service_register (h, "content-backing"))
         || flux_future_get (f, NULL) < 0) {
-        sqlite_log (h, 3, "cannot register content-backing: %s",
-                    f ? future_strerror (f, errno) : strerror (errno));
+        flux_log (h, 3, "cannot register content-backing: %s",
+                  f ? future_strerror (f, errno) : strerror (errno));
         flux_future_destroy (f);
         return -1;
     }
@@ -141,7 +140,7 @@ static void content_online_cb (flux_t *h, flux_msg_handler_t *mh,
                                const flux_msg_t *msg, void *arg)
 {
     if (tell_content (h, arg) == 0)
-        sqlite_log (h, 6, "the content module was reloaded: registered again");
+        flux_log (h, 6, "the content module was reloaded: registered again");
 }
 
 /* Whether something else may already know blobs of the store as stored
@@ -193,21 +192,21 @@ static int collect (flux_t *h, const char *path, const char *hashtype,
 
     if (stat (path, &sb) < 0)
         return 0; /* nothing stored yet */
-    sqlite_log (h, 6, "garbage collection of %s (%.1f MiB)...", path,
-                sb.st_size / 1048576.);
+    flux_log (h, 6, "garbage collection of %s (%.1f MiB)...", path,
+              sb.st_size / 1048576.);
     if (gc_run (path, hashtype, st, error) < 0) {
-        sqlite_log (h, 3,
-                    "garbage collection failed, the database is kept as it "
-                    "was: %s",
-                    error->text);
+        flux_log (h, 3,
+                  "garbage collection failed, the database is kept as it "
+                  "was: %s",
+                  error->text);
         return -1;
     }
-    sqlite_log (h, 6,
-                "garbage collection: kept %lld of %lld objects (%.1f MiB), "
-                "file %.1f -> %.1f MiB, in %.2fs",
-                st->objects_kept, st->objects_before, st->bytes_kept / 1048576.,
-                st->file_before / 1048576., st->file_after / 1048576.,
-                st->seconds);
+    flux_log (h, 6,
+              "garbage collection: kept %lld of %lld objects (%.1f MiB), "
+              "file %.1f -> %.1f MiB, in %.2fs",
+              st->objects_kept, st->objects_before, st->bytes_kept / 1048576.,
+              st->file_before / 1048576., st->file_after / 1048576.,
+              st->seconds);
     return 1;
 }
 
@@ -242,7 +241,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         else if (!strcmp (argv[i], "compression=none"))
             compress = false;
         else if (!strncmp (argv[i], "compression=", 12)) {
-            sqlite_log (h, 3, "%s: expected zstd or none", argv[i]);
+            flux_log (h, 3, "%s: expected zstd or none", argv[i]);
             errno = EINVAL;
             return -1;
         }
@@ -252,20 +251,20 @@ int mod_main (flux_t *h, int argc, char **argv)
             index_min = strtol (argv[i] + 10, &end, 10);
             if (errno || end == argv[i] + 10 || *end || index_min < 1
                 || index_min > 1 << 24) {
-                sqlite_log (h, 3, "%s: expected a count of 1 to 16777216",
-                            argv[i]);
+                flux_log (h, 3, "%s: expected a count of 1 to 16777216",
+                          argv[i]);
                 errno = EINVAL;
                 return -1;
             }
         }
         else {
-            sqlite_log (h, 3, "unknown module argument: %s", argv[i]);
+            flux_log (h, 3, "unknown module argument: %s", argv[i]);
             errno = EINVAL;
             return -1;
         }
     }
     if (flux_get_rank (h, &rank) < 0 || rank != 0) {
-        sqlite_log (h, 3, "content-sqlite runs on rank 0 only");
+        flux_log (h, 3, "content-sqlite runs on rank 0 only");
         errno = EINVAL;
         return -1;
     }
@@ -276,20 +275,20 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (!truncate && (gc || gc_requested (path))) {
         char why[128];
         if (store_in_use (h, why, sizeof (why)))
-            sqlite_log (h, 4,
-                        "garbage collection is done only as the instance "
-                        "starts (%s): %s",
-                        why,
-                        gc_requested (path) ? "kept for the next start"
-                                            : "not done");
+            flux_log (h, 4,
+                      "garbage collection is done only as the instance "
+                      "starts (%s): %s",
+                      why,
+                      gc_requested (path) ? "kept for the next start"
+                                          : "not done");
         else {
             gc_rc = collect (h, path, hashtype, &gc_st, &gc_error);
             if (gc_requested (path) && gc_request (path, false) < 0)
-                sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
+                flux_log (h, 4, "%s.gc: %s", path, strerror (errno));
         }
     }
     else if (truncate && gc_requested (path) && gc_request (path, false) < 0)
-        sqlite_log (h, 4, "%s.gc: %s", path, strerror (errno));
+        flux_log (h, 4, "%s.gc: %s", path, strerror (errno));
     if (!(db = db_open (path, hashtype, truncate, &error))
         || (sync && db_set_synchronous (db, sync) < 0
             && errprintf (&error,
@@ -298,7 +297,7 @@ int mod_main (flux_t *h, int argc, char **argv)
                           sync))
         || (index_min > 0 && db_set_index_min (db, (size_t)index_min) < 0)
         || !(svc = sqlite_service_create (h, db, hashtype, path, &error))) {
-        sqlite_log (h, 3, "%s: %s", path, error.text);
+        flux_log (h, 3, "%s: %s", path, error.text);
         goto done;
     }
     db_set_compression (db, compress);
@@ -309,7 +308,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         || flux_event_subscribe (h, "content.online") < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
-        sqlite_log (h, 3, "reactor: %s", strerror (errno));
+        flux_log (h, 3, "reactor: %s", strerror (errno));
     /* the first error is the one reported; ENOSYS: the content module
      * is gone (unloaded before us), and nothing is left to flush */
     if ((rc = rpc_serving (h, "content.flush")) < 0 && errno == ENOSYS)

@@ -5,7 +5,6 @@
  * the idle watcher commits it.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,17 +68,6 @@ struct sqlite_service {
     json_t *gc; /* the collection at load (sqlite_service_set_gc) */
 };
 
-void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
-{
-    int saved_errno = errno;
-    va_list ap;
-
-    va_start (ap, fmt);
-    flux_vlog (h, severity, fmt, ap);
-    va_end (ap);
-    errno = saved_errno;
-}
-
 static void respond_checkpoint (struct sqlite_service *s, const flux_msg_t *msg)
 {
     const char *text;
@@ -123,7 +111,7 @@ static void batch_finish (struct sqlite_service *s)
     else if (errnum)
         db_rollback (s->db);
     if (errnum)
-        sqlite_log (s->h, 3, "%d writes rolled back: %s", s->n, errstr);
+        flux_log (s->h, 3, "%d writes rolled back: %s", s->n, errstr);
     if (s->n > s->batch_max)
         s->batch_max = s->n;
     for (i = 0; i < s->n; i++) {
@@ -155,19 +143,19 @@ static void batch_finish (struct sqlite_service *s)
         size_t n = db_index_pending (s->db);
         double t0 = monotime (), t;
         if (db_index (s->db) < 0)
-            sqlite_log (s->h, 4, "indexing: %s", db_errstr (s->db));
+            flux_log (s->h, 4, "indexing: %s", db_errstr (s->db));
         else {
             s->index_folds++;
             t = monotime () - t0;
             s->index_time += t;
             if (t > s->index_time_max)
                 s->index_time_max = t;
-            sqlite_log (s->h, 7, "indexed %zu blobs in %.3fs", n, t);
+            flux_log (s->h, 7, "indexed %zu blobs in %.3fs", n, t);
         }
     }
     if (db_wal_size (s->db) > WAL_CHECKPOINT_BYTES) {
         if (db_checkpoint (s->db) < 0)
-            sqlite_log (s->h, 4, "checkpoint: %s", db_errstr (s->db));
+            flux_log (s->h, 4, "checkpoint: %s", db_errstr (s->db));
         else
             s->checkpoints++;
     }
@@ -500,8 +488,8 @@ static void gc_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_error (h, msg, errno, NULL);
         return;
     }
-    sqlite_log (h, 6, "garbage collection %s",
-                cancel ? "canceled" : "requested for the next start");
+    flux_log (h, 6, "garbage collection %s",
+              cancel ? "canceled" : "requested for the next start");
     if (flux_respond_pack (h, msg, "{s:s}", "path", s->dbpath) < 0)
         flux_respond_error (h, msg, errno, NULL);
 }

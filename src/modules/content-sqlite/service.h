@@ -49,8 +49,4 @@ void sqlite_service_set_gc (struct sqlite_service *s, const struct gc_stats *st,
  * preserves errno. */
 void sqlite_service_destroy (struct sqlite_service *s);
 
-/* Log to the broker's log ring (RFC 5424 severity).  Preserves errno. */
-void sqlite_log (flux_t *h, int severity, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
 #endif /* !CONTENT_SQLITE_SERVICE_H */

@@ -85,7 +85,7 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
         snprintf (attr, sizeof (attr), "content.%s", settings[i].name);
         if ((s = flux_attr_get (h, attr))
             && parse_size (s, settings[i].val) < 0) {
-            content_log (h, 3, "bad value for attribute %s: %s", attr, s);
+            flux_log (h, 3, "bad value for attribute %s: %s", attr, s);
             return -1;
         }
     }
@@ -98,22 +98,22 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
                 break;
         }
         if (!eq || i == nsettings) {
-            content_log (h, 3, "unknown module argument: %s", argv[a]);
+            flux_log (h, 3, "unknown module argument: %s", argv[a]);
             errno = EINVAL;
             return -1;
         }
         if (parse_size (eq + 1, settings[i].val) < 0) {
-            content_log (h, 3, "bad value in module argument: %s", argv[a]);
+            flux_log (h, 3, "bad value in module argument: %s", argv[a]);
             return -1;
         }
     }
     if (write_limit < 1 || write_limit > 65536) {
-        content_log (h, 3, "flush-batch-limit must be 1..65536");
+        flux_log (h, 3, "flush-batch-limit must be 1..65536");
         errno = EINVAL;
         return -1;
     }
     if (lazy_ms > 10000) {
-        content_log (h, 3, "lazy-delay-ms must be 0..10000");
+        flux_log (h, 3, "lazy-delay-ms must be 0..10000");
         errno = EINVAL;
         return -1;
     }
@@ -145,7 +145,7 @@ static void announce (flux_t *h)
     flux_error_t error;
 
     if (flux_service_announce (h, "content", &error) < 0)
-        content_log (h, 3, "%s", error.text);
+        flux_log (h, 3, "%s", error.text);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)
@@ -163,13 +163,13 @@ int mod_main (flux_t *h, int argc, char **argv)
     int rc;
 
     if (flux_get_rank (h, &cfg.rank) < 0) {
-        content_log (h, 3, "cannot get the broker rank: %s", strerror (errno));
+        flux_log (h, 3, "cannot get the broker rank: %s", strerror (errno));
         return -1;
     }
     if (configure (h, &cfg, argc, argv) < 0)
         return -1;
     if (!(svc = content_service_create (h, &cfg, &error))) {
-        content_log (h, 3, "%s", error.text);
+        flux_log (h, 3, "%s", error.text);
         return -1;
     }
     if (cfg.rank == 0) {

@@ -14,7 +14,6 @@
  * releases barriers, finishes a backing store's departure and purges.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,19 +25,6 @@
 #include "libcontent/write.h"
 
 #include "service_priv.h"
-
-/* ---- logging ---- */
-
-void content_log (flux_t *h, int severity, const char *fmt, ...)
-{
-    int saved_errno = errno;
-    va_list ap;
-
-    va_start (ap, fmt);
-    flux_vlog (h, severity, fmt, ap);
-    va_end (ap);
-    errno = saved_errno;
-}
 
 /* ---- lists of held requests ---- */
 
@@ -146,8 +132,8 @@ static void start_detach (struct content_service *svc);
 void backing_lost (struct content_service *svc)
 {
     if (svc->backing && !svc->detaching) {
-        content_log (svc->h, 3, "backing store %s stopped answering",
-                     svc->backing);
+        flux_log (svc->h, 3, "backing store %s stopped answering",
+                  svc->backing);
         start_detach (svc);
     }
 }
@@ -161,9 +147,9 @@ static void detach_check (struct content_service *svc)
     if (!svc->detaching || svc->backing_inflight > 0)
         return;
     cache_get_stats (svc->cache, &st);
-    content_log (svc->h, st.dirty ? 4 : 6,
-                 "backing store %s unregistered (%d blobs only in memory)",
-                 svc->backing, st.dirty);
+    flux_log (svc->h, st.dirty ? 4 : 6,
+              "backing store %s unregistered (%d blobs only in memory)",
+              svc->backing, st.dirty);
     free (svc->backing);
     svc->backing = NULL;
     svc->detaching = false;
@@ -221,7 +207,7 @@ static void load_continuation (flux_future_t *f, void *arg)
                 < 0
             || memcmp (digest, cache_entry_digest (p->e), svc->hash_size)
                    != 0) {
-            content_log (svc->h, 3, "a loaded blob does not match its digest");
+            flux_log (svc->h, 3, "a loaded blob does not match its digest");
             errnum = EPROTO;
             errstr = "loaded blob does not match its digest";
         }
@@ -406,8 +392,8 @@ static void store_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_respond_raw (h, msg, digest, svc->hash_size);
         svc->prompt = true; /* a client's store is not held (writer.c) */
         if (enqueue_write (svc, e) < 0)
-            content_log (h, 3, "content.store: cannot queue a write: %s",
-                         strerror (errno));
+            flux_log (h, 3, "content.store: cannot queue a write: %s",
+                      strerror (errno));
     }
     else {
         /* rank > 0: answered once the parent has it */
@@ -525,14 +511,14 @@ static void register_cb (flux_t *h, flux_msg_handler_t *mh,
              ? flux_respond_pack (h, msg, "{s:s}", "sender", sender)
              : flux_respond_pack (h, msg, "{}"))
         < 0)
-        content_log (h, 3, "content.register-backing: respond: %s",
-                     strerror (errno));
-    content_log (h, 6, "backing store %s registered%s", name,
-                 svc->backing_write ? " (batched writes)" : "");
+        flux_log (h, 3, "content.register-backing: respond: %s",
+                  strerror (errno));
+    flux_log (h, 6, "backing store %s registered%s", name,
+              svc->backing_write ? " (batched writes)" : "");
     requeue_dirty (svc, UINT64_MAX);
     if (svc->checkpoint && svc->checkpoint_unsaved
         && waiter_add (svc, W_CHECKPOINT, NULL, svc->checkpoint) < 0)
-        content_log (h, 3, "cannot save the checkpoint: out of memory");
+        flux_log (h, 3, "cannot save the checkpoint: out of memory");
     after_io (svc);
 }
 
@@ -592,8 +578,8 @@ static void op_continuation (flux_future_t *f, void *arg)
         if (op->msg)
             flux_respond_error (svc->h, op->msg, errnum, errstr);
         else
-            content_log (svc->h, 3, "checkpoint not saved: %s",
-                         errstr ? errstr : strerror (errnum));
+            flux_log (svc->h, 3, "checkpoint not saved: %s",
+                      errstr ? errstr : strerror (errnum));
         if (op->backing && errnum == ENOSYS)
             backing_lost (svc);
     }
@@ -953,9 +939,8 @@ void content_service_destroy (struct content_service *svc)
         }
         cache_get_stats (svc->cache, &st);
         if (svc->cfg.rank == 0 && st.dirty > 0)
-            content_log (svc->h, 3, "%d blobs were never stored (%s)", st.dirty,
-                         svc->backing ? "backing store busy"
-                                      : "no backing store");
+            flux_log (svc->h, 3, "%d blobs were never stored (%s)", st.dirty,
+                      svc->backing ? "backing store busy" : "no backing store");
         cache_destroy (svc->cache);
         json_decref (svc->checkpoint);
         free (svc->backing);

@@ -58,9 +58,4 @@ void content_service_destroy (struct content_service *svc);
  * unregistration. */
 void content_service_expect_backing (struct content_service *svc);
 
-/* Log to the broker's log ring (log.append, RFC 5424 severity).
- * Preserves errno. */
-void content_log (flux_t *h, int severity, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
 #endif /* !CONTENT_SERVICE_H */

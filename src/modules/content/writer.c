@@ -92,8 +92,8 @@ static void waiter_fail_one (struct content_service *svc, struct waiter *w,
     if (w->msg)
         flux_respond_error (svc->h, w->msg, errnum, errstr);
     else
-        content_log (svc->h, 3, "checkpoint not saved: %s",
-                     errstr ? errstr : strerror (errnum));
+        flux_log (svc->h, 3, "checkpoint not saved: %s",
+                  errstr ? errstr : strerror (errnum));
     waiter_free (w);
 }
 
@@ -388,8 +388,8 @@ static void wop_continuation (flux_future_t *f, void *arg)
     if (errnum) {
         if (w->batch)
             svc->write_failures++;
-        content_log (svc->h, 3, "write of %d blob(s) to %s failed: %s", w->n,
-                     svc->cfg.rank > 0 ? "parent" : svc->backing, errbuf);
+        flux_log (svc->h, 3, "write of %d blob(s) to %s failed: %s", w->n,
+                  svc->cfg.rank > 0 ? "parent" : svc->backing, errbuf);
     }
     wop_finish (w, errnum, errbuf);
     if (errnum == ENOSYS && svc->cfg.rank == 0)
@@ -422,7 +422,7 @@ static void send_one (struct content_service *svc, struct pending *p)
     return;
 error : {
     int errnum = errno;
-    content_log (svc->h, 3, "%s: %s", topic, strerror (errnum));
+    flux_log (svc->h, 3, "%s: %s", topic, strerror (errnum));
     sendq_remove (svc, p);
     if (w) {
         w->n = 0; /* not started: fail p below, not through w */
@@ -491,7 +491,7 @@ static int send_batch (struct content_service *svc)
                                   FLUX_NODEID_ANY, 0))
         || flux_future_then (w->f, -1., wop_continuation, w) < 0) {
         int errnum = errno;
-        content_log (svc->h, 3, "content-backing.write: %s", strerror (errnum));
+        flux_log (svc->h, 3, "content-backing.write: %s", strerror (errnum));
         wop_start (svc, w); /* so that finishing it fails it in order */
         svc->writes -= w->n;
         svc->backing_inflight--;
@@ -512,7 +512,7 @@ nomem: /* nothing was taken from the queues: retried at the next kick */
     }
     free (cptext);
     free (blobs);
-    content_log (svc->h, 3, "content-backing.write: out of memory");
+    flux_log (svc->h, 3, "content-backing.write: out of memory");
     return 0;
 }
 

@@ -156,21 +156,46 @@ void execjob_where (const struct execjob *job, const struct idset *ranks,
     free (ids);
 }
 
+/* For the two texts below: the hosts of ranks (NULL if R names none),
+ * their shell ranks encoded (NULL if they cannot be told), and "s" if
+ * there is more than one.  The caller frees *hosts and *ids. */
+static void shells_of (const struct execjob *job, const struct idset *ranks,
+                       char **hosts, char **ids, const char **plural)
+{
+    struct idset *shell = execjob_shell_ranks (job, ranks);
+
+    *hosts = job->R.R ? rset_hosts (job->R.R, ranks) : NULL;
+    *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
+    *plural = shell && idset_count (shell) > 1 ? "s" : "";
+    idset_destroy (shell);
+}
+
 void execjob_where_shells (const struct execjob *job, const struct idset *ranks,
                            char *buf, size_t size)
 {
-    char *hosts = job->R.R ? rset_hosts (job->R.R, ranks) : NULL;
-    struct idset *shell = execjob_shell_ranks (job, ranks);
-    char *ids = shell ? idset_encode (shell, IDSET_FLAG_RANGE) : NULL;
-    const char *s = shell && idset_count (shell) > 1 ? "s" : "";
+    char *hosts, *ids;
+    const char *s;
 
+    shells_of (job, ranks, &hosts, &ids, &s);
     if (hosts)
         snprintf (buf, size, "%s (shell rank%s %s)", hosts, s, ids ? ids : "?");
     else
         snprintf (buf, size, "shell rank%s %s", s, ids ? ids : "?");
     free (hosts);
     free (ids);
-    idset_destroy (shell);
+}
+
+void execjob_shells_on (const struct execjob *job, const struct idset *ranks,
+                        char *buf, size_t size)
+{
+    char *hosts, *ids;
+    const char *s;
+
+    shells_of (job, ranks, &hosts, &ids, &s);
+    snprintf (buf, size, "shell rank%s %s (on %s)", s, ids ? ids : "?",
+              hosts ? hosts : "?");
+    free (hosts);
+    free (ids);
 }
 
 const struct exec_impl *execjob_impl (const struct execjob *job)

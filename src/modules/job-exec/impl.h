@@ -98,6 +98,11 @@ void execjob_where (const struct execjob *job, const struct idset *ranks,
  * rank 2" when R names no hosts. */
 void execjob_where_shells (const struct execjob *job, const struct idset *ranks,
                            char *buf, size_t size);
+/* The same the other way round, as flux-core names a shell killed by a
+ * signal: "shell ranks 2-3 (on node[2-3])", "(on ?)" when R names no
+ * hosts. */
+void execjob_shells_on (const struct execjob *job, const struct idset *ranks,
+                        char *buf, size_t size);
 
 /* Reports.  started: the "start" response (once) and the expiration timer.
  * finish: the "finish" response with status (once).  release: a partial

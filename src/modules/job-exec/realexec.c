@@ -60,7 +60,6 @@
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
 #include "libutil/fsd.h"
-#include "rset.h"
 
 #define DEFAULT_KILL_TIMEOUT 5.
 #define DEFAULT_SHELL_EXIT_TIMEOUT 30.
@@ -334,15 +333,13 @@ static void signaled (struct realjob *rj, struct idset *ranks, int status)
     unsigned int leader = idset_first (execjob_ranks (rj->job));
     bool has_leader = idset_test (ranks, leader);
     struct idset *shells = execjob_shell_ranks (rj->job, ranks);
-    char *ids = shells ? idset_encode (shells, IDSET_FLAG_RANGE) : NULL;
-    char *hosts = rj->R ? rset_hosts (rj->R, ranks) : NULL;
     bool fatal = has_leader || execjob_critical (rj->job, ranks);
-    char msg[256];
+    char where[200], msg[256];
 
     rj->re->stats.signaled++;
-    snprintf (msg, sizeof (msg), "shell rank%s %s (on %s): %s",
-              shells && idset_count (shells) > 1 ? "s" : "", ids ? ids : "?",
-              hosts ? hosts : "?", strsignal (WTERMSIG (status)));
+    execjob_shells_on (rj->job, ranks, where, sizeof (where));
+    snprintf (msg, sizeof (msg), "%s: %s", where,
+              strsignal (WTERMSIG (status)));
     if (!has_leader && !rj->killing && !idset_test (rj->finished, leader))
         tell_leader_lost (rj, shells, fatal ? 0 : 2, msg);
     if (!rj->exception) {
@@ -353,8 +350,6 @@ static void signaled (struct realjob *rj, struct idset *ranks, int status)
         else
             execjob_raise_nonfatal (rj->job, 2, "node-failure", "%s", msg);
     }
-    free (ids);
-    free (hosts);
     idset_destroy (shells);
 }
 

@@ -1656,6 +1656,57 @@ static void test_job_limits (void)
     ctx_destroy (job.ctx);
 }
 
+/* pmi_simple_server_send_line: all of a line larger than the socket
+ * buffer gets through a non-blocking fd while the peer reads; a peer
+ * gone is EPIPE (no SIGPIPE: the test would die). */
+static void *read_all_thread (void *arg)
+{
+    int fd = *(int *)arg;
+    size_t *total = malloc (sizeof (*total));
+    char buf[4096];
+    ssize_t n;
+
+    *total = 0;
+    while ((n = read (fd, buf, sizeof (buf))) > 0)
+        *total += n;
+    return total;
+}
+
+static void test_server_send_line (void)
+{
+    size_t len = 1 << 20;
+    char *line = malloc (len + 1);
+    pthread_t t;
+    size_t *total = NULL;
+    int sv[2];
+
+    if (!line || socketpair (AF_UNIX, SOCK_STREAM, 0, sv) < 0
+        || fcntl (sv[0], F_SETFL, O_NONBLOCK) < 0)
+        BAIL_OUT ("setup: %s", strerror (errno));
+    memset (line, 'x', len - 1);
+    line[len - 1] = '\n';
+    line[len] = '\0';
+    if (pthread_create (&t, NULL, read_all_thread, &sv[1]) != 0)
+        BAIL_OUT ("pthread_create");
+    ok (pmi_simple_server_send_line (sv[0], line) == 0,
+        "send_line writes a 1 MiB line through a non-blocking socket");
+    close (sv[0]);
+    pthread_join (t, (void **)&total);
+    ok (total && *total == len, "the reader got every byte of it");
+    free (total);
+    close (sv[1]);
+
+    if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+        BAIL_OUT ("socketpair: %s", strerror (errno));
+    close (sv[1]);
+    errno = 0;
+    ok (pmi_simple_server_send_line (sv[0], "cmd=barrier_out rc=0\n") < 0
+            && errno == EPIPE,
+        "send_line to a peer that is gone fails with EPIPE");
+    close (sv[0]);
+    free (line);
+}
+
 int main (int argc, char *argv[])
 {
     plan (NO_PLAN);
@@ -1672,6 +1723,7 @@ int main (int argc, char *argv[])
     test_server_spawn ();
     test_server_abort ();
     test_server_trace ();
+    test_server_send_line ();
 
     test_client_create ();
     test_client_init ();
