@@ -181,6 +181,44 @@ test_expect_success 'a child flooding events up while the parent is stopped: dro
 	grep "^2!broker.ping .* time=" cping.out &&
 	{ test_have_prereq SANITIZER || test $(cat cgrowth.out) -lt 16384; }
 '
+# modflood.sh N: on a chain 0-1-2, a test module on rank 1 publishes N
+# events of 64 KB at once while rank 0 is stopped (the module's pipe to
+# the broker may hold them all for a moment: N*64 KB of the growth).  Rank 1's RSS growth
+# (kB) in mgrowth.out, its stats in mstats.out, its log in mdmesg.out, a
+# ping of rank 2 after SIGCONT in mping.out.
+cat >modflood.sh <<EOF
+pid0=\$(flux getattr broker.pid)
+pid1=\$(flux exec -r 1 flux getattr broker.pid) || exit 1
+uri1=\$(flux exec -r 1 flux getattr local-uri) || exit 1
+export FLUX_URI=\$uri1
+flux module load $FLUX_BUILD_DIR/t/module/.libs/testmod.so || exit 1
+rss0=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid1/status)
+kill -STOP \$pid0
+$FLUX_BUILD_DIR/t/rpc testmod.publish "{\"count\":\$1,\"size\":65536}" >mpub.out ||
+	{ kill -CONT \$pid0; exit 1; }
+$FLUX_BUILD_DIR/t/rpc broker.ping >/dev/null
+sleep 1
+rss1=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid1/status)
+$FLUX_BUILD_DIR/t/rpc broker.stats-get >mstats.out
+kill -CONT \$pid0
+echo \$((rss1 - rss0)) >mgrowth.out
+flux ping -r 2 -c 1 broker >mping.out 2>&1
+flux dmesg >mdmesg.out
+flux module remove testmod
+EOF
+test_expect_success 'a module flooding events up while the parent is stopped: dropped, the link stays (3 levels)' '
+	timeout -k 10 120 flux start -s 3 -Stbon.topo=kary:1 \
+		--test-exit-mode=leader \
+		-Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh modflood.sh 200 &&
+	cat mpub.out mgrowth.out mstats.out mping.out &&
+	grep "\"count\":200" mpub.out &&
+	grep "the link to the parent is full: .* (events from here or below may use 3670016 of tbon.sendq-limit 4194304): event testmod.flood from this broker or below dropped" mdmesg.out &&
+	! grep "over tbon.sendq-limit" mdmesg.out &&
+	grep "\"upstream-dropped\":[1-9]" mstats.out &&
+	grep "^2!broker.ping .* time=" mping.out &&
+	{ test_have_prereq SANITIZER || test $(cat mgrowth.out) -lt 20480; }
+'
 # tracklimit.sh N: on a chain 0-1-2, a client of rank 0 sends N streaming
 # requests that wait on rank 2 (log.dmesg follow): rank 0 and rank 1
 # track them (rank 0 forgets those rank 1 refused once it answers).  The answers in tl.out, the counts of rank 0 and 1 while
