@@ -758,8 +758,10 @@ static int child_index (struct broker *b, uint32_t rank)
     return topology_child_index (b->topo, b->rank, rank);
 }
 
-/* Requests in flight below each child: sender (the request's first
- * route: a local client's or module's UUID, or a remote one's) -> its
+/* Requests in flight below each child: sender (the request's route
+ * stack: its first route is a local client's or module's UUID, or a
+ * remote one's; the whole stack, which a client cannot forge since the
+ * broker pushes its id last, not the first route it could) -> its
  * matchtag -> a copy of the request (without payload).  A response that
  * ends the RPC takes its entry out; losing the child answers them all
  * EHOSTUNREACH.  A service drops what a sender that went away had in
@@ -775,23 +777,38 @@ static void tracked_free (void *m)
     strmap_destroy (m);
 }
 
+/* The entries of msg's sender below child idx (created if create), or
+ * NULL.  If keyp, *keyp is the sender's key (to free). */
 static struct strmap *tracked_sender (struct broker *b, int idx,
-                                      const flux_msg_t *msg, bool create)
+                                      const flux_msg_t *msg, bool create,
+                                      char **keyp)
 {
-    const char *sender = flux_msg_route_first (msg);
+    char *sender = owed_path (msg);
     struct strmap *m;
 
-    if (!sender)
-        sender = "";
-    if ((m = strmap_get (b->tracked[idx], sender)) || !create)
-        return m;
-    if (!(m = strmap_create ((strmap_free_f)flux_msg_decref)))
+    if (!sender && !(sender = strdup ("")))
         return NULL;
-    if (strmap_put (b->tracked[idx], sender, m) < 0) {
-        strmap_destroy (m);
-        return NULL;
+    if (!(m = strmap_get (b->tracked[idx], sender)) && create) {
+        if ((m = strmap_create ((strmap_free_f)flux_msg_decref))
+            && strmap_put (b->tracked[idx], sender, m) < 0) {
+            strmap_destroy (m);
+            m = NULL;
+        }
     }
+    if (m && keyp)
+        *keyp = sender;
+    else
+        free (sender);
     return m;
+}
+
+/* Forget the entries of the sender key if it has none left. */
+static void tracked_prune (struct broker *b, int idx, struct strmap *m,
+                           char *key)
+{
+    if (strmap_count (m) == 0)
+        (void)strmap_delete (b->tracked[idx], key);
+    free (key);
 }
 
 static void tag_key (const flux_msg_t *msg, char *buf, size_t size)
@@ -806,17 +823,20 @@ static void tag_key (const flux_msg_t *msg, char *buf, size_t size)
  * the header copy and its map entries. */
 #define TRACK_WEIGHT 512
 
-/* The local client that sent msg, if any (its requests tracked here are
- * charged to it). */
-static struct peer *tracked_client (struct broker *b, const char *sender)
+/* The local client that sent msg, if any: its requests tracked here are
+ * charged to it.  It is the newest route (the broker pushed it; requests
+ * going down push nothing more), whatever routes the client put below
+ * its own, so a client cannot charge another. */
+static struct peer *tracked_client (struct broker *b, const flux_msg_t *msg)
 {
-    struct peer *p = sender ? strmap_get (b->peers, sender) : NULL;
+    const char *last = flux_msg_route_last (msg);
+    struct peer *p = last ? strmap_get (b->peers, last) : NULL;
     return p && p->kind == PEER_CLIENT ? p : NULL;
 }
 
-static void tracked_uncharge (struct broker *b, const char *sender, size_t n)
+static void tracked_uncharge (struct broker *b, const flux_msg_t *msg, size_t n)
 {
-    struct peer *p = tracked_client (b, sender);
+    struct peer *p = tracked_client (b, msg);
 
     if (p && n > 0)
         (void)peer_charge_bytes (p, -(ssize_t)(n * TRACK_WEIGHT));
@@ -833,13 +853,14 @@ static void tracked_uncharge (struct broker *b, const char *sender, size_t n)
 static bool track_admit (struct broker *b, int idx, const flux_msg_t *msg)
 {
     const char *sender = flux_msg_route_first (msg);
-    struct strmap *m = tracked_sender (b, idx, msg, false);
+    const char *last = flux_msg_route_last (msg);
+    struct strmap *m = tracked_sender (b, idx, msg, false, NULL);
     double now = uv_now (b->loop) / 1000.;
     struct peer *p;
     char text[200];
     int errnum;
 
-    if ((p = tracked_client (b, sender))) {
+    if ((p = tracked_client (b, msg))) {
         if (peer_charge_bytes (p, TRACK_WEIGHT) == 0)
             return true;
         errnum = errno;
@@ -848,7 +869,7 @@ static bool track_admit (struct broker *b, int idx, const flux_msg_t *msg)
                   "below this broker (broker.client-sendq-limit)",
                   m ? strmap_count (m) : 0);
     }
-    else if (sender && strmap_get (b->peers, sender))
+    else if (last && strmap_get (b->peers, last))
         return true; /* a module or the broker's own services */
     else if (b->tracked_limit == 0 || !m || strmap_count (m) < b->tracked_limit)
         return true;
@@ -883,40 +904,38 @@ static bool track_admit (struct broker *b, int idx, const flux_msg_t *msg)
 static void track_request (struct broker *b, int idx, const flux_msg_t *msg)
 {
     struct strmap *m;
-    char key[16];
-    flux_msg_t *cpy;
+    char key[16], *sender;
+    flux_msg_t *cpy = NULL;
 
     tag_key (msg, key, sizeof (key));
-    if (!(m = tracked_sender (b, idx, msg, true)) || strmap_get (m, key)
-        || !(cpy = flux_msg_copy (msg, false))) {
-        /* a matchtag reused while in flight: tracked once */
-        tracked_uncharge (b, flux_msg_route_first (msg), 1);
+    if (!(m = tracked_sender (b, idx, msg, true, &sender))) {
+        tracked_uncharge (b, msg, 1);
         return;
     }
-    if (strmap_put (m, key, cpy) < 0) {
+    /* a matchtag reused while in flight is tracked once */
+    if (strmap_get (m, key) || !(cpy = flux_msg_copy (msg, false))
+        || strmap_put (m, key, cpy) < 0) {
         flux_msg_decref (cpy);
-        tracked_uncharge (b, flux_msg_route_first (msg), 1);
+        tracked_uncharge (b, msg, 1);
     }
+    tracked_prune (b, idx, m, sender);
 }
 
 static void untrack_response (struct broker *b, int idx, const flux_msg_t *rsp)
 {
     struct strmap *m;
-    char key[16];
+    char key[16], *sender;
     int errnum = 0;
 
     (void)flux_msg_get_errnum (rsp, &errnum);
     if (flux_msg_is_streaming (rsp) && errnum == 0)
         return; /* more to come */
-    if (!(m = tracked_sender (b, idx, rsp, false)))
+    if (!(m = tracked_sender (b, idx, rsp, false, &sender)))
         return;
     tag_key (rsp, key, sizeof (key));
     if (strmap_delete (m, key) == 0)
-        tracked_uncharge (b, flux_msg_route_first (rsp), 1);
-    if (strmap_count (m) == 0) {
-        const char *sender = flux_msg_route_first (rsp);
-        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
-    }
+        tracked_uncharge (b, rsp, 1);
+    tracked_prune (b, idx, m, sender);
 }
 
 struct untrack_ctx {
@@ -942,25 +961,27 @@ static int untrack_match (const char *key, void *val, void *arg)
 static void untrack_disconnect (struct broker *b, int idx,
                                 const flux_msg_t *msg, const char *topic)
 {
-    struct strmap *m = tracked_sender (b, idx, msg, false);
+    char *sender;
+    struct strmap *m = tracked_sender (b, idx, msg, false, &sender);
     size_t len = strlen (topic) - strlen ("disconnect");
     char prefix[256];
     struct untrack_ctx ctx = {.prefix = prefix};
 
-    if (!m || len >= sizeof (prefix)
-        || !(ctx.keys = malloc (strmap_count (m) * sizeof (*ctx.keys))))
+    if (!m)
         return;
+    if (len >= sizeof (prefix)
+        || !(ctx.keys = malloc (strmap_count (m) * sizeof (*ctx.keys)))) {
+        free (sender);
+        return;
+    }
     memcpy (prefix, topic, len);
     prefix[len] = '\0';
     strmap_foreach (m, untrack_match, &ctx);
     for (size_t i = 0; i < ctx.n; i++)
         (void)strmap_delete (m, ctx.keys[i]);
     free (ctx.keys);
-    tracked_uncharge (b, flux_msg_route_first (msg), ctx.n);
-    if (strmap_count (m) == 0) {
-        const char *sender = flux_msg_route_first (msg);
-        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
-    }
+    tracked_uncharge (b, msg, ctx.n);
+    tracked_prune (b, idx, m, sender);
 }
 
 static bool is_disconnect (const char *topic)
@@ -972,6 +993,7 @@ static bool is_disconnect (const char *topic)
 static int fail_tracked (const char *key, void *val, void *arg)
 {
     struct broker *b = arg;
+    tracked_uncharge (b, val, 1);
     router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
     return 0;
 }
@@ -979,7 +1001,6 @@ static int fail_tracked (const char *key, void *val, void *arg)
 static int fail_sender (const char *key, void *val, void *arg)
 {
     strmap_foreach (val, fail_tracked, arg);
-    tracked_uncharge (arg, key, strmap_count (val));
     return 0;
 }
 
@@ -1278,7 +1299,7 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
     }
     if (overlay_send_child (b->overlay, (uint32_t)child, msg) < 0) {
         if (track)
-            tracked_uncharge (b, flux_msg_route_first (msg), 1);
+            tracked_uncharge (b, msg, 1);
         router_respond_error (b, msg, EHOSTUNREACH, NULL);
     }
     else if (track)
