@@ -147,6 +147,34 @@ test_expect_success 'a client of rank 1 flooding rank 0 is refused EAGAIN; the l
 	grep "^1!broker.ping .* time=" upping.out &&
 	{ test_have_prereq SANITIZER || test $(cat upgrowth.out) -lt 16384; }
 '
+# downflood.sh N: SIGSTOP rank 1, and a client of rank 0 sends N
+# requests of 64 KB to rank 1 at once; SIGCONT rank 1 after 3 s.  Rank
+# 0's queue to the child (tbon.sendq-limit 4M) is full long before
+# N*64 KB: the client is refused (EAGAIN), rank 1 is not lost.  The
+# burst's count in downburst.out, rank 0's log in downdmesg.out, a ping
+# of rank 1 after in downping.out.
+cat >downflood.sh <<EOF
+pid1=\$(flux exec -r 1 flux getattr broker.pid) || exit 1
+pad=\$(printf "%065536d" 0)
+kill -STOP \$pid1
+$FLUX_BUILD_DIR/t/rpc -r 1 -b \$1 broker.ping "{\"pad\":\"\$pad\"}" >downburst.out &
+sleep 3
+kill -CONT \$pid1
+wait
+flux ping -r 1 -c 1 broker >downping.out 2>&1
+flux dmesg >downdmesg.out
+flux overlay status >downstatus.out 2>&1
+EOF
+test_expect_success 'a client of rank 0 flooding a stopped child is refused EAGAIN; the child is not lost' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh downflood.sh 200 &&
+	cat downburst.out downping.out downstatus.out &&
+	grep "the link to child rank 1 is full (.* bytes wait to be sent to it): try again later (local clients may use 2097152 of tbon.sendq-limit 4194304): request broker.ping refused" downdmesg.out &&
+	! grep "over tbon.sendq-limit" downdmesg.out &&
+	grep "answered 200 failed [1-9]" downburst.out &&
+	grep "^1!broker.ping .* time=" downping.out
+'
 # childflood.sh N: on a chain 0-1-2, SIGSTOP rank 0, and a client of
 # rank 2 sends N raw events of 64 KB: rank 2 passes them to rank 1, whose
 # queue to its stopped parent fills.  Rank 1's RSS growth (kB) in

@@ -1278,16 +1278,60 @@ static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
     flux_msg_decref (msg);
 }
 
-static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
+/* Requests going down to a child past their share of tbon.sendq-limit
+ * (what ZeroMQ holds for the child): half for what a local client
+ * originates, 3/4 for the rest, as going up ("what goes up to the
+ * parent").  Past it a request is answered EAGAIN, one that expects no
+ * answer dropped (a disconnect always goes: it frees state below), with
+ * one log line a minute.  Events and responses going down are not
+ * refused: a child that does not read them is marked LOST at the limit,
+ * as it must be (t0102).  Before, a client of rank 0 sending requests of
+ * 64 KB to a stopped rank 1 got rank 1 marked lost. */
+static bool downq_room (struct broker *b, uint32_t child, const flux_msg_t *msg,
+                        bool client, const char *topic)
+{
+    size_t max = overlay_sendq_max (b->overlay);
+    size_t limit = client ? max / 2 : max / 4 * 3;
+    double now = uv_now (b->loop) / 1000.;
+    char text[200];
+
+    if (overlay_child_room (b->overlay, child, msg, limit)
+        || (flux_msg_is_noresponse (msg) && is_disconnect (topic)))
+        return true;
+    snprintf (text, sizeof (text),
+              "the link to child rank %" PRIu32
+              " is full (%zu bytes wait to be sent to it): try again later",
+              child, overlay_child_queued (b->overlay, child));
+    b->downq_refused++;
+    if (b->downq_logged == 0 || now - b->downq_logged >= 60.) {
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                       "%s (%s may use %zu of tbon.sendq-limit %zu): request "
+                       "%s refused (%lu since the last such line)",
+                       text, client ? "local clients" : "others", limit, max,
+                       topic, b->downq_refused);
+        b->downq_logged = now;
+        b->downq_refused = 0;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
+    return false;
+}
+
+static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
+                       struct peer *from)
 {
     int64_t child = topology_child_toward (b->topo, b->rank, target);
-    int idx;
-
-    const char *topic;
+    const char *topic = "?";
     bool track;
+    int idx;
 
     if (child < 0 || !b->overlay) {
         router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        flux_msg_decref (msg);
+        return;
+    }
+    (void)flux_msg_get_topic (msg, &topic);
+    if (!downq_room (b, (uint32_t)child, msg, from && from->kind == PEER_CLIENT,
+                     topic)) {
         flux_msg_decref (msg);
         return;
     }
@@ -1304,8 +1348,7 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
     }
     else if (track)
         track_request (b, idx, msg);
-    else if (idx >= 0 && flux_msg_get_topic (msg, &topic) == 0
-             && is_disconnect (topic))
+    else if (idx >= 0 && is_disconnect (topic))
         untrack_disconnect (b, idx, msg, topic);
     flux_msg_decref (msg);
 }
@@ -1494,7 +1537,7 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
     }
     else if (topology_in_subtree (b->topo, b->rank, nodeid))
-        send_down (b, nodeid, msg);
+        send_down (b, nodeid, msg, from);
     else
         send_parent (b, msg, from);
 }

@@ -85,6 +85,9 @@ struct broker {
     unsigned long upq_refused;       /* refusals not yet logged */
     unsigned long upq_refused_total; /* requests answered EAGAIN, in all */
     unsigned long upq_dropped_total; /* events and responses dropped */
+    /* requests going down past their share of the link to a child */
+    double downq_logged;
+    unsigned long downq_refused;
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;
