@@ -39,7 +39,10 @@
  *   read answers until none came for 1 s (10 s at most); print
  *   "answered A refused R" (R of the A answers were errors) and
  *   "refused: TEXT" for the first error, then wait for SIGUSR1 (at most
- *   600 s) and leave.
+ *   600 s) and leave.  With CLIENT_FLOOD_ROUTE=ID in the environment,
+ *   each request carries the route ID below the one the broker pushes
+ *   (a client naming another sender); with CLIENT_FLOOD_TAG0=N, the
+ *   matchtags begin at N (else 1).
  * client-flood rawpub COUNT SIZE
  *   Send COUNT events "flood.raw" of SIZE bytes as raw event messages
  *   (no event.publish request: nothing is answered), then ping the
@@ -584,6 +587,9 @@ static int pending (const char *rank, const char *topic, int count,
                     const char *payload)
 {
     uint32_t nodeid = FLUX_NODEID_ANY;
+    const char *route = getenv ("CLIENT_FLOOD_ROUTE");
+    const char *tag0 = getenv ("CLIENT_FLOOD_TAG0");
+    uint32_t tag = tag0 ? (uint32_t)number (tag0) : 1;
     struct timespec ts = {.tv_sec = 600};
     char errtext[256] = "";
     int answered = 0, refused = 0;
@@ -601,8 +607,11 @@ static int pending (const char *rank, const char *topic, int count,
     for (int i = 0; i < count; i++) {
         flux_msg_t *req = flux_request_encode (topic, payload);
         if (!req || flux_msg_set_nodeid (req, nodeid) < 0
+            || (route
+                && (flux_msg_route_enable (req),
+                    flux_msg_route_push (req, route) < 0))
             || flux_msg_set_streaming (req) < 0
-            || flux_msg_set_matchtag (req, (uint32_t)i + 1) < 0
+            || flux_msg_set_matchtag (req, tag + (uint32_t)i) < 0
             || flux_send (h, req, 0) < 0)
             die ("send");
         flux_msg_decref (req);

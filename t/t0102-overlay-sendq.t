@@ -282,6 +282,26 @@ test_expect_success 'RPCs a live client has waiting below an intermediate broker
 	test $(cat tl.after1) -le 1 &&
 	grep "rank 1 holds 100 requests of this sender .*: log.dmesg from .* (uid $(id -u)) refused" tl.dmesg
 '
+# forged.sh: two clients of rank 0 each send 60 requests that wait on
+# rank 2 (matchtags 1001.. and 2001..), each naming the same other
+# sender below its own id.
+cat >forged.sh <<EOF
+for i in 1 2; do
+	CLIENT_FLOOD_ROUTE=somebody-else CLIENT_FLOOD_TAG0=\${i}001 \
+		$FLOOD pending 2 log.dmesg 60 '{"follow":true,"nobacklog":true}' >forged.\$i &
+	echo \$! >>forged.pids
+	for j in \$(seq 600); do grep -q answered forged.\$i && break; sleep 0.1; done
+done
+kill -USR1 \$(cat forged.pids)
+wait
+EOF
+test_expect_success 'a client naming another sender does not count against it' '
+	flux start -s 3 -Stbon.topo=kary:1 -Sbroker.tracked-rpc-limit=100 \
+		sh forged.sh &&
+	cat forged.1 forged.2 &&
+	grep "answered 0 refused 0" forged.1 &&
+	grep "answered 0 refused 0" forged.2
+'
 test_expect_success 'RPCs a client has waiting below its own broker are charged to it' '
 	flux start -s 3 -Stbon.topo=kary:1 -Sbroker.client-sendq-limit=64k \
 		sh tracklimit.sh 300 &&
