@@ -31,6 +31,22 @@
  *   of the same sender (topic kvs.wait-version, rootref "forged"), print
  *   "forged N", answer the request itself {ok:"legit"} and print
  *   "answered".
+ * client-flood sink SERVICE
+ *   Register SERVICE, print "registered", then read its requests and
+ *   never answer them, until killed.
+ * client-flood pending RANK TOPIC COUNT [PAYLOAD]
+ *   Send COUNT streaming requests TOPIC to RANK ("any" for any), then
+ *   read answers until none came for 1 s (10 s at most); print
+ *   "answered A refused R" (R of the A answers were errors) and
+ *   "refused: TEXT" for the first error, then wait for SIGUSR1 (at most
+ *   600 s) and leave.  With CLIENT_FLOOD_ROUTE=ID in the environment,
+ *   each request carries the route ID below the one the broker pushes
+ *   (a client naming another sender); with CLIENT_FLOOD_TAG0=N, the
+ *   matchtags begin at N (else 1).
+ * client-flood rawpub COUNT SIZE
+ *   Send COUNT events "flood.raw" of SIZE bytes as raw event messages
+ *   (no event.publish request: nothing is answered), then ping the
+ *   broker and print "sent COUNT".
  * Exit 0 on success, 1 on error (with a message on stderr).
  */
 #include <errno.h>
@@ -55,7 +71,10 @@
     "       client-flood state subscribe|service|request COUNT LEN\n" \
     "       client-flood answer SERVICE COUNT SIZE\n"                 \
     "       client-flood victim SERVICE\n"                            \
-    "       client-flood forge SERVICE\n"
+    "       client-flood forge SERVICE\n"                             \
+    "       client-flood sink SERVICE\n"                              \
+    "       client-flood pending RANK TOPIC COUNT [PAYLOAD]\n"        \
+    "       client-flood rawpub COUNT SIZE\n"
 
 static void die (const char *what)
 {
@@ -531,6 +550,125 @@ static int forge (const char *service)
     return 0;
 }
 
+static flux_t *open_service (const char *service)
+{
+    flux_future_t *f;
+    flux_t *h;
+
+    if (!(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
+                             "service", service))
+        || flux_future_get (f, NULL) < 0)
+        die ("service.add");
+    flux_future_destroy (f);
+    printf ("registered\n");
+    fflush (stdout);
+    return h;
+}
+
+static int sink (const char *service)
+{
+    flux_t *h = open_service (service);
+
+    for (;;) {
+        flux_msg_t *msg = flux_recv (h, 0);
+        if (!msg)
+            die ("flux_recv");
+        flux_msg_decref (msg);
+    }
+    return 0;
+}
+
+static int pending (const char *rank, const char *topic, int count,
+                    const char *payload)
+{
+    uint32_t nodeid = FLUX_NODEID_ANY;
+    const char *route = getenv ("CLIENT_FLOOD_ROUTE");
+    const char *tag0 = getenv ("CLIENT_FLOOD_TAG0");
+    uint32_t tag = tag0 ? (uint32_t)number (tag0) : 1;
+    struct timespec ts = {.tv_sec = 600};
+    char errtext[256] = "";
+    int answered = 0, refused = 0;
+    double t0, last;
+    sigset_t set;
+    flux_t *h;
+
+    sigemptyset (&set);
+    sigaddset (&set, SIGUSR1);
+    sigprocmask (SIG_BLOCK, &set, NULL);
+    if (strcmp (rank, "any") != 0)
+        nodeid = (uint32_t)number (rank);
+    if (!(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    for (int i = 0; i < count; i++) {
+        flux_msg_t *req = flux_request_encode (topic, payload);
+        if (!req || flux_msg_set_nodeid (req, nodeid) < 0
+            || (route
+                && (flux_msg_route_enable (req),
+                    flux_msg_route_push (req, route) < 0))
+            || flux_msg_set_streaming (req) < 0
+            || flux_msg_set_matchtag (req, tag + (uint32_t)i) < 0
+            || flux_send (h, req, 0) < 0)
+            die ("send");
+        flux_msg_decref (req);
+    }
+    t0 = last = now ();
+    while (now () - last < 1. && now () - t0 < 10.) {
+        struct pollfd p = {.fd = flux_pollfd (h), .events = POLLIN};
+        flux_msg_t *msg;
+        int errnum = 0;
+        (void)poll (&p, 1, 100);
+        while ((msg = flux_recv (h, FLUX_O_NONBLOCK))) {
+            const char *text = NULL;
+            answered++;
+            if (flux_msg_get_errnum (msg, &errnum) == 0 && errnum != 0) {
+                refused++;
+                if (!errtext[0]) {
+                    (void)flux_msg_get_string (msg, &text);
+                    snprintf (errtext, sizeof (errtext), "%s: %s",
+                              strerror (errnum), text ? text : "");
+                }
+            }
+            flux_msg_decref (msg);
+            last = now ();
+        }
+    }
+    printf ("answered %d refused %d\n", answered, refused);
+    if (errtext[0])
+        printf ("refused: %s\n", errtext);
+    fflush (stdout);
+    (void)sigtimedwait (&set, NULL, &ts);
+    flux_close (h);
+    return 0;
+}
+
+static int rawpub (int count, size_t size)
+{
+    char *pay = malloc (size ? size : 1);
+    flux_future_t *f;
+    flux_t *h;
+
+    if (!pay || !(h = flux_open (NULL, 0)))
+        die ("flux_open");
+    memset (pay, 'x', size);
+    for (int i = 0; i < count; i++) {
+        flux_msg_t *ev = flux_event_encode_raw ("flood.raw", pay, size);
+        if (!ev || flux_send (h, ev, 0) < 0)
+            die ("send event");
+        flux_msg_decref (ev);
+    }
+    /* every event was read by the broker once it answers */
+    if (!(f = flux_rpc_pack (h, "broker.ping", FLUX_NODEID_ANY, 0, "{}"))
+        || flux_future_get (f, NULL) < 0)
+        die ("broker.ping");
+    flux_future_destroy (f);
+    printf ("sent %d\n", count);
+    flux_close (h);
+    free (pay);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     signal (SIGPIPE, SIG_IGN);
@@ -548,6 +686,13 @@ int main (int argc, char **argv)
         return victim (argv[2]);
     if (argc == 3 && !strcmp (argv[1], "forge"))
         return forge (argv[2]);
+    if (argc == 3 && !strcmp (argv[1], "sink"))
+        return sink (argv[2]);
+    if ((argc == 5 || argc == 6) && !strcmp (argv[1], "pending"))
+        return pending (argv[2], argv[3], number (argv[4]),
+                        argc == 6 ? argv[5] : NULL);
+    if (argc == 4 && !strcmp (argv[1], "rawpub"))
+        return rawpub (number (argv[2]), number (argv[3]));
     if (argc == 5 && !strcmp (argv[1], "state"))
         return state (argv[2], number (argv[3]), number (argv[4]));
     fprintf (stderr, USAGE);

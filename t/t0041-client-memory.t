@@ -322,4 +322,69 @@ test_expect_success 'routing state counts in broker.client-queue-limit: the larg
 	flux start -Sbroker.client-queue-limit=4M sh stateall.sh &&
 	grep "local connector: client .* (uid $(id -u), pid [0-9]*): .* bytes held for it (0 unread, 0 buffered input, [0-9]* routing state): .* over the 4194304 byte limit: disconnecting" stateall.dmesg
 '
+# notes.sh: a client service (sink) takes requests and never answers
+# them; requester 1 sends 150 streaming requests to it and waits
+# (notes.1), requester 2 sends 50 more (notes.2); once both left (their
+# notes went with them), requester 3 sends 100 (notes.3).  The log in notes.dmesg.
+cat >notes.sh <<EOF
+waitfor () {
+	for i in \$(seq 600); do
+		grep -q "\$2" \$1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+$FLOOD sink flood >sink.out &
+sink=\$!
+waitfor sink.out registered || exit 1
+$FLOOD pending any flood.hold 150 >notes.1 &
+r1=\$!
+waitfor notes.1 answered || exit 1
+$FLOOD pending any flood.hold 50 >notes.2 &
+r2=\$!
+waitfor notes.2 answered || exit 1
+kill -USR1 \$r1 \$r2 && wait \$r1 \$r2
+flux ping -c 1 broker >/dev/null || exit 1
+$FLOOD pending any flood.hold 100 >notes.3 &
+r3=\$!
+waitfor notes.3 answered || exit 1
+kill -USR1 \$r3 && wait \$r3
+kill \$sink
+flux dmesg >notes.dmesg
+EOF
+test_expect_success 'a client service holds at most broker.client-pending-limit unfinished requests' '
+	flux start -Sbroker.client-pending-limit=100 sh notes.sh &&
+	cat notes.1 notes.2 notes.3 &&
+	grep "answered 50 refused 50" notes.1 &&
+	grep "refused: Resource temporarily unavailable: the client serving this holds 100 requests it has not finished (broker.client-pending-limit 100): try again later" notes.1 &&
+	grep "answered 50 refused 50" notes.2 &&
+	grep "local connector: client .* (uid $(id -u), pid [0-9]*) holds 100 requests it has not finished (broker.client-pending-limit 100): flood.hold answered EAGAIN" notes.dmesg &&
+	grep "answered 0 refused 0" notes.3
+'
+test_expect_success 'broker.client-pending-limit must be a count' '
+	test_must_fail flux start -Sbroker.client-pending-limit=0 true 2>pl.err &&
+	grep "broker.client-pending-limit must be a count of at least 1, not 0" pl.err &&
+	flux start flux getattr broker.client-pending-limit >pl.out &&
+	test $(cat pl.out) = 16384
+'
+# churn.sh: without a count limit, 4 requesters in turn each leave 400
+# streaming requests unfinished with the sink (in 128k, about 1,100
+# notes fit).
+cat >churn.sh <<EOF
+$FLOOD sink flood >sink.out &
+sink=\$!
+for i in \$(seq 600); do grep -q registered sink.out && break; sleep 0.1; done
+for i in 1 2 3 4; do
+	$FLOOD pending any flood.hold 400 >churn.\$i &
+	pid=\$!
+	for j in \$(seq 600); do grep -q answered churn.\$i && break; sleep 0.1; done
+	kill -USR1 \$pid && wait \$pid
+done
+kill \$sink
+EOF
+test_expect_success 'requesters that come and go do not fill the charge of a client service' '
+	flux start -Sbroker.client-sendq-limit=128k sh churn.sh &&
+	cat churn.1 churn.2 churn.3 churn.4 &&
+	grep "answered 0 refused 0" churn.4
+'
 test_done

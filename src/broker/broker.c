@@ -45,7 +45,9 @@ struct peer {
     size_t nsubs;
     struct strmap *services;    /* names registered with service.add */
     struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
-    struct strmap *owed;        /* a client's: requests it was handed */
+    struct strmap *owed;        /* a client's: sender -> requests it was
+                                   handed (key -> struct owed) */
+    size_t nowed;               /* notes in owed */
     int refs;                   /* the peers map's, and fan-outs' */
     bool gone;                  /* taken out of the map */
     unsigned pending;           /* fan-outs that still owe it an event */
@@ -93,19 +95,22 @@ struct fanout {
 #define STATE_OVERHEAD 64
 #define PEER_SUBS_MAX 1024
 
-static int peer_charge (struct peer *p, const char *text)
+/* Charge (bytes > 0) or release (bytes < 0) what client p holds. */
+static int peer_charge_bytes (struct peer *p, ssize_t bytes)
 {
     if (p->kind != PEER_CLIENT)
         return 0;
-    return usock_client_charge (p->ptr,
-                                (ssize_t)(strlen (text) + STATE_OVERHEAD));
+    return usock_client_charge (p->ptr, bytes);
+}
+
+static int peer_charge (struct peer *p, const char *text)
+{
+    return peer_charge_bytes (p, (ssize_t)(strlen (text) + STATE_OVERHEAD));
 }
 
 static void peer_uncharge (struct peer *p, const char *text)
 {
-    if (p->kind == PEER_CLIENT)
-        (void)usock_client_charge (p->ptr,
-                                   -(ssize_t)(strlen (text) + STATE_OVERHEAD));
+    (void)peer_charge_bytes (p, -(ssize_t)(strlen (text) + STATE_OVERHEAD));
 }
 
 static void peer_free (void *arg)
@@ -124,6 +129,8 @@ static void peer_free (void *arg)
     free (p);
 }
 
+static void owed_free (void *m);
+
 static struct peer *peer_create (struct broker *b, enum peer_kind kind,
                                  const char *id, void *ptr,
                                  struct flux_msg_cred cred)
@@ -140,7 +147,7 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
     p->cred = cred;
     if (!(p->services = strmap_create (NULL))
         || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))
-        || (kind == PEER_CLIENT && !(p->owed = strmap_create (free)))) {
+        || (kind == PEER_CLIENT && !(p->owed = strmap_create (owed_free)))) {
         peer_free (p);
         return NULL;
     }
@@ -250,123 +257,285 @@ static int peer_send_now (struct peer *p, const flux_msg_t *msg)
  * user's pending RPC or a module's request by naming its route and
  * matchtag (a forged sched.alloc or job-manager answer).  flux-core routes
  * whatever a client sends (flux-core issue 2321).  Each request handed to
- * a client that expects an answer is noted under its matchtag and its full
- * route stack (who gets the answer); the note goes with the answer that
- * ends it (the first one, or for a streaming request an error one, such
- * as ENODATA), or with the client.  Notes are charged to the client like
- * its other routing state (usock_client_charge), so a client that takes
- * requests and never answers is bounded by broker.client-sendq-limit:
- * past it, a request for its service is answered ENOSPC. */
+ * a client that expects an answer is noted under its full route stack
+ * (its sender and the path to it: who gets the answer) and its matchtag.
+ * A note goes with the answer that ends it (the first one, or for a
+ * streaming request an error one, such as ENODATA), with the sender's
+ * disconnect for that service (the requester went away: the service
+ * drops its requests without answering; the disconnect took the path
+ * the requests took, so it has the same route stack, which no other
+ * client can forge: the broker pushes each client's own id), or with the
+ * client.  Notes are charged to the client like its other routing state
+ * (usock_client_charge), and a client holds at most
+ * broker.client-pending-limit of them: past either, a new request for its
+ * service is refused (ENOSPC, EAGAIN) rather than an old note dropped, as
+ * a dropped note would leave its requester waiting for ever, its answers
+ * dropped as forged. */
 struct owed {
     unsigned n;     /* requests noted under this key */
     bool streaming; /* ended by an error response only */
+    char prefix[];  /* the request's topic up to its last '.' */
 };
 
-/* "matchtag:len:id:len:id..." over the route stack, newest hop first.
- * NULL if msg has no route stack (nobody to answer). */
-static char *owed_key (const flux_msg_t *msg)
+/* "len:id:len:id..." over msg's route stack, newest hop first.  NULL if
+ * msg has no route stack (nobody to answer). */
+static char *owed_path (const flux_msg_t *msg)
 {
     struct flux_msg_part parts[FLUX_MSG_MAX_ROUTES + 4];
     uint8_t proto[FLUX_MSG_PROTO_SIZE];
     int count = FLUX_MSG_MAX_ROUTES + 4;
     int nroutes = flux_msg_route_count (msg);
-    uint32_t matchtag = 0;
-    size_t len = 16;
-    char *key, *p;
+    size_t len = 1;
+    char *path, *p;
 
-    if (nroutes <= 0 || flux_msg_get_matchtag (msg, &matchtag) < 0
-        || flux_msg_to_parts (msg, proto, parts, &count) < 0 || count < nroutes)
+    if (nroutes <= 0 || flux_msg_to_parts (msg, proto, parts, &count) < 0
+        || count < nroutes)
         return NULL;
     for (int i = 0; i < nroutes; i++)
-        len += parts[i].size + 8;
-    if (!(key = malloc (len)))
+        len += parts[i].size + 24;
+    if (!(path = malloc (len)))
         return NULL;
-    p = key + sprintf (key, "%u", (unsigned)matchtag);
+    p = path;
     for (int i = 0; i < nroutes; i++) {
-        p += sprintf (p, ":%zu:", parts[i].size);
+        p += sprintf (p, "%zu:", parts[i].size);
         memcpy (p, parts[i].data, parts[i].size);
         p += parts[i].size;
+        *p++ = ':';
     }
     *p = '\0';
-    return key;
+    return path;
+}
+
+static void owed_tag (const flux_msg_t *msg, char *tag, size_t size)
+{
+    uint32_t matchtag = 0;
+
+    (void)flux_msg_get_matchtag (msg, &matchtag);
+    snprintf (tag, size, "%u", (unsigned)matchtag);
+}
+
+static ssize_t owed_weight (const char *path, const char *tag,
+                            const struct owed *o)
+{
+    return (ssize_t)(strlen (path) + strlen (tag) + strlen (o->prefix)
+                     + STATE_OVERHEAD);
+}
+
+static void owed_free (void *m)
+{
+    strmap_destroy (m);
 }
 
 /* Note that client p was handed request msg.  -1 with ENOSPC if p holds
- * too much to note one more. */
+ * too much to note one more, EAGAIN if it holds
+ * broker.client-pending-limit notes. */
 static int owed_note (struct peer *p, const flux_msg_t *msg)
 {
-    char *key;
+    const char *topic = "", *dot;
+    struct strmap *m;
     struct owed *o;
+    char tag[16], *path;
+    size_t plen;
     int rc = -1;
 
     if (p->kind != PEER_CLIENT || flux_msg_is_noresponse (msg))
         return 0;
-    if (!(key = owed_key (msg)))
+    if (!(path = owed_path (msg)))
         return 0; /* no route: no answer can reach anyone */
-    if ((o = strmap_get (p->owed, key))) {
+    owed_tag (msg, tag, sizeof (tag));
+    if ((m = strmap_get (p->owed, path)) && (o = strmap_get (m, tag))) {
         if (o->n < UINT_MAX)
             o->n++;
-        rc = 0;
+        free (path);
+        return 0;
     }
-    else if (peer_charge (p, key) == 0) {
-        if (!(o = calloc (1, sizeof (*o)))
-            || strmap_put (p->owed, key, o) < 0) {
-            free (o);
-            peer_uncharge (p, key);
-            errno = ENOMEM;
-        }
-        else {
-            o->n = 1;
-            o->streaming = flux_msg_is_streaming (msg);
-            rc = 0;
-        }
+    if (p->b->client_pending_limit > 0
+        && p->nowed >= p->b->client_pending_limit) {
+        free (path);
+        errno = EAGAIN;
+        return -1;
     }
-    free (key);
+    (void)flux_msg_get_topic (msg, &topic);
+    plen = (dot = strrchr (topic, '.')) ? (size_t)(dot - topic) : 0;
+    if (!(o = calloc (1, sizeof (*o) + plen + 1))) {
+        free (path);
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy (o->prefix, topic, plen);
+    o->n = 1;
+    o->streaming = flux_msg_is_streaming (msg);
+    if (peer_charge_bytes (p, owed_weight (path, tag, o)) < 0)
+        goto out;
+    if (!m
+        && (!(m = strmap_create (free)) || strmap_put (p->owed, path, m) < 0)) {
+        strmap_destroy (m);
+        m = NULL;
+    }
+    if (!m || strmap_put (m, tag, o) < 0) {
+        (void)peer_charge_bytes (p, -owed_weight (path, tag, o));
+        if (m && strmap_count (m) == 0)
+            (void)strmap_delete (p->owed, path);
+        errno = ENOMEM;
+        goto out;
+    }
+    o = NULL; /* the map's */
+    p->nowed++;
+    rc = 0;
+out:
+    free (o);
+    free (path);
     return rc;
 }
 
-/* Forget one note of request msg (it could not be handed over after all,
- * or rsp ends it). */
-static void owed_end (struct peer *p, const char *key, struct owed *o)
+/* The note of request (or response) msg, or NULL.  *mp is the map of
+ * its path (*pathp, to free), tag its matchtag. */
+static struct owed *owed_find (struct peer *p, const flux_msg_t *msg,
+                               struct strmap **mp, char **pathp, char *tag,
+                               size_t size)
 {
-    if (--o->n == 0) {
-        peer_uncharge (p, key);
-        (void)strmap_delete (p->owed, key);
+    struct strmap *m;
+    struct owed *o = NULL;
+    char *path;
+
+    if (!(path = owed_path (msg)))
+        return NULL;
+    owed_tag (msg, tag, size);
+    if ((m = strmap_get (p->owed, path)))
+        o = strmap_get (m, tag);
+    if (!o) {
+        free (path);
+        return NULL;
     }
+    *mp = m;
+    *pathp = path;
+    return o;
 }
 
+/* One request of note o (tag under path's map m) ended. */
+static void owed_end (struct peer *p, struct strmap *m, const char *path,
+                      const char *tag, struct owed *o)
+{
+    if (--o->n > 0)
+        return;
+    (void)peer_charge_bytes (p, -owed_weight (path, tag, o));
+    (void)strmap_delete (m, tag);
+    p->nowed--;
+    if (strmap_count (m) == 0)
+        (void)strmap_delete (p->owed, path);
+}
+
+/* Forget one note of request msg (it could not be handed over after all). */
 static void owed_forget (struct peer *p, const flux_msg_t *msg)
 {
-    char *key;
+    struct strmap *m;
     struct owed *o;
+    char tag[16], *path;
 
     if (p->kind != PEER_CLIENT || flux_msg_is_noresponse (msg)
-        || !(key = owed_key (msg)))
+        || !(o = owed_find (p, msg, &m, &path, tag, sizeof (tag))))
         return;
-    if ((o = strmap_get (p->owed, key)))
-        owed_end (p, key, o);
-    free (key);
+    owed_end (p, m, path, tag, o);
+    free (path);
 }
 
 /* True if client p was handed the request rsp answers; the note goes if
  * rsp ends the request. */
 static bool owed_take (struct peer *p, const flux_msg_t *rsp)
 {
-    char *key = owed_key (rsp);
+    struct strmap *m;
     struct owed *o;
+    char tag[16], *path;
     int errnum = 0;
 
-    if (!key)
+    if (!(o = owed_find (p, rsp, &m, &path, tag, sizeof (tag))))
         return false;
-    if (!(o = strmap_get (p->owed, key))) {
-        free (key);
-        return false;
-    }
     (void)flux_msg_get_errnum (rsp, &errnum);
     if (!o->streaming || errnum != 0)
-        owed_end (p, key, o);
-    free (key);
+        owed_end (p, m, path, tag, o);
+    free (path);
     return true;
+}
+
+struct owed_match {
+    const char *prefix;
+    size_t len;
+    char **tags;
+    size_t n;
+};
+
+static int owed_match_cb (const char *tag, void *val, void *arg)
+{
+    struct owed_match *ctx = arg;
+    struct owed *o = val;
+
+    if (strlen (o->prefix) == ctx->len
+        && !memcmp (o->prefix, ctx->prefix, ctx->len))
+        ctx->tags[ctx->n++] = (char *)tag;
+    return 0;
+}
+
+/* Request msg "<prefix>.disconnect" (topic) for client p: its sender went
+ * away, and p drops the sender's requests to <prefix>.* without an
+ * answer, so their notes go now (before, a streaming request never ended
+ * kept its note until p itself disconnected). */
+static void owed_disconnect (struct peer *p, const flux_msg_t *msg,
+                             const char *topic)
+{
+    char *path = owed_path (msg);
+    struct strmap *m = path ? strmap_get (p->owed, path) : NULL;
+    struct owed_match ctx = {
+        .prefix = topic,
+        .len = strlen (topic) - strlen (".disconnect"),
+    };
+
+    if (!m || !(ctx.tags = malloc (strmap_count (m) * sizeof (*ctx.tags)))) {
+        free (path);
+        return;
+    }
+    strmap_foreach (m, owed_match_cb, &ctx);
+    for (size_t i = 0; i < ctx.n; i++) {
+        struct owed *o = strmap_get (m, ctx.tags[i]);
+        (void)peer_charge_bytes (p, -owed_weight (path, ctx.tags[i], o));
+        p->nowed--;
+        /* last: the map goes with its last note */
+        if (strmap_count (m) == 1) {
+            (void)strmap_delete (p->owed, path);
+            break;
+        }
+        (void)strmap_delete (m, ctx.tags[i]);
+    }
+    free (ctx.tags);
+    free (path);
+}
+
+/* A request refused because the client serving it holds
+ * broker.client-pending-limit notes: logged at most once a minute. */
+static void owed_full (struct broker *b, struct peer *p, const flux_msg_t *msg)
+{
+    double now = uv_now (b->loop) / 1000.;
+    char text[200];
+
+    snprintf (text, sizeof (text),
+              "the client serving this holds %zu requests it has not "
+              "finished (broker.client-pending-limit %zu): try again later",
+              p->nowed, b->client_pending_limit);
+    b->pending_refused++;
+    if (b->pending_logged == 0 || now - b->pending_logged >= 60.) {
+        const char *topic = "?";
+        (void)flux_msg_get_topic (msg, &topic);
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                       "local connector: client %s (uid %u, pid %d) holds %zu "
+                       "requests it has not finished "
+                       "(broker.client-pending-limit %zu): %s answered EAGAIN "
+                       "(%lu since the last such line)",
+                       p->id, p->cred.userid, (int)usock_client_pid (p->ptr),
+                       p->nowed, b->client_pending_limit, topic,
+                       b->pending_refused);
+        b->pending_logged = now;
+        b->pending_refused = 0;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
 }
 
 /* A response from client p that answers nothing it was handed: dropped,
@@ -589,8 +758,10 @@ static int child_index (struct broker *b, uint32_t rank)
     return topology_child_index (b->topo, b->rank, rank);
 }
 
-/* Requests in flight below each child: sender (the request's first
- * route: a local client's or module's UUID, or a remote one's) -> its
+/* Requests in flight below each child: sender (the request's route
+ * stack: its first route is a local client's or module's UUID, or a
+ * remote one's; the whole stack, which a client cannot forge since the
+ * broker pushes its id last, not the first route it could) -> its
  * matchtag -> a copy of the request (without payload).  A response that
  * ends the RPC takes its entry out; losing the child answers them all
  * EHOSTUNREACH.  A service drops what a sender that went away had in
@@ -606,23 +777,38 @@ static void tracked_free (void *m)
     strmap_destroy (m);
 }
 
+/* The entries of msg's sender below child idx (created if create), or
+ * NULL.  If keyp, *keyp is the sender's key (to free). */
 static struct strmap *tracked_sender (struct broker *b, int idx,
-                                      const flux_msg_t *msg, bool create)
+                                      const flux_msg_t *msg, bool create,
+                                      char **keyp)
 {
-    const char *sender = flux_msg_route_first (msg);
+    char *sender = owed_path (msg);
     struct strmap *m;
 
-    if (!sender)
-        sender = "";
-    if ((m = strmap_get (b->tracked[idx], sender)) || !create)
-        return m;
-    if (!(m = strmap_create ((strmap_free_f)flux_msg_decref)))
+    if (!sender && !(sender = strdup ("")))
         return NULL;
-    if (strmap_put (b->tracked[idx], sender, m) < 0) {
-        strmap_destroy (m);
-        return NULL;
+    if (!(m = strmap_get (b->tracked[idx], sender)) && create) {
+        if ((m = strmap_create ((strmap_free_f)flux_msg_decref))
+            && strmap_put (b->tracked[idx], sender, m) < 0) {
+            strmap_destroy (m);
+            m = NULL;
+        }
     }
+    if (m && keyp)
+        *keyp = sender;
+    else
+        free (sender);
     return m;
+}
+
+/* Forget the entries of the sender key if it has none left. */
+static void tracked_prune (struct broker *b, int idx, struct strmap *m,
+                           char *key)
+{
+    if (strmap_count (m) == 0)
+        (void)strmap_delete (b->tracked[idx], key);
+    free (key);
 }
 
 static void tag_key (const flux_msg_t *msg, char *buf, size_t size)
@@ -633,37 +819,123 @@ static void tag_key (const flux_msg_t *msg, char *buf, size_t size)
     snprintf (buf, size, "%u", tag);
 }
 
+/* What one tracked request weighs, charged to a local client sender:
+ * the header copy and its map entries. */
+#define TRACK_WEIGHT 512
+
+/* The local client that sent msg, if any: its requests tracked here are
+ * charged to it.  It is the newest route (the broker pushed it; requests
+ * going down push nothing more), whatever routes the client put below
+ * its own, so a client cannot charge another. */
+static struct peer *tracked_client (struct broker *b, const flux_msg_t *msg)
+{
+    const char *last = flux_msg_route_last (msg);
+    struct peer *p = last ? strmap_get (b->peers, last) : NULL;
+    return p && p->kind == PEER_CLIENT ? p : NULL;
+}
+
+static void tracked_uncharge (struct broker *b, const flux_msg_t *msg, size_t n)
+{
+    struct peer *p = tracked_client (b, msg);
+
+    if (p && n > 0)
+        (void)peer_charge_bytes (p, -(ssize_t)(n * TRACK_WEIGHT));
+}
+
+/* May request msg (which expects an answer) be sent down to child idx
+ * and tracked?  A local client's tracked requests are charged to it
+ * (TRACK_WEIGHT each, ENOSPC past broker.client-sendq-limit); a remote
+ * sender (a client or module of another broker, whose own broker
+ * charges it) may have at most broker.tracked-rpc-limit in flight below
+ * each child (EAGAIN).  Modules of this broker are not bounded.  On
+ * refusal the request is answered, with a log line at most once a
+ * minute, and false returned. */
+static bool track_admit (struct broker *b, int idx, const flux_msg_t *msg)
+{
+    const char *sender = flux_msg_route_first (msg);
+    const char *last = flux_msg_route_last (msg);
+    struct strmap *m = tracked_sender (b, idx, msg, false, NULL);
+    double now = uv_now (b->loop) / 1000.;
+    struct peer *p;
+    char text[200];
+    int errnum;
+
+    if ((p = tracked_client (b, msg))) {
+        if (peer_charge_bytes (p, TRACK_WEIGHT) == 0)
+            return true;
+        errnum = errno;
+        snprintf (text, sizeof (text),
+                  "this connection holds too much: %zu of its requests wait "
+                  "below this broker (broker.client-sendq-limit)",
+                  m ? strmap_count (m) : 0);
+    }
+    else if (last && strmap_get (b->peers, last))
+        return true; /* a module or the broker's own services */
+    else if (b->tracked_limit == 0 || !m || strmap_count (m) < b->tracked_limit)
+        return true;
+    else {
+        errnum = EAGAIN;
+        snprintf (text, sizeof (text),
+                  "rank %" PRIu32 " holds %zu requests of this sender in "
+                  "flight below rank %" PRIu32
+                  " (broker.tracked-rpc-limit %zu): try again later",
+                  b->rank, strmap_count (m), b->children[idx],
+                  b->tracked_limit);
+    }
+    b->track_refused++;
+    if (b->track_logged == 0 || now - b->track_logged >= 60.) {
+        const char *topic = "?";
+        uint32_t userid = 0;
+        (void)flux_msg_get_topic (msg, &topic);
+        (void)flux_msg_get_userid (msg, &userid);
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                       "%s: %s from %s (uid %u) refused (%lu since the last "
+                       "such line)",
+                       text, topic, sender ? sender : "?", (unsigned)userid,
+                       b->track_refused);
+        b->track_logged = now;
+        b->track_refused = 0;
+    }
+    router_respond_error (b, msg, errnum, text);
+    return false;
+}
+
+/* Track request msg sent down to child idx (admitted by track_admit). */
 static void track_request (struct broker *b, int idx, const flux_msg_t *msg)
 {
     struct strmap *m;
-    char key[16];
-    flux_msg_t *cpy;
+    char key[16], *sender;
+    flux_msg_t *cpy = NULL;
 
-    if (flux_msg_is_noresponse (msg)
-        || !(m = tracked_sender (b, idx, msg, true)))
-        return;
     tag_key (msg, key, sizeof (key));
-    if ((cpy = flux_msg_copy (msg, false)) && strmap_put (m, key, cpy) < 0)
+    if (!(m = tracked_sender (b, idx, msg, true, &sender))) {
+        tracked_uncharge (b, msg, 1);
+        return;
+    }
+    /* a matchtag reused while in flight is tracked once */
+    if (strmap_get (m, key) || !(cpy = flux_msg_copy (msg, false))
+        || strmap_put (m, key, cpy) < 0) {
         flux_msg_decref (cpy);
+        tracked_uncharge (b, msg, 1);
+    }
+    tracked_prune (b, idx, m, sender);
 }
 
 static void untrack_response (struct broker *b, int idx, const flux_msg_t *rsp)
 {
     struct strmap *m;
-    char key[16];
+    char key[16], *sender;
     int errnum = 0;
 
     (void)flux_msg_get_errnum (rsp, &errnum);
     if (flux_msg_is_streaming (rsp) && errnum == 0)
         return; /* more to come */
-    if (!(m = tracked_sender (b, idx, rsp, false)))
+    if (!(m = tracked_sender (b, idx, rsp, false, &sender)))
         return;
     tag_key (rsp, key, sizeof (key));
-    (void)strmap_delete (m, key);
-    if (strmap_count (m) == 0) {
-        const char *sender = flux_msg_route_first (rsp);
-        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
-    }
+    if (strmap_delete (m, key) == 0)
+        tracked_uncharge (b, rsp, 1);
+    tracked_prune (b, idx, m, sender);
 }
 
 struct untrack_ctx {
@@ -689,24 +961,27 @@ static int untrack_match (const char *key, void *val, void *arg)
 static void untrack_disconnect (struct broker *b, int idx,
                                 const flux_msg_t *msg, const char *topic)
 {
-    struct strmap *m = tracked_sender (b, idx, msg, false);
+    char *sender;
+    struct strmap *m = tracked_sender (b, idx, msg, false, &sender);
     size_t len = strlen (topic) - strlen ("disconnect");
     char prefix[256];
     struct untrack_ctx ctx = {.prefix = prefix};
 
-    if (!m || len >= sizeof (prefix)
-        || !(ctx.keys = malloc (strmap_count (m) * sizeof (*ctx.keys))))
+    if (!m)
         return;
+    if (len >= sizeof (prefix)
+        || !(ctx.keys = malloc (strmap_count (m) * sizeof (*ctx.keys)))) {
+        free (sender);
+        return;
+    }
     memcpy (prefix, topic, len);
     prefix[len] = '\0';
     strmap_foreach (m, untrack_match, &ctx);
     for (size_t i = 0; i < ctx.n; i++)
         (void)strmap_delete (m, ctx.keys[i]);
     free (ctx.keys);
-    if (strmap_count (m) == 0) {
-        const char *sender = flux_msg_route_first (msg);
-        (void)strmap_delete (b->tracked[idx], sender ? sender : "");
-    }
+    tracked_uncharge (b, msg, ctx.n);
+    tracked_prune (b, idx, m, sender);
 }
 
 static bool is_disconnect (const char *topic)
@@ -718,6 +993,7 @@ static bool is_disconnect (const char *topic)
 static int fail_tracked (const char *key, void *val, void *arg)
 {
     struct broker *b = arg;
+    tracked_uncharge (b, val, 1);
     router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
     return 0;
 }
@@ -846,9 +1122,11 @@ static void deliver_self (struct broker *b, flux_msg_t *msg)
     router_respond_error (b, msg, EAGAIN, text);
 }
 
+static bool is_disconnect (const char *topic);
+
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
-    const char *topic;
+    const char *topic = NULL;
 
     if (flux_msg_get_topic (msg, &topic) == 0
         && module_shutdown_topic (p, topic))
@@ -865,13 +1143,22 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
                 router_respond_error (b, msg, ENOSYS, NULL);
         }
     }
-    else if (owed_note (p, msg) < 0)
-        router_respond_error (b, msg, errno,
-                              errno == ENOSPC
-                                  ? "the client serving this holds too many "
-                                    "requests it did not answer "
-                                    "(broker.client-sendq-limit)"
-                                  : NULL);
+    else if (p->kind == PEER_CLIENT && topic && is_disconnect (topic)
+             && flux_msg_is_noresponse (msg)) {
+        owed_disconnect (p, msg, topic);
+        (void)peer_send (p, msg);
+    }
+    else if (owed_note (p, msg) < 0) {
+        if (errno == EAGAIN)
+            owed_full (b, p, msg);
+        else
+            router_respond_error (b, msg, errno,
+                                  errno == ENOSPC
+                                      ? "the client serving this holds too "
+                                        "many requests it did not answer "
+                                        "(broker.client-sendq-limit)"
+                                      : NULL);
+    }
     else if (peer_send (p, msg) < 0) {
         owed_forget (p, msg);
         router_respond_error (b, msg, ENOSYS, NULL);
@@ -881,28 +1168,62 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 
 /* ---- what goes up to the parent ----
  *
- * A client on rank N may send upstream (requests for services above,
- * events to publish, answers to requests from above) faster than the
- * parent takes them.  Past tbon.sendq-limit the broker marks its parent
- * LOST, so a local client could take its broker out of the instance.
- * What a local client originates goes up only while ZeroMQ holds less
- * than half of tbon.sendq-limit for the parent: past that a request is
- * answered EAGAIN ("the link to the parent is full ... try again
- * later"), an event or a response is dropped, with one log line a
- * minute.  Requests from modules, the broker's services and children go
- * up to three quarters of the limit, then get EAGAIN too.  The last
- * quarter is for responses and events, which cannot be refused, so only a
- * parent that stops reading reaches the limit and is marked LOST. */
-static size_t upq_limit (struct broker *b, bool client)
+ * A broker's clients, modules and children may send upstream (requests
+ * for services above, events to publish, answers to requests from above)
+ * faster than the parent takes them.  Past tbon.sendq-limit the broker
+ * would mark its parent LOST and leave the instance, so nothing a client,
+ * a module or a child sends may take the queue there: each class of
+ * message may use a share of the limit, and past its share a request is
+ * answered EAGAIN ("the link to the parent is full ... try again later"),
+ * an event or a response is dropped, with one log line a minute that
+ * counts them:
+ *   - what a local client originates: half;
+ *   - requests from modules, the broker's services and children: 3/4;
+ *   - their events (to publish): 7/8;
+ *   - their responses: 15/16 (each answers a request from above:
+ *     dropping one leaves that RPC waiting, so they get the most room).
+ * The last sixteenth is the overlay's own (hello, keepalives), so only
+ * the overlay's own traffic can reach the limit and mark the parent
+ * LOST.  Before, a module or a child publishing events while the parent
+ * was stopped took the queue past the limit, and the broker left. */
+enum upq_class { UPQ_CLIENT, UPQ_REQUEST, UPQ_EVENT, UPQ_RESPONSE };
+
+static size_t upq_limit (struct broker *b, enum upq_class class)
 {
     size_t max = overlay_sendq_max (b->overlay);
-    return client ? max / 2 : max / 4 * 3;
+
+    switch (class) {
+        case UPQ_CLIENT:
+            return max / 2;
+        case UPQ_REQUEST:
+            return max / 4 * 3;
+        case UPQ_EVENT:
+            return max / 8 * 7;
+        case UPQ_RESPONSE:
+            break;
+    }
+    return max / 16 * 15;
 }
 
-/* True if msg (from a client if client) may go to the parent now; else
- * it is logged (one line a minute) and the caller refuses or drops it. */
-static bool upq_room (struct broker *b, const flux_msg_t *msg, bool client,
-                      const char *action)
+static const char *upq_who (enum upq_class class)
+{
+    switch (class) {
+        case UPQ_CLIENT:
+            return "local clients";
+        case UPQ_REQUEST:
+            return "requests from here or below";
+        case UPQ_EVENT:
+            return "events from here or below";
+        case UPQ_RESPONSE:
+            break;
+    }
+    return "responses from here or below";
+}
+
+/* True if msg (of class) may go to the parent now; else it is counted
+ * and logged (one line a minute) and the caller refuses or drops it. */
+static bool upq_room (struct broker *b, const flux_msg_t *msg,
+                      enum upq_class class, const char *action)
 {
     double now = uv_now (b->loop) / 1000.;
     size_t limit;
@@ -911,22 +1232,26 @@ static bool upq_room (struct broker *b, const flux_msg_t *msg, bool client,
 
     if (b->rank == 0 || !b->overlay
         || overlay_parent_room (b->overlay, msg,
-                                (limit = upq_limit (b, client))))
+                                (limit = upq_limit (b, class))))
         return true;
     b->upq_refused++;
+    if (!strcmp (action, "dropped"))
+        b->upq_dropped_total++;
+    else
+        b->upq_refused_total++;
     if (b->upq_logged != 0 && now - b->upq_logged < 60.)
         return false;
     (void)flux_msg_get_topic (msg, &topic);
     (void)flux_msg_get_type (msg, &type);
-    brokerlog_msg (b->log, 4 /* LOG_WARNING */,
-                   "the link to the parent is full: %zu bytes wait to be "
-                   "sent to it (%s may use %zu of tbon.sendq-limit %zu): "
-                   "%s %s from %s %s (%lu since the last such line)",
-                   overlay_parent_queued (b->overlay),
-                   client ? "local clients" : "others", limit,
-                   overlay_sendq_max (b->overlay), flux_msg_typestr (type),
-                   topic, client ? "a local client" : "this broker or below",
-                   action, b->upq_refused);
+    brokerlog_msg (
+        b->log, 4 /* LOG_WARNING */,
+        "the link to the parent is full: %zu bytes wait to be "
+        "sent to it (%s may use %zu of tbon.sendq-limit %zu): "
+        "%s %s from %s %s (%lu since the last such line)",
+        overlay_parent_queued (b->overlay), upq_who (class), limit,
+        overlay_sendq_max (b->overlay), flux_msg_typestr (type), topic,
+        class == UPQ_CLIENT ? "a local client" : "this broker or below", action,
+        b->upq_refused);
     b->upq_logged = now;
     b->upq_refused = 0;
     return false;
@@ -934,7 +1259,8 @@ static bool upq_room (struct broker *b, const flux_msg_t *msg, bool client,
 
 static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
 {
-    if (!upq_room (b, msg, from && from->kind == PEER_CLIENT,
+    if (!upq_room (b, msg,
+                   from && from->kind == PEER_CLIENT ? UPQ_CLIENT : UPQ_REQUEST,
                    "answered EAGAIN")) {
         char text[160];
         snprintf (text, sizeof (text),
@@ -952,22 +1278,78 @@ static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
     flux_msg_decref (msg);
 }
 
-static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg)
+/* Requests going down to a child past their share of tbon.sendq-limit
+ * (what ZeroMQ holds for the child): half for what a local client
+ * originates, 3/4 for the rest, as going up ("what goes up to the
+ * parent").  Past it a request is answered EAGAIN, one that expects no
+ * answer dropped (a disconnect always goes: it frees state below), with
+ * one log line a minute.  Events and responses going down are not
+ * refused: a child that does not read them is marked LOST at the limit,
+ * as it must be (t0102).  Before, a client of rank 0 sending requests of
+ * 64 KB to a stopped rank 1 got rank 1 marked lost. */
+static bool downq_room (struct broker *b, uint32_t child, const flux_msg_t *msg,
+                        bool client, const char *topic)
+{
+    size_t max = overlay_sendq_max (b->overlay);
+    size_t limit = client ? max / 2 : max / 4 * 3;
+    double now = uv_now (b->loop) / 1000.;
+    char text[200];
+
+    if (overlay_child_room (b->overlay, child, msg, limit)
+        || (flux_msg_is_noresponse (msg) && is_disconnect (topic)))
+        return true;
+    snprintf (text, sizeof (text),
+              "the link to child rank %" PRIu32
+              " is full (%zu bytes wait to be sent to it): try again later",
+              child, overlay_child_queued (b->overlay, child));
+    b->downq_refused++;
+    if (b->downq_logged == 0 || now - b->downq_logged >= 60.) {
+        brokerlog_msg (b->log, 4 /* LOG_WARNING */,
+                       "%s (%s may use %zu of tbon.sendq-limit %zu): request "
+                       "%s refused (%lu since the last such line)",
+                       text, client ? "local clients" : "others", limit, max,
+                       topic, b->downq_refused);
+        b->downq_logged = now;
+        b->downq_refused = 0;
+    }
+    router_respond_error (b, msg, EAGAIN, text);
+    return false;
+}
+
+static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
+                       struct peer *from)
 {
     int64_t child = topology_child_toward (b->topo, b->rank, target);
+    const char *topic = "?";
+    bool track;
     int idx;
 
-    if (child < 0 || !b->overlay
-        || overlay_send_child (b->overlay, (uint32_t)child, msg) < 0)
+    if (child < 0 || !b->overlay) {
         router_respond_error (b, msg, EHOSTUNREACH, NULL);
-    else if ((idx = child_index (b, (uint32_t)child)) >= 0) {
-        const char *topic;
-        if (flux_msg_is_noresponse (msg)
-            && flux_msg_get_topic (msg, &topic) == 0 && is_disconnect (topic))
-            untrack_disconnect (b, idx, msg, topic);
-        else
-            track_request (b, idx, msg);
+        flux_msg_decref (msg);
+        return;
     }
+    (void)flux_msg_get_topic (msg, &topic);
+    if (!downq_room (b, (uint32_t)child, msg, from && from->kind == PEER_CLIENT,
+                     topic)) {
+        flux_msg_decref (msg);
+        return;
+    }
+    idx = child_index (b, (uint32_t)child);
+    track = idx >= 0 && !flux_msg_is_noresponse (msg);
+    if (track && !track_admit (b, idx, msg)) {
+        flux_msg_decref (msg);
+        return;
+    }
+    if (overlay_send_child (b->overlay, (uint32_t)child, msg) < 0) {
+        if (track)
+            tracked_uncharge (b, msg, 1);
+        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+    }
+    else if (track)
+        track_request (b, idx, msg);
+    else if (idx >= 0 && is_disconnect (topic))
+        untrack_disconnect (b, idx, msg, topic);
     flux_msg_decref (msg);
 }
 
@@ -1155,7 +1537,7 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
     }
     else if (topology_in_subtree (b->topo, b->rank, nodeid))
-        send_down (b, nodeid, msg);
+        send_down (b, nodeid, msg, from);
     else
         send_parent (b, msg, from);
 }
@@ -1194,7 +1576,8 @@ void router_response (struct broker *b, flux_msg_t *msg)
         if (b->overlay)
             (void)overlay_send_child (b->overlay, (uint32_t)child, msg);
     }
-    else if (b->rank > 0 && b->overlay)
+    else if (b->rank > 0 && b->overlay
+             && upq_room (b, msg, UPQ_RESPONSE, "dropped"))
         (void)overlay_send_parent (b->overlay, msg);
     flux_msg_decref (msg);
 }
@@ -1291,7 +1674,13 @@ int router_publish (struct broker *b, flux_msg_t *msg)
     if (flux_msg_has_flag (msg, FLUX_MSGFLAG_ROUTE))
         flux_msg_route_disable (msg);
     if (b->rank > 0) {
-        int rc = b->overlay ? overlay_send_parent (b->overlay, msg) : -1;
+        int rc = -1;
+        if (!b->overlay)
+            errno = EHOSTUNREACH;
+        else if (!upq_room (b, msg, UPQ_EVENT, "dropped"))
+            errno = EAGAIN;
+        else
+            rc = overlay_send_parent (b->overlay, msg);
         flux_msg_decref (msg);
         return rc;
     }
@@ -1595,7 +1984,7 @@ static void client_response (struct broker *b, struct peer *from,
         return;
     }
     if (top && !strmap_get (b->peers, top) && child_of_route (b, top) < 0
-        && !upq_room (b, msg, true, "dropped")) {
+        && !upq_room (b, msg, UPQ_CLIENT, "dropped")) {
         flux_msg_decref (msg); /* it would go up */
         return;
     }
@@ -1639,7 +2028,7 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             client_response (b, p, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
-            if (!upq_room (b, msg, true, "dropped"))
+            if (!upq_room (b, msg, UPQ_CLIENT, "dropped"))
                 flux_msg_decref (msg);
             else
                 (void)router_publish (b, msg);
@@ -1752,6 +2141,42 @@ int broker_bytes_attr (struct broker *b, const char *name, uint64_t dflt,
     return 0;
 }
 
+/* Read the immutable attribute name (or give it the default dflt) as a
+ * count of at least 1. */
+static int count_attr (struct broker *b, const char *name, size_t dflt,
+                       size_t *dst)
+{
+    const char *s = attr_get (b->attrs, name, NULL);
+    unsigned long long v = dflt;
+    char buf[32], *end;
+
+    if (s) {
+        errno = 0;
+        v = strtoull (s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno || v < 1 || v > SIZE_MAX) {
+            fprintf (stderr,
+                     "flux-broker: %s must be a count of at least 1, "
+                     "not %s\n",
+                     name, s);
+            return -1;
+        }
+    }
+    else {
+        snprintf (buf, sizeof (buf), "%zu", dflt);
+        if (attr_add (b->attrs, name, buf, ATTR_IMMUTABLE) < 0)
+            return -1;
+    }
+    *dst = (size_t)v;
+    return 0;
+}
+
+/* Requests one remote sender may have in flight below a child
+ * (track_admit). */
+#define TRACKED_DEFAULT 65536
+
+/* Requests a client's services may hold unfinished (owed_note). */
+#define CLIENT_PENDING_DEFAULT 16384
+
 /* What may wait for one module, in requests' bytes (module_send_bounded). */
 #define MODULE_QUEUE_DEFAULT (256u * 1024 * 1024)
 
@@ -1800,6 +2225,12 @@ int router_usock_start (struct broker *b, const char *path)
         || broker_bytes_attr (b, "broker.module-queue-limit",
                               MODULE_QUEUE_DEFAULT, 64 * 1024,
                               &b->module_queue_limit)
+               < 0
+        || count_attr (b, "broker.client-pending-limit", CLIENT_PENDING_DEFAULT,
+                       &b->client_pending_limit)
+               < 0
+        || count_attr (b, "broker.tracked-rpc-limit", TRACKED_DEFAULT,
+                       &b->tracked_limit)
                < 0)
         return -1;
     if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))

@@ -75,9 +75,19 @@ struct broker {
     double unasked_logged;         /* when one was last logged */
     unsigned long unasked_dropped; /* drops not yet logged */
 
+    /* requests for client services past broker.client-pending-limit */
+    size_t client_pending_limit;   /* notes per client (0: none) */
+    double pending_logged;         /* when a refusal was last logged */
+    unsigned long pending_refused; /* refusals not yet logged */
+
     /* what local clients sent upstream past their share of the link */
-    double upq_logged;         /* when a refusal was last logged */
-    unsigned long upq_refused; /* refusals not yet logged */
+    double upq_logged;               /* when a refusal was last logged */
+    unsigned long upq_refused;       /* refusals not yet logged */
+    unsigned long upq_refused_total; /* requests answered EAGAIN, in all */
+    unsigned long upq_dropped_total; /* events and responses dropped */
+    /* requests going down past their share of the link to a child */
+    double downq_logged;
+    unsigned long downq_refused;
     /* events being delivered to many local clients over several loop
      * turns (broker.c, "event fan-out"), oldest first */
     struct fanout *fanout_head, *fanout_tail;
@@ -90,10 +100,13 @@ struct broker {
     /* Written only by the broker's thread, under route_lock; module
      * threads read them under it (router_fast_from_module). */
     pthread_rwlock_t route_lock;
-    struct strmap *peers;    /* route id -> struct peer */
-    struct strmap *services; /* service name -> struct peer */
-    struct peer *self;       /* the broker's own services */
-    struct strmap **tracked; /* per direct child: RPCs in flight */
+    struct strmap *peers;        /* route id -> struct peer */
+    struct strmap *services;     /* service name -> struct peer */
+    struct peer *self;           /* the broker's own services */
+    struct strmap **tracked;     /* per direct child: RPCs in flight */
+    size_t tracked_limit;        /* broker.tracked-rpc-limit, per sender */
+    double track_logged;         /* when a refusal was last logged */
+    unsigned long track_refused; /* refusals not yet logged */
     int nchildren;
     const uint32_t *children; /* the direct children, ascending */
 

@@ -50,15 +50,20 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     method_ping_respond (h, msg, b->uuid, b->rank);
 }
 
-/* The message counters, and the RPCs in flight below this broker. */
+/* The message counters, the RPCs in flight below this broker, and what
+ * went up to the parent past its share of the link (refused: requests
+ * answered EAGAIN; dropped: events and responses). */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
     struct broker *b = broker_of (arg);
 
-    flux_stats_respond (h, msg,
-                        json_pack ("{s:I}", "tracked-rpcs",
-                                   (json_int_t)router_tracked_count (b)));
+    flux_stats_respond (
+        h, msg,
+        json_pack ("{s:I s:I s:I}", "tracked-rpcs",
+                   (json_int_t)router_tracked_count (b), "upstream-refused",
+                   (json_int_t)b->upq_refused_total, "upstream-dropped",
+                   (json_int_t)b->upq_dropped_total));
 }
 
 /* ---- event.publish ---- */

@@ -1739,19 +1739,37 @@ size_t overlay_sendq_max (struct overlay *ov)
     return ov ? ov->cfg.sendq_max : 0;
 }
 
-bool overlay_parent_room (struct overlay *ov, const flux_msg_t *msg,
-                          size_t limit)
+static bool peer_room (struct peer *p, const flux_msg_t *msg, size_t limit)
 {
     uint8_t proto[FLUX_MSG_PROTO_SIZE];
     struct flux_msg_part parts[MAX_FRAMES];
     int count = MAX_FRAMES;
     size_t size = 0;
 
-    if (!ov || flux_msg_to_parts (msg, proto, parts, &count) < 0)
-        return true; /* overlay_send_parent() says what is wrong */
+    if (flux_msg_to_parts (msg, proto, parts, &count) < 0)
+        return true; /* the send says what is wrong */
     for (int i = 0; i < count; i++)
         size += parts[i].size;
-    return atomic_load (&ov->parent.queued) + size <= limit;
+    return atomic_load (&p->queued) + size <= limit;
+}
+
+bool overlay_parent_room (struct overlay *ov, const flux_msg_t *msg,
+                          size_t limit)
+{
+    return !ov || peer_room (&ov->parent, msg, limit);
+}
+
+bool overlay_child_room (struct overlay *ov, uint32_t child_rank,
+                         const flux_msg_t *msg, size_t limit)
+{
+    struct peer *c = ov ? child_lookup (ov, child_rank) : NULL;
+    return !c || peer_room (c, msg, limit);
+}
+
+size_t overlay_child_queued (struct overlay *ov, uint32_t child_rank)
+{
+    struct peer *c = ov ? child_lookup (ov, child_rank) : NULL;
+    return c ? atomic_load (&c->queued) : 0;
 }
 
 int overlay_send_child (struct overlay *ov, uint32_t child_rank,

@@ -203,6 +203,12 @@ size_t overlay_sendq_max (struct overlay *ov);
 bool overlay_parent_room (struct overlay *ov, const flux_msg_t *msg,
                           size_t limit);
 
+/* The same for a direct child: requests going down are refused before
+ * they could get the child marked LOST (broker.c, send_down). */
+size_t overlay_child_queued (struct overlay *ov, uint32_t child_rank);
+bool overlay_child_room (struct overlay *ov, uint32_t child_rank,
+                         const flux_msg_t *msg, size_t limit);
+
 /* Peer state queries (for overlay.health and flux overlay status).
  * since (if non-NULL) is the reactor time (flux_reactor_now()) of the
  * last change.  A rank that is not a direct child reads OFFLINE with

@@ -22,6 +22,11 @@
  * TOPIC and counts the events it receives:
  *   <name>.events           -> {count:i}
  *
+ *   <name>.publish {count:i, size:i}  publishes count events
+ *                            "<name>.flood" of size bytes at once (raw
+ *                            event messages: nothing answers them) and
+ *                            answers {count}
+ *
  * A module that does not stop (flux module remove --cancel):
  *   <name>.stall {seconds:f}  blocks the module's thread that long (no
  *                            message is handled meanwhile), then answers
@@ -154,6 +159,41 @@ static void burst_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     }
 }
 
+static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct ctx *c = arg;
+    char topic[128];
+    void *pay;
+    int count, size;
+
+    if (flux_request_unpack (msg, NULL, "{s:i s:i}", "count", &count, "size",
+                             &size)
+            < 0
+        || count < 0 || size < 0 || size > (1 << 24)) {
+        flux_respond_error (h, msg, EPROTO,
+                            "expected {count:i size:i}, size <= 16M");
+        return;
+    }
+    if (!(pay = calloc (1, size ? size : 1))) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    snprintf (topic, sizeof (topic), "%s.flood", c->name);
+    for (int i = 0; i < count; i++) {
+        flux_msg_t *ev = flux_event_encode_raw (topic, pay, size);
+        if (!ev || flux_send (h, ev, 0) < 0) {
+            flux_msg_decref (ev);
+            flux_respond_error (h, msg, errno, "cannot send an event");
+            free (pay);
+            return;
+        }
+        flux_msg_decref (ev);
+    }
+    free (pay);
+    flux_respond_pack (h, msg, "{s:i}", "count", count);
+}
+
 static void stall_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
@@ -190,7 +230,7 @@ int mod_main (flux_t *h, int argc, char **argv)
 {
     struct ctx c = {.argc = argc, .argv = argv};
     char hello[128], fail[128], order[128], order_get[128], burst[128];
-    char stall[128], events[128];
+    char stall[128], events[128], publish[128];
     struct flux_msg_handler_spec htab[] = {
         {FLUX_MSGTYPE_REQUEST, hello, hello_cb, FLUX_ROLE_USER},
         {FLUX_MSGTYPE_REQUEST, fail, fail_cb, 0},
@@ -199,6 +239,7 @@ int mod_main (flux_t *h, int argc, char **argv)
         {FLUX_MSGTYPE_REQUEST, burst, burst_cb, 0},
         {FLUX_MSGTYPE_REQUEST, stall, stall_cb, 0},
         {FLUX_MSGTYPE_REQUEST, events, events_cb, 0},
+        {FLUX_MSGTYPE_REQUEST, publish, publish_cb, 0},
         {FLUX_MSGTYPE_EVENT, "*", event_cb, 0},
         FLUX_MSGHANDLER_TABLE_END,
     };
@@ -221,6 +262,7 @@ int mod_main (flux_t *h, int argc, char **argv)
     snprintf (burst, sizeof (burst), "%s.burst", c.name);
     snprintf (stall, sizeof (stall), "%s.stall", c.name);
     snprintf (events, sizeof (events), "%s.events", c.name);
+    snprintf (publish, sizeof (publish), "%s.publish", c.name);
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "subscribe=", 10)
             && flux_event_subscribe (h, argv[i] + 10) < 0)
