@@ -50,6 +50,8 @@ test_expect_success MPICC 'MPI: 8 ranks over 4 hosts wire up and report their ho
 '
 # The leader shell (host 0) stays until every shell has sent its last
 # output, as flux-core's: hosts 1 and 2 are what a partial release frees.
+# Host 3's release may come with host 0's final one or just before it
+# (the release window gathers what exits within 20 ms).
 test_expect_success 'partial release across hosts: hosts 1-2 run a job while host 3 runs' '
 	cat >partial.sh <<-"EOT" &&
 	id=$(flux submit -N4 --exclusive sh -c "test \$FLUX_TASK_RANK = 3 && sleep 8; true") || exit 1
@@ -64,7 +66,8 @@ test_expect_success 'partial release across hosts: hosts 1-2 run a job while hos
 	test_cmp partial-run.exp partial-run.out &&
 	grep "release ranks=\"[12-]*\" final=false" partial-during.out &&
 	test_must_fail grep " finish " partial-during.out &&
-	grep "release ranks=\"[0-9,-]*3\" final=true" partial-after.out &&
+	grep "release ranks=\"[0-9,-]*3[0-9,-]*\" final=" partial-after.out &&
+	grep "release ranks=\"[0-9,-]*\" final=true" partial-after.out &&
 	grep " finish status=0" partial-after.out &&
 	wait_gone
 '
