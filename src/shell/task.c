@@ -323,6 +323,11 @@ struct child_fds {
     int in, out, err, pmi;
 };
 
+static int movefd (int fd)
+{
+    return fd > 3 ? fd : fcntl (fd, F_DUPFD_CLOEXEC, 10);
+}
+
 /* In the child: die with the shell, a group of its own (or a session on
  * the pty), stdio, then exec.  An exec failure is written to errfd
  * (close-on-exec: EOF means success).  Only async-signal-safe calls:
@@ -334,8 +339,12 @@ static void child (struct task *t, pid_t shell, char **argv, char **envp,
     int e, in, out, err, pmi = -1;
     sigset_t none;
 
-    for (int sig = 1; sig < NSIG; sig++)
-        (void)signal (sig, SIG_DFL);
+    /* what an exec keeps: ignored signals (the shell ignores SIGPIPE);
+     * the classic ones only, as libuv: glibc uses real-time signals */
+    for (int sig = 1; sig < 32; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)signal (sig, SIG_DFL);
+    }
     sigemptyset (&none);
     (void)sigprocmask (SIG_SETMASK, &none, NULL);
     /* the death signal follows the thread that forked (the shell's only
@@ -350,18 +359,17 @@ static void child (struct task *t, pid_t shell, char **argv, char **envp,
         goto fail;
     if (t->on_pty && ioctl (t->pty_slave, TIOCSCTTY, 0) < 0)
         goto fail;
-    /* move the fds out of the way first: any of them may sit on 0-3 */
-    in = fcntl (fds->in, F_DUPFD_CLOEXEC, 10);
-    out = fcntl (fds->out, F_DUPFD_CLOEXEC, 10);
-    err = fcntl (fds->err, F_DUPFD_CLOEXEC, 10);
+    /* one on 0-3 is moved out of the way first; dup2() clears
+     * close-on-exec on the copy (the source never equals the target) */
+    in = movefd (fds->in);
+    out = movefd (fds->out);
+    err = movefd (fds->err);
     if (fds->pmi >= 0)
-        pmi = fcntl (fds->pmi, F_DUPFD_CLOEXEC, 10);
+        pmi = movefd (fds->pmi);
     if (in < 0 || out < 0 || err < 0 || (fds->pmi >= 0 && pmi < 0)
         || dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0
         || (pmi >= 0 && dup2 (pmi, 3) < 0))
         goto fail;
-    for (int fd = 0; fd <= (pmi >= 0 ? 3 : 2); fd++)
-        (void)fcntl (fd, F_SETFD, 0);
     environ = envp;
     execvp (argv[0], argv);
 fail:
