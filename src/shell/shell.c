@@ -49,12 +49,14 @@ static const char *usage_text
 static const int forwarded_signals[]
     = {SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGUSR1, SIGUSR2};
 
-/* The process groups of the started tasks (their pids), for the
- * SHELL_KILL_SIGNAL handler: filled before the count grows.  With
- * nosetpgrp the tasks are in the shell's group: the handler kills it. */
+/* What the SHELL_KILL_SIGNAL handler kills, for each started task: its
+ * group (-pid), or with nosetpgrp the task (pid), filled before the
+ * count grows.  With nosetpgrp the handler then kills the shell's own
+ * group, what the tasks started, if the shell leads it (the agent and
+ * the IMP make it so). */
 static pid_t *task_groups;
 static volatile sig_atomic_t ntask_groups;
-static volatile sig_atomic_t tasks_in_shell_group;
+static volatile sig_atomic_t kill_shell_group;
 
 static const char *level_name (int level)
 {
@@ -460,8 +462,8 @@ static void kill_signal_handler (int signum)
 {
     (void)signum;
     for (sig_atomic_t i = 0; i < ntask_groups; i++)
-        (void)kill (-task_groups[i], SIGKILL);
-    if (tasks_in_shell_group)
+        (void)kill (task_groups[i], SIGKILL);
+    if (kill_shell_group)
         (void)kill (0, SIGKILL); /* the shell too */
     (void)raise (SIGKILL);
 }
@@ -772,7 +774,7 @@ static void parse_pgrp_option (struct shell *shell)
 
     shell->nosetpgrp = o && !json_is_false (o)
                        && !(json_is_integer (o) && !json_integer_value (o));
-    tasks_in_shell_group = shell->nosetpgrp;
+    kill_shell_group = shell->nosetpgrp && getpgrp () == getpid ();
 }
 
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
@@ -899,11 +901,10 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
             goto out;
         }
         shell->nactive++;
-        if (t->own_group) {
-            task_groups[ntask_groups] = t->pid;
-            ntask_groups = ntask_groups + 1;
+        task_groups[ntask_groups] = t->own_group ? -t->pid : t->pid;
+        ntask_groups = ntask_groups + 1;
+        if (t->own_group)
             report_group (t->pid);
-        }
         shell_pmi_task_started (shell->pmi, t);
     }
     rc = 0;
