@@ -7,7 +7,10 @@ and the shell signals the group (as flux-core, libsubprocess SETPGRP):
 cancel, flux job kill, the time limit and the kill sequence reach what a
 task started, not only the task (issue 21).  The kill-timeout is 60 s
 here, so a job that ends within 30 s of its cancel was ended by the
-signal, not by the final SIGKILL.'
+signal, not by the final SIGKILL.  A shell killed from outside (kill
+-9) or stopped through the kill sequence: its tasks die with it
+(PR_SET_PDEATHSIG), what they started by the agent'"'"'s SIGKILL of the
+groups the shell reported.  The nosetpgrp shell option.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
