@@ -96,6 +96,7 @@ test_expect_success 'an instance started by the unprivileged owner' '
 		setpriv --reuid=$OWNER --regid=$(id -g $OWNER) --init-groups \
 			env HOME=/ PATH=$SAFE_PATH \
 			FLUX_IMP_CONFIG_PATTERN="$IMPDIR/conf.d/*.json" \
+			FLUX_IMP_TEST_NO_CGROUP=$TOP/nocgroup \
 			"$FLUX" start -c $CONFDIR -Srundir=$RD \
 			-Saccess.allow-guest-user=true \
 			sh -c "while ! test -f $TOP/done; do sleep 0.2; done" \
@@ -178,6 +179,62 @@ test_expect_success 'a job with children: SIGKILL through the IMP ends them all'
 		i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || {
 			ps -f -u $ALICE; return 1; }
 	done
+'
+# alice_gone SECONDS: until no process of alice is left
+alice_gone () {
+	i=0
+	while pgrep -u $ALICE >/dev/null; do
+		i=$((i + 1)) && test $i -lt $(($1 * 10)) && sleep 0.1 || {
+			ps -f -u $ALICE; return 1; }
+	done
+}
+# kill9_shell NAME: alice runs 2 tasks that each wait for a child; her
+# shell is killed with kill -9 (by root, from outside): every process of
+# hers must be gone within 5 s (the tasks die with the shell, the IMP,
+# the shell's subreaper, kills what they started), and the job ends
+# with an exception
+kill9_shell () {
+	as $ALICE "$FLUX" submit -n2 sh -c "sleep 303 & wait" >$1.id &&
+	as $ALICE "$FLUX" job wait-event -t 60 $(cat $1.id) start &&
+	i=0 &&
+	while test $(pgrep -u $ALICE -x sleep | wc -l) -lt 2; do
+		i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || return 1
+	done &&
+	shell=$(pgrep -u $ALICE -x flux-shell) &&
+	cat /proc/$shell/cgroup >$1.cgroup &&
+	kill -9 $shell &&
+	alice_gone 5 &&
+	as $ALICE "$FLUX" job wait-event -t 60 $(cat $1.id) clean &&
+	as $ALICE "$FLUX" job eventlog $(cat $1.id) | grep "exception type=\"exec\""
+}
+test_expect_success 'kill -9 of alice'"'"'s shell: no process of hers is left' '
+	kill9_shell k9cg
+'
+# flux-imp-test skips the cgroup while $TOP/nocgroup exists: the path of
+# a machine without a cgroup the IMP may write
+test_expect_success 'without a cgroup: kill -9 of alice'"'"'s shell: none left' '
+	touch $TOP/nocgroup &&
+	kill9_shell k9 &&
+	test_must_fail grep imp-shell k9.cgroup
+'
+test_expect_success 'without a cgroup: a process of alice'"'"'s job that calls setsid is killed at its end' '
+	as $ALICE "$FLUX" submit sh -c \
+		"setsid sleep 304 </dev/null >/dev/null 2>&1 & sleep 0.5" \
+		>sid.id &&
+	as $ALICE "$FLUX" job wait-event -t 60 $(cat sid.id) clean &&
+	alice_gone 10
+'
+test_expect_success 'without a cgroup: SIGKILL through the IMP ends a job with children' '
+	as $ALICE "$FLUX" submit sh -c "sleep 301 & sleep 302 & wait" >nocg2.id &&
+	as $ALICE "$FLUX" job wait-event -t 60 $(cat nocg2.id) start &&
+	i=0 &&
+	while test $(pgrep -u $ALICE -x sleep | wc -l) -lt 2; do
+		i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || return 1
+	done &&
+	as $ALICE "$FLUX" job kill -s KILL $(cat nocg2.id) &&
+	as $ALICE "$FLUX" job wait-event -t 60 $(cat nocg2.id) clean &&
+	alice_gone 10 &&
+	rm -f $TOP/nocgroup
 '
 test_expect_success 'a forged J (alice in the header, bob'"'"'s credential) is refused by ingest' '
 	"$FLUX" submit --dry-run true >js.json &&

@@ -24,4 +24,19 @@
  * kernel never sends it one. */
 #define SHELL_KILL_SIGNAL SIGURG
 
+/* A shell killed from outside (kill -9, the OOM killer, a crash), or
+ * stuck until the kill sequence's SIGKILL of its group, cannot kill its
+ * tasks' groups.  The tasks themselves die with it (PR_SET_PDEATHSIG),
+ * but not what they started.  So the shell tells its agent each task's
+ * group as it starts the task: one line on its stdout, which is a pipe
+ * the agent reads anyway (no message, no commit), "<tag><pgid>\n".  The
+ * agent SIGKILLs those groups when the shell dies by a signal (proc.c).
+ * The shell keeps each exited task a zombie until its own end, so no
+ * group id it reported is reused while the shell lives.  Through the
+ * IMP the line is ignored (the agent may not signal another user's
+ * processes): the IMP, the shell's parent and a child subreaper, kills
+ * what the shell leaves (imp.c).
+ */
+#define SHELL_TASK_GROUP_TAG "flux-shell: task group "
+
 #endif /* !FLUX_SHELL_KILLSIG_H */

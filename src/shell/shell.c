@@ -49,10 +49,14 @@ static const char *usage_text
 static const int forwarded_signals[]
     = {SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGUSR1, SIGUSR2};
 
-/* The process groups of the started tasks (their pids), for the
- * SHELL_KILL_SIGNAL handler: filled before the count grows. */
+/* What the SHELL_KILL_SIGNAL handler kills, for each started task: its
+ * group (-pid), or with nosetpgrp the task (pid), filled before the
+ * count grows.  With nosetpgrp the handler then kills the shell's own
+ * group, what the tasks started, if the shell leads it (the agent and
+ * the IMP make it so). */
 static pid_t *task_groups;
 static volatile sig_atomic_t ntask_groups;
+static volatile sig_atomic_t kill_shell_group;
 
 static const char *level_name (int level)
 {
@@ -458,8 +462,32 @@ static void kill_signal_handler (int signum)
 {
     (void)signum;
     for (sig_atomic_t i = 0; i < ntask_groups; i++)
-        (void)kill (-task_groups[i], SIGKILL);
+        (void)kill (task_groups[i], SIGKILL);
+    if (kill_shell_group)
+        (void)kill (0, SIGKILL); /* the shell too */
     (void)raise (SIGKILL);
+}
+
+static void sigchld_cb (uv_signal_t *h, int signum)
+{
+    struct shell *shell = h->data;
+
+    (void)signum;
+    for (int i = 0; i < shell->ntasks; i++)
+        task_check_exit (shell->tasks[i]);
+}
+
+/* Tell the agent a task's group (our stdout is its pipe, killsig.h):
+ * should the shell die without killing it, the agent does. */
+static void report_group (pid_t pgid)
+{
+    char line[64];
+    int n = snprintf (line, sizeof (line), "%s%d\n", SHELL_TASK_GROUP_TAG,
+                      (int)pgid);
+
+    if (write (STDOUT_FILENO, line, (size_t)n) < 0) {
+        /* no agent reads it (a shell run by hand): nothing to do */
+    }
 }
 
 /* The answer to exec-agent.shell-info, asked in connect_broker(). */
@@ -739,6 +767,16 @@ static int parse_exit_options (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
+/* nosetpgrp (flux-core's option): any value but 0/false turns it on. */
+static void parse_pgrp_option (struct shell *shell)
+{
+    json_t *o = json_object_get (shell->info->options, "nosetpgrp");
+
+    shell->nosetpgrp = o && !json_is_false (o)
+                       && !(json_is_integer (o) && !json_integer_value (o));
+    kill_shell_group = shell->nosetpgrp && getpgrp () == getpid ();
+}
+
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
 {
     const char *base = getenv ("TMPDIR");
@@ -852,6 +890,7 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
                 errprintf (error, "task %d: %s", t->rank, strerror (errno));
             goto out;
         }
+        t->own_group = !shell->nosetpgrp || t->on_pty;
         e = task_start (t, argv, env);
         affinity_task_done (aff);
         env_destroy (env);
@@ -862,8 +901,10 @@ static int start_tasks (struct shell *shell, struct affinity *aff,
             goto out;
         }
         shell->nactive++;
-        task_groups[ntask_groups] = t->pid;
+        task_groups[ntask_groups] = t->own_group ? -t->pid : t->pid;
         ntask_groups = ntask_groups + 1;
+        if (t->own_group)
+            report_group (t->pid);
         shell_pmi_task_started (shell->pmi, t);
     }
     rc = 0;
@@ -882,6 +923,10 @@ static int start_signals (struct shell *shell)
     signal (SIGPIPE, SIG_IGN);
     sigfillset (&sa.sa_mask);
     if (sigaction (SHELL_KILL_SIGNAL, &sa, NULL) < 0)
+        return -1;
+    shell->sigchld.data = shell;
+    if (uv_signal_init (shell->loop, &shell->sigchld) < 0
+        || uv_signal_start (&shell->sigchld, sigchld_cb, SIGCHLD) < 0)
         return -1;
     for (size_t i = 0; i < 6; i++) {
         uv_signal_init (shell->loop, &shell->signals[i]);
@@ -917,6 +962,7 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
                           strerror (errno));
     if (!cwd && chdir ("/tmp") < 0)
         return errprintf (error, "chdir /tmp: %s", strerror (errno));
+    parse_pgrp_option (shell);
     if (parse_exit_options (shell, error) < 0 || set_rlimits (shell, error) < 0
         || make_tmpdir (shell, error) < 0
         || shell_files_stage (shell->info->jobspec, shell->tmpdir, error) < 0
@@ -1029,8 +1075,12 @@ static void shell_finish (struct shell *shell)
      * kills what is left of the shell's own group) */
     for (int i = 0; i < shell->ntasks; i++)
         task_kill_group (shell->tasks[i], SIGKILL);
-    for (int i = 0; i < shell->ntasks; i++)
+    for (int i = 0; i < shell->ntasks; i++) {
+        task_reap (shell->tasks[i]);
         task_close (shell->tasks[i]);
+    }
+    if (shell->sigchld.loop)
+        uv_close ((uv_handle_t *)&shell->sigchld, NULL);
     if (shell->loop)
         uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
     for (int i = 0; i < shell->ntasks; i++)

@@ -51,6 +51,8 @@ struct shell {
     struct shell_pty *pty; /* pty.c: tasks on a pty, terminus.0 */
     flux_msg_handler_t **handlers;
     uv_signal_t signals[6];
+    uv_signal_t sigchld; /* task_check_exit() on each running task */
+    bool nosetpgrp;      /* option: tasks stay in the shell's group */
     flux_msg_handler_t *kill_mh;
     flux_msg_handler_t *task_exit_mh;
     flux_msg_handler_t *exception_mh; /* leader: <service>.exception */

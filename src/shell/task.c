@@ -1,25 +1,33 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* task.c - spawn one task with libuv, read its output, write its stdin.
+/* task.c - spawn one task, read its output, write its stdin.
  *
  * Each task leads a process group of its own, as flux-core's (its
  * libsubprocess SETPGRP), and every signal goes to that group, so that
- * `sh -c "a; b"` or `cmd &` under a task get it too.  libuv can run no
- * setpgid() in the child, only setsid() (UV_PROCESS_DETACHED): a new
- * session is a new group, and loses nothing here since the shell, a
- * session leader started with stdin /dev/null, has no terminal to give.
- * uv_spawn() returns once the child has exec'ed, so setsid() is done
- * before the first signal can be sent: no race to close in the parent.
- * The group id is the task's pid and stays the group's after the task
- * itself is reaped (the group lives on while a process it started
- * does).  Since the tasks leave the shell's group, the agent's killpg()
- * of the shell no longer reaches them: the shell kills their groups
- * itself (task_kill_group(): at its exit, on SHELL_KILL_SIGNAL).
+ * `sh -c "a; b"` or `cmd &` under a task get it too.  The task calls
+ * setsid() in the child (a new session is a new group, and loses
+ * nothing here since the shell, a session leader started with stdin
+ * /dev/null, has no terminal to give); spawn() returns once the child
+ * has exec'ed, so no signal can come before.  With the shell option
+ * `nosetpgrp` (as flux-core's) a task stays in the shell's group and is
+ * signaled alone; a pty task always leads a session (it must, to own the
+ * pty as its controlling terminal).
  *
- * A task on a pty must lead a session to own the pty as its
- * controlling terminal, and libuv cannot run TIOCSCTTY in the child, so
- * it is forked here and reaped from a SIGCHLD watcher of its own
- * (libuv's reaps only the pids it spawned).
+ * The tasks are forked here, not by libuv, for what the child must do
+ * before exec that libuv cannot: PR_SET_PDEATHSIG(SIGKILL), so that a
+ * task dies with its shell however the shell dies (kill -9 from outside
+ * too), and TIOCSCTTY for a pty.  The death signal survives the exec
+ * (but for a setuid or setgid program, or one with file capabilities)
+ * and is not inherited by what the task forks: the task's own children
+ * are reached through its group (the agent or the IMP kill it when the
+ * shell dies without doing so, doc/guide/exec.md).
+ *
+ * A task that exits is left a zombie until the shell ends (waitid
+ * WNOWAIT for its status): its pid, which is its group's id, cannot be
+ * given to another process meanwhile, so the SIGKILL of the group at the
+ * shell's exit, or of the task itself (nosetpgrp), never reaches an
+ * unrelated process.  The shell's SIGCHLD watcher calls task_check_exit()
+ * (libuv reaps only the pids it spawned: the rexec server's).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -28,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -84,9 +94,7 @@ void task_close (struct task *t)
     close_handle ((uv_handle_t *)&t->in);
     close_handle ((uv_handle_t *)&t->out[0]);
     close_handle ((uv_handle_t *)&t->out[1]);
-    close_handle ((uv_handle_t *)&t->proc);
     close_handle ((uv_handle_t *)&t->pty_poll);
-    close_handle ((uv_handle_t *)&t->pty_chld);
     t->in_open = t->out_open[0] = t->out_open[1] = t->pty_open = false;
 }
 
@@ -111,14 +119,6 @@ static void task_exited (struct task *t, int signum, int status)
     if (t->on_pty && !t->pty_open)
         shell_pty_task_done (t->shell->pty, t);
     shell_task_done (t->shell, t);
-}
-
-static void exit_cb (uv_process_t *proc, int64_t status, int signum)
-{
-    struct task *t = proc->data;
-
-    uv_close ((uv_handle_t *)proc, NULL);
-    task_exited (t, signum, (int)status);
 }
 
 static void alloc_cb (uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -286,52 +286,90 @@ static void pty_poll_update (struct task *t)
     (void)uv_poll_start (&t->pty_poll, events, pty_poll_cb);
 }
 
-static void pty_chld_cb (uv_signal_t *w, int signum)
+void task_check_exit (struct task *t)
 {
-    struct task *t = w->data;
-    int status;
-    pid_t pid;
+    siginfo_t si = {0};
+    int rc;
 
-    (void)signum;
     if (!t->running)
         return;
     do {
-        pid = waitpid (t->pid, &status, WNOHANG);
-    } while (pid < 0 && errno == EINTR);
-    if (pid != t->pid)
+        rc = waitid (P_PID, (id_t)t->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0 || si.si_pid != t->pid)
         return;
-    uv_signal_stop (w);
-    uv_close ((uv_handle_t *)w, NULL);
-    if (WIFSIGNALED (status))
-        task_exited (t, WTERMSIG (status), 0);
+    t->zombie = true; /* task_reap() at the end (see the top) */
+    if (si.si_code == CLD_EXITED)
+        task_exited (t, 0, si.si_status);
     else
-        task_exited (t, 0, WEXITSTATUS (status));
+        task_exited (t, si.si_status, 0);
 }
 
-/* In the child: a new session on the pty, stdio on it, then exec.  An
- * exec failure is written to errfd (close-on-exec: EOF means success).
- */
-static void pty_child (struct task *t, char **argv, char **envp, int errfd)
+void task_reap (struct task *t)
 {
-    int e, slave, in, pmi;
+    /* a task still running was just SIGKILLed: reaped if already gone,
+     * else left to die (not waited for: it may be in an uninterruptible
+     * sleep) */
+    if (t->zombie || t->running) {
+        while (waitpid (t->pid, NULL, t->zombie ? 0 : WNOHANG) < 0
+               && errno == EINTR)
+            ;
+        t->zombie = t->running = false;
+    }
+}
+
+/* The fds the child gets as 0, 1, 2 and (pmi >= 0) 3. */
+struct child_fds {
+    int in, out, err, pmi;
+};
+
+static int movefd (int fd)
+{
+    return fd > 3 ? fd : fcntl (fd, F_DUPFD_CLOEXEC, 10);
+}
+
+/* In the child: die with the shell, a group of its own (or a session on
+ * the pty), stdio, then exec.  An exec failure is written to errfd
+ * (close-on-exec: EOF means success).  Only async-signal-safe calls:
+ * the shell may have other threads (libuv's pool).
+ */
+static void child (struct task *t, pid_t shell, char **argv, char **envp,
+                   struct child_fds *fds, int errfd)
+{
+    int e, in, out, err, pmi = -1;
     sigset_t none;
 
-    for (int sig = 1; sig < NSIG; sig++)
-        (void)signal (sig, SIG_DFL);
+    /* what an exec keeps: ignored signals (the shell ignores SIGPIPE);
+     * the classic ones only, as libuv: glibc uses real-time signals */
+    for (int sig = 1; sig < 32; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)signal (sig, SIG_DFL);
+    }
     sigemptyset (&none);
     (void)sigprocmask (SIG_SETMASK, &none, NULL);
-    if (setsid () < 0 || ioctl (t->pty_slave, TIOCSCTTY, 0) < 0)
+    /* the death signal follows the thread that forked (the shell's only
+     * one that spawns); a shell already gone is checked after */
+    if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
         goto fail;
-    /* move the fds out of the way first: any of them may sit on 0-3 */
-    slave = fcntl (t->pty_slave, F_DUPFD_CLOEXEC, 10);
-    in = t->stdin_fd >= 0 ? fcntl (t->stdin_fd, F_DUPFD_CLOEXEC, 10) : slave;
-    pmi = t->pmi_fd >= 0 ? fcntl (t->pmi_fd, F_DUPFD_CLOEXEC, 10) : -1;
-    if (slave < 0 || in < 0 || (t->pmi_fd >= 0 && pmi < 0) || dup2 (in, 0) < 0
-        || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0
+    if (getppid () != shell) {
+        errno = ESRCH;
+        goto fail;
+    }
+    if (t->own_group && setsid () < 0)
+        goto fail;
+    if (t->on_pty && ioctl (t->pty_slave, TIOCSCTTY, 0) < 0)
+        goto fail;
+    /* one on 0-3 is moved out of the way first; dup2() clears
+     * close-on-exec on the copy (the source never equals the target) */
+    in = movefd (fds->in);
+    out = movefd (fds->out);
+    err = movefd (fds->err);
+    if (fds->pmi >= 0)
+        pmi = movefd (fds->pmi);
+    if (in < 0 || out < 0 || err < 0 || (fds->pmi >= 0 && pmi < 0)
+        || dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0
         || (pmi >= 0 && dup2 (pmi, 3) < 0))
         goto fail;
-    for (int fd = 0; fd <= (t->pmi_fd >= 0 ? 3 : 2); fd++)
-        (void)fcntl (fd, F_SETFD, 0);
     environ = envp;
     execvp (argv[0], argv);
 fail:
@@ -340,47 +378,64 @@ fail:
     _exit (127);
 }
 
-static int pty_start (struct task *t, char **argv, struct env *env)
+/* Fork and exec the task; 0 once it runs (t->pid), else the errno of
+ * the failure (the child reaped). */
+static int spawn (struct task *t, char **argv, char **envp,
+                  struct child_fds *fds)
 {
-    char **envp = env_vector (env);
+    pid_t shell = getpid ();
     int pfd[2], e = 0;
     ssize_t n;
     pid_t pid;
 
-    if (!envp || pipe2 (pfd, O_CLOEXEC) < 0)
-        return -1;
-    t->pty_chld.data = t;
-    t->pty_poll.data = t;
-    if (uv_signal_init (t->shell->loop, &t->pty_chld) < 0
-        || uv_signal_start (&t->pty_chld, pty_chld_cb, SIGCHLD) < 0) {
-        close (pfd[0]);
-        close (pfd[1]);
-        errno = EAGAIN;
-        return -1;
-    }
+    if (!envp)
+        return ENOMEM;
+    if (pipe2 (pfd, O_CLOEXEC) < 0)
+        return errno;
     if ((pid = fork ()) < 0) {
         e = errno;
-        goto fail;
+        close (pfd[0]);
+        close (pfd[1]);
+        return e;
     }
     if (pid == 0) {
         close (pfd[0]);
-        pty_child (t, argv, envp, pfd[1]);
+        child (t, shell, argv, envp, fds, pfd[1]);
     }
     close (pfd[1]);
-    pfd[1] = -1;
     while ((n = read (pfd[0], &e, sizeof (e))) < 0 && errno == EINTR)
         ;
+    close (pfd[0]);
     if (n == (ssize_t)sizeof (e)) { /* exec failed: reap the child */
         while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
             ;
-        goto fail;
+        return e;
     }
-    e = 0;
-    close (pfd[0]);
-    close (t->pty_slave);
-    t->pty_slave = -1;
     t->pid = pid;
     t->running = true;
+    return 0;
+}
+
+static void spawn_failed (struct task *t, int e)
+{
+    t->spawn_errno = e;
+    t->exit_code = (e == EPERM || e == EACCES) ? 126 : e == ENOENT ? 127 : 1;
+    errno = e;
+}
+
+static int pty_start (struct task *t, char **argv, struct env *env)
+{
+    struct child_fds fds = {t->stdin_fd >= 0 ? t->stdin_fd : t->pty_slave,
+                            t->pty_slave, t->pty_slave, t->pmi_fd};
+    int e;
+
+    t->pty_poll.data = t;
+    if ((e = spawn (t, argv, env_vector (env), &fds)) != 0) {
+        spawn_failed (t, e);
+        return -1;
+    }
+    close (t->pty_slave);
+    t->pty_slave = -1;
     if (t->stdin_fd >= 0) {
         close (t->stdin_fd);
         t->stdin_fd = -1;
@@ -394,22 +449,13 @@ static int pty_start (struct task *t, char **argv, struct env *env)
     if (uv_poll_init (t->shell->loop, &t->pty_poll, t->pty_master) < 0) {
         /* cannot happen with a pty; without output the task is
          * killed rather than left unread */
-        kill (pid, SIGKILL);
+        kill (t->pid, SIGKILL);
         return 0;
     }
     t->pty_open = true;
     t->in_open = true;
     pty_poll_update (t);
     return 0;
-fail:
-    close (pfd[0]);
-    if (pfd[1] >= 0)
-        close (pfd[1]);
-    uv_close ((uv_handle_t *)&t->pty_chld, NULL);
-    t->spawn_errno = e;
-    t->exit_code = (e == EPERM || e == EACCES) ? 126 : e == ENOENT ? 127 : 1;
-    errno = e;
-    return -1;
 }
 
 int task_pty_resize (struct task *t, int rows, int cols)
@@ -453,63 +499,37 @@ static int pty_write_stdin (struct task *t, const char *data, size_t len,
     return 0;
 }
 
+/* The task's stdio: socketpairs, as libuv's UV_CREATE_PIPE makes them
+ * (the shell's ends close-on-exec); stdin may be a file instead. */
 int task_start (struct task *t, char **argv, struct env *env)
 {
-    uv_process_options_t opts = {0};
-    uv_stdio_container_t stdio[4];
-    int e;
+    int sv[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+    struct child_fds fds;
+    int e = 0;
 
     if (t->on_pty)
         return pty_start (t, argv, env);
-    uv_pipe_init (t->shell->loop, &t->out[0], 0);
-    uv_pipe_init (t->shell->loop, &t->out[1], 0);
-    t->out[0].data = t->out[1].data = t;
+    for (int i = 0; i < 3; i++) {
+        if (i == 0 && t->stdin_fd >= 0)
+            continue;
+        if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]) < 0) {
+            e = errno;
+            goto fail;
+        }
+    }
+    /* [i][0] stays here, [i][1] goes to the task */
+    fds.in = t->stdin_fd >= 0 ? t->stdin_fd : sv[0][1];
+    fds.out = sv[1][1];
+    fds.err = sv[2][1];
+    fds.pmi = t->pmi_fd;
+    if ((e = spawn (t, argv, env_vector (env), &fds)) != 0)
+        goto fail;
+    for (int i = 0; i < 3; i++) {
+        if (sv[i][1] >= 0)
+            close (sv[i][1]);
+        sv[i][1] = -1;
+    }
     if (t->stdin_fd >= 0) {
-        stdio[0].flags = UV_INHERIT_FD;
-        stdio[0].data.fd = t->stdin_fd;
-    }
-    else {
-        uv_pipe_init (t->shell->loop, &t->in, 0);
-        t->in.data = t;
-        stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-        stdio[0].data.stream = (uv_stream_t *)&t->in;
-    }
-    for (int i = 0; i < 2; i++) {
-        stdio[i + 1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-        stdio[i + 1].data.stream = (uv_stream_t *)&t->out[i];
-    }
-    opts.stdio_count = 3;
-    if (t->pmi_fd >= 0) {
-        stdio[3].flags = UV_INHERIT_FD;
-        stdio[3].data.fd = t->pmi_fd;
-        opts.stdio_count = 4;
-    }
-    opts.stdio = stdio;
-    opts.file = argv[0];
-    opts.args = argv;
-    opts.env = env_vector (env);
-    opts.exit_cb = exit_cb;
-    opts.flags = UV_PROCESS_DETACHED; /* setsid(): a group of its own */
-    t->proc.data = t;
-    if ((e = uv_spawn (t->shell->loop, &t->proc, &opts)) < 0) {
-        /* libuv leaves the handles initialized: close them */
-        uv_close ((uv_handle_t *)&t->proc, NULL);
-        uv_close ((uv_handle_t *)&t->out[0], NULL);
-        uv_close ((uv_handle_t *)&t->out[1], NULL);
-        if (t->stdin_fd < 0)
-            uv_close ((uv_handle_t *)&t->in, NULL);
-        t->spawn_errno = -e;
-        t->exit_code = (-e == EPERM || -e == EACCES) ? 126
-                       : -e == ENOENT                ? 127
-                                                     : 1;
-        errno = -e;
-        return -1;
-    }
-    t->pid = t->proc.pid;
-    t->running = true;
-    if (t->stdin_fd < 0)
-        t->in_open = true;
-    else {
         close (t->stdin_fd);
         t->stdin_fd = -1;
     }
@@ -517,19 +537,51 @@ int task_start (struct task *t, char **argv, struct env *env)
         close (t->pmi_fd);
         t->pmi_fd = -1;
     }
+    /* the task runs: from here a failure loses its stdio, not the task */
+    if (sv[0][0] >= 0) {
+        uv_pipe_init (t->shell->loop, &t->in, 0);
+        t->in.data = t;
+        if (uv_pipe_open (&t->in, sv[0][0]) == 0)
+            t->in_open = true;
+        else {
+            close (sv[0][0]);
+            uv_close ((uv_handle_t *)&t->in, NULL);
+        }
+    }
     for (int i = 0; i < 2; i++) {
+        uv_pipe_init (t->shell->loop, &t->out[i], 0);
+        t->out[i].data = t;
+        if (uv_pipe_open (&t->out[i], sv[i + 1][0]) < 0) {
+            close (sv[i + 1][0]);
+            uv_close ((uv_handle_t *)&t->out[i], NULL);
+            output_eof (t->shell->out, t->rank, i);
+            continue;
+        }
         t->out_open[i] = true;
         uv_read_start ((uv_stream_t *)&t->out[i], alloc_cb, read_cb);
     }
     return 0;
+fail:
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 2; j++)
+            if (sv[i][j] >= 0)
+                close (sv[i][j]);
+    }
+    spawn_failed (t, e);
+    return -1;
 }
 
 void task_kill (struct task *t, int signum)
 {
     /* until the task is done its group may hold processes: the task
-     * reaped, a child of it still writing its output */
+     * exited, a child of it still writing its output */
     if (t->pid <= 0 || task_done (t))
         return;
+    if (!t->own_group) {
+        /* nosetpgrp: the task alone (still a zombie if it exited) */
+        (void)kill (t->pid, signum);
+        return;
+    }
     /* ESRCH: the task moved itself to another group (setpgid): it
      * still gets the signal */
     if (kill (-t->pid, signum) < 0 && t->running)
@@ -539,7 +591,7 @@ void task_kill (struct task *t, int signum)
 void task_kill_group (struct task *t, int signum)
 {
     if (t->pid > 0)
-        (void)kill (-t->pid, signum);
+        (void)kill (t->own_group ? -t->pid : t->pid, signum);
 }
 
 static void write_cb (uv_write_t *req, int status)

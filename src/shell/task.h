@@ -3,9 +3,12 @@
 #ifndef FLUX_SHELL_TASK_H
 #define FLUX_SHELL_TASK_H
 
-/* One task of the job on this node: spawned with libuv as the leader of
- * a process group (a session) of its own, stdout/stderr read into the output
- * module, stdin written from the input module, an optional PMI fd as fd 3.
+/* One task of the job on this node: forked as the leader of a process
+ * group (a session) of its own (but with the shell option nosetpgrp),
+ * dying with the shell (PR_SET_PDEATHSIG), stdout/stderr read into the
+ * output module, stdin written from the input module, an optional PMI fd
+ * as fd 3.  An exited task stays a zombie until task_reap(), so that its
+ * pid (its group's id) is not reused while the shell may signal it.
  */
 #include <stdbool.h>
 #include <sys/types.h>
@@ -17,9 +20,8 @@ struct shell;
 
 struct task {
     struct shell *shell;
-    int rank;    /* global task rank */
-    int localid; /* index on this node */
-    uv_process_t proc;
+    int rank;         /* global task rank */
+    int localid;      /* index on this node */
     uv_pipe_t out[2]; /* stdout, stderr */
     bool out_open[2];
     uv_pipe_t in;
@@ -29,8 +31,10 @@ struct task {
     char linebuf[4096]; /* partial stdout line */
     size_t linelen;
     pid_t pid;
+    bool own_group; /* set before the start: setsid() (not nosetpgrp) */
     bool running;
-    bool reaped;
+    bool reaped; /* exited, its status known (it may still be a zombie) */
+    bool zombie; /* exited, not yet waited for (task_reap) */
     int wait_status;
     int exit_code; /* exit status or 128+signal */
     int spawn_errno;
@@ -47,8 +51,7 @@ struct task {
     bool pty_capture;
     bool pty_open; /* master open and polled */
     uv_poll_t pty_poll;
-    uv_signal_t pty_chld; /* SIGCHLD: reap the task (not libuv's) */
-    char *pty_wbuf;       /* bytes not yet written to the master */
+    char *pty_wbuf; /* bytes not yet written to the master */
     size_t pty_wlen;
 };
 
@@ -66,12 +69,21 @@ int task_start (struct task *t, char **argv, struct env *env);
  * (running, or its output still open: a process it started holds it). */
 void task_kill (struct task *t, int signum);
 
-/* Send a signal to the task's process group whatever the task's state
- * (the shell's exit: what the task left behind must not outlive the
- * shell).  Async-signal-safe.  The group id is the task's pid: once the
- * group is empty the kernel may give that pid to a new process, which
- * is hit only if it leads a group itself. */
+/* Send a signal to the task's process group (nosetpgrp: to the task)
+ * whatever the task's state (the shell's exit: what the task left behind
+ * must not outlive the shell).  Async-signal-safe.  The group id is the
+ * task's pid, held by the task (a zombie once it exited) until
+ * task_reap(): call this before. */
 void task_kill_group (struct task *t, int signum);
+
+/* On SIGCHLD: if the running task exited, take its status (the task
+ * becomes done once its output is closed too; shell_task_done() is
+ * called).  It stays a zombie. */
+void task_check_exit (struct task *t);
+
+/* Wait for an exited task; reap a running one only if it is already
+ * gone (the shell's end, after task_kill_group()). */
+void task_reap (struct task *t);
 
 /* Write to the task's stdin; len 0 with eof closes it.  -1 with errno
  * EPIPE when stdin is closed.  For a pty task the data goes into the

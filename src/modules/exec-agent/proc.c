@@ -10,10 +10,17 @@
  * (CLONE_VM|CLONE_VFORK) and reports an exec failure as its result.  The
  * exit comes through a pidfd: readable once the process is a zombie, then
  * waitpid reaps it (libuv reaps only the processes it spawned).
+ *
+ * The shell's tasks lead process groups of their own: the shell reports
+ * each on its stdout (shell/killsig.h, SHELL_TASK_GROUP_TAG), and when
+ * the shell dies by a signal (it then did not kill them itself) they get
+ * SIGKILL here.  Not for a shell run through the IMP: its line could
+ * name any process of the instance owner, and the IMP does it there.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
@@ -28,6 +35,7 @@
 #include "shell/killsig.h"
 
 #define LINE_MAX_BYTES 4096
+#define GROUPS_MAX 65536 /* task groups recorded per shell */
 
 struct pipe_ctx {
     uv_pipe_t pipe;
@@ -47,7 +55,10 @@ struct proc {
     bool imp; /* flux-imp: signal it, never its group (proc_kill) */
     bool exited_unwatched; /* a zombie seen by proc_terminate_all() */
     bool kill_asked;       /* sent SHELL_KILL_SIGNAL (proc_kill) */
+    bool kill_groups;      /* died by a signal: groups reported get SIGKILL */
     pid_t pid;
+    pid_t *groups; /* the task groups the shell reported */
+    size_t ngroups, groups_cap;
     struct pipe_ctx out, err;
     proc_exit_f exit_cb;
     proc_line_f line_cb;
@@ -57,8 +68,46 @@ struct proc {
 /* Free once every handle is closed. */
 static void maybe_free (struct proc *p)
 {
-    if (p->destroyed && !p->process_open && !p->out.open && !p->err.open)
+    if (p->destroyed && !p->process_open && !p->out.open && !p->err.open) {
+        free (p->groups);
         free (p);
+    }
+}
+
+static void kill_groups (struct proc *p)
+{
+    for (size_t i = 0; i < p->ngroups; i++)
+        (void)kill (-p->groups[i], SIGKILL);
+}
+
+/* A line "<SHELL_TASK_GROUP_TAG><pgid>" on the shell's stdout: true if
+ * it is one (taken, not logged). */
+static bool group_line (struct proc *p, const char *line)
+{
+    size_t taglen = strlen (SHELL_TASK_GROUP_TAG);
+    char *end;
+    long pgid;
+
+    if (strncmp (line, SHELL_TASK_GROUP_TAG, taglen) != 0)
+        return false;
+    if (p->imp)
+        return true; /* dropped: the IMP kills them (killsig.h) */
+    errno = 0;
+    pgid = strtol (line + taglen, &end, 10);
+    if (errno || end == line + taglen || *end || pgid <= 1 || pgid > INT_MAX)
+        return false;
+    if (p->ngroups == p->groups_cap) {
+        size_t cap = p->groups_cap ? p->groups_cap * 2 : 4;
+        pid_t *g;
+        if (cap > GROUPS_MAX || !(g = realloc (p->groups, cap * sizeof (*g))))
+            return false; /* logged as any line: cannot be killed here */
+        p->groups = g;
+        p->groups_cap = cap;
+    }
+    p->groups[p->ngroups++] = (pid_t)pgid;
+    if (p->kill_groups) /* the line came after the shell died */
+        (void)kill (-(pid_t)pgid, SIGKILL);
+    return true;
 }
 
 static void pipe_close_cb (uv_handle_t *h)
@@ -81,7 +130,9 @@ static void process_close_cb (uv_handle_t *h)
 static void emit (struct pipe_ctx *pc)
 {
     pc->buf[pc->len] = '\0';
-    if (pc->p->line_cb && !pc->p->destroyed)
+    if (pc == &pc->p->out && group_line (pc->p, pc->buf))
+        ;
+    else if (pc->p->line_cb && !pc->p->destroyed)
         pc->p->line_cb (pc->p, pc->name, pc->buf, pc->p->arg);
     pc->len = 0;
 }
@@ -143,8 +194,16 @@ static void exit_cb (uv_poll_t *h, int uvstatus, int events)
     if (rc < 0)
         status = 1 << 8; /* cannot happen: it is our child */
     p->exited = true;
-    /* strays of the shell's group (its tasks) go with it */
+    /* strays of the shell's group go with it; the groups of its tasks
+     * too if it died without killing them (a signal: kill -9 from
+     * outside, the OOM killer, a crash, or the end of the kill sequence).
+     * The shell held their ids (zombies) until now: the race left is
+     * with init reaping them and the pid counter wrapping around */
     (void)kill (-p->pid, SIGKILL);
+    if (WIFSIGNALED (status) && !p->imp) {
+        p->kill_groups = true;
+        kill_groups (p);
+    }
     uv_close ((uv_handle_t *)&p->process, process_close_cb);
     if (p->exit_cb && !p->destroyed)
         p->exit_cb (p,
@@ -310,8 +369,11 @@ void proc_destroy (struct proc *p)
             && !uv_is_closing ((uv_handle_t *)&p->process)) {
             /* the owner is going (unload): the job goes with it; a
              * shell that exited is reaped here, its strays killed */
-            if (!p->imp)
+            if (!p->imp) {
                 (void)kill (-p->pid, SIGKILL);
+                if (!p->exited_unwatched) /* else it killed them */
+                    kill_groups (p);
+            }
             else if (!p->exited_unwatched)
                 (void)kill (p->pid, SIGUSR1);
             if (p->exited_unwatched) /* after the kill: the zombie holds

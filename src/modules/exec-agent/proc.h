@@ -12,6 +12,9 @@
  * are closed, and the handles are freed once libuv is done with them).
  * At the shell's exit the rest of its process group gets SIGKILL, so that
  * no stray process of the job keeps running (or keeps the pipes open).
+ * The lines "<SHELL_TASK_GROUP_TAG><pgid>" on its stdout (shell/killsig.h)
+ * are not logged: they name its tasks' groups, which get SIGKILL too if
+ * the shell dies by a signal (not through the IMP: proc_set_imp()).
  */
 #include <stdbool.h>
 #include <stddef.h>
