@@ -518,10 +518,14 @@ err_cleanup () {
 test_expect_success 'an exec error response is fatal to the exec service' '
 	test_when_finished "err_cleanup" &&
 	id=$($SUBMIT "$(jobspec "{\"error\":true}")") && echo $id >err.id &&
+	echo "step 1: the exec service is dropped" &&
 	wait_jm .exec.service null &&
+	echo "step 2: the job manager says why" &&
 	flux dmesg | grep "exec service exec-dummy: start failed" &&
+	echo "step 3: the job is allocated, not started" &&
 	wait_event $id alloc &&
 	test "$(names $id)" = "submit validate depend priority alloc" &&
+	echo "step 4: a cancel ends it" &&
 	$RPC job-manager.raise "{\"id\":$id,\"type\":\"cancel\",\"severity\":0}" &&
 	wait_event $id clean &&
 	test "$(names $id)" = \
