@@ -498,16 +498,38 @@ test_expect_success 'an exec service that is gone does not block a new hello' '
 	test "$(execstat .count.reattach)" = 1 &&
 	test "$(jm .exec.count.reattach)" -ge 1
 '
+# err_cleanup: after the exec error test, pass or fail: its job ended and
+# exec-dummy loaded again, saying what it found
+err_cleanup () {
+	_id=$(cat err.id 2>/dev/null)
+	if test -n "$_id" && ! evlog $_id | grep -q "\"clean\""; then
+		echo "err_cleanup: job $_id: $(names $_id)"
+		$RPC job-manager.raise \
+			"{\"id\":$_id,\"type\":\"cancel\",\"severity\":0}"
+		wait_event $_id clean || flux dmesg | tail -20
+	fi
+	load_exec
+}
+# The job manager sends start as soon as it posts alloc, before that event
+# is committed: exec-dummy's error can come back (and the service be
+# dropped) while the alloc event is still on its way to the KVS, so wait
+# for it before reading the eventlog.  The job is canceled and exec-dummy
+# reloaded even when a step fails, or every later test fails with it.
 test_expect_success 'an exec error response is fatal to the exec service' '
-	id=$($SUBMIT "$(jobspec "{\"error\":true}")") &&
+	test_when_finished "err_cleanup" &&
+	id=$($SUBMIT "$(jobspec "{\"error\":true}")") && echo $id >err.id &&
+	echo "step 1: the exec service is dropped" &&
 	wait_jm .exec.service null &&
+	echo "step 2: the job manager says why" &&
 	flux dmesg | grep "exec service exec-dummy: start failed" &&
+	echo "step 3: the job is allocated, not started" &&
+	wait_event $id alloc &&
 	test "$(names $id)" = "submit validate depend priority alloc" &&
+	echo "step 4: a cancel ends it" &&
 	$RPC job-manager.raise "{\"id\":$id,\"type\":\"cancel\",\"severity\":0}" &&
 	wait_event $id clean &&
 	test "$(names $id)" = \
-		"submit validate depend priority alloc exception free clean" &&
-	load_exec
+		"submit validate depend priority alloc exception free clean"
 '
 test_expect_success 'exec-hello: bad requests' '
 	test_expect_code 71 $RPC job-manager.exec-hello "{}" &&

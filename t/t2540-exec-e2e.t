@@ -114,13 +114,39 @@ test_expect_success 'output of every rank of a 4-node job reaches flux run and a
 	done &&
 	test $(flux job eventlog -p guest.output $id | grep -c "eof=true") -eq 16
 '
+# big_diag: what a failure of the 100 MB test needs to be understood: the
+# job's eventlogs, the tail of its output eventlog, the brokers' logs
+big_diag () {
+	echo "--- big.err"; tail -20 big.err
+	echo "--- big.out: $(wc -c <big.out) bytes"
+	bigid=$(sed -n "s/^jobid: //p" big.err)
+	if test -n "$bigid"; then
+		echo "--- eventlog of $bigid"; flux job eventlog $bigid
+		echo "--- exec eventlog"; flux job eventlog -p exec $bigid
+		echo "--- output eventlog (last 5, cut)"
+		flux job eventlog -p guest.output $bigid | tail -5 | cut -c1-300
+	fi
+	echo "--- flux dmesg"; flux dmesg | tail -80
+	echo "--- flux module list"; flux module list
+	echo "--- four.log"; tail -40 four.log
+	return 1
+}
 test_expect_success 'a job printing 100 MB: its output is bounded, the instance stays healthy' '
-	$T flux run -v sh -c "yes | head -c 100000000" >big.out 2>big.err &&
-	test $(wc -c <big.out) -le 11000000 &&
-	test $(wc -c <big.out) -ge 1000000 &&
-	grep "truncated" big.err &&
-	$T flux run -N4 -n4 true &&
-	flux module list | grep "^job-exec "
+	{
+		echo "step 1: flux run of the 100 MB job" &&
+		{ $T flux run -v sh -c "yes | head -c 100000000" >big.out 2>big.err ||
+			{ echo "flux run exited $?"; false; }; } &&
+		echo "step 2: at most 11 MB of output" &&
+		test $(wc -c <big.out) -le 11000000 &&
+		echo "step 3: at least 1 MB of output" &&
+		test $(wc -c <big.out) -ge 1000000 &&
+		echo "step 4: the user is told the output was truncated" &&
+		grep "truncated" big.err &&
+		echo "step 5: a 4-node job runs after it" &&
+		{ $T flux run -N4 -n4 true || { echo "flux run exited $?"; false; }; } &&
+		echo "step 6: job-exec is still loaded" &&
+		flux module list | grep "^job-exec "
+	} || big_diag
 '
 test_expect_success 'the exit code is the largest of the tasks'"'"' exit codes' '
 	test_expect_code 3 $T flux run -N4 -n4 sh -c "exit \$FLUX_TASK_RANK" \

@@ -238,32 +238,53 @@ static bool op_is_val (json_t *op, int *flags)
     return treeobj_is_val (dirent) && (f == 0 || f == FLUX_KVS_APPEND);
 }
 
-/* The concatenation of two val dirents, or NULL. */
-static json_t *val_concat (json_t *a, json_t *b)
-{
-    void *da = NULL, *db = NULL;
-    size_t la, lb;
-    json_t *v = NULL;
-    char *buf;
+/* The data of an operation of out that appends were merged into: kept
+ * decoded and grown in place, encoded once when compaction ends, so a txn
+ * of N appends to one key costs O(total bytes), not O(N * total) (a shell
+ * batching 2,000 output events re-encoded its whole batch per event). */
+struct merged {
+    char *data;
+    size_t len, cap;
+};
 
-    if (treeobj_decode_val (a, &da, &la) < 0
-        || treeobj_decode_val (b, &db, &lb) < 0
-        || !(buf = malloc (la + lb + 1)))
-        goto done;
-    memcpy (buf, da, la);
-    memcpy (buf + la, db, lb);
-    v = treeobj_create_val (buf, la + lb);
-    free (buf);
-done:
-    free (da);
-    free (db);
-    return v;
+/* Append the decoded value of val dirent v to m (its data decoded from
+ * first, the earlier operation's dirent, if m is empty). */
+static int merged_add (struct merged *m, json_t *first, json_t *v)
+{
+    void *d = NULL;
+    size_t len;
+
+    if (!m->data) {
+        if (treeobj_decode_val (first, &d, &len) < 0)
+            return -1;
+        m->data = d;
+        m->len = m->cap = len;
+    }
+    if (treeobj_decode_val (v, &d, &len) < 0)
+        return -1;
+    if (m->len + len > m->cap) {
+        size_t cap = m->cap ? m->cap : 4096;
+        char *p;
+        while (cap < m->len + len)
+            cap *= 2;
+        if (!(p = realloc (m->data, cap))) {
+            free (d);
+            return -1;
+        }
+        m->data = p;
+        m->cap = cap;
+    }
+    memcpy (m->data + m->len, d, len);
+    m->len += len;
+    free (d);
+    return 0;
 }
 
-/* Try to merge append operation op into an earlier operation of out.
+/* Try to merge append operation op into an earlier operation of out
+ * (its data into merged[i] for that operation's index i).
  * Returns 1 if merged, 0 if not, -1 on error.
  */
-static int merge_append (json_t *out, json_t *op)
+static int merge_append (json_t *out, struct merged *merged, json_t *op)
 {
     const char *key = json_string_value (json_object_get (op, "key"));
     size_t i = json_array_size (out);
@@ -271,16 +292,14 @@ static int merge_append (json_t *out, json_t *op)
     while (i-- > 0) {
         json_t *prev = json_array_get (out, i);
         const char *pkey = json_string_value (json_object_get (prev, "key"));
-        json_t *v;
         int pflags;
 
         if (!strcmp (pkey, key)) {
             if (!op_is_val (prev, &pflags))
                 return 0;
-            if (!(v = val_concat (json_object_get (prev, "dirent"),
-                                  json_object_get (op, "dirent"))))
-                return -1;
-            if (json_object_set_new (prev, "dirent", v) < 0)
+            if (merged_add (&merged[i], json_object_get (prev, "dirent"),
+                            json_object_get (op, "dirent"))
+                < 0)
                 return -1;
             return 1;
         }
@@ -292,28 +311,49 @@ static int merge_append (json_t *out, json_t *op)
 
 json_t *kvs_txn__compact (const flux_kvs_txn_t *txn)
 {
-    json_t *out, *op;
-    size_t i;
+    json_t *out = NULL, *op;
+    struct merged *merged = NULL;
+    size_t i, n;
 
     if (!txn) {
         errno = EINVAL;
         return NULL;
     }
-    if (!(out = json_array ()))
+    n = json_array_size (txn->ops);
+    if (!(out = json_array ())
+        || !(merged = calloc (n ? n : 1, sizeof (*merged))))
         goto nomem;
     json_array_foreach (txn->ops, i, op)
     {
         int flags, rc = 0;
 
         if (op_is_val (op, &flags) && flags == FLUX_KVS_APPEND
-            && (rc = merge_append (out, op)) == 1)
+            && (rc = merge_append (out, merged, op)) == 1)
             continue;
-        /* shallow copy: a later merge replaces the copy's dirent only */
+        /* shallow copy: the merge replaces the copy's dirent only */
         if (rc < 0 || json_array_append_new (out, json_copy (op)) < 0)
             goto nomem;
     }
+    json_array_foreach (out, i, op)
+    {
+        json_t *v;
+
+        if (!merged[i].data)
+            continue;
+        if (!(v = treeobj_create_val (merged[i].data, merged[i].len))
+            || json_object_set_new (op, "dirent", v) < 0)
+            goto nomem;
+    }
+    for (i = 0; i < n; i++)
+        free (merged[i].data);
+    free (merged);
     return out;
 nomem:
+    if (merged) {
+        for (i = 0; i < n; i++)
+            free (merged[i].data);
+        free (merged);
+    }
     json_decref (out);
     errno = ENOMEM;
     return NULL;
