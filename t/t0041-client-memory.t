@@ -169,6 +169,34 @@ test_expect_success 'partial frames: held bytes bounded, the rest cut at the dea
 		test $((hwm - rss0)) -lt $((LIMIT / 1024 + MARGIN_KB)); } &&
 	flux ping -c 1 broker
 '
+# Fan-outs route an event to each client when they reach it: clients that
+# connect, subscribe and go while they are pending must still see every
+# event they subscribed to, once and in order.
+test_expect_success 'events keep their order for clients that come and go during fan-outs' '
+	"$FLOOD" subscribe 600 >subs3.out 2>subs3.err &
+	echo $! >subs3.pid &&
+	wait_for subs3.out "ready 600" &&
+	"$FLOOD" publish 300 65536 >pub3.out &
+	echo $! >pub3.pid &&
+	flux event sub churn. >churn.out &
+	echo $! >churn.pid &&
+	for i in $(seq 100); do
+		flux event pub churn.e0 &&
+		grep -q "^churn.e0" churn.out && break
+		sleep 0.2
+	done &&
+	for i in $(seq 40); do flux event pub churn.e$i || break; done &&
+	wait_for churn.out "^churn.e40" &&
+	kill $(cat churn.pid) &&
+	wait $(cat pub3.pid) &&
+	grep "published 300" pub3.out &&
+	cut -f1 churn.out | grep -v "^churn.e0$" >churn.got &&
+	seq 40 | sed "s/^/churn.e/" >churn.exp &&
+	test_cmp churn.exp churn.got &&
+	kill -USR1 $(cat subs3.pid) &&
+	wait $(cat subs3.pid) &&
+	grep "closed 0 open 600" subs3.out
+'
 test_expect_success 'stop the broker' '
 	rm -f keepalive &&
 	wait $(cat broker.pid)

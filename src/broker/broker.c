@@ -46,19 +46,27 @@ struct peer {
     struct strmap *services;    /* names registered with service.add */
     struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
     struct strmap *owed;        /* a client's: requests it was handed */
-    int refs;                   /* the peers map's, and fan-outs' */
+    int refs;                   /* the peers map's */
     bool gone;                  /* taken out of the map */
-    unsigned pending;           /* fan-outs that still owe it an event */
+    size_t idx;                 /* its slot in b->cpeers or b->mpeers */
+    uint64_t served;            /* fan-outs up to this id were served */
 };
 
-/* Event fan-out.  An event for more than FANOUT_SYNC local clients is
- * delivered to them over several loop turns, at most FANOUT_BUDGET_NS of
- * it per turn: one 64 KB event to 5,000 subscribers took 6-12 ms, and
- * the fan-outs of consecutive events kept the loop from answering
- * anything else for 40-120 ms.  Events stay in order: while a fan-out is
- * pending every later event for clients waits behind it, and anything
- * else sent to a client the fan-out has not reached yet is preceded by
- * the events owed to it (fanout_flush_peer).  So what else the broker's
+/* Event fan-out.  When more than FANOUT_SYNC local clients are connected,
+ * an event is delivered to them over several loop turns, at most
+ * FANOUT_BUDGET_NS of it per turn: one 64 KB event to 5,000 subscribers
+ * took 6-12 ms, and the fan-outs of consecutive events kept the loop from
+ * answering anything else for 40-120 ms.  Routing is part of the fan-out:
+ * a fan-out is a cursor over the clients connected when the event came
+ * (b->cpeers[0..cn), in connection order; a client that goes leaves a
+ * hole, filled only when no fan-out is pending), each matched against
+ * the event when the cursor reaches it, so routing an event costs
+ * O(modules) in the turn it arrives, not O(clients).  Events stay in
+ * order: while a fan-out is pending every later event for clients waits
+ * behind it, and anything else sent to a client the fan-out has not
+ * reached yet, or a change of its subscriptions, is preceded by the
+ * events owed to it (fanout_flush_peer; p->served then says that the
+ * cursors need not serve it).  So what else the broker's
  * services sent (a ping's answer) need not wait behind events, except
  * the answers to event.publish, which wait for the newest fan-out: a
  * publisher is paced by the fan-out of its events.  At most FANOUT_MAX
@@ -73,8 +81,11 @@ struct peer {
 struct fanout {
     struct fanout *next;
     flux_msg_t *msg;
-    struct peer **to;   /* NULL: already served out of order */
-    size_t n, i;        /* to[i..n) are still to be served */
+    const char *topic; /* the event's, in msg */
+    struct flux_msg_cred cred;
+    bool private;
+    uint64_t id;        /* b->fanout_id when it was pushed */
+    size_t c, cn;       /* b->cpeers[c..cn) are still to be served */
     size_t size;        /* the event's encoded size */
     flux_msg_t *rsp[8]; /* event.publish answers held until it is done */
     int nrsp;
@@ -124,6 +135,70 @@ static void peer_free (void *arg)
     free (p);
 }
 
+static void fanout_run (struct broker *b, uint64_t budget_ns);
+
+/* Fill the holes clients left in b->cpeers (no fan-out may be pending:
+ * their cursors index it). */
+static void cpeers_compact (struct broker *b)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < b->ncpeers; i++) {
+        struct peer *p = b->cpeers[i];
+        if (p) {
+            p->idx = n;
+            b->cpeers[n++] = p;
+        }
+    }
+    b->ncpeers = n;
+    b->cpeers_holes = 0;
+}
+
+/* Add p to the arrays events are routed by: modules in b->mpeers,
+ * clients appended to b->cpeers.  When b->cpeers is full its holes are
+ * filled first; while fan-outs are pending they cannot be, unless the
+ * fan-outs are finished at once, which is done when holes make half of
+ * it: so it stays under about twice the clients connected, and filling
+ * holes costs O(1) per client amortized. */
+static int peer_index_add (struct broker *b, struct peer *p)
+{
+    struct peer ***v = p->kind == PEER_MODULE ? &b->mpeers : &b->cpeers;
+    size_t *n = p->kind == PEER_MODULE ? &b->nmpeers : &b->ncpeers;
+    size_t *size = p->kind == PEER_MODULE ? &b->mpeers_size : &b->cpeers_size;
+
+    if (p->kind == PEER_CLIENT && *n == *size && b->cpeers_holes > 0
+        && (!b->fanout_head || 2 * b->cpeers_holes >= b->ncpeers)) {
+        while (b->fanout_head)
+            fanout_run (b, 0);
+        cpeers_compact (b);
+    }
+    if (*n == *size) {
+        size_t nsize = *size ? 2 * *size : 64;
+        struct peer **nv = realloc (*v, nsize * sizeof (*nv));
+        if (!nv)
+            return -1;
+        *v = nv;
+        *size = nsize;
+    }
+    p->idx = *n;
+    (*v)[(*n)++] = p;
+    return 0;
+}
+
+static void peer_index_del (struct broker *b, struct peer *p)
+{
+    if (p->kind == PEER_MODULE) {
+        b->mpeers[p->idx] = b->mpeers[--b->nmpeers];
+        b->mpeers[p->idx]->idx = p->idx;
+    }
+    else if (p->kind == PEER_CLIENT) {
+        b->cpeers[p->idx] = NULL;
+        b->cpeers_holes++;
+        if (!b->fanout_head && 2 * b->cpeers_holes >= b->ncpeers)
+            cpeers_compact (b);
+    }
+}
+
 static struct peer *peer_create (struct broker *b, enum peer_kind kind,
                                  const char *id, void *ptr,
                                  struct flux_msg_cred cred)
@@ -144,9 +219,14 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
         peer_free (p);
         return NULL;
     }
+    if (kind != PEER_SELF && peer_index_add (b, p) < 0) {
+        peer_free (p);
+        return NULL;
+    }
     pthread_rwlock_wrlock (&b->route_lock);
     if (strmap_put (b->peers, p->id, p) < 0) {
         pthread_rwlock_unlock (&b->route_lock);
+        peer_index_del (b, p);
         peer_free (p);
         return NULL;
     }
@@ -167,6 +247,8 @@ static void peer_remove (struct broker *b, struct peer *p)
     strmap_foreach (p->services, unregister_service, b);
     (void)strmap_take (b->peers, p->id);
     p->gone = true;
+    if (p->kind != PEER_SELF)
+        peer_index_del (b, p);
     peer_free (p);
     pthread_rwlock_unlock (&b->route_lock);
 }
@@ -395,26 +477,46 @@ static void owed_drop (struct broker *b, struct peer *p, const flux_msg_t *rsp)
 
 static void self_idle_cb (uv_idle_t *w);
 
-/* Serve p the events pending fan-outs still owe it, in order. */
+static bool sub_matches (struct peer *p, const char *topic)
+{
+    size_t i;
+    for (i = 0; i < p->nsubs; i++)
+        if (!strncmp (topic, p->subs[i], strlen (p->subs[i])))
+            return true;
+    return false;
+}
+
+/* Whether p is to get an event of topic from cred (private or not). */
+static bool event_wanted (struct peer *p, const char *topic,
+                          const struct flux_msg_cred *cred, bool private)
+{
+    if (!sub_matches (p, topic))
+        return false;
+    return !private || (p->cred.rolemask & FLUX_ROLE_OWNER)
+           || p->cred.userid == cred->userid;
+}
+
+static void fanout_serve (struct fanout *f, struct peer *p)
+{
+    if (p->served < f->id && event_wanted (p, f->topic, &f->cred, f->private))
+        (void)peer_send_now (p, f->msg);
+}
+
+/* Serve client p the events pending fan-outs still owe it, in order:
+ * before anything else is sent to it or its subscriptions change. */
 static void fanout_flush_peer (struct broker *b, struct peer *p)
 {
-    for (struct fanout *f = b->fanout_head; f && p->pending > 0; f = f->next) {
-        for (size_t j = f->i; j < f->n; j++) {
-            if (f->to[j] == p) {
-                f->to[j] = NULL;
-                p->pending--;
-                (void)peer_send_now (p, f->msg);
-                peer_free (p); /* the map still holds it */
-                break;
-            }
-        }
-    }
+    if (p->kind != PEER_CLIENT || !b->fanout_head || p->served >= b->fanout_id)
+        return;
+    for (struct fanout *f = b->fanout_head; f; f = f->next)
+        if (p->idx >= f->c && p->idx < f->cn)
+            fanout_serve (f, p);
+    p->served = b->fanout_id;
 }
 
 static int peer_send (struct peer *p, const flux_msg_t *msg)
 {
-    if (p->pending > 0)
-        fanout_flush_peer (p->b, p);
+    fanout_flush_peer (p->b, p);
     return peer_send_now (p, msg);
 }
 
@@ -424,20 +526,12 @@ static void fanout_pop (struct broker *b, bool answer)
 {
     struct fanout *f = b->fanout_head;
 
-    for (; f->i < f->n; f->i++) {
-        struct peer *p = f->to[f->i];
-        if (p) {
-            p->pending--;
-            peer_free (p);
-        }
-    }
     if (!(b->fanout_head = f->next))
         b->fanout_tail = NULL;
     b->nfanout--;
     b->fanout_bytes -= f->size;
     usock_server_share (b->usock, NULL);
     flux_msg_decref (f->msg);
-    free (f->to);
     for (int i = 0; i < f->nrsp; i++) {
         if (answer)
             router_response (b, f->rsp[i]);
@@ -445,6 +539,8 @@ static void fanout_pop (struct broker *b, bool answer)
             flux_msg_decref (f->rsp[i]);
     }
     free (f);
+    if (!b->fanout_head && b->cpeers_holes > 0)
+        cpeers_compact (b);
 }
 
 /* An answer to event.publish while a fan-out is pending waits for the
@@ -465,7 +561,7 @@ static bool fanout_hold_answer (struct broker *b, flux_msg_t *msg)
 }
 
 /* Serve pending fan-outs, oldest first, for at most budget_ns (0: finish
- * the oldest). */
+ * the oldest).  The clock is read every 8 clients passed. */
 static void fanout_run (struct broker *b, uint64_t budget_ns)
 {
     uint64_t t0 = uv_hrtime ();
@@ -474,14 +570,10 @@ static void fanout_run (struct broker *b, uint64_t budget_ns)
     while (b->fanout_head) {
         struct fanout *f = b->fanout_head;
         usock_server_share (b->usock, f->msg); /* encoded once for all */
-        while (f->i < f->n) {
-            struct peer *p = f->to[f->i++];
-            if (p) {
-                p->pending--;
-                if (!p->gone)
-                    (void)peer_send_now (p, f->msg);
-                peer_free (p);
-            }
+        while (f->c < f->cn) {
+            struct peer *p = b->cpeers[f->c++];
+            if (p)
+                fanout_serve (f, p);
             if (budget_ns && (++k & 7) == 0 && uv_hrtime () - t0 > budget_ns)
                 return;
         }
@@ -491,16 +583,13 @@ static void fanout_run (struct broker *b, uint64_t budget_ns)
     }
 }
 
-static void fanout_push (struct broker *b, flux_msg_t *msg, struct peer **to,
-                         size_t n)
+/* Deliver msg to the clients connected now, over the next loop turns. */
+static void fanout_push (struct broker *b, flux_msg_t *msg, const char *topic,
+                         const struct flux_msg_cred *cred, bool private)
 {
     struct fanout *f;
     ssize_t size;
 
-    if (n == 0) {
-        free (to);
-        return;
-    }
     if ((size = flux_msg_frame_size (msg)) < 0)
         size = 0;
     while (b->fanout_head
@@ -508,16 +597,19 @@ static void fanout_push (struct broker *b, flux_msg_t *msg, struct peer **to,
                || b->fanout_bytes + (size_t)size > FANOUT_BYTES))
         fanout_run (b, 0);
     if (!(f = calloc (1, sizeof (*f)))) {
-        free (to); /* out of memory: those clients miss the event */
+        /* out of memory: those clients miss the event */
+        brokerlog_msg (b->log, 3 /* LOG_ERR */,
+                       "event %s: out of memory: not delivered to local"
+                       " clients",
+                       topic);
         return;
     }
     f->msg = (flux_msg_t *)flux_msg_incref (msg);
-    f->to = to;
-    f->n = n;
-    for (size_t i = 0; i < n; i++) {
-        to[i]->refs++;
-        to[i]->pending++;
-    }
+    f->topic = topic;
+    f->cred = *cred;
+    f->private = private;
+    f->id = ++b->fanout_id;
+    f->cn = b->ncpeers;
     if (b->fanout_tail)
         b->fanout_tail->next = f;
     else
@@ -986,6 +1078,9 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             router_respond_error (b, msg, EPROTO, "expected {topic:s}");
             return true;
         }
+        /* the events pending fan-outs owe it are matched against the
+         * subscriptions it had when they were published */
+        fanout_flush_peer (b, from);
         if (topic[6] == 's') {
             char **v;
             if (from->kind == PEER_CLIENT && from->nsubs >= PEER_SUBS_MAX) {
@@ -1201,82 +1296,38 @@ void router_response (struct broker *b, flux_msg_t *msg)
 
 /* ---- events ---- */
 
-static bool sub_matches (struct peer *p, const char *topic)
-{
-    size_t i;
-    for (i = 0; i < p->nsubs; i++)
-        if (!strncmp (topic, p->subs[i], strlen (p->subs[i])))
-            return true;
-    return false;
-}
-
-struct event_ctx {
-    const flux_msg_t *msg;
-    const char *topic;
-    struct flux_msg_cred cred;
-    bool private;
-    struct peer **to; /* the clients to serve */
-    size_t n, size;
-    bool nomem;
-};
-
-/* Modules get the event now; clients are collected in ctx->to. */
-static int deliver_event (const char *key, void *val, void *arg)
-{
-    struct peer *p = val;
-    struct event_ctx *ctx = arg;
-
-    if (p->kind == PEER_SELF || !sub_matches (p, ctx->topic))
-        return 0;
-    if (ctx->private && !(p->cred.rolemask & FLUX_ROLE_OWNER)
-        && p->cred.userid != ctx->cred.userid)
-        return 0;
-    if (p->kind == PEER_MODULE) {
-        (void)module_send_limited (p, ctx->msg);
-        return 0;
-    }
-    if (ctx->n == ctx->size) {
-        size_t nsize = ctx->size ? 2 * ctx->size : 64;
-        struct peer **nto = realloc (ctx->to, nsize * sizeof (*nto));
-        if (!nto) {
-            ctx->nomem = true;
-            return 0;
-        }
-        ctx->to = nto;
-        ctx->size = nsize;
-    }
-    ctx->to[ctx->n++] = p;
-    return 0;
-}
-
+/* Overlay children, modules and the broker's own services get the event
+ * now; local clients in this turn if few are connected and no fan-out is
+ * pending, else over the next turns (fanout_push). */
 void router_event (struct broker *b, flux_msg_t *msg)
 {
-    struct event_ctx ctx = {.msg = msg};
-    int i;
+    struct flux_msg_cred cred = {0};
+    const char *topic;
+    bool private;
+    size_t i;
 
-    if (flux_msg_get_topic (msg, &ctx.topic) < 0) {
+    if (flux_msg_get_topic (msg, &topic) < 0) {
         flux_msg_decref (msg);
         return;
     }
-    (void)flux_msg_get_cred (msg, &ctx.cred);
-    ctx.private = flux_msg_is_private (msg);
-    for (i = 0; i < b->nchildren && b->overlay; i++)
+    (void)flux_msg_get_cred (msg, &cred);
+    private = flux_msg_is_private (msg);
+    for (i = 0; i < (size_t)b->nchildren && b->overlay; i++)
         (void)overlay_send_child (b->overlay, b->children[i], msg);
-    strmap_foreach (b->peers, deliver_event, &ctx);
-    if (ctx.nomem)
-        brokerlog_msg (b->log, 3 /* LOG_ERR */,
-                       "event %s: out of memory: not delivered to every"
-                       " local subscriber",
-                       ctx.topic);
-    if (ctx.n > FANOUT_SYNC || b->fanout_head)
-        fanout_push (b, msg, ctx.to, ctx.n); /* takes ctx.to */
+    for (i = 0; i < b->nmpeers; i++)
+        if (event_wanted (b->mpeers[i], topic, &cred, private))
+            (void)module_send_limited (b->mpeers[i], msg);
+    if (b->fanout_head || b->ncpeers - b->cpeers_holes > FANOUT_SYNC)
+        fanout_push (b, msg, topic, &cred, private);
     else {
         /* one encoding of the event, shared by every client queue */
         usock_server_share (b->usock, msg);
-        for (size_t j = 0; j < ctx.n; j++)
-            (void)peer_send (ctx.to[j], msg);
+        for (i = 0; i < b->ncpeers; i++) {
+            struct peer *p = b->cpeers[i];
+            if (p && event_wanted (p, topic, &cred, private))
+                (void)peer_send_now (p, msg);
+        }
         usock_server_share (b->usock, NULL);
-        free (ctx.to);
     }
     /* the broker's own services see every event (they filter by handler) */
     (void)peer_send (b->self, msg);
@@ -1877,6 +1928,12 @@ void router_fini (struct broker *b)
      * fast path finds the maps gone and leaves their messages to us */
     while (b->fanout_head) /* nothing more is sent */
         fanout_pop (b, false);
+    free (b->cpeers);
+    b->cpeers = NULL;
+    b->ncpeers = b->cpeers_size = b->cpeers_holes = 0;
+    free (b->mpeers);
+    b->mpeers = NULL;
+    b->nmpeers = b->mpeers_size = 0;
     pthread_rwlock_wrlock (&b->route_lock);
     strmap_destroy (b->services);
     b->services = NULL;

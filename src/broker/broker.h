@@ -83,6 +83,14 @@ struct broker {
     struct fanout *fanout_head, *fanout_tail;
     int nfanout;
     size_t fanout_bytes;
+    uint64_t fanout_id; /* the newest fan-out's */
+    /* the peers events are routed to (broker.c): local clients in the
+     * order they connected, with holes while fan-outs are pending, and
+     * modules */
+    struct peer **cpeers;
+    size_t ncpeers, cpeers_size, cpeers_holes;
+    struct peer **mpeers;
+    size_t nmpeers, mpeers_size;
     struct overlay *overlay;
     int parent_online;
 
