@@ -170,28 +170,36 @@ test_expect_success 'partial frames: held bytes bounded, the rest cut at the dea
 	flux ping -c 1 broker
 '
 # Fan-outs route an event to each client when they reach it: clients that
-# connect, subscribe and go while they are pending must still see every
-# event they subscribed to, once and in order.
+# connect, subscribe and go while they are pending (here 100 connected
+# before the checker, killed during the flood, and a connection per
+# "flux event pub") must not make it miss, repeat or reorder any event.
 test_expect_success 'events keep their order for clients that come and go during fan-outs' '
 	"$FLOOD" subscribe 600 >subs3.out 2>subs3.err &
 	echo $! >subs3.pid &&
 	wait_for subs3.out "ready 600" &&
-	"$FLOOD" publish 300 65536 >pub3.out &
-	echo $! >pub3.pid &&
-	flux event sub churn. >churn.out &
+	{ "$FLOOD" subscribe 100 >subs4.out 2>subs4.err & } &&
+	echo $! >subs4.pid &&
+	wait_for subs4.out "ready 100" &&
+	{ flux event sub flood. >churn.out & } &&
 	echo $! >churn.pid &&
 	for i in $(seq 100); do
-		flux event pub churn.e0 &&
-		grep -q "^churn.e0" churn.out && break
+		flux event pub flood.e0 &&
+		grep -q "^flood.e0" churn.out && break
 		sleep 0.2
 	done &&
-	for i in $(seq 40); do flux event pub churn.e$i || break; done &&
-	wait_for churn.out "^churn.e40" &&
-	kill $(cat churn.pid) &&
+	{ "$FLOOD" publish 300 65536 >pub3.out & } &&
+	echo $! >pub3.pid &&
+	kill -9 $(cat subs4.pid) &&
+	for i in $(seq 40); do flux event pub flood.e$i || break; done &&
 	wait $(cat pub3.pid) &&
 	grep "published 300" pub3.out &&
-	cut -f1 churn.out | grep -v "^churn.e0$" >churn.got &&
-	seq 40 | sed "s/^/churn.e/" >churn.exp &&
+	flux event pub flood.end &&
+	wait_for churn.out "^flood.end" &&
+	kill $(cat churn.pid) &&
+	cut -f1 churn.out | grep -v "^flood.e0$" >churn.all &&
+	test $(grep -c "^flood.event$" churn.all) -eq 300 &&
+	grep -v "^flood.event$" churn.all >churn.got &&
+	{ seq 40 | sed "s/^/flood.e/" && echo flood.end; } >churn.exp &&
 	test_cmp churn.exp churn.got &&
 	kill -USR1 $(cat subs3.pid) &&
 	wait $(cat subs3.pid) &&
