@@ -1449,10 +1449,12 @@ static void self_check_cb (uv_check_t *w)
     struct broker *b = w->data;
 
     uv_idle_stop (&b->self_idle);
-    if (b->fanout_head)
-        fanout_run (b, FANOUT_BUDGET_NS);
+    /* answers first: a ping's answer does not wait for this turn's part
+     * of the fan-outs (events the services publish queue behind them) */
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b);
+    if (b->fanout_head)
+        fanout_run (b, FANOUT_BUDGET_NS);
 }
 
 /* ---- modules ---- */
