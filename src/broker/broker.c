@@ -53,8 +53,8 @@ struct peer {
 };
 
 /* Event fan-out.  When more than FANOUT_SYNC local clients are connected,
- * an event is delivered to them over several loop turns, at most
- * FANOUT_BUDGET_NS of it per turn: one 64 KB event to 5,000 subscribers
+ * an event is delivered to them over several loop turns, within each
+ * turn's budget (self_check_cb): one 64 KB event to 5,000 subscribers
  * took 6-12 ms, and the fan-outs of consecutive events kept the loop from
  * answering anything else for 40-120 ms.  Routing is part of the fan-out:
  * a fan-out is a cursor over the clients connected when the event came
@@ -74,7 +74,7 @@ struct peer {
  * finished at once.  Modules, the broker's own services and
  * the overlay get each event at once. */
 #define FANOUT_SYNC 512
-#define FANOUT_BUDGET_NS 1000000
+#define TURN_BUDGET_NS 2000000 /* see self_check_cb */
 #define FANOUT_MAX 256
 #define FANOUT_BYTES (64u << 20)
 
@@ -135,7 +135,7 @@ static void peer_free (void *arg)
     free (p);
 }
 
-static void fanout_run (struct broker *b, uint64_t budget_ns);
+static void fanout_run (struct broker *b, uint64_t deadline);
 
 /* Fill the holes clients left in b->cpeers (no fan-out may be pending:
  * their cursors index it). */
@@ -496,10 +496,14 @@ static bool event_wanted (struct peer *p, const char *topic,
            || p->cred.userid == cred->userid;
 }
 
-static void fanout_serve (struct fanout *f, struct peer *p)
+/* Whether the event was sent to p (or p's send failed). */
+static bool fanout_serve (struct fanout *f, struct peer *p)
 {
-    if (p->served < f->id && event_wanted (p, f->topic, &f->cred, f->private))
+    if (p->served < f->id && event_wanted (p, f->topic, &f->cred, f->private)) {
         (void)peer_send_now (p, f->msg);
+        return true;
+    }
+    return false;
 }
 
 /* Serve client p the events pending fan-outs still owe it, in order:
@@ -560,11 +564,12 @@ static bool fanout_hold_answer (struct broker *b, flux_msg_t *msg)
     return true;
 }
 
-/* Serve pending fan-outs, oldest first, for at most budget_ns (0: finish
- * the oldest).  The clock is read every 8 clients passed. */
-static void fanout_run (struct broker *b, uint64_t budget_ns)
+/* Serve pending fan-outs, oldest first, until uv_hrtime() passes
+ * deadline (0: finish the oldest).  The clock is read after every send
+ * (one 64 KB sendmsg() took up to 0.5 ms on a loaded machine) and every
+ * 64 clients passed without one; at least one client is served. */
+static void fanout_run (struct broker *b, uint64_t deadline)
 {
-    uint64_t t0 = uv_hrtime ();
     unsigned k = 0;
 
     while (b->fanout_head) {
@@ -572,13 +577,13 @@ static void fanout_run (struct broker *b, uint64_t budget_ns)
         usock_server_share (b->usock, f->msg); /* encoded once for all */
         while (f->c < f->cn) {
             struct peer *p = b->cpeers[f->c++];
-            if (p)
-                fanout_serve (f, p);
-            if (budget_ns && (++k & 7) == 0 && uv_hrtime () - t0 > budget_ns)
+            bool sent = p && fanout_serve (f, p);
+            if (deadline && (sent || (++k & 63) == 0)
+                && uv_hrtime () >= deadline)
                 return;
         }
         fanout_pop (b, true);
-        if (!budget_ns)
+        if (!deadline)
             return;
     }
 }
@@ -1389,11 +1394,10 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 
 /* ---- from the broker's own services ---- */
 
-/* Route what the broker's own services sent (at most 64 messages and
- * about FANOUT_BUDGET_NS per turn). */
-static void self_drain (struct broker *b)
+/* Route what the broker's own services sent (at most 64 messages; past
+ * deadline, at most one event). */
+static void self_drain (struct broker *b, uint64_t deadline)
 {
-    uint64_t t0 = uv_hrtime ();
     int n;
 
     for (n = 0; n < 64; n++) {
@@ -1420,7 +1424,7 @@ static void self_drain (struct broker *b)
             /* the rest waits for the next turn past the budget
              * (self_prep_cb keeps the loop from blocking while the pipe
              * holds messages) */
-            if (uv_hrtime () - t0 > FANOUT_BUDGET_NS)
+            if (uv_hrtime () >= deadline)
                 break;
         }
         else
@@ -1444,17 +1448,30 @@ static void self_prep_cb (uv_prepare_t *w)
         uv_idle_stop (&b->self_idle);
 }
 
+/* The bounded work of a loop turn, after its input was read and routed.
+ * The broker's own answers go first: a ping's answer waits for none of
+ * it.  Then one budget of TURN_BUDGET_NS is shared by the rest: events
+ * the broker's services published, the flush of clients whose writes
+ * were deferred (half of it while fan-outs are pending, so both go on),
+ * and the pending fan-outs (at least one client each turn).  Each part
+ * reads the clock after every send, so a turn overruns the budget by one
+ * send at most, and a request that arrives, a ping, waits behind one
+ * budget and the reading of one turn's input: about 2.5 ms of CPU under
+ * bench/client-flood.sh's attack, where the parts' own budgets (1 ms
+ * each, the flush's checked every 8 clients) summed to 4-5 ms. */
 static void self_check_cb (uv_check_t *w)
 {
     struct broker *b = w->data;
+    uint64_t t0 = uv_hrtime ();
+    uint64_t deadline = t0 + TURN_BUDGET_NS;
 
     uv_idle_stop (&b->self_idle);
-    /* answers first: a ping's answer does not wait for this turn's part
-     * of the fan-outs (events the services publish queue behind them) */
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
-        self_drain (b);
+        self_drain (b, deadline);
+    (void)usock_server_flush (b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 2
+                                                       : deadline);
     if (b->fanout_head)
-        fanout_run (b, FANOUT_BUDGET_NS);
+        fanout_run (b, deadline);
 }
 
 /* ---- modules ---- */
@@ -1849,6 +1866,7 @@ int router_usock_start (struct broker *b, const char *path)
     const char *s;
     flux_error_t error;
 
+    policy.owner_flushes = true; /* in self_check_cb's budget */
     if (usock_limits (b, &policy) < 0
         || broker_bytes_attr (b, "broker.module-queue-limit",
                               MODULE_QUEUE_DEFAULT, 64 * 1024,

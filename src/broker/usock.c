@@ -1387,25 +1387,22 @@ static void server_accept (struct usock_server *s, int fd)
         s->ops.connected (c, s->arg);
 }
 
-static void server_turn_cb (uv_prepare_t *w)
+/* Flush deferred clients, oldest first, until the clock passes deadline
+ * (read after every client, the first always served: one sendmsg() of a
+ * full socket's worth took up to 0.5 ms on a loaded machine) or
+ * TURN_BUDGET bytes went out this turn.  Those left keep their order,
+ * ahead of any deferred since. */
+static bool server_flush (struct usock_server *s, uint64_t deadline)
 {
-    struct usock_server *s = w->data;
     struct list_node turn;
-    uint64_t t0 = uv_hrtime ();
-    unsigned n = 0;
+    bool first = true;
 
-    s->turn_bytes = 0;
-    /* flush deferred clients, oldest first, within this turn's budget:
-     * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
-     * the start of a fan-out every socket takes 200 KB, and the kernel's
-     * copying of 4 MB took several ms on a loaded machine) */
     list_move_all (&turn, &s->deferred);
     while (!list_empty (&turn)) {
         struct usock_client *c
             = list_entry (turn.next, struct usock_client, deferred);
         if (s->turn_bytes >= TURN_BUDGET
-            || ((++n & 7) == 0 && uv_hrtime () - t0 > FLUSH_BUDGET_NS)) {
-            /* the rest keep their order, ahead of any deferred since */
+            || (!first && uv_hrtime () >= deadline)) {
             struct list_node later;
             list_move_all (&later, &s->deferred);
             list_move_all (&s->deferred, &turn);
@@ -1416,10 +1413,32 @@ static void server_turn_cb (uv_prepare_t *w)
             }
             break;
         }
+        first = false;
         list_del (&c->deferred);
         if (client_flush (c) == 0)
             client_update_poll (c);
     }
+    return !list_empty (&s->deferred);
+}
+
+bool usock_server_flush (struct usock_server *s, uint64_t deadline)
+{
+    if (!s || s->destroyed)
+        return false;
+    return server_flush (s, deadline);
+}
+
+static void server_turn_cb (uv_prepare_t *w)
+{
+    struct usock_server *s = w->data;
+
+    s->turn_bytes = 0;
+    /* unless the owner flushes within its own budget (owner_flushes):
+     * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
+     * the start of a fan-out every socket takes 200 KB, and the kernel's
+     * copying of 4 MB took several ms on a loaded machine) */
+    if (!s->policy.owner_flushes)
+        (void)server_flush (s, uv_hrtime () + FLUSH_BUDGET_NS);
 }
 
 static void server_backoff_cb (uv_timer_t *w)
