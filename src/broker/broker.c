@@ -1451,14 +1451,16 @@ static void self_prep_cb (uv_prepare_t *w)
 /* The bounded work of a loop turn, after its input was read and routed.
  * The broker's own answers go first: a ping's answer waits for none of
  * it.  Then one budget of TURN_BUDGET_NS is shared by the rest: events
- * the broker's services published, the flush of clients whose writes
- * were deferred (half of it while fan-outs are pending, so both go on),
- * and the pending fan-outs (at least one client each turn).  Each part
- * reads the clock after every send, so a turn overruns the budget by one
- * send at most, and a request that arrives, a ping, waits behind one
- * budget and the reading of one turn's input: about 2.5 ms of CPU under
- * bench/client-flood.sh's attack, where the parts' own budgets (1 ms
- * each, the flush's checked every 8 clients) summed to 4-5 ms. */
+ * the broker's services published, the local connector's work (closing
+ * clients that were cut off, writing to clients whose writes were
+ * deferred: half of the budget while fan-outs are pending, so both go
+ * on) and the pending fan-outs (at least one client each turn).  Each
+ * part reads the clock after every client, so a turn overruns the budget
+ * by one client at most, and a request that arrives, a ping, waits
+ * behind one budget and the reading of one turn's input: about 2.3 ms
+ * of CPU a turn under bench/client-flood.sh's attack, where the parts'
+ * own budgets (1 ms each, the flush's and the reaper's clocks read every
+ * 8 clients) summed to 4-5 ms. */
 static void self_check_cb (uv_check_t *w)
 {
     struct broker *b = w->data;
@@ -1468,8 +1470,8 @@ static void self_check_cb (uv_check_t *w)
     uv_idle_stop (&b->self_idle);
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b, deadline);
-    (void)usock_server_flush (b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 2
-                                                       : deadline);
+    (void)usock_server_turn (b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 2
+                                                      : deadline);
     if (b->fanout_head)
         fanout_run (b, deadline);
 }
@@ -1866,7 +1868,7 @@ int router_usock_start (struct broker *b, const char *path)
     const char *s;
     flux_error_t error;
 
-    policy.owner_flushes = true; /* in self_check_cb's budget */
+    policy.owner_turns = true; /* in self_check_cb's budget */
     if (usock_limits (b, &policy) < 0
         || broker_bytes_attr (b, "broker.module-queue-limit",
                               MODULE_QUEUE_DEFAULT, 64 * 1024,

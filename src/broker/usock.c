@@ -579,15 +579,16 @@ static void client_doom (struct usock_client *c)
     server_reap_start (s);
 }
 
-/* Close dying clients and unmap dead buffers for at most REAP_BUDGET_NS.
- * 1 if work is left for the next turn. */
-static int server_reap (struct usock_server *s)
+/* Close dying clients and unmap dead buffers until the clock passes
+ * deadline (read after each, the first always done: closing one client
+ * frees thousands of frame references).  1 if work is left for the next
+ * turn. */
+static int server_reap (struct usock_server *s, uint64_t deadline)
 {
-    uint64_t t0 = uv_hrtime ();
     unsigned n = 0;
 
     while (!list_empty (&s->dying) || s->graves) {
-        if ((++n & 7) == 0 && uv_hrtime () - t0 > REAP_BUDGET_NS)
+        if (n++ > 0 && uv_hrtime () >= deadline)
             return 1;
         if (s->graves) {
             struct grave *g = s->graves;
@@ -1020,6 +1021,16 @@ static void client_poll_cb (uv_poll_t *w, int status, int events)
         client_read (c);
 }
 
+/* Reap until deadline; once all are gone, check the real sum.  1 if work
+ * is left. */
+static int server_reap_turn (struct usock_server *s, uint64_t deadline)
+{
+    int more = server_reap (s, deadline);
+    if (!more && !s->destroyed)
+        server_enforce (s);
+    return more;
+}
+
 /* Continue clients whose last batch stopped at the limit, one batch each
  * per loop turn.  A client is taken off the list before its callbacks
  * run, so they may disconnect any client (or destroy the server).
@@ -1039,9 +1050,8 @@ static void server_idle_cb (uv_idle_t *w)
         if (s->destroyed)
             return;
     }
-    if (!list_empty (&s->dying) || s->graves) {
-        if (!(more = server_reap (s)) && !s->destroyed)
-            server_enforce (s); /* the real sum, now that all are gone */
+    if (!s->policy.owner_turns && (!list_empty (&s->dying) || s->graves)) {
+        more = server_reap_turn (s, uv_hrtime () + REAP_BUDGET_NS);
         if (s->destroyed)
             return;
     }
@@ -1421,11 +1431,19 @@ static bool server_flush (struct usock_server *s, uint64_t deadline)
     return !list_empty (&s->deferred);
 }
 
-bool usock_server_flush (struct usock_server *s, uint64_t deadline)
+bool usock_server_turn (struct usock_server *s, uint64_t deadline)
 {
+    int more = 0;
+
     if (!s || s->destroyed)
         return false;
-    return server_flush (s, deadline);
+    /* the cut first (their memory still counts), then at least one
+     * deferred client */
+    if (!list_empty (&s->dying) || s->graves)
+        more = server_reap_turn (s, deadline);
+    if (s->destroyed)
+        return false;
+    return server_flush (s, deadline) || more;
 }
 
 static void server_turn_cb (uv_prepare_t *w)
@@ -1433,11 +1451,11 @@ static void server_turn_cb (uv_prepare_t *w)
     struct usock_server *s = w->data;
 
     s->turn_bytes = 0;
-    /* unless the owner flushes within its own budget (owner_flushes):
+    /* unless the owner flushes within its own budget (owner_turns):
      * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
      * the start of a fan-out every socket takes 200 KB, and the kernel's
      * copying of 4 MB took several ms on a loaded machine) */
-    if (!s->policy.owner_flushes)
+    if (!s->policy.owner_turns)
         (void)server_flush (s, uv_hrtime () + FLUSH_BUDGET_NS);
 }
 
