@@ -1395,7 +1395,7 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
 /* ---- from the broker's own services ---- */
 
 /* Route what the broker's own services sent (at most 64 messages; past
- * deadline, at most one event). */
+ * deadline, at most one more event). */
 static void self_drain (struct broker *b, uint64_t deadline)
 {
     int n;
@@ -1436,44 +1436,49 @@ static void self_idle_cb (uv_idle_t *w)
 {
 }
 
-/* Before the loop would block: keep it from blocking while the services
- * left messages for the router (the pipe does not signal them). */
+/* The bounded work of a loop turn, in its prepare callback: after the
+ * last turn's input was read and handed to the services (their answers,
+ * a ping's, are routed first), before this turn's input is read.  One
+ * budget of TURN_BUDGET_NS is shared by the rest: events the broker's
+ * services published, the local connector's work (closing clients that
+ * were cut off, writing to clients whose writes were deferred: half of
+ * the budget while fan-outs are pending, so both go on) and the pending
+ * fan-outs (at least one client each turn).  Each part reads the clock
+ * after every client, so a turn overruns the budget by one client at
+ * most.  So a request that arrives waits behind what is left of one
+ * budget, and is answered in the turn it is read: under
+ * bench/client-flood.sh's attack about 2.3 ms of CPU a turn, where the
+ * parts' own budgets (1 ms each, the flush's and the reaper's clocks
+ * read every 8 clients) summed to 4-5 ms, and an answer was routed one
+ * budget after its request was read.  The loop is kept from blocking
+ * while work is left (the pipe does not signal the router). */
 static void self_prep_cb (uv_prepare_t *w)
 {
     struct broker *b = w->data;
+    uint64_t t0 = uv_hrtime ();
+    uint64_t deadline = t0 + TURN_BUDGET_NS;
+    bool more;
 
-    if (flux_msgpipe_count (b->self_pipe, 0) > 0 || b->fanout_head)
+    if (flux_msgpipe_count (b->self_pipe, 0) > 0)
+        self_drain (b, deadline);
+    more = usock_server_turn (b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 2
+                                                       : deadline);
+    if (b->fanout_head)
+        fanout_run (b, deadline);
+    if (more || flux_msgpipe_count (b->self_pipe, 0) > 0 || b->fanout_head)
         uv_idle_start (&b->self_idle, self_idle_cb);
     else
         uv_idle_stop (&b->self_idle);
 }
 
-/* The bounded work of a loop turn, after its input was read and routed.
- * The broker's own answers go first: a ping's answer waits for none of
- * it.  Then one budget of TURN_BUDGET_NS is shared by the rest: events
- * the broker's services published, the local connector's work (closing
- * clients that were cut off, writing to clients whose writes were
- * deferred: half of the budget while fan-outs are pending, so both go
- * on) and the pending fan-outs (at least one client each turn).  Each
- * part reads the clock after every client, so a turn overruns the budget
- * by one client at most, and a request that arrives, a ping, waits
- * behind one budget and the reading of one turn's input: about 2.3 ms
- * of CPU a turn under bench/client-flood.sh's attack, where the parts'
- * own budgets (1 ms each, the flush's and the reaper's clocks read every
- * 8 clients) summed to 4-5 ms. */
+/* After the turn's input: route the answers the services left (at most
+ * one event: the rest waits for the next turn's budget). */
 static void self_check_cb (uv_check_t *w)
 {
     struct broker *b = w->data;
-    uint64_t t0 = uv_hrtime ();
-    uint64_t deadline = t0 + TURN_BUDGET_NS;
 
-    uv_idle_stop (&b->self_idle);
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
-        self_drain (b, deadline);
-    (void)usock_server_turn (b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 2
-                                                      : deadline);
-    if (b->fanout_head)
-        fanout_run (b, deadline);
+        self_drain (b, 0);
 }
 
 /* ---- modules ---- */

@@ -1437,6 +1437,7 @@ bool usock_server_turn (struct usock_server *s, uint64_t deadline)
 
     if (!s || s->destroyed)
         return false;
+    s->turn_bytes = 0; /* the owner's turn begins */
     /* the cut first (their memory still counts), then at least one
      * deferred client */
     if (!list_empty (&s->dying) || s->graves)
@@ -1450,13 +1451,13 @@ static void server_turn_cb (uv_prepare_t *w)
 {
     struct usock_server *s = w->data;
 
+    if (s->policy.owner_turns)
+        return; /* usock_server_turn() begins the turn */
     s->turn_bytes = 0;
-    /* unless the owner flushes within its own budget (owner_turns):
-     * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
+    /* TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
      * the start of a fan-out every socket takes 200 KB, and the kernel's
      * copying of 4 MB took several ms on a loaded machine) */
-    if (!s->policy.owner_turns)
-        (void)server_flush (s, uv_hrtime () + FLUSH_BUDGET_NS);
+    (void)server_flush (s, uv_hrtime () + FLUSH_BUDGET_NS);
 }
 
 static void server_backoff_cb (uv_timer_t *w)

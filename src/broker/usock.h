@@ -163,7 +163,8 @@ size_t usock_server_held (struct usock_server *s);
  */
 void usock_server_share (struct usock_server *s, const flux_msg_t *msg);
 
-/* For an owner_turns server: the server's work of this loop turn, until
+/* For an owner_turns server: begin a loop turn (the bytes a turn may
+ * write count from here) and do the server's work of it, until
  * uv_hrtime() passes deadline, the clock read after each client: first
  * close clients that were cut off (and free what they held), then write
  * to clients whose writes were deferred, oldest first, until the deadline
