@@ -100,6 +100,14 @@ test_expect_success '40 events of 64 KB to 500 subscribers are held once' '
 	flux ping -c 3 -i 0.1 broker >ping1.out &&
 	test_set_prereq SHARED
 '
+test_expect_success SHARED 'broker.stats-get counts loop turns and the longest in CPU time; stats-clear restarts them' '
+	flux module stats broker >turns1.json &&
+	jq -c "{turns, \"turn-cpu-max\"}" turns1.json &&
+	jq -e ".turns > 40 and .\"turn-cpu-max\" > 0" turns1.json &&
+	flux module stats --clear broker &&
+	flux module stats broker >turns2.json &&
+	jq -e ".turns < $(jq .turns turns1.json)" turns2.json
+'
 test_expect_success SHARED 'an event for over 512 clients is spread over loop turns, in order' '
 	"$FLOOD" subscribe 100 >subs2.out 2>subs2.err &
 	echo $! >subs2.pid &&

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "broker.h"
 #include "libutil/fsd.h"
@@ -1436,6 +1437,31 @@ static void self_idle_cb (uv_idle_t *w)
 {
 }
 
+/* The CPU time of the broker's thread (a waiting thread uses none, so a
+ * turn's is its work, whatever the machine's load). */
+static uint64_t thread_cpu_ns (void)
+{
+    struct timespec ts;
+
+    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void router_turn_stats (struct broker *b, json_t *o, bool clear)
+{
+    if (o) {
+        (void)json_object_set_new (o, "turns",
+                                   json_integer ((json_int_t)b->turns));
+        (void)json_object_set_new (o, "turn-cpu-max",
+                                   json_real (b->turn_cpu_max / 1e9));
+    }
+    if (clear) {
+        b->turns = 0;
+        b->turn_cpu_max = 0;
+    }
+}
+
 /* The bounded work of a loop turn, in its prepare callback: after the
  * last turn's input was read and handed to the services (their answers,
  * a ping's, are routed first), before this turn's input is read.  One
@@ -1457,7 +1483,12 @@ static void self_prep_cb (uv_prepare_t *w)
     struct broker *b = w->data;
     uint64_t t0 = uv_hrtime ();
     uint64_t deadline = t0 + TURN_BUDGET_NS;
+    uint64_t cpu = thread_cpu_ns ();
     bool more;
+
+    if (b->turns++ > 0 && cpu - b->turn_cpu > b->turn_cpu_max)
+        b->turn_cpu_max = cpu - b->turn_cpu;
+    b->turn_cpu = cpu;
 
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b, deadline);
