@@ -7,7 +7,10 @@
 # Each runs against a fresh broker with broker.client-queue-limit=$LIMIT
 # (default 256M; the broker's own default is a quarter of the RAM, at most
 # 4G) while flux ping asks every 25 ms.  Prints the broker's peak RSS (its
-# VmHWM) against the limit, the worst ping time, and what the attackers saw.
+# VmHWM) against the limit, the worst ping time, the longest loop turn in
+# the broker's CPU time during the attack (broker.stats-get "turn-cpu-max":
+# what a request may wait behind, whatever the machine's load), and what
+# the attackers saw.
 # A baseline comes first: the same pings to an idle broker (on a shared
 # machine the worst ping of an idle broker is far from its median).
 set -e
@@ -30,6 +33,7 @@ attack () {
     echo \"limit: \$(flux getattr broker.client-queue-limit)\"
     rss0=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid/status)
     $1
+    flux module stats --clear broker
     flux ping -c 400 -i 0.025 broker >ping.out &
     ping=\$!
     t0=\$(date +%s.%N)
@@ -38,8 +42,12 @@ attack () {
     wait \$ping
     $3
     hwm=\$(awk '/^VmHWM/ {print \$2}' /proc/\$pid/status)
+    turn=\$(flux module stats broker |
+        sed -n 's/.*\"turn-cpu-max\": *\\([0-9.e-]*\\).*/\\1/p' |
+        awk '{ printf \"%.2f\", \$1 * 1000 }')
     echo \"attack took \$(echo \"\$t1 - \$t0\" | bc) s\"
     echo \"broker RSS before: \$rss0 kB, peak: \$hwm kB\"
+    echo \"longest loop turn: \$turn ms of the broker's CPU\"
     sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' ping.out | sort -n | awk '
         { t[NR] = \$1 }
         END { printf \"pings answered: %d of 400: median %s ms, p99 %s ms, \" \

@@ -92,6 +92,14 @@ test_expect_success '40 events of 64 KB to 500 subscribers are held once' '
 	flux ping -c 3 -i 0.1 broker >ping1.out &&
 	test_set_prereq SHARED
 '
+test_expect_success SHARED 'broker.stats-get counts loop turns and the longest in CPU time; stats-clear restarts them' '
+	flux module stats broker >turns1.json &&
+	jq -c "{turns, \"turn-cpu-max\"}" turns1.json &&
+	jq -e ".turns > 40 and .\"turn-cpu-max\" > 0" turns1.json &&
+	flux module stats --clear broker &&
+	flux module stats broker >turns2.json &&
+	jq -e ".turns < $(jq .turns turns1.json)" turns2.json
+'
 test_expect_success SHARED 'an event for over 512 clients is spread over loop turns, in order' '
 	"$FLOOD" subscribe 100 >subs2.out 2>subs2.err &
 	echo $! >subs2.pid &&
@@ -160,6 +168,42 @@ test_expect_success 'partial frames: held bytes bounded, the rest cut at the dea
 	{ test_have_prereq SANITIZER ||
 		test $((hwm - rss0)) -lt $((LIMIT / 1024 + MARGIN_KB)); } &&
 	flux ping -c 1 broker
+'
+# Fan-outs route an event to each client when they reach it: clients that
+# connect, subscribe and go while they are pending (here 100 connected
+# before the checker, killed during the flood, and a connection per
+# "flux event pub") must not make it miss, repeat or reorder any event.
+test_expect_success 'events keep their order for clients that come and go during fan-outs' '
+	"$FLOOD" subscribe 600 >subs3.out 2>subs3.err &
+	echo $! >subs3.pid &&
+	wait_for subs3.out "ready 600" &&
+	{ "$FLOOD" subscribe 100 >subs4.out 2>subs4.err & } &&
+	echo $! >subs4.pid &&
+	wait_for subs4.out "ready 100" &&
+	{ flux event sub flood. >churn.out & } &&
+	echo $! >churn.pid &&
+	for i in $(seq 100); do
+		flux event pub flood.e0 &&
+		grep -q "^flood.e0" churn.out && break
+		sleep 0.2
+	done &&
+	{ "$FLOOD" publish 300 65536 >pub3.out & } &&
+	echo $! >pub3.pid &&
+	kill -9 $(cat subs4.pid) &&
+	for i in $(seq 40); do flux event pub flood.e$i || break; done &&
+	wait $(cat pub3.pid) &&
+	grep "published 300" pub3.out &&
+	flux event pub flood.end &&
+	wait_for churn.out "^flood.end" &&
+	kill $(cat churn.pid) &&
+	cut -f1 churn.out | grep -v "^flood.e0$" >churn.all &&
+	test $(grep -c "^flood.event$" churn.all) -eq 300 &&
+	grep -v "^flood.event$" churn.all >churn.got &&
+	{ seq 40 | sed "s/^/flood.e/" && echo flood.end; } >churn.exp &&
+	test_cmp churn.exp churn.got &&
+	kill -USR1 $(cat subs3.pid) &&
+	wait $(cat subs3.pid) &&
+	grep "closed 0 open 600" subs3.out
 '
 test_expect_success 'stop the broker' '
 	stop_instance broker

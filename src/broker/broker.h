@@ -93,6 +93,18 @@ struct broker {
     struct fanout *fanout_head, *fanout_tail;
     int nfanout;
     size_t fanout_bytes;
+    uint64_t fanout_id; /* the newest fan-out's */
+    /* the peers events are routed to (broker.c): local clients in the
+     * order they connected, with holes while fan-outs are pending, and
+     * modules */
+    struct peer **cpeers;
+    size_t ncpeers, cpeers_size, cpeers_holes;
+    struct peer **mpeers;
+    size_t nmpeers, mpeers_size;
+    /* loop turns (broker.c, self_prep_cb): the thread's CPU time when
+     * the last began, and the most one took */
+    uint64_t turn_cpu, turn_cpu_max;
+    uint64_t turns;
     struct overlay *overlay;
     int parent_online;
 
@@ -206,6 +218,12 @@ void router_child_lost (struct broker *b, uint32_t child_rank);
 /* How many RPCs sent down to children are in flight (broker.stats-get
  * shows it as "tracked-rpcs"). */
 size_t router_tracked_count (struct broker *b);
+
+/* Add the loop's figures to broker.stats-get's object o (if not NULL):
+ * "turns" and "turn-cpu-max" (the most CPU time one turn of the broker's
+ * thread took, in seconds: what a request may wait behind, whatever the
+ * machine's load); then start them again if clear. */
+void router_turn_stats (struct broker *b, json_t *o, bool clear);
 
 /* Register one of the broker's own service names. */
 int router_self_service (struct broker *b, const char *name);

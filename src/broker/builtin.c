@@ -50,20 +50,30 @@ static void ping_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     method_ping_respond (h, msg, b->uuid, b->rank);
 }
 
-/* The message counters, the RPCs in flight below this broker, and what
- * went up to the parent past its share of the link (refused: requests
- * answered EAGAIN; dropped: events and responses). */
+/* The message counters, the RPCs in flight below this broker, what went
+ * up to the parent past its share of the link (refused: requests answered
+ * EAGAIN; dropped: events and responses), and the longest loop turn. */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
     struct broker *b = broker_of (arg);
+    json_t *o = json_pack (
+        "{s:I s:I s:I}", "tracked-rpcs", (json_int_t)router_tracked_count (b),
+        "upstream-refused", (json_int_t)b->upq_refused_total,
+        "upstream-dropped", (json_int_t)b->upq_dropped_total);
 
-    flux_stats_respond (
-        h, msg,
-        json_pack ("{s:I s:I s:I}", "tracked-rpcs",
-                   (json_int_t)router_tracked_count (b), "upstream-refused",
-                   (json_int_t)b->upq_refused_total, "upstream-dropped",
-                   (json_int_t)b->upq_dropped_total));
+    if (o)
+        router_turn_stats (b, o, false);
+    flux_stats_respond (h, msg, o);
+}
+
+/* flux module stats --clear broker: the loop's figures start again (to
+ * measure one phase, e.g. an attack, apart from the start-up's). */
+static void stats_clear_cb (flux_t *h, flux_msg_handler_t *mh,
+                            const flux_msg_t *msg, void *arg)
+{
+    router_turn_stats (broker_of (arg), NULL, true);
+    flux_respond (h, msg, NULL);
 }
 
 /* ---- event.publish ---- */
@@ -817,6 +827,8 @@ static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "broker.ping", ping_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "broker.stats-get", stats_cb, FLUX_ROLE_ALL},
+    {FLUX_MSGTYPE_REQUEST, "broker.stats-clear", stats_clear_cb,
+     FLUX_ROLE_OWNER},
     {FLUX_MSGTYPE_REQUEST, "event.publish", publish_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "module.load", load_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "module.remove", remove_cb, 0},

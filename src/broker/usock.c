@@ -579,15 +579,16 @@ static void client_doom (struct usock_client *c)
     server_reap_start (s);
 }
 
-/* Close dying clients and unmap dead buffers for at most REAP_BUDGET_NS.
- * 1 if work is left for the next turn. */
-static int server_reap (struct usock_server *s)
+/* Close dying clients and unmap dead buffers until the clock passes
+ * deadline (read after each, the first always done: closing one client
+ * frees thousands of frame references).  1 if work is left for the next
+ * turn. */
+static int server_reap (struct usock_server *s, uint64_t deadline)
 {
-    uint64_t t0 = uv_hrtime ();
     unsigned n = 0;
 
     while (!list_empty (&s->dying) || s->graves) {
-        if ((++n & 7) == 0 && uv_hrtime () - t0 > REAP_BUDGET_NS)
+        if (n++ > 0 && uv_hrtime () >= deadline)
             return 1;
         if (s->graves) {
             struct grave *g = s->graves;
@@ -1020,6 +1021,16 @@ static void client_poll_cb (uv_poll_t *w, int status, int events)
         client_read (c);
 }
 
+/* Reap until deadline; once all are gone, check the real sum.  1 if work
+ * is left. */
+static int server_reap_turn (struct usock_server *s, uint64_t deadline)
+{
+    int more = server_reap (s, deadline);
+    if (!more && !s->destroyed)
+        server_enforce (s);
+    return more;
+}
+
 /* Continue clients whose last batch stopped at the limit, one batch each
  * per loop turn.  A client is taken off the list before its callbacks
  * run, so they may disconnect any client (or destroy the server).
@@ -1039,9 +1050,8 @@ static void server_idle_cb (uv_idle_t *w)
         if (s->destroyed)
             return;
     }
-    if (!list_empty (&s->dying) || s->graves) {
-        if (!(more = server_reap (s)) && !s->destroyed)
-            server_enforce (s); /* the real sum, now that all are gone */
+    if (!s->policy.owner_turns && (!list_empty (&s->dying) || s->graves)) {
+        more = server_reap_turn (s, uv_hrtime () + REAP_BUDGET_NS);
         if (s->destroyed)
             return;
     }
@@ -1387,25 +1397,22 @@ static void server_accept (struct usock_server *s, int fd)
         s->ops.connected (c, s->arg);
 }
 
-static void server_turn_cb (uv_prepare_t *w)
+/* Flush deferred clients, oldest first, until the clock passes deadline
+ * (read after every client, the first always served: one sendmsg() of a
+ * full socket's worth took up to 0.5 ms on a loaded machine) or
+ * TURN_BUDGET bytes went out this turn.  Those left keep their order,
+ * ahead of any deferred since. */
+static bool server_flush (struct usock_server *s, uint64_t deadline)
 {
-    struct usock_server *s = w->data;
     struct list_node turn;
-    uint64_t t0 = uv_hrtime ();
-    unsigned n = 0;
+    bool first = true;
 
-    s->turn_bytes = 0;
-    /* flush deferred clients, oldest first, within this turn's budget:
-     * TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
-     * the start of a fan-out every socket takes 200 KB, and the kernel's
-     * copying of 4 MB took several ms on a loaded machine) */
     list_move_all (&turn, &s->deferred);
     while (!list_empty (&turn)) {
         struct usock_client *c
             = list_entry (turn.next, struct usock_client, deferred);
         if (s->turn_bytes >= TURN_BUDGET
-            || ((++n & 7) == 0 && uv_hrtime () - t0 > FLUSH_BUDGET_NS)) {
-            /* the rest keep their order, ahead of any deferred since */
+            || (!first && uv_hrtime () >= deadline)) {
             struct list_node later;
             list_move_all (&later, &s->deferred);
             list_move_all (&s->deferred, &turn);
@@ -1416,10 +1423,41 @@ static void server_turn_cb (uv_prepare_t *w)
             }
             break;
         }
+        first = false;
         list_del (&c->deferred);
         if (client_flush (c) == 0)
             client_update_poll (c);
     }
+    return !list_empty (&s->deferred);
+}
+
+bool usock_server_turn (struct usock_server *s, uint64_t deadline)
+{
+    int more = 0;
+
+    if (!s || s->destroyed)
+        return false;
+    s->turn_bytes = 0; /* the owner's turn begins */
+    /* the cut first (their memory still counts), then at least one
+     * deferred client */
+    if (!list_empty (&s->dying) || s->graves)
+        more = server_reap_turn (s, deadline);
+    if (s->destroyed)
+        return false;
+    return server_flush (s, deadline) || more;
+}
+
+static void server_turn_cb (uv_prepare_t *w)
+{
+    struct usock_server *s = w->data;
+
+    if (s->policy.owner_turns)
+        return; /* usock_server_turn() begins the turn */
+    s->turn_bytes = 0;
+    /* TURN_BUDGET bytes or FLUSH_BUDGET_NS, whichever comes first (at
+     * the start of a fan-out every socket takes 200 KB, and the kernel's
+     * copying of 4 MB took several ms on a loaded machine) */
+    (void)server_flush (s, uv_hrtime () + FLUSH_BUDGET_NS);
 }
 
 static void server_backoff_cb (uv_timer_t *w)

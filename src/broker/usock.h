@@ -83,6 +83,12 @@ struct usock_client;
  * frame and does not finish it within this time is disconnected
  * (USOCK_FRAME_TIMEOUT_DEFAULT).  Each disconnection is logged (ops->log)
  * with the client's uid and pid and the reason.
+ * owner_turns: the server's bounded work of a loop turn (closing clients
+ * that were cut off, and writing to clients whose writes wait for a later
+ * turn, past the bytes a turn may write) is done only by
+ * usock_server_turn(), which the owner then calls once per loop turn
+ * within its own budget; otherwise the server does it in its own idle
+ * and prepare callbacks, about 1 ms each.
  */
 struct usock_policy {
     uint32_t owner;
@@ -94,6 +100,7 @@ struct usock_policy {
     size_t owner_frame_max;
     size_t guest_frame_max;
     uint64_t frame_timeout_ms;
+    bool owner_turns;
 };
 
 /* The default max_held_bytes: a quarter of physical memory, at least
@@ -155,6 +162,17 @@ size_t usock_server_held (struct usock_server *s);
  * clients; msg must stay valid and unmodified until the next call.
  */
 void usock_server_share (struct usock_server *s, const flux_msg_t *msg);
+
+/* For an owner_turns server: begin a loop turn (the bytes a turn may
+ * write count from here) and do the server's work of it, until
+ * uv_hrtime() passes deadline, the clock read after each client: first
+ * close clients that were cut off (and free what they held), then write
+ * to clients whose writes were deferred, oldest first, until the deadline
+ * or the turn's byte budget.  At least one client is written to, even
+ * past the deadline.  Call from a loop callback, not from a usock
+ * callback.  ops->disconnected runs later, from the loop.  Returns true
+ * if work is left (call again next turn). */
+bool usock_server_turn (struct usock_server *s, uint64_t deadline);
 
 /* Queue msg to the client and write what the socket takes now; the rest is
  * written when the socket becomes writable.  Never blocks; msg is not

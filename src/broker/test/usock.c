@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1204,6 +1205,127 @@ static void test_shared (void)
     free (pay);
 }
 
+/* Bytes waiting to be read on fd. */
+static int unread (int fd)
+{
+    int n = 0;
+    return ioctl (fd, FIONREAD, &n) < 0 ? -1 : n;
+}
+
+/* Past the bytes a loop turn may write, sends wait for a later turn:
+ * flushed by the server before each poll, or with owner_turns only by
+ * usock_server_turn(), oldest first, the first always, then until the
+ * deadline.  Clients that never read; returns the index of the first
+ * client whose writes were deferred (-1 if none was). */
+static int deferred_setup (bool owner_turns, struct usock_client **cs, int *fds,
+                           int n, flux_msg_t *msg)
+{
+    struct usock_policy p = owner_policy ();
+    int i;
+
+    p.owner_turns = owner_turns;
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    for (i = 0; i < n; i++)
+        if ((fds[i] = client_open (&cs[i])) < 0 || !cs[i])
+            BAIL_OUT ("cannot connect client %d", i);
+    /* one turn: each socket takes ~200 KB of its message until 4 MiB
+     * went out; the later ones are not written at all */
+    for (i = 0; i < n; i++)
+        (void)usock_client_send (cs[i], msg);
+    for (i = 0; i < n; i++)
+        if (unread (fds[i]) == 0)
+            return i;
+    return -1;
+}
+
+static void deferred_teardown (int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        close (fds[i]);
+    (void)run_until (&T.ndisc, n);
+    server_stop ();
+}
+
+static void test_owner_turns (void)
+{
+    enum { N = 40, SIZE = 256 * 1024 };
+    struct usock_client *cs[N];
+    int fds[N], first, i, calls = 0;
+    uint8_t *pay = calloc (1, SIZE);
+    flux_msg_t *msg;
+    bool more = true;
+
+    if (!pay || !(msg = flux_event_encode_raw ("big.event", pay, SIZE)))
+        BAIL_OUT ("cannot build an event");
+
+    first = deferred_setup (false, cs, fds, N, msg);
+    ok (first > 0 && first < N - 1,
+        "past the turn's bytes, sends wait for a later turn (from client "
+        "%d of %d)",
+        first, N);
+    run_for (50);
+    ok (unread (fds[N - 1]) > 0,
+        "by default the server flushes them itself (%d bytes)",
+        unread (fds[N - 1]));
+    deferred_teardown (fds, N);
+
+    first = deferred_setup (true, cs, fds, N, msg);
+    ok (first > 0 && first < N - 1,
+        "owner_turns: sends wait from client %d of %d", first, N);
+    run_for (50);
+    ok (unread (fds[first]) == 0 && unread (fds[N - 1]) == 0,
+        "owner_turns: the server does not flush them itself");
+    ok (usock_server_turn (T.s, 0) && unread (fds[first]) > 0
+            && unread (fds[first + 1]) == 0,
+        "a deadline passed already: the oldest is flushed, only it");
+    while (more && calls++ < 20) {
+        uv_run (&T.loop, UV_RUN_NOWAIT); /* a new turn: its own bytes */
+        more = usock_server_turn (T.s, uv_hrtime () + 10000000000ull);
+    }
+    for (i = first; i < N && unread (fds[i]) > 0; i++)
+        ;
+    ok (!more && i == N,
+        "within a deadline the rest are flushed, turn by turn (%d calls)",
+        calls);
+    ok (!usock_server_turn (NULL, 0), "usock_server_turn (NULL) does nothing");
+    deferred_teardown (fds, N);
+    flux_msg_destroy (msg);
+    free (pay);
+}
+
+/* With owner_turns, a client cut off is closed by usock_server_turn(). */
+static void test_owner_reaps (void)
+{
+    struct usock_policy p = owner_policy ();
+    struct usock_client *c;
+    flux_msg_t *msg;
+    uint8_t *pay = calloc (1, 64 * 1024);
+    int fd, n = 0;
+
+    p.owner_turns = true;
+    p.max_sendq_bytes = 1024 * 1024;
+    if (!pay || !(msg = flux_event_encode_raw ("big.event", pay, 64 * 1024)))
+        BAIL_OUT ("cannot build an event");
+    if (!server_start (&p) || (fd = client_open (&c)) < 0 || !c)
+        BAIL_OUT ("cannot start");
+    while (n < 100 && usock_client_send (c, msg) == 0)
+        n++;
+    ok (n < 100 && T.nlog == 1,
+        "owner_turns: a client past its limit is cut "
+        "(after %d sends)",
+        n);
+    run_for (50);
+    cmp_ok (T.ndisc, "==", 0,
+            "owner_turns: the server does not close it itself");
+    (void)usock_server_turn (T.s, 0);
+    ok (run_until (&T.ndisc, 1), "usock_server_turn closes it");
+    close (fd);
+    flux_msg_destroy (msg);
+    server_stop ();
+    free (pay);
+}
+
 /* Past max_held_bytes the largest holders go first, with a log line; a
  * client that reads keeps being served. */
 static void test_held_limit (void)
@@ -1618,6 +1740,8 @@ int main (int argc, char *argv[])
     test_hostile ();
     test_slow_client ();
     test_shared ();
+    test_owner_turns ();
+    test_owner_reaps ();
     test_held_limit ();
     test_charge ();
     test_cut_log ();
