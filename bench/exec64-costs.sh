@@ -13,7 +13,8 @@
 #     own CPU (perf stat task-clock, with its children); and the brokers'
 #     CPU by thread name (broker thread, each module), summed over ranks
 # Env: REPS (5), SIZE (64), START_OPTS (extra flux start options),
-# OPS ("exec run": which operations).
+# OPS ("exec run": which operations; also idle, and shell=PATH: run with
+# that flux-shell, e.g. OPS="run shell=/tmp/old-shell run shell=...").
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
@@ -93,6 +94,9 @@ for op in $OPS; do
     exec) one "exec -r all true" flux exec -r all true ;;
     run) one "run -N$SIZE true" flux run -N$SIZE true ;;
     idle) one "idle 0.2 s" sleep 0.2 ;;
+    shell=*) # the same job with another flux-shell, to compare (A/B)
+        one "run -N$SIZE true (${op#shell=})" flux run -N$SIZE \
+            --setattr=system.exec.job_shell=${op#shell=} true ;;
     esac
 done
 '

@@ -59,9 +59,11 @@ struct output {
     flux_future_t *commit;
     uv_timer_t *timer; /* closed with flux_uv_close_free() */
     char topic[128];   /* <service>.output */
-    /* non-leader: events not yet sent to the leader, the send in flight */
+    /* non-leader: events not yet sent to the leader, the send in flight;
+     * urgent: buf holds more than EOFs (which wait for the final send) */
     char *buf;
     size_t buflen, bufcap;
+    bool urgent;
     flux_future_t *send;
     bool send_failed;
     /* leader: the handler, and what each other shell sent */
@@ -103,9 +105,13 @@ static bool is_utf8 (const char *data, size_t len)
 static void send_start (struct output *out, bool last);
 
 /* Append an encoded eventlog line: the leader to the output transaction,
- * the others to what goes to the leader next.
+ * the others to what goes to the leader next.  hold: a non-leader's EOF,
+ * which goes with the next send that data or a log starts, else with the
+ * final one (output_flush): a task that exits sends one request to the
+ * leader, not one per stream plus the last (each a message up the tree
+ * and back, 63 of them for a 64-node job).
  */
-static void append_line (struct output *out, const char *line)
+static void append_line_hold (struct output *out, const char *line, bool hold)
 {
     size_t len = strlen (line);
 
@@ -124,7 +130,10 @@ static void append_line (struct output *out, const char *line)
         }
         memcpy (out->buf + out->buflen, line, len + 1);
         out->buflen += len;
-        send_start (out, false);
+        if (!hold) {
+            out->urgent = true;
+            send_start (out, false);
+        }
         return;
     }
     if (flux_kvs_txn_put (out->txn, FLUX_KVS_APPEND, "output", line) < 0) {
@@ -139,8 +148,13 @@ static void append_line (struct output *out, const char *line)
                         0);
 }
 
+static void append_line (struct output *out, const char *line)
+{
+    append_line_hold (out, line, false);
+}
+
 /* Append an entry (reference stolen). */
-static int append_entry (struct output *out, json_t *entry)
+static int append_entry_hold (struct output *out, json_t *entry, bool hold)
 {
     char *line;
 
@@ -150,9 +164,14 @@ static int append_entry (struct output *out, json_t *entry)
     json_decref (entry);
     if (!line)
         return -1;
-    append_line (out, line);
+    append_line_hold (out, line, hold);
     free (line);
     return 0;
+}
+
+static int append_entry (struct output *out, json_t *entry)
+{
+    return append_entry_hold (out, entry, false);
 }
 
 static void commit_cb (flux_future_t *f, void *arg)
@@ -218,7 +237,7 @@ static void send_start (struct output *out, bool last)
 {
     struct shell *shell = out->shell;
 
-    if (out->send || (out->buflen == 0 && !last))
+    if (out->send || (!last && (out->buflen == 0 || !out->urgent)))
         return;
     if (!(out->send = flux_rpc_pack (
               shell->h, out->topic, shell->info->brokers[0], 0,
@@ -231,6 +250,7 @@ static void send_start (struct output *out, bool last)
         out->send = NULL;
     }
     out->buflen = 0;
+    out->urgent = false;
 }
 
 /* What one other shell may send in all: its two streams' bound (see
@@ -437,9 +457,11 @@ void output_eof (struct output *out, int rank, int stream)
     if (out->s[stream].fd >= 0)
         return;
     snprintf (rankstr, sizeof (rankstr), "%d", rank);
-    (void)append_entry (out, eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
+    (void)append_entry_hold (out,
+                             eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
                                                   "stream", stream_name[stream],
-                                                  "rank", rankstr, "eof", 1));
+                                                  "rank", rankstr, "eof", 1),
+                             true);
 }
 
 static char *render (struct shell *shell, const char *tmpl)
