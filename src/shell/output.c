@@ -239,10 +239,18 @@ static void send_start (struct output *out, bool last)
 
     if (out->send || (!last && (out->buflen == 0 || !out->urgent)))
         return;
-    if (!(out->send = flux_rpc_pack (
-              shell->h, out->topic, shell->info->brokers[0], 0,
-              "{s:i s:s% s:b}", "shell_rank", shell->info->shell_rank, "events",
-              out->buf ? out->buf : "", out->buflen, "last", last))
+    if (last && shell->task_exit_ctx)
+        out->send = flux_rpc_pack (
+            shell->h, out->topic, shell->info->brokers[0], 0,
+            "{s:i s:s% s:b s:O}", "shell_rank", shell->info->shell_rank,
+            "events", out->buf ? out->buf : "", out->buflen, "last", last,
+            "task-exit", shell->task_exit_ctx);
+    else
+        out->send = flux_rpc_pack (
+            shell->h, out->topic, shell->info->brokers[0], 0, "{s:i s:s% s:b}",
+            "shell_rank", shell->info->shell_rank, "events",
+            out->buf ? out->buf : "", out->buflen, "last", last);
+    if (!out->send
         || (!last && flux_future_then (out->send, -1., send_cb, out) < 0)) {
         fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
                  strerror (errno));
@@ -285,8 +293,10 @@ out:
     return rc;
 }
 
-/* Leader: <service>.output {shell_rank:i, events:s, last:b} from another
- * shell of the job, appended to `output` in the order received.
+/* Leader: <service>.output {shell_rank:i, events:s, last:b,
+ * task-exit?:o} from another shell of the job, appended to `output` in
+ * the order received.  task-exit: that shell's first task exit, sent
+ * with its last output when that task was its last (shell.c).
  */
 static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
@@ -294,6 +304,7 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct output *out = arg;
     const char *events;
     size_t len;
+    json_t *task_exit = NULL;
     int rank, last, errnum = EPROTO;
     const char *errmsg = "malformed output request";
 
@@ -303,8 +314,9 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         errmsg = "only the job's user may write its output";
         goto error;
     }
-    if (flux_request_unpack (msg, NULL, "{s:i s:s% s:b}", "shell_rank", &rank,
-                             "events", &events, &len, "last", &last)
+    if (flux_request_unpack (msg, NULL, "{s:i s:s% s:b s?o}", "shell_rank",
+                             &rank, "events", &events, &len, "last", &last,
+                             "task-exit", &task_exit)
             < 0
         || rank < 1 || rank >= out->shell->info->shell_size
         || strlen (events) != len || check_events (events, len) < 0)
@@ -316,6 +328,11 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (out->received[rank] + (int64_t)len > client_bound (out)) {
         errnum = ENOSPC;
         errmsg = "that shell sent more than its share of output";
+        goto error;
+    }
+    if (task_exit
+        && (!last || shell_task_exit_remote (out->shell, task_exit) < 0)) {
+        errmsg = "malformed task-exit in output request";
         goto error;
     }
     out->received[rank] += len;
