@@ -13,7 +13,8 @@
 #     own CPU (perf stat task-clock, with its children); and the brokers'
 #     CPU by thread name (broker thread, each module), summed over ranks
 # Env: REPS (5), SIZE (64), START_OPTS (extra flux start options),
-# OPS ("exec run": which operations; also idle, and shell=PATH: run with
+# OPS ("exec run": which operations; also idle; timeline: the events of
+# a -N$SIZE job, ms after its submission; and shell=PATH: run with
 # that flux-shell, e.g. OPS="run shell=/tmp/old-shell run shell=...").
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -94,6 +95,18 @@ for op in $OPS; do
     exec) one "exec -r all true" flux exec -r all true ;;
     run) one "run -N$SIZE true" flux run -N$SIZE true ;;
     idle) one "idle 0.2 s" sleep 0.2 ;;
+    timeline) # the events of one job (both eventlogs), ms after submit
+        flux run -N$SIZE true # warm up
+        for i in $(seq $REPS); do
+            t0=$(ms)
+            id=$(flux submit -N$SIZE true)
+            flux job attach $id >/dev/null 2>&1 || true
+            t1=$(ms)
+            { flux job eventlog $id; flux job eventlog -p exec $id; } \
+                | awk -v t0=$t0 "{printf \"%.1f %s\n\", (\$1 - t0) * 1000, \$2}" \
+                | sort -n | tr "\n" " "
+            echo "| attach returned $(echo "($t1 - $t0) * 1000" | bc -l | cut -c1-6)"
+        done ;;
     shell=*) # the same job with another flux-shell, to compare (A/B)
         one "run -N$SIZE true (${op#shell=})" flux run -N$SIZE \
             --setattr=system.exec.job_shell=${op#shell=} true ;;
