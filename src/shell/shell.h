@@ -35,16 +35,13 @@ struct shell {
     char *tmpdir;         /* FLUX_JOB_TMPDIR (removed at exit) */
     struct task **tasks;
     int ntasks;
-    int nactive;                /* tasks not yet reaped or with open output */
-    int exit_code;              /* largest task exit code so far */
-    bool failed;                /* a fatal error: exit_code holds the code */
-    bool task_exit_posted;      /* leader: shell.task-exit is posted */
-    bool task_exit_sent;        /* this shell reported its first exit */
-    json_t *task_exit_ctx;      /* non-leader: that report, to go with the
-                                   final output send (output_flush) */
-    uv_timer_t task_exit_timer; /* ... unless the shell is not done soon */
-    int first_exit_rank;        /* leader: the task of shell.task-exit */
-    double exit_timeout;        /* seconds, 0 = none */
+    int nactive;           /* tasks not yet reaped or with open output */
+    int exit_code;         /* largest task exit code so far */
+    bool failed;           /* a fatal error: exit_code holds the code */
+    bool task_exit_posted; /* leader: shell.task-exit is posted */
+    bool task_exit_sent;   /* this shell reported its first exit */
+    int first_exit_rank;   /* leader: the task of shell.task-exit */
+    double exit_timeout;   /* seconds, 0 = none */
     bool exit_on_error;
     uv_timer_t exit_timer; /* leader: started at the first exit */
     int barrier_seq;       /* last barrier sequence number used */
@@ -64,6 +61,12 @@ struct shell {
      * here, sent as ONE commit by shell_commit_flush() */
     flux_kvs_txn_t *startup_txn;
     bool gathering;
+
+    /* non-leader: the report of its last task's exit, to go with the
+     * final output send (output_flush), unless the shell is not done
+     * soon (the timer) */
+    json_t *task_exit_ctx;
+    uv_timer_t task_exit_timer;
 };
 
 /* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a
@@ -113,14 +116,14 @@ void shell_task_done (struct shell *shell, struct task *t);
 /* Send signum to every running task. */
 void shell_killall (struct shell *shell, int signum);
 
-/* Enter barrier seq with data (NULL: none), synchronously; the merged
- * data of all shells is returned (new reference) or NULL with errno.
- */
 /* Leader: a task-exit report (the context of shell.task-exit) from
  * another shell; posted if it is the job's first.  -1 EPROTO if ctx is
  * malformed. */
 int shell_task_exit_remote (struct shell *shell, json_t *ctx);
 
+/* Enter barrier seq with data (NULL: none), synchronously; the merged
+ * data of all shells is returned (new reference) or NULL with errno.
+ */
 json_t *shell_barrier (struct shell *shell, int seq, json_t *data);
 
 /* Start barrier seq with data asynchronously: the future answers
