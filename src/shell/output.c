@@ -59,9 +59,11 @@ struct output {
     flux_future_t *commit;
     uv_timer_t *timer; /* closed with flux_uv_close_free() */
     char topic[128];   /* <service>.output */
-    /* non-leader: events not yet sent to the leader, the send in flight */
+    /* non-leader: events not yet sent to the leader, the send in flight;
+     * urgent: buf holds more than EOFs (which wait for the final send) */
     char *buf;
     size_t buflen, bufcap;
+    bool urgent;
     flux_future_t *send;
     bool send_failed;
     /* leader: the handler, and what each other shell sent */
@@ -83,9 +85,13 @@ static void timer_cb (uv_timer_t *t)
 static void send_start (struct output *out, bool last);
 
 /* Append an encoded eventlog line: the leader to the output transaction,
- * the others to what goes to the leader next.
+ * the others to what goes to the leader next.  hold: a non-leader's EOF,
+ * which goes with the next send that data or a log starts, else with the
+ * final one (output_flush): a task that exits sends one request to the
+ * leader, not one per stream plus the last (each a message up the tree
+ * and back, 63 of them for a 64-node job).
  */
-static void append_line (struct output *out, const char *line)
+static void append_line_hold (struct output *out, const char *line, bool hold)
 {
     size_t len = strlen (line);
 
@@ -104,7 +110,10 @@ static void append_line (struct output *out, const char *line)
         }
         memcpy (out->buf + out->buflen, line, len + 1);
         out->buflen += len;
-        send_start (out, false);
+        if (!hold) {
+            out->urgent = true;
+            send_start (out, false);
+        }
         return;
     }
     if (flux_kvs_txn_put (out->txn, FLUX_KVS_APPEND, "output", line) < 0) {
@@ -119,8 +128,13 @@ static void append_line (struct output *out, const char *line)
                         0);
 }
 
+static void append_line (struct output *out, const char *line)
+{
+    append_line_hold (out, line, false);
+}
+
 /* Append an entry (reference stolen). */
-static int append_entry (struct output *out, json_t *entry)
+static int append_entry_hold (struct output *out, json_t *entry, bool hold)
 {
     char *line;
 
@@ -130,9 +144,14 @@ static int append_entry (struct output *out, json_t *entry)
     json_decref (entry);
     if (!line)
         return -1;
-    append_line (out, line);
+    append_line_hold (out, line, hold);
     free (line);
     return 0;
+}
+
+static int append_entry (struct output *out, json_t *entry)
+{
+    return append_entry_hold (out, entry, false);
 }
 
 static void commit_cb (flux_future_t *f, void *arg)
@@ -198,12 +217,20 @@ static void send_start (struct output *out, bool last)
 {
     struct shell *shell = out->shell;
 
-    if (out->send || (out->buflen == 0 && !last))
+    if (out->send || (!last && (out->buflen == 0 || !out->urgent)))
         return;
-    if (!(out->send = flux_rpc_pack (
-              shell->h, out->topic, shell->info->brokers[0], 0,
-              "{s:i s:s% s:b}", "shell_rank", shell->info->shell_rank, "events",
-              out->buf ? out->buf : "", out->buflen, "last", last))
+    if (last && shell->task_exit_ctx)
+        out->send = flux_rpc_pack (
+            shell->h, out->topic, shell->info->brokers[0], 0,
+            "{s:i s:s% s:b s:O}", "shell_rank", shell->info->shell_rank,
+            "events", out->buf ? out->buf : "", out->buflen, "last", last,
+            "task-exit", shell->task_exit_ctx);
+    else
+        out->send = flux_rpc_pack (
+            shell->h, out->topic, shell->info->brokers[0], 0, "{s:i s:s% s:b}",
+            "shell_rank", shell->info->shell_rank, "events",
+            out->buf ? out->buf : "", out->buflen, "last", last);
+    if (!out->send
         || (!last && flux_future_then (out->send, -1., send_cb, out) < 0)) {
         fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
                  strerror (errno));
@@ -211,6 +238,7 @@ static void send_start (struct output *out, bool last)
         out->send = NULL;
     }
     out->buflen = 0;
+    out->urgent = false;
 }
 
 /* What one other shell may send in all: its two streams' bound (see
@@ -245,8 +273,10 @@ out:
     return rc;
 }
 
-/* Leader: <service>.output {shell_rank:i, events:s, last:b} from another
- * shell of the job, appended to `output` in the order received.
+/* Leader: <service>.output {shell_rank:i, events:s, last:b,
+ * task-exit?:o} from another shell of the job, appended to `output` in
+ * the order received.  task-exit: that shell's first task exit, sent
+ * with its last output when that task was its last (shell.c).
  */
 static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
@@ -254,6 +284,7 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct output *out = arg;
     const char *events;
     size_t len;
+    json_t *task_exit = NULL;
     int rank, last, errnum = EPROTO;
     const char *errmsg = "malformed output request";
 
@@ -263,8 +294,9 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         errmsg = "only the job's user may write its output";
         goto error;
     }
-    if (flux_request_unpack (msg, NULL, "{s:i s:s% s:b}", "shell_rank", &rank,
-                             "events", &events, &len, "last", &last)
+    if (flux_request_unpack (msg, NULL, "{s:i s:s% s:b s?o}", "shell_rank",
+                             &rank, "events", &events, &len, "last", &last,
+                             "task-exit", &task_exit)
             < 0
         || rank < 1 || rank >= out->shell->info->shell_size
         || strlen (events) != len || check_events (events, len) < 0)
@@ -276,6 +308,11 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (out->received[rank] + (int64_t)len > client_bound (out)) {
         errnum = ENOSPC;
         errmsg = "that shell sent more than its share of output";
+        goto error;
+    }
+    if (task_exit
+        && (!last || shell_task_exit_remote (out->shell, task_exit) < 0)) {
+        errmsg = "malformed task-exit in output request";
         goto error;
     }
     out->received[rank] += len;
@@ -417,9 +454,11 @@ void output_eof (struct output *out, int rank, int stream)
     if (out->s[stream].fd >= 0)
         return;
     snprintf (rankstr, sizeof (rankstr), "%d", rank);
-    (void)append_entry (out, eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
+    (void)append_entry_hold (out,
+                             eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
                                                   "stream", stream_name[stream],
-                                                  "rank", rankstr, "eof", 1));
+                                                  "rank", rankstr, "eof", 1),
+                             true);
 }
 
 static char *render (struct shell *shell, const char *tmpl)

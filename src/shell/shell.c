@@ -318,33 +318,67 @@ static void task_exit_post (struct shell *shell, json_t *ctx)
     free (line);
 }
 
+int shell_task_exit_remote (struct shell *shell, json_t *ctx)
+{
+    const char *state;
+    int n[6];
+
+    if (json_unpack (ctx, "{s:i s:i s:s s:i s:i s:i s:i}", "localid", &n[0],
+                     "rank", &n[1], "state", &state, "pid", &n[2],
+                     "wait_status", &n[3], "signaled", &n[4], "exitcode", &n[5])
+        < 0) {
+        errno = EPROTO;
+        return -1;
+    }
+    task_exit_post (shell, ctx);
+    return 0;
+}
+
 static void task_exit_cb (flux_t *h, flux_msg_handler_t *mh,
                           const flux_msg_t *msg, void *arg)
 {
     struct shell *shell = arg;
     json_t *ctx;
-    const char *state;
-    int n[6];
 
     (void)h;
     (void)mh;
     if (flux_msg_authorize (msg, shell->info->userid) < 0
         || flux_request_unpack (msg, NULL, "o", &ctx) < 0
-        || json_unpack (ctx, "{s:i s:i s:s s:i s:i s:i s:i}", "localid", &n[0],
-                        "rank", &n[1], "state", &state, "pid", &n[2],
-                        "wait_status", &n[3], "signaled", &n[4], "exitcode",
-                        &n[5])
-               < 0) {
+        || shell_task_exit_remote (shell, ctx) < 0)
         fprintf (stderr, "flux-shell: malformed task-exit request\n");
-        return;
+}
+
+/* How long a non-leader holds its last task's exit report for its final
+ * output send when the task's output is still open at its reaping. */
+#define TASK_EXIT_HOLD_MS 20
+
+static void send_task_exit (struct shell *shell, json_t *ctx)
+{
+    flux_future_t *f;
+    char topic[128];
+
+    snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
+    f = flux_rpc_pack (shell->h, topic, shell->info->brokers[0],
+                       FLUX_RPC_NORESPONSE, "O", ctx);
+    flux_future_destroy (f);
+}
+
+/* The shell did not end soon after its last task was reaped (a process
+ * the task started holds its output open): report the exit now. */
+static void task_exit_timer_cb (uv_timer_t *t)
+{
+    struct shell *shell = t->data;
+
+    if (shell->task_exit_ctx) {
+        send_task_exit (shell, shell->task_exit_ctx);
+        json_decref (shell->task_exit_ctx);
+        shell->task_exit_ctx = NULL;
     }
-    task_exit_post (shell, ctx);
 }
 
 static void report_task_exit (struct shell *shell, struct task *t)
 {
     json_t *ctx;
-    char topic[128];
 
     if (shell->task_exit_sent)
         return;
@@ -359,13 +393,22 @@ static void report_task_exit (struct shell *shell, struct task *t)
         return;
     if (shell->leader)
         task_exit_post (shell, ctx);
-    else {
-        flux_future_t *f;
-        snprintf (topic, sizeof (topic), "%s.task-exit", shell->service);
-        f = flux_rpc_pack (shell->h, topic, shell->info->brokers[0],
-                           FLUX_RPC_NORESPONSE, "O", ctx);
-        flux_future_destroy (f);
+    else if (shell->nactive == 1 && !shell->failed && shell->out) {
+        /* the shell's last task: the shell ends once its output closes
+         * (at once, usually), and its final output send carries the
+         * report, one request to the leader instead of two (63 fewer for
+         * a 64-node job); if the output stays open, the timer sends it */
+        shell->task_exit_ctx = json_incref (ctx);
+        shell->task_exit_timer.data = shell;
+        if (!task_done (t)
+            && (uv_timer_init (shell->loop, &shell->task_exit_timer) < 0
+                || uv_timer_start (&shell->task_exit_timer, task_exit_timer_cb,
+                                   TASK_EXIT_HOLD_MS, 0)
+                       < 0))
+            task_exit_timer_cb (&shell->task_exit_timer);
     }
+    else
+        send_task_exit (shell, ctx);
     json_decref (ctx);
 }
 
@@ -797,19 +840,21 @@ static int remove_cb (const char *path, const struct stat *sb, int flag,
                       struct FTW *ftw)
 {
     (void)sb;
-    (void)flag;
     (void)ftw;
-    if (remove (path) < 0)
+    if ((flag == FTW_DP ? rmdir (path) : unlink (path)) < 0)
         fprintf (stderr, "flux-shell: remove %s: %s\n", path, strerror (errno));
     return 0; /* keep going */
 }
 
 /* Remove FLUX_JOB_TMPDIR and whatever the tasks left in it (depth
- * first, without following symlinks).
+ * first, without following symlinks).  Most jobs leave it empty: one
+ * rmdir then, not a walk (open, stat, read, close, unlink, rmdir: a
+ * directory operation on a busy disk costs milliseconds, and on one
+ * machine running 64 brokers 64 shells do it at once).
  */
 static void remove_tmpdir (struct shell *shell)
 {
-    if (shell->tmpdir)
+    if (shell->tmpdir && rmdir (shell->tmpdir) < 0 && errno != ENOENT)
         (void)nftw (shell->tmpdir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -1045,6 +1090,8 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    if (shell->task_exit_timer.loop) /* the final output send reports it */
+        uv_timer_stop (&shell->task_exit_timer);
     if (shell_commit_flush (shell) < 0)
         fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
                  strerror (errno));
@@ -1054,6 +1101,8 @@ static void shell_finish (struct shell *shell)
         ;
     if (shell->exit_timer.loop)
         uv_close ((uv_handle_t *)&shell->exit_timer, NULL);
+    if (shell->task_exit_timer.loop)
+        uv_close ((uv_handle_t *)&shell->task_exit_timer, NULL);
     for (int i = 0; i < 6 && shell->loop; i++) {
         if (shell->signals[i].loop)
             uv_close ((uv_handle_t *)&shell->signals[i], NULL);
@@ -1090,6 +1139,7 @@ static void shell_finish (struct shell *shell)
     free (task_groups);
     task_groups = NULL;
     free (shell->tmpdir);
+    json_decref (shell->task_exit_ctx);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);
     flux_msg_handler_destroy (shell->exception_mh);

@@ -63,6 +63,12 @@ struct shell {
      * here, sent as ONE commit by shell_commit_flush() */
     flux_kvs_txn_t *startup_txn;
     bool gathering;
+
+    /* non-leader: the report of its last task's exit, to go with the
+     * final output send (output_flush), unless the shell is not done
+     * soon (the timer) */
+    json_t *task_exit_ctx;
+    uv_timer_t task_exit_timer;
 };
 
 /* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a
@@ -111,6 +117,11 @@ void shell_task_done (struct shell *shell, struct task *t);
 
 /* Send signum to every running task. */
 void shell_killall (struct shell *shell, int signum);
+
+/* Leader: a task-exit report (the context of shell.task-exit) from
+ * another shell; posted if it is the job's first.  -1 EPROTO if ctx is
+ * malformed. */
+int shell_task_exit_remote (struct shell *shell, json_t *ctx);
 
 /* Enter barrier seq with data (NULL: none), synchronously; the merged
  * data of all shells is returned (new reference) or NULL with errno.
