@@ -215,4 +215,27 @@ test_expect_success ROOT_SETPRIV 'a client (owner or guest) cannot answer a requ
 	grep "sent a response kvs.wait-version (matchtag [0-9]*) to a request it was not given: dropped" forge.dmesg
 '
 
+# A request's first route names its sender to the services (a disconnect
+# ends that sender's watches): a guest may not put routes of its own
+# below the id the broker gives it; the owner may (a proxy routing for
+# its own clients).
+cat >route.sh <<EOT
+chmod 755 \$(flux getattr rundir) || exit 1
+G="setpriv --reuid=4242 --regid=4242 --clear-groups"
+CLIENT_FLOOD_ROUTE=someone-else \$G $FLUX_BUILD_DIR/t/client-flood pending any broker.ping 1 >route.guest &
+g=\$!
+CLIENT_FLOOD_ROUTE=someone-else $FLUX_BUILD_DIR/t/client-flood pending any broker.ping 1 >route.owner &
+o=\$!
+for i in \$(seq 600); do test -s route.guest && test -s route.owner && break; sleep 0.1; done
+kill -USR1 \$g \$o
+wait
+EOT
+test_expect_success ROOT_SETPRIV 'a guest request carrying routes of its own is refused; the owner may route' '
+	flux start -Saccess.allow-guest-user=true sh route.sh &&
+	cat route.guest route.owner &&
+	grep "^answered 1 refused 1" route.guest &&
+	grep "^refused: Protocol error: a guest.s request may not carry routes of its own" route.guest &&
+	grep "^answered 1 refused 0" route.owner
+'
+
 test_done

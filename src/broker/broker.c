@@ -2122,6 +2122,19 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
                 flux_msg_decref (msg);
                 return;
             }
+            /* Services take the first route as the sender (whose
+             * watches a disconnect ends, say): routes a client put below
+             * its own id would let it speak for another client.  Only
+             * the owner may route for others (a proxy relaying its own
+             * clients); a guest's request must come from itself. */
+            if (flux_msg_route_count (msg) > 1
+                && !(p->cred.rolemask & FLUX_ROLE_OWNER)) {
+                router_respond_error (b, msg, EPROTO,
+                                      "a guest's request may not carry "
+                                      "routes of its own");
+                flux_msg_decref (msg);
+                return;
+            }
             (void)flux_msg_get_topic (msg, &topic);
             if (b->state < STATE_INIT && topic && !early_allowed (topic)) {
                 router_respond_error (b, msg, EAGAIN,
