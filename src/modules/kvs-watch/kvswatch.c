@@ -801,18 +801,31 @@ void kvswatch_cancel (kvswatch_t *kw, const flux_msg_t *msg)
 void kvswatch_disconnect (kvswatch_t *kw, const flux_msg_t *msg)
 {
     const char *sender;
+    struct flux_msg_cred cred;
     struct sender *s;
     struct list_node *pos, *tmp;
 
     if (!(sender = flux_msg_route_first (msg))
+        || flux_msg_get_cred (msg, &cred) < 0
         || !(s = strhash_take (kw->senders, sender)))
         return;
-    /* s is out of the table: watcher_end leaves it alone. */
+    /* s is out of the table: watcher_end leaves it alone.  A disconnect
+     * names its sender by its first route: end only the watches its
+     * credentials could have cancelled, whoever routed it here. */
     list_for_each_safe (pos, tmp, &s->watchers)
     {
-        watcher_end (kw, list_entry (pos, struct watcher, sendernode), 0, NULL,
-                     true);
+        struct watcher *w = list_entry (pos, struct watcher, sendernode);
+        if (flux_msg_cred_authorize (cred, w->cred.userid) < 0) {
+            kw->stats.bad_requests++;
+            continue;
+        }
+        watcher_end (kw, w, 0, NULL, true);
     }
+    if (!list_empty (&s->watchers)
+        && strhash_insert (kw->senders, sender, s) == 0)
+        return;
+    while (!list_empty (&s->watchers)) /* out of memory: forget them */
+        list_del (s->watchers.next);
     sender_destroy (s);
 }
 

@@ -453,13 +453,19 @@ static void cancel_as (int c, const char *sender)
     flux_msg_decref (msg);
 }
 
-static void disconnect (const char *sender)
+static void disconnect_as (const char *sender, struct flux_msg_cred cred)
 {
     flux_msg_t *msg = flux_request_encode ("kvs-watch.disconnect", NULL);
     flux_msg_route_push (msg, sender);
+    flux_msg_set_cred (msg, cred);
     flux_msg_set_noresponse (msg);
     kvswatch_disconnect (kw, msg);
     flux_msg_decref (msg);
+}
+
+static void disconnect (const char *sender)
+{
+    disconnect_as (sender, (struct flux_msg_cred){getuid (), FLUX_ROLE_OWNER});
 }
 
 /* Run the reactor until nothing happens any more. */
@@ -774,9 +780,18 @@ static void test_guest (void)
     settle ();
     is (rlog (b), "E1", "once the owner is known, EPERM without a lookup");
     ok (lookups == n0, "(no lookup was made)");
-    disconnect ("guest1");
+    /* A disconnect names its sender by its first route: one with
+     * another user's credentials ends nothing. */
+    disconnect_as ("guest1", g2);
+    put ("g", "k", "y");
     settle ();
-    is (rlog (a), "secret,x", "disconnect sends nothing");
+    is (rlog (a), "secret,x,y",
+        "a disconnect naming guest1 with guest2's credentials ends nothing");
+    ok (stat_int ("watchers") == 1 && stat_int ("senders") == 1,
+        "(guest1's watcher and sender are kept)");
+    disconnect_as ("guest1", g1);
+    settle ();
+    is (rlog (a), "secret,x,y", "disconnect sends nothing");
     ok (stat_int ("watchers") == 0 && stat_int ("senders") == 0,
         "and drops the sender's watchers");
 }
