@@ -91,7 +91,7 @@ void info_guest_destroy_all (struct info *ctx, const flux_msg_t *sender)
         struct gwatch *w = list_entry (pos, struct gwatch, link);
         if (!sender)
             info_respond_error (ctx, w->msg, ENOSYS, "job-info is unloading");
-        else if (!flux_msg_route_match_first (w->msg, sender))
+        else if (!info_disconnect_matches (w->msg, sender))
             continue;
         gwatch_destroy (w);
     }

@@ -74,6 +74,15 @@ int info_job_key (char *buf, size_t size, flux_jobid_t id, const char *path)
     return flux_job_kvs_key (buf, size, id, path);
 }
 
+bool info_disconnect_matches (const flux_msg_t *req, const flux_msg_t *disc)
+{
+    uint32_t userid;
+
+    return flux_msg_route_match_first (req, disc)
+           && flux_msg_get_userid (req, &userid) == 0
+           && flux_msg_authorize (disc, userid) == 0;
+}
+
 bool info_cancel_matches (const flux_msg_t *req, const flux_msg_t *cancel,
                           uint32_t matchtag)
 {

@@ -80,6 +80,9 @@ void info_log (struct info *ctx, int severity, const char *fmt, ...)
 void info_respond_error (struct info *ctx, const flux_msg_t *msg, int errnum,
                          const char *text);
 int info_job_key (char *buf, size_t size, flux_jobid_t id, const char *path);
+/* Is req from the sender disconnect message disc names (first route),
+ * and may disc's credentials end it (its user or the owner)? */
+bool info_disconnect_matches (const flux_msg_t *req, const flux_msg_t *disc);
 bool info_cancel_matches (const flux_msg_t *req, const flux_msg_t *cancel,
                           uint32_t matchtag);
 /* sender NULL: end all with ENOSYS; else drop those of sender. */

@@ -44,7 +44,7 @@ void info_lookup_destroy_all (struct info *ctx, const flux_msg_t *sender)
         struct lookup *l = list_entry (pos, struct lookup, link);
         if (!sender)
             info_respond_error (ctx, l->msg, ENOSYS, "job-info is unloading");
-        else if (!flux_msg_route_match_first (l->msg, sender))
+        else if (!info_disconnect_matches (l->msg, sender))
             continue;
         lookup_destroy (l);
     }

@@ -69,7 +69,7 @@ void info_update_destroy_all (struct info *ctx, const flux_msg_t *sender)
         struct update *u = list_entry (pos, struct update, link);
         if (!sender)
             info_respond_error (ctx, u->msg, ENOSYS, "job-info is unloading");
-        else if (!flux_msg_route_match_first (u->msg, sender))
+        else if (!info_disconnect_matches (u->msg, sender))
             continue;
         update_destroy (u);
     }

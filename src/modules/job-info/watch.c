@@ -59,7 +59,7 @@ void info_watch_destroy_all (struct info *ctx, const flux_msg_t *sender)
         struct watcher *w = list_entry (pos, struct watcher, link);
         if (!sender)
             info_respond_error (ctx, w->msg, ENOSYS, "job-info is unloading");
-        else if (!flux_msg_route_match_first (w->msg, sender))
+        else if (!info_disconnect_matches (w->msg, sender))
             continue;
         watcher_destroy (w);
     }

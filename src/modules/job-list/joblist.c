@@ -540,6 +540,17 @@ void joblist_job_stats_cancel (joblist_t *jl, const flux_msg_t *msg)
     }
 }
 
+/* Is req from the sender disconnect msg names (its first route), and
+ * could msg's credentials have cancelled it? */
+static bool same_sender (const flux_msg_t *req, const flux_msg_t *msg)
+{
+    uint32_t userid;
+
+    return flux_msg_route_match_first (req, msg)
+           && flux_msg_get_userid (req, &userid) == 0
+           && flux_msg_authorize (msg, userid) == 0;
+}
+
 /* job-list.disconnect: drop everything the sender left behind. */
 void joblist_disconnect (joblist_t *jl, const flux_msg_t *msg)
 {
@@ -549,17 +560,17 @@ void joblist_disconnect (joblist_t *jl, const flux_msg_t *msg)
     list_for_each_safe (pos, tmp, &jl->waiters)
     {
         struct waiter *w = list_entry (pos, struct waiter, all);
-        if (flux_msg_route_match_first (w->msg, msg))
+        if (same_sender (w->msg, msg))
             waiter_destroy (w);
     }
     list_for_each_safe (pos, tmp, &jl->watchers)
     {
         struct watcher *wt = list_entry (pos, struct watcher, all);
-        if (flux_msg_route_match_first (wt->msg, msg))
+        if (same_sender (wt->msg, msg))
             watcher_destroy (jl, wt);
     }
     for (int i = 0; i < jl->ndeferred; i++) {
-        if (flux_msg_route_match_first (jl->deferred[i].msg, msg))
+        if (same_sender (jl->deferred[i].msg, msg))
             flux_msg_decref (jl->deferred[i].msg);
         else
             jl->deferred[n++] = jl->deferred[i];

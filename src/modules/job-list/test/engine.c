@@ -440,6 +440,14 @@ static void test_private (void)
         snprintf (sender, sizeof (sender), "client%d", b % 3);
         msg = flux_request_encode ("job-list.disconnect", NULL);
         flux_msg_route_push (msg, sender);
+        flux_msg_set_cred (msg, owner);
+        joblist_disconnect (jl, msg);
+        flux_msg_decref (msg);
+        /* naming w's sender with a guest's credentials: nothing ends */
+        snprintf (sender, sizeof (sender), "client%d", w % 3);
+        msg = flux_request_encode ("job-list.disconnect", NULL);
+        flux_msg_route_push (msg, sender);
+        flux_msg_set_cred (msg, guest);
         joblist_disconnect (jl, msg);
         flux_msg_decref (msg);
     }
@@ -447,7 +455,8 @@ static void test_private (void)
     settle ();
     ok (resp[b].count == 0, "disconnect dropped the sender's waiter");
     ok (resp[w].count == 1 && resp[w].errnum == ENOSYS,
-        "destroy ended the other with ENOSYS (job-list is unloading)");
+        "a guest's disconnect naming another sender left its waiter; "
+        "destroy ended it with ENOSYS (job-list is unloading)");
 }
 
 int main (int argc, char **argv)
