@@ -238,4 +238,35 @@ test_expect_success ROOT_SETPRIV 'a guest request carrying routes of its own is 
 	grep "^answered 1 refused 0" route.owner
 '
 
+
+# The job shell's own services: a guest asking the owner's job shell to
+# take a task's exit (task-exit, which the shells send without waiting
+# for an answer) or an exception gets EPERM with a message, and nothing
+# is written into the owner's job: before, the task-exit request went
+# unanswered (the guest waited until its timeout) and was logged by the
+# shell as malformed; the exception's EPERM had no text.
+cat >shellsvc.sh <<EOT
+chmod 755 \$(flux getattr rundir) || exit 1
+G="setpriv --reuid=4242 --regid=4242 --clear-groups"
+id=\$(flux submit sleep 300) && flux job wait-event -t 60 \$id start >/dev/null || exit 1
+svc=\$(id -u)-shell-\$(flux job id --to=f58plain \$id)
+flux job wait-event -t 60 -p exec \$id shell.start >/dev/null || exit 1
+for m in task-exit exception; do
+	timeout 60 \$G $RPC \$svc.\$m '{"localid":0,"rank":0,"state":"Exited","pid":1,"wait_status":0,"signaled":0,"exitcode":0,"type":"x","severity":0,"shell_rank":0}' 2>\$m.err
+	echo "\$m \$?"
+done
+flux cancel \$id
+flux job attach \$id >shellsvc.output 2>&1
+true
+EOT
+test_expect_success ROOT_SETPRIV 'a guest cannot feed the owner'"'"'s job shell task-exit or exception requests' '
+	flux start -Saccess.allow-guest-user=true sh shellsvc.sh >shellsvc.out &&
+	cat shellsvc.out task-exit.err exception.err &&
+	grep "^task-exit 1$" shellsvc.out &&
+	grep "^exception 1$" shellsvc.out &&
+	grep "job belongs to another user" task-exit.err &&
+	grep "job belongs to another user" exception.err &&
+	! grep "malformed task-exit" shellsvc.output
+'
+
 test_done

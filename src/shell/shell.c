@@ -340,12 +340,20 @@ static void task_exit_cb (flux_t *h, flux_msg_handler_t *mh,
     struct shell *shell = arg;
     json_t *ctx;
 
-    (void)h;
     (void)mh;
-    if (flux_msg_authorize (msg, shell->info->userid) < 0
-        || flux_request_unpack (msg, NULL, "o", &ctx) < 0
-        || shell_task_exit_remote (shell, ctx) < 0)
+    /* Another user's request is refused, not logged: it would let any
+     * user write lines into this job's log.  The shells send with
+     * NORESPONSE, so only a stranger waiting for an answer gets one. */
+    if (flux_msg_authorize (msg, shell->info->userid) < 0) {
+        (void)flux_respond_error (h, msg, EPERM, "job belongs to another user");
+        return;
+    }
+    if (flux_request_unpack (msg, NULL, "o", &ctx) < 0
+        || shell_task_exit_remote (shell, ctx) < 0) {
         fprintf (stderr, "flux-shell: malformed task-exit request\n");
+        (void)flux_respond_error (h, msg, EPROTO,
+                                  "malformed task-exit request");
+    }
 }
 
 /* How long a non-leader holds its last task's exit report for its final
@@ -632,7 +640,7 @@ static void exception_cb (flux_t *h, flux_msg_handler_t *mh,
 
     (void)mh;
     if (flux_msg_authorize (msg, shell->info->userid) < 0) {
-        (void)flux_respond_error (h, msg, EPERM, NULL);
+        (void)flux_respond_error (h, msg, EPERM, "job belongs to another user");
         return;
     }
     if (flux_request_unpack (msg, NULL, "{s:s s:i s:i s?s}", "type", &type,

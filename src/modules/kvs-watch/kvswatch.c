@@ -649,7 +649,7 @@ static int handle_result (kvswatch_t *kw, struct watcher *w, json_t *val,
         return -1;
     }
     if (!watcher_allowed (w, nsmon_owner (ns))) {
-        watcher_end (kw, w, EPERM, NULL, false);
+        watcher_end (kw, w, EPERM, "namespace belongs to another user", false);
         return -1;
     }
     switch (w->mode) {
@@ -743,7 +743,8 @@ void kvswatch_lookup (kvswatch_t *kw, const flux_msg_t *msg)
         }
     }
     if (!watcher_allowed (w, nsmon_owner (ns))) {
-        (void)flux_respond_error (kw->h, msg, EPERM, NULL);
+        (void)flux_respond_error (kw->h, msg, EPERM,
+                                  "namespace belongs to another user");
         watcher_destroy (w);
         ns_release (kw, ns);
         return;
