@@ -431,4 +431,31 @@ test_expect_success 'requesters that come and go do not fill the charge of a cli
 	cat churn.1 churn.2 churn.3 churn.4 &&
 	grep "answered 0 refused 0" churn.4
 '
+# malformed.sh: as a guest (preset credentials), 5,000 requests with
+# wrong types and 5,000 with 1,000-deep JSON to each of 4 services: every
+# one is refused with a message, and the broker's RSS does not grow with
+# their number (issue 25: 240,000 such requests, 12.8 -> 15.3 MB).
+RPC="$FLUX_BUILD_DIR/t/rpc-cred"
+cat >malformed.sh <<EOF
+bpid=\$(flux getattr broker.pid)
+rss () { awk '/^VmRSS/ {print \$2}' /proc/\$bpid/status; }
+deep=\$(printf '%01000d' 0 | tr 0 '['; printf '%01000d' 0 | tr 0 ']')
+for t in kvs.lookup job-info.lookup job-list.list job-manager.raise; do
+	$RPC -u 4242 -R 2 -n 1000 \$t '{"key":5,"id":"x"}' >/dev/null
+done
+echo "before \$(rss)"
+for t in kvs.lookup job-info.lookup job-list.list job-manager.raise; do
+	$RPC -u 4242 -R 2 -n 5000 \$t '{"key":5,"id":"x","attrs":{}}'
+	$RPC -u 4242 -R 2 -n 5000 \$t "\$deep"
+done
+echo "after \$(rss)"
+EOF
+test_expect_success !SANITIZER 'a guest'"'"'s 40,000 malformed requests: each refused with a message, RSS flat' '
+	flux start sh malformed.sh >malformed.out &&
+	cat malformed.out &&
+	test $(grep -c "^answered 0 errors 5000 untold 0" malformed.out) = 8 &&
+	before=$(sed -n "s/^before //p" malformed.out) &&
+	after=$(sed -n "s/^after //p" malformed.out) &&
+	test $((after - before)) -lt 8192
+'
 test_done
