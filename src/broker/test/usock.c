@@ -1318,7 +1318,9 @@ static void test_owner_reaps (void)
     run_for (50);
     cmp_ok (T.ndisc, "==", 0,
             "owner_turns: the server does not close it itself");
-    (void)usock_server_turn (T.s, 0);
+    /* past its deadline a turn frees one frame: as many turns as it takes */
+    while (n-- > 0 && usock_server_turn (T.s, 0))
+        ;
     ok (run_until (&T.ndisc, 1), "usock_server_turn closes it");
     close (fd);
     flux_msg_destroy (msg);
