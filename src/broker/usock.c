@@ -53,7 +53,7 @@
 #define FRAME_MAP (64u << 10)   /* frames this large are mappings */
 #define REAP_STEP 16 /* frames a dying client drops between clock reads */
 #define UNMAP_CHUNK \
-    (8u << 20)                /* a dead mapping is unmapped this much at once */
+    (2u << 20)                /* a dead mapping is unmapped this much at once */
 #define CUTLOG_BURST 5        /* clients cut logged in full per window */
 #define CUTLOG_WINDOW_MS 1000 /* then one summary line per window */
 
