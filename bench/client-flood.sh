@@ -45,9 +45,14 @@ attack () {
     turn=\$(flux module stats broker |
         sed -n 's/.*\"turn-cpu-max\": *\\([0-9.e-]*\\).*/\\1/p' |
         awk '{ printf \"%.2f\", \$1 * 1000 }')
+    stats=\$(flux module stats broker)
+    phases=\$(for k in prep io rest; do echo \"\$stats\" |
+        sed -n \"s/.*\\\"turn-\$k-cpu-max\\\": *\\([0-9.e-]*\\).*/\\1/p\" |
+        awk -v k=\$k '{ printf \"%s %.2f \", k, \$1 * 1000 }'; done)
     echo \"attack took \$(echo \"\$t1 - \$t0\" | bc) s\"
     echo \"broker RSS before: \$rss0 kB, peak: \$hwm kB\"
     echo \"longest loop turn: \$turn ms of the broker's CPU\"
+    echo \"longest per phase (ms): \$phases\"
     sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' ping.out | sort -n | awk '
         { t[NR] = \$1 }
         END { printf \"pings answered: %d of 400: median %s ms, p99 %s ms, \" \

@@ -8,9 +8,10 @@
  *   Prints "ready N" once every subscription is answered, then waits for
  *   SIGUSR1 (at most 600 s), reads what each connection holds and prints
  *   "closed C open O": C connections were closed by the broker.
- * client-flood publish COUNT SIZE
- *   Publish COUNT events "flood.event" of SIZE bytes (8 in flight at a
- *   time); prints "published COUNT" when every one is acknowledged.
+ * client-flood publish COUNT SIZE [WINDOW]
+ *   Publish COUNT events "flood.event" of SIZE bytes (WINDOW, default 8,
+ *   in flight at a time, at most 1024); prints "published COUNT" when
+ *   every one is acknowledged.
  * client-flood partial N ANNOUNCE SEND TIMEOUT
  *   Open N connections; each announces a frame of ANNOUNCE bytes and
  *   sends at most SEND bytes of it (what the broker takes), then waits.
@@ -66,7 +67,7 @@
 
 #define USAGE                                                         \
     "Usage: client-flood subscribe N\n"                               \
-    "       client-flood publish COUNT SIZE\n"                        \
+    "       client-flood publish COUNT SIZE [WINDOW]\n"               \
     "       client-flood partial N ANNOUNCE SEND TIMEOUT\n"           \
     "       client-flood state subscribe|service|request COUNT LEN\n" \
     "       client-flood answer SERVICE COUNT SIZE\n"                 \
@@ -287,9 +288,9 @@ static int subscribe (int n)
     return 0;
 }
 
-static int publish (int count, size_t size)
+static int publish (int count, size_t size, int window)
 {
-    enum { WINDOW = 8 };
+    enum { WINDOW = 1024 };
     flux_future_t *f[WINDOW] = {NULL};
     char *pay = malloc (size ? size : 1);
     flux_t *h;
@@ -297,8 +298,10 @@ static int publish (int count, size_t size)
     if (!pay || !(h = flux_open (NULL, 0)))
         die ("flux_open");
     memset (pay, 'x', size);
-    for (int i = 0; i < count + WINDOW; i++) {
-        int slot = i % WINDOW;
+    if (window < 1 || window > WINDOW)
+        die ("publish: WINDOW must be 1..1024");
+    for (int i = 0; i < count + window; i++) {
+        int slot = i % window;
         if (f[slot]) {
             if (flux_future_get (f[slot], NULL) < 0)
                 die ("event.publish");
@@ -675,8 +678,9 @@ int main (int argc, char **argv)
     raise_nofile ();
     if (argc == 3 && !strcmp (argv[1], "subscribe"))
         return subscribe (number (argv[2]));
-    if (argc == 4 && !strcmp (argv[1], "publish"))
-        return publish (number (argv[2]), number (argv[3]));
+    if ((argc == 4 || argc == 5) && !strcmp (argv[1], "publish"))
+        return publish (number (argv[2]), number (argv[3]),
+                        argc == 5 ? number (argv[4]) : 8);
     if (argc == 6 && !strcmp (argv[1], "partial"))
         return partial (number (argv[2]), (uint32_t)number (argv[3]),
                         number (argv[4]), number (argv[5]));

@@ -92,10 +92,13 @@ test_expect_success '40 events of 64 KB to 500 subscribers are held once' '
 	flux ping -c 3 -i 0.1 broker >ping1.out &&
 	test_set_prereq SHARED
 '
-test_expect_success SHARED 'broker.stats-get counts loop turns and the longest in CPU time; stats-clear restarts them' '
+test_expect_success SHARED 'broker.stats-get counts loop turns and the longest in CPU time, per phase too; stats-clear restarts them' '
 	flux module stats broker >turns1.json &&
 	jq -c "{turns, \"turn-cpu-max\"}" turns1.json &&
 	jq -e ".turns > 40 and .\"turn-cpu-max\" > 0" turns1.json &&
+	jq -e ".\"turn-prep-cpu-max\" > 0 and .\"turn-io-cpu-max\" > 0
+		and .\"turn-rest-cpu-max\" > 0
+		and .\"turn-prep-cpu-max\" <= .\"turn-cpu-max\"" turns1.json &&
 	flux module stats --clear broker &&
 	flux module stats broker >turns2.json &&
 	jq -e ".turns < $(jq .turns turns1.json)" turns2.json

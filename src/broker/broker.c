@@ -1843,10 +1843,19 @@ void router_turn_stats (struct broker *b, json_t *o, bool clear)
                                    json_integer ((json_int_t)b->turns));
         (void)json_object_set_new (o, "turn-cpu-max",
                                    json_real (b->turn_cpu_max / 1e9));
+        (void)json_object_set_new (o, "turn-prep-cpu-max",
+                                   json_real (b->prep_cpu_max / 1e9));
+        (void)json_object_set_new (o, "turn-io-cpu-max",
+                                   json_real (b->io_cpu_max / 1e9));
+        (void)json_object_set_new (o, "turn-rest-cpu-max",
+                                   json_real (b->rest_cpu_max / 1e9));
     }
     if (clear) {
         b->turns = 0;
         b->turn_cpu_max = 0;
+        b->prep_cpu_max = 0;
+        b->io_cpu_max = 0;
+        b->rest_cpu_max = 0;
     }
 }
 
@@ -1874,9 +1883,14 @@ static void self_prep_cb (uv_prepare_t *w)
     uint64_t cpu = thread_cpu_ns ();
     bool more;
 
-    if (b->turns++ > 0 && cpu - b->turn_cpu > b->turn_cpu_max)
-        b->turn_cpu_max = cpu - b->turn_cpu;
+    if (b->turns++ > 0) {
+        if (cpu - b->turn_cpu > b->turn_cpu_max)
+            b->turn_cpu_max = cpu - b->turn_cpu;
+        if (b->rest_cpu && cpu - b->rest_cpu > b->rest_cpu_max)
+            b->rest_cpu_max = cpu - b->rest_cpu;
+    }
     b->turn_cpu = cpu;
+    b->rest_cpu = 0;
 
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b, deadline);
@@ -1888,6 +1902,9 @@ static void self_prep_cb (uv_prepare_t *w)
         uv_idle_start (&b->self_idle, self_idle_cb);
     else
         uv_idle_stop (&b->self_idle);
+    b->io_cpu = thread_cpu_ns ();
+    if (b->io_cpu - cpu > b->prep_cpu_max)
+        b->prep_cpu_max = b->io_cpu - cpu;
 }
 
 /* After the turn's input: route the answers the services left (at most
@@ -1896,6 +1913,10 @@ static void self_check_cb (uv_check_t *w)
 {
     struct broker *b = w->data;
 
+    b->rest_cpu = thread_cpu_ns ();
+    if (b->io_cpu && b->rest_cpu - b->io_cpu > b->io_cpu_max)
+        b->io_cpu_max = b->rest_cpu - b->io_cpu;
+    b->io_cpu = 0;
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b, 0);
 }

@@ -105,6 +105,11 @@ struct broker {
      * the last began, and the most one took */
     uint64_t turn_cpu, turn_cpu_max;
     uint64_t turns;
+    /* the same per phase of a turn: the prepare phase's budgeted work,
+     * the I/O phase (up to the check phase), the rest (check, closing,
+     * timers, idle); the CPU time the last two began at */
+    uint64_t prep_cpu_max, io_cpu_max, rest_cpu_max;
+    uint64_t io_cpu, rest_cpu;
     struct overlay *overlay;
     int parent_online;
 
@@ -222,7 +227,10 @@ size_t router_tracked_count (struct broker *b);
 /* Add the loop's figures to broker.stats-get's object o (if not NULL):
  * "turns" and "turn-cpu-max" (the most CPU time one turn of the broker's
  * thread took, in seconds: what a request may wait behind, whatever the
- * machine's load); then start them again if clear. */
+ * machine's load), and the most each phase of a turn took:
+ * "turn-prep-cpu-max" (the budgeted work), "turn-io-cpu-max" (reading
+ * clients, modules and peers), "turn-rest-cpu-max" (check, closing,
+ * timer and idle callbacks); then start them again if clear. */
 void router_turn_stats (struct broker *b, json_t *o, bool clear);
 
 /* Register one of the broker's own service names. */

@@ -25,7 +25,9 @@
  * usock_client_disconnect() or on
  * usock_server_destroy().  ops->disconnected runs exactly once per
  * connected client, never nested in a usock call made by the caller,
- * except that usock_server_destroy() runs the pending ones itself.
+ * except that usock_server_destroy() runs the pending ones itself and
+ * usock_server_turn() runs those of the clients it closes (cut off by
+ * the server), so that they count in the owner's turn budget.
  * After usock_client_disconnect() no message callback arrives for the
  * client and usock_client_send() fails with EPIPE.
  *

@@ -1318,8 +1318,61 @@ static void test_owner_reaps (void)
     run_for (50);
     cmp_ok (T.ndisc, "==", 0,
             "owner_turns: the server does not close it itself");
-    (void)usock_server_turn (T.s, 0);
+    /* past its deadline a turn frees one frame: as many turns as it takes */
+    while (n-- > 0 && usock_server_turn (T.s, 0))
+        ;
     ok (run_until (&T.ndisc, 1), "usock_server_turn closes it");
+    close (fd);
+    flux_msg_destroy (msg);
+    server_stop ();
+    free (pay);
+}
+
+/* A cut client holding many frames is dropped in steps, one step per
+ * usock_server_turn() past its deadline (the last reference to a shared
+ * frame frees it: thousands at once overran the broker's turn), and its
+ * disconnected callback runs in the turn that closes it. */
+static void test_owner_reaps_in_steps (void)
+{
+    struct usock_policy p = owner_policy ();
+    enum { SIZE = 64 * 1024 };
+    struct usock_client *c;
+    uint8_t *pay = calloc (1, SIZE);
+    flux_msg_t *msg;
+    size_t held, prev;
+    int fd, n = 0, turns = 0;
+    bool steps = true;
+
+    p.owner_turns = true;
+    p.max_sendq_bytes = 8 * 1024 * 1024;
+    if (!pay || !(msg = flux_event_encode_raw ("big.event", pay, SIZE)))
+        BAIL_OUT ("cannot build an event");
+    if (!server_start (&p) || (fd = client_open (&c)) < 0 || !c)
+        BAIL_OUT ("cannot start");
+    for (;;) {
+        int rc;
+        usock_server_share (T.s, msg); /* one frame each */
+        rc = usock_client_send (c, msg);
+        usock_server_share (T.s, NULL);
+        if (rc < 0 || n++ > 1000)
+            break;
+    }
+    ok (n > 64 && n < 1000, "a client is cut after %d shared frames", n);
+    held = prev = usock_server_held (T.s);
+    while (T.ndisc == 0 && turns < 1000) {
+        bool more = usock_server_turn (T.s, 0); /* always past deadline */
+        size_t now = usock_server_held (T.s);
+        turns++;
+        if (T.ndisc == 0 && (!more || now >= prev || prev - now > 32 * SIZE))
+            steps = false;
+        prev = now;
+    }
+    ok (steps && turns > 3,
+        "its %zu bytes are freed a few frames a turn, over %d turns", held,
+        turns);
+    cmp_ok (T.ndisc, "==", 1,
+            "its disconnected callback ran in the turn that closed it");
+    ok (wait_eof (fd), "the client sees EOF");
     close (fd);
     flux_msg_destroy (msg);
     server_stop ();
@@ -1742,6 +1795,7 @@ int main (int argc, char *argv[])
     test_shared ();
     test_owner_turns ();
     test_owner_reaps ();
+    test_owner_reaps_in_steps ();
     test_held_limit ();
     test_charge ();
     test_cut_log ();
