@@ -1325,18 +1325,21 @@ static bool upq_room (struct broker *b, const flux_msg_t *msg,
     double now = uv_now (b->loop) / 1000.;
     size_t limit;
     const char *topic = "?";
-    int type = 0;
+    int type = 0, k;
 
     if (b->rank == 0 || !b->overlay
         || overlay_parent_room (b->overlay, msg,
                                 (limit = upq_limit (b, class))))
         return true;
-    b->upq_refused++;
-    if (!strcmp (action, "dropped"))
+    /* a line a minute for refused requests, another for dropped events
+     * and responses: neither hides the other */
+    k = !strcmp (action, "dropped");
+    b->upq_refused[k]++;
+    if (k)
         b->upq_dropped_total++;
     else
         b->upq_refused_total++;
-    if (b->upq_logged != 0 && now - b->upq_logged < 60.)
+    if (b->upq_logged[k] != 0 && now - b->upq_logged[k] < 60.)
         return false;
     (void)flux_msg_get_topic (msg, &topic);
     (void)flux_msg_get_type (msg, &type);
@@ -1348,9 +1351,9 @@ static bool upq_room (struct broker *b, const flux_msg_t *msg,
         overlay_parent_queued (b->overlay), upq_who (class), limit,
         overlay_sendq_max (b->overlay), flux_msg_typestr (type), topic,
         class == UPQ_CLIENT ? "a local client" : "this broker or below", action,
-        b->upq_refused);
-    b->upq_logged = now;
-    b->upq_refused = 0;
+        b->upq_refused[k]);
+    b->upq_logged[k] = now;
+    b->upq_refused[k] = 0;
     return false;
 }
 

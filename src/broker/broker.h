@@ -81,8 +81,9 @@ struct broker {
     unsigned long pending_refused; /* refusals not yet logged */
 
     /* what local clients sent upstream past their share of the link */
-    double upq_logged;               /* when a refusal was last logged */
-    unsigned long upq_refused;       /* refusals not yet logged */
+    double upq_logged[2];            /* when a refusal was last logged:
+                                        [0] requests, [1] drops */
+    unsigned long upq_refused[2];    /* refusals not yet logged */
     unsigned long upq_refused_total; /* requests answered EAGAIN, in all */
     unsigned long upq_dropped_total; /* events and responses dropped */
     /* requests going down past their share of the link to a child */
