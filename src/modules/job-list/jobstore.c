@@ -28,6 +28,9 @@ struct qstats {
     struct counts c;
 };
 
+/* purge events for jobs not (yet) inactive here, remembered */
+#define PURGE_EARLY_MAX 65536
+
 struct jobstore {
     idhash_t *index;
     ordlist_t *lists[4]; /* by LIST_*, [LIST_NONE] unused */
@@ -37,9 +40,12 @@ struct jobstore {
     int nqueues;
     unsigned int gen;
     bool resyncing;
+    idhash_t *early; /* purged before their journal entry came */
     jobstore_notify_f notify;
     void *notify_arg;
 };
+
+static void purge_job (jobstore_t *js, struct job *job);
 
 static int cmp_id (flux_jobid_t a, flux_jobid_t b)
 {
@@ -77,6 +83,7 @@ jobstore_t *jobstore_create (void)
     if (!(js = calloc (1, sizeof (*js))))
         return NULL;
     if (!(js->index = idhash_create ()) || !(js->pool = strpool_create ())
+        || !(js->early = idhash_create ())
         || !(js->lists[LIST_PENDING] = ordlist_create (cmp_pending, 1))
         || !(js->lists[LIST_RUNNING] = ordlist_create (cmp_running, 2))
         || !(js->lists[LIST_INACTIVE] = ordlist_create (cmp_inactive, 3))) {
@@ -99,6 +106,7 @@ void jobstore_destroy (jobstore_t *js)
         int saved_errno = errno;
         idhash_foreach (js->index, destroy_cb, js->pool);
         idhash_destroy (js->index);
+        idhash_destroy (js->early);
         for (int i = LIST_PENDING; i <= LIST_INACTIVE; i++)
             ordlist_destroy (js->lists[i]);
         for (int i = 0; i < js->nqueues; i++)
@@ -337,30 +345,45 @@ int jobstore_apply (jobstore_t *js, json_t *resp, flux_error_t *error)
     key_get (job, &after);
     if (key_changed (&before, &after) || (!job->node && after.list))
         relist (js, job);
+    if (job->state == FLUX_JOB_STATE_INACTIVE && idhash_count (js->early) > 0
+        && idhash_remove (js->early, job->id)) {
+        purge_job (js, job); /* notifies the drop */
+        goto done;
+    }
     if (js->notify)
         js->notify (job->id, job, js->notify_arg);
+done:
     if (rc < 0 && errno != ENOMEM)
         errno = EPROTO;
     return rc;
 }
 
-int jobstore_purge (jobstore_t *js, flux_jobid_t id)
+static void purge_job (jobstore_t *js, struct job *job)
 {
-    struct job *job = idhash_lookup (js->index, id);
     struct counts *q;
 
-    if (!job) {
-        errno = ENOENT;
-        return -1;
-    }
-    if (job->state != FLUX_JOB_STATE_INACTIVE) {
-        errno = EINVAL;
-        return -1;
-    }
     js->all.inactive_purged++;
     if ((q = queue_counts (js, job->queue)))
         q->inactive_purged++;
     drop (js, job, true);
+}
+
+int jobstore_purge (jobstore_t *js, flux_jobid_t id)
+{
+    struct job *job = idhash_lookup (js->index, id);
+
+    if (!job || job->state != FLUX_JOB_STATE_INACTIVE) {
+        int e = job ? EINVAL : ENOENT;
+        /* the event overtook the journal: purge the job when its entry
+         * makes it inactive (at most PURGE_EARLY_MAX remembered; the
+         * next resync forgets them) */
+        if (idhash_count (js->early) < PURGE_EARLY_MAX
+            && !idhash_lookup (js->early, id))
+            (void)idhash_insert (js->early, id, js);
+        errno = e;
+        return -1;
+    }
+    purge_job (js, job);
     return 0;
 }
 
@@ -395,6 +418,18 @@ static int stale_cb (uint64_t id, void *val, void *arg)
     return 0;
 }
 
+/* The backlog named every job job-manager still has: an early purge
+ * still waiting named a job it no longer has. */
+static void forget_early (jobstore_t *js)
+{
+    idhash_t *h;
+
+    if (idhash_count (js->early) == 0 || !(h = idhash_create ()))
+        return;
+    idhash_destroy (js->early);
+    js->early = h;
+}
+
 /* Drop the jobs the new backlog did not mention (purged while
  * job-manager was away).  One walk of the hash per journal restart.
  */
@@ -403,6 +438,7 @@ void jobstore_resync_end (jobstore_t *js)
     struct stale st = {.js = js};
 
     js->resyncing = false;
+    forget_early (js);
     (void)idhash_foreach (js->index, stale_cb, &st);
     for (size_t i = 0; i < st.n; i++)
         drop (js, st.jobs[i], true);

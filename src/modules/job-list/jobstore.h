@@ -49,7 +49,10 @@ struct job *jobstore_lookup (jobstore_t *js, flux_jobid_t id);
 
 /* An inactive job was purged by job-manager (job-purge-inactive):
  * drop it and count it in inactive_purged.  ENOENT if unknown, EINVAL
- * if it is not inactive.
+ * if it is not inactive here yet: the event overtook the job's journal
+ * entries (events and responses take different paths), so the id is
+ * remembered and the job purged once an entry makes it inactive; the
+ * next resynchronization forgets what no backlog entry claimed.
  */
 int jobstore_purge (jobstore_t *js, flux_jobid_t id);
 

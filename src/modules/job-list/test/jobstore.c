@@ -334,6 +334,55 @@ static void test_many (void)
         strpool_count (jobstore_strpool (js)));
 }
 
+/* A purge event that overtakes the journal entries of its jobs (they
+ * travel by different paths): the jobs are purged when an entry makes
+ * them inactive; what no entry claims is forgotten at the next resync.
+ */
+static void test_early_purge (void)
+{
+    int purged = jstat ("inactive_purged");
+    int before = dropped;
+
+    submit (40, 40., NULL);
+    to_sched (40, 40.5, 16);
+    event (40, 41., "alloc", NULL);
+    errno = 0;
+    ok (jobstore_purge (js, 40) < 0 && errno == EINVAL,
+        "purge of a job not yet inactive here is EINVAL");
+    errno = 0;
+    ok (jobstore_purge (js, 41) < 0 && errno == ENOENT,
+        "purge of a job not yet seen here is ENOENT");
+    event (40, 42., "finish", "{\"status\":0}");
+    ok (jobstore_lookup (js, 40) != NULL, "job 40 stays while it cleans up");
+    event (40, 43., "clean", NULL);
+    ok (jobstore_lookup (js, 40) == NULL && dropped == before + 1
+            && jstat ("inactive_purged") == purged + 1,
+        "job 40 is purged when its clean event comes");
+    /* job 41's backlog arrives whole, already inactive */
+    ok (apply (
+            "{\"id\":41,\"events\":[" SUBMIT (41, 1) "," EV (2, "validate") "," EV (
+                3,
+                "depend") "," PRIO (4,
+                                    1) "," EV (5,
+                                               "alloc") ",{\"timestamp\":6,"
+                                                        "\"name\":\"finish\","
+                                                        "\"context\":"
+                                                        "{\"status\":0}}," EV (
+                                                            7, "clean") "]}")
+            == 0,
+        "job 41's backlog applied");
+    ok (jobstore_lookup (js, 41) == NULL
+            && jstat ("inactive_purged") == purged + 2,
+        "job 41 is purged as its backlog makes it inactive");
+    /* a purge no entry claims is forgotten at the next resync */
+    (void)jobstore_purge (js, 42);
+    jobstore_resync_begin (js);
+    jobstore_resync_end (js);
+    submit (42, 50., NULL);
+    ok (jobstore_lookup (js, 42) != NULL,
+        "a job 42 submitted after a resync is not purged by an old event");
+}
+
 int main (int argc, char **argv)
 {
     plan (NO_PLAN);
@@ -343,6 +392,7 @@ int main (int argc, char **argv)
     test_lists ();
     test_drop ();
     test_resync ();
+    test_early_purge ();
     test_many ();
     ok (notified > 0, "notify was called");
     jobstore_destroy (js);
