@@ -427,11 +427,9 @@ static int state (const char *kind, int count, size_t len)
     return 0;
 }
 
-/* Register SERVICE on h, print "registered", and return the first
- * request that comes (the caller's reference). */
-static flux_msg_t *serve_one (flux_t *h, const char *service)
+/* Register SERVICE on h and print "registered". */
+static void add_service (flux_t *h, const char *service)
 {
-    flux_msg_t *req = NULL;
     flux_future_t *f;
 
     if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
@@ -441,6 +439,15 @@ static flux_msg_t *serve_one (flux_t *h, const char *service)
     flux_future_destroy (f);
     printf ("registered\n");
     fflush (stdout);
+}
+
+/* Register SERVICE on h and return the first request that comes (the
+ * caller's reference). */
+static flux_msg_t *serve_one (flux_t *h, const char *service)
+{
+    flux_msg_t *req = NULL;
+
+    add_service (h, service);
     while (!req) {
         flux_msg_t *msg = flux_recv (h, 0);
         int type = 0;
@@ -555,18 +562,11 @@ static int forge (const char *service)
 
 static flux_t *open_service (const char *service)
 {
-    flux_future_t *f;
     flux_t *h;
 
     if (!(h = flux_open (NULL, 0)))
         die ("flux_open");
-    if (!(f = flux_rpc_pack (h, "service.add", FLUX_NODEID_ANY, 0, "{s:s}",
-                             "service", service))
-        || flux_future_get (f, NULL) < 0)
-        die ("service.add");
-    flux_future_destroy (f);
-    printf ("registered\n");
-    fflush (stdout);
+    add_service (h, service);
     return h;
 }
 
