@@ -1098,6 +1098,8 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    sigset_t fwd, mask;
+
     if (shell->task_exit_timer.loop) /* the final output send reports it */
         uv_timer_stop (&shell->task_exit_timer);
     if (shell_commit_flush (shell) < 0)
@@ -1111,15 +1113,22 @@ static void shell_finish (struct shell *shell)
         uv_close ((uv_handle_t *)&shell->exit_timer, NULL);
     if (shell->task_exit_timer.loop)
         uv_close ((uv_handle_t *)&shell->task_exit_timer, NULL);
+    /* closing the watchers restores the default actions: the SIGTERM
+     * job-exec sends on the exception a fatal error raised must not kill
+     * the shell while it finishes (its exit code is the job's), so the
+     * signals stay blocked until they are ignored (one pending is then
+     * discarded) */
+    sigemptyset (&fwd);
+    for (int i = 0; i < 6; i++)
+        sigaddset (&fwd, forwarded_signals[i]);
+    (void)sigprocmask (SIG_BLOCK, &fwd, &mask);
     for (int i = 0; i < 6 && shell->loop; i++) {
         if (shell->signals[i].loop)
             uv_close ((uv_handle_t *)&shell->signals[i], NULL);
     }
-    /* closing them restored the default actions: the SIGTERM job-exec
-     * sends on the exception a fatal error raised must not kill the
-     * shell while it finishes (its exit code is the job's) */
     for (int i = 0; i < 6; i++)
         signal (forwarded_signals[i], SIG_IGN);
+    (void)sigprocmask (SIG_SETMASK, &mask, NULL);
     flux_future_destroy (shell->service_f);
     subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
