@@ -18,6 +18,37 @@ broken=0 # suites whose make check failed without a failed test
 (cd "$top" && ./autogen.sh >/dev/null) || { echo "autogen failed"; exit 1; }
 mkdir -p "$top/build"
 
+# failed_blocks LOG OUT: what each failed test of a sharness script ran
+# and printed.  OUT holds one block per test that ran (skipped ones have
+# none), each opened by sharness's "expecting success:" (or "checking
+# known breakage:") line, so the k-th block is the k-th test of LOG that
+# was not skipped.  With no failed test in LOG (a hang, a crash) the end
+# of OUT is what there is.
+failed_blocks() {
+    awk -v out="$2" '
+        FNR == NR {
+            if ($0 !~ /^(not )?ok [0-9]+/) next
+            n = ($1 == "not") ? $3 : $2
+            if ($0 ~ /^ok [0-9]+ # skip/) next
+            k++
+            if ($1 == "not" && $0 !~ /# TODO/) failed[k] = n
+            next
+        }
+        /^(expecting success|checking known breakage): / { b++ }
+        b in failed { text[b] = text[b] $0 "\n" }
+        END {
+            for (i = 1; i <= b; i++) if (i in failed) {
+                printf "--- %s: test %d, its commands and output\n", out, failed[i]
+                # the last 80 lines of a long block
+                m = split(text[i], l, "\n")
+                for (j = (m > 81 ? m - 80 : 1); j < m; j++) print l[j]
+                shown++
+            }
+            if (!shown) exit 1
+        }' "$1" "$2" 2>/dev/null \
+        || { echo "--- $2"; tail -60 "$2"; }
+}
+
 # run_suite NAME BUILDDIR [configure args...]
 run_suite() {
     local name=$1 dir=$2; shift 2
@@ -29,21 +60,24 @@ run_suite() {
     echo "=== $name: make check"
     make -C "$dir" -j"$jobs" check >"$dir/check.log" 2>&1
     local rc=$?
-    grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$dir/check.log" | grep -v '^PASS' || true
+    grep -aE '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$dir/check.log" | grep -v '^PASS' || true
     if [ $rc -ne 0 ]; then
         if ! grep -qlE ':test-result: (FAIL|ERROR|XPASS)' \
                 $(find "$dir" -name '*.trs') /dev/null 2>/dev/null; then
             # no test failed: something did not build (counted as a failure)
-            grep -E 'error|\*\*\*' "$dir/check.log" | head -20
+            grep -aE 'error|\*\*\*' "$dir/check.log" | head -20
             broken=$((broken + 1))
         fi
         # show the logs of failed tests
         grep -lE ':test-result: (FAIL|ERROR|XPASS)' $(find "$dir" -name '*.trs') 2>/dev/null \
             | while read -r trs; do
-                echo "--- ${trs%.trs}.log"; tail -40 "${trs%.trs}.log"
+                echo "--- ${trs%.trs}.log"; tail -20 "${trs%.trs}.log"
+                # a test killed at its time bound says so on stderr, which
+                # the TAP driver puts first in the log
+                grep -a '^bounded-test.sh:' "${trs%.trs}.log"
                 # a sharness test's output (t/sharness-setup.sh)
                 if [ -f "${trs%.trs}.out" ]; then
-                    echo "--- ${trs%.trs}.out"; tail -60 "${trs%.trs}.out"
+                    failed_blocks "${trs%.trs}.log" "${trs%.trs}.out"
                 fi
             done
         echo "$name: make check failed"
