@@ -54,6 +54,8 @@ attack () {
             (.\"turn-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
             \" ms of CPU (per phase, ms: prep \" +
             (.\"turn-prep-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
+            \" input \" +
+            (.\"turn-input-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
             \" io \" +
             (.\"turn-io-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
             \" rest \" +

@@ -1920,14 +1920,14 @@ static bool self_gate (struct flux_msgpipe *pipe, int end, void *arg)
 static json_t *turn_record_json (const struct turn_record *r)
 {
     return json_pack (
-        "{s:f s:f s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "cpu",
-        r->cpu / 1e9, "prep", r->prep / 1e9, "io", r->io / 1e9, "rest",
-        r->rest / 1e9, "client-reads", (json_int_t)r->client_reads,
-        "client-msgs", (json_int_t)r->client_msgs, "flushes",
-        (json_int_t)r->flushes, "reaped", (json_int_t)r->reaped, "self-msgs",
-        (json_int_t)r->self_msgs, "self-routed", (json_int_t)r->self_routed,
-        "fanout-sends", (json_int_t)r->fanout_sends, "module-msgs",
-        (json_int_t)r->module_msgs, "overlay-msgs",
+        "{s:f s:f s:f s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "cpu",
+        r->cpu / 1e9, "prep", r->prep / 1e9, "input", r->input / 1e9, "io",
+        r->io / 1e9, "rest", r->rest / 1e9, "client-reads",
+        (json_int_t)r->client_reads, "client-msgs", (json_int_t)r->client_msgs,
+        "flushes", (json_int_t)r->flushes, "reaped", (json_int_t)r->reaped,
+        "self-msgs", (json_int_t)r->self_msgs, "self-routed",
+        (json_int_t)r->self_routed, "fanout-sends", (json_int_t)r->fanout_sends,
+        "module-msgs", (json_int_t)r->module_msgs, "overlay-msgs",
         (json_int_t)r->overlay_msgs);
 }
 
@@ -1944,6 +1944,8 @@ void router_turn_stats (struct broker *b, json_t *o, bool clear)
                                    json_real (b->turn_cpu_max / 1e9));
         (void)json_object_set_new (o, "turn-prep-cpu-max",
                                    json_real (b->prep_cpu_max / 1e9));
+        (void)json_object_set_new (o, "turn-input-cpu-max",
+                                   json_real (b->input_cpu_max / 1e9));
         (void)json_object_set_new (o, "turn-io-cpu-max",
                                    json_real (b->io_cpu_max / 1e9));
         (void)json_object_set_new (o, "turn-rest-cpu-max",
@@ -1959,6 +1961,7 @@ void router_turn_stats (struct broker *b, json_t *o, bool clear)
         /* the stamps of what waits now stay right: turns goes on */
         b->turn_cpu_max = 0;
         b->prep_cpu_max = 0;
+        b->input_cpu_max = 0;
         b->io_cpu_max = 0;
         b->rest_cpu_max = 0;
         b->self_wait_max = 0;
@@ -1979,8 +1982,9 @@ static void turn_end (struct broker *b, uint64_t cpu)
     usock_server_units (b->usock, &u, false);
     r->cpu = cpu - b->turn_cpu;
     r->prep = b->cur_prep;
+    r->input = b->cur_input;
     r->rest = b->rest_cpu ? cpu - b->rest_cpu : 0;
-    r->io = r->cpu - r->prep - r->rest;
+    r->io = r->cpu - r->prep - r->input - r->rest;
     r->client_reads = u.reads - b->u_reads;
     r->client_msgs = u.msgs - b->u_msgs;
     r->flushes = u.flushes - b->u_flushes;
@@ -1991,6 +1995,8 @@ static void turn_end (struct broker *b, uint64_t cpu)
     }
     if (r->prep > b->prep_cpu_max)
         b->prep_cpu_max = r->prep;
+    if (r->input > b->input_cpu_max)
+        b->input_cpu_max = r->input;
     if (r->io > b->io_cpu_max)
         b->io_cpu_max = r->io;
     if (r->rest > b->rest_cpu_max)
@@ -2028,7 +2034,7 @@ static void self_prep_cb (uv_prepare_t *w)
     uint64_t t0 = uv_hrtime ();
     uint64_t deadline = t0 + TURN_BUDGET_NS / 4 * 3;
     uint64_t cpu = thread_cpu_ns ();
-    uint64_t input;
+    uint64_t input, work;
     size_t backlog, room;
     bool more;
 
@@ -2052,7 +2058,8 @@ static void self_prep_cb (uv_prepare_t *w)
     }
     /* the input's budget is in the thread's CPU time, so that what a
      * turn reads does not depend on the machine's load */
-    input = thread_cpu_ns () + TURN_BUDGET_NS / 4;
+    work = thread_cpu_ns ();
+    input = work + TURN_BUDGET_NS / 4;
     if (input < cpu + TURN_BUDGET_NS)
         input = cpu + TURN_BUDGET_NS;
     b->input_deadline = input;
@@ -2072,7 +2079,8 @@ static void self_prep_cb (uv_prepare_t *w)
     else
         uv_idle_stop (&b->self_idle);
     b->io_cpu = thread_cpu_ns ();
-    b->cur_prep = b->io_cpu - cpu;
+    b->cur_prep = work - cpu;
+    b->cur_input = b->io_cpu - work;
 }
 
 /* After the turn's input: route the answers the services left (at most

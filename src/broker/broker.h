@@ -124,12 +124,13 @@ struct broker {
     uint64_t self_wait_max;
     /* what the current turn did, and the longest turn's record */
     struct turn_record {
-        uint64_t cpu, prep, io, rest; /* CPU time, ns */
+        uint64_t cpu, prep, input, io, rest; /* CPU time, ns */
         uint64_t client_reads, client_msgs, flushes, reaped;
         uint64_t self_msgs, self_routed, fanout_sends;
         uint64_t module_msgs, overlay_msgs;
     } cur, longest;
-    uint64_t cur_prep; /* this turn's prepare phase */
+    uint64_t cur_prep, cur_input; /* this turn's budgeted work, input */
+    uint64_t input_cpu_max;
     uint64_t u_reads, u_msgs, u_flushes, u_reaped; /* usock's, at turn start */
     struct overlay *overlay;
     int parent_online;
@@ -249,7 +250,8 @@ size_t router_tracked_count (struct broker *b);
  * "turns" and "turn-cpu-max" (the most CPU time one turn of the broker's
  * thread took, in seconds: what a request may wait behind, whatever the
  * machine's load), and the most each phase of a turn took:
- * "turn-prep-cpu-max" (the budgeted work), "turn-io-cpu-max" (reading
+ * "turn-prep-cpu-max" (the budgeted work), "turn-input-cpu-max" (the
+ * clients that waited for their reads), "turn-io-cpu-max" (reading
  * clients, modules and peers), "turn-rest-cpu-max" (check, closing,
  * timer and idle callbacks); "turn-longest", what the longest turn did
  * (its phases' CPU time and its units of work); "self-wait-turns-max",

@@ -50,7 +50,9 @@
 #define READ_MAX (256u << 10)   /* bytes of a big frame read at once */
 #define REAP_BUDGET_NS 1000000  /* time per loop turn for closing clients */
 #define FLUSH_BUDGET_NS 1000000 /* time per loop turn for deferred flushes */
-#define FRAME_MAP (64u << 10)   /* frames this large are mappings */
+#ifndef FRAME_MAP
+#define FRAME_MAP (64u << 10) /* frames this large are mappings */
+#endif
 #define REAP_STEP 16 /* frames a dying client drops between clock reads */
 #define UNMAP_CHUNK \
     (2u << 20)                /* a dead mapping is unmapped this much at once */
