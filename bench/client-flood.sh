@@ -53,13 +53,13 @@ attack () {
         jq -r --arg when \"\$when\" '\"longest loop turn \\(\$when): \" +
             (.\"turn-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
             \" ms of CPU (per phase, ms: prep \" +
-            (.\"turn-prep-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
+            ((.\"turn-prep-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
             \" input \" +
-            (.\"turn-input-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
+            ((.\"turn-input-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
             \" io \" +
-            (.\"turn-io-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
+            ((.\"turn-io-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
             \" rest \" +
-            (.\"turn-rest-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
+            ((.\"turn-rest-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
             \"); waits: self \" + (.\"self-wait-turns-max\" | tostring) +
             \" read \" + (.\"read-wait-turns-max\" | tostring) + \" turns\"' \\
             \$f.json
