@@ -1920,14 +1920,15 @@ static bool self_gate (struct flux_msgpipe *pipe, int end, void *arg)
 static json_t *turn_record_json (const struct turn_record *r)
 {
     return json_pack (
-        "{s:f s:f s:f s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "cpu",
+        "{s:f s:f s:f s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "cpu",
         r->cpu / 1e9, "prep", r->prep / 1e9, "input", r->input / 1e9, "io",
         r->io / 1e9, "rest", r->rest / 1e9, "client-reads",
         (json_int_t)r->client_reads, "client-msgs", (json_int_t)r->client_msgs,
         "flushes", (json_int_t)r->flushes, "reaped", (json_int_t)r->reaped,
-        "self-msgs", (json_int_t)r->self_msgs, "self-routed",
-        (json_int_t)r->self_routed, "fanout-sends", (json_int_t)r->fanout_sends,
-        "module-msgs", (json_int_t)r->module_msgs, "overlay-msgs",
+        "enforced", (json_int_t)r->enforced, "self-msgs",
+        (json_int_t)r->self_msgs, "self-routed", (json_int_t)r->self_routed,
+        "fanout-sends", (json_int_t)r->fanout_sends, "module-msgs",
+        (json_int_t)r->module_msgs, "overlay-msgs",
         (json_int_t)r->overlay_msgs);
 }
 
@@ -1989,6 +1990,7 @@ static void turn_end (struct broker *b, uint64_t cpu)
     r->client_msgs = u.msgs - b->u_msgs;
     r->flushes = u.flushes - b->u_flushes;
     r->reaped = u.reaped - b->u_reaped;
+    r->enforced = u.enforced - b->u_enforced;
     if (r->cpu > b->turn_cpu_max) {
         b->turn_cpu_max = r->cpu;
         b->longest = *r;
@@ -2006,6 +2008,7 @@ static void turn_end (struct broker *b, uint64_t cpu)
     b->u_msgs = u.msgs;
     b->u_flushes = u.flushes;
     b->u_reaped = u.reaped;
+    b->u_enforced = u.enforced;
 }
 
 /* The bounded work of a loop turn, in its prepare callback: after the

@@ -125,13 +125,13 @@ struct broker {
     /* what the current turn did, and the longest turn's record */
     struct turn_record {
         uint64_t cpu, prep, input, io, rest; /* CPU time, ns */
-        uint64_t client_reads, client_msgs, flushes, reaped;
+        uint64_t client_reads, client_msgs, flushes, reaped, enforced;
         uint64_t self_msgs, self_routed, fanout_sends;
         uint64_t module_msgs, overlay_msgs;
     } cur, longest;
     uint64_t cur_prep, cur_input; /* this turn's budgeted work, input */
     uint64_t input_cpu_max;
-    uint64_t u_reads, u_msgs, u_flushes, u_reaped; /* usock's, at turn start */
+    uint64_t u_reads, u_msgs, u_flushes, u_reaped, u_enforced; /* usock's */
     struct overlay *overlay;
     int parent_online;
 

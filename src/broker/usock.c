@@ -748,6 +748,7 @@ static void server_enforce (struct usock_server *s)
     if (s->enforcing || s->held <= s->policy.max_held_bytes + s->pending_free)
         return;
     s->enforcing = true;
+    s->units.enforced++;
     over = s->held - s->pending_free - s->policy.max_held_bytes;
     v = malloc ((s->count + 1) * sizeof (*v));
     smax = malloc ((s->count + 1) * sizeof (*smax));

@@ -201,7 +201,8 @@ void usock_server_read_hold (struct usock_server *s, bool hold);
 
 /* What the server did since it was created, for the owner's record of a
  * loop turn: client reads (batches), messages delivered, flushes
- * (sendmsg() of a queue), clients closed by the reaper, and the most
+ * (sendmsg() of a queue), clients closed by the reaper, enforcements of
+ * max_held_bytes (each sorts the clients), and the most
  * loop turns a readable client waited for its read
  * (usock_server_read_turn: 1 if it waited for the next turn). */
 struct usock_units {
@@ -209,6 +210,7 @@ struct usock_units {
     uint64_t msgs;
     uint64_t flushes;
     uint64_t reaped;
+    uint64_t enforced; /* passes over all clients to cut the largest */
     uint64_t read_wait_max;
 };
 void usock_server_units (struct usock_server *s, struct usock_units *u,
