@@ -14,7 +14,7 @@
 # A baseline comes first: the same pings to an idle broker (on a shared
 # machine the worst ping of an idle broker is far from its median).
 set -e
-build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+build=$(cd "${1:-$(dirname "$0")/..}" && pwd) # absolute: the attack runs in $tmp
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
 LIMIT=${LIMIT:-256M}
 SUBS=${SUBS:-5000}
@@ -40,19 +40,31 @@ attack () {
     $2
     t1=\$(date +%s.%N)
     wait \$ping
+    flux module stats broker >stats1.json
     $3
+    flux module stats broker >stats2.json
     hwm=\$(awk '/^VmHWM/ {print \$2}' /proc/\$pid/status)
-    turn=\$(flux module stats broker |
-        sed -n 's/.*\"turn-cpu-max\": *\\([0-9.e-]*\\).*/\\1/p' |
-        awk '{ printf \"%.2f\", \$1 * 1000 }')
-    stats=\$(flux module stats broker)
-    phases=\$(for k in prep io rest; do echo \"\$stats\" |
-        sed -n \"s/.*\\\"turn-\$k-cpu-max\\\": *\\([0-9.e-]*\\).*/\\1/p\" |
-        awk -v k=\$k '{ printf \"%s %.2f \", k, \$1 * 1000 }'; done)
     echo \"attack took \$(echo \"\$t1 - \$t0\" | bc) s\"
     echo \"broker RSS before: \$rss0 kB, peak: \$hwm kB\"
-    echo \"longest loop turn: \$turn ms of the broker's CPU\"
-    echo \"longest per phase (ms): \$phases\"
+    # each line from one stats-get: the figures are of the same turns
+    for f in stats1 stats2; do
+        test \$f = stats1 && when=\"during the pings\" ||
+            when=\"with the attackers' exit\"
+        jq -r --arg when \"\$when\" '\"longest loop turn \\(\$when): \" +
+            (.\"turn-cpu-max\" * 1e3 * 100 | round / 100 | tostring) +
+            \" ms of CPU (per phase, ms: prep \" +
+            ((.\"turn-prep-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
+            \" input \" +
+            ((.\"turn-input-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
+            \" io \" +
+            ((.\"turn-io-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
+            \" rest \" +
+            ((.\"turn-rest-cpu-max\" // 0) * 1e3 * 100 | round / 100 | tostring) +
+            \"); waits: self \" + (.\"self-wait-turns-max\" | tostring) +
+            \" read \" + (.\"read-wait-turns-max\" | tostring) + \" turns\"' \\
+            \$f.json
+        jq -r '\"  it did: \" + (.\"turn-longest\" | tostring)' \$f.json
+    done
     sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' ping.out | sort -n | awk '
         { t[NR] = \$1 }
         END { printf \"pings answered: %d of 400: median %s ms, p99 %s ms, \" \

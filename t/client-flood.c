@@ -32,6 +32,9 @@
  *   of the same sender (topic kvs.wait-version, rootref "forged"), print
  *   "forged N", answer the request itself {ok:"legit"} and print
  *   "answered".
+ * client-flood read COUNT
+ *   Subscribe to "flood." events, print "ready", read COUNT of them (as
+ *   fast as they come) and print "read COUNT in S s".
  * client-flood sink SERVICE
  *   Register SERVICE, print "registered", then read its requests and
  *   never answer them, until killed.
@@ -74,6 +77,7 @@
     "       client-flood victim SERVICE\n"                            \
     "       client-flood forge SERVICE\n"                             \
     "       client-flood sink SERVICE\n"                              \
+    "       client-flood read COUNT\n"                                \
     "       client-flood pending RANK TOPIC COUNT [PAYLOAD]\n"        \
     "       client-flood rawpub COUNT SIZE\n"
 
@@ -570,6 +574,28 @@ static flux_t *open_service (const char *service)
     return h;
 }
 
+static int readev (int count)
+{
+    flux_t *h = flux_open (NULL, 0);
+    double t0 = 0;
+
+    if (!h || flux_event_subscribe (h, "flood.") < 0)
+        die ("subscribe");
+    printf ("ready\n");
+    fflush (stdout);
+    for (int i = 0; i < count; i++) {
+        flux_msg_t *msg = flux_recv (h, 0);
+        if (!msg)
+            die ("flux_recv");
+        if (i == 0)
+            t0 = now ();
+        flux_msg_decref (msg);
+    }
+    printf ("read %d in %.3f s\n", count, now () - t0);
+    flux_close (h);
+    return 0;
+}
+
 static int sink (const char *service)
 {
     flux_t *h = open_service (service);
@@ -692,6 +718,8 @@ int main (int argc, char **argv)
         return forge (argv[2]);
     if (argc == 3 && !strcmp (argv[1], "sink"))
         return sink (argv[2]);
+    if (argc == 3 && !strcmp (argv[1], "read"))
+        return readev (number (argv[2]));
     if ((argc == 5 || argc == 6) && !strcmp (argv[1], "pending"))
         return pending (argv[2], argv[3], number (argv[4]),
                         argc == 6 ? argv[5] : NULL);

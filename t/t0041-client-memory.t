@@ -98,7 +98,13 @@ test_expect_success SHARED 'broker.stats-get counts loop turns and the longest i
 	jq -e ".turns > 40 and .\"turn-cpu-max\" > 0" turns1.json &&
 	jq -e ".\"turn-prep-cpu-max\" > 0 and .\"turn-io-cpu-max\" > 0
 		and .\"turn-rest-cpu-max\" > 0
-		and .\"turn-prep-cpu-max\" <= .\"turn-cpu-max\"" turns1.json &&
+		and .\"turn-prep-cpu-max\" <= .\"turn-cpu-max\"
+		and .\"turn-io-cpu-max\" <= .\"turn-cpu-max\"
+		and .\"turn-rest-cpu-max\" <= .\"turn-cpu-max\"" turns1.json &&
+	jq -e ".\"turn-longest\" as \$l | \$l.cpu == .\"turn-cpu-max\"
+		and (\$l.prep + \$l.input + \$l.io + \$l.rest - \$l.cpu | fabs)
+		< 1e-6" \
+		turns1.json &&
 	flux module stats --clear broker &&
 	flux module stats broker >turns2.json &&
 	jq -e ".turns < $(jq .turns turns1.json)" turns2.json
@@ -297,9 +303,11 @@ test_expect_success 'responses a client sends a module (to its streaming request
 	grep "answered 2000" answer.out &&
 	grep "module testmod is not keeping up: .* (broker.module-queue-limit 262144): response $(id -u)-svc.order dropped" modrsp.dmesg
 '
+# Clients are not read while 64 messages wait for the broker's services,
+# so only one read batch (64 requests) can pass that: 9 KB each do.
 test_expect_success 'requests past broker.module-queue-limit for the broker itself get EAGAIN' '
 	cat >selfq.sh <<-EOT &&
-	pad=\$(printf "%0900d" 0)
+	pad=\$(printf "%09000d" 0)
 	for i in 1 2 3 4; do
 		$FLUX_BUILD_DIR/t/rpc -b 2000 broker.ping "{\"pad\":\"\$pad\"}" >selfq.\$i &
 	done
@@ -311,6 +319,29 @@ test_expect_success 'requests past broker.module-queue-limit for the broker itse
 	cat selfq.1 selfq.2 selfq.3 selfq.4 &&
 	cat selfq.1 selfq.2 selfq.3 selfq.4 | grep -v "failed 0" &&
 	grep "the broker is not keeping up: .* bytes of requests wait for its services (broker.module-queue-limit 262144): try again later" selfq.dmesg
+'
+# The broker's own services take what clients sent them within the turn's
+# budget (in CPU time), and clients are read in turn, each its share of
+# what the services took last turn: a flood from 8 connections keeps no
+# request waiting for its read, or for the services, past the next turn.
+test_expect_success 'a flood of pings from 8 connections delays no request by more than a turn' '
+	cat >pingflood.sh <<-EOT &&
+	flux module stats --clear broker
+	for i in 1 2 3 4 5 6 7 8; do
+		$FLUX_BUILD_DIR/t/rpc -b 2000 broker.ping "{}" >pingflood.\$i &
+	done
+	flux ping -c 20 -i 0.02 broker >pingflood.ping || exit 1
+	wait
+	flux module stats broker >pingflood.json
+	EOT
+	flux start -Sbroker.modules=heartbeat sh pingflood.sh &&
+	test $(cat pingflood.[1-8] | grep -c "answered 2000 failed 0") -eq 8 &&
+	test $(grep -c "time=" pingflood.ping) -eq 20 &&
+	jq -c "{turns, \"self-wait-turns-max\", \"read-wait-turns-max\",
+		\"turn-longest\"}" pingflood.json &&
+	jq -e ".\"self-wait-turns-max\" != null
+		and .\"self-wait-turns-max\" <= 1
+		and .\"read-wait-turns-max\" <= 1" pingflood.json
 '
 test_expect_success 'a client routing state is bounded by broker.client-sendq-limit' '
 	cat >state.sh <<-EOT &&

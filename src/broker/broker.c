@@ -77,7 +77,10 @@ struct peer {
  * finished at once.  Modules, the broker's own services and
  * the overlay get each event at once. */
 #define FANOUT_SYNC 512
-#define TURN_BUDGET_NS 2000000 /* see self_check_cb */
+#define TURN_BUDGET_NS 2000000 /* see self_prep_cb */
+#define SELF_BACKLOG                                      \
+    64 /* messages waiting for the broker's services past \
+          which clients are not read (self_prep_cb) */
 #define FANOUT_MAX 256
 #define FANOUT_BYTES (64u << 20)
 
@@ -310,6 +313,9 @@ static int module_send_limited (struct peer *p, const flux_msg_t *msg)
     return 0;
 }
 
+static void selfq_stamp (struct broker *b);
+static void selfq_unstamp (struct broker *b);
+
 static int peer_send_now (struct peer *p, const flux_msg_t *msg)
 {
     flux_msg_t *ref;
@@ -321,7 +327,9 @@ static int peer_send_now (struct peer *p, const flux_msg_t *msg)
             return module_send (p->ptr, msg);
         case PEER_SELF:
             ref = (flux_msg_t *)flux_msg_incref (msg);
+            selfq_stamp (p->b);
             if (flux_msgpipe_send (p->b->self_pipe, 0, ref) < 0) {
+                selfq_unstamp (p->b);
                 flux_msg_decref (ref);
                 return -1;
             }
@@ -747,6 +755,8 @@ static void fanout_run (struct broker *b, uint64_t deadline)
         while (f->c < f->cn) {
             struct peer *p = b->cpeers[f->c++];
             bool sent = p && fanout_serve (f, p);
+            if (sent)
+                b->cur.fanout_sends++;
             if (deadline && (sent || (++k & 63) == 0)
                 && uv_hrtime () >= deadline)
                 return;
@@ -1200,9 +1210,16 @@ static void deliver_self (struct broker *b, flux_msg_t *msg)
     double now = uv_now (b->loop) / 1000.;
     char text[200];
 
+    selfq_stamp (b);
     if (flux_msgpipe_send_bounded (b->self_pipe, 0, ref, b->module_queue_limit)
-        == 0)
+        == 0) {
+        /* what clients sent the services is served before more is read
+         * (self_prep_cb) */
+        if (flux_msgpipe_count (b->self_pipe, 1) >= SELF_BACKLOG)
+            usock_server_read_hold (b->usock, true);
         return;
+    }
+    selfq_unstamp (b);
     flux_msg_decref (ref);
     if (errno != EAGAIN) {
         router_respond_error (b, msg, ENOSYS, NULL);
@@ -1759,6 +1776,7 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
     int type = 0;
     int idx;
 
+    b->cur.overlay_msgs++;
     (void)flux_msg_get_type (msg, &type);
     switch (type) {
         case FLUX_MSGTYPE_REQUEST:
@@ -1797,6 +1815,7 @@ static void self_drain (struct broker *b, uint64_t deadline)
         int type = 0;
         if (!msg)
             break;
+        b->cur.self_routed++;
         (void)flux_msg_set_cred (
             msg, (struct flux_msg_cred){b->owner,
                                         FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL});
@@ -1839,75 +1858,232 @@ static uint64_t thread_cpu_ns (void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- the messages waiting for the broker's own services ----
+ *
+ * Each carries, in a ring beside the pipe's queue, the turn it was
+ * queued in, so that the services' taking it (self_gate) knows how many
+ * turns it waited: "self-wait-turns-max" in broker.stats-get. */
+
+static void selfq_stamp (struct broker *b)
+{
+    if (b->selfq_lost)
+        return;
+    if (b->selfq_count == b->selfq_size) {
+        size_t n = b->selfq_size ? b->selfq_size * 2 : 256;
+        uint64_t *a = malloc (n * sizeof (*a));
+        if (!a) {
+            b->selfq_lost = true; /* until the pipe is empty */
+            b->selfq_count = 0;
+            return;
+        }
+        for (size_t i = 0; i < b->selfq_count; i++)
+            a[i] = b->selfq_turn[(b->selfq_head + i) % b->selfq_size];
+        free (b->selfq_turn);
+        b->selfq_turn = a;
+        b->selfq_size = n;
+        b->selfq_head = 0;
+    }
+    b->selfq_turn[(b->selfq_head + b->selfq_count++) % b->selfq_size]
+        = b->turns;
+}
+
+/* The newest stamp goes: its message was not queued. */
+static void selfq_unstamp (struct broker *b)
+{
+    if (!b->selfq_lost && b->selfq_count > 0)
+        b->selfq_count--;
+}
+
+/* Whether the services' handle may take a message now: at least one a
+ * turn, more until the turn's input deadline (self_prep_cb). */
+static bool self_gate (struct flux_msgpipe *pipe, int end, void *arg)
+{
+    struct broker *b = arg;
+
+    if (b->self_taken > 0 && b->input_deadline
+        && thread_cpu_ns () >= b->input_deadline)
+        return false;
+    if (flux_msgpipe_count (pipe, end) == 0)
+        return true; /* nothing is taken */
+    b->self_taken++;
+    b->cur.self_msgs++;
+    if (!b->selfq_lost && b->selfq_count > 0) {
+        uint64_t t = b->selfq_turn[b->selfq_head];
+        b->selfq_head = (b->selfq_head + 1) % b->selfq_size;
+        b->selfq_count--;
+        if (b->turns - t > b->self_wait_max)
+            b->self_wait_max = b->turns - t;
+    }
+    return true;
+}
+
+static json_t *turn_record_json (const struct turn_record *r)
+{
+    return json_pack (
+        "{s:f s:f s:f s:f s:f s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}", "cpu",
+        r->cpu / 1e9, "prep", r->prep / 1e9, "input", r->input / 1e9, "io",
+        r->io / 1e9, "rest", r->rest / 1e9, "client-reads",
+        (json_int_t)r->client_reads, "client-msgs", (json_int_t)r->client_msgs,
+        "flushes", (json_int_t)r->flushes, "reaped", (json_int_t)r->reaped,
+        "enforced", (json_int_t)r->enforced, "self-msgs",
+        (json_int_t)r->self_msgs, "self-routed", (json_int_t)r->self_routed,
+        "fanout-sends", (json_int_t)r->fanout_sends, "module-msgs",
+        (json_int_t)r->module_msgs, "overlay-msgs",
+        (json_int_t)r->overlay_msgs);
+}
+
 void router_turn_stats (struct broker *b, json_t *o, bool clear)
 {
+    struct usock_units u;
+
+    usock_server_units (b->usock, &u, clear);
     if (o) {
-        (void)json_object_set_new (o, "turns",
-                                   json_integer ((json_int_t)b->turns));
+        (void)json_object_set_new (
+            o, "turns",
+            json_integer ((json_int_t)(b->turns - b->turns_cleared)));
         (void)json_object_set_new (o, "turn-cpu-max",
                                    json_real (b->turn_cpu_max / 1e9));
         (void)json_object_set_new (o, "turn-prep-cpu-max",
                                    json_real (b->prep_cpu_max / 1e9));
+        (void)json_object_set_new (o, "turn-input-cpu-max",
+                                   json_real (b->input_cpu_max / 1e9));
         (void)json_object_set_new (o, "turn-io-cpu-max",
                                    json_real (b->io_cpu_max / 1e9));
         (void)json_object_set_new (o, "turn-rest-cpu-max",
                                    json_real (b->rest_cpu_max / 1e9));
+        (void)json_object_set_new (o, "turn-longest",
+                                   turn_record_json (&b->longest));
+        (void)json_object_set_new (o, "self-wait-turns-max",
+                                   json_integer ((json_int_t)b->self_wait_max));
+        (void)json_object_set_new (o, "read-wait-turns-max",
+                                   json_integer ((json_int_t)u.read_wait_max));
     }
     if (clear) {
-        b->turns = 0;
+        /* the stamps of what waits now stay right: turns goes on */
         b->turn_cpu_max = 0;
         b->prep_cpu_max = 0;
+        b->input_cpu_max = 0;
         b->io_cpu_max = 0;
         b->rest_cpu_max = 0;
+        b->self_wait_max = 0;
+        memset (&b->longest, 0, sizeof (b->longest));
+        b->turns_cleared = b->turns;
     }
+}
+
+/* The turn that ends now (at cpu, the thread's CPU time): its figures
+ * and, if it is the longest, its record.  All come from the same turn:
+ * the whole, and its prepare, I/O and rest phases (check, closing,
+ * timers, idle: from self_check_cb to now). */
+static void turn_end (struct broker *b, uint64_t cpu)
+{
+    struct turn_record *r = &b->cur;
+    struct usock_units u;
+
+    usock_server_units (b->usock, &u, false);
+    r->cpu = cpu - b->turn_cpu;
+    r->prep = b->cur_prep;
+    r->input = b->cur_input;
+    r->rest = b->rest_cpu ? cpu - b->rest_cpu : 0;
+    r->io = r->cpu - r->prep - r->input - r->rest;
+    r->client_reads = u.reads - b->u_reads;
+    r->client_msgs = u.msgs - b->u_msgs;
+    r->flushes = u.flushes - b->u_flushes;
+    r->reaped = u.reaped - b->u_reaped;
+    r->enforced = u.enforced - b->u_enforced;
+    if (r->cpu > b->turn_cpu_max) {
+        b->turn_cpu_max = r->cpu;
+        b->longest = *r;
+    }
+    if (r->prep > b->prep_cpu_max)
+        b->prep_cpu_max = r->prep;
+    if (r->input > b->input_cpu_max)
+        b->input_cpu_max = r->input;
+    if (r->io > b->io_cpu_max)
+        b->io_cpu_max = r->io;
+    if (r->rest > b->rest_cpu_max)
+        b->rest_cpu_max = r->rest;
+    memset (r, 0, sizeof (*r));
+    b->u_reads = u.reads;
+    b->u_msgs = u.msgs;
+    b->u_flushes = u.flushes;
+    b->u_reaped = u.reaped;
+    b->u_enforced = u.enforced;
 }
 
 /* The bounded work of a loop turn, in its prepare callback: after the
  * last turn's input was read and handed to the services (their answers,
  * a ping's, are routed first), before this turn's input is read.  One
- * budget of TURN_BUDGET_NS is shared by the rest: events the broker's
+ * budget of TURN_BUDGET_NS is shared by the whole turn.  Three quarters
+ * go to the rest of the broker's bounded work: events the broker's
  * services published, the local connector's work (closing clients that
- * were cut off, writing to clients whose writes were deferred: half of
- * the budget while fan-outs are pending, so both go on) and the pending
- * fan-outs (at least one client each turn).  Each part reads the clock
- * after every client, so a turn overruns the budget by one client at
- * most.  So a request that arrives waits behind what is left of one
- * budget, and is answered in the turn it is read: under
- * bench/client-flood.sh's attack about 2.3 ms of CPU a turn, where the
- * parts' own budgets (1 ms each, the flush's and the reaper's clocks
- * read every 8 clients) summed to 4-5 ms, and an answer was routed one
- * budget after its request was read.  The loop is kept from blocking
- * while work is left (the pipe does not signal the router). */
+ * were cut off or went away, writing to clients whose writes were
+ * deferred: half of the budget while fan-outs are pending, so both go on)
+ * and the pending fan-outs (at least one client each turn).  Each part
+ * reads the clock after every client, so a turn overruns its share by one
+ * client at most.  The turn's input comes last, until the end of the
+ * budget and for at least a quarter of it: clients are read (one batch
+ * each, round robin: those found readable past the deadline wait for the
+ * next turn, first in line) and the broker's own services take the
+ * requests read (self_gate: at least one a turn).  Clients are not read
+ * while SELF_BACKLOG messages wait for the services, so one client's
+ * flood of pings cannot make another's wait behind it for more than a
+ * turn ("self-wait-turns-max", "read-wait-turns-max").  The loop is kept
+ * from blocking while work is left (the pipe does not signal the
+ * router). */
 static void self_prep_cb (uv_prepare_t *w)
 {
     struct broker *b = w->data;
     uint64_t t0 = uv_hrtime ();
-    uint64_t deadline = t0 + TURN_BUDGET_NS;
+    uint64_t deadline = t0 + TURN_BUDGET_NS / 4 * 3;
     uint64_t cpu = thread_cpu_ns ();
+    uint64_t input, work;
+    size_t backlog, room;
     bool more;
 
-    if (b->turns++ > 0) {
-        if (cpu - b->turn_cpu > b->turn_cpu_max)
-            b->turn_cpu_max = cpu - b->turn_cpu;
-        if (b->rest_cpu && cpu - b->rest_cpu > b->rest_cpu_max)
-            b->rest_cpu_max = cpu - b->rest_cpu;
-    }
+    if (b->turns++ > b->turns_cleared)
+        turn_end (b, cpu);
+    else
+        memset (&b->cur, 0, sizeof (b->cur));
     b->turn_cpu = cpu;
     b->rest_cpu = 0;
+    b->input_deadline = 0; /* the budgeted work's answers are routed */
 
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b, deadline);
-    more = usock_server_turn (b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 2
-                                                       : deadline);
+    more = usock_server_turn (
+        b->usock, b->fanout_head ? t0 + TURN_BUDGET_NS / 8 * 3 : deadline);
     if (b->fanout_head)
         fanout_run (b, deadline);
-    if (more || flux_msgpipe_count (b->self_pipe, 0) > 0 || b->fanout_head)
+    if (flux_msgpipe_count (b->self_pipe, 1) == 0 && b->selfq_lost) {
+        b->selfq_lost = false;
+        b->selfq_count = b->selfq_head = 0;
+    }
+    /* the input's budget is in the thread's CPU time, so that what a
+     * turn reads does not depend on the machine's load */
+    work = thread_cpu_ns ();
+    input = work + TURN_BUDGET_NS / 4;
+    if (input < cpu + TURN_BUDGET_NS)
+        input = cpu + TURN_BUDGET_NS;
+    b->input_deadline = input;
+    /* what clients may send the services this turn: what they took last
+     * turn (if that left some waiting, else SELF_BACKLOG), less what still
+     * waits, so that what is read now is taken by the next turn */
+    backlog = flux_msgpipe_count (b->self_pipe, 1);
+    room = backlog > 0 && b->self_taken < SELF_BACKLOG ? b->self_taken
+                                                       : SELF_BACKLOG;
+    room = room > backlog ? room - backlog : 0;
+    b->self_taken = 0;
+    if (usock_server_read_turn (b->usock, input, (unsigned)room))
+        more = true;
+    if (more || flux_msgpipe_count (b->self_pipe, 0) > 0
+        || flux_msgpipe_count (b->self_pipe, 1) > 0 || b->fanout_head)
         uv_idle_start (&b->self_idle, self_idle_cb);
     else
         uv_idle_stop (&b->self_idle);
     b->io_cpu = thread_cpu_ns ();
-    if (b->io_cpu - cpu > b->prep_cpu_max)
-        b->prep_cpu_max = b->io_cpu - cpu;
+    b->cur_prep = work - cpu;
+    b->cur_input = b->io_cpu - work;
 }
 
 /* After the turn's input: route the answers the services left (at most
@@ -1917,8 +2093,6 @@ static void self_check_cb (uv_check_t *w)
     struct broker *b = w->data;
 
     b->rest_cpu = thread_cpu_ns ();
-    if (b->io_cpu && b->rest_cpu - b->io_cpu > b->io_cpu_max)
-        b->io_cpu_max = b->rest_cpu - b->io_cpu;
     b->io_cpu = 0;
     if (flux_msgpipe_count (b->self_pipe, 0) > 0)
         self_drain (b, 0);
@@ -2067,6 +2241,7 @@ void router_from_module (struct module *m, flux_msg_t *msg, void *arg)
     struct peer *p = strmap_get (b->peers, module_uuid (m));
     int type = 0;
 
+    b->cur.module_msgs++;
     (void)flux_msg_get_type (msg, &type);
     if (type == FLUX_MSGTYPE_REQUEST)
         router_request (b, msg, p);
@@ -2365,7 +2540,8 @@ int router_usock_start (struct broker *b, const char *path)
     const char *s;
     flux_error_t error;
 
-    policy.owner_turns = true; /* in self_check_cb's budget */
+    policy.owner_turns = true;         /* in self_prep_cb's budget */
+    policy.turn_clock = thread_cpu_ns; /* input is bounded in CPU time */
     if (usock_limits (b, &policy) < 0
         || broker_bytes_attr (b, "broker.module-queue-limit",
                               MODULE_QUEUE_DEFAULT, 64 * 1024,
@@ -2417,6 +2593,7 @@ int router_init (struct broker *b)
     /* both ends are this thread's: no eventfd signals (see broker.h) */
     flux_msgpipe_set_quiet (b->self_pipe, 0);
     flux_msgpipe_set_quiet (b->self_pipe, 1);
+    flux_msgpipe_set_recv_gate (b->self_pipe, 1, self_gate, b);
     uv_prepare_init (b->loop, &b->self_prep);
     uv_check_init (b->loop, &b->self_check);
     uv_idle_init (b->loop, &b->self_idle);
@@ -2469,4 +2646,8 @@ void router_fini (struct broker *b)
     uv_prepare_stop (&b->self_prep);
     uv_check_stop (&b->self_check);
     uv_idle_stop (&b->self_idle);
+    free (b->selfq_turn);
+    b->selfq_turn = NULL;
+    b->selfq_count = b->selfq_size = b->selfq_head = 0;
+    b->selfq_lost = true; /* no more stamps */
 }

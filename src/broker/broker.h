@@ -106,11 +106,32 @@ struct broker {
      * the last began, and the most one took */
     uint64_t turn_cpu, turn_cpu_max;
     uint64_t turns;
+    uint64_t turns_cleared; /* turns when the figures were last cleared */
     /* the same per phase of a turn: the prepare phase's budgeted work,
      * the I/O phase (up to the check phase), the rest (check, closing,
      * timers, idle); the CPU time the last two began at */
     uint64_t prep_cpu_max, io_cpu_max, rest_cpu_max;
     uint64_t io_cpu, rest_cpu;
+    /* the input of a turn (self_prep_cb): clients are read and the
+     * broker's own services take messages until input_deadline */
+    uint64_t input_deadline;
+    unsigned self_taken; /* messages the services took this turn */
+    /* the turn each message waiting for the services was queued in, in
+     * step with the self pipe's queue (router_turn_stats) */
+    uint64_t *selfq_turn;
+    size_t selfq_head, selfq_count, selfq_size;
+    bool selfq_lost; /* out of memory: no stamps until the pipe empties */
+    uint64_t self_wait_max;
+    /* what the current turn did, and the longest turn's record */
+    struct turn_record {
+        uint64_t cpu, prep, input, io, rest; /* CPU time, ns */
+        uint64_t client_reads, client_msgs, flushes, reaped, enforced;
+        uint64_t self_msgs, self_routed, fanout_sends;
+        uint64_t module_msgs, overlay_msgs;
+    } cur, longest;
+    uint64_t cur_prep, cur_input; /* this turn's budgeted work, input */
+    uint64_t input_cpu_max;
+    uint64_t u_reads, u_msgs, u_flushes, u_reaped, u_enforced; /* usock's */
     struct overlay *overlay;
     int parent_online;
 
@@ -229,9 +250,14 @@ size_t router_tracked_count (struct broker *b);
  * "turns" and "turn-cpu-max" (the most CPU time one turn of the broker's
  * thread took, in seconds: what a request may wait behind, whatever the
  * machine's load), and the most each phase of a turn took:
- * "turn-prep-cpu-max" (the budgeted work), "turn-io-cpu-max" (reading
+ * "turn-prep-cpu-max" (the budgeted work), "turn-input-cpu-max" (the
+ * clients that waited for their reads), "turn-io-cpu-max" (reading
  * clients, modules and peers), "turn-rest-cpu-max" (check, closing,
- * timer and idle callbacks); then start them again if clear. */
+ * timer and idle callbacks); "turn-longest", what the longest turn did
+ * (its phases' CPU time and its units of work); "self-wait-turns-max",
+ * the most turns a message waited for the broker's own services, and
+ * "read-wait-turns-max", the most a readable client waited for its read;
+ * then start them again if clear. */
 void router_turn_stats (struct broker *b, json_t *o, bool clear);
 
 /* Register one of the broker's own service names. */

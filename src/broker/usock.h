@@ -103,6 +103,8 @@ struct usock_policy {
     size_t guest_frame_max;
     uint64_t frame_timeout_ms;
     bool owner_turns;
+    uint64_t (*turn_clock) (void); /* usock_server_read_turn()'s clock, in
+                                      ns (NULL: uv_hrtime) */
 };
 
 /* The default max_held_bytes: a quarter of physical memory, at least
@@ -175,6 +177,44 @@ void usock_server_share (struct usock_server *s, const flux_msg_t *msg);
  * callback.  ops->disconnected runs later, from the loop.  Returns true
  * if work is left (call again next turn). */
 bool usock_server_turn (struct usock_server *s, uint64_t deadline);
+
+/* For an owner_turns server: the input of a loop turn.  Clients are read
+ * until the clock (policy turn_clock) passes deadline, read after each
+ * client; a
+ * client found readable later in the turn waits for the next, at the end
+ * of a round-robin list of waiting clients, which the next call serves
+ * first, in order.  room: about how many messages the owner can take
+ * this turn (at most USOCK_BATCH count): each client delivers at most
+ * its share of it (room divided by the clients waiting, at least one
+ * message), so that every waiting client is served in the turn; 0 reads
+ * no one (all wait).  Otherwise at least one client is read per turn.
+ * Call once per loop turn, after usock_server_turn() and before the loop
+ * polls, from a loop callback.  Returns true if clients still wait (call
+ * again next turn). */
+bool usock_server_read_turn (struct usock_server *s, uint64_t deadline,
+                             unsigned room);
+
+/* For an owner_turns server: from now until the next
+ * usock_server_read_turn(), a client found readable waits for the next
+ * turn (e.g. the owner was handed as much as it can take this turn). */
+void usock_server_read_hold (struct usock_server *s, bool hold);
+
+/* What the server did since it was created, for the owner's record of a
+ * loop turn: client reads (batches), messages delivered, flushes
+ * (sendmsg() of a queue), clients closed by the reaper, enforcements of
+ * max_held_bytes (each sorts the clients), and the most
+ * loop turns a readable client waited for its read
+ * (usock_server_read_turn: 1 if it waited for the next turn). */
+struct usock_units {
+    uint64_t reads;
+    uint64_t msgs;
+    uint64_t flushes;
+    uint64_t reaped;
+    uint64_t enforced; /* passes over all clients to cut the largest */
+    uint64_t read_wait_max;
+};
+void usock_server_units (struct usock_server *s, struct usock_units *u,
+                         bool clear_max);
 
 /* Queue msg to the client and write what the socket takes now; the rest is
  * written when the socket becomes writable.  Never blocks; msg is not

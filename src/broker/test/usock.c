@@ -1328,6 +1328,162 @@ static void test_owner_reaps (void)
     free (pay);
 }
 
+/* The owner's input turns (usock_server_read_turn), driven as the broker
+ * does from a prepare callback, with a clock of the test's own that each
+ * message delivered advances by 100: a turn's budget of 1000 is about 10
+ * messages. */
+static uint64_t fake_ns;
+static struct {
+    unsigned room;
+    int turns;
+    int per_turn_max;
+    int turn_start;
+    bool no_turn; /* read turns only: no usock_server_turn() */
+} IN;
+
+static uint64_t fake_clock (void)
+{
+    return fake_ns;
+}
+
+static void input_prep_cb (uv_prepare_t *w)
+{
+    int got = T.nrec - IN.turn_start;
+
+    if (IN.turns > 0 && got > IN.per_turn_max)
+        IN.per_turn_max = got;
+    IN.turns++;
+    IN.turn_start = T.nrec;
+    if (!IN.no_turn)
+        (void)usock_server_turn (T.s, 0);
+    (void)usock_server_read_turn (T.s, fake_ns + 1000, IN.room);
+}
+
+static void input_msg_clock (void)
+{
+    static int seen;
+    if (T.nrec < seen)
+        seen = 0;
+    fake_ns += 100 * (uint64_t)(T.nrec - seen);
+    seen = T.nrec;
+}
+
+static void input_check_cb (uv_check_t *w)
+{
+    input_msg_clock ();
+}
+
+static int victim_pos (struct usock_client *v)
+{
+    for (int i = 0; i < T.nrec && i < MAXREC; i++)
+        if (T.rec[i].c == v)
+            return i;
+    return -1;
+}
+
+static void test_owner_input (void)
+{
+    struct usock_policy p = owner_policy ();
+    struct usock_client *cs[8], *cv;
+    struct usock_units u;
+    uv_prepare_t prep;
+    uv_check_t check;
+    int fds[8], fv, sent_turn, got_turn = -1, served = 0;
+    uint8_t *burst;
+    size_t fsize;
+    flux_msg_t *msg;
+
+    p.owner_turns = true;
+    p.turn_clock = fake_clock;
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    for (int i = 0; i < 8; i++)
+        if ((fds[i] = client_open (&cs[i])) < 0 || !cs[i])
+            BAIL_OUT ("cannot connect");
+    if ((fv = client_open (&cv)) < 0 || !cv)
+        BAIL_OUT ("cannot connect");
+    msg = make_req ("burst", 0);
+    fsize = flux_msg_frame_size (msg);
+    if (!(burst = malloc (fsize * 500)))
+        BAIL_OUT ("out of memory");
+    for (int i = 0; i < 500; i++) {
+        flux_msg_set_matchtag (msg, i);
+        flux_msg_frame_encode (msg, burst + i * fsize, fsize);
+    }
+    flux_msg_destroy (msg);
+    uv_prepare_init (&T.loop, &prep);
+    uv_check_init (&T.loop, &check);
+    uv_prepare_start (&prep, input_prep_cb);
+    uv_check_start (&check, input_check_cb);
+    memset (&IN, 0, sizeof (IN));
+    IN.room = 64;
+
+    /* no room: nobody is read, everyone waits */
+    IN.room = 0;
+    for (int i = 0; i < 8; i++)
+        write_all (fds[i], burst, fsize * 500);
+    for (int i = 0; i < 5; i++)
+        uv_run (&T.loop, UV_RUN_NOWAIT);
+    cmp_ok (T.nrec, "<=", USOCK_BATCH,
+            "no room: at most the first turn's first client is read (%d)",
+            T.nrec);
+    IN.room = 64;
+    for (int i = 0; i < 4; i++)
+        uv_run (&T.loop, UV_RUN_NOWAIT);
+    IN.per_turn_max = 0;
+    usock_server_units (T.s, &u, true);
+
+    msg = make_req ("victim", 9999);
+    send_frame (fv, msg);
+    flux_msg_destroy (msg);
+    sent_turn = IN.turns;
+    for (int i = 0; i < 2000 && T.nrec < 4001; i++) {
+        uv_run (&T.loop, UV_RUN_NOWAIT);
+        if (got_turn < 0 && victim_pos (cv) >= 0)
+            got_turn = IN.turns;
+    }
+    ok (T.nrec == 4001, "all 4,001 messages delivered (%d)", T.nrec);
+    ok (got_turn >= 0 && got_turn - sent_turn <= 2,
+        "a client's one request, sent during a flood from 8, is read within "
+        "a turn of the next (%d turns)",
+        got_turn - sent_turn);
+    cmp_ok (IN.per_turn_max, "<=", 64 + USOCK_BATCH / 8,
+            "a turn reads about its room: at most %d messages",
+            IN.per_turn_max);
+    for (int i = 0; i < 8; i++) {
+        int n = 0;
+        for (int k = 0; k < 200 && k < T.nrec; k++)
+            if (T.rec[k].c == cs[i])
+                n++;
+        if (n > 0)
+            served++;
+    }
+    cmp_ok (served, "==", 8, "round robin: every flooder is served early");
+    usock_server_units (T.s, &u, true);
+    cmp_ok (u.read_wait_max, "<=", 1,
+            "no readable client waited more than one turn (%ju)",
+            (uintmax_t)u.read_wait_max);
+
+    /* a client that leaves is closed by the owner's turn (the reaper) */
+    IN.no_turn = true;
+    close (fv);
+    run_for (50);
+    cmp_ok (T.ndisc, "==", 0,
+            "a client that went away is not closed outside the owner's turn");
+    (void)usock_server_turn (T.s, 0);
+    ok (run_until (&T.ndisc, 1), "usock_server_turn closes it");
+    IN.no_turn = false;
+    for (int i = 0; i < 8; i++)
+        close (fds[i]);
+    ok (run_until (&T.ndisc, 9), "the flooders are closed too");
+    ok (!usock_server_read_turn (NULL, 0, 1),
+        "usock_server_read_turn (NULL) does nothing");
+    uv_close ((uv_handle_t *)&prep, NULL);
+    uv_close ((uv_handle_t *)&check, NULL);
+    free (burst);
+    server_stop ();
+}
+
 /* A cut client holding many frames is dropped in steps, one step per
  * usock_server_turn() past its deadline (the last reference to a shared
  * frame frees it: thousands at once overran the broker's turn), and its
@@ -1796,6 +1952,7 @@ int main (int argc, char *argv[])
     test_owner_turns ();
     test_owner_reaps ();
     test_owner_reaps_in_steps ();
+    test_owner_input ();
     test_held_limit ();
     test_charge ();
     test_cut_log ();

@@ -34,6 +34,8 @@ struct flux_msgpipe {
     struct queue q[2];           /* q[i]: messages waiting for end i */
     flux_msgpipe_send_f hook[2]; /* how the handle over end i sends */
     void *hook_arg[2];
+    flux_msgpipe_gate_f gate[2]; /* whether the handle over end i takes */
+    void *gate_arg[2];
 };
 
 static void efd_set (int efd)
@@ -230,6 +232,15 @@ void flux_msgpipe_set_send_hook (struct flux_msgpipe *p, int end,
     }
 }
 
+void flux_msgpipe_set_recv_gate (struct flux_msgpipe *p, int end,
+                                 flux_msgpipe_gate_f fn, void *arg)
+{
+    if (p && (end == 0 || end == 1)) {
+        p->gate[end] = fn;
+        p->gate_arg[end] = arg;
+    }
+}
+
 int flux_msgpipe_pollfd (struct flux_msgpipe *p, int end)
 {
     return p->q[end].efd;
@@ -293,9 +304,15 @@ static int end_send (void *impl, const flux_msg_t *msg, int flags)
 static flux_msg_t *end_recv (void *impl, int flags)
 {
     struct pipe_end *pe = impl;
-    flux_msg_t *msg = flux_msgpipe_recv (pe->p, pe->end);
+    flux_msgpipe_gate_f gate = pe->p->gate[pe->end];
+    flux_msg_t *msg;
     struct flux_msg_cred cred;
 
+    if (gate && !gate (pe->p, pe->end, pe->p->gate_arg[pe->end])) {
+        errno = EWOULDBLOCK;
+        return NULL;
+    }
+    msg = flux_msgpipe_recv (pe->p, pe->end);
     if (!msg) {
         if (errno == EPIPE)
             errno = ECONNRESET;

@@ -73,6 +73,17 @@ typedef int (*flux_msgpipe_send_f) (struct flux_msgpipe *p, int end,
 void flux_msgpipe_set_send_hook (struct flux_msgpipe *p, int end,
                                  flux_msgpipe_send_f fn, void *arg);
 
+/* How a handle over 'end' receives (flux_msgpipe_open): before it takes
+ * a message, fn (p, end, arg) is asked, and while it returns false the
+ * handle receives nothing (EWOULDBLOCK) though messages wait (its
+ * pollevents still report them, so its loop keeps turning).  For a
+ * reader whose owner bounds the work of each loop turn.  It runs in the
+ * thread that receives.  Set it before the handle is used. */
+typedef bool (*flux_msgpipe_gate_f) (struct flux_msgpipe *p, int end,
+                                     void *arg);
+void flux_msgpipe_set_recv_gate (struct flux_msgpipe *p, int end,
+                                 flux_msgpipe_gate_f fn, void *arg);
+
 /* A handle over one end (takes a pipe reference; closes the end on
  * flux_close).  flags as for flux_open. */
 flux_t *flux_msgpipe_open (struct flux_msgpipe *p, int end, int flags);
