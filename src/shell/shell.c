@@ -307,6 +307,12 @@ static void task_exit_post (struct shell *shell, json_t *ctx)
 
     if (shell->task_exit_posted)
         return;
+    if (shell->start2_f) {
+        /* shell.start is not posted yet: the first exit follows it */
+        if (!shell->held_exit)
+            shell->held_exit = json_incref (ctx);
+        return;
+    }
     shell->task_exit_posted = true;
     (void)json_unpack (ctx, "{s:i s:i s:i}", "rank", &rank, "exitcode",
                        &exitcode, "signaled", &signaled);
@@ -436,7 +442,7 @@ void shell_task_done (struct shell *shell, struct task *t)
     }
 }
 
-flux_future_t *shell_barrier_async (struct shell *shell, int seq, json_t *data)
+static flux_future_t *barrier_send (struct shell *shell, int seq, json_t *data)
 {
     if (data)
         return flux_rpc_pack (shell->h, "exec-agent.barrier",
@@ -446,6 +452,75 @@ flux_future_t *shell_barrier_async (struct shell *shell, int seq, json_t *data)
     return flux_rpc_pack (shell->h, "exec-agent.barrier", shell->broker_rank, 0,
                           "{s:I s:i}", "id", (json_int_t)shell->info->id, "seq",
                           seq);
+}
+
+/* The caller destroyed the future of a held round. */
+static void held_fence_gone (void *arg)
+{
+    struct shell *shell = arg;
+    struct held_fence *hf = &shell->held_fence;
+
+    flux_future_destroy (hf->real);
+    json_decref (hf->data);
+    memset (hf, 0, sizeof (*hf));
+}
+
+flux_future_t *shell_barrier_async (struct shell *shell, int seq, json_t *data)
+{
+    struct held_fence *hf = &shell->held_fence;
+    flux_future_t *f;
+
+    if (seq <= 2 || !shell->start2_f)
+        return barrier_send (shell, seq, data);
+    /* a round after barrier 2, entered before it is through: the agent
+     * would refuse it (EBUSY), so it goes once barrier 2 is through */
+    if (hf->proxy) {
+        errno = EBUSY;
+        return NULL;
+    }
+    if (!(f = flux_future_create (NULL, NULL)))
+        return NULL;
+    flux_future_set_flux (f, shell->h);
+    if (flux_future_aux_set (f, "shell::held", shell, held_fence_gone) < 0) {
+        flux_future_destroy (f);
+        return NULL;
+    }
+    hf->proxy = f;
+    hf->seq = seq;
+    hf->data = json_incref (data);
+    return f;
+}
+
+static void held_fence_cb (flux_future_t *f, void *arg)
+{
+    struct shell *shell = arg;
+    struct held_fence *hf = &shell->held_fence;
+
+    hf->real = NULL; /* the proxy owns it now */
+    if (flux_future_fulfill_with (hf->proxy, f) < 0) {
+        flux_future_fulfill_error (hf->proxy, errno, NULL);
+        flux_future_destroy (f);
+    }
+}
+
+/* Barrier 2 is through (errnum 0) or failed: send the held round, or
+ * fail it. */
+static void held_fence_release (struct shell *shell, int errnum)
+{
+    struct held_fence *hf = &shell->held_fence;
+
+    if (!hf->proxy || hf->sent)
+        return;
+    hf->sent = true;
+    if (errnum == 0) {
+        if ((hf->real = barrier_send (shell, hf->seq, hf->data))
+            && flux_future_then (hf->real, -1., held_fence_cb, shell) == 0)
+            return;
+        errnum = errno;
+        flux_future_destroy (hf->real);
+        hf->real = NULL;
+    }
+    flux_future_fulfill_error (hf->proxy, errnum, NULL);
 }
 
 json_t *shell_barrier (struct shell *shell, int seq, json_t *data)
@@ -483,6 +558,78 @@ static int start_barrier (struct shell *shell, int seq)
         return -1;
     }
     json_decref (o);
+    return 0;
+}
+
+/* After barrier 2 (every task of the job started): stdin flows, the
+ * leader posts shell.start, then what was held for it. */
+static int start2_finish (struct shell *shell, flux_error_t *error)
+{
+    input_forward_start (shell->in);
+    if (shell->leader) {
+        json_t *tm = taskmap_encode_json (shell->info->map, 0);
+        if (!tm
+            || shell_post_event (shell, "shell.start", "{s:{s:i s:o}}",
+                                 "taskmap", "version", 1, "map", tm)
+                   < 0)
+            return errprintf (error, "posting shell.start: %s",
+                              strerror (errno));
+    }
+    return 0;
+}
+
+static void post_held_exit (struct shell *shell)
+{
+    json_t *ctx = shell->held_exit;
+
+    if (ctx) {
+        shell->held_exit = NULL;
+        task_exit_post (shell, ctx);
+        json_decref (ctx);
+    }
+}
+
+static void start2_cb (flux_future_t *f, void *arg)
+{
+    struct shell *shell = arg;
+    flux_error_t error;
+    json_t *o;
+    int errnum = 0;
+
+    if (flux_rpc_get_unpack (f, "{s:o}", "data", &o) < 0)
+        errnum = errno;
+    flux_future_destroy (f);
+    shell->start2_f = NULL;
+    held_fence_release (shell, errnum ? EIO : 0);
+    if (errnum == EIO) { /* the job is being torn down: exit quietly */
+        shell_killall (shell, SIGKILL);
+        shell->exit_code = 1;
+        shell->failed = true;
+    }
+    else if (errnum)
+        shell_fatal (shell, 1, "barrier 2: %s", strerror (errnum));
+    else if (start2_finish (shell, &error) < 0)
+        shell_fatal (shell, 1, "%s", error.text);
+    post_held_exit (shell);
+    /* every task may be done already (shell_run waits for this) */
+    if ((shell->failed || shell->nactive == 0) && shell->r)
+        flux_reactor_stop (shell->r);
+}
+
+/* Enter barrier 2 without waiting for it (a job of one shell has no
+ * other to wait for): the tasks run meanwhile, and the barrier's
+ * answer comes while the shell follows them. */
+static int start2_enter (struct shell *shell, flux_error_t *error)
+{
+    shell->barrier_seq = 2;
+    if (shell->info->shell_size == 1)
+        return start2_finish (shell, error);
+    if (!(shell->start2_f = barrier_send (shell, 2, NULL))
+        || flux_future_then (shell->start2_f, -1., start2_cb, shell) < 0) {
+        flux_future_destroy (shell->start2_f);
+        shell->start2_f = NULL;
+        return errprintf (error, "barrier 2: %s", strerror (errno));
+    }
     return 0;
 }
 
@@ -1074,21 +1221,8 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         goto out;
     if (input_start (shell->in, error) < 0)
         goto out;
-    if (start_barrier (shell, 2) < 0) {
-        rc = 1; /* already handled */
+    if (start2_enter (shell, error) < 0)
         goto out;
-    }
-    input_forward_start (shell->in);
-    if (shell->leader) {
-        json_t *tm = taskmap_encode_json (shell->info->map, 0);
-        if (!tm
-            || shell_post_event (shell, "shell.start", "{s:{s:i s:o}}",
-                                 "taskmap", "version", 1, "map", tm)
-                   < 0) {
-            errprintf (error, "posting shell.start: %s", strerror (errno));
-            goto out;
-        }
-    }
     rc = 0;
 out:
     free (map);
@@ -1157,6 +1291,8 @@ static void shell_finish (struct shell *shell)
     task_groups = NULL;
     free (shell->tmpdir);
     json_decref (shell->task_exit_ctx);
+    json_decref (shell->held_exit);
+    flux_future_destroy (shell->start2_f);
     flux_msg_handler_destroy (shell->kill_mh);
     flux_msg_handler_destroy (shell->task_exit_mh);
     flux_msg_handler_destroy (shell->exception_mh);
@@ -1223,6 +1359,10 @@ static int shell_run (struct shell *shell)
 {
     if (shell->nactive > 0 && !shell->failed
         && flux_reactor_run (shell->r, 0) < 0)
+        return -1;
+    /* the tasks are done before barrier 2 is through: leaving now would
+     * fail the other shells' barrier (start2_cb stops the reactor) */
+    if (shell->start2_f && !shell->failed && flux_reactor_run (shell->r, 0) < 0)
         return -1;
     if (!shell->failed && output_wait (shell->out) < 0)
         return -1;

@@ -69,6 +69,20 @@ struct shell {
      * soon (the timer) */
     json_t *task_exit_ctx;
     uv_timer_t task_exit_timer;
+
+    /* the second start barrier (all tasks started) is entered without
+     * waiting: the tasks run meanwhile.  Until it is through, the
+     * leader holds the first task exit (shell.start goes before it) and
+     * a PMI fence is held (the agent takes the rounds in order). */
+    flux_future_t *start2_f;
+    json_t *held_exit; /* leader: first task-exit context, held */
+    struct held_fence {
+        flux_future_t *proxy; /* given to the caller */
+        flux_future_t *real;  /* the barrier, once sent */
+        int seq;
+        json_t *data;
+        bool sent;
+    } held_fence;
 };
 
 /* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a
@@ -129,7 +143,9 @@ int shell_task_exit_remote (struct shell *shell, json_t *ctx);
 json_t *shell_barrier (struct shell *shell, int seq, json_t *data);
 
 /* Start barrier seq with data asynchronously: the future answers
- * {data:o}.
+ * {data:o}.  A round after the start barriers entered while the second
+ * is not through yet (a PMI fence of a task that started early) is
+ * sent once it is; one such round at a time (else EBUSY).
  */
 flux_future_t *shell_barrier_async (struct shell *shell, int seq, json_t *data);
 

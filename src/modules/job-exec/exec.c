@@ -575,7 +575,7 @@ static void final_release (struct execjob *job)
 
 /* The implementation is finished with the job: it is forgotten by the
  * implementation now, and released once its guest namespace is closed
- * (done, copied to job.<id>.guest, removed: guest_cb). */
+ * (done, copied to job.<id>.guest, its removal sent: guest_cb). */
 void execjob_done (struct execjob *job)
 {
     if (job->done)

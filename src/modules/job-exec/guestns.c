@@ -16,7 +16,9 @@
  *   LINK    put that root at job.<id>.guest; if the namespace was lost,
  *           job-exec's own events there instead; if it never existed,
  *           unlink the symlink
- *   REMOVE  remove the namespace
+ *   REMOVE  remove the namespace; GUEST_CLOSED is said as the request
+ *           goes (the copy is in place), and a guest destroyed then
+ *           lives on, orphaned and silent, until the answer
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,7 +88,7 @@ struct guest {
     /* phases */
     unsigned opening : 1, opened : 1, closing : 1, closed : 1, ns_exists : 1,
         restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1,
-        flush_failed : 1, link_failed : 1;
+        flush_failed : 1, link_failed : 1, close_said : 1, orphan : 1;
     enum stage stage;
     int close_errnum;
     flux_future_t *graft; /* guestns_graft() */
@@ -675,6 +677,33 @@ static void send_step (struct guest *g)
     g->f = f;
 }
 
+static void guest_free (struct guest *g)
+{
+    int saved_errno = errno;
+
+    list_del (&g->link);
+    list_del (&g->plink);
+    waitlist_cancel (&g->gs->kvs_wait, &g->wi);
+    timerq_disarm (g->gs->tq, &g->flush);
+    flux_future_destroy (g->f);
+    flux_future_destroy (g->graft);
+    textbuf_free (&g->log);
+    free (g->final_root);
+    free (g);
+    errno = saved_errno;
+}
+
+/* GUEST_CLOSED, once: the copy is in place (or there is nothing to
+ * copy).  The callback may destroy g. */
+static void say_closed (struct guest *g)
+{
+    if (g->close_said)
+        return;
+    g->close_said = 1;
+    g->cb (g, GUEST_CLOSED, g->close_errnum,
+           g->close_errnum ? strerror (g->close_errnum) : NULL, g->arg);
+}
+
 /* Closing: the next stage, once nothing is in flight. */
 static void advance (struct guest *g)
 {
@@ -716,6 +745,13 @@ static void advance (struct guest *g)
                 if (g->ns_exists) {
                     g->step = S_REMOVE;
                     send_step (g);
+                    /* the copy is in place: readers no longer need the
+                     * namespace, so the job's release need not wait for
+                     * its removal (one round trip less at every job's
+                     * end); the request is already on its way, ahead of
+                     * the release, and a destroyed guest sees it through
+                     * (guest_destroy) */
+                    say_closed (g); /* g may be orphaned */
                     return;
                 }
                 g->stage = C_DONE;
@@ -723,9 +759,11 @@ static void advance (struct guest *g)
             case C_DONE:
                 g->closed = 1;
                 g->gs->stats.closed++;
-                g->cb (g, GUEST_CLOSED, g->close_errnum,
-                       g->close_errnum ? strerror (g->close_errnum) : NULL,
-                       g->arg);
+                if (g->orphan) {
+                    guest_free (g);
+                    return;
+                }
+                say_closed (g);
                 return; /* g may be gone */
         }
     }
@@ -841,17 +879,13 @@ struct guest *guest_create (guestns_t *gs, flux_jobid_t id, uint32_t userid,
 void guest_destroy (struct guest *g)
 {
     if (g) {
-        int saved_errno = errno;
-        list_del (&g->link);
-        list_del (&g->plink);
-        waitlist_cancel (&g->gs->kvs_wait, &g->wi);
-        timerq_disarm (g->gs->tq, &g->flush);
-        flux_future_destroy (g->f);
-        flux_future_destroy (g->graft);
-        textbuf_free (&g->log);
-        free (g->final_root);
-        free (g);
-        errno = saved_errno;
+        if (g->close_said && !g->closed && g->step == S_REMOVE) {
+            /* its removal is under way: the guest goes when it is done,
+             * saying nothing (guestns_destroy frees it before that) */
+            g->orphan = 1;
+            return;
+        }
+        guest_free (g);
     }
 }
 
@@ -958,7 +992,7 @@ void guestns_destroy (guestns_t *gs)
         struct list_node *pos, *tmp;
         list_for_each_safe (pos, tmp, &gs->guests)
         {
-            guest_destroy (list_entry (pos, struct guest, link));
+            guest_free (list_entry (pos, struct guest, link));
         }
         flux_reactor_undefer (&gs->defer);
         list_for_each_safe (pos, tmp, &gs->batches)

@@ -27,7 +27,10 @@
  *           together, one commit in flight per job at a time.
  *   close   append "done", commit what is buffered, put the namespace's
  *           final root at job.<dothex>.guest (a dirref replaces the
- *           symlink), remove the namespace; then GUEST_CLOSED.
+ *           symlink), then GUEST_CLOSED as the namespace's removal is
+ *           sent: readers have the copy, so the job's release need not
+ *           wait for the removal's answer.  A guest destroyed meanwhile
+ *           stays, silent, until the removal is answered.
  *
  * Primary-namespace writes (the symlinks and the final dirrefs of many
  * jobs) share one commit: what accumulates while a commit is in flight
@@ -86,7 +89,8 @@ const struct guestns_stats *guestns_stats (guestns_t *gs);
 struct guest *guest_create (guestns_t *gs, flux_jobid_t id, uint32_t userid,
                             guest_f cb, void *arg);
 /* Stop whatever is in flight (no more callbacks); the namespace and the
- * primary link stay as they are.  NULL-safe. */
+ * primary link stay as they are, except that a removal already sent
+ * after GUEST_CLOSED is seen through.  NULL-safe. */
 void guest_destroy (struct guest *g);
 
 int guest_open (struct guest *g, bool reattach);

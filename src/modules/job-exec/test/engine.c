@@ -1231,15 +1231,16 @@ static void test_reattach (void)
     is (T (84), "start start finish=9 release=all!", "one job, one final");
 
     /* a job finished, its resources not yet released (the guest namespace
-     * is being removed), when a reloaded job manager takes it over: the
+     * is being copied), when a reloaded job manager takes it over: the
      * new one hears the start and the finish again, since the old one may
      * have gone before it logged them */
-    ns_remove_hold = true;
     put_R (85, "0", 0, 0);
-    start_job (85, "\"exec\":{\"test\":{\"run_duration\":\"0.01s\"}}", false,
+    start_job (85, "\"exec\":{\"test\":{\"run_duration\":\"0.2s\"}}", false,
                NULL);
+    ok (wait_text (85, "start"), "job 85 started");
+    primary_hold = true;
     ok (wait_text (85, "start finish=0"), "job 85 finished");
-    ok (!strstr (T (85), "release"), "its release waits for the namespace");
+    ok (!strstr (T (85), "release"), "its release waits for the copy");
     start_job (85, "\"exec\":{\"test\":{\"run_duration\":\"0.01s\"}}", true,
                NULL);
     {
@@ -1248,10 +1249,23 @@ static void test_reattach (void)
         ok (again, "adopted after its finish: start and finish again (%s)",
             T (85));
     }
-    ns_remove_release_held ();
+    primary_release_held ();
     ok (wait_final (85), "then the final release");
     is (T (85), "start finish=0 start finish=0 release=all!",
         "one final release");
+
+    /* the final release waits for the copy, not for the namespace's
+     * removal (readers have the copy): it goes while the removal is
+     * still unanswered, and the namespace goes after */
+    ns_remove_hold = true;
+    put_R (86, "0", 0, 0);
+    start_job (86, TEST0, false, NULL);
+    ok (wait_final (86), "job 86: released with its removal unanswered");
+    is (T (86), "start finish=0 release=all!", "job 86: the RFC 32 sequence");
+    is (guest_link (86), "dirref", "job 86: copied before the release");
+    ok (!ns_gone ((void *)86), "job 86: the namespace is still there");
+    ns_remove_release_held ();
+    ok (run_until (ns_gone, (void *)86, 5.), "job 86: then it is removed");
 }
 
 static void test_bad_requests (void)
