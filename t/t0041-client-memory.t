@@ -371,8 +371,10 @@ test_expect_success 'routing state counts in broker.client-queue-limit: the larg
 '
 # notes.sh: a client service (sink) takes requests and never answers
 # them; requester 1 sends 150 streaming requests to it and waits
-# (notes.1), requester 2 sends 50 more (notes.2); once both left (their
-# notes went with them), requester 3 sends 100 (notes.3).  The log in notes.dmesg.
+# (notes.1): it may hold half of the limit; requester 2 sends 50 more
+# (notes.2), which still get through, and requester 4 30 more (notes.4),
+# past the limit; once all left (their notes went with them), requester
+# 3 sends 50 (notes.3).  The log in notes.dmesg.
 cat >notes.sh <<EOF
 waitfor () {
 	for i in \$(seq 600); do
@@ -390,22 +392,27 @@ waitfor notes.1 answered || exit 1
 $FLOOD pending any flood.hold 50 >notes.2 &
 r2=\$!
 waitfor notes.2 answered || exit 1
-kill -USR1 \$r1 \$r2 && wait \$r1 \$r2
+$FLOOD pending any flood.hold 30 >notes.4 &
+r4=\$!
+waitfor notes.4 answered || exit 1
+kill -USR1 \$r1 \$r2 \$r4 && wait \$r1 \$r2 \$r4
 flux ping -c 1 broker >/dev/null || exit 1
-$FLOOD pending any flood.hold 100 >notes.3 &
+$FLOOD pending any flood.hold 50 >notes.3 &
 r3=\$!
 waitfor notes.3 answered || exit 1
 kill -USR1 \$r3 && wait \$r3
 kill \$sink
 flux dmesg >notes.dmesg
 EOF
-test_expect_success 'a client service holds at most broker.client-pending-limit unfinished requests' '
+test_expect_success 'a client service holds at most broker.client-pending-limit unfinished requests, one sender half of them' '
 	flux start -Sbroker.client-pending-limit=100 sh notes.sh &&
-	cat notes.1 notes.2 notes.3 &&
-	grep "answered 50 refused 50" notes.1 &&
-	grep "refused: Resource temporarily unavailable: the client serving this holds 100 requests it has not finished (broker.client-pending-limit 100): try again later" notes.1 &&
-	grep "answered 50 refused 50" notes.2 &&
-	grep "local connector: client .* (uid $(id -u), pid [0-9]*) holds 100 requests it has not finished (broker.client-pending-limit 100): flood.hold answered EAGAIN" notes.dmesg &&
+	cat notes.1 notes.2 notes.4 notes.3 &&
+	grep "answered 100 refused 100" notes.1 &&
+	grep "refused: Resource temporarily unavailable: this sender has 50 requests the client serving this has not finished, its share (half of broker.client-pending-limit 100): try again later" notes.1 &&
+	grep "answered 0 refused 0" notes.2 &&
+	grep "answered 30 refused 30" notes.4 &&
+	grep "refused: Resource temporarily unavailable: the client serving this holds 100 requests it has not finished (broker.client-pending-limit 100): try again later" notes.4 &&
+	grep "local connector: client .* (uid $(id -u), pid [0-9]*) holds 50 requests it has not finished (broker.client-pending-limit 100, half of it for one sender): flood.hold answered EAGAIN" notes.dmesg &&
 	grep "answered 0 refused 0" notes.3
 '
 test_expect_success 'broker.client-pending-limit must be a count' '

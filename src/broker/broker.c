@@ -408,10 +408,19 @@ static void owed_free (void *m)
     strmap_destroy (m);
 }
 
+/* One requester (one route stack) may hold at most half of a client's
+ * notes, so that a requester that fills a service cannot shut the others
+ * out until it leaves; the others share the rest. */
+static size_t owed_share (struct broker *b)
+{
+    return b->client_pending_limit > 1 ? b->client_pending_limit / 2 : 1;
+}
+
 /* Note that client p was handed request msg.  -1 with ENOSPC if p holds
  * too much to note one more, EAGAIN if it holds
- * broker.client-pending-limit notes. */
-static int owed_note (struct peer *p, const flux_msg_t *msg)
+ * broker.client-pending-limit notes, or if msg's requester holds its
+ * share of them (then *share_held is how many it holds, else 0). */
+static int owed_note (struct peer *p, const flux_msg_t *msg, size_t *share_held)
 {
     const char *topic = "", *dot;
     struct strmap *m;
@@ -431,8 +440,16 @@ static int owed_note (struct peer *p, const flux_msg_t *msg)
         free (path);
         return 0;
     }
+    *share_held = 0;
     if (p->b->client_pending_limit > 0
         && p->nowed >= p->b->client_pending_limit) {
+        free (path);
+        errno = EAGAIN;
+        return -1;
+    }
+    if (p->b->client_pending_limit > 0 && m
+        && strmap_count (m) >= owed_share (p->b)) {
+        *share_held = strmap_count (m);
         free (path);
         errno = EAGAIN;
         return -1;
@@ -593,27 +610,37 @@ static void owed_disconnect (struct peer *p, const flux_msg_t *msg,
 
 /* A request refused because the client serving it holds
  * broker.client-pending-limit notes: logged at most once a minute. */
-static void owed_full (struct broker *b, struct peer *p, const flux_msg_t *msg)
+static void owed_full (struct broker *b, struct peer *p, const flux_msg_t *msg,
+                       size_t share_held)
 {
     double now = uv_now (b->loop) / 1000.;
-    char text[200];
+    char text[240];
 
-    snprintf (text, sizeof (text),
-              "the client serving this holds %zu requests it has not "
-              "finished (broker.client-pending-limit %zu): try again later",
-              p->nowed, b->client_pending_limit);
+    if (share_held > 0)
+        snprintf (text, sizeof (text),
+                  "this sender has %zu requests the client serving this has "
+                  "not finished, its share (half of "
+                  "broker.client-pending-limit %zu): try again later",
+                  share_held, b->client_pending_limit);
+    else
+        snprintf (text, sizeof (text),
+                  "the client serving this holds %zu requests it has not "
+                  "finished (broker.client-pending-limit %zu): try again later",
+                  p->nowed, b->client_pending_limit);
     b->pending_refused++;
     if (b->pending_logged == 0 || now - b->pending_logged >= 60.) {
         const char *topic = "?";
         (void)flux_msg_get_topic (msg, &topic);
-        brokerlog_msg (b->log, 4 /* LOG_WARNING */,
-                       "local connector: client %s (uid %u, pid %d) holds %zu "
-                       "requests it has not finished "
-                       "(broker.client-pending-limit %zu): %s answered EAGAIN "
-                       "(%lu since the last such line)",
-                       p->id, p->cred.userid, (int)usock_client_pid (p->ptr),
-                       p->nowed, b->client_pending_limit, topic,
-                       b->pending_refused);
+        brokerlog_msg (
+            b->log, 4 /* LOG_WARNING */,
+            "local connector: client %s (uid %u, pid %d) holds %zu "
+            "requests it has not finished "
+            "(broker.client-pending-limit %zu%s): %s answered EAGAIN "
+            "(%lu since the last such line)",
+            p->id, p->cred.userid, (int)usock_client_pid (p->ptr), p->nowed,
+            b->client_pending_limit,
+            share_held > 0 ? ", half of it for one sender" : "", topic,
+            b->pending_refused);
         b->pending_logged = now;
         b->pending_refused = 0;
     }
@@ -1087,11 +1114,31 @@ static bool is_disconnect (const char *topic)
     return len > 11 && !strcmp (topic + len - 11, ".disconnect");
 }
 
+struct lost_ctx {
+    struct broker *b;
+    uint32_t child;
+};
+
 static int fail_tracked (const char *key, void *val, void *arg)
 {
-    struct broker *b = arg;
-    tracked_uncharge (b, val, 1);
-    router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
+    struct lost_ctx *ctx = arg;
+    uint32_t nodeid = FLUX_NODEID_ANY;
+    char text[160];
+
+    (void)flux_msg_get_nodeid (val, &nodeid);
+    if (nodeid == ctx->child || nodeid == FLUX_NODEID_ANY)
+        snprintf (
+            text, sizeof (text),
+            "No route to host: broker on the route was lost (rank %" PRIu32 ")",
+            ctx->child);
+    else
+        snprintf (
+            text, sizeof (text),
+            "No route to host: broker on the route was lost (rank %" PRIu32
+            ", on the way to rank %" PRIu32 ")",
+            ctx->child, nodeid);
+    tracked_uncharge (ctx->b, val, 1);
+    router_respond_error (ctx->b, val, EHOSTUNREACH, text);
     return 0;
 }
 
@@ -1113,7 +1160,7 @@ void router_child_lost (struct broker *b, uint32_t child_rank)
         b->tracked[idx] = old;
         return;
     }
-    strmap_foreach (old, fail_sender, b);
+    strmap_foreach (old, fail_sender, &(struct lost_ctx){b, child_rank});
     strmap_destroy (old);
 }
 
@@ -1223,6 +1270,7 @@ static bool is_disconnect (const char *topic);
 
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
+    size_t share_held = 0;
     const char *topic = NULL;
 
     if (flux_msg_get_topic (msg, &topic) == 0
@@ -1245,9 +1293,9 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
         owed_disconnect (p, msg, topic);
         (void)peer_send (p, msg);
     }
-    else if (owed_note (p, msg) < 0) {
+    else if (owed_note (p, msg, &share_held) < 0) {
         if (errno == EAGAIN)
-            owed_full (b, p, msg);
+            owed_full (b, p, msg, share_held);
         else
             router_respond_error (b, msg, errno,
                                   errno == ENOSPC
@@ -1357,6 +1405,62 @@ static bool upq_room (struct broker *b, const flux_msg_t *msg,
     return false;
 }
 
+/* Requests that cannot reach their rank get EHOSTUNREACH with a text
+ * naming the rank and why.  The text starts with strerror's, which is all
+ * that flux-core's clients show (its broker sends no text), so a client
+ * that prints only the text still says "No route to host". */
+static const char *unreach_why (enum overlay_peer_status s)
+{
+    switch (s) {
+        case OVERLAY_PEER_LOST:
+            return "lost";
+        case OVERLAY_PEER_OFFLINE:
+            return "offline (not joined yet, or gone)";
+        default:
+            return "not online";
+    }
+}
+
+static void respond_unreach_up (struct broker *b, const flux_msg_t *msg)
+{
+    char text[200];
+    int64_t parent = topology_parent (b->topo, b->rank);
+
+    snprintf (text, sizeof (text),
+              "No route to host: rank %" PRIu32 " has no link to its parent "
+              "(rank %" PRId64 " is %s to it)",
+              b->rank, parent,
+              unreach_why (b->overlay ? overlay_parent_status (b->overlay)
+                                      : OVERLAY_PEER_OFFLINE));
+    router_respond_error (b, msg, EHOSTUNREACH, text);
+}
+
+static void respond_unreach_down (struct broker *b, const flux_msg_t *msg,
+                                  uint32_t target, int64_t child)
+{
+    char text[200];
+    const char *why;
+
+    if (child < 0 || !b->overlay)
+        snprintf (text, sizeof (text),
+                  "No route to host: rank %" PRIu32 " has no route to rank "
+                  "%" PRIu32,
+                  b->rank, target);
+    else {
+        why = unreach_why (
+            overlay_child_status (b->overlay, (uint32_t)child, NULL));
+        if (child == target)
+            snprintf (text, sizeof (text),
+                      "No route to host: rank %" PRIu32 " is %s", target, why);
+        else
+            snprintf (text, sizeof (text),
+                      "No route to host: rank %" PRIu32 " is unreachable: "
+                      "rank %" PRId64 " on the route is %s",
+                      target, child, why);
+    }
+    router_respond_error (b, msg, EHOSTUNREACH, text);
+}
+
 static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
 {
     if (!upq_room (b, msg,
@@ -1371,10 +1475,10 @@ static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
         return;
     }
-    if (b->rank == 0 || !b->overlay
-        || overlay_send_parent (b->overlay, msg) < 0)
-        router_respond_error (b, msg, b->rank == 0 ? ENOSYS : EHOSTUNREACH,
-                              NULL);
+    if (b->rank == 0)
+        router_respond_error (b, msg, ENOSYS, NULL);
+    else if (!b->overlay || overlay_send_parent (b->overlay, msg) < 0)
+        respond_unreach_up (b, msg);
     flux_msg_decref (msg);
 }
 
@@ -1425,7 +1529,7 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
     int idx;
 
     if (child < 0 || !b->overlay) {
-        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        respond_unreach_down (b, msg, target, child);
         flux_msg_decref (msg);
         return;
     }
@@ -1444,7 +1548,7 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
     if (overlay_send_child (b->overlay, (uint32_t)child, msg) < 0) {
         if (track)
             tracked_uncharge (b, msg, 1);
-        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        respond_unreach_down (b, msg, target, child);
     }
     else if (track)
         track_request (b, idx, msg);
@@ -1636,7 +1740,12 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         }
     }
     else if (nodeid >= b->size) {
-        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        char text[128];
+        snprintf (text, sizeof (text),
+                  "No route to host: rank %" PRIu32 ": no such rank (size "
+                  "%" PRIu32 ")",
+                  nodeid, b->size);
+        router_respond_error (b, msg, EHOSTUNREACH, text);
         flux_msg_decref (msg);
     }
     else if (topology_in_subtree (b->topo, b->rank, nodeid))
