@@ -468,4 +468,38 @@ test_expect_success !SANITIZER 'a guest'"'"'s 40,000 malformed requests: each re
 	after=$(sed -n "s/^after //p" malformed.out) &&
 	test $((after - before)) -lt 8192
 '
+# recvq.sh: a module (testmod) publishes 400 events of 64 KB at once,
+# faster than the broker's thread takes them from its queue; a second
+# one (counter) counts them.  The count in recvq.count, module.list in
+# recvq.list.
+cat >recvq.sh <<EOF
+TESTMOD=$FLUX_BUILD_DIR/t/module/.libs/testmod.so
+flux module load \$TESTMOD || exit 1
+flux module load --name=counter \$TESTMOD subscribe=testmod.flood || exit 1
+$FLUX_BUILD_DIR/t/rpc testmod.publish '{"count":400,"size":65536}' >recvq.pub ||
+	exit 1
+for i in \$(seq 600); do
+	$FLUX_BUILD_DIR/t/rpc counter.events >recvq.count || exit 1
+	grep -q '"count":400' recvq.count && break
+	sleep 0.1
+done
+$FLUX_BUILD_DIR/t/rpc module.list >recvq.list
+EOF
+test_expect_success 'a module sending faster than the broker reads waits at broker.module-recvq-limit, nothing lost' '
+	flux start -Sbroker.module-recvq-limit=256k sh recvq.sh &&
+	cat recvq.pub recvq.count &&
+	jq -c ".mods[] | select(.name == \"testmod\")" <recvq.list >recvq.mod &&
+	cat recvq.mod &&
+	grep "\"count\":400" recvq.pub &&
+	grep "\"count\":400" recvq.count &&
+	max=$(jq ".\"recvqueue-bytes-max\"" <recvq.mod) &&
+	test $max -le 262144 &&
+	test $(jq ".\"recvqueue-waits\"" <recvq.mod) -gt 0
+'
+test_expect_success 'broker.module-recvq-limit must be a byte count; 64M by default' '
+	test_must_fail flux start -Sbroker.module-recvq-limit=1k true 2>recvq.err &&
+	grep "broker.module-recvq-limit must be a byte count of at least 65536" recvq.err &&
+	flux start flux getattr broker.module-recvq-limit >recvq.default &&
+	test $(cat recvq.default) = 67108864
+'
 test_done

@@ -2433,6 +2433,10 @@ static int count_attr (struct broker *b, const char *name, size_t dflt,
 /* What may wait for one module, in requests' bytes (module_send_bounded). */
 #define MODULE_QUEUE_DEFAULT (256u * 1024 * 1024)
 
+/* What one module may have waiting for the broker's thread, in bytes:
+ * past it the module's sends wait (module_set_recv_limit). */
+#define MODULE_RECVQ_DEFAULT (64u * 1024 * 1024)
+
 /* The local connector's memory bounds (flux-broker(8), LOCAL CONNECTOR). */
 static int usock_limits (struct broker *b, struct usock_policy *p)
 {
@@ -2479,6 +2483,10 @@ int router_usock_start (struct broker *b, const char *path)
         || broker_bytes_attr (b, "broker.module-queue-limit",
                               MODULE_QUEUE_DEFAULT, 64 * 1024,
                               &b->module_queue_limit)
+               < 0
+        || broker_bytes_attr (b, "broker.module-recvq-limit",
+                              MODULE_RECVQ_DEFAULT, 64 * 1024,
+                              &b->module_recvq_limit)
                < 0
         || count_attr (b, "broker.client-pending-limit", CLIENT_PENDING_DEFAULT,
                        &b->client_pending_limit)

@@ -66,6 +66,7 @@ struct broker {
 
     struct usock_server *usock;
     size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
+    size_t module_recvq_limit;  /* broker.module-recvq-limit (bytes) */
     double modq_logged;         /* when a refusal was last logged */
     double modq_drop_logged;    /* when a drop was last logged */
     double selfq_logged;        /* when a refusal by the broker was logged */
