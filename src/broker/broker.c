@@ -349,10 +349,11 @@ static int peer_send_now (struct peer *p, const flux_msg_t *msg)
  * client can forge: the broker pushes each client's own id), or with the
  * client.  Notes are charged to the client like its other routing state
  * (usock_client_charge), and a client holds at most
- * broker.client-pending-limit of them: past either, a new request for its
- * service is refused (ENOSPC, EAGAIN) rather than an old note dropped, as
- * a dropped note would leave its requester waiting for ever, its answers
- * dropped as forged. */
+ * broker.client-pending-limit of them, one sender (route stack) half of
+ * them (owed_share): past either, a new request for its service is
+ * refused (ENOSPC, EAGAIN) rather than an old note dropped, as a dropped
+ * note would leave its requester waiting for ever, its answers dropped as
+ * forged. */
 struct owed {
     unsigned n;     /* requests noted under this key */
     bool streaming; /* ended by an error response only */
