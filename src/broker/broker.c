@@ -53,6 +53,7 @@ struct peer {
     bool gone;                  /* taken out of the map */
     size_t idx;                 /* its slot in b->cpeers or b->mpeers */
     uint64_t served;            /* fan-outs up to this id were served */
+    uint64_t up_dropped; /* a client's events and answers dropped going up */
 };
 
 /* Event fan-out.  When more than FANOUT_SYNC local clients are connected,
@@ -1171,6 +1172,37 @@ static int count_sender (const char *key, void *val, void *arg)
     return 0;
 }
 
+/* The local clients whose raw events or answers were dropped going up
+ * (nothing tells them), as "upstream-dropped-clients": [{uid, pid,
+ * dropped}], the first UPQ_CLIENTS_MAX found; for a guest (userid not
+ * FLUX_USERID_UNKNOWN) only its own. */
+#define UPQ_CLIENTS_MAX 32
+
+int router_upstream_clients (struct broker *b, json_t *o, uint32_t userid)
+{
+    json_t *a = json_array ();
+
+    for (size_t i = 0; a && i < b->ncpeers; i++) {
+        struct peer *p = b->cpeers[i];
+        json_t *e;
+        if (!p || p->up_dropped == 0
+            || (userid != FLUX_USERID_UNKNOWN && p->cred.userid != userid))
+            continue;
+        if (json_array_size (a) >= UPQ_CLIENTS_MAX)
+            break;
+        if (!(e = json_pack ("{s:I s:i s:I}", "uid", (json_int_t)p->cred.userid,
+                             "pid", (int)usock_client_pid (p->ptr), "dropped",
+                             (json_int_t)p->up_dropped))
+            || json_array_append_new (a, e) < 0) {
+            json_decref (a);
+            a = NULL;
+        }
+    }
+    if (!a || json_object_set_new (o, "upstream-dropped-clients", a) < 0)
+        return -1;
+    return 0;
+}
+
 size_t router_tracked_count (struct broker *b)
 {
     size_t n = 0;
@@ -2226,6 +2258,7 @@ static void client_response (struct broker *b, struct peer *from,
     }
     if (top && !strmap_get (b->peers, top) && child_of_route (b, top) < 0
         && !upq_room (b, msg, UPQ_CLIENT, "dropped")) {
+        from->up_dropped++;
         flux_msg_decref (msg); /* it would go up */
         return;
     }
@@ -2282,8 +2315,10 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             client_response (b, p, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
-            if (!upq_room (b, msg, UPQ_CLIENT, "dropped"))
+            if (!upq_room (b, msg, UPQ_CLIENT, "dropped")) {
+                p->up_dropped++;
                 flux_msg_decref (msg);
+            }
             else
                 (void)router_publish (b, msg);
             break;

@@ -225,6 +225,10 @@ void router_child_lost (struct broker *b, uint32_t child_rank);
 /* How many RPCs sent down to children are in flight (broker.stats-get
  * shows it as "tracked-rpcs"). */
 size_t router_tracked_count (struct broker *b);
+/* Add "upstream-dropped-clients" to o: the local clients whose raw events
+ * or answers were dropped going up, with how many; only userid's unless
+ * it is FLUX_USERID_UNKNOWN. */
+int router_upstream_clients (struct broker *b, json_t *o, uint32_t userid);
 
 /* Add the loop's figures to broker.stats-get's object o (if not NULL):
  * "turns" and "turn-cpu-max" (the most CPU time one turn of the broker's

@@ -62,8 +62,20 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         "upstream-refused", (json_int_t)b->upq_refused_total,
         "upstream-dropped", (json_int_t)b->upq_dropped_total);
 
+    struct flux_msg_cred cred = {0};
+
+    (void)flux_msg_get_cred (msg, &cred);
     if (o)
         router_turn_stats (b, o, false);
+    if (o
+        && router_upstream_clients (b, o,
+                                    cred.rolemask & FLUX_ROLE_OWNER
+                                        ? FLUX_USERID_UNKNOWN
+                                        : cred.userid)
+               < 0) {
+        json_decref (o);
+        o = NULL;
+    }
     flux_stats_respond (h, msg, o);
 }
 
