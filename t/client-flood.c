@@ -50,7 +50,9 @@
  * client-flood rawpub COUNT SIZE
  *   Send COUNT events "flood.raw" of SIZE bytes as raw event messages
  *   (no event.publish request: nothing is answered), then ping the
- *   broker and print "sent COUNT".
+ *   broker and print "sent COUNT", and "dropped D of them" with D from
+ *   the broker's count of this client's messages dropped going up
+ *   (broker.stats-get "upstream-dropped-clients").
  * Exit 0 on success, 1 on error (with a message on stderr).
  */
 #include <errno.h>
@@ -64,6 +66,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "libflux/flux.h"
 #include "libflux/local_connect.h"
@@ -675,7 +679,10 @@ static int pending (const char *rank, const char *topic, int count,
 static int rawpub (int count, size_t size)
 {
     char *pay = malloc (size ? size : 1);
+    json_int_t dropped = 0;
     flux_future_t *f;
+    json_t *a, *e;
+    size_t i;
     flux_t *h;
 
     if (!pay || !(h = flux_open (NULL, 0)))
@@ -692,7 +699,20 @@ static int rawpub (int count, size_t size)
         || flux_future_get (f, NULL) < 0)
         die ("broker.ping");
     flux_future_destroy (f);
+    if (!(f = flux_rpc (h, "broker.stats-get", NULL, FLUX_NODEID_ANY, 0))
+        || flux_rpc_get_unpack (f, "{s:o}", "upstream-dropped-clients", &a) < 0)
+        die ("broker.stats-get");
+    json_array_foreach (a, i, e)
+    {
+        int pid = 0;
+        json_int_t n = 0;
+        if (json_unpack (e, "{s:i s:I}", "pid", &pid, "dropped", &n) == 0
+            && pid == (int)getpid ())
+            dropped = n;
+    }
+    flux_future_destroy (f);
     printf ("sent %d\n", count);
+    printf ("dropped %lld of them\n", (long long)dropped);
     flux_close (h);
     free (pay);
     return 0;

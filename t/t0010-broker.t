@@ -60,7 +60,7 @@ test_expect_success 'an unknown rank gets EHOSTUNREACH, an unknown service ENOSY
 		! $RPC -r 99 broker.ping {} 2>err1 &&
 		! $RPC nosuch.method 2>err2 &&
 		! $RPC -r 3 nosuch.method 2>err3" &&
-	grep "No route to host" err1 &&
+	grep "broker.ping: No route to host: rank 99: no such rank (size 4)" err1 &&
 	grep "Function not implemented" err2 &&
 	grep "Function not implemented" err3
 '
@@ -91,7 +91,7 @@ test_expect_success 'SIGKILL of a leaf: pings to it fail, the rest keep working'
 	$RPC -r 14 broker.ping {} && $RPC -r 7 broker.ping {}
 	EOT
 	flux start -s 16 --test-exit-mode=leader sh leaf.sh &&
-	grep "No route to host" leaf.err &&
+	grep "No route to host: rank 15 is lost" leaf.err &&
 	no_brokers_left
 '
 test_expect_success 'SIGKILL of an interior broker: its subtree is unreachable' '
@@ -103,8 +103,8 @@ test_expect_success 'SIGKILL of an interior broker: its subtree is unreachable' 
 	$RPC -r 4 broker.ping {}
 	EOT
 	flux start -s 16 -Stbon.topo=kary:2 --test-exit-mode=leader sh interior.sh &&
-	grep "No route to host" int3.err &&
-	grep "No route to host" int7.err &&
+	grep "No route to host: rank 3 is lost" int3.err &&
+	grep "No route to host: rank 7 is unreachable: rank 3 on the route is lost" int7.err &&
 	sleep 1 && no_brokers_left
 '
 MOD="$FLUX_BUILD_DIR/t/module/.libs/testmod.so"

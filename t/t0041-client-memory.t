@@ -402,8 +402,10 @@ test_expect_success 'routing state counts in broker.client-queue-limit: the larg
 '
 # notes.sh: a client service (sink) takes requests and never answers
 # them; requester 1 sends 150 streaming requests to it and waits
-# (notes.1), requester 2 sends 50 more (notes.2); once both left (their
-# notes went with them), requester 3 sends 100 (notes.3).  The log in notes.dmesg.
+# (notes.1): it may hold half of the limit; requester 2 sends 50 more
+# (notes.2), which still get through, and requester 4 30 more (notes.4),
+# past the limit; once all left (their notes went with them), requester
+# 3 sends 50 (notes.3).  The log in notes.dmesg.
 cat >notes.sh <<EOF
 waitfor () {
 	for i in \$(seq 600); do
@@ -421,22 +423,27 @@ waitfor notes.1 answered || exit 1
 $FLOOD pending any flood.hold 50 >notes.2 &
 r2=\$!
 waitfor notes.2 answered || exit 1
-kill -USR1 \$r1 \$r2 && wait \$r1 \$r2
+$FLOOD pending any flood.hold 30 >notes.4 &
+r4=\$!
+waitfor notes.4 answered || exit 1
+kill -USR1 \$r1 \$r2 \$r4 && wait \$r1 \$r2 \$r4
 flux ping -c 1 broker >/dev/null || exit 1
-$FLOOD pending any flood.hold 100 >notes.3 &
+$FLOOD pending any flood.hold 50 >notes.3 &
 r3=\$!
 waitfor notes.3 answered || exit 1
 kill -USR1 \$r3 && wait \$r3
 kill \$sink
 flux dmesg >notes.dmesg
 EOF
-test_expect_success 'a client service holds at most broker.client-pending-limit unfinished requests' '
+test_expect_success 'a client service holds at most broker.client-pending-limit unfinished requests, one sender half of them' '
 	flux start -Sbroker.client-pending-limit=100 sh notes.sh &&
-	cat notes.1 notes.2 notes.3 &&
-	grep "answered 50 refused 50" notes.1 &&
-	grep "refused: Resource temporarily unavailable: the client serving this holds 100 requests it has not finished (broker.client-pending-limit 100): try again later" notes.1 &&
-	grep "answered 50 refused 50" notes.2 &&
-	grep "local connector: client .* (uid $(id -u), pid [0-9]*) holds 100 requests it has not finished (broker.client-pending-limit 100): flood.hold answered EAGAIN" notes.dmesg &&
+	cat notes.1 notes.2 notes.4 notes.3 &&
+	grep "answered 100 refused 100" notes.1 &&
+	grep "refused: Resource temporarily unavailable: this sender has 50 requests the client serving this has not finished, its share (half of broker.client-pending-limit 100): try again later" notes.1 &&
+	grep "answered 0 refused 0" notes.2 &&
+	grep "answered 30 refused 30" notes.4 &&
+	grep "refused: Resource temporarily unavailable: the client serving this holds 100 requests it has not finished (broker.client-pending-limit 100): try again later" notes.4 &&
+	grep "local connector: client .* (uid $(id -u), pid [0-9]*) holds 50 requests it has not finished (broker.client-pending-limit 100, half of it for one sender): flood.hold answered EAGAIN" notes.dmesg &&
 	grep "answered 0 refused 0" notes.3
 '
 test_expect_success 'broker.client-pending-limit must be a count' '
@@ -491,5 +498,39 @@ test_expect_success !SANITIZER 'a guest'"'"'s 40,000 malformed requests: each re
 	before=$(sed -n "s/^before //p" malformed.out) &&
 	after=$(sed -n "s/^after //p" malformed.out) &&
 	test $((after - before)) -lt 8192
+'
+# recvq.sh: a module (testmod) publishes 400 events of 64 KB at once,
+# faster than the broker's thread takes them from its queue; a second
+# one (counter) counts them.  The count in recvq.count, module.list in
+# recvq.list.
+cat >recvq.sh <<EOF
+TESTMOD=$FLUX_BUILD_DIR/t/module/.libs/testmod.so
+flux module load \$TESTMOD || exit 1
+flux module load --name=counter \$TESTMOD subscribe=testmod.flood || exit 1
+$FLUX_BUILD_DIR/t/rpc testmod.publish '{"count":400,"size":65536}' >recvq.pub ||
+	exit 1
+for i in \$(seq 600); do
+	$FLUX_BUILD_DIR/t/rpc counter.events >recvq.count || exit 1
+	grep -q '"count":400' recvq.count && break
+	sleep 0.1
+done
+$FLUX_BUILD_DIR/t/rpc module.list >recvq.list
+EOF
+test_expect_success 'a module sending faster than the broker reads waits at broker.module-recvq-limit, nothing lost' '
+	flux start -Sbroker.module-recvq-limit=256k sh recvq.sh &&
+	cat recvq.pub recvq.count &&
+	jq -c ".mods[] | select(.name == \"testmod\")" <recvq.list >recvq.mod &&
+	cat recvq.mod &&
+	grep "\"count\":400" recvq.pub &&
+	grep "\"count\":400" recvq.count &&
+	max=$(jq ".\"recvqueue-bytes-max\"" <recvq.mod) &&
+	test $max -le 262144 &&
+	test $(jq ".\"recvqueue-waits\"" <recvq.mod) -gt 0
+'
+test_expect_success 'broker.module-recvq-limit must be a byte count; 64M by default' '
+	test_must_fail flux start -Sbroker.module-recvq-limit=1k true 2>recvq.err &&
+	grep "broker.module-recvq-limit must be a byte count of at least 65536" recvq.err &&
+	flux start flux getattr broker.module-recvq-limit >recvq.default &&
+	test $(cat recvq.default) = 67108864
 '
 test_done

@@ -189,9 +189,9 @@ test_expect_success 'cut a leaf: rank 0 loses it within lost_max, pings fail' '
 	echo 113 >ehostunreach.exp &&
 	test_cmp ehostunreach.exp inflight.rc &&
 	test_cmp ehostunreach.exp after.rc &&
-	grep "broker on the route was lost" inflight.err &&
-	grep "No route to host" after.err &&
-	grep "No route to host" flux-ping.err &&
+	grep "No route to host: broker on the route was lost (rank 2)" inflight.err &&
+	grep "No route to host: rank 2 is lost" after.err &&
+	grep "No route to host: rank 2 is lost" flux-ping.err &&
 	grep "2 node2: lost" cutleaf-status.out &&
 	grep "0 node0: degraded" cutleaf-status.out &&
 	grep "1 node1: full" cutleaf-status.out &&
@@ -223,6 +223,9 @@ test_expect_success 'cut an interior broker: its subtree is lost, the rest works
 	test_cmp ehostunreach.exp mid-inflight.rc &&
 	test_cmp ehostunreach.exp mid-after1.rc &&
 	test_cmp ehostunreach.exp mid-after3.rc &&
+	grep "No route to host: broker on the route was lost (rank 1, on the way to rank 3)" mid-inflight.err &&
+	grep "No route to host: rank 1 is lost" mid-after1.err &&
+	grep "No route to host: rank 3 is unreachable: rank 1 on the route is lost" mid-after3.err &&
 	grep "1 node1: lost" cutmid-status.out &&
 	grep "2 node2: full" cutmid-status.out &&
 	no_process_left

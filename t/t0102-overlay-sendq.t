@@ -316,4 +316,23 @@ test_expect_success 'broker.tracked-rpc-limit must be a count' '
 	flux start flux getattr broker.tracked-rpc-limit >tl.dflt &&
 	test $(cat tl.dflt) = 65536
 '
+# rawself.sh N: on 2 brokers, SIGSTOP rank 0, and a client of rank 1
+# sends N raw events of 64 KB: rank 1 drops what passes the local
+# clients' share of its link; the client reads its own count of drops
+# in rank 1's broker.stats-get (rself.out).
+cat >rawself.sh <<EOF
+pid0=\$(flux getattr broker.pid)
+uri1=\$(flux exec -r 1 flux getattr local-uri) || exit 1
+kill -STOP \$pid0
+FLUX_URI=\$uri1 $FLOOD rawpub \$1 65536 >rself.out || { kill -CONT \$pid0; exit 1; }
+kill -CONT \$pid0
+EOF
+test_expect_success 'raw events of a local client dropped going up are counted for it in broker.stats-get' '
+	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
+		-Stbon.torpid_max=100 -Stbon.lost_max=200 \
+		-Stbon.sendq-limit=4M sh rawself.sh 200 &&
+	cat rself.out &&
+	grep "sent 200" rself.out &&
+	grep "^dropped [1-9][0-9]* of them" rself.out
+'
 test_done

@@ -53,6 +53,7 @@ struct peer {
     bool gone;                  /* taken out of the map */
     size_t idx;                 /* its slot in b->cpeers or b->mpeers */
     uint64_t served;            /* fan-outs up to this id were served */
+    uint64_t up_dropped; /* a client's events and answers dropped going up */
 };
 
 /* Event fan-out.  When more than FANOUT_SYNC local clients are connected,
@@ -357,10 +358,11 @@ static int peer_send_now (struct peer *p, const flux_msg_t *msg)
  * client can forge: the broker pushes each client's own id), or with the
  * client.  Notes are charged to the client like its other routing state
  * (usock_client_charge), and a client holds at most
- * broker.client-pending-limit of them: past either, a new request for its
- * service is refused (ENOSPC, EAGAIN) rather than an old note dropped, as
- * a dropped note would leave its requester waiting for ever, its answers
- * dropped as forged. */
+ * broker.client-pending-limit of them, one sender (route stack) half of
+ * them (owed_share): past either, a new request for its service is
+ * refused (ENOSPC, EAGAIN) rather than an old note dropped, as a dropped
+ * note would leave its requester waiting for ever, its answers dropped as
+ * forged. */
 struct owed {
     unsigned n;     /* requests noted under this key */
     bool streaming; /* ended by an error response only */
@@ -416,10 +418,19 @@ static void owed_free (void *m)
     strmap_destroy (m);
 }
 
+/* One requester (one route stack) may hold at most half of a client's
+ * notes, so that a requester that fills a service cannot shut the others
+ * out until it leaves; the others share the rest. */
+static size_t owed_share (struct broker *b)
+{
+    return b->client_pending_limit > 1 ? b->client_pending_limit / 2 : 1;
+}
+
 /* Note that client p was handed request msg.  -1 with ENOSPC if p holds
  * too much to note one more, EAGAIN if it holds
- * broker.client-pending-limit notes. */
-static int owed_note (struct peer *p, const flux_msg_t *msg)
+ * broker.client-pending-limit notes, or if msg's requester holds its
+ * share of them (then *share_held is how many it holds, else 0). */
+static int owed_note (struct peer *p, const flux_msg_t *msg, size_t *share_held)
 {
     const char *topic = "", *dot;
     struct strmap *m;
@@ -439,8 +450,16 @@ static int owed_note (struct peer *p, const flux_msg_t *msg)
         free (path);
         return 0;
     }
+    *share_held = 0;
     if (p->b->client_pending_limit > 0
         && p->nowed >= p->b->client_pending_limit) {
+        free (path);
+        errno = EAGAIN;
+        return -1;
+    }
+    if (p->b->client_pending_limit > 0 && m
+        && strmap_count (m) >= owed_share (p->b)) {
+        *share_held = strmap_count (m);
         free (path);
         errno = EAGAIN;
         return -1;
@@ -601,27 +620,37 @@ static void owed_disconnect (struct peer *p, const flux_msg_t *msg,
 
 /* A request refused because the client serving it holds
  * broker.client-pending-limit notes: logged at most once a minute. */
-static void owed_full (struct broker *b, struct peer *p, const flux_msg_t *msg)
+static void owed_full (struct broker *b, struct peer *p, const flux_msg_t *msg,
+                       size_t share_held)
 {
     double now = uv_now (b->loop) / 1000.;
-    char text[200];
+    char text[240];
 
-    snprintf (text, sizeof (text),
-              "the client serving this holds %zu requests it has not "
-              "finished (broker.client-pending-limit %zu): try again later",
-              p->nowed, b->client_pending_limit);
+    if (share_held > 0)
+        snprintf (text, sizeof (text),
+                  "this sender has %zu requests the client serving this has "
+                  "not finished, its share (half of "
+                  "broker.client-pending-limit %zu): try again later",
+                  share_held, b->client_pending_limit);
+    else
+        snprintf (text, sizeof (text),
+                  "the client serving this holds %zu requests it has not "
+                  "finished (broker.client-pending-limit %zu): try again later",
+                  p->nowed, b->client_pending_limit);
     b->pending_refused++;
     if (b->pending_logged == 0 || now - b->pending_logged >= 60.) {
         const char *topic = "?";
         (void)flux_msg_get_topic (msg, &topic);
-        brokerlog_msg (b->log, 4 /* LOG_WARNING */,
-                       "local connector: client %s (uid %u, pid %d) holds %zu "
-                       "requests it has not finished "
-                       "(broker.client-pending-limit %zu): %s answered EAGAIN "
-                       "(%lu since the last such line)",
-                       p->id, p->cred.userid, (int)usock_client_pid (p->ptr),
-                       p->nowed, b->client_pending_limit, topic,
-                       b->pending_refused);
+        brokerlog_msg (
+            b->log, 4 /* LOG_WARNING */,
+            "local connector: client %s (uid %u, pid %d) holds %zu "
+            "requests it has not finished "
+            "(broker.client-pending-limit %zu%s): %s answered EAGAIN "
+            "(%lu since the last such line)",
+            p->id, p->cred.userid, (int)usock_client_pid (p->ptr), p->nowed,
+            b->client_pending_limit,
+            share_held > 0 ? ", half of it for one sender" : "", topic,
+            b->pending_refused);
         b->pending_logged = now;
         b->pending_refused = 0;
     }
@@ -1097,11 +1126,31 @@ static bool is_disconnect (const char *topic)
     return len > 11 && !strcmp (topic + len - 11, ".disconnect");
 }
 
+struct lost_ctx {
+    struct broker *b;
+    uint32_t child;
+};
+
 static int fail_tracked (const char *key, void *val, void *arg)
 {
-    struct broker *b = arg;
-    tracked_uncharge (b, val, 1);
-    router_respond_error (b, val, EHOSTUNREACH, "broker on the route was lost");
+    struct lost_ctx *ctx = arg;
+    uint32_t nodeid = FLUX_NODEID_ANY;
+    char text[160];
+
+    (void)flux_msg_get_nodeid (val, &nodeid);
+    if (nodeid == ctx->child || nodeid == FLUX_NODEID_ANY)
+        snprintf (
+            text, sizeof (text),
+            "No route to host: broker on the route was lost (rank %" PRIu32 ")",
+            ctx->child);
+    else
+        snprintf (
+            text, sizeof (text),
+            "No route to host: broker on the route was lost (rank %" PRIu32
+            ", on the way to rank %" PRIu32 ")",
+            ctx->child, nodeid);
+    tracked_uncharge (ctx->b, val, 1);
+    router_respond_error (ctx->b, val, EHOSTUNREACH, text);
     return 0;
 }
 
@@ -1123,13 +1172,44 @@ void router_child_lost (struct broker *b, uint32_t child_rank)
         b->tracked[idx] = old;
         return;
     }
-    strmap_foreach (old, fail_sender, b);
+    strmap_foreach (old, fail_sender, &(struct lost_ctx){b, child_rank});
     strmap_destroy (old);
 }
 
 static int count_sender (const char *key, void *val, void *arg)
 {
     *(size_t *)arg += strmap_count (val);
+    return 0;
+}
+
+/* The local clients whose raw events or answers were dropped going up
+ * (nothing tells them), as "upstream-dropped-clients": [{uid, pid,
+ * dropped}], the first UPQ_CLIENTS_MAX found; for a guest (userid not
+ * FLUX_USERID_UNKNOWN) only its own. */
+#define UPQ_CLIENTS_MAX 32
+
+int router_upstream_clients (struct broker *b, json_t *o, uint32_t userid)
+{
+    json_t *a = json_array ();
+
+    for (size_t i = 0; a && i < b->ncpeers; i++) {
+        struct peer *p = b->cpeers[i];
+        json_t *e;
+        if (!p || p->up_dropped == 0
+            || (userid != FLUX_USERID_UNKNOWN && p->cred.userid != userid))
+            continue;
+        if (json_array_size (a) >= UPQ_CLIENTS_MAX)
+            break;
+        if (!(e = json_pack ("{s:I s:i s:I}", "uid", (json_int_t)p->cred.userid,
+                             "pid", (int)usock_client_pid (p->ptr), "dropped",
+                             (json_int_t)p->up_dropped))
+            || json_array_append_new (a, e) < 0) {
+            json_decref (a);
+            a = NULL;
+        }
+    }
+    if (!a || json_object_set_new (o, "upstream-dropped-clients", a) < 0)
+        return -1;
     return 0;
 }
 
@@ -1240,6 +1320,7 @@ static bool is_disconnect (const char *topic);
 
 static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
 {
+    size_t share_held = 0;
     const char *topic = NULL;
 
     if (flux_msg_get_topic (msg, &topic) == 0
@@ -1262,9 +1343,9 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
         owed_disconnect (p, msg, topic);
         (void)peer_send (p, msg);
     }
-    else if (owed_note (p, msg) < 0) {
+    else if (owed_note (p, msg, &share_held) < 0) {
         if (errno == EAGAIN)
-            owed_full (b, p, msg);
+            owed_full (b, p, msg, share_held);
         else
             router_respond_error (b, msg, errno,
                                   errno == ENOSPC
@@ -1374,6 +1455,62 @@ static bool upq_room (struct broker *b, const flux_msg_t *msg,
     return false;
 }
 
+/* Requests that cannot reach their rank get EHOSTUNREACH with a text
+ * naming the rank and why.  The text starts with strerror's, which is all
+ * that flux-core's clients show (its broker sends no text), so a client
+ * that prints only the text still says "No route to host". */
+static const char *unreach_why (enum overlay_peer_status s)
+{
+    switch (s) {
+        case OVERLAY_PEER_LOST:
+            return "lost";
+        case OVERLAY_PEER_OFFLINE:
+            return "offline (not joined yet, or gone)";
+        default:
+            return "not online";
+    }
+}
+
+static void respond_unreach_up (struct broker *b, const flux_msg_t *msg)
+{
+    char text[200];
+    int64_t parent = topology_parent (b->topo, b->rank);
+
+    snprintf (text, sizeof (text),
+              "No route to host: rank %" PRIu32 " has no link to its parent "
+              "(rank %" PRId64 " is %s to it)",
+              b->rank, parent,
+              unreach_why (b->overlay ? overlay_parent_status (b->overlay)
+                                      : OVERLAY_PEER_OFFLINE));
+    router_respond_error (b, msg, EHOSTUNREACH, text);
+}
+
+static void respond_unreach_down (struct broker *b, const flux_msg_t *msg,
+                                  uint32_t target, int64_t child)
+{
+    char text[200];
+    const char *why;
+
+    if (child < 0 || !b->overlay)
+        snprintf (text, sizeof (text),
+                  "No route to host: rank %" PRIu32 " has no route to rank "
+                  "%" PRIu32,
+                  b->rank, target);
+    else {
+        why = unreach_why (
+            overlay_child_status (b->overlay, (uint32_t)child, NULL));
+        if (child == target)
+            snprintf (text, sizeof (text),
+                      "No route to host: rank %" PRIu32 " is %s", target, why);
+        else
+            snprintf (text, sizeof (text),
+                      "No route to host: rank %" PRIu32 " is unreachable: "
+                      "rank %" PRId64 " on the route is %s",
+                      target, child, why);
+    }
+    router_respond_error (b, msg, EHOSTUNREACH, text);
+}
+
 static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
 {
     if (!upq_room (b, msg,
@@ -1388,10 +1525,10 @@ static void send_parent (struct broker *b, flux_msg_t *msg, struct peer *from)
         flux_msg_decref (msg);
         return;
     }
-    if (b->rank == 0 || !b->overlay
-        || overlay_send_parent (b->overlay, msg) < 0)
-        router_respond_error (b, msg, b->rank == 0 ? ENOSYS : EHOSTUNREACH,
-                              NULL);
+    if (b->rank == 0)
+        router_respond_error (b, msg, ENOSYS, NULL);
+    else if (!b->overlay || overlay_send_parent (b->overlay, msg) < 0)
+        respond_unreach_up (b, msg);
     flux_msg_decref (msg);
 }
 
@@ -1442,7 +1579,7 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
     int idx;
 
     if (child < 0 || !b->overlay) {
-        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        respond_unreach_down (b, msg, target, child);
         flux_msg_decref (msg);
         return;
     }
@@ -1461,7 +1598,7 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
     if (overlay_send_child (b->overlay, (uint32_t)child, msg) < 0) {
         if (track)
             tracked_uncharge (b, msg, 1);
-        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        respond_unreach_down (b, msg, target, child);
     }
     else if (track)
         track_request (b, idx, msg);
@@ -1653,7 +1790,12 @@ void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
         }
     }
     else if (nodeid >= b->size) {
-        router_respond_error (b, msg, EHOSTUNREACH, NULL);
+        char text[128];
+        snprintf (text, sizeof (text),
+                  "No route to host: rank %" PRIu32 ": no such rank (size "
+                  "%" PRIu32 ")",
+                  nodeid, b->size);
+        router_respond_error (b, msg, EHOSTUNREACH, text);
         flux_msg_decref (msg);
     }
     else if (topology_in_subtree (b->topo, b->rank, nodeid))
@@ -2291,6 +2433,7 @@ static void client_response (struct broker *b, struct peer *from,
     }
     if (top && !strmap_get (b->peers, top) && child_of_route (b, top) < 0
         && !upq_room (b, msg, UPQ_CLIENT, "dropped")) {
+        from->up_dropped++;
         flux_msg_decref (msg); /* it would go up */
         return;
     }
@@ -2347,8 +2490,10 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
             client_response (b, p, msg);
             break;
         case FLUX_MSGTYPE_EVENT:
-            if (!upq_room (b, msg, UPQ_CLIENT, "dropped"))
+            if (!upq_room (b, msg, UPQ_CLIENT, "dropped")) {
+                p->up_dropped++;
                 flux_msg_decref (msg);
+            }
             else
                 (void)router_publish (b, msg);
             break;
@@ -2499,6 +2644,10 @@ static int count_attr (struct broker *b, const char *name, size_t dflt,
 /* What may wait for one module, in requests' bytes (module_send_bounded). */
 #define MODULE_QUEUE_DEFAULT (256u * 1024 * 1024)
 
+/* What one module may have waiting for the broker's thread, in bytes:
+ * past it the module's sends wait (module_set_recv_limit). */
+#define MODULE_RECVQ_DEFAULT (64u * 1024 * 1024)
+
 /* The local connector's memory bounds (flux-broker(8), LOCAL CONNECTOR). */
 static int usock_limits (struct broker *b, struct usock_policy *p)
 {
@@ -2546,6 +2695,10 @@ int router_usock_start (struct broker *b, const char *path)
         || broker_bytes_attr (b, "broker.module-queue-limit",
                               MODULE_QUEUE_DEFAULT, 64 * 1024,
                               &b->module_queue_limit)
+               < 0
+        || broker_bytes_attr (b, "broker.module-recvq-limit",
+                              MODULE_RECVQ_DEFAULT, 64 * 1024,
+                              &b->module_recvq_limit)
                < 0
         || count_attr (b, "broker.client-pending-limit", CLIENT_PENDING_DEFAULT,
                        &b->client_pending_limit)

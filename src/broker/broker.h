@@ -66,6 +66,7 @@ struct broker {
 
     struct usock_server *usock;
     size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
+    size_t module_recvq_limit;  /* broker.module-recvq-limit (bytes) */
     double modq_logged;         /* when a refusal was last logged */
     double modq_drop_logged;    /* when a drop was last logged */
     double selfq_logged;        /* when a refusal by the broker was logged */
@@ -245,6 +246,10 @@ void router_child_lost (struct broker *b, uint32_t child_rank);
 /* How many RPCs sent down to children are in flight (broker.stats-get
  * shows it as "tracked-rpcs"). */
 size_t router_tracked_count (struct broker *b);
+/* Add "upstream-dropped-clients" to o: the local clients whose raw events
+ * or answers were dropped going up, with how many; only userid's unless
+ * it is FLUX_USERID_UNKNOWN. */
+int router_upstream_clients (struct broker *b, json_t *o, uint32_t userid);
 
 /* Add the loop's figures to broker.stats-get's object o (if not NULL):
  * "turns" and "turn-cpu-max" (the most CPU time one turn of the broker's

@@ -62,8 +62,20 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         "upstream-refused", (json_int_t)b->upq_refused_total,
         "upstream-dropped", (json_int_t)b->upq_dropped_total);
 
+    struct flux_msg_cred cred = {0};
+
+    (void)flux_msg_get_cred (msg, &cred);
     if (o)
         router_turn_stats (b, o, false);
+    if (o
+        && router_upstream_clients (b, o,
+                                    cred.rolemask & FLUX_ROLE_OWNER
+                                        ? FLUX_USERID_UNKNOWN
+                                        : cred.userid)
+               < 0) {
+        json_decref (o);
+        o = NULL;
+    }
     flux_stats_respond (h, msg, o);
 }
 
@@ -306,6 +318,7 @@ struct module *broker_module_load (struct broker *b, const char *target,
                              module_status_cb, b, error)))
         goto error;
     module_set_aux (m, ctx);
+    module_set_recv_limit (m, b->module_recvq_limit);
     if (module_lookup (b, module_name (m))) {
         errprintf (error, "%s: a module of that name is already loaded",
                    module_name (m));
@@ -472,15 +485,19 @@ static void list_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     for (i = 0; mods && i < b->nmodules; i++) {
         struct module *m = b->modules[i];
         json_t *svcs = router_module_services (b, m);
-        size_t sendq, recvq;
+        size_t sendq, recvq, rbytes_max;
+        uint64_t rwaits;
         json_t *o;
 
         module_queue_counts (m, &sendq, &recvq);
-        o = svcs ? json_pack ("{s:s s:s s:i s:i s:o s:i s:i}", "name",
+        module_recv_stats (m, &rbytes_max, &rwaits);
+        o = svcs ? json_pack ("{s:s s:s s:i s:i s:o s:i s:i s:I s:I}", "name",
                               module_name (m), "path", module_path (m), "idle",
                               (int)module_idle (m), "status", module_status (m),
                               "services", svcs, "sendqueue", (int)sendq,
-                              "recvqueue", (int)recvq)
+                              "recvqueue", (int)recvq, "recvqueue-bytes-max",
+                              (json_int_t)rbytes_max, "recvqueue-waits",
+                              (json_int_t)rwaits)
                  : NULL;
         if (!o || json_array_append_new (mods, o) < 0) {
             json_decref (mods);

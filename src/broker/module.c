@@ -626,6 +626,20 @@ int module_send_bounded (struct module *m, const flux_msg_t *msg,
     return 0;
 }
 
+void module_set_recv_limit (struct module *m, size_t max_bytes)
+{
+    if (m && m->pipe)
+        (void)flux_msgpipe_set_limit (m->pipe, 0, max_bytes);
+}
+
+void module_recv_stats (struct module *m, size_t *bytes_max, uint64_t *waits)
+{
+    *bytes_max = 0;
+    *waits = 0;
+    if (m->pipe)
+        flux_msgpipe_limit_stats (m->pipe, 0, bytes_max, waits);
+}
+
 size_t module_queued_bytes (struct module *m)
 {
     return m->pipe ? flux_msgpipe_bytes (m->pipe, 1) : 0;

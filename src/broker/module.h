@@ -97,6 +97,16 @@ int module_send (struct module *m, const flux_msg_t *msg);
 int module_send_bounded (struct module *m, const flux_msg_t *msg,
                          size_t max_bytes);
 
+/* Bound what the module sends and the broker's thread has not read yet
+ * to max_bytes (broker.module-recvq-limit; 0: none): past it the module's
+ * thread waits in its send until the broker has read half of it
+ * (flux_msgpipe_set_limit).  Nothing the module sends is dropped. */
+void module_set_recv_limit (struct module *m, size_t max_bytes);
+
+/* The most that has waited for the broker from the module, in bytes, and
+ * how many of the module's sends had to wait. */
+void module_recv_stats (struct module *m, size_t *bytes_max, uint64_t *waits);
+
 /* What waits for the module, in bytes (flux_msgpipe_bytes). */
 size_t module_queued_bytes (struct module *m);
 

@@ -26,6 +26,13 @@ struct queue {
      * reads (the pop that empties the queue, the empty receive that ends
      * a dispatch, and the loop's prepare and check probes). */
     uint64_t owed;
+    /* flux_msgpipe_set_limit(): senders wait on 'room' while the queue
+     * weighs over 'limit' (0: no limit) */
+    size_t limit;
+    pthread_cond_t room;
+    unsigned waiters;
+    size_t bytes_max; /* the most 'bytes' has been */
+    uint64_t waits;   /* sends that had to wait */
 };
 
 struct flux_msgpipe {
@@ -77,6 +84,8 @@ struct flux_msgpipe *flux_msgpipe_create (void)
     pthread_mutex_init (&p->lock, NULL);
     p->refcount = 1;
     p->q[0].efd = p->q[1].efd = -1;
+    for (i = 0; i < 2; i++)
+        pthread_cond_init (&p->q[i].room, NULL);
     for (i = 0; i < 2; i++) {
         if ((p->q[i].efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
             flux_msgpipe_decref (p);
@@ -110,6 +119,7 @@ void flux_msgpipe_decref (struct flux_msgpipe *p)
                 msgdeque_clear (&q->m);
                 if (q->efd >= 0)
                     close (q->efd);
+                pthread_cond_destroy (&q->room);
             }
             pthread_mutex_destroy (&p->lock);
             free (p);
@@ -133,12 +143,24 @@ static int pipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg,
     weight = msg_weight (msg);
     q = &p->q[!end];
     pthread_mutex_lock (&p->lock);
+    if (max_bytes == 0 && q->limit > 0 && !q->closed && q->m.count > 0
+        && q->bytes + weight > q->limit) {
+        /* backpressure (flux_msgpipe_set_limit): wait for the reader */
+        q->waits++;
+        q->waiters++;
+        while (!q->closed && q->limit > 0 && q->m.count > 0
+               && q->bytes + weight > q->limit)
+            pthread_cond_wait (&q->room, &p->lock);
+        q->waiters--;
+    }
     if (q->closed)
         errno = EPIPE;
     else if (max_bytes > 0 && q->m.count > 0 && q->bytes + weight > max_bytes)
         errno = EAGAIN;
     else if (msgdeque_push (&q->m, msg, false) == 0) {
         q->bytes += weight;
+        if (q->bytes > q->bytes_max)
+            q->bytes_max = q->bytes;
         rc = 0;
     }
     if ((wake = rc == 0 && q->m.count == 1 && !q->quiet))
@@ -168,6 +190,30 @@ int flux_msgpipe_send_bounded (struct flux_msgpipe *p, int end, flux_msg_t *msg,
     return pipe_send (p, end, msg, max_bytes);
 }
 
+int flux_msgpipe_set_limit (struct flux_msgpipe *p, int end, size_t max_bytes)
+{
+    if (!p || (end != 0 && end != 1)) {
+        errno = EINVAL;
+        return -1;
+    }
+    pthread_mutex_lock (&p->lock);
+    p->q[end].limit = max_bytes;
+    pthread_cond_broadcast (&p->q[end].room); /* a raised limit */
+    pthread_mutex_unlock (&p->lock);
+    return 0;
+}
+
+void flux_msgpipe_limit_stats (struct flux_msgpipe *p, int end,
+                               size_t *bytes_max, uint64_t *waits)
+{
+    pthread_mutex_lock (&p->lock);
+    if (bytes_max)
+        *bytes_max = p->q[end].bytes_max;
+    if (waits)
+        *waits = p->q[end].waits;
+    pthread_mutex_unlock (&p->lock);
+}
+
 size_t flux_msgpipe_bytes (struct flux_msgpipe *p, int end)
 {
     size_t n;
@@ -193,6 +239,10 @@ flux_msg_t *flux_msgpipe_recv (struct flux_msgpipe *p, int end)
         q->bytes -= msg_weight (msg);
         if (q->m.count == 0 && !p->q[!end].closed)
             efd_clear (q);
+        /* wake the senders once half of the limit is free: one wakeup
+         * per half a queue, not one per message */
+        if (q->waiters > 0 && (q->m.count == 0 || q->bytes <= q->limit / 2))
+            pthread_cond_broadcast (&q->room);
     }
     else if (p->q[!end].closed)
         errno = EPIPE;
@@ -252,6 +302,7 @@ void flux_msgpipe_close (struct flux_msgpipe *p, int end)
         pthread_mutex_lock (&p->lock);
         p->q[end].closed = true;
         efd_set (p->q[!end].efd); /* wake the other end to see EPIPE */
+        pthread_cond_broadcast (&p->q[end].room); /* and its senders */
         pthread_mutex_unlock (&p->lock);
     }
 }

@@ -37,6 +37,23 @@ int flux_msgpipe_send (struct flux_msgpipe *p, int end, flux_msg_t *msg);
 int flux_msgpipe_send_bounded (struct flux_msgpipe *p, int end, flux_msg_t *msg,
                                size_t max_bytes);
 
+/* Backpressure: flux_msgpipe_send() (and a handle's send) to 'end' waits
+ * while the messages waiting for 'end' weigh over max_bytes with the new
+ * one (0: no limit, the default), until the reader of 'end' has taken
+ * enough (senders wake once half of the limit is free) or closed its end
+ * (EPIPE).  Nothing is dropped or refused.  A message for an empty queue
+ * is always taken.  Only for a pipe whose ends are served by different
+ * threads, and whose reader never waits for the sender: a sender would
+ * otherwise wait for ever.  flux_msgpipe_send_bounded() does not wait.
+ * EINVAL on a bad end. */
+int flux_msgpipe_set_limit (struct flux_msgpipe *p, int end, size_t max_bytes);
+
+/* For the queue of 'end': the most it has weighed (bytes_max), and how
+ * many sends had to wait under flux_msgpipe_set_limit() (waits); either
+ * may be NULL. */
+void flux_msgpipe_limit_stats (struct flux_msgpipe *p, int end,
+                               size_t *bytes_max, uint64_t *waits);
+
 /* The weight (see flux_msgpipe_send_bounded) of the messages waiting for
  * this end (a snapshot). */
 size_t flux_msgpipe_bytes (struct flux_msgpipe *p, int end);

@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -151,6 +153,92 @@ static void test_bounded (void)
     flux_msgpipe_decref (p);
 }
 
+/* A sender thread under flux_msgpipe_set_limit(): sends count messages
+ * of 4000 bytes to end 1 (each its sequence number in the topic), or
+ * until a send fails; sent, and the errno of the failure. */
+struct flooder {
+    struct flux_msgpipe *p;
+    int count;
+    int sent;
+    int errnum;
+};
+
+static void *flood_thread (void *arg)
+{
+    struct flooder *f = arg;
+    char big[4000], topic[32];
+
+    memset (big, 'x', sizeof (big) - 1);
+    big[sizeof (big) - 1] = '\0';
+    for (int i = 0; i < f->count; i++) {
+        flux_msg_t *m;
+        snprintf (topic, sizeof (topic), "seq.%d", i);
+        if (!(m = flux_request_encode (topic, big)))
+            break;
+        if (flux_msgpipe_send (f->p, 0, m) < 0) {
+            f->errnum = errno;
+            flux_msg_decref (m);
+            break;
+        }
+        f->sent++;
+    }
+    return NULL;
+}
+
+/* Backpressure: a sender waits while the queue is over its limit, gets
+ * every message through in order, and a closed reader frees it (EPIPE). */
+static void test_limit (void)
+{
+    struct flux_msgpipe *p = flux_msgpipe_create ();
+    struct flooder f = {.p = p, .count = 1000};
+    size_t bytes_max = 0, most = 0;
+    uint64_t waits = 0;
+    pthread_t t;
+    int got = 0, inorder = 1;
+
+    ok (flux_msgpipe_set_limit (p, 2, 100) < 0 && errno == EINVAL,
+        "set_limit on a bad end: EINVAL");
+    ok (flux_msgpipe_set_limit (p, 1, 40000) == 0, "limit 40000 on end 1");
+    pthread_create (&t, NULL, flood_thread, &f);
+    while (got < f.count) {
+        flux_msg_t *m;
+        const char *topic;
+        size_t b = flux_msgpipe_bytes (p, 1);
+        if (b > most)
+            most = b;
+        if (!(m = flux_msgpipe_recv (p, 1))) {
+            if (errno != EWOULDBLOCK)
+                break;
+            usleep (got < 50 ? 20000 : 100); /* slow at first: fill up */
+            continue;
+        }
+        if (flux_msg_get_topic (m, &topic) < 0 || atoi (topic + 4) != got)
+            inorder = 0;
+        got++;
+        flux_msg_decref (m);
+    }
+    pthread_join (t, NULL);
+    flux_msgpipe_limit_stats (p, 1, &bytes_max, &waits);
+    ok (got == 1000 && f.sent == 1000 && inorder,
+        "a slow reader gets all 1000 messages, in order (%d)", got);
+    ok (bytes_max <= 40000 && most <= 40000,
+        "the queue never held more than the limit (%zu bytes)", bytes_max);
+    ok (waits > 0, "the sender waited %ju times", (uintmax_t)waits);
+
+    /* a sender waiting on a full queue is freed by the reader's close */
+    f = (struct flooder){.p = p, .count = 100};
+    pthread_create (&t, NULL, flood_thread, &f);
+    while (flux_msgpipe_bytes (p, 1) + 4000 <= 40000)
+        usleep (1000);
+    usleep (50000);
+    flux_msgpipe_close (p, 1);
+    pthread_join (t, NULL);
+    ok (f.sent < 100 && f.errnum == EPIPE,
+        "closing the reader's end ends a waiting send with EPIPE (%d sent)",
+        f.sent);
+    flux_msgpipe_decref (p);
+}
+
 int main (int argc, char *argv[])
 {
     struct flux_msgpipe *p;
@@ -282,5 +370,6 @@ int main (int argc, char *argv[])
     flux_close (h);
     flux_msgpipe_decref (p);
     test_bounded ();
+    test_limit ();
     done_testing ();
 }
