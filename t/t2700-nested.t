@@ -27,7 +27,7 @@ start_instance () {
 		sleep 0.1
 	done
 }
-T="timeout 180"
+T="timeout -k 10 180"
 clean () {
 	flux job wait-event -t 180 $1 clean >/dev/null
 }
