@@ -344,7 +344,7 @@ test_expect_success 'a size 1 instance has its host name in hostlist' '
 # down the tree instead; broker.boot-hostlist-chunks=0 takes that path
 # with a short one.  Fanout 2: ranks 3-6 ask parents still waiting.
 test_expect_success 'every rank gets the hostlist through the tree' '
-	timeout 120 flux start -s 7 -Stbon.fanout=2 \
+	timeout -k 10 120 flux start -s 7 -Stbon.fanout=2 \
 		-Sbroker.boot-hostlist-chunks=0 \
 		flux exec -r all -l flux getattr hostlist >tree.out &&
 	test $(wc -l <tree.out) -eq 7 &&
@@ -354,12 +354,12 @@ test_expect_success 'every rank gets the hostlist through the tree' '
 	done
 '
 test_expect_success 'broker.hostlist answers a client with the hostlist' '
-	timeout 120 flux start -s 2 -Sbroker.boot-hostlist-chunks=0 \
+	timeout -k 10 120 flux start -s 2 -Sbroker.boot-hostlist-chunks=0 \
 		$FLUX_BUILD_DIR/t/rpc broker.hostlist >bh.out &&
 	jq -e ".hostlist == \"$(hostname),$(hostname)\"" bh.out
 '
 test_expect_success 'broker.boot-hostlist-chunks: a bad value is refused' '
-	test_must_fail timeout 60 flux start -s 1 \
+	test_must_fail timeout -k 10 60 flux start -s 1 \
 		-Sbroker.boot-hostlist-chunks=65 true 2>bhc.err &&
 	grep "invalid value for broker.boot-hostlist-chunks=.65." bhc.err
 '

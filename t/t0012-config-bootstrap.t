@@ -83,11 +83,11 @@ test_expect_success 'a job, the exec agents and resource follow a binomial tree'
 test_expect_success 'bad tbon.topo values are refused with a message' '
 	# flux start may end by a signal when rank 1 fails before rank 0
 	for t in kary kary:x kary:-1 mesh binomial:3 custom; do
-		! timeout 30 flux start -s 2 -Stbon.topo=$t true 2>bad.err \
+		! timeout -k 10 30 flux start -s 2 -Stbon.topo=$t true 2>bad.err \
 			|| return 1
 		grep "tbon.topo" bad.err || return 1
 	done &&
-	! timeout 30 flux start -s 2 -Stbon.fanout=x true 2>badf.err &&
+	! timeout -k 10 30 flux start -s 2 -Stbon.fanout=x true 2>badf.err &&
 	grep "tbon.topo kary:x" badf.err
 '
 
@@ -202,7 +202,7 @@ test_expect_success 'custom: the hosts name their parents' '
 	test_cmp custom.exp custom.out
 '
 test_expect_success 'a host not in the list is refused' '
-	test_must_fail timeout 30 flux-broker -c boot.json -Shostname=other \
+	test_must_fail timeout -k 10 30 flux-broker -c boot.json -Shostname=other \
 		true 2>other.err &&
 	grep "this host (other) is not in the list" other.err
 '
@@ -211,19 +211,19 @@ test_expect_success 'a host listed twice, a bad range: refused' '
 	{"bootstrap": {"curve_cert": "$(pwd)/cert",
 	  "hosts": [{"host": "fake[0-2]"}, {"host": "fake1"}]}}
 	EOF
-	test_must_fail timeout 30 flux-broker -c dup.json -Shostname=fake0 \
+	test_must_fail timeout -k 10 30 flux-broker -c dup.json -Shostname=fake0 \
 		true 2>dup.err &&
 	grep "host fake1 is listed twice" dup.err &&
 	cat >range.json <<-EOF &&
 	{"bootstrap": {"curve_cert": "$(pwd)/cert",
 	  "hosts": [{"host": "fake[0-x]"}]}}
 	EOF
-	test_must_fail timeout 30 flux-broker -c range.json -Shostname=fake0 \
+	test_must_fail timeout -k 10 30 flux-broker -c range.json -Shostname=fake0 \
 		true 2>range.err &&
 	grep "bad host" range.err
 '
 test_expect_success 'custom without parents in the config is refused' '
-	test_must_fail timeout 30 flux-broker -c boot.json -Shostname=fake0 \
+	test_must_fail timeout -k 10 30 flux-broker -c boot.json -Shostname=fake0 \
 		-Stbon.topo=custom true 2>nocustom.err &&
 	grep "tbon.topo custom" nocustom.err
 '

@@ -188,6 +188,13 @@ uri2=\$(flux exec -r 2 flux getattr local-uri) || exit 1
 rss0=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid1/status)
 kill -STOP \$pid0
 FLUX_URI=\$uri2 $FLOOD rawpub \$1 65536 >craw.out || { kill -CONT \$pid0; exit 1; }
+# rank 2 may still be passing the events up under load: wait (30 s at
+# most) until rank 1 drops some, then 1 s more
+for i in \$(seq 300); do
+	FLUX_URI=\$uri1 $FLUX_BUILD_DIR/t/rpc broker.stats-get |
+		grep -q "\"upstream-dropped\":[1-9]" && break
+	sleep 0.1
+done
 sleep 1
 rss1=\$(awk '/^VmRSS/ {print \$2}' /proc/\$pid1/status)
 FLUX_URI=\$uri1 $FLUX_BUILD_DIR/t/rpc broker.stats-get >cstats.out

@@ -99,7 +99,7 @@ test_expect_success 'config [tbon] times: a value that is no duration is refused
 	test_must_fail timeout 30 flux-broker -c bad.json true 2>bad.err &&
 	grep "config tbon.tcp_user_timeout must be a duration" bad.err &&
 	echo "{\"tbon\": {\"torpid_max\": 7, \"lost_max\": \"1m\"}}" >ok.json &&
-	timeout 30 flux-broker -c ok.json true
+	timeout -k 10 30 flux-broker -c ok.json true
 '
 test_expect_success "set up $NODES hosts; start one broker on each" '
 	"$CLUSTER" up "$PREFIX" $NODES "$DIR" &&
@@ -255,7 +255,7 @@ test_expect_success 'rank 0 restarted with its statedir: the job is not lost sil
 	test_cmp hosts.exp restart.out
 '
 test_expect_success 'shut down: every broker stops, nothing is left' '
-	timeout 60 flux shutdown --quiet &&
+	timeout -k 10 60 flux shutdown --quiet &&
 	wait_until 30 node_empty 0 1 2 3 4 5 6 &&
 	"$CLUSTER" down "$PREFIX" &&
 	test -z "$(ip netns list | grep "^$PREFIX-")"

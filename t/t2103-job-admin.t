@@ -14,7 +14,7 @@ SIM="--setattr=system.exec.test.run_duration=0.01s"
 # run CMD... in the instance with the statedir
 # job-list learns of jobs from the job manager's journal, a moment after
 # submit or cancel returns: the stats tests wait for it, within a bound.
-inst () { timeout 300 flux start "-Sstatedir=$STATE" sh -c "$*"; }
+inst () { timeout -k 10 300 flux start "-Sstatedir=$STATE" sh -c "$*"; }
 
 test_expect_success 'flux job last with no job: history is empty' '
 	mkdir state &&

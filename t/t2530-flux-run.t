@@ -269,7 +269,7 @@ test_expect_success 'REAL-SHELL: a job and a stdin service' '
 	stdin_job t2530-a
 '
 test_expect_success 'REAL-SHELL: stdin reaches the service whole, one request at a time' '
-	timeout 300 flux job attach $(cat t2530-a.id) <in.bin >/dev/null \
+	timeout -k 10 300 flux job attach $(cat t2530-a.id) <in.bin >/dev/null \
 		2>att.err &
 	pid=$! &&
 	wait $(cat t2530-a.pid) &&
@@ -280,6 +280,7 @@ test_expect_success 'REAL-SHELL: stdin reaches the service whole, one request at
 	tail -1 t2530-a.out.log | grep "rank=all len=0 eof=1" &&
 	flux job cancel $(cat t2530-a.id) &&
 	test_expect_code 137 wait $pid &&
+	grep "job.exception .* type=cancel" att.err &&
 	test_must_fail grep stdin att.err
 '
 test_expect_success 'REAL-SHELL: another job and stdin service' '
@@ -287,14 +288,15 @@ test_expect_success 'REAL-SHELL: another job and stdin service' '
 	stdin_job t2530-b
 '
 test_expect_success 'REAL-SHELL: UTF-8 stdin from a pipe goes as text' '
-	cat in.txt | timeout 300 flux job attach $(cat t2530-b.id) >/dev/null \
+	cat in.txt | timeout -k 10 300 flux job attach $(cat t2530-b.id) >/dev/null \
 		2>attb.err &
 	pid=$! &&
 	wait $(cat t2530-b.pid) &&
 	test_cmp in.txt t2530-b.out &&
 	grep "len=[1-9].* encoding=UTF-8" t2530-b.out.log &&
 	flux job cancel $(cat t2530-b.id) &&
-	test_expect_code 137 wait $pid
+	test_expect_code 137 wait $pid &&
+	grep "job.exception .* type=cancel" attb.err
 '
 test_expect_success 'REAL-SHELL: a job of 3 tasks and a stdin service' '
 	stdin_job t2530-c &&
@@ -303,7 +305,7 @@ test_expect_success 'REAL-SHELL: a job of 3 tasks and a stdin service' '
 '
 test_expect_success 'REAL-SHELL: --stdin-ranks closes the other tasks first' '
 	printf "to one\n" >one.txt &&
-	timeout 300 flux job attach --stdin-ranks=1 $(cat t2530-c.id) \
+	timeout -k 10 300 flux job attach --stdin-ranks=1 $(cat t2530-c.id) \
 		<one.txt >/dev/null 2>attc.err &
 	pid=$! &&
 	wait $(cat t2530-c.pid) &&
@@ -315,19 +317,21 @@ test_expect_success 'REAL-SHELL: --stdin-ranks closes the other tasks first' '
 	sed "s/rank=\[0,2\]/rank=0,2/" t2530-c.out.log >t2530-c.log &&
 	test_cmp t2530-c.exp t2530-c.log &&
 	flux job cancel $(cat t2530-c.id) &&
-	test_expect_code 137 wait $pid
+	test_expect_code 137 wait $pid &&
+	grep "job.exception .* type=cancel" attc.err
 '
 test_expect_success 'REAL-SHELL: a job and a stdin service answering EPIPE' '
 	stdin_job t2530-d -p
 '
 test_expect_success 'REAL-SHELL: EPIPE (all tasks closed stdin) stops stdin quietly' '
-	yes | timeout 300 flux job attach $(cat t2530-d.id) >/dev/null \
+	yes | timeout -k 10 300 flux job attach $(cat t2530-d.id) >/dev/null \
 		2>attd.err &
 	pid=$! &&
 	wait $(cat t2530-d.pid) &&
 	test $(grep -c len= t2530-d.out.log) = 1 &&
 	flux job cancel $(cat t2530-d.id) &&
 	test_expect_code 137 wait $pid &&
+	grep "job.exception .* type=cancel" attd.err &&
 	test_must_fail grep stdin attd.err
 '
 test_expect_success 'REAL-SHELL: a job whose stdin service does not exist' '
@@ -337,12 +341,13 @@ test_expect_success 'REAL-SHELL: a job whose stdin service does not exist' '
 	echo $id >none.id
 '
 test_expect_success 'REAL-SHELL: stdin refused by a missing service is reported' '
-	echo data | timeout 300 flux job attach $(cat none.id) >/dev/null \
+	echo data | timeout -k 10 300 flux job attach $(cat none.id) >/dev/null \
 		2>atte.err &
 	pid=$! &&
 	wait_for atte.err "stdin not accepted" &&
 	flux job cancel $(cat none.id) &&
-	test_expect_code 137 wait $pid
+	test_expect_code 137 wait $pid &&
+	grep "job.exception .* type=cancel" atte.err
 '
 
 #

@@ -36,7 +36,7 @@ clean () {
 }
 # a task that waits (120 s at most) for the file $1 to exist
 WAIT_FILE='n=0; while ! test -e $0 && test $n -lt 1200; do sleep 0.1; n=$((n+1)); done'
-T="timeout 120"
+T="timeout -k 10 120"
 test_expect_success 'start an instance of 4 brokers (test-exit-mode=leader)' '
 	start_instance four 4 --test-exit-mode=leader &&
 	test "$(flux resource list -n -o "{nnodes}" -s free)" = 4
@@ -155,7 +155,8 @@ test_expect_success 'the exit code is the largest of the tasks'"'"' exit codes' 
 '
 test_expect_success 'a task killed by signal N: exit code 128+N' '
 	test_expect_code 137 $T flux run -N2 -n2 sh -c \
-		"test \$FLUX_TASK_RANK = 1 && kill -9 \$\$; exit 0"
+		"test \$FLUX_TASK_RANK = 1 && kill -9 \$\$; exit 0" 2>kill9.err &&
+	grep "task(s) Killed" kill9.err
 '
 test_expect_success 'a command not found: exit code 127, one clear error, no crash' '
 	test_expect_code 127 $T flux run nosuchcmd >nocmd.out 2>nocmd.err &&

@@ -7,7 +7,7 @@ reduce them up the tree).  Every wait is bounded.'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 DEFAULT_MODULES=content,content-sqlite@0,kvs,kvs-watch,resource,job-manager@0,job-info@0,job-list@0,job-ingest,exec-agent,job-exec@0,sched-simple@0
-T="timeout 300"
+T="timeout -k 10 300"
 
 status () {
 	flux job eventlog $1 | sed -n "s/.* finish status=\([0-9]*\).*/\1/p"

@@ -15,7 +15,7 @@ test_expect_success 'start 2 brokers' '
 	start_instance a 2
 '
 test_expect_success 'flux exec --bg prints rank: pid per rank and returns' '
-	timeout 60 flux exec --bg sleep ${D}1 >bg.out &&
+	timeout -k 10 60 flux exec --bg sleep ${D}1 >bg.out &&
 	test $(wc -l <bg.out) -eq 2 &&
 	grep -q "^0: [0-9][0-9]*$" bg.out &&
 	grep -q "^1: [0-9][0-9]*$" bg.out &&

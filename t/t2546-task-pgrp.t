@@ -16,7 +16,7 @@ groups the shell reported.  The nosetpgrp shell option.'
 
 # a duration no other test uses, to find our processes by their argv
 D=300.$$
-T="timeout 120"
+T="timeout -k 10 120"
 
 # gone PID [SECONDS]: until PID is no more (or a zombie), 30 s at most
 gone () {

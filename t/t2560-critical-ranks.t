@@ -12,7 +12,7 @@ its leaf nodes does not end it.'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 EVENTUALLY_TIMEOUT=60
-T="timeout 180"
+T="timeout -k 10 180"
 
 # kill_rank R: SIGKILL the broker of rank R
 kill_rank () {

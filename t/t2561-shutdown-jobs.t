@@ -10,7 +10,7 @@ after its unload-grace), so no job process outlives its broker.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-T="timeout 120"
+T="timeout -k 10 120"
 # a duration no other test uses, to find our processes by their argv
 D=300.$$
 # none: no process of ours is left (bounded wait: the last ones may be

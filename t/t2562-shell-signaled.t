@@ -10,7 +10,7 @@ a severity 2 node-failure otherwise, and the job goes on.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-T="timeout 180"
+T="timeout -k 10 180"
 
 # submit_job NAME ARGS...: a job whose tasks write their shell pid (their
 # parent) to NAME.shellpid.TASKRANK, then wait for the file NAME.go

@@ -27,7 +27,7 @@ start_instance () {
 		sleep 0.1
 	done
 }
-T="timeout 180"
+T="timeout -k 10 180"
 clean () {
 	flux job wait-event -t 180 $1 clean >/dev/null
 }
@@ -227,21 +227,25 @@ test_expect_success 'flux uri/proxy: errors' '
 	test_must_fail flux uri 2>err5 && grep "TARGET" err5 &&
 	test_must_fail flux uri --parent 2>err6 && grep "no parent" err6
 '
+# the sleeps of this test and the pstree one, unique to this run: another
+# run of this test (or t2620's sleep 301) on the machine must not change
+# the counts
+S=$$
 test_expect_success 'cancel of a sub-instance ends its jobs; its state is removed' '
 	id=$(cat bg.id) &&
 	rundir=$(sed "s|^local://||; s|/local-0$||" bg.local) &&
 	test -d $rundir &&
-	$T flux proxy $id sh -c "flux submit --quiet sleep 301 &&
-		flux submit --quiet -N2 sleep 302" &&
+	$T flux proxy $id sh -c "flux submit --quiet sleep ${S}1 &&
+		flux submit --quiet -N2 sleep ${S}2" &&
 	for i in $(seq 300); do
-		test $(pgrep -c -f "^sleep 30[12]") = 3 && break; sleep 0.1
+		test $(pgrep -c -f "^sleep ${S}[12]$") = 3 && break; sleep 0.1
 	done &&
 	flux cancel $id && clean $id &&
 	flux job eventlog $id | grep "exception.*type=\"cancel\"" &&
 	for i in $(seq 300); do
-		pgrep -f "^sleep 30[12]" || break; sleep 0.1
+		pgrep -f "^sleep ${S}[12]$" || break; sleep 0.1
 	done &&
-	! pgrep -f "^sleep 30[12]" &&
+	! pgrep -f "^sleep ${S}[12]$" &&
 	! test -d $rundir
 '
 test_expect_success 'a statedir asked for outlives the sub-instance' '
@@ -252,9 +256,6 @@ test_expect_success 'a statedir asked for outlives the sub-instance' '
 		flux kvs get a >state.out &&
 	test "$(cat state.out)" = 1
 '
-# the sleeps of the next test, unique to this run: another run of this
-# test on the machine must not change the counts
-S=$$
 test_expect_success 'flux pstree shows the nesting, --details=stats the counts; cancel ends the jobs at every depth' '
 	id=$($T flux alloc --bg -N2 -n4 --job-name=outer sh -c \
 		"flux submit --quiet --cc=1-2 sleep ${S}7 &&
@@ -278,6 +279,10 @@ test_expect_success 'flux pstree shows the nesting, --details=stats the counts; 
 	grep "inner \[PD:0 R:1 CD:0 F:0\]" stats.out &&
 	flux jobs -n -o "{id} {user.uri}" $id | grep "ssh://" &&
 	test_must_fail flux pstree --details=bogus &&
+	for i in $(seq 300); do
+		test $(pgrep -c -f "^sleep ${S}[789]$") = 4 && break
+		sleep 0.1
+	done &&
 	test $(pgrep -c -f "^sleep ${S}[789]$") = 4 &&
 	flux cancel $id && clean $id &&
 	for i in $(seq 300); do

@@ -13,7 +13,7 @@ if ! command -v script >/dev/null; then
 	test_done
 fi
 
-T="timeout 180"
+T="timeout -k 10 180"
 
 # pty_start NAME CMD: run the shell command CMD under script(1) on a new
 # pty of 33 rows and 77 columns.  What is typed (pty_type) comes through

@@ -20,7 +20,7 @@ for cmd in /usr/sbin/sshd ssh ssh-keygen python3; do
 	fi
 done
 
-T="timeout 120"
+T="timeout -k 10 120"
 # no blank in the paths sshd reads (the trash directory has one)
 TOP=$(mktemp -d /tmp/flux-t2720.XXXXXX)
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

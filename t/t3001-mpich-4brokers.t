@@ -6,7 +6,7 @@ every rank reports the right rank and size'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
-T="timeout 300"
+T="timeout -k 10 300"
 
 if command -v mpicc >/dev/null 2>&1 &&
 	mpicc -o hello "$SHARNESS_TEST_SRCDIR/mpi/hello.c" >mpicc.log 2>&1; then

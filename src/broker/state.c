@@ -662,6 +662,14 @@ int state_machine_init (struct broker *b)
 
 void state_machine_fini (struct broker *b)
 {
+    /* The initial program was sent SIGTERM at shutdown, but the broker
+     * does not wait for it: on a loaded machine the rest of the shutdown
+     * can end before its exit is seen, and its handle was left allocated
+     * (a leak that ASAN's exit code turned into a failed flux start). */
+    if (b->init_proc) {
+        flux_uv_close_free ((uv_handle_t *)b->init_proc);
+        b->init_proc = NULL;
+    }
     flux_msg_handler_delvec (b->state_handlers);
     b->state_handlers = NULL;
     hostlist_share_fini (b);

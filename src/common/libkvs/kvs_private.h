@@ -25,6 +25,12 @@ int kvs_txn__append (flux_kvs_txn_t *dst, const flux_kvs_txn_t *src);
  */
 json_t *kvs_txn__compact (const flux_kvs_txn_t *txn);
 
+/* As kvs_txn__compact(), and if steps is not NULL, the number of key
+ * lookups and updates it took (linear in the operations and their keys'
+ * depth: the unit test checks it).
+ */
+json_t *kvs_txn__compact_steps (const flux_kvs_txn_t *txn, size_t *steps);
+
 /* The RFC 11 dirref text of blobref (compact, sorted keys), cached on f
  * as aux item name and owned by f.  NULL with EPROTO if blobref is
  * malformed, or ENOMEM.

@@ -222,13 +222,6 @@ int flux_kvs_txn_symlink (flux_kvs_txn_t *txn, int flags, const char *key,
 /* Compaction
  */
 
-/* a is b's ancestor: b starts with a followed by '.'. */
-static bool is_ancestor (const char *a, const char *b)
-{
-    size_t len = strlen (a);
-    return strncmp (a, b, len) == 0 && b[len] == '.';
-}
-
 static bool op_is_val (json_t *op, int *flags)
 {
     json_t *dirent = json_object_get (op, "dirent");
@@ -280,39 +273,99 @@ static int merged_add (struct merged *m, json_t *first, json_t *v)
     return 0;
 }
 
+/* Where out's operations stand, by key, so that an append finds what it
+ * may merge into without scanning back over out: last[K] is the index in
+ * out of the last operation on key K, below[P] that of the last operation
+ * on a key under P (P a strict ancestor of it, "a" and "a.b" for "a.b.c").
+ * Each operation costs one lookup or update per component of its key, so
+ * a transaction appending to N different keys compacts in O(N), not
+ * O(N^2).  steps counts those lookups and updates (for the unit test).
+ */
+struct keyindex {
+    json_t *last;
+    json_t *below;
+    size_t steps;
+};
+
+/* The index stored under the first len bytes of key in o, or -1. */
+static json_int_t index_get (struct keyindex *ki, json_t *o, const char *key,
+                             size_t len)
+{
+    json_t *v;
+
+    ki->steps++;
+    if (!(v = json_object_getn (o, key, len)))
+        return -1;
+    return json_integer_value (v);
+}
+
+static int index_set (struct keyindex *ki, json_t *o, const char *key,
+                      size_t len, size_t i)
+{
+    json_t *v;
+
+    ki->steps++;
+    if ((v = json_object_getn (o, key, len)))
+        return json_integer_set (v, (json_int_t)i);
+    if (!(v = json_integer ((json_int_t)i))
+        || json_object_setn_new_nocheck (o, key, len, v) < 0)
+        return -1;
+    return 0;
+}
+
+/* op, with key key, is now out[i]. */
+static int index_add (struct keyindex *ki, const char *key, size_t i)
+{
+    size_t len = strlen (key);
+
+    for (size_t k = 0; k < len; k++) {
+        if (key[k] == '.' && index_set (ki, ki->below, key, k, i) < 0)
+            return -1;
+    }
+    return index_set (ki, ki->last, key, len, i);
+}
+
 /* Try to merge append operation op into an earlier operation of out
- * (its data into merged[i] for that operation's index i).
+ * (its data into merged[i] for that operation's index i): the last
+ * operation on the same key, if it is a value and no operation on an
+ * ancestor or a descendant of the key came after it.
  * Returns 1 if merged, 0 if not, -1 on error.
  */
-static int merge_append (json_t *out, struct merged *merged, json_t *op)
+static int merge_append (struct keyindex *ki, json_t *out,
+                         struct merged *merged, json_t *op)
 {
     const char *key = json_string_value (json_object_get (op, "key"));
-    size_t i = json_array_size (out);
+    size_t len = strlen (key);
+    json_int_t j = index_get (ki, ki->last, key, len);
+    json_t *prev;
+    int pflags;
 
-    while (i-- > 0) {
-        json_t *prev = json_array_get (out, i);
-        const char *pkey = json_string_value (json_object_get (prev, "key"));
-        int pflags;
-
-        if (!strcmp (pkey, key)) {
-            if (!op_is_val (prev, &pflags))
-                return 0;
-            if (merged_add (&merged[i], json_object_get (prev, "dirent"),
-                            json_object_get (op, "dirent"))
-                < 0)
-                return -1;
-            return 1;
-        }
-        if (is_ancestor (pkey, key) || is_ancestor (key, pkey))
+    if (j < 0 || index_get (ki, ki->below, key, len) > j)
+        return 0;
+    for (size_t k = 0; k < len; k++) {
+        if (key[k] == '.' && index_get (ki, ki->last, key, k) > j)
             return 0;
     }
-    return 0;
+    prev = json_array_get (out, (size_t)j);
+    if (!op_is_val (prev, &pflags))
+        return 0;
+    if (merged_add (&merged[j], json_object_get (prev, "dirent"),
+                    json_object_get (op, "dirent"))
+        < 0)
+        return -1;
+    return 1;
 }
 
 json_t *kvs_txn__compact (const flux_kvs_txn_t *txn)
 {
+    return kvs_txn__compact_steps (txn, NULL);
+}
+
+json_t *kvs_txn__compact_steps (const flux_kvs_txn_t *txn, size_t *steps)
+{
     json_t *out = NULL, *op;
     struct merged *merged = NULL;
+    struct keyindex ki = {0};
     size_t i, n;
 
     if (!txn) {
@@ -320,7 +373,8 @@ json_t *kvs_txn__compact (const flux_kvs_txn_t *txn)
         return NULL;
     }
     n = json_array_size (txn->ops);
-    if (!(out = json_array ())
+    if (!(out = json_array ()) || !(ki.last = json_object ())
+        || !(ki.below = json_object ())
         || !(merged = calloc (n ? n : 1, sizeof (*merged))))
         goto nomem;
     json_array_foreach (txn->ops, i, op)
@@ -328,10 +382,13 @@ json_t *kvs_txn__compact (const flux_kvs_txn_t *txn)
         int flags, rc = 0;
 
         if (op_is_val (op, &flags) && flags == FLUX_KVS_APPEND
-            && (rc = merge_append (out, merged, op)) == 1)
+            && (rc = merge_append (&ki, out, merged, op)) == 1)
             continue;
         /* shallow copy: the merge replaces the copy's dirent only */
-        if (rc < 0 || json_array_append_new (out, json_copy (op)) < 0)
+        if (rc < 0 || json_array_append_new (out, json_copy (op)) < 0
+            || index_add (&ki, json_string_value (json_object_get (op, "key")),
+                          json_array_size (out) - 1)
+                   < 0)
             goto nomem;
     }
     json_array_foreach (out, i, op)
@@ -347,6 +404,10 @@ json_t *kvs_txn__compact (const flux_kvs_txn_t *txn)
     for (i = 0; i < n; i++)
         free (merged[i].data);
     free (merged);
+    json_decref (ki.last);
+    json_decref (ki.below);
+    if (steps)
+        *steps = ki.steps;
     return out;
 nomem:
     if (merged) {
@@ -354,6 +415,8 @@ nomem:
             free (merged[i].data);
         free (merged);
     }
+    json_decref (ki.last);
+    json_decref (ki.below);
     json_decref (out);
     errno = ENOMEM;
     return NULL;

@@ -33,6 +33,7 @@ struct begin {
     uv_timer_t timer;
     struct depend *d;
     struct job *job;
+    double begin; /* the begin time, seconds since the epoch */
     char desc[160];
 };
 
@@ -144,11 +145,31 @@ static int add (struct depend *d, struct job *job, const char *desc)
                             "description", desc);
 }
 
+static void begin_cb (uv_timer_t *t);
+
+/* Arm b's timer for its begin time, now being now.  libuv counts from
+ * the loop's time, cached when the loop turn began, so a timer set late
+ * in a long turn fires early by the turn's length: begin_cb checks the
+ * clock and arms again if it came before the begin time. */
+static void begin_arm (struct begin *b, double now)
+{
+    double delay = (b->begin - now) * 1000.;
+
+    if (delay > 1e15)
+        delay = 1e15;
+    uv_timer_start (&b->timer, begin_cb, (uint64_t)delay + 1, 0);
+}
+
 static void begin_cb (uv_timer_t *t)
 {
     struct begin *b = (struct begin *)t;
     struct job *job = b->job;
+    double now = jm_now ();
 
+    if (now < b->begin) {
+        begin_arm (b, now);
+        return;
+    }
     if (job->x && job->x->js.state == FLUX_JOB_STATE_DEPEND
         && in_dict (job->x->js.deps, b->desc))
         (void)event_post_pack (b->d->jm, job, "dependency-remove", 0, "{s:s}",
@@ -158,7 +179,7 @@ static void begin_cb (uv_timer_t *t)
 static int begin_time (struct depend *d, struct job *job,
                        const struct depinfo *info)
 {
-    double now = jm_now (), delay;
+    double now = jm_now ();
     struct begin *b;
 
     if (info->begin <= now)
@@ -171,13 +192,11 @@ static int begin_time (struct depend *d, struct job *job,
         return -1;
     b->d = d;
     b->job = job;
+    b->begin = info->begin;
     snprintf (b->desc, sizeof (b->desc), "%s", info->desc);
     uv_timer_init (d->loop, &b->timer);
     job->x->begin_timer = &b->timer;
-    delay = (info->begin - now) * 1000.;
-    if (delay > 1e15)
-        delay = 1e15;
-    uv_timer_start (&b->timer, begin_cb, (uint64_t)delay + 1, 0);
+    begin_arm (b, now);
     return add (d, job, info->desc) < 0 ? -1 : 0;
 }
 

@@ -249,6 +249,65 @@ static void test_compact (void)
         "a key that is a string prefix but not a parent does not block");
     json_decref (ops);
 
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_mkdir (txn, 0, "a");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b", "x");
+    flux_kvs_txn_put (txn, 0, "a.c", "1");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b", "y");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 3,
+        "merge past a sibling, after an op on the parent before both");
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "x");
+    flux_kvs_txn_put (txn, 0, "a.b.c", "1");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a", "y");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b.c", "2");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 4,
+        "no merge across an op on a grandchild, nor past its ancestor's");
+    json_decref (ops);
+
+    flux_kvs_txn_clear (txn);
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b.c", "x");
+    flux_kvs_txn_unlink (txn, 0, "a");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b.c", "y");
+    flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "a.b.c", "z");
+    ops = kvs_txn__compact (txn);
+    ok (json_array_size (ops) == 3,
+        "no merge across an op on a grandparent; later appends merge");
+    json_decref (ops);
+
+    /* The cost: appends to N different keys (each under one of 10
+     * directories) take a few key lookups each, so twice the operations
+     * cost twice the steps; scanning back over the earlier operations
+     * for each append took N^2/2 steps. */
+    {
+        size_t steps[2] = {0, 0}, nops[2] = {0, 0};
+        int n[2] = {2000, 4000};
+        char key[64];
+
+        for (int r = 0; r < 2; r++) {
+            flux_kvs_txn_clear (txn);
+            for (int i = 0; i < n[r]; i++) {
+                snprintf (key, sizeof (key), "d%d.k%d", i % 10, i);
+                flux_kvs_txn_put (txn, FLUX_KVS_APPEND, key, "x");
+            }
+            flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "d3.k3", "y");
+            ops = kvs_txn__compact_steps (txn, &steps[r]);
+            nops[r] = json_array_size (ops);
+            json_decref (ops);
+        }
+        diag ("compact steps: %zu for %d appends, %zu for %d", steps[0],
+              n[0] + 1, steps[1], n[1] + 1);
+        ok (nops[0] == 2000 && nops[1] == 4000,
+            "appends to N keys compact to N ops (the last one merged)");
+        ok (steps[0] <= 4 * 2001 && steps[1] <= 4 * 4001,
+            "at most 4 key lookups per operation");
+        ok (steps[1] <= 2 * steps[0] + 8, "twice the appends, twice the cost");
+    }
+
     /* 4,000 appends of 4 KB to two keys, interleaved, with an empty one:
      * each key's data in order, in one op each; with the earlier
      * re-encoding of the merged value per append this took minutes under
