@@ -1579,14 +1579,8 @@ static bool server_flush (struct usock_server *s, uint64_t deadline)
             = list_entry (turn.next, struct usock_client, deferred);
         if (s->turn_bytes >= TURN_BUDGET
             || (!first && uv_hrtime () >= deadline)) {
-            struct list_node later;
-            list_move_all (&later, &s->deferred);
+            list_splice_tail (&turn, &s->deferred);
             list_move_all (&s->deferred, &turn);
-            while (!list_empty (&later)) {
-                struct list_node *n = later.next;
-                list_del (n);
-                list_add_tail (&s->deferred, n);
-            }
             break;
         }
         first = false;
@@ -1649,14 +1643,8 @@ bool usock_server_read_turn (struct usock_server *s, uint64_t deadline,
         if (room == 0
             || (s->turn_reads > 0 && read_clock (s) >= s->read_deadline)) {
             /* those left stay first in line */
-            struct list_node later;
-            list_move_all (&later, &s->ready);
+            list_splice_tail (&turn, &s->ready);
             list_move_all (&s->ready, &turn);
-            while (!list_empty (&later)) {
-                struct list_node *l = later.next;
-                list_del (l);
-                list_add_tail (&s->ready, l);
-            }
             break;
         }
         list_del (&c->ready);

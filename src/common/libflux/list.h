@@ -73,6 +73,21 @@ static inline void list_move_all (struct list_node *to, struct list_node *from)
     }
 }
 
+/* Append every node of the list at from to the tail of the list at to,
+ * in order, leaving from empty (constant time). */
+static inline void list_splice_tail (struct list_node *to,
+                                     struct list_node *from)
+{
+    if (!list_empty (from)) {
+        struct list_node *first = from->next, *last = from->prev;
+        first->prev = to->prev;
+        to->prev->next = first;
+        last->next = to;
+        to->prev = last;
+        list_init (from);
+    }
+}
+
 #define list_entry(ptr, type, member) \
     ((type *)((char *)(ptr)-offsetof (type, member)))
 
