@@ -106,6 +106,8 @@ struct usock_client {
     bool closing;
     bool released; /* disconnected callback and aux destroy done */
     bool doomed;   /* on server->dying: to be closed by the reaper */
+    bool mute;     /* a write found its peer gone: read until EOF, write
+                      nothing more */
     struct flux_msg_cred cred;
     char uuid[37];
     struct ubuf in;
@@ -493,7 +495,7 @@ static void client_update_poll (struct usock_client *c)
         return;
     if (!c->paused)
         events |= UV_READABLE;
-    if (c->qcount > 0 && !list_attached (&c->deferred))
+    if (c->qcount > 0 && !c->mute && !list_attached (&c->deferred))
         events |= UV_WRITABLE;
     if (events == c->events)
         return;
@@ -1066,6 +1068,19 @@ static void client_read (struct usock_client *c)
     client_deliver_buffered (c);
 }
 
+/* A write failed because the peer closed its end (or shut it for
+ * reading).  What the peer sent before closing may still wait unread in
+ * the socket: a process that sends a last message without waiting for
+ * its answer and exits.  Dooming the client here lost that message, so
+ * the client only stops being written to (its queue is dropped with it by
+ * the reaper) and is read until EOF, which closes it as usual. */
+static void client_mute (struct usock_client *c)
+{
+    c->mute = true;
+    list_del (&c->deferred);
+    client_update_poll (c);
+}
+
 /* Flush c at the next turn: stop watching its writability meanwhile (a
  * level-triggered watch on thousands of writable sockets would report
  * them all on every turn). */
@@ -1091,6 +1106,8 @@ static int client_flush (struct usock_client *c)
     /* Past the turn's budget, large frames wait for the next turn (the
      * socket stays writable): a fan-out of large events to thousands of
      * clients is spread over turns, and other clients are served between. */
+    if (c->mute)
+        return 0;
     if (s->turn_bytes >= TURN_BUDGET && c->qbytes > TURN_SMALL) {
         client_defer (c);
         return 0;
@@ -1108,9 +1125,12 @@ static int client_flush (struct usock_client *c)
     if (n < 0) {
         if (errno == EAGAIN || errno == EINTR)
             return 0;
-        if (errno != EPIPE && errno != ECONNRESET)
-            server_log (c->server, "client %s (uid %u, pid %d): write: %s",
-                        c->uuid, c->cred.userid, (int)c->pid, strerror (errno));
+        if (errno == EPIPE || errno == ECONNRESET) {
+            client_mute (c);
+            return 0;
+        }
+        server_log (c->server, "client %s (uid %u, pid %d): write: %s",
+                    c->uuid, c->cred.userid, (int)c->pid, strerror (errno));
         client_gone (c);
         return -1;
     }
@@ -1164,10 +1184,15 @@ static void client_poll_cb (uv_poll_t *w, int status, int events)
         return;
     }
     if (status < 0) {
-        server_log (c->server, "client %s: poll: %s", c->uuid,
-                    uv_strerror (status));
-        usock_client_disconnect (c);
-        return;
+        /* libuv reports a socket error as a failed poll and stops the
+         * watcher: POLLERR, ECONNRESET when the peer closed with bytes
+         * of ours unread.  What it sent before closing is still there:
+         * read on (the error comes after the data). */
+        c->events = 0;
+        client_mute (c);
+        if (c->closing || c->doomed)
+            return;
+        events = UV_READABLE;
     }
     if ((events & UV_WRITABLE) && client_flush (c) < 0)
         return;
@@ -1347,7 +1372,10 @@ static int client_send_now (struct usock_client *c, const flux_msg_t *msg,
     if (n < 0) {
         if (errno != EAGAIN && errno != EINTR) {
             frame_decref (s, own);
-            client_gone (c);
+            if (errno == EPIPE || errno == ECONNRESET)
+                client_mute (c);
+            else
+                client_gone (c);
             errno = EPIPE;
             return -1;
         }
@@ -1377,7 +1405,7 @@ int usock_client_send (struct usock_client *c, const flux_msg_t *msg)
         errno = EINVAL;
         return -1;
     }
-    if ((c->closing || c->doomed)) {
+    if (c->closing || c->doomed || c->mute) {
         errno = EPIPE;
         return -1;
     }

@@ -1148,6 +1148,59 @@ static void test_slow_client (void)
     free (pay);
 }
 
+/* A client that sends a last message and exits without reading what was
+ * sent to it: the write that finds it gone (EPIPE) must not lose what it
+ * sent first.  Once found on a direct send, once on flushing a queue. */
+static void test_last_message (void)
+{
+    struct usock_policy p = owner_policy ();
+    size_t mib = 1024 * 1024;
+    uint8_t *pay = calloc (1, mib);
+    struct usock_client *c;
+    flux_msg_t *msg, *big;
+    int fd;
+
+    if (!pay || !server_start (&p))
+        BAIL_OUT ("cannot create server");
+    fd = client_open (&c);
+    msg = make_req ("last.words", 42);
+    ok (send_frame (fd, msg) == 0, "a client sends a last message");
+    close (fd);
+    flux_msg_destroy (msg);
+    msg = make_req ("too.late", 1);
+    errno = 0;
+    ok (c && usock_client_send (c, msg) < 0 && errno == EPIPE,
+        "a send to it, before it was read, fails with EPIPE");
+    errno = 0;
+    ok (c && usock_client_send (c, msg) < 0 && errno == EPIPE,
+        "and so does the next one");
+    ok (run_until (&T.ndisc, 1), "the client is closed");
+    ok (T.nrec == 1 && T.rec[0].tag == 42,
+        "its last message was read first (%d read)", T.nrec);
+    cmp_ok (T.nlog, "==", 0, "nothing logged: a client leaving is normal");
+    flux_msg_destroy (msg);
+    server_stop ();
+
+    /* the peer is found gone by a flush of queued bytes */
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    fd = client_open (&c);
+    big = flux_request_encode_raw ("flood", pay, mib);
+    ok (c && usock_client_send (c, big) == 0,
+        "1 MiB sent to a client that does not read: queued");
+    msg = make_req ("last.words", 43);
+    ok (send_frame (fd, msg) == 0, "the client sends a last message");
+    close (fd);
+    ok (run_until (&T.ndisc, 1), "the client is closed");
+    ok (T.nrec == 1 && T.rec[0].tag == 43,
+        "its last message was read (%d read)", T.nrec);
+    cmp_ok (usock_server_held (T.s), "==", 0, "nothing held after");
+    flux_msg_destroy (msg);
+    flux_msg_destroy (big);
+    server_stop ();
+    free (pay);
+}
+
 /* One message sent to many clients that never read: shared, the frame is
  * held once; the held count returns to zero when the clients go. */
 static void test_shared (void)
@@ -1948,6 +2001,7 @@ int main (int argc, char *argv[])
     test_large ();
     test_hostile ();
     test_slow_client ();
+    test_last_message ();
     test_shared ();
     test_owner_turns ();
     test_owner_reaps ();
