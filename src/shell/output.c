@@ -211,24 +211,25 @@ static void send_cb (flux_future_t *f, void *arg)
 }
 
 /* Send what is pending unless a send is in flight (its answer sends the
- * rest).  last: the final send (output_flush), waited for by the caller.
+ * rest).  last: the final send (output_flush), sent without a response.
  */
 static void send_start (struct output *out, bool last)
 {
     struct shell *shell = out->shell;
+    int flags = last ? FLUX_RPC_NORESPONSE : 0;
 
     if (out->send || (!last && (out->buflen == 0 || !out->urgent)))
         return;
     if (last && shell->task_exit_ctx)
         out->send = flux_rpc_pack (
-            shell->h, out->topic, shell->info->brokers[0], 0,
+            shell->h, out->topic, shell->info->brokers[0], flags,
             "{s:i s:s% s:b s:O}", "shell_rank", shell->info->shell_rank,
             "events", out->buf ? out->buf : "", out->buflen, "last", last,
             "task-exit", shell->task_exit_ctx);
     else
         out->send = flux_rpc_pack (
-            shell->h, out->topic, shell->info->brokers[0], 0, "{s:i s:s% s:b}",
-            "shell_rank", shell->info->shell_rank, "events",
+            shell->h, out->topic, shell->info->brokers[0], flags,
+            "{s:i s:s% s:b}", "shell_rank", shell->info->shell_rank, "events",
             out->buf ? out->buf : "", out->buflen, "last", last);
     if (!out->send
         || (!last && flux_future_then (out->send, -1., send_cb, out) < 0)) {
@@ -326,7 +327,9 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
     return;
 error:
-    if (flux_respond_error (h, msg, errnum, errmsg) < 0)
+    if (flux_msg_is_noresponse (msg)) /* a shell's last send: say it here */
+        fprintf (stderr, "flux-shell: output from another shell: %s\n", errmsg);
+    else if (flux_respond_error (h, msg, errnum, errmsg) < 0)
         fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
 }
 
@@ -690,17 +693,22 @@ int output_flush (struct output *out)
         }
     }
     if (!out->shell->leader) {
-        /* the last send is answered once the leader holds it all */
+        /* the send in flight first (one at a time: the leader's bound);
+         * the last one is not waited for: the connector has written it
+         * when send_start returns, the broker forwards what it read
+         * even once the shell is gone, and the leader waits for it
+         * before it ends the job (and logs what it refuses).  So this
+         * shell ends a round trip to the leader sooner, and with it its
+         * exit report up the tree. */
         if (out->send) {
             (void)flux_future_get (out->send, NULL);
             flux_future_destroy (out->send);
             out->send = NULL;
         }
         send_start (out, true);
-        if (!out->send || flux_future_get (out->send, NULL) < 0) {
+        if (!out->send) {
             fprintf (stderr, "flux-shell: output to the leader shell: %s\n",
-                     out->send ? future_strerror (out->send, errno)
-                               : strerror (errno));
+                     strerror (errno));
             rc = -1;
         }
         flux_future_destroy (out->send);

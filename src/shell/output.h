@@ -64,8 +64,9 @@ int output_wait (struct output *out);
 void output_lost_shell (struct output *out, int rank);
 
 /* At exit: the leader commits everything pending and waits; the others
- * send their last events to the leader and wait for its answer.  -1 with
- * errno.
+ * send their last events to the leader (once the send in flight is
+ * answered) without a response: the leader waits for them before it
+ * ends, and logs what it refuses.  -1 with errno.
  */
 int output_flush (struct output *out);
 
