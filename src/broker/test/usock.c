@@ -1198,6 +1198,30 @@ static void test_last_message (void)
     flux_msg_destroy (msg);
     flux_msg_destroy (big);
     server_stop ();
+
+    /* a client that stops reading (shutdown) but keeps sending: every
+     * request is still read, the answers are dropped, nothing is held */
+    if (!server_start (&p))
+        BAIL_OUT ("cannot create server");
+    T.echo = 2;
+    fd = client_open (&c);
+    ok (shutdown (fd, SHUT_RD) == 0, "a client shuts its socket for reading");
+    int sent = 0;
+    for (int i = 0; i < 2000; i++) {
+        msg = make_req ("deaf", i);
+        if (send_frame (fd, msg) == 0)
+            sent++;
+        flux_msg_destroy (msg);
+    }
+    bool all = run_until (&T.nrec, 2000);
+    ok (sent == 2000 && all, "all 2000 requests it sent are read (%d)", T.nrec);
+    ok (usock_server_held (T.s) <= 65536,
+        "no answer is queued for it (%zu bytes held: its input buffer)",
+        usock_server_held (T.s));
+    cmp_ok (T.ndisc, "==", 0, "it stays connected while it sends");
+    close (fd);
+    ok (run_until (&T.ndisc, 1), "closing it disconnects it");
+    server_stop ();
     free (pay);
 }
 
