@@ -2037,13 +2037,19 @@ static void selfq_unstamp (struct broker *b)
 }
 
 /* Whether the services' handle may take a message now: at least one a
- * turn, more until the turn's input deadline (self_prep_cb). */
+ * turn, more until the turn's input deadline (self_prep_cb), and past it
+ * still those queued in an earlier turn.  Clients were read last turn
+ * only for what the services took the turn before, but a turn whose
+ * messages cost more CPU takes fewer: under load a ping then waited two
+ * turns.  What is taken past the deadline is bounded by that room. */
 static bool self_gate (struct flux_msgpipe *pipe, int end, void *arg)
 {
     struct broker *b = arg;
 
     if (b->self_taken > 0 && b->input_deadline
-        && thread_cpu_ns () >= b->input_deadline)
+        && thread_cpu_ns () >= b->input_deadline
+        && (b->selfq_lost || b->selfq_count == 0
+            || b->selfq_turn[b->selfq_head] >= b->turns))
         return false;
     if (flux_msgpipe_count (pipe, end) == 0)
         return true; /* nothing is taken */
