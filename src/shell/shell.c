@@ -734,6 +734,7 @@ static int connect_broker (struct shell *shell, uint64_t id,
     if (flux_get_rank (shell->h, &shell->broker_rank) < 0)
         return errprintf (error, "getting the broker rank: %s",
                           strerror (errno));
+    shell->rundir = flux_attr_get (shell->h, "rundir"); /* NULL: /tmp */
     snprintf (topic, sizeof (topic), "shell-%ju.kill", (uintmax_t)id);
     if (flux_event_subscribe (shell->h, topic) < 0
         || !(mh
@@ -975,11 +976,28 @@ static void parse_pgrp_option (struct shell *shell)
     kill_shell_group = shell->nosetpgrp && getpgrp () == getpid ();
 }
 
+/* FLUX_JOB_TMPDIR: in the broker's rundir, as flux-core's shell does,
+ * else (a guest's shell may not write there) in $TMPDIR or /tmp.  The
+ * rundir is the instance's own: on a busy node a directory operation in
+ * /tmp waits for every other process creating files there (the
+ * directory's lock: a third of a shell's CPU in perf, with builds
+ * beside), and the 64 shells of a 64-broker job on one machine use 64
+ * rundirs, not one /tmp. */
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
 {
-    const char *base = getenv ("TMPDIR");
+    const char *base = shell->rundir;
 
-    if (!base || !*base)
+    if (base && *base) {
+        if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
+                      shell->info->shell_rank, shell->jobid_plain)
+            < 0)
+            return errprintf (error, "out of memory");
+        if (mkdir (shell->tmpdir, 0700) == 0 || errno == EEXIST)
+            return 0;
+        free (shell->tmpdir);
+        shell->tmpdir = NULL;
+    }
+    if (!(base = getenv ("TMPDIR")) || !*base)
         base = "/tmp";
     if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
                   shell->info->shell_rank, shell->jobid_plain)

@@ -33,6 +33,7 @@ struct shell {
     char jobid_plain[32]; /* f58plain: service and PMI kvsname */
     char service[80];     /* <uid>-shell-<f58plain> */
     char *tmpdir;         /* FLUX_JOB_TMPDIR (removed at exit) */
+    const char *rundir;   /* the broker's (the handle's attr cache) */
     struct task **tasks;
     int ntasks;
     int nactive;           /* tasks not yet reaped or with open output */
