@@ -1294,7 +1294,10 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         return -1;
     if (shell->leader && post_shell_init (shell) < 0)
         return errprintf (error, "posting shell.init: %s", strerror (errno));
-    if (shell_commit_flush (shell) < 0)
+    /* a job of one shell posts shell.start once its tasks are started,
+     * before the loop runs: it goes in the start-up commit too (the KVS
+     * commits once, not twice; nothing the tasks write is read before) */
+    if (shell->info->shell_size > 1 && shell_commit_flush (shell) < 0)
         return errprintf (error, "committing the start-up events: %s",
                           strerror (errno));
     if (output_start (shell->out, error) < 0)
@@ -1307,6 +1310,11 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         goto out;
     if (start2_enter (shell, error) < 0)
         goto out;
+    if (shell_commit_flush (shell) < 0) {
+        errprintf (error, "committing the start-up events: %s",
+                   strerror (errno));
+        goto out;
+    }
     rc = 0;
 out:
     free (map);
