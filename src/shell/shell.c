@@ -318,9 +318,14 @@ static void task_exit_post (struct shell *shell, json_t *ctx)
     (void)json_unpack (ctx, "{s:i s:i s:i}", "rank", &rank, "exitcode",
                        &exitcode, "signaled", &signaled);
     first_exit (shell, rank, exitcode, signaled);
+    /* with the output pending (the EOFs of the task's streams, usually
+     * read before its SIGCHLD): one commit for both */
     if ((e = eventlog_entry_pack (0, "shell.task-exit", "O", ctx))
-        && (line = eventlog_entry_encode (e)))
-        append_async (shell, line);
+        && (line = eventlog_entry_encode (e))) {
+        if (!shell->out || shell_commit_flush (shell) < 0
+            || output_commit_now (shell->out, "exec.eventlog", line) < 0)
+            append_async (shell, line);
+    }
     json_decref (e);
     free (line);
 }
