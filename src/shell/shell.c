@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -1460,10 +1461,15 @@ int main (int argc, char **argv)
     struct shell shell = {0};
     flux_error_t error = {.text = ""};
     uint64_t id;
+    uint32_t seed;
     int rc;
 
     if (parse_args (argc, argv, &id) < 0)
         return 1;
+    /* jansson seeds its hash function at the first object from
+     * /dev/urandom (open, read, close): one getrandom() does */
+    if (getrandom (&seed, sizeof (seed), GRND_NONBLOCK) == sizeof (seed))
+        json_object_seed (seed ? seed : 1);
     shell.gathering = true;
     if (shell_init (&shell, id, &error) < 0) {
         shell_fatal (&shell, 1, "%s", error.text);
