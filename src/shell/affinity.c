@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* affinity.c - bind the shell and its tasks to the cores of R with
- * hwloc; CUDA_VISIBLE_DEVICES from R's GPUs.
+/* affinity.c - bind the shell and its tasks to the cores of R (read
+ * from the agent's hwloc XML by hwcores.c: libhwloc is loaded only when
+ * the agent gave none); CUDA_VISIBLE_DEVICES from R's GPUs.
  */
 #define _GNU_SOURCE 1
+#include <dlfcn.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <sched.h>
@@ -12,6 +14,7 @@
 #include <syslog.h>
 
 #include "affinity.h"
+#include "hwcores.h"
 #include "shell.h"
 
 enum mode { MODE_OFF, MODE_ON, MODE_PER_TASK };
@@ -19,9 +22,10 @@ enum mode { MODE_OFF, MODE_ON, MODE_PER_TASK };
 struct affinity {
     struct shell *shell;
     enum mode cpu, gpu;
-    hwloc_topology_t topo;
-    hwloc_cpuset_t all;    /* every core of R found here */
-    hwloc_cpuset_t *cores; /* one cpuset per core found, in R order */
+    struct hwcores *hw;
+    size_t setsize; /* bytes of each CPU set below */
+    cpu_set_t *all; /* every core of R found here */
+    int *cores;     /* logical index of each core of R found, in R order */
     int ncores;
     unsigned int *gpus; /* GPU ids of R */
     int ngpus;
@@ -58,73 +62,127 @@ void affinity_destroy (struct affinity *a)
 {
     if (a) {
         int saved_errno = errno;
-        for (int i = 0; i < a->ncores; i++)
-            hwloc_bitmap_free (a->cores[i]);
         free (a->cores);
-        hwloc_bitmap_free (a->all);
-        if (a->topo)
-            hwloc_topology_destroy (a->topo);
+        if (a->all)
+            CPU_FREE (a->all);
+        hwcores_destroy (a->hw);
         free (a->gpus);
         free (a);
         errno = saved_errno;
     }
 }
 
-/* hwloc's plugins (libxml2, PCI, OpenCL, GL) are dlopened by
- * hwloc_topology_init: about 2.5 ms of every job's start-up, for nothing
- * the shell uses (cores and PUs come from the built-in Linux backend).
- * The blacklist is read at init; the shell's environment is put back
- * after, a user's own setting is kept. */
+/* No topology from the agent (a stand-in agent, or its hwloc failed):
+ * discover this node with hwloc, loaded for this only (dlopen), and read
+ * its cores from the XML it exports.  hwloc's plugins (libxml2, PCI,
+ * OpenCL, GL) are dlopened by hwloc_topology_init, for nothing the shell
+ * uses (cores and PUs come from the built-in Linux backend): the
+ * blacklist is read at init; the shell's environment is put back after,
+ * a user's own setting is kept. */
 #define PLUGINS_OFF "hwloc_xml_libxml,hwloc_pci,hwloc_opencl,hwloc_gl"
 
-static int init_quiet (hwloc_topology_t *topo)
+/* hwloc 2's soname (Debian's libhwloc15) */
+#ifndef HWLOC_SONAME
+#define HWLOC_SONAME "libhwloc.so.15"
+#endif
+
+struct hwloc_calls {
+    typeof (&hwloc_topology_init) init;
+    typeof (&hwloc_topology_set_all_types_filter) all_filter;
+    typeof (&hwloc_topology_set_type_filter) filter;
+    typeof (&hwloc_topology_load) load;
+    typeof (&hwloc_topology_export_xmlbuffer) export;
+    typeof (&hwloc_free_xmlbuffer) free_xml;
+    typeof (&hwloc_topology_destroy) destroy;
+};
+
+static int hwloc_resolve (void *dso, struct hwloc_calls *c)
 {
-    const char *name = "HWLOC_PLUGINS_BLACKLIST";
-    bool set = !getenv (name) && setenv (name, PLUGINS_OFF, 1) == 0;
-    int rc = hwloc_topology_init (topo);
+    const struct {
+        const char *name;
+        void **fn;
+    } syms[] = {
+        {"hwloc_topology_init", (void **)&c->init},
+        {"hwloc_topology_set_all_types_filter", (void **)&c->all_filter},
+        {"hwloc_topology_set_type_filter", (void **)&c->filter},
+        {"hwloc_topology_load", (void **)&c->load},
+        {"hwloc_topology_export_xmlbuffer", (void **)&c->export},
+        {"hwloc_free_xmlbuffer", (void **)&c->free_xml},
+        {"hwloc_topology_destroy", (void **)&c->destroy},
+    };
 
-    if (set)
-        (void)unsetenv (name);
-    return rc;
-}
-
-static int topology_init (struct affinity *a)
-{
-    hwloc_topology_t *topo = &a->topo;
-    const char *xml = a->shell->info->topology;
-
-    if (init_quiet (topo) < 0)
-        return -1;
-    /* The agent's XML (exec-agent.shell-info): this node as its broker
-     * sees it, bound as the shell is; about 0.1 ms rather than 1-5. */
-    if (xml) {
-        if (hwloc_topology_set_xmlbuffer (*topo, xml, (int)strlen (xml) + 1)
-                == 0
-            && hwloc_topology_set_flags (*topo,
-                                         HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM)
-                   == 0
-            && hwloc_topology_load (*topo) == 0)
-            return 0;
-        shell_log (a->shell, LOG_WARNING, "affinity",
-                   "the agent's topology does not load: discovering it");
-        hwloc_topology_destroy (*topo);
-        if (init_quiet (topo) < 0)
+    for (size_t i = 0; i < sizeof (syms) / sizeof (syms[0]); i++) {
+        if (!(*syms[i].fn = dlsym (dso, syms[i].name)))
             return -1;
     }
+    return 0;
+}
+
+static char *discover_xml (flux_error_t *error)
+{
+    const char *name = "HWLOC_PLUGINS_BLACKLIST";
+    void *dso = dlopen (HWLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    struct hwloc_calls c;
+    hwloc_topology_t topo = NULL;
+    char *buf = NULL, *xml = NULL;
+    int len, rc;
+    bool set;
+
+    if (!dso || hwloc_resolve (dso, &c) < 0) {
+        errprintf (error, "hwloc: %s", dlerror ());
+        goto out;
+    }
+    set = !getenv (name) && setenv (name, PLUGINS_OFF, 1) == 0;
+    rc = c.init (&topo);
+    if (set)
+        (void)unsetenv (name);
     /* cores and PUs only: no caches, groups, dies (less of /sys read) */
-    if (hwloc_topology_set_all_types_filter (*topo, HWLOC_TYPE_FILTER_KEEP_NONE)
-            < 0
-        || hwloc_topology_set_type_filter (*topo, HWLOC_OBJ_PACKAGE,
-                                           HWLOC_TYPE_FILTER_KEEP_ALL)
-               < 0
-        || hwloc_topology_set_type_filter (*topo, HWLOC_OBJ_CORE,
-                                           HWLOC_TYPE_FILTER_KEEP_ALL)
-               < 0
-        || hwloc_topology_set_type_filter (*topo, HWLOC_OBJ_PU,
-                                           HWLOC_TYPE_FILTER_KEEP_ALL)
-               < 0)
-        return -1;
-    return hwloc_topology_load (*topo);
+    if (rc < 0 || c.all_filter (topo, HWLOC_TYPE_FILTER_KEEP_NONE) < 0
+        || c.filter (topo, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0
+        || c.filter (topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0
+        || c.filter (topo, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL) < 0
+        || c.load (topo) < 0 || c.export(topo, &buf, &len, 0) < 0) {
+        errprintf (error, "hwloc: %s", strerror (errno));
+        goto out;
+    }
+    if (!(xml = strdup (buf)))
+        errprintf (error, "out of memory");
+out:
+    if (buf)
+        c.free_xml (topo, buf);
+    if (topo)
+        c.destroy (topo);
+    if (dso)
+        dlclose (dso);
+    return xml;
+}
+
+/* The agent's XML (exec-agent.shell-info): this node as its broker
+ * sees it, bound as the shell is.  Only its cores are read (hwcores.h). */
+static struct hwcores *topology_cores (struct affinity *a, flux_error_t *error)
+{
+    const char *xml = a->shell->info->topology;
+    struct hwcores *hw;
+    char *found;
+
+    if (xml) {
+        flux_error_t e;
+        if ((hw = hwcores_parse (xml, &e)))
+            return hw;
+        shell_log (a->shell, LOG_WARNING, "affinity",
+                   "the agent's topology does not load (%s): discovering it",
+                   e.text);
+    }
+    if (!(found = discover_xml (error)))
+        return NULL;
+    hw = hwcores_parse (found, error);
+    free (found);
+    return hw;
+}
+
+static int bind_shell (struct affinity *a, const cpu_set_t *set)
+{
+    return sched_setaffinity (0, a->setsize, set);
 }
 
 /* With cpu-affinity=on, binding to R's cores when they are at least as
@@ -141,26 +199,26 @@ static bool nothing_to_bind (struct affinity *a)
     return idset_count (a->shell->info->cores) >= (size_t)CPU_COUNT (&set);
 }
 
-static int load_cores (struct affinity *a)
+static int load_cores (struct affinity *a, flux_error_t *error)
 {
     struct shell_info *info = a->shell->info;
     size_t n = idset_count (info->cores);
     int missing = 0;
 
-    if (topology_init (a) < 0 || !(a->all = hwloc_bitmap_alloc ())
-        || !(a->cores = calloc (n ? n : 1, sizeof (hwloc_cpuset_t))))
+    if (!(a->hw = topology_cores (a, error)))
         return -1;
+    a->setsize = hwcores_setsize (a->hw);
+    if (!(a->all = CPU_ALLOC (a->setsize * 8))
+        || !(a->cores = calloc (n ? n : 1, sizeof (a->cores[0]))))
+        return errprintf (error, "out of memory");
+    CPU_ZERO_S (a->setsize, a->all);
     for (unsigned int id = idset_first (info->cores); id != IDSET_INVALID_ID;
          id = idset_next (info->cores, id)) {
-        hwloc_obj_t core = hwloc_get_obj_by_type (a->topo, HWLOC_OBJ_CORE, id);
-        if (!core || !core->cpuset) {
+        if (hwcores_add (a->hw, (int)id, a->all) < 0) {
             missing++;
             continue;
         }
-        if (!(a->cores[a->ncores] = hwloc_bitmap_dup (core->cpuset)))
-            return -1;
-        hwloc_bitmap_or (a->all, a->all, core->cpuset);
-        a->ncores++;
+        a->cores[a->ncores++] = (int)id;
     }
     if (missing)
         shell_log (a->shell, LOG_WARNING, "affinity",
@@ -187,12 +245,9 @@ struct affinity *affinity_create (struct shell *shell, flux_error_t *error)
         a->gpus[a->ngpus++] = id;
     if (a->cpu == MODE_OFF || nothing_to_bind (a))
         return a;
-    if (load_cores (a) < 0) {
-        errprintf (error, "hwloc: %s", strerror (errno));
+    if (load_cores (a, error) < 0)
         goto error;
-    }
-    if (a->ncores > 0
-        && hwloc_set_cpubind (a->topo, a->all, HWLOC_CPUBIND_PROCESS) < 0)
+    if (a->ncores > 0 && bind_shell (a, a->all) < 0)
         shell_log (shell, LOG_WARNING, "affinity", "binding the shell: %s",
                    strerror (errno));
     return a;
@@ -247,17 +302,18 @@ int affinity_task_setup (struct affinity *a, int localid, struct env *env)
     if (set_gpus (a, localid, env) < 0)
         return -1;
     if (a->cpu == MODE_PER_TASK && a->ncores > 0) {
-        hwloc_cpuset_t set = hwloc_bitmap_alloc ();
+        cpu_set_t *set = CPU_ALLOC (a->setsize * 8);
         int lo, hi;
         if (!set)
             return -1;
+        CPU_ZERO_S (a->setsize, set);
         share (a->ncores, localid, a->shell->ntasks, &lo, &hi);
         for (int i = lo; i < hi; i++)
-            hwloc_bitmap_or (set, set, a->cores[i]);
-        if (hwloc_set_cpubind (a->topo, set, HWLOC_CPUBIND_PROCESS) < 0)
+            (void)hwcores_add (a->hw, a->cores[i], set);
+        if (bind_shell (a, set) < 0)
             shell_log (a->shell, LOG_WARNING, "affinity", "binding task %d: %s",
                        localid, strerror (errno));
-        hwloc_bitmap_free (set);
+        CPU_FREE (set);
     }
     return 0;
 }
@@ -265,5 +321,5 @@ int affinity_task_setup (struct affinity *a, int localid, struct env *env)
 void affinity_task_done (struct affinity *a)
 {
     if (a->cpu == MODE_PER_TASK && a->ncores > 0)
-        (void)hwloc_set_cpubind (a->topo, a->all, HWLOC_CPUBIND_PROCESS);
+        (void)bind_shell (a, a->all);
 }

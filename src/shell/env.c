@@ -4,6 +4,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +48,9 @@ static int find (const struct env *e, const char *name)
     return -1;
 }
 
-static int put (struct env *e, char *s, const char *name)
+/* Append s (a name not in e yet). */
+static int append (struct env *e, char *s)
 {
-    int i = find (e, name);
-
-    if (i >= 0) {
-        free (e->v[i]);
-        e->v[i] = s;
-        return 0;
-    }
     if (e->n + 1 >= e->alloc) {
         int n = e->alloc ? e->alloc * 2 : 32;
         char **p = realloc (e->v, n * sizeof (char *));
@@ -71,6 +66,33 @@ static int put (struct env *e, char *s, const char *name)
     return 0;
 }
 
+static int put (struct env *e, char *s, const char *name)
+{
+    int i = find (e, name);
+
+    if (i >= 0) {
+        free (e->v[i]);
+        e->v[i] = s;
+        return 0;
+    }
+    return append (e, s);
+}
+
+/* "name=value", without printf's machinery (a job's environment is
+ * dozens of variables, built for every shell). */
+static char *entry (const char *name, const char *value)
+{
+    size_t n = strlen (name), v = strlen (value);
+    char *s = malloc (n + v + 2);
+
+    if (s) {
+        memcpy (s, name, n);
+        s[n] = '=';
+        memcpy (s + n + 1, value, v + 1);
+    }
+    return s;
+}
+
 int env_set (struct env *e, const char *name, const char *value)
 {
     char *s;
@@ -79,7 +101,7 @@ int env_set (struct env *e, const char *name, const char *value)
         errno = EINVAL;
         return -1;
     }
-    if (asprintf (&s, "%s=%s", name, value) < 0)
+    if (!(s = entry (name, value)))
         return -1;
     return put (e, s, name);
 }
@@ -120,11 +142,20 @@ int env_load_json (struct env *e, const json_t *o)
 {
     const char *name;
     json_t *val;
+    bool empty = e->n == 0; /* then no name is looked for: JSON keys are
+                               unique (linear, not quadratic) */
 
     json_object_foreach ((json_t *)o, name, val)
     {
-        if (json_is_string (val) && *name && !strchr (name, '=')
-            && env_set (e, name, json_string_value (val)) < 0)
+        char *s;
+        if (!json_is_string (val) || !*name || strchr (name, '='))
+            continue;
+        if (!empty) {
+            if (env_set (e, name, json_string_value (val)) < 0)
+                return -1;
+            continue;
+        }
+        if (!(s = entry (name, json_string_value (val))) || append (e, s) < 0)
             return -1;
     }
     return 0;
@@ -134,21 +165,13 @@ struct env *env_copy (const struct env *e)
 {
     struct env *c = env_create ();
 
+    /* e's names are unique: each entry is appended as it is */
     for (int i = 0; c && i < e->n; i++) {
         char *s = strdup (e->v[i]);
-        char *eq = s ? strchr (s, '=') : NULL;
-        if (!s || !eq) {
-            free (s);
+        if (!s || append (c, s) < 0) { /* append frees s on failure */
             env_destroy (c);
             return NULL;
         }
-        *eq = '\0';
-        if (env_set (c, s, eq + 1) < 0) {
-            free (s);
-            env_destroy (c);
-            return NULL;
-        }
-        free (s);
     }
     return c;
 }

@@ -57,8 +57,9 @@ struct output {
     flux_kvs_txn_t *txn;
     size_t pending; /* bytes in txn */
     flux_future_t *commit;
-    uv_timer_t *timer; /* closed with flux_uv_close_free() */
-    char topic[128];   /* <service>.output */
+    bool urgent_commit; /* commit what is pending once commit is answered */
+    uv_timer_t *timer;  /* closed with flux_uv_close_free() */
+    char topic[128];    /* <service>.output */
     /* non-leader: events not yet sent to the leader, the send in flight;
      * urgent: buf holds more than EOFs (which wait for the final send) */
     char *buf;
@@ -162,7 +163,7 @@ static void commit_cb (flux_future_t *f, void *arg)
         fprintf (stderr, "flux-shell: output commit: %s\n", strerror (errno));
     flux_future_destroy (f);
     out->commit = NULL;
-    if (out->pending >= BATCH_BYTES)
+    if (out->pending >= BATCH_BYTES || (out->urgent_commit && out->pending > 0))
         commit_start (out);
     else if (out->pending > 0 && !uv_is_active ((uv_handle_t *)out->timer))
         uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
@@ -178,6 +179,7 @@ static void commit_start (struct output *out)
 
     if (out->commit || out->pending == 0)
         return;
+    out->urgent_commit = false;
     uv_timer_stop (out->timer);
     if (!(txn = flux_kvs_txn_create ()))
         return;
@@ -732,6 +734,25 @@ int output_flush (struct output *out)
         out->pending = 0;
     }
     return rc;
+}
+
+int output_commit_now (struct output *out, const char *key, const char *line)
+{
+    if (!out || !out->shell->leader || !key || !line) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (flux_kvs_txn_put (out->txn, FLUX_KVS_APPEND, key, line) < 0)
+        return -1;
+    out->pending += strlen (line);
+    out->urgent_commit = true;
+    /* after the I/O callbacks of this loop turn (a task's EOFs are often
+     * read in the turn that reads its SIGCHLD), or once the commit in
+     * flight is answered; if the loop stops first, output_flush()
+     * commits it */
+    if (!out->commit)
+        uv_timer_start (out->timer, timer_cb, 0, 0);
+    return 0;
 }
 
 int output_wait (struct output *out)

@@ -63,6 +63,14 @@ int output_wait (struct output *out);
  * events will never come, so output_wait() does not wait for them. */
 void output_lost_shell (struct output *out, int rank);
 
+/* Leader: append line to eventlog key of the guest namespace in the
+ * output transaction, and commit it with the output pending at the end
+ * of this loop turn (or once the commit in flight is answered, or at
+ * output_flush): a task's exit event and its output's EOFs cost the KVS
+ * one commit, not two.  -1 with errno.
+ */
+int output_commit_now (struct output *out, const char *key, const char *line);
+
 /* At exit: the leader commits everything pending and waits; the others
  * send their last events to the leader (once the send in flight is
  * answered) without a response: the leader waits for them before it

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -317,9 +319,14 @@ static void task_exit_post (struct shell *shell, json_t *ctx)
     (void)json_unpack (ctx, "{s:i s:i s:i}", "rank", &rank, "exitcode",
                        &exitcode, "signaled", &signaled);
     first_exit (shell, rank, exitcode, signaled);
+    /* with the output pending (the EOFs of the task's streams, usually
+     * read before its SIGCHLD): one commit for both */
     if ((e = eventlog_entry_pack (0, "shell.task-exit", "O", ctx))
-        && (line = eventlog_entry_encode (e)))
-        append_async (shell, line);
+        && (line = eventlog_entry_encode (e))) {
+        if (!shell->out || shell_commit_flush (shell) < 0
+            || output_commit_now (shell->out, "exec.eventlog", line) < 0)
+            append_async (shell, line);
+    }
     json_decref (e);
     free (line);
 }
@@ -649,11 +656,6 @@ static void kill_event_cb (flux_t *h, flux_msg_handler_t *mh,
     shell_killall (shell, signum);
 }
 
-static void signal_cb (uv_signal_t *h, int signum)
-{
-    shell_killall (h->data, signum);
-}
-
 /* SHELL_KILL_SIGNAL (killsig.h): the agent's SIGKILL.  A plain handler,
  * not a libuv watcher, so it acts even while the loop does not run. */
 static void kill_signal_handler (int signum)
@@ -666,13 +668,27 @@ static void kill_signal_handler (int signum)
     (void)raise (SIGKILL);
 }
 
-static void sigchld_cb (uv_signal_t *h, int signum)
+static void sigchld_cb (struct shell *shell)
 {
-    struct shell *shell = h->data;
-
-    (void)signum;
     for (int i = 0; i < shell->ntasks; i++)
         task_check_exit (shell->tasks[i]);
+}
+
+/* The signalfd (start_signals): SIGCHLD checks the tasks, the others
+ * are forwarded to them. */
+static void signal_cb (uv_poll_t *p, int status, int events)
+{
+    struct shell *shell = p->data;
+    struct signalfd_siginfo si;
+
+    (void)status;
+    (void)events;
+    while (read (shell->sigfd, &si, sizeof (si)) == (ssize_t)sizeof (si)) {
+        if (si.ssi_signo == SIGCHLD)
+            sigchld_cb (shell);
+        else
+            shell_killall (shell, (int)si.ssi_signo);
+    }
 }
 
 /* Tell the agent a task's group (our stdout is its pipe, killsig.h):
@@ -710,9 +726,20 @@ static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
     return 0;
 }
 
+static const char *attr_value (flux_future_t *f)
+{
+    const char *value;
+
+    if (flux_rpc_get_unpack (f, "{s:s}", "value", &value) < 0)
+        return NULL;
+    return value;
+}
+
 /* Connect, and ask this broker's agent for the job (*info: its answer
- * comes while the rank and the kill subscription are fetched: the agent
- * is on every broker, so FLUX_NODEID_ANY reaches the local one).
+ * comes while the rank, the rundir and the kill subscription are asked:
+ * the agent is on every broker, so FLUX_NODEID_ANY reaches the local
+ * one).  The four requests go out at once, one wait for all their
+ * answers rather than one round trip each.
  */
 static int connect_broker (struct shell *shell, uint64_t id,
                            flux_future_t **info, flux_error_t *error)
@@ -722,27 +749,60 @@ static int connect_broker (struct shell *shell, uint64_t id,
     const struct flux_match match
         = {FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, topic};
     flux_msg_handler_t *mh;
+    flux_future_t *rank_f = NULL, *rundir_f = NULL, *sub_f = NULL;
+    const char *s;
+    char *end;
+    unsigned long n;
+    int rc = -1;
 
     if (!(shell->h = flux_open_ex (NULL, 0, error)))
         return -1;
     shell->r = flux_get_reactor (shell->h);
     shell->loop = flux_reactor_uv (shell->r);
+    snprintf (topic, sizeof (topic), "shell-%ju.kill", (uintmax_t)id);
     if (!(*info
           = flux_rpc_pack (shell->h, "exec-agent.shell-info", FLUX_NODEID_ANY,
-                           0, "{s:I}", "id", (json_int_t)id)))
-        return errprintf (error, "exec-agent.shell-info: %s", strerror (errno));
-    if (flux_get_rank (shell->h, &shell->broker_rank) < 0)
-        return errprintf (error, "getting the broker rank: %s",
-                          strerror (errno));
-    snprintf (topic, sizeof (topic), "shell-%ju.kill", (uintmax_t)id);
-    if (flux_event_subscribe (shell->h, topic) < 0
-        || !(mh
-             = flux_msg_handler_create (shell->h, match, kill_event_cb, shell)))
-        return errprintf (error, "subscribing to %s: %s", topic,
-                          strerror (errno));
+                           0, "{s:I}", "id", (json_int_t)id))
+        || !(rank_f = flux_rpc_pack (shell->h, "attr.get", FLUX_NODEID_ANY, 0,
+                                     "{s:s}", "name", "rank"))
+        || !(rundir_f = flux_rpc_pack (shell->h, "attr.get", FLUX_NODEID_ANY, 0,
+                                       "{s:s}", "name", "rundir"))
+        || !(sub_f
+             = flux_rpc_pack (shell->h, "event.subscribe", FLUX_NODEID_ANY, 0,
+                              "{s:s}", "topic", topic))) {
+        errprintf (error, "connecting: %s", strerror (errno));
+        goto out;
+    }
+    if (!(s = attr_value (rank_f))) {
+        errprintf (error, "getting the broker rank: %s", strerror (errno));
+        goto out;
+    }
+    errno = 0;
+    n = strtoul (s, &end, 10);
+    if (errno || *end || end == s || n > UINT32_MAX) {
+        errprintf (error, "getting the broker rank: bad value %s", s);
+        goto out;
+    }
+    shell->broker_rank = (uint32_t)n;
+    /* none: FLUX_JOB_TMPDIR goes in /tmp */
+    if ((s = attr_value (rundir_f)) && !(shell->rundir = strdup (s))) {
+        errprintf (error, "out of memory");
+        goto out;
+    }
+    if (flux_future_get (sub_f, NULL) < 0
+        || !(mh = flux_msg_handler_create (shell->h, match, kill_event_cb,
+                                           shell))) {
+        errprintf (error, "subscribing to %s: %s", topic, strerror (errno));
+        goto out;
+    }
     flux_msg_handler_start (mh);
     shell->kill_mh = mh;
-    return 0;
+    rc = 0;
+out:
+    flux_future_destroy (rank_f);
+    flux_future_destroy (rundir_f);
+    flux_future_destroy (sub_f);
+    return rc;
 }
 
 static int setup_ids (struct shell *shell, flux_error_t *error)
@@ -975,11 +1035,28 @@ static void parse_pgrp_option (struct shell *shell)
     kill_shell_group = shell->nosetpgrp && getpgrp () == getpid ();
 }
 
+/* FLUX_JOB_TMPDIR: in the broker's rundir, as flux-core's shell does,
+ * else (a guest's shell may not write there) in $TMPDIR or /tmp.  The
+ * rundir is the instance's own: on a busy node a directory operation in
+ * /tmp waits for every other process creating files there (the
+ * directory's lock: a third of a shell's CPU in perf, with builds
+ * beside), and the 64 shells of a 64-broker job on one machine use 64
+ * rundirs, not one /tmp. */
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
 {
-    const char *base = getenv ("TMPDIR");
+    const char *base = shell->rundir;
 
-    if (!base || !*base)
+    if (base && *base) {
+        if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
+                      shell->info->shell_rank, shell->jobid_plain)
+            < 0)
+            return errprintf (error, "out of memory");
+        if (mkdir (shell->tmpdir, 0700) == 0 || errno == EEXIST)
+            return 0;
+        free (shell->tmpdir);
+        shell->tmpdir = NULL;
+    }
+    if (!(base = getenv ("TMPDIR")) || !*base)
         base = "/tmp";
     if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
                   shell->info->shell_rank, shell->jobid_plain)
@@ -1116,27 +1193,40 @@ out:
     return rc;
 }
 
+/* The forwarded signals and SIGCHLD are blocked and read from one
+ * signalfd, not one libuv watcher each: libuv's start and close of a
+ * watcher is five system calls (its lock pipe, two sigprocmask, the
+ * sigaction), 70 for the seven at every shell's start and end.  Blocked
+ * from here to the exit, they can never take their default action (the
+ * SIGTERM job-exec sends after a fatal error must not kill the shell
+ * while it finishes); a task's child clears its mask before it execs
+ * (task.c), and the rexec server's children get an empty mask from
+ * posix_spawn.  The rexec server watches its children with pidfds, not
+ * SIGCHLD.
+ */
 static int start_signals (struct shell *shell)
 {
     struct sigaction sa = {.sa_handler = kill_signal_handler};
+    sigset_t set;
+    int fd;
 
     signal (SIGPIPE, SIG_IGN);
     sigfillset (&sa.sa_mask);
     if (sigaction (SHELL_KILL_SIGNAL, &sa, NULL) < 0)
         return -1;
-    shell->sigchld.data = shell;
-    if (uv_signal_init (shell->loop, &shell->sigchld) < 0
-        || uv_signal_start (&shell->sigchld, sigchld_cb, SIGCHLD) < 0)
+    sigemptyset (&set);
+    sigaddset (&set, SIGCHLD);
+    for (size_t i = 0; i < 6; i++)
+        sigaddset (&set, forwarded_signals[i]);
+    if (sigprocmask (SIG_BLOCK, &set, NULL) < 0
+        || (fd = signalfd (-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
         return -1;
-    for (size_t i = 0; i < 6; i++) {
-        uv_signal_init (shell->loop, &shell->signals[i]);
-        shell->signals[i].data = shell;
-        if (uv_signal_start (&shell->signals[i], signal_cb,
-                             forwarded_signals[i])
-            < 0)
-            return -1;
-        uv_unref ((uv_handle_t *)&shell->signals[i]);
-    }
+    shell->sigfd = fd;
+    shell->sigfd_open = true;
+    shell->sigpoll.data = shell;
+    if (uv_poll_init (shell->loop, &shell->sigpoll, fd) < 0
+        || uv_poll_start (&shell->sigpoll, UV_READABLE, signal_cb) < 0)
+        return -1;
     return 0;
 }
 
@@ -1210,7 +1300,10 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         return -1;
     if (shell->leader && post_shell_init (shell) < 0)
         return errprintf (error, "posting shell.init: %s", strerror (errno));
-    if (shell_commit_flush (shell) < 0)
+    /* a job of one shell posts shell.start once its tasks are started,
+     * before the loop runs: it goes in the start-up commit too (the KVS
+     * commits once, not twice; nothing the tasks write is read before) */
+    if (shell->info->shell_size > 1 && shell_commit_flush (shell) < 0)
         return errprintf (error, "committing the start-up events: %s",
                           strerror (errno));
     if (output_start (shell->out, error) < 0)
@@ -1223,6 +1316,11 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         goto out;
     if (start2_enter (shell, error) < 0)
         goto out;
+    if (shell_commit_flush (shell) < 0) {
+        errprintf (error, "committing the start-up events: %s",
+                   strerror (errno));
+        goto out;
+    }
     rc = 0;
 out:
     free (map);
@@ -1232,8 +1330,6 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
-    sigset_t fwd, mask;
-
     if (shell->task_exit_timer.loop) /* the final output send reports it */
         uv_timer_stop (&shell->task_exit_timer);
     if (shell_commit_flush (shell) < 0)
@@ -1247,22 +1343,14 @@ static void shell_finish (struct shell *shell)
         uv_close ((uv_handle_t *)&shell->exit_timer, NULL);
     if (shell->task_exit_timer.loop)
         uv_close ((uv_handle_t *)&shell->task_exit_timer, NULL);
-    /* closing the watchers restores the default actions: the SIGTERM
-     * job-exec sends on the exception a fatal error raised must not kill
-     * the shell while it finishes (its exit code is the job's), so the
-     * signals stay blocked until they are ignored (one pending is then
-     * discarded) */
-    sigemptyset (&fwd);
-    for (int i = 0; i < 6; i++)
-        sigaddset (&fwd, forwarded_signals[i]);
-    (void)sigprocmask (SIG_BLOCK, &fwd, &mask);
-    for (int i = 0; i < 6 && shell->loop; i++) {
-        if (shell->signals[i].loop)
-            uv_close ((uv_handle_t *)&shell->signals[i], NULL);
-    }
-    for (int i = 0; i < 6; i++)
-        signal (forwarded_signals[i], SIG_IGN);
-    (void)sigprocmask (SIG_SETMASK, &mask, NULL);
+    /* no more forwarding: the signals stay blocked to the exit (a
+     * SIGTERM job-exec sends after a fatal error must not kill the shell
+     * while it finishes: its exit code is the job's) */
+    if (shell->sigpoll.loop)
+        uv_close ((uv_handle_t *)&shell->sigpoll, NULL);
+    if (shell->sigfd_open)
+        close (shell->sigfd);
+    shell->sigfd_open = false;
     flux_future_destroy (shell->service_f);
     subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
@@ -1279,8 +1367,6 @@ static void shell_finish (struct shell *shell)
         task_reap (shell->tasks[i]);
         task_close (shell->tasks[i]);
     }
-    if (shell->sigchld.loop)
-        uv_close ((uv_handle_t *)&shell->sigchld, NULL);
     if (shell->loop)
         uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
     for (int i = 0; i < shell->ntasks; i++)
@@ -1290,6 +1376,7 @@ static void shell_finish (struct shell *shell)
     free (task_groups);
     task_groups = NULL;
     free (shell->tmpdir);
+    free (shell->rundir);
     json_decref (shell->task_exit_ctx);
     json_decref (shell->held_exit);
     flux_future_destroy (shell->start2_f);
@@ -1374,10 +1461,15 @@ int main (int argc, char **argv)
     struct shell shell = {0};
     flux_error_t error = {.text = ""};
     uint64_t id;
+    uint32_t seed;
     int rc;
 
     if (parse_args (argc, argv, &id) < 0)
         return 1;
+    /* jansson seeds its hash function at the first object from
+     * /dev/urandom (open, read, close): one getrandom() does */
+    if (getrandom (&seed, sizeof (seed), GRND_NONBLOCK) == sizeof (seed))
+        json_object_seed (seed ? seed : 1);
     shell.gathering = true;
     if (shell_init (&shell, id, &error) < 0) {
         shell_fatal (&shell, 1, "%s", error.text);

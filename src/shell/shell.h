@@ -33,6 +33,7 @@ struct shell {
     char jobid_plain[32]; /* f58plain: service and PMI kvsname */
     char service[80];     /* <uid>-shell-<f58plain> */
     char *tmpdir;         /* FLUX_JOB_TMPDIR (removed at exit) */
+    char *rundir;         /* the broker's, or NULL */
     struct task **tasks;
     int ntasks;
     int nactive;           /* tasks not yet reaped or with open output */
@@ -50,9 +51,10 @@ struct shell {
     struct shell_pmi *pmi;
     struct shell_pty *pty; /* pty.c: tasks on a pty, terminus.0 */
     flux_msg_handler_t **handlers;
-    uv_signal_t signals[6];
-    uv_signal_t sigchld; /* task_check_exit() on each running task */
-    bool nosetpgrp;      /* option: tasks stay in the shell's group */
+    int sigfd; /* signalfd: SIGCHLD, the forwarded signals */
+    bool sigfd_open;
+    uv_poll_t sigpoll; /* SIGCHLD: task_check_exit() on each task */
+    bool nosetpgrp;    /* option: tasks stay in the shell's group */
     flux_msg_handler_t *kill_mh;
     flux_msg_handler_t *task_exit_mh;
     flux_msg_handler_t *exception_mh; /* leader: <service>.exception */

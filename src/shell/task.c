@@ -13,8 +13,8 @@
  * signaled alone; a pty task always leads a session (it must, to own the
  * pty as its controlling terminal).
  *
- * The tasks are forked here, not by libuv, for what the child must do
- * before exec that libuv cannot: PR_SET_PDEATHSIG(SIGKILL), so that a
+ * The tasks are spawned here (vfork), not by libuv, for what the child
+ * must do before exec that libuv cannot: PR_SET_PDEATHSIG(SIGKILL), so that a
  * task dies with its shell however the shell dies (kill -9 from outside
  * too), and TIOCSCTTY for a pty.  The death signal survives the exec
  * (but for a setuid or setgid program, or one with file capabilities)
@@ -32,7 +32,9 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -328,15 +330,86 @@ static int movefd (int fd)
     return fd > 3 ? fd : fcntl (fd, F_DUPFD_CLOEXEC, 10);
 }
 
-/* In the child: die with the shell, a group of its own (or a session on
- * the pty), stdio, then exec.  An exec failure is written to errfd
- * (close-on-exec: EOF means success).  Only async-signal-safe calls:
- * the shell may have other threads (libuv's pool).
+/* execvp() with envp's PATH (glibc's execvpe() searches the caller's
+ * PATH, and the child must not set environ: with vfork() it is the
+ * shell's).  The same search as execvp: PATH's directories in order
+ * (an empty one is the current directory; no PATH: /bin:/usr/bin), a
+ * name with a slash as is, a file without a known format run by
+ * /bin/sh, EACCES if some match could not be run and none could.
+ * Returns only on failure, with errno.
  */
-static void child (struct task *t, pid_t shell, char **argv, char **envp,
-                   struct child_fds *fds, int errfd)
+static void exec_search (char **argv, char **envp)
 {
-    int e, in, out, err, pmi = -1;
+    const char *name = argv[0];
+    const char *path = NULL;
+    size_t namelen = strlen (name);
+    bool eacces = false;
+    char buf[PATH_MAX];
+
+    if (strchr (name, '/')) {
+        (void)execve (name, argv, envp);
+        if (errno == ENOEXEC)
+            goto sh;
+        return;
+    }
+    for (char **e = envp; *e; e++) {
+        if (!strncmp (*e, "PATH=", 5)) {
+            path = *e + 5;
+            break;
+        }
+    }
+    if (!path)
+        path = "/bin:/usr/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul (p, ':');
+        size_t len = (size_t)(end - p);
+        if (len + namelen + 2 <= sizeof (buf)) {
+            memcpy (buf, p, len);
+            if (len > 0)
+                buf[len++] = '/';
+            memcpy (buf + len, name, namelen + 1);
+            (void)execve (buf, argv, envp);
+            if (errno == ENOEXEC) {
+                name = buf;
+                goto sh;
+            }
+            if (errno == EACCES)
+                eacces = true;
+            else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE
+                     && errno != ENODEV && errno != ETIMEDOUT)
+                return;
+        }
+        p = end;
+        if (!*p)
+            break;
+    }
+    errno = eacces ? EACCES : ENOENT;
+    return;
+sh : {
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    char *shargv[argc + 2];
+    shargv[0] = "/bin/sh";
+    shargv[1] = (char *)name;
+    for (int i = 1; i <= argc; i++)
+        shargv[i + 1] = argv[i];
+    (void)execve (shargv[0], shargv, envp);
+}
+}
+
+/* In the child: die with the shell, a group of its own (or a session on
+ * the pty), stdio, then exec.  The child runs in the shell's memory
+ * (vfork) until it execs: system calls only, nothing written but its
+ * stack and *err (the errno of a failure), and no handler of the
+ * shell's may run in it (spawn() blocks every signal; the handlers are
+ * reset here before the mask is cleared).
+ */
+static void __attribute__ ((noreturn))
+child (struct task *t, pid_t shell, char **argv, char **envp,
+       struct child_fds *fds, volatile int *err)
+{
+    int in, out, err2, pmi = -1;
     sigset_t none;
 
     /* what an exec keeps: ignored signals (the shell ignores SIGPIPE);
@@ -345,8 +418,6 @@ static void child (struct task *t, pid_t shell, char **argv, char **envp,
         if (sig != SIGKILL && sig != SIGSTOP)
             (void)signal (sig, SIG_DFL);
     }
-    sigemptyset (&none);
-    (void)sigprocmask (SIG_SETMASK, &none, NULL);
     /* the death signal follows the thread that forked (the shell's only
      * one that spawns); a shell already gone is checked after */
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -363,50 +434,52 @@ static void child (struct task *t, pid_t shell, char **argv, char **envp,
      * close-on-exec on the copy (the source never equals the target) */
     in = movefd (fds->in);
     out = movefd (fds->out);
-    err = movefd (fds->err);
+    err2 = movefd (fds->err);
     if (fds->pmi >= 0)
         pmi = movefd (fds->pmi);
-    if (in < 0 || out < 0 || err < 0 || (fds->pmi >= 0 && pmi < 0)
-        || dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0
+    if (in < 0 || out < 0 || err2 < 0 || (fds->pmi >= 0 && pmi < 0)
+        || dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err2, 2) < 0
         || (pmi >= 0 && dup2 (pmi, 3) < 0))
         goto fail;
-    environ = envp;
-    execvp (argv[0], argv);
+    sigemptyset (&none);
+    (void)sigprocmask (SIG_SETMASK, &none, NULL);
+    exec_search (argv, envp);
 fail:
-    e = errno;
-    (void)!write (errfd, &e, sizeof (e));
+    *err = errno ? errno : ENOEXEC;
     _exit (127);
 }
 
-/* Fork and exec the task; 0 once it runs (t->pid), else the errno of
- * the failure (the child reaped). */
+/* vfork and exec the task; 0 once it runs (t->pid), else the errno of
+ * the failure (the child reaped).  vfork, not fork: the shell's page
+ * tables are not copied (and the copy-on-write faults after a fork are
+ * not taken), and the shell waits until the child has exec'ed or
+ * failed, so no pipe is needed to hear of a failed exec.  Every signal
+ * is blocked meanwhile: a handler of the shell's run by the child
+ * would act in the shell's memory.
+ */
 static int spawn (struct task *t, char **argv, char **envp,
                   struct child_fds *fds)
 {
     pid_t shell = getpid ();
-    int pfd[2], e = 0;
-    ssize_t n;
+    volatile int err = 0;
+    sigset_t all, mask;
+    int e;
     pid_t pid;
 
     if (!envp)
         return ENOMEM;
-    if (pipe2 (pfd, O_CLOEXEC) < 0)
+    sigfillset (&all);
+    if (sigprocmask (SIG_SETMASK, &all, &mask) < 0)
         return errno;
-    if ((pid = fork ()) < 0) {
-        e = errno;
-        close (pfd[0]);
-        close (pfd[1]);
+    pid = vfork ();
+    if (pid == 0)
+        child (t, shell, argv, envp, fds, &err);
+    e = pid < 0 ? errno : 0;
+    (void)sigprocmask (SIG_SETMASK, &mask, NULL);
+    if (pid < 0)
         return e;
-    }
-    if (pid == 0) {
-        close (pfd[0]);
-        child (t, shell, argv, envp, fds, pfd[1]);
-    }
-    close (pfd[1]);
-    while ((n = read (pfd[0], &e, sizeof (e))) < 0 && errno == EINTR)
-        ;
-    close (pfd[0]);
-    if (n == (ssize_t)sizeof (e)) { /* exec failed: reap the child */
+    if (err != 0) { /* exec failed: reap the child */
+        e = err;
         while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
             ;
         return e;

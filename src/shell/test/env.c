@@ -47,6 +47,22 @@ int main (void)
     for (int i = 0; i < 100; i++)
         env_setf (c, "V", "%d", i), env_setf (c, "W", "%d", i);
     is (env_get (c, "W"), "99", "many sets");
+    {
+        /* into a non-empty env, a loaded name replaces the one there */
+        json_t *o2 = json_pack ("{s:s s:s}", "A", "json", "Z", "zed");
+        struct env *d = env_copy (e);
+        char **v;
+        int n2 = 0;
+        ok (o2 && d && env_load_json (d, o2) == 0
+                && !strcmp (env_get (d, "A"), "json")
+                && !strcmp (env_get (d, "Z"), "zed"),
+            "env_load_json into a non-empty env replaces and adds");
+        for (v = env_vector (d); *v; v++)
+            n2 += !strncmp (*v, "A=", 2);
+        ok (n2 == 1, "a replaced name is there once");
+        env_destroy (d);
+        json_decref (o2);
+    }
     env_destroy (c);
     env_destroy (e);
     env_destroy (NULL);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-3.0-only
+ * Copyright the flux-c authors */
+/* hwcores.c - the cores of an hwloc XML topology, without hwloc. */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwcores.h"
+
+struct hwcores {
+    int ncores;
+    int nwords;      /* 32-bit words per core, the largest any core needs */
+    uint32_t *words; /* ncores * nwords, least significant word first */
+};
+
+void hwcores_destroy (struct hwcores *hc)
+{
+    if (hc) {
+        int saved_errno = errno;
+        free (hc->words);
+        free (hc);
+        errno = saved_errno;
+    }
+}
+
+int hwcores_count (const struct hwcores *hc)
+{
+    return hc ? hc->ncores : 0;
+}
+
+size_t hwcores_setsize (const struct hwcores *hc)
+{
+    return CPU_ALLOC_SIZE (hc && hc->nwords > 0 ? hc->nwords * 32 : 1);
+}
+
+int hwcores_add (const struct hwcores *hc, int i, cpu_set_t *set)
+{
+    size_t size = hwcores_setsize (hc);
+
+    if (!hc || i < 0 || i >= hc->ncores) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int w = 0; w < hc->nwords; w++) {
+        uint32_t word = hc->words[(size_t)i * hc->nwords + w];
+        for (int b = 0; word; b++, word >>= 1) {
+            if (word & 1)
+                CPU_SET_S ((size_t)w * 32 + b, size, set);
+        }
+    }
+    return 0;
+}
+
+static int hexval (char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* hwloc's bitmap text in [s, end): "0x00000003", "0x00000001,0x0000ff00"
+ * (words of 32 bits, most significant first; an empty word is 0:
+ * "0x00000003,,0x0" is CPUs 64 and 65).  An infinite set
+ * ("0xf...f,...") is refused: a core has a finite number of CPUs.
+ * *words is allocated (least significant first), *n its length.
+ */
+static int parse_bitmap (const char *s, const char *end, uint32_t **words,
+                         int *n)
+{
+    int count = 1;
+    uint32_t *w;
+
+    for (const char *p = s; p < end; p++) {
+        if (*p == ',')
+            count++;
+    }
+    if (count > HWCORES_MAX_CPUS / 32 || !(w = calloc (count, sizeof (*w))))
+        return -1;
+    if (s == end)
+        goto inval;
+    for (int i = count - 1; i >= 0; i--) {
+        uint64_t v = 0;
+        int digits = 0;
+        bool prefix = false;
+        if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+            s += 2;
+            prefix = true;
+        }
+        for (; s < end && *s != ','; s++, digits++) {
+            int h = hexval (*s);
+            if (h < 0 || digits >= 8)
+                goto inval;
+            v = (v << 4) | (uint64_t)h;
+        }
+        if (digits == 0 && prefix) /* an empty word (",,") is 0 */
+            goto inval;
+        w[i] = (uint32_t)v;
+        if (s < end)
+            s++; /* the comma */
+    }
+    *words = w;
+    *n = count;
+    return 0;
+inval:
+    free (w);
+    errno = EINVAL;
+    return -1;
+}
+
+/* The value of attribute name (with its leading space: " cpuset=\"")
+ * inside the tag [tag, end), or NULL. */
+static const char *attr (const char *tag, const char *end, const char *name,
+                         const char **vend)
+{
+    size_t len = strlen (name);
+    const char *p = memmem (tag, (size_t)(end - tag), name, len);
+    const char *q;
+
+    if (!p || !(q = memchr (p + len, '"', (size_t)(end - p - len))))
+        return NULL;
+    *vend = q;
+    return p + len;
+}
+
+/* One pass over the <object> tags: count the cores and their widest
+ * set (hc->words NULL), or fill hc->words (allocated for that). */
+static int scan (struct hwcores *hc, const char *xml, flux_error_t *error)
+{
+    const char *p = xml;
+    int ncores = 0;
+
+    while ((p = strstr (p, "<object"))) {
+        const char *end = strchr (p, '>');
+        const char *v, *vend;
+        uint32_t *w = NULL;
+        int n;
+        if (!end)
+            return errprintf (error, "topology: unterminated <object> tag");
+        if ((v = attr (p, end, " type=\"", &vend)) && vend - v == 4
+            && !memcmp (v, "Core", 4)) {
+            if (!(v = attr (p, end, " cpuset=\"", &vend))
+                || parse_bitmap (v, vend, &w, &n) < 0)
+                return errprintf (
+                    error, "topology: core %d has no valid cpuset", ncores);
+            /* the words past the set's highest CPU are dropped */
+            while (n > 1 && w[n - 1] == 0)
+                n--;
+            if (!hc->words) {
+                if (n > hc->nwords)
+                    hc->nwords = n;
+            }
+            else if (ncores < hc->ncores && n <= hc->nwords)
+                memcpy (hc->words + (size_t)ncores * hc->nwords, w,
+                        n * sizeof (*w));
+            free (w);
+            ncores++;
+        }
+        p = end;
+    }
+    if (!hc->words)
+        hc->ncores = ncores;
+    return 0;
+}
+
+struct hwcores *hwcores_parse (const char *xml, flux_error_t *error)
+{
+    struct hwcores *hc = calloc (1, sizeof (*hc));
+
+    if (!hc || !xml) {
+        errprintf (error, "%s", hc ? "no topology" : strerror (errno));
+        goto error;
+    }
+    if (scan (hc, xml, error) < 0)
+        goto error;
+    if (hc->ncores > 0) {
+        if (!(hc->words = calloc ((size_t)hc->ncores * hc->nwords,
+                                  sizeof (*hc->words)))) {
+            errprintf (error, "out of memory");
+            goto error;
+        }
+        if (scan (hc, xml, error) < 0)
+            goto error;
+    }
+    return hc;
+error:
+    hwcores_destroy (hc);
+    return NULL;
+}
