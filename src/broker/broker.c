@@ -29,6 +29,7 @@
 #include "broker.h"
 #include "libutil/fsd.h"
 #include "module.h"
+#include "msgcount.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
 #include "strmap.h"
@@ -1919,6 +1920,8 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
     int idx;
 
     b->cur.overlay_msgs++;
+    msgcount_add (b->msgcount, where == OVERLAY_DOWNSTREAM ? "child" : "parent",
+                  msg);
     (void)flux_msg_get_type (msg, &type);
     switch (type) {
         case FLUX_MSGTYPE_REQUEST:
@@ -1958,6 +1961,7 @@ static void self_drain (struct broker *b, uint64_t deadline)
         if (!msg)
             break;
         b->cur.self_routed++;
+        msgcount_add (b->msgcount, "self", msg);
         (void)flux_msg_set_cred (
             msg, (struct flux_msg_cred){b->owner,
                                         FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL});
@@ -2384,6 +2388,7 @@ void router_from_module (struct module *m, flux_msg_t *msg, void *arg)
     int type = 0;
 
     b->cur.module_msgs++;
+    msgcount_add (b->msgcount, "module", msg);
     (void)flux_msg_get_type (msg, &type);
     if (type == FLUX_MSGTYPE_REQUEST)
         router_request (b, msg, p);
@@ -2457,6 +2462,7 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
         flux_msg_decref (msg);
         return;
     }
+    msgcount_add (b->msgcount, "client", msg);
     (void)flux_msg_get_type (msg, &type);
     switch (type) {
         case FLUX_MSGTYPE_REQUEST:
@@ -2730,6 +2736,8 @@ int router_init (struct broker *b)
      * running at teardown take it after router_fini() freed the maps */
     if (pthread_rwlock_init (&b->route_lock, NULL) != 0)
         return -1;
+    if (!(b->msgcount = msgcount_create ()) && errno != 0)
+        return -1;
     if (!(b->peers = strmap_create (peer_free))
         || !(b->services = strmap_create (NULL))
         || !(b->self = peer_create (b, PEER_SELF, b->uuid, NULL, cred)))
@@ -2803,4 +2811,6 @@ void router_fini (struct broker *b)
     b->selfq_turn = NULL;
     b->selfq_count = b->selfq_size = b->selfq_head = 0;
     b->selfq_lost = true; /* no more stamps */
+    msgcount_destroy (b->msgcount);
+    b->msgcount = NULL;
 }

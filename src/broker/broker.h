@@ -65,6 +65,7 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
+    struct msgcount *msgcount;  /* FLUX_BROKER_MSGCOUNT (msgcount.h) */
     size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
     size_t module_recvq_limit;  /* broker.module-recvq-limit (bytes) */
     double modq_logged;         /* when a refusal was last logged */
