@@ -66,6 +66,7 @@ struct broker {
 
     struct usock_server *usock;
     struct msgcount *msgcount;  /* FLUX_BROKER_MSGCOUNT (msgcount.h) */
+    struct evroute *evroute;    /* who below wants kvs.namespace- events */
     size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
     size_t module_recvq_limit;  /* broker.module-recvq-limit (bytes) */
     double modq_logged;         /* when a refusal was last logged */

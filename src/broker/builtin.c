@@ -19,6 +19,7 @@
 #include "libflux/stats.h"
 #include "methods.h"
 #include "module.h"
+#include "evroute.h"
 #include "msgcount.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
@@ -68,6 +69,10 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     (void)flux_msg_get_cred (msg, &cred);
     if (o)
         router_turn_stats (b, o, false);
+    if (o)
+        (void)json_object_set_new (
+            o, "evroute-keys",
+            json_integer ((json_int_t)evroute_count (b->evroute)));
     if (o && b->msgcount)
         (void)json_object_set_new (o, "msgcount",
                                    msgcount_json (b->msgcount, false));
