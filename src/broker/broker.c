@@ -1680,6 +1680,20 @@ static void sub_dropped (const char *key, void *arg)
     sub_upstream (arg, "broker.sub-del", key);
 }
 
+static void sub_again (const char *key, void *arg)
+{
+    sub_upstream (arg, "broker.sub-add", key);
+}
+
+/* The parent link is up (again): register every key with it.  A parent
+ * that marked this broker lost forgot its keys; one that did not counts
+ * them twice, which brings more events, never fewer. */
+void router_parent_online (struct broker *b)
+{
+    if (b->evroute)
+        evroute_foreach (b->evroute, sub_again, b);
+}
+
 /* Count a subscription of holder (-1 local, else a child) to sub: 1 if
  * its answer (req) is held until the registration reached rank 0, 0 if
  * it may be answered now, -1 with errno. */

@@ -243,6 +243,7 @@ void router_from_module (struct module *m, flux_msg_t *msg, void *arg);
 bool router_fast_from_module (struct module *m, flux_msg_t *msg, void *arg);
 
 /* A child peer was lost: fail the RPCs in flight through it. */
+void router_parent_online (struct broker *b);
 void router_child_lost (struct broker *b, uint32_t child_rank);
 
 /* How many RPCs sent down to children are in flight (broker.stats-get

@@ -259,6 +259,27 @@ void evroute_acked (struct evroute *r, const char *key,
     free (held);
 }
 
+struct foreach_ctx {
+    void (*cb) (const char *key, void *arg);
+    void *arg;
+};
+
+static int foreach_key (const char *key, void *val, void *arg)
+{
+    struct foreach_ctx *c = arg;
+    if (((struct entry *)val)->count > 0)
+        c->cb (key, c->arg);
+    return 0;
+}
+
+void evroute_foreach (struct evroute *r,
+                      void (*cb) (const char *key, void *arg), void *arg)
+{
+    struct foreach_ctx c = {cb, arg};
+    /* cb may not change the map: sub_upstream only marks a key pending */
+    (void)strmap_foreach (r->keys, foreach_key, &c);
+}
+
 size_t evroute_count (struct evroute *r)
 {
     return r ? strmap_count (r->keys) : 0;

@@ -70,6 +70,10 @@ void evroute_acked (struct evroute *r, const char *key,
                     void (*release) (const flux_msg_t *req, void *arg),
                     void *arg);
 
+/* Call cb with every key this broker holds (count > 0). */
+void evroute_foreach (struct evroute *r,
+                      void (*cb) (const char *key, void *arg), void *arg);
+
 /* How many keys this broker holds (for broker.stats-get). */
 size_t evroute_count (struct evroute *r);
 
