@@ -1129,8 +1129,8 @@ static int client_flush (struct usock_client *c)
             client_mute (c);
             return 0;
         }
-        server_log (c->server, "client %s (uid %u, pid %d): write: %s",
-                    c->uuid, c->cred.userid, (int)c->pid, strerror (errno));
+        server_log (c->server, "client %s (uid %u, pid %d): write: %s", c->uuid,
+                    c->cred.userid, (int)c->pid, strerror (errno));
         client_gone (c);
         return -1;
     }
