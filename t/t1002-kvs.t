@@ -179,6 +179,9 @@ test_expect_success 'a forged root change is not kept; ranks resync from rank 0'
 			"{\\"namespace\\":\\"primary\\",\\"rootseq\\":\$1,\\"rootref\\":\\"$BOGUS\\"}"
 	}
 	v=\$($K put a=1) && $K -r 3 wait \$v || exit 1
+	# rank 2 follows primary once it used it (ranks learn a namespace,
+	# and hear its events, when first asked)
+	$K -r 2 get a >/dev/null || exit 1
 	# a jump ahead: rank 3 asks rank 0 and keeps the real root
 	forge 999999 && sleep 0.5 && $K -r 3 get a || exit 1
 	# the next number with another root cannot be told from a real one:
@@ -602,4 +605,50 @@ test_expect_success 'SIGKILL with four loops at once: every acknowledged write s
 		$K verify $(wc -l <acked4.a) a && $K verify $(wc -l <acked4.b) b &&
 		$K verify $(wc -l <acked4.c) c && $K verify $(wc -l <acked4.d) d"
 '
+test_expect_success 'namespace events go only to the ranks that follow the namespace' '
+	cat >route.sh <<-EOT &&
+	uri () { flux exec -r \$1 flux getattr local-uri; }
+	heard () { # primary setroot events rank \$1 got from its parent
+		FLUX_URI=\$(uri \$1) flux module stats broker | jq -r \
+			".msgcount[\"parent event kvs.namespace-primary-setroot\"] // 0"
+	}
+	$K put a=1 >/dev/null && $K put a=2 >/dev/null || exit 1
+	echo "rank 3 before: \$(heard 3)"
+	$K -r 3 get a || exit 1
+	v=\$($K put a=3) && $K -r 3 wait \$v && $K -r 3 get a || exit 1
+	test \$(heard 3) -ge 1 && echo "rank 3 after: heard"
+	echo "rank 2: \$(heard 2)"
+	# a client of rank 2 subscribed to every namespace event gets them
+	FLUX_URI=\$(uri 2) timeout -k 5 60 flux event sub -c 1 kvs.namespace- \
+		>sub.out &
+	pid=\$!
+	for i in \$(seq 100); do
+		kill -0 \$pid 2>/dev/null || break
+		$K put b=\$i >/dev/null; sleep 0.1
+	done
+	wait \$pid && grep -c "kvs.namespace-primary-setroot" sub.out
+	# its client gone, rank 2 follows nothing
+	u2=\$(uri 2)
+	for i in \$(seq 100); do
+		k=\$(FLUX_URI=\$u2 flux module stats broker | jq ".\"evroute-keys\"")
+		test "\$k" = 0 && break
+		sleep 0.1
+	done
+	echo "rank 2 keys: \$k"
+	EOT
+	FLUX_BROKER_MSGCOUNT=1 timeout -k 10 300 flux start -s 4 \
+		-Sbroker.modules=rexec,content,content-sqlite@0,kvs \
+		sh route.sh >route.out 2>route.err &&
+	cat >route.exp <<-EOT &&
+	rank 3 before: 0
+	2
+	3
+	rank 3 after: heard
+	rank 2: 0
+	1
+	rank 2 keys: 0
+	EOT
+	test_cmp route.exp route.out
+'
+
 test_done

@@ -29,6 +29,8 @@
 #include "broker.h"
 #include "libutil/fsd.h"
 #include "module.h"
+#include "evroute.h"
+#include "msgcount.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
 #include "strmap.h"
@@ -252,8 +254,14 @@ static int unregister_service (const char *name, void *val, void *arg)
     return 0;
 }
 
+static void sub_unref (struct broker *b, int holder, const char *sub);
+
 static void peer_remove (struct broker *b, struct peer *p)
 {
+    size_t i;
+
+    for (i = 0; i < p->nsubs; i++)
+        sub_unref (b, -1, p->subs[i]);
     pthread_rwlock_wrlock (&b->route_lock);
     strmap_foreach (p->services, unregister_service, b);
     (void)strmap_take (b->peers, p->id);
@@ -1160,6 +1168,8 @@ static int fail_sender (const char *key, void *val, void *arg)
     return 0;
 }
 
+static void sub_dropped (const char *key, void *arg);
+
 void router_child_lost (struct broker *b, uint32_t child_rank)
 {
     int idx = child_index (b, child_rank);
@@ -1167,6 +1177,7 @@ void router_child_lost (struct broker *b, uint32_t child_rank)
 
     if (idx < 0)
         return;
+    evroute_child_clear (b->evroute, idx, sub_dropped, b);
     old = b->tracked[idx];
     if (!(b->tracked[idx] = strmap_create (tracked_free))) {
         b->tracked[idx] = old;
@@ -1607,6 +1618,162 @@ static void send_down (struct broker *b, uint32_t target, flux_msg_t *msg,
     flux_msg_decref (msg);
 }
 
+/* ---- events routed by subscription (evroute.h) ---- */
+
+/* Answer a subscription held until its registration reached rank 0: a
+ * local event.subscribe, or a child's broker.sub-add (whose answer
+ * names its key). */
+static void sub_release (const flux_msg_t *req, void *arg)
+{
+    struct broker *b = arg;
+    const char *topic, *key;
+    flux_msg_t *rsp;
+
+    if (flux_msg_has_flag (req, FLUX_MSGFLAG_NORESPONSE)
+        || !(rsp = flux_response_derive (req, 0)))
+        return;
+    if (flux_msg_get_topic (req, &topic) == 0
+        && !strcmp (topic, "broker.sub-add")
+        && (flux_msg_unpack (req, "{s:s}", "prefix", &key) < 0
+            || flux_msg_pack (rsp, "{s:s}", "prefix", key) < 0)) {
+        flux_msg_decref (rsp);
+        return;
+    }
+    router_response (b, rsp);
+}
+
+/* Register (broker.sub-add) or withdraw (broker.sub-del) key with the
+ * parent.  Sent straight to the overlay, not through the broker's own
+ * services: a request a subscriber sends after subscribing must not
+ * reach the parent before the registration does. */
+static void sub_upstream (struct broker *b, const char *topic, const char *key)
+{
+    bool add = !strcmp (topic, "broker.sub-add");
+    flux_msg_t *msg;
+    int rc = -1;
+
+    if (b->rank == 0)
+        return;
+    if (add)
+        evroute_pending (b->evroute, key);
+    if ((msg = flux_request_encode (topic, NULL))
+        && flux_msg_pack (msg, "{s:s}", "prefix", key) == 0
+        && flux_msg_set_cred (msg,
+                              (struct flux_msg_cred){b->owner, FLUX_ROLE_OWNER})
+               == 0
+        && (add || flux_msg_set_flag (msg, FLUX_MSGFLAG_NORESPONSE) == 0)) {
+        flux_msg_route_enable (msg);
+        if (flux_msg_route_push (msg, b->uuid) == 0 && b->overlay)
+            rc = overlay_send_parent (b->overlay, msg);
+    }
+    flux_msg_decref (msg);
+    if (rc < 0) {
+        brokerlog_msg (b->log, 3 /* LOG_ERR */,
+                       "%s %s: cannot reach the parent", topic, key);
+        if (add) /* nothing will come: the subscribers wait no more */
+            evroute_acked (b->evroute, key, sub_release, b);
+    }
+}
+
+static void sub_dropped (const char *key, void *arg)
+{
+    sub_upstream (arg, "broker.sub-del", key);
+}
+
+static void sub_again (const char *key, void *arg)
+{
+    sub_upstream (arg, "broker.sub-add", key);
+}
+
+/* The parent link is up (again): register every key with it.  A parent
+ * that marked this broker lost forgot its keys; one that did not counts
+ * them twice, which brings more events, never fewer. */
+void router_parent_online (struct broker *b)
+{
+    if (b->evroute)
+        evroute_foreach (b->evroute, sub_again, b);
+}
+
+/* Count a subscription of holder (-1 local, else a child) to sub: 1 if
+ * its answer (req) is held until the registration reached rank 0, 0 if
+ * it may be answered now, -1 with errno. */
+static int sub_ref (struct broker *b, int holder, const char *sub,
+                    const flux_msg_t *req)
+{
+    char key[256];
+    int t;
+
+    if (!evroute_key (sub, key, sizeof (key)))
+        return 0;
+    if ((t = evroute_ref (b->evroute, holder, key)) == -2) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (t == 1)
+        sub_upstream (b, "broker.sub-add", key);
+    return evroute_hold (b->evroute, key, req) == 1 ? 1 : 0;
+}
+
+static void sub_unref (struct broker *b, int holder, const char *sub)
+{
+    char key[256];
+
+    if (evroute_key (sub, key, sizeof (key))
+        && evroute_unref (b->evroute, holder, key) == -1)
+        sub_upstream (b, "broker.sub-del", key);
+}
+
+/* broker.sub-add and broker.sub-del from a child (the owner's only):
+ * true if msg was one (and is consumed). */
+static bool child_sub_request (struct broker *b, flux_msg_t *msg, int idx)
+{
+    struct flux_msg_cred cred = {0};
+    const char *topic, *prefix;
+    char key[256];
+    int rc;
+
+    if (flux_msg_get_topic (msg, &topic) < 0
+        || (strcmp (topic, "broker.sub-add")
+            && strcmp (topic, "broker.sub-del")))
+        return false;
+    if (flux_msg_get_cred (msg, &cred) < 0
+        || !(cred.rolemask & FLUX_ROLE_OWNER))
+        router_respond_error (b, msg, EPERM, NULL);
+    else if (idx < 0)
+        router_respond_error (b, msg, EPROTO, "not from a child");
+    else if (flux_msg_unpack (msg, "{s:s}", "prefix", &prefix) < 0
+             || !evroute_key (prefix, key, sizeof (key))
+             || strcmp (key, prefix))
+        router_respond_error (b, msg, EPROTO, "expected {prefix:s}, a key");
+    else if (topic[11] == 'd')
+        sub_unref (b, idx, prefix);
+    else if ((rc = sub_ref (b, idx, prefix, msg)) < 0)
+        router_respond_error (b, msg, errno, NULL);
+    else if (rc == 0)
+        sub_release (msg, b);
+    flux_msg_decref (msg);
+    return true;
+}
+
+/* The answer to this broker's broker.sub-add: true if msg was one. */
+static bool parent_sub_response (struct broker *b, flux_msg_t *msg)
+{
+    const char *topic, *key, *top = flux_msg_route_last (msg);
+    int errnum = 0;
+
+    if (!top || strcmp (top, b->uuid) || flux_msg_get_topic (msg, &topic) < 0
+        || strcmp (topic, "broker.sub-add"))
+        return false;
+    if (flux_msg_get_errnum (msg, &errnum) == 0 && errnum == 0
+        && flux_msg_unpack (msg, "{s:s}", "prefix", &key) == 0)
+        evroute_acked (b->evroute, key, sub_release, b);
+    else
+        brokerlog_msg (b->log, 3 /* LOG_ERR */, "broker.sub-add: refused (%s)",
+                       strerror (errnum ? errnum : EPROTO));
+    flux_msg_decref (msg);
+    return true;
+}
+
 /* Requests the router answers itself for a local peer (PROTOCOLS 1.3). */
 static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
                            const char *topic)
@@ -1651,7 +1818,8 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             }
             from->subs = v;
             from->nsubs++;
-            rc = 0;
+            if ((rc = sub_ref (b, -1, arg, msg)) == 1)
+                return true; /* answered when rank 0 has it */
         }
         else {
             size_t i;
@@ -1659,6 +1827,7 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
             errno = ENOENT;
             for (i = 0; i < from->nsubs; i++) {
                 if (!strcmp (from->subs[i], arg)) {
+                    sub_unref (b, -1, arg);
                     peer_uncharge (from, arg);
                     free (from->subs[i]);
                     from->subs[i] = from->subs[--from->nsubs];
@@ -1702,7 +1871,7 @@ static bool local_request (struct broker *b, struct peer *from, flux_msg_t *msg,
                                   ? "this connection holds too much "
                                     "(broker.client-sendq-limit)"
                                   : NULL);
-    else {
+    else if (!flux_msg_has_flag (msg, FLUX_MSGFLAG_NORESPONSE)) {
         flux_msg_t *rsp = flux_response_derive (msg, 0);
         if (rsp)
             router_response (b, rsp);
@@ -1853,7 +2022,7 @@ void router_event (struct broker *b, flux_msg_t *msg)
 {
     struct flux_msg_cred cred = {0};
     const char *topic;
-    bool private;
+    bool private, routed;
     size_t i;
 
     if (flux_msg_get_topic (msg, &topic) < 0) {
@@ -1862,8 +2031,10 @@ void router_event (struct broker *b, flux_msg_t *msg)
     }
     (void)flux_msg_get_cred (msg, &cred);
     private = flux_msg_is_private (msg);
+    routed = evroute_routed (topic);
     for (i = 0; i < (size_t)b->nchildren && b->overlay; i++)
-        (void)overlay_send_child (b->overlay, b->children[i], msg);
+        if (!routed || evroute_wanted (b->evroute, (int)i, topic))
+            (void)overlay_send_child (b->overlay, b->children[i], msg);
     for (i = 0; i < b->nmpeers; i++)
         if (event_wanted (b->mpeers[i], topic, &cred, private))
             (void)module_send_limited (b->mpeers[i], msg);
@@ -1919,12 +2090,19 @@ void router_from_overlay (struct broker *b, flux_msg_t *msg, int where,
     int idx;
 
     b->cur.overlay_msgs++;
+    msgcount_add (b->msgcount, where == OVERLAY_DOWNSTREAM ? "child" : "parent",
+                  msg);
     (void)flux_msg_get_type (msg, &type);
     switch (type) {
         case FLUX_MSGTYPE_REQUEST:
+            if (where == OVERLAY_DOWNSTREAM
+                && child_sub_request (b, msg, child_index (b, peer_rank)))
+                break;
             router_request (b, msg, NULL);
             break;
         case FLUX_MSGTYPE_RESPONSE:
+            if (where != OVERLAY_DOWNSTREAM && parent_sub_response (b, msg))
+                break;
             if (where == OVERLAY_DOWNSTREAM) {
                 /* the child's identity was pushed as a route: drop it */
                 (void)flux_msg_route_pop (msg);
@@ -1958,6 +2136,7 @@ static void self_drain (struct broker *b, uint64_t deadline)
         if (!msg)
             break;
         b->cur.self_routed++;
+        msgcount_add (b->msgcount, "self", msg);
         (void)flux_msg_set_cred (
             msg, (struct flux_msg_cred){b->owner,
                                         FLUX_ROLE_OWNER | FLUX_ROLE_LOCAL});
@@ -2390,6 +2569,7 @@ void router_from_module (struct module *m, flux_msg_t *msg, void *arg)
     int type = 0;
 
     b->cur.module_msgs++;
+    msgcount_add (b->msgcount, "module", msg);
     (void)flux_msg_get_type (msg, &type);
     if (type == FLUX_MSGTYPE_REQUEST)
         router_request (b, msg, p);
@@ -2463,6 +2643,7 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
         flux_msg_decref (msg);
         return;
     }
+    msgcount_add (b->msgcount, "client", msg);
     (void)flux_msg_get_type (msg, &type);
     switch (type) {
         case FLUX_MSGTYPE_REQUEST:
@@ -2736,6 +2917,11 @@ int router_init (struct broker *b)
      * running at teardown take it after router_fini() freed the maps */
     if (pthread_rwlock_init (&b->route_lock, NULL) != 0)
         return -1;
+    if (!(b->msgcount = msgcount_create ()) && errno != 0)
+        return -1;
+    if (!(b->evroute
+          = evroute_create (topology_child_count (b->topo, b->rank))))
+        return -1;
     if (!(b->peers = strmap_create (peer_free))
         || !(b->services = strmap_create (NULL))
         || !(b->self = peer_create (b, PEER_SELF, b->uuid, NULL, cred)))
@@ -2809,4 +2995,8 @@ void router_fini (struct broker *b)
     b->selfq_turn = NULL;
     b->selfq_count = b->selfq_size = b->selfq_head = 0;
     b->selfq_lost = true; /* no more stamps */
+    msgcount_destroy (b->msgcount);
+    b->msgcount = NULL;
+    evroute_destroy (b->evroute);
+    b->evroute = NULL;
 }

@@ -65,6 +65,8 @@ struct broker {
     uv_idle_t self_idle;
 
     struct usock_server *usock;
+    struct msgcount *msgcount;  /* FLUX_BROKER_MSGCOUNT (msgcount.h) */
+    struct evroute *evroute;    /* who below wants kvs.namespace- events */
     size_t module_queue_limit;  /* broker.module-queue-limit (bytes) */
     size_t module_recvq_limit;  /* broker.module-recvq-limit (bytes) */
     double modq_logged;         /* when a refusal was last logged */
@@ -241,6 +243,7 @@ void router_from_module (struct module *m, flux_msg_t *msg, void *arg);
 bool router_fast_from_module (struct module *m, flux_msg_t *msg, void *arg);
 
 /* A child peer was lost: fail the RPCs in flight through it. */
+void router_parent_online (struct broker *b);
 void router_child_lost (struct broker *b, uint32_t child_rank);
 
 /* How many RPCs sent down to children are in flight (broker.stats-get

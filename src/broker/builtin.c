@@ -19,6 +19,8 @@
 #include "libflux/stats.h"
 #include "methods.h"
 #include "module.h"
+#include "evroute.h"
+#include "msgcount.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
 
@@ -67,6 +69,13 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     (void)flux_msg_get_cred (msg, &cred);
     if (o)
         router_turn_stats (b, o, false);
+    if (o)
+        (void)json_object_set_new (
+            o, "evroute-keys",
+            json_integer ((json_int_t)evroute_count (b->evroute)));
+    if (o && b->msgcount)
+        (void)json_object_set_new (o, "msgcount",
+                                   msgcount_json (b->msgcount, false));
     if (o
         && router_upstream_clients (b, o,
                                     cred.rolemask & FLUX_ROLE_OWNER
@@ -85,6 +94,7 @@ static void stats_clear_cb (flux_t *h, flux_msg_handler_t *mh,
                             const flux_msg_t *msg, void *arg)
 {
     router_turn_stats (broker_of (arg), NULL, true);
+    json_decref (msgcount_json (broker_of (arg)->msgcount, true));
     flux_respond (h, msg, NULL);
 }
 

@@ -603,6 +603,7 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
     if ((int64_t)peer == parent) {
         if (status == OVERLAY_PEER_ONLINE) {
             b->parent_online = 1;
+            router_parent_online (b);
             builtin_parent_online (b);
             if (b->state == STATE_JOIN && !hostlist_share_join (b))
                 state_enter (b, STATE_INIT);

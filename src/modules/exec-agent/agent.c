@@ -95,6 +95,7 @@ struct agent {
     double window;
     double release_window;
     double unload_grace;
+    bool verbose; /* conf->verbose */
     struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
@@ -331,8 +332,11 @@ static void shell_exit_cb (struct proc *p, int status, void *arg)
     struct ajob *job = arg;
 
     job->a->stats.shells_exited++;
-    flux_log (job->a->h, LOG_DEBUG, "%ju: shell exited with status %d",
-              (uintmax_t)job->entry.id, status);
+    /* every log line of a rank > 0 goes up the tree hop by hop to rank
+     * 0: two per shell were a sixth of the messages of a -N64 job */
+    if (job->a->verbose || status != 0)
+        flux_log (job->a->h, LOG_DEBUG, "%ju: shell exited with status %d",
+                  (uintmax_t)job->entry.id, status);
     /* Killed by a signal (kill -9, the OOM killer, a crash): the shell
      * did not end its part (its last output never reached the leader).
      * Reported as failed with that status, so that job-exec tells the
@@ -443,10 +447,11 @@ static void shell_start (struct ajob *job)
     free (argv);
     free (env);
     a->stats.shells_started++;
-    flux_log (a->h, LOG_DEBUG, "%ju: shell %s started%s, pid %d",
-              (uintmax_t)job->entry.id, shell,
-              job->userid != a->owner ? " through the IMP" : "",
-              (int)proc_pid (job->proc));
+    if (a->verbose)
+        flux_log (a->h, LOG_DEBUG, "%ju: shell %s started%s, pid %d",
+                  (uintmax_t)job->entry.id, shell,
+                  job->userid != a->owner ? " through the IMP" : "",
+                  (int)proc_pid (job->proc));
     job_report_rank (job, REDUCE_STARTED, 0, NULL);
     return;
 failed : {
@@ -1148,6 +1153,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     a->window = conf->window;
     a->release_window = conf->release_window;
     a->unload_grace = conf->unload_grace;
+    a->verbose = conf->verbose;
     a->owner = getuid ();
     if ((owner = flux_attr_get (h, "security.owner"))) {
         unsigned long u = strtoul (owner, &end, 10);

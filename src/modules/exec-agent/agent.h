@@ -28,6 +28,7 @@ struct agent_config {
     const char *imp;       /* exec.imp: flux-imp for guests' jobs, or NULL */
     const char *helper;    /* the FLUX_IMP_EXEC_HELPER command (no id) */
     double unload_grace;   /* at unload: SIGTERM, then SIGKILL after this */
+    bool verbose;          /* log every shell's start and exit (debug) */
 };
 
 struct agent;

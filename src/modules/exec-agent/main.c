@@ -149,6 +149,8 @@ static int parse_args (flux_t *h, int argc, char **argv,
     for (int i = 0; i < argc; i++) {
         if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10])
             conf->job_shell = argv[i] + 10;
+        else if (!strcmp (argv[i], "verbose"))
+            conf->verbose = true;
         else if (!strncmp (argv[i], "imp=", 4) && argv[i][4] == '/')
             conf->imp = argv[i] + 4;
         else if (!strncmp (argv[i], "unload-grace=", 13)) {

@@ -388,20 +388,12 @@ done:
     return rc;
 }
 
-static void primary_fetched (struct kvs_ctx *ctx, int errnum, void *arg)
-{
-    if (errnum)
-        kvs_log (ctx, LOG_ERR, "cannot learn the primary root: %s",
-                 strerror (errnum));
-}
-
-/* Ranks > 0: follow root changes; learn primary from upstream. */
+/* Ranks > 0: learn primary from upstream when first asked (nssvc.c
+ * follows each namespace's events while it is known). */
 static int init_rankN (struct kvs_ctx *ctx, flux_error_t *error)
 {
-    if (flux_event_subscribe (ctx->h, "kvs.namespace-") < 0)
-        return errprintf (error, "event subscribe: %s", strerror (errno));
-    if (nssvc_fetch (ctx, KVS_PRIMARY, NULL, primary_fetched, NULL) < 0)
-        return errprintf (error, "cannot learn primary: %s", strerror (errno));
+    (void)ctx;
+    (void)error;
     return 0;
 }
 

@@ -113,10 +113,33 @@ void nssvc_set_root (struct kvs_ctx *ctx, struct kvs_ns *ns,
         wake_waiters (ctx, ns);
 }
 
+/* Ranks > 0 follow the events of a namespace (kvs.namespace-<NS>-*)
+ * while it is in the table or being learned, and only then: the broker
+ * routes them only to the subtrees that subscribed (src/broker/
+ * evroute.h), so a rank whose clients never touch a job's namespace
+ * does not hear of its every commit.  The subscription goes before the
+ * getroot that learns the root, on the same path, so no later event is
+ * missed.  Nothing waits for the answer. */
+static void ns_follow (struct kvs_ctx *ctx, const char *name, bool on)
+{
+    char topic[300];
+
+    if (ctx->rank == 0)
+        return;
+    if (snprintf (topic, sizeof (topic), "kvs.namespace-%s-", name)
+        >= (int)sizeof (topic)) {
+        snprintf (topic, sizeof (topic), "kvs.namespace-");
+    }
+    flux_future_destroy (flux_rpc_pack (
+        ctx->h, on ? "event.subscribe" : "event.unsubscribe", FLUX_NODEID_ANY,
+        FLUX_RPC_NORESPONSE, "{s:s}", "topic", topic));
+}
+
 /* Take ns out of the table: everything waiting on it gets ENOTSUP. */
 static void ns_drop (struct kvs_ctx *ctx, struct kvs_ns *ns)
 {
     kvs_ns_incref (ns);
+    ns_follow (ctx, ns->name, false);
     nstab_remove (ctx->nstab, ns);
     if (ctx->rank == 0)
         commit_ns_removed (ctx, ns);
@@ -173,6 +196,8 @@ static void fetch_complete (struct fetch *fe, int errnum)
 
     /* out of the table first: the callbacks may fetch again */
     (void)dict_take (ctx->fetches, fe->name);
+    if (!fe->resync && !nstab_lookup (ctx->nstab, fe->name))
+        ns_follow (ctx, fe->name, false); /* not learned */
     list_for_each_safe (pos, tmp, &fe->parked)
     {
         struct parked *p = list_entry (pos, struct parked, node);
@@ -287,12 +312,19 @@ static struct fetch *fetch_create (struct kvs_ctx *ctx, const char *name,
     fe->resync = resync;
     fe->doubted = doubted;
     list_init (&fe->parked);
-    if (!(fe->name = strdup (name)) || fetch_start (fe) < 0
-        || dict_insert (ctx->fetches, name, fe) < 0) {
-        fetch_destroy (fe);
-        return NULL;
+    if (!(fe->name = strdup (name)))
+        goto error;
+    if (!resync)
+        ns_follow (ctx, name, true);
+    if (fetch_start (fe) < 0 || dict_insert (ctx->fetches, name, fe) < 0) {
+        if (!resync)
+            ns_follow (ctx, name, false);
+        goto error;
     }
     return fe;
+error:
+    fetch_destroy (fe);
+    return NULL;
 }
 
 static int fetch_park (struct kvs_ctx *ctx, const char *name, struct parked *p)
