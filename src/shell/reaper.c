@@ -48,13 +48,10 @@ struct reaper {
     void *arg;
     uint64_t grace_ms;
     uv_timer_t timer; /* grace period, then the wait after SIGKILL */
-    uv_signal_t sigchld;
-    int open_handles; /* freed when the last one is closed */
     enum phase phase;
     bool finishing; /* reaper_finish() is waiting */
     bool gave_up;
-    bool subreaper; /* prctl done: scan at destroy */
-    int live;       /* strays alive at the last scan of a sweep */
+    int live; /* strays alive at the last scan of a sweep */
     struct reaper_stats stats;
 
     struct slot *set; /* strays signaled */
@@ -309,12 +306,6 @@ static void timer_cb (uv_timer_t *t)
     arm (r);
 }
 
-static void sigchld_cb (uv_signal_t *h, int signum)
-{
-    (void)signum;
-    reaper_check (h->data);
-}
-
 void reaper_check (struct reaper *r)
 {
     if (r) {
@@ -325,8 +316,9 @@ void reaper_check (struct reaper *r)
 
 void reaper_sweep (struct reaper *r)
 {
-    if (r && r->phase == PHASE_RUN) {
-        r->phase = PHASE_TERM;
+    if (r) {
+        if (r->phase == PHASE_RUN)
+            r->phase = PHASE_TERM;
         reaper_check (r);
     }
 }
@@ -341,17 +333,16 @@ void reaper_finish (struct reaper *r, struct reaper_stats *stats)
     r->finishing = true;
     if (r->phase == PHASE_RUN)
         r->phase = PHASE_TERM;
-    /* the loop must wait for them: SIGCHLD and the timer keep it alive */
+    /* the loop must wait for them: the timer keeps it alive */
     uv_ref ((uv_handle_t *)&r->timer);
-    uv_ref ((uv_handle_t *)&r->sigchld);
     reaper_check (r);
-    /* a stray's death wakes the loop (SIGCHLD), else the timer does */
+    /* a stray's death wakes the loop (the caller's SIGCHLD watcher
+     * calls reaper_check()), else the timer does */
     while (r->live > 0 && !r->gave_up)
         (void)uv_run (r->loop, UV_RUN_ONCE);
     r->finishing = false;
     (void)uv_timer_stop (&r->timer);
     uv_unref ((uv_handle_t *)&r->timer);
-    uv_unref ((uv_handle_t *)&r->sigchld);
     r->stats.left = r->live;
     if (stats)
         *stats = r->stats;
@@ -369,12 +360,10 @@ static void close_cb (uv_handle_t *h)
 {
     struct reaper *r = h->data;
 
-    if (--r->open_handles == 0) {
-        free (r->set);
-        free (r->buf);
-        free (r->kids);
-        free (r);
-    }
+    free (r->set);
+    free (r->buf);
+    free (r->kids);
+    free (r);
 }
 
 struct reaper *reaper_create (uv_loop_t *loop, const struct reaper_ops *ops,
@@ -401,45 +390,25 @@ struct reaper *reaper_create (uv_loop_t *loop, const struct reaper_ops *ops,
     r->arg = arg;
     r->grace_ms = (uint64_t)(grace * 1000. + 0.5);
     r->timer.data = r;
-    r->sigchld.data = r;
     if ((e = uv_timer_init (loop, &r->timer)) < 0) {
         free (r);
         errno = -e;
         return NULL;
     }
-    r->open_handles = 1;
     uv_unref ((uv_handle_t *)&r->timer);
-    if ((e = uv_signal_init (loop, &r->sigchld)) < 0)
-        goto fail;
-    r->open_handles = 2;
-    if ((e = uv_signal_start (&r->sigchld, sigchld_cb, SIGCHLD)) < 0)
-        goto fail;
-    uv_unref ((uv_handle_t *)&r->sigchld);
     if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0) {
-        e = -errno;
-        goto fail;
+        reaper_destroy (r); /* freed once the loop runs its close callbacks */
+        return NULL;
     }
-    r->subreaper = true;
     memcpy (children_path, path, sizeof (path));
     return r;
-fail:
-    reaper_destroy (r); /* freed once the loop runs its close callbacks */
-    errno = -e;
-    return NULL;
 }
 
 void reaper_destroy (struct reaper *r)
 {
     if (r) {
         int saved_errno = errno;
-        if (r->subreaper) {
-            /* what is left now goes, unwaited for (the shell's end) */
-            r->phase = PHASE_KILL;
-            scan (r);
-        }
         uv_close ((uv_handle_t *)&r->timer, close_cb);
-        if (r->open_handles > 1)
-            uv_close ((uv_handle_t *)&r->sigchld, close_cb);
         errno = saved_errno;
     }
 }

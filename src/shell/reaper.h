@@ -14,8 +14,12 @@
  * The caller says which children are its own (waited for elsewhere:
  * tasks, the rexec server's processes).
  *
+ * The caller's SIGCHLD watcher calls reaper_check() (or reaper_sweep()):
+ * the reaper has none of its own, so that one read of the children
+ * serves each SIGCHLD.
+ *
  * Cost without strays: one read of /proc/self/task/<pid>/children per
- * reaper_check() call and per reaper_sweep()/reaper_finish(); nothing
+ * reaper_check(), reaper_sweep() and reaper_finish() call; nothing
  * else.  Only children of the calling process's main thread are seen
  * (the thread orphans are handed to): fork from that thread only.
  */
@@ -40,32 +44,35 @@ struct reaper_stats {
                     an uninterruptible sleep) */
 };
 
-/* Make the calling process a child subreaper and watch its strays on
- * loop (grace: seconds from SIGTERM to SIGKILL, >= 0).  NULL with errno
- * (prctl's: EINVAL on a kernel without it).
+/* Make the calling process a child subreaper, its timers on loop
+ * (grace: seconds from SIGTERM to SIGKILL, >= 0).  NULL with errno
+ * (prctl's: EINVAL on a kernel without it; ENOENT without the children
+ * file, CONFIG_PROC_CHILDREN).
  */
 struct reaper *reaper_create (uv_loop_t *loop, const struct reaper_ops *ops,
                               void *arg, double grace);
 
-/* SIGKILL the strays left and reap those that are gone, without
- * waiting; the timer is closed (run the loop once for its close
- * callback before the loop goes).  NULL-safe; keeps errno.
+/* Free the reaper once the loop ran its timer's close callback (the
+ * process stays a subreaper: call reaper_finish() first).  NULL-safe;
+ * keeps errno.
  */
 void reaper_destroy (struct reaper *r);
 
-/* On SIGCHLD: reap the strays that exited; once a sweep began, signal
- * the strays found since (children of a stray that died).
+/* On SIGCHLD (the caller's watcher): reap the strays that exited;
+ * once a sweep began, signal the strays found since (children of a
+ * stray that died).
  */
 void reaper_check (struct reaper *r);
 
 /* The tasks are gone: end the strays (SIGTERM now, SIGKILL after the
  * grace period), and those found later (children of a stray that
- * died), while the loop runs.  Idempotent.
+ * died), while the loop runs.  Afterwards the same as reaper_check().
  */
 void reaper_sweep (struct reaper *r);
 
 /* The shell's end: end every stray (as reaper_sweep()) and run the
- * loop until all are reaped (grace period, SIGKILL, then 10 s at most).
+ * loop until all are reaped (grace period, SIGKILL, then 10 s at most;
+ * the caller's SIGCHLD watcher must be active).
  * Fills *stats (may be NULL) with the counts since reaper_create().
  */
 void reaper_finish (struct reaper *r, struct reaper_stats *stats);

@@ -62,8 +62,10 @@ int shell_strays_start (struct shell *shell, flux_error_t *error)
 void shell_strays_check (struct shell *shell)
 {
     for (int i = 0; i < shell->ntasks; i++) {
-        if (shell->tasks[i]->running)
+        if (shell->tasks[i]->running) {
+            reaper_check (shell->reaper);
             return;
+        }
     }
     reaper_sweep (shell->reaper);
 }

@@ -17,8 +17,8 @@ struct shell;
  * on stderr). */
 int shell_strays_start (struct shell *shell, flux_error_t *error);
 
-/* On SIGCHLD, after the tasks were checked: once no task runs, the
- * strays outside the tasks' groups get SIGTERM (SIGKILL later). */
+/* On SIGCHLD, after the tasks were checked: strays that exited are
+ * reaped; once no task runs, those left get SIGTERM (SIGKILL later). */
 void shell_strays_check (struct shell *shell);
 
 /* The shell's end, before its last commits: every stray ends and is

@@ -20,6 +20,14 @@
 
 static pid_t owned[8];
 static int nowned;
+static struct reaper *cur; /* the SIGCHLD watcher's */
+
+static void sigchld_cb (uv_signal_t *h, int signum)
+{
+    (void)h;
+    (void)signum;
+    reaper_check (cur);
+}
 
 static bool own (pid_t pid, void *arg)
 {
@@ -150,15 +158,21 @@ static double now (void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static struct reaper *create (uv_loop_t *loop, double grace)
+{
+    return (cur = reaper_create (loop, &ops, NULL, grace));
+}
+
 static void destroy (uv_loop_t *loop, struct reaper *r)
 {
+    cur = NULL;
     reaper_destroy (r);
     (void)uv_run (loop, UV_RUN_NOWAIT); /* close callbacks free it */
 }
 
 static void test_orphan_exits (uv_loop_t *loop)
 {
-    struct reaper *r = reaper_create (loop, &ops, NULL, 5.);
+    struct reaper *r = create (loop, 5.);
     struct reaper_stats st;
     pid_t g[3];
     int subreaper = 0;
@@ -188,7 +202,7 @@ static bool gone_cb (void *arg)
 
 static void test_sweep (uv_loop_t *loop)
 {
-    struct reaper *r = reaper_create (loop, &ops, NULL, 5.);
+    struct reaper *r = create (loop, 5.);
     struct reaper_stats st;
     pid_t g[1];
 
@@ -206,7 +220,7 @@ static void test_sweep (uv_loop_t *loop)
 
 static void test_sigkill (uv_loop_t *loop)
 {
-    struct reaper *r = reaper_create (loop, &ops, NULL, 0.2);
+    struct reaper *r = create (loop, 0.2);
     struct reaper_stats st;
     pid_t g[2];
     double t0;
@@ -225,7 +239,7 @@ static void test_sigkill (uv_loop_t *loop)
 
 static void test_many (uv_loop_t *loop)
 {
-    struct reaper *r = reaper_create (loop, &ops, NULL, 5.);
+    struct reaper *r = create (loop, 5.);
     struct reaper_stats st;
     pid_t g[40];
 
@@ -240,7 +254,7 @@ static void test_many (uv_loop_t *loop)
 
 static void test_kill_children (uv_loop_t *loop)
 {
-    struct reaper *r = reaper_create (loop, &ops, NULL, 5.);
+    struct reaper *r = create (loop, 5.);
     struct reaper_stats st;
     pid_t g[2];
 
@@ -249,8 +263,12 @@ static void test_kill_children (uv_loop_t *loop)
     reaper_kill_children ();
     ok (kill (g[0], 0) == 0 && kill (g[1], 0) == 0,
         "reaper_kill_children leaves them zombies");
+    reaper_check (r);
+    ok (all_gone (g, 2), "reaper_check reaps them");
+    reaper_get_stats (r, &st);
+    ok (st.exited == 2 && st.killed == 0,
+        "counted as exited: the reaper did not signal them");
     destroy (loop, r);
-    ok (all_gone (g, 2), "reaper_destroy reaps them");
     reaper_get_stats (NULL, &st);
     ok (st.killed == 0 && st.exited == 0, "NULL reaper: zero counts");
 }
@@ -267,8 +285,12 @@ int main (int argc, char **argv)
         done_testing ();
         return 0;
     }
-    if (uv_loop_init (&loop) < 0)
+    uv_signal_t sigchld;
+
+    if (uv_loop_init (&loop) < 0 || uv_signal_init (&loop, &sigchld) < 0
+        || uv_signal_start (&sigchld, sigchld_cb, SIGCHLD) < 0)
         BAIL_OUT ("uv_loop_init");
+    uv_unref ((uv_handle_t *)&sigchld);
     ok (reaper_create (&loop, &ops, NULL, -1.) == NULL && errno == EINVAL,
         "a negative grace period is EINVAL");
     test_orphan_exits (&loop);
@@ -276,6 +298,8 @@ int main (int argc, char **argv)
     test_sigkill (&loop);
     test_many (&loop);
     test_kill_children (&loop);
+    uv_close ((uv_handle_t *)&sigchld, NULL);
+    (void)uv_run (&loop, UV_RUN_NOWAIT);
     ok (uv_loop_close (&loop) == 0, "every handle of the reaper is closed");
     done_testing ();
     return 0;
