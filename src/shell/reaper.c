@@ -282,10 +282,14 @@ static void arm (struct reaper *r)
         return;
     if (r->live == 0)
         (void)uv_timer_stop (&r->timer);
-    else if (!uv_is_active ((uv_handle_t *)&r->timer))
+    else if (!uv_is_active ((uv_handle_t *)&r->timer)) {
+        /* libuv counts from the time cached at the start of the loop
+         * turn, which may be long past here (reaper_finish()) */
+        uv_update_time (r->loop);
         (void)uv_timer_start (&r->timer, timer_cb,
                               r->phase == PHASE_TERM ? r->grace_ms : GIVEUP_MS,
                               0);
+    }
 }
 
 static void timer_cb (uv_timer_t *t)

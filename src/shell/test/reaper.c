@@ -229,7 +229,8 @@ static void test_sigkill (uv_loop_t *loop)
             "two strays that ignore SIGTERM");
     t0 = now ();
     reaper_finish (r, &st);
-    ok (now () - t0 >= 0.19, "reaper_finish waited for the grace period");
+    ok (now () - t0 >= 0.19,
+        "reaper_finish waited for the grace period (%.3fs)", now () - t0);
     ok (all_gone (g, 2), "both are gone");
     ok (st.killed == 2 && st.sigkill == 2 && st.left == 0,
         "killed 2, both by SIGKILL (killed=%d sigkill=%d left=%d)", st.killed,
