@@ -172,6 +172,17 @@ test_expect_success 'a job without strays is not slowed' '
 	echo "flux run true, ms: $(cat ns.ms | tr "\n" " ")" &&
 	test $(sort -n ns.ms | head -n 1) -lt 3000
 '
+test_expect_success 'two brokers: each shell ends its own stray and says so' '
+	test_when_finished "kill_left \$D.11; rm -f b.keepalive" &&
+	start_instance b 2 &&
+	$T flux run -N2 -o exit-timeout=none \
+		sh -c "setsid sleep $D.11 & echo up" >s11.out 2>s11.err &&
+	test $(grep -c up s11.out) -eq 2 &&
+	grep "flux-shell\[0\]: .*killed 1 stray process" s11.err &&
+	grep "flux-shell\[1\]: .*killed 1 stray process" s11.err &&
+	none_left $D.11 &&
+	stop_instance b
+'
 test_expect_success 'no sleep of these jobs is left' '
 	test_when_finished "kill_left $D" &&
 	none_left "$D.*"
