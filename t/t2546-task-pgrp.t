@@ -98,17 +98,16 @@ test_expect_success 'kill sequence: tasks ignoring SIGTERM die by SIGKILL, child
 	gone $(cat term.child.1)
 '
 # A process that leaves its task's group and session (setsid) is out of
-# reach: the job still ends with the kill sequence, the process lives
-# on (flux-core without cgroups is the same).
-test_expect_success 'a process that calls setsid escapes, the job still ends' '
+# reach of the signals to the groups, but a child of the shell (its
+# subreaper) once its parent is gone: the kill sequence's SIGURG makes
+# the shell SIGKILL its children and their groups (t2547: the rest).
+test_expect_success 'a process that calls setsid dies with the kill sequence' '
 	id=$(flux submit sh -c "trap \"\" TERM;
 		setsid sh -c \"echo \\\$\\\$ >sid.child; exec sleep $D\" & wait") &&
 	wait_file sid.child &&
 	flux cancel $id &&
 	flux job wait-event -t 60 $id clean &&
-	pid=$(cat sid.child) &&
-	test -e /proc/$pid &&
-	kill -9 $pid
+	gone $(cat sid.child) 5
 '
 # The shell killed from outside: its tasks die with it (their death
 # signal), their children by the agent's SIGKILL of the groups the shell

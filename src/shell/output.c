@@ -345,6 +345,17 @@ void output_log (struct output *out, int level, const char *msg)
                                  "message", msg, "component", "output"));
 }
 
+void output_log_component (struct output *out, int level, const char *component,
+                           const char *msg)
+{
+    if (out)
+        (void)append_entry (
+            out,
+            eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
+                                 out->shell->info->shell_rank, "level", level,
+                                 "message", msg, "component", component));
+}
+
 static void write_file (struct output *out, int stream, const char *data,
                         size_t len)
 {

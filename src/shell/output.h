@@ -52,6 +52,10 @@ void output_eof (struct output *out, int rank, int stream);
 /* Log a shell message into the output eventlog as a `log` event. */
 void output_log (struct output *out, int level, const char *msg);
 
+/* The same, from another part of the shell (component: its name). */
+void output_log_component (struct output *out, int level, const char *component,
+                           const char *msg);
+
 /* Leader, once its own tasks are done: run the loop until every other
  * shell has sent its last events (or the shell failed).  No-op for the
  * others and for a job of one shell.  Returns -1 with errno set when the

@@ -38,7 +38,9 @@
 #include "output.h"
 #include "pmi.h"
 #include "pty.h"
+#include "reaper.h"
 #include "shell.h"
+#include "strays.h"
 #include "task.h"
 
 static const char *usage_text
@@ -663,6 +665,7 @@ static void kill_signal_handler (int signum)
     (void)signum;
     for (sig_atomic_t i = 0; i < ntask_groups; i++)
         (void)kill (task_groups[i], SIGKILL);
+    reaper_kill_children (); /* and what they leave to the shell */
     if (kill_shell_group)
         (void)kill (0, SIGKILL); /* the shell too */
     (void)raise (SIGKILL);
@@ -672,6 +675,7 @@ static void sigchld_cb (struct shell *shell)
 {
     for (int i = 0; i < shell->ntasks; i++)
         task_check_exit (shell->tasks[i]);
+    shell_strays_check (shell);
 }
 
 /* The signalfd (start_signals): SIGCHLD checks the tasks, the others
@@ -1256,7 +1260,8 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
     if (parse_exit_options (shell, error) < 0 || set_rlimits (shell, error) < 0
         || make_tmpdir (shell, error) < 0
         || shell_files_stage (shell->info->jobspec, shell->tmpdir, error) < 0
-        || create_tasks (shell, error) < 0)
+        || create_tasks (shell, error) < 0
+        || shell_strays_start (shell, error) < 0)
         return -1;
     if (!(shell->out = output_create (shell, error))
         || !(shell->in = input_create (shell, error))
@@ -1330,6 +1335,7 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    shell_strays_finish (shell); /* what the tasks left, before the log */
     if (shell->task_exit_timer.loop) /* the final output send reports it */
         uv_timer_stop (&shell->task_exit_timer);
     if (shell_commit_flush (shell) < 0)

@@ -20,6 +20,7 @@ struct output;
 struct input;
 struct shell_pmi;
 struct shell_pty;
+struct reaper;
 
 struct shell {
     flux_t *h;
@@ -65,6 +66,7 @@ struct shell {
      * here, sent as ONE commit by shell_commit_flush() */
     flux_kvs_txn_t *startup_txn;
     bool gathering;
+    struct reaper *reaper; /* strays.c: the shell as child subreaper */
 
     /* non-leader: the report of its last task's exit, to go with the
      * final output send (output_flush), unless the shell is not done

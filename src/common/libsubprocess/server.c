@@ -459,6 +459,16 @@ int subprocess_server_running (subprocess_server_t *s)
     return n;
 }
 
+bool subprocess_server_owns (subprocess_server_t *s, pid_t pid)
+{
+    /* an exited one was reaped: its pid may be another process's now */
+    for (struct proc *p = s ? s->procs : NULL; p && pid > 0; p = p->next) {
+        if (p->pid == pid && !p->exited)
+            return true;
+    }
+    return false;
+}
+
 json_t *subprocess_server_stats (subprocess_server_t *s)
 {
     int running = 0, zombies = 0;

@@ -202,6 +202,11 @@ int subprocess_server_terminate (subprocess_server_t *s, int signum);
 /* Children not yet reaped. */
 int subprocess_server_running (subprocess_server_t *s);
 
+/* True if pid is a child this server spawned and has not yet reaped
+ * (its exit is waited for here: a caller reaping other children must
+ * leave it alone). */
+bool subprocess_server_owns (subprocess_server_t *s, pid_t pid);
+
 /* Counters for stats-get: a new object {running, zombies, started,
  * failed, exited}. */
 json_t *subprocess_server_stats (subprocess_server_t *s);
