@@ -72,8 +72,10 @@ struct db {
     sqlite3_stmt *cp_put;
     sqlite3_stmt *cp_get;
     sqlite3_stmt *count;
-    bool compress; /* compress blobs of COMPRESS_MIN bytes or more */
-    ZSTD_CCtx *zc; /* created on first use */
+    sqlite3_stmt *begin;  /* BEGIN and COMMIT, parsed once: each */
+    sqlite3_stmt *commit; /* sqlite3_exec() cost 5-10% of a store */
+    bool compress;        /* compress blobs of COMPRESS_MIN bytes or more */
+    ZSTD_CCtx *zc;        /* created on first use */
     ZSTD_DCtx *zd;
     void *zbuf; /* compressed (store) or decompressed (load) bytes */
     size_t zbuf_size;
@@ -242,6 +244,17 @@ static void reset_reads (struct db *db)
     sqlite3_reset (db->count);
 }
 
+/* Run a prepared statement that returns no rows, and reset it. */
+static int step_once (struct db *db, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step (st);
+
+    sqlite3_reset (st);
+    if (rc != SQLITE_DONE)
+        return fail (db, rc, what);
+    return 0;
+}
+
 static int exec (struct db *db, const char *sql)
 {
     int rc;
@@ -273,6 +286,8 @@ void db_close (struct db *db)
         sqlite3_finalize (db->cp_put);
         sqlite3_finalize (db->cp_get);
         sqlite3_finalize (db->count);
+        sqlite3_finalize (db->begin);
+        sqlite3_finalize (db->commit);
         sqlite3_close (db->sq);
         ZSTD_freeCCtx (db->zc);
         ZSTD_freeDCtx (db->zd);
@@ -575,7 +590,9 @@ struct db *db_open (const char *path, const char *hashtype, bool truncate,
                     "SELECT value FROM checkpt WHERE key = '" CHECKPOINT_KEY
                     "'")
                < 0
-        || prepare (db, &db->count, "SELECT count(*) FROM objects") < 0)
+        || prepare (db, &db->count, "SELECT count(*) FROM objects") < 0
+        || prepare (db, &db->begin, "BEGIN") < 0
+        || prepare (db, &db->commit, "COMMIT") < 0)
         goto error;
     {
         sqlite3_stmt *st;
@@ -605,7 +622,7 @@ int db_begin (struct db *db)
 {
     reset_reads (db);
     db->mark = db->nrecent;
-    return exec (db, "BEGIN");
+    return step_once (db, db->begin, "BEGIN");
 }
 
 /* Sync the log (WAL) file, as sqlite's FULL does after a commit. */
@@ -629,7 +646,7 @@ static int commit (struct db *db, bool sync)
     int rc;
 
     reset_reads (db);
-    if (exec (db, "COMMIT") < 0) {
+    if (step_once (db, db->commit, "COMMIT") < 0) {
         int saved_errno = errno;
         db_rollback (db);
         errno = saved_errno;
@@ -907,7 +924,7 @@ int db_index (struct db *db)
             last = db->recent[i].id;
     }
     qsort (db->recent, db->nrecent, sizeof (*db->recent), digest_cmp);
-    if (exec (db, "BEGIN") < 0)
+    if (step_once (db, db->begin, "BEGIN") < 0)
         goto error;
     for (size_t i = 0; i < db->nrecent; i++) {
         sqlite3_bind_blob (db->idx_put, 1, db->recent[i].digest,
