@@ -62,8 +62,9 @@ t1=$(date +%s.%N)
 read -r -a a < /proc/$pid/stat
 c1=$((a[15] + a[16]))
 threads >/tmp/bjc.b.$$; stats >/tmp/bjc.sb.$$
-printf "jobs/s %.1f (wall clock, for reference); load %s\n" \
-    "$(echo "$NJOBS / ($t1 - $t0)" | bc -l)" "$(cut -d" " -f1-3 /proc/loadavg)"
+printf "jobs/s %.1f (wall clock, for reference); load %s; VmHWM %s MiB\n" \
+    "$(echo "$NJOBS / ($t1 - $t0)" | bc -l)" "$(cut -d" " -f1-3 /proc/loadavg)" \
+    "$(awk "/^VmHWM/ {print int(\$2 / 1024)}" /proc/$pid/status)"
 echo "per job, by thread: CPU ms, voluntary and involuntary context switches"
 join /tmp/bjc.a.$$ /tmp/bjc.b.$$ | awk -v n=$NJOBS "
     {d = (\$5 - \$2) / 1e6 / n; v = (\$6 - \$3) / n; w = (\$7 - \$4) / n
