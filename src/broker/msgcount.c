@@ -41,20 +41,6 @@ void msgcount_destroy (struct msgcount *mc)
     }
 }
 
-static const char *type_name (int type)
-{
-    switch (type) {
-        case FLUX_MSGTYPE_REQUEST:
-            return "request";
-        case FLUX_MSGTYPE_RESPONSE:
-            return "response";
-        case FLUX_MSGTYPE_EVENT:
-            return "event";
-        default:
-            return "other";
-    }
-}
-
 void msgcount_add (struct msgcount *mc, const char *from, const flux_msg_t *msg)
 {
     const char *topic = NULL;
@@ -66,7 +52,7 @@ void msgcount_add (struct msgcount *mc, const char *from, const flux_msg_t *msg)
         return;
     (void)flux_msg_get_type (msg, &type);
     (void)flux_msg_get_topic (msg, &topic);
-    snprintf (key, sizeof (key), "%s %s %s", from, type_name (type),
+    snprintf (key, sizeof (key), "%s %s %s", from, flux_msg_typestr (type),
               topic ? topic : "-");
     if ((n = strmap_get (mc->counts, key)))
         (*n)++;

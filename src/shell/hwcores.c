@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/utf8.h"
+
 #include "hwcores.h"
 
 struct hwcores {
@@ -54,17 +56,6 @@ int hwcores_add (const struct hwcores *hc, int i, cpu_set_t *set)
     return 0;
 }
 
-static int hexval (char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* hwloc's bitmap text in [s, end): "0x00000003", "0x00000001,0x0000ff00"
  * (words of 32 bits, most significant first; an empty word is 0:
  * "0x00000003,,0x0" is CPUs 64 and 65).  An infinite set
@@ -94,7 +85,7 @@ static int parse_bitmap (const char *s, const char *end, uint32_t **words,
             prefix = true;
         }
         for (; s < end && *s != ','; s++, digits++) {
-            int h = hexval (*s);
+            int h = hexdigit ((unsigned char)*s);
             if (h < 0 || digits >= 8)
                 goto inval;
             v = (v << 4) | (uint64_t)h;

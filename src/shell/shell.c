@@ -1335,7 +1335,7 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
-    shell_strays_finish (shell); /* what the tasks left, before the log */
+    shell_strays_finish (shell);     /* what the tasks left, before the log */
     if (shell->task_exit_timer.loop) /* the final output send reports it */
         uv_timer_stop (&shell->task_exit_timer);
     if (shell_commit_flush (shell) < 0)
