@@ -12,10 +12,9 @@
  * of its process handles only, and aborts on an error other than
  * ECHILD), so none of theirs may be taken here.
  *
- * The strays signaled are kept in a small hash set (open addressing,
- * linear probing, backward-shift deletion) so that each gets SIGTERM
- * once and SIGKILL once; a pid leaves the set when it is reaped, before
- * the kernel may give it to another process.
+ * The strays signaled are kept by pid (idtab) so that each gets SIGTERM
+ * once and SIGKILL once; a pid leaves the table when it is reaped,
+ * before the kernel may give it to another process.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -30,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libutil/idtab.h"
+
 #include "reaper.h"
 
 /* How long reaper_finish() waits for strays after their SIGKILL. */
@@ -37,9 +38,9 @@
 
 enum phase { PHASE_RUN, PHASE_TERM, PHASE_KILL };
 
-struct slot {
-    pid_t pid; /* 0: empty */
-    int sent;  /* the last signal sent */
+struct stray {
+    struct idtab_entry e; /* e.id: its pid */
+    int sent;             /* the last signal sent */
 };
 
 struct reaper {
@@ -54,154 +55,108 @@ struct reaper {
     int live; /* strays alive at the last scan of a sweep */
     struct reaper_stats stats;
 
-    struct slot *set; /* strays signaled */
-    size_t set_cap;   /* a power of 2, or 0 */
-    size_t set_count;
+    struct idtab *signaled; /* struct stray */
 
-    char *buf; /* the children file */
-    size_t buf_size;
-    pid_t *kids;
+    pid_t *kids; /* the children file, read by scan() */
     size_t nkids, kids_cap;
 };
 
 /* For reaper_kill_children(): set once, before any handler needs it. */
 static char children_path[64];
 
-/* The set of strays signaled. */
+/* The strays signaled. */
 
-static size_t slot_of (const struct reaper *r, pid_t pid)
+/* The stray pid, added if new.  NULL on ENOMEM. */
+static struct stray *stray_get (struct reaper *r, pid_t pid)
 {
-    return ((size_t)pid * 2654435761u) & (r->set_cap - 1);
-}
+    struct idtab_entry *e = idtab_lookup (r->signaled, (uint64_t)pid);
+    struct stray *st;
 
-static struct slot *set_find (struct reaper *r, pid_t pid)
-{
-    if (r->set_cap == 0)
+    if (e)
+        return (struct stray *)e;
+    if (!(st = calloc (1, sizeof (*st))))
         return NULL;
-    for (size_t i = slot_of (r, pid);; i = (i + 1) & (r->set_cap - 1)) {
-        if (r->set[i].pid == pid)
-            return &r->set[i];
-        if (r->set[i].pid == 0)
-            return NULL;
+    st->e.id = (uint64_t)pid;
+    if (idtab_insert (r->signaled, &st->e) < 0) {
+        free (st);
+        return NULL;
     }
+    return st;
 }
 
-static struct slot *set_insert_nogrow (struct reaper *r, pid_t pid)
+/* Forget pid; true if it had been signaled. */
+static bool stray_forget (struct reaper *r, pid_t pid)
 {
-    size_t i = slot_of (r, pid);
+    struct idtab_entry *e = idtab_lookup (r->signaled, (uint64_t)pid);
 
-    while (r->set[i].pid != 0 && r->set[i].pid != pid)
-        i = (i + 1) & (r->set_cap - 1);
-    if (r->set[i].pid == 0) {
-        r->set[i].pid = pid;
-        r->set[i].sent = 0;
-        r->set_count++;
-    }
-    return &r->set[i];
-}
-
-/* The slot of pid, added if new (kept at most half full).  NULL on
- * ENOMEM. */
-static struct slot *set_get (struct reaper *r, pid_t pid)
-{
-    struct slot *s;
-
-    if ((s = set_find (r, pid)))
-        return s;
-    if (2 * (r->set_count + 1) > r->set_cap) {
-        size_t oldcap = r->set_cap;
-        struct slot *old = r->set;
-        size_t cap = oldcap ? 2 * oldcap : 16;
-        if (!(r->set = calloc (cap, sizeof (*r->set)))) {
-            r->set = old;
-            return NULL;
-        }
-        r->set_cap = cap;
-        r->set_count = 0;
-        for (size_t i = 0; i < oldcap; i++) {
-            if (old[i].pid != 0)
-                set_insert_nogrow (r, old[i].pid)->sent = old[i].sent;
-        }
-        free (old);
-    }
-    return set_insert_nogrow (r, pid);
-}
-
-/* Remove pid; true if it was there. */
-static bool set_remove (struct reaper *r, pid_t pid)
-{
-    struct slot *s = set_find (r, pid);
-    size_t i, j, mask = r->set_cap - 1;
-
-    if (!s)
+    if (!e)
         return false;
-    i = (size_t)(s - r->set);
-    r->set[i].pid = 0;
-    r->set_count--;
-    /* move back what probed past the hole */
-    for (j = (i + 1) & mask; r->set[j].pid != 0; j = (j + 1) & mask) {
-        size_t home = slot_of (r, r->set[j].pid);
-        /* j's entry stays if its home lies cyclically in (i, j] */
-        if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-            continue;
-        r->set[i] = r->set[j];
-        r->set[j].pid = 0;
-        i = j;
-    }
+    idtab_remove (r->signaled, e);
+    free (e);
     return true;
 }
 
-/* The children file: into r->kids.  -1 with errno. */
-static int read_children (struct reaper *r)
+/* The children file, async-signal-safe (a buffer on the stack): cb with
+ * each pid listed.  -1 with errno if the file could not be read, or as
+ * cb failed (which stops the reading). */
+static int children_foreach (int (*cb) (pid_t pid, void *arg), void *arg)
 {
-    size_t len = 0;
-    ssize_t n;
-    int fd;
+    char buf[256];
+    long pid = 0;
+    bool digits = false;
+    ssize_t n = 0;
+    int fd, e, rc = 0;
 
-    r->nkids = 0;
     if ((fd = open (children_path, O_RDONLY | O_CLOEXEC)) < 0)
         return -1;
-    for (;;) {
-        if (len + 1 >= r->buf_size) {
-            size_t size = r->buf_size ? 2 * r->buf_size : 256;
-            char *p = realloc (r->buf, size);
-            if (!p) {
-                close (fd);
-                return -1;
+    while (rc == 0
+           && ((n = read (fd, buf, sizeof (buf))) > 0
+               || (n < 0 && errno == EINTR))) {
+        for (ssize_t i = 0; i < n && rc == 0; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9' && pid < INT32_MAX / 10) {
+                pid = pid * 10 + (buf[i] - '0');
+                digits = true;
+                continue;
             }
-            r->buf = p;
-            r->buf_size = size;
+            if (digits && pid > 0)
+                rc = cb ((pid_t)pid, arg);
+            pid = 0;
+            digits = false;
         }
-        n = read (fd, r->buf + len, r->buf_size - len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
     }
+    if (rc == 0 && n < 0)
+        rc = -1;
+    else if (rc == 0 && digits && pid > 0)
+        rc = cb ((pid_t)pid, arg);
+    e = errno;
     close (fd);
-    if (n < 0)
-        return -1;
-    r->buf[len] = '\0';
-    for (char *p = r->buf, *end; *p; p = end) {
-        long pid = strtol (p, &end, 10);
-        if (end == p) {
-            end++;
-            continue;
-        }
-        if (pid <= 0 || pid > INT32_MAX)
-            continue;
-        if (r->nkids == r->kids_cap) {
-            size_t cap = r->kids_cap ? 2 * r->kids_cap : 16;
-            pid_t *k = realloc (r->kids, cap * sizeof (*k));
-            if (!k)
-                return -1;
-            r->kids = k;
-            r->kids_cap = cap;
-        }
-        r->kids[r->nkids++] = (pid_t)pid;
+    errno = e;
+    return rc;
+}
+
+static int add_kid (pid_t pid, void *arg)
+{
+    struct reaper *r = arg;
+
+    if (r->nkids == r->kids_cap) {
+        size_t cap = r->kids_cap ? 2 * r->kids_cap : 16;
+        pid_t *k = realloc (r->kids, cap * sizeof (*k));
+        if (!k)
+            return -1;
+        r->kids = k;
+        r->kids_cap = cap;
     }
+    r->kids[r->nkids++] = pid;
     return 0;
+}
+
+/* The children file: into r->kids (read whole before any is reaped:
+ * reaping one while the file is read could make the read skip another).
+ * -1 with errno. */
+static int read_children (struct reaper *r)
+{
+    r->nkids = 0;
+    return children_foreach (add_kid, r);
 }
 
 /* Reap pid if it exited; true if it did. */
@@ -215,12 +170,12 @@ static bool reap (struct reaper *r, pid_t pid)
         rc = waitid (P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
     } while (rc < 0 && errno == EINTR);
     if (rc < 0) { /* ECHILD: not ours any more */
-        (void)set_remove (r, pid);
+        (void)stray_forget (r, pid);
         return true;
     }
     if (si.si_pid != pid)
         return false;
-    if (!set_remove (r, pid))
+    if (!stray_forget (r, pid))
         r->stats.exited++;
     return true;
 }
@@ -237,7 +192,7 @@ static void signal_stray (pid_t pid, int sig)
 static void end_stray (struct reaper *r, pid_t pid)
 {
     int sig = r->phase == PHASE_KILL ? SIGKILL : SIGTERM;
-    struct slot *s = set_get (r, pid);
+    struct stray *s = stray_get (r, pid);
 
     if (!s) { /* out of memory: signal it anyway, uncounted */
         signal_stray (pid, sig);
@@ -360,14 +315,24 @@ void reaper_get_stats (struct reaper *r, struct reaper_stats *stats)
         memset (stats, 0, sizeof (*stats));
 }
 
-static void close_cb (uv_handle_t *h)
+static void free_stray (struct idtab_entry *e, void *arg)
 {
-    struct reaper *r = h->data;
+    free (e);
+}
 
-    free (r->set);
-    free (r->buf);
+static void reaper_free (struct reaper *r)
+{
+    if (r->signaled) {
+        idtab_foreach (r->signaled, free_stray, NULL);
+        idtab_destroy (r->signaled);
+    }
     free (r->kids);
     free (r);
+}
+
+static void close_cb (uv_handle_t *h)
+{
+    reaper_free (h->data);
 }
 
 struct reaper *reaper_create (uv_loop_t *loop, const struct reaper_ops *ops,
@@ -389,13 +354,17 @@ struct reaper *reaper_create (uv_loop_t *loop, const struct reaper_ops *ops,
         return NULL;
     if (!(r = calloc (1, sizeof (*r))))
         return NULL;
+    if (!(r->signaled = idtab_create ())) {
+        reaper_free (r);
+        return NULL;
+    }
     r->loop = loop;
     r->ops = ops;
     r->arg = arg;
     r->grace_ms = (uint64_t)(grace * 1000. + 0.5);
     r->timer.data = r;
     if ((e = uv_timer_init (loop, &r->timer)) < 0) {
-        free (r);
+        reaper_free (r);
         errno = -e;
         return NULL;
     }
@@ -434,35 +403,19 @@ static bool kill_live (pid_t pid)
     return true;
 }
 
+static int kill_one (pid_t pid, void *arg)
+{
+    if (kill_live (pid))
+        (*(int *)arg)++;
+    return 0;
+}
+
 /* One pass over the children file: kill_live() each; how many lived. */
 static int kill_pass (void)
 {
-    char buf[256];
-    long pid = 0;
-    bool digits = false;
     int live = 0;
-    ssize_t n;
-    int fd;
 
-    if ((fd = open (children_path, O_RDONLY | O_CLOEXEC)) < 0)
-        return 0;
-    while ((n = read (fd, buf, sizeof (buf))) > 0
-           || (n < 0 && errno == EINTR)) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] >= '0' && buf[i] <= '9' && pid < INT32_MAX / 10) {
-                pid = pid * 10 + (buf[i] - '0');
-                digits = true;
-                continue;
-            }
-            if (digits && pid > 0 && kill_live ((pid_t)pid))
-                live++;
-            pid = 0;
-            digits = false;
-        }
-    }
-    if (digits && pid > 0 && kill_live ((pid_t)pid))
-        live++;
-    close (fd);
+    (void)children_foreach (kill_one, &live);
     return live;
 }
 

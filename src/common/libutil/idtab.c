@@ -122,7 +122,10 @@ void idtab_foreach (struct idtab *t,
                     void (*fn) (struct idtab_entry *e, void *arg), void *arg)
 {
     for (size_t i = 0; i < t->nbuckets; i++) {
-        for (struct idtab_entry *e = t->buckets[i]; e; e = e->next)
+        struct idtab_entry *next;
+        for (struct idtab_entry *e = t->buckets[i]; e; e = next) {
+            next = e->next;
             fn (e, arg);
+        }
     }
 }

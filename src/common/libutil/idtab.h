@@ -40,7 +40,8 @@ void idtab_remove (struct idtab *t, struct idtab_entry *e);
 
 size_t idtab_count (const struct idtab *t);
 
-/* Call fn on every entry (fn must not insert or remove). */
+/* Call fn on every entry.  fn may remove (and free) the entry it is
+ * given, but must not insert or remove any other. */
 void idtab_foreach (struct idtab *t,
                     void (*fn) (struct idtab_entry *e, void *arg), void *arg);
 

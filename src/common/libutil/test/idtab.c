@@ -12,6 +12,21 @@ static void count_cb (struct idtab_entry *e, void *arg)
     (*(size_t *)arg)++;
 }
 
+struct drain {
+    struct idtab *t;
+    size_t n;
+};
+
+/* Remove the entry given and spoil its link, as freeing it would. */
+static void remove_cb (struct idtab_entry *e, void *arg)
+{
+    struct drain *d = arg;
+
+    idtab_remove (d->t, e);
+    e->next = NULL;
+    d->n++;
+}
+
 int main (int argc, char **argv)
 {
     enum { N = 10000 };
@@ -57,6 +72,10 @@ int main (int argc, char **argv)
             all = false;
     }
     ok (all, "the removed are gone, the others remain");
+    struct drain d = {.t = t};
+    idtab_foreach (t, remove_cb, &d);
+    ok (d.n == N / 2 && idtab_count (t) == 0,
+        "foreach may remove the entry it is given: all %zu visited", d.n);
     idtab_destroy (t);
     idtab_destroy (NULL);
     free (e);
