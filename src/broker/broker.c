@@ -1745,7 +1745,7 @@ static bool child_sub_request (struct broker *b, flux_msg_t *msg, int idx)
              || !evroute_key (prefix, key, sizeof (key))
              || strcmp (key, prefix))
         router_respond_error (b, msg, EPROTO, "expected {prefix:s}, a key");
-    else if (topic[11] == 'd')
+    else if (!strcmp (topic, "broker.sub-del"))
         sub_unref (b, idx, prefix);
     else if ((rc = sub_ref (b, idx, prefix, msg)) < 0)
         router_respond_error (b, msg, errno, NULL);

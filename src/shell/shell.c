@@ -755,8 +755,6 @@ static int connect_broker (struct shell *shell, uint64_t id,
     flux_msg_handler_t *mh;
     flux_future_t *rank_f = NULL, *rundir_f = NULL, *sub_f = NULL;
     const char *s;
-    char *end;
-    unsigned long n;
     int rc = -1;
 
     if (!(shell->h = flux_open_ex (NULL, 0, error)))
@@ -777,17 +775,13 @@ static int connect_broker (struct shell *shell, uint64_t id,
         errprintf (error, "connecting: %s", strerror (errno));
         goto out;
     }
-    if (!(s = attr_value (rank_f))) {
+    /* cached as flux_get_rank() would have it, and parsed by it */
+    if (!(s = attr_value (rank_f))
+        || flux_attr_set_cacheonly (shell->h, "rank", s) < 0
+        || flux_get_rank (shell->h, &shell->broker_rank) < 0) {
         errprintf (error, "getting the broker rank: %s", strerror (errno));
         goto out;
     }
-    errno = 0;
-    n = strtoul (s, &end, 10);
-    if (errno || *end || end == s || n > UINT32_MAX) {
-        errprintf (error, "getting the broker rank: bad value %s", s);
-        goto out;
-    }
-    shell->broker_rank = (uint32_t)n;
     /* none: FLUX_JOB_TMPDIR goes in /tmp */
     if ((s = attr_value (rundir_f)) && !(shell->rundir = strdup (s))) {
         errprintf (error, "out of memory");
@@ -1046,29 +1040,37 @@ static void parse_pgrp_option (struct shell *shell)
  * directory's lock: a third of a shell's CPU in perf, with builds
  * beside), and the 64 shells of a 64-broker job on one machine use 64
  * rundirs, not one /tmp. */
+/* shell->tmpdir in base: -1 with errno (ENOMEM: shell->tmpdir NULL). */
+static int tmpdir_in (struct shell *shell, const char *base)
+{
+    if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
+                  shell->info->shell_rank, shell->jobid_plain)
+        < 0) {
+        shell->tmpdir = NULL;
+        errno = ENOMEM;
+        return -1;
+    }
+    return mkdir (shell->tmpdir, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
 {
     const char *base = shell->rundir;
 
     if (base && *base) {
-        if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
-                      shell->info->shell_rank, shell->jobid_plain)
-            < 0)
-            return errprintf (error, "out of memory");
-        if (mkdir (shell->tmpdir, 0700) == 0 || errno == EEXIST)
+        if (tmpdir_in (shell, base) == 0)
             return 0;
+        if (!shell->tmpdir)
+            return errprintf (error, "out of memory");
         free (shell->tmpdir);
         shell->tmpdir = NULL;
     }
     if (!(base = getenv ("TMPDIR")) || !*base)
         base = "/tmp";
-    if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
-                  shell->info->shell_rank, shell->jobid_plain)
-        < 0)
-        return errprintf (error, "out of memory");
-    if (mkdir (shell->tmpdir, 0700) < 0 && errno != EEXIST)
-        return errprintf (error, "FLUX_JOB_TMPDIR %s: %s", shell->tmpdir,
-                          strerror (errno));
+    if (tmpdir_in (shell, base) < 0)
+        return shell->tmpdir ? errprintf (error, "FLUX_JOB_TMPDIR %s: %s",
+                                          shell->tmpdir, strerror (errno))
+                             : errprintf (error, "out of memory");
     return 0;
 }
 
