@@ -18,24 +18,6 @@ groups the shell reported.  The nosetpgrp shell option.'
 D=300.$$
 T="timeout -k 10 120"
 
-# gone PID [SECONDS]: until PID is no more (or a zombie), 30 s at most
-gone () {
-	for i in $(seq $((${2:-30} * 10))); do
-		test -e /proc/$1 || return 0
-		grep -q "^State:.Z" /proc/$1/status 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "process $1 still there: $(ps -o pid=,args= -p $1)" >&2
-	return 1
-}
-# wait_file FILE: until FILE is not empty, 60 s at most
-wait_file () {
-	for i in $(seq 600); do
-		test -s $1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # a task sh whose child runs in the background: "sh -c 'cmd & wait'";
 # NAME.child.TASKRANK gets the child's pid
 bg_task () {

@@ -16,16 +16,6 @@ exit, flux job kill, cancel and a time limit (issue 21).'
 D=9$$
 T="timeout -k 5 60"
 
-# gone PID [SECONDS]: until PID is no more (or a zombie), 30 s at most
-gone () {
-	for i in $(seq $((${2:-30} * 10))); do
-		test -e /proc/$1 || return 0
-		grep -q "^State:.Z" /proc/$1/status 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "process $1 still there: $(ps -o pid=,args= -p $1)" >&2
-	return 1
-}
 # none_left ARG: no "sleep ARG" runs
 none_left () {
 	if pgrep -f "^sleep $1\$" >left.pids; then
@@ -39,14 +29,6 @@ none_left () {
 # then wait for it)
 kill_left () {
 	pkill -9 -f "^sleep $1" || :
-}
-# wait_file FILE: until FILE is not empty, 60 s at most
-wait_file () {
-	for i in $(seq 600); do
-		test -s $1 && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 test_expect_success 'start a broker' '

@@ -237,16 +237,6 @@ start_job () {
 	IMPPID=$(ps -o ppid= -p $SHELLPID | tr -d " ") &&
 	test "$(readlink /proc/$IMPPID/exe)" = "$D/bin/flux-imp"
 }
-# gone PID: the process exits (a zombie no one reaps counts as gone)
-gone () {
-	for i in $(seq 300); do
-		state=$(sed -n "s/^State:[[:space:]]*\([A-Z]\).*/\1/p" \
-			/proc/$1/status 2>/dev/null)
-		test -z "$state" || test "$state" = Z && return 0
-		sleep 0.1
-	done
-	return 1
-}
 test_expect_success 'SIGTERM to the IMP reaches the shell; the IMP dies of it' '
 	start_job &&
 	test "$(stat -c %u /proc/$SHELLPID)" = "$(uidof $ALICE)" &&

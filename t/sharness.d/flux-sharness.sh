@@ -81,6 +81,27 @@ eventually () {
 	done
 }
 
+# gone PID [SECONDS]: until PID is no more (or a zombie), 30 s at most;
+# says what still runs when it gives up
+gone () {
+	for i in $(seq $((${2:-30} * 10))); do
+		test -e /proc/$1 || return 0
+		grep -q "^State:.Z" /proc/$1/status 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "process $1 still there: $(ps -o pid=,args= -p $1)" >&2
+	return 1
+}
+
+# wait_file FILE: until FILE is not empty, 60 s at most
+wait_file () {
+	for i in $(seq 600); do
+		test -s $1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # run_bg NAME ARGS...: flux run ARGS in the background, its pid in
 # NAME.pid written by the process itself, so that a signal goes to flux
 # run and not to a subshell of the test, which may ignore SIGINT; its
