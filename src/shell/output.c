@@ -335,16 +335,6 @@ error:
         fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
 }
 
-void output_log (struct output *out, int level, const char *msg)
-{
-    if (out)
-        (void)append_entry (
-            out,
-            eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
-                                 out->shell->info->shell_rank, "level", level,
-                                 "message", msg, "component", "output"));
-}
-
 void output_log_component (struct output *out, int level, const char *component,
                            const char *msg)
 {
@@ -354,6 +344,11 @@ void output_log_component (struct output *out, int level, const char *component,
             eventlog_entry_pack (0, "log", "{s:i s:i s:s s:s}", "rank",
                                  out->shell->info->shell_rank, "level", level,
                                  "message", msg, "component", component));
+}
+
+void output_log (struct output *out, int level, const char *msg)
+{
+    output_log_component (out, level, "output", msg);
 }
 
 static void write_file (struct output *out, int stream, const char *data,

@@ -388,15 +388,6 @@ done:
     return rc;
 }
 
-/* Ranks > 0: learn primary from upstream when first asked (nssvc.c
- * follows each namespace's events while it is known). */
-static int init_rankN (struct kvs_ctx *ctx, flux_error_t *error)
-{
-    (void)ctx;
-    (void)error;
-    return 0;
-}
-
 static void ctx_destroy (struct kvs_ctx *ctx)
 {
     if (ctx) {
@@ -477,7 +468,9 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
         errprintf (error, "out of memory");
         goto error;
     }
-    if (ctx->rank == 0 ? init_rank0 (ctx, error) : init_rankN (ctx, error))
+    /* ranks > 0 learn primary from upstream when first asked (nssvc.c
+     * follows each namespace's events while it is known) */
+    if (ctx->rank == 0 && init_rank0 (ctx, error) < 0)
         goto error;
     if (age_timer_start (ctx) < 0) {
         errprintf (error, "out of memory");
