@@ -120,67 +120,101 @@ static const char *attr (const char *tag, const char *end, const char *name,
     return p + len;
 }
 
-/* One pass over the <object> tags: count the cores and their widest
- * set (hc->words NULL), or fill hc->words (allocated for that). */
-static int scan (struct hwcores *hc, const char *xml, flux_error_t *error)
+struct coreset {
+    uint32_t *w; /* least significant word first */
+    int n;
+};
+
+static void coresets_free (struct coreset *cs, int n)
+{
+    for (int i = 0; i < n; i++)
+        free (cs[i].w);
+    free (cs);
+}
+
+/* One pass over the <object> tags: each core's set, in document order,
+ * into *csp (*ncp of them). */
+static int scan (const char *xml, struct coreset **csp, int *ncp,
+                 flux_error_t *error)
 {
     const char *p = xml;
-    int ncores = 0;
+    struct coreset *cs = NULL;
+    int ncores = 0, cap = 0;
 
     while ((p = strstr (p, "<object"))) {
         const char *end = strchr (p, '>');
         const char *v, *vend;
         uint32_t *w = NULL;
         int n;
-        if (!end)
-            return errprintf (error, "topology: unterminated <object> tag");
+        if (!end) {
+            errprintf (error, "topology: unterminated <object> tag");
+            goto error;
+        }
         if ((v = attr (p, end, " type=\"", &vend)) && vend - v == 4
             && !memcmp (v, "Core", 4)) {
             if (!(v = attr (p, end, " cpuset=\"", &vend))
-                || parse_bitmap (v, vend, &w, &n) < 0)
-                return errprintf (
-                    error, "topology: core %d has no valid cpuset", ncores);
+                || parse_bitmap (v, vend, &w, &n) < 0) {
+                errprintf (error, "topology: core %d has no valid cpuset",
+                           ncores);
+                goto error;
+            }
             /* the words past the set's highest CPU are dropped */
             while (n > 1 && w[n - 1] == 0)
                 n--;
-            if (!hc->words) {
-                if (n > hc->nwords)
-                    hc->nwords = n;
+            if (ncores == cap) {
+                int ncap = cap ? 2 * cap : 64;
+                struct coreset *c = realloc (cs, ncap * sizeof (*c));
+                if (!c) {
+                    free (w);
+                    errprintf (error, "out of memory");
+                    goto error;
+                }
+                cs = c;
+                cap = ncap;
             }
-            else if (ncores < hc->ncores && n <= hc->nwords)
-                memcpy (hc->words + (size_t)ncores * hc->nwords, w,
-                        n * sizeof (*w));
-            free (w);
-            ncores++;
+            cs[ncores++] = (struct coreset){w, n};
         }
         p = end;
     }
-    if (!hc->words)
-        hc->ncores = ncores;
+    *csp = cs;
+    *ncp = ncores;
     return 0;
+error:
+    coresets_free (cs, ncores);
+    return -1;
 }
 
 struct hwcores *hwcores_parse (const char *xml, flux_error_t *error)
 {
     struct hwcores *hc = calloc (1, sizeof (*hc));
+    struct coreset *cs = NULL;
+    int n = 0;
 
     if (!hc || !xml) {
         errprintf (error, "%s", hc ? "no topology" : strerror (errno));
         goto error;
     }
-    if (scan (hc, xml, error) < 0)
+    if (scan (xml, &cs, &n, error) < 0)
         goto error;
-    if (hc->ncores > 0) {
-        if (!(hc->words = calloc ((size_t)hc->ncores * hc->nwords,
-                                  sizeof (*hc->words)))) {
+    for (int i = 0; i < n; i++) {
+        if (cs[i].n > hc->nwords)
+            hc->nwords = cs[i].n;
+    }
+    if (n > 0) {
+        if (!(hc->words
+              = calloc ((size_t)n * hc->nwords, sizeof (*hc->words)))) {
             errprintf (error, "out of memory");
             goto error;
         }
-        if (scan (hc, xml, error) < 0)
-            goto error;
+        for (int i = 0; i < n; i++)
+            memcpy (hc->words + (size_t)i * hc->nwords, cs[i].w,
+                    cs[i].n * sizeof (*cs[i].w));
     }
+    hc->ncores = n;
+    coresets_free (cs, n);
     return hc;
 error:
+    coresets_free (cs, n);
     hwcores_destroy (hc);
     return NULL;
 }
