@@ -17,7 +17,7 @@ struct entry {
     int count;         /* holders: local subscribers and children */
     int pending;       /* registrations with the parent not yet acked */
     flux_msg_t **held; /* requests answered once pending is 0 */
-    size_t nheld;
+    size_t nheld, heldcap;
 };
 
 struct evroute {
@@ -229,9 +229,13 @@ int evroute_hold (struct evroute *r, const char *key, const flux_msg_t *req)
 
     if (!e || e->pending == 0)
         return 0;
-    if (!(v = realloc (e->held, (e->nheld + 1) * sizeof (*v))))
-        return -1;
-    e->held = v;
+    if (e->nheld == e->heldcap) {
+        size_t cap = e->heldcap ? 2 * e->heldcap : 4;
+        if (!(v = realloc (e->held, cap * sizeof (*v))))
+            return -1;
+        e->held = v;
+        e->heldcap = cap;
+    }
     e->held[e->nheld++] = (flux_msg_t *)flux_msg_incref (req);
     return 1;
 }
@@ -249,7 +253,7 @@ void evroute_acked (struct evroute *r, const char *key,
     held = e->held;
     n = e->nheld;
     e->held = NULL;
-    e->nheld = 0;
+    e->nheld = e->heldcap = 0;
     entry_gc (r, key, e); /* e may be gone: release may change the map */
     for (i = 0; i < n; i++) {
         if (release)
