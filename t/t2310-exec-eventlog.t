@@ -52,6 +52,14 @@ test_expect_success 'the end of a job (finish release free clean) is one eventlo
 	test "$(jq -r .name evlog.last | tr "\n" " ")" = \
 		"finish release free clean "
 '
+test_expect_success 'alloc and start of a job are one eventlog append' '
+	for ref in $(jq -r ".data[]" evlog.treeobj); do
+		flux content load $ref | jq -r .name | tr "\n" " " &&
+		echo || return 1
+	done >evlog.blobs &&
+	cat evlog.blobs &&
+	grep -x "alloc start " evlog.blobs
+'
 test_expect_success 'after the job: job.<id>.guest holds it, the namespace is gone' '
 	id=$(cat job1) &&
 	flux kvs get $(kvskey $id).guest.exec.eventlog >copy.out &&

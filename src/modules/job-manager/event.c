@@ -20,14 +20,17 @@
  * each append costs the KVS a blob, its hash and a row in the store, and
  * a restart a load.
  *
- * Holding the end of a job: from its first event in CLEANUP (finish, or
- * an exception) a job posts release, free and clean within a few ms,
- * each an answer to the exec service or the scheduler.  Committed as
- * they come, they cost up to three commits (three root changes, three
- * synced transactions) per job.  So the appends of a job in CLEANUP are
+ * Holding: from its first event in CLEANUP (finish, or an exception) a
+ * job posts release, free and clean within a few ms, each an answer to
+ * the exec service or the scheduler; alloc is followed by start as soon
+ * as the exec service has started the shells.  Committed as they come,
+ * these cost up to five commits (root changes, synced transactions) per
+ * job.  So the appends of a job in CLEANUP, or in RUN before start, are
  * held back from the commit, for at most HOLD_MS, and carried into the
- * next batch; "clean" (the job INACTIVE) ends the hold, so the end of a
- * job is usually one append.  The journal has a held event at once and
+ * next batch; "start" or "clean" ends the hold, so the start of a job
+ * is usually one append and its end another.  (R, which the alloc
+ * response may carry, is a put of its own, not held: it is in the KVS
+ * no later than before.)  The journal has a held event at once and
  * the actions taken on it do not wait for a commit; readers of the
  * eventlog in the KVS see it up to HOLD_MS later (attach waits for
  * clean, which is not held); anything queued with event_after_commit()
@@ -511,9 +514,17 @@ static struct pend *pend_new (struct batch *b, struct job *job)
     return p;
 }
 
+/* Is the job between two events that come within a few ms: alloc and
+ * start, or the first event of CLEANUP and clean? */
+static bool holding_state (const struct jobx *x)
+{
+    return x->js.state == FLUX_JOB_STATE_CLEANUP
+           || (x->js.state == FLUX_JOB_STATE_RUN && !x->js.started);
+}
+
 /* Append the entry to the job's eventlog in the open batch (the job's
- * state is already the event's).  A job's first append in CLEANUP
- * starts a hold, any append in another state ends it. */
+ * state is already the event's).  A job's first append in a holding
+ * state starts a hold, any append in another state ends it. */
 static int log_entry (struct event *ev, struct job *job, const char *line)
 {
     struct pend *p;
@@ -524,7 +535,7 @@ static int log_entry (struct event *ev, struct job *job, const char *line)
     fresh = p->text.len == 0;
     if (textbuf_append (&p->text, line, strlen (line)) < 0)
         return -1;
-    if (job->x->js.state != FLUX_JOB_STATE_CLEANUP)
+    if (!holding_state (job->x))
         p->hold_until = 0;
     else if (fresh)
         p->hold_until
