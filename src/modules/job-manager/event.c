@@ -70,7 +70,16 @@ struct pend {
     struct textbuf text;
     struct job *job;     /* the job, valid while held */
     uint64_t hold_until; /* loop time (ms) the hold ends, 0: not held */
+    char *put_key;       /* a put that goes with the appends (R), or NULL */
+    char *put_val;
 };
+
+static void pend_clear_put (struct pend *p)
+{
+    free (p->put_key);
+    free (p->put_val);
+    p->put_key = p->put_val = NULL;
+}
 
 struct batch {
     flux_kvs_txn_t *txn;
@@ -115,6 +124,7 @@ static struct batch *batch_create (struct event *ev)
 }
 
 static struct pend *pend_new (struct batch *b, struct job *job);
+static struct pend *pend_get (struct batch *b, struct job *job);
 
 static bool held (struct event *ev, struct batch *b, const struct pend *p,
                   uint64_t now)
@@ -138,12 +148,21 @@ static int batch_write_pends (struct event *ev, struct batch *b,
             q->text = p->text;
             p->text = t;
             q->hold_until = p->hold_until;
+            q->put_key = p->put_key; /* moved, not copied */
+            q->put_val = p->put_val;
+            p->put_key = p->put_val = NULL;
             ev->held++;
             continue;
         }
-        if (flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key, p->text.data,
-                                  p->text.len)
-            < 0)
+        if (p->put_key) {
+            if (flux_kvs_txn_put (b->txn, 0, p->put_key, p->put_val) < 0)
+                return -1;
+            pend_clear_put (p);
+        }
+        if (p->text.len > 0
+            && flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key,
+                                     p->text.data, p->text.len)
+                   < 0)
             return -1;
     }
     b->npends = 0;
@@ -204,8 +223,10 @@ static void batch_finish (struct jobmgr *jm, struct batch *b, int errnum)
         free (cb);
     }
     flux_kvs_txn_destroy (b->txn);
-    for (size_t i = 0; i < b->maxpends; i++)
+    for (size_t i = 0; i < b->maxpends; i++) {
         textbuf_free (&b->pends[i].text);
+        pend_clear_put (&b->pends[i]);
+    }
     free (b->pends);
     free (b);
 }
@@ -477,6 +498,37 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     return rc;
 }
 
+int event_job_put (struct jobmgr *jm, struct job *job, const char *name,
+                   json_t *value)
+{
+    struct batch *b = jm->event->open;
+    struct pend *p;
+    char key[64], *s;
+
+    if (!job->x || job_kvs_key (key, sizeof (key), job->id, name) < 0
+        || !(s = jsonemit (value, JSON_COMPACT | JSON_ENCODE_ANY, NULL)))
+        return -1;
+    if (!(p = pend_get (b, job))) {
+        free (s);
+        return -1;
+    }
+    if (p->put_key && strcmp (p->put_key, key) != 0) {
+        /* another key waits: it goes now, ahead of this one */
+        if (flux_kvs_txn_put (b->txn, 0, p->put_key, p->put_val) < 0) {
+            free (s);
+            return -1;
+        }
+        b->nops++;
+    }
+    pend_clear_put (p);
+    if (!(p->put_key = strdup (key))) {
+        free (s);
+        return -1;
+    }
+    p->put_val = s;
+    return 0;
+}
+
 /* A pend's text buffer is kept for the next pend of its batch, unless it
  * grew larger than this. */
 #define PEND_KEEP 4096
@@ -508,6 +560,7 @@ static struct pend *pend_new (struct batch *b, struct job *job)
     textbuf_reset (&p->text, PEND_KEEP); /* reused from an earlier pend */
     p->job = job;
     p->hold_until = 0;
+    pend_clear_put (p); /* NULL already: written or moved */
     job->x->pend_seq = b->seq;
     job->x->pend_idx = b->npends++;
     b->nops++;

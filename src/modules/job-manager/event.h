@@ -54,6 +54,13 @@ int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
  * posted later).  value NULL unlinks key.  -1 with errno. */
 int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value);
 
+/* Put job.<id>.<name> (the job's R) in the commit that carries the job's
+ * next appends, ahead of them (it is held with them).  At most one such
+ * put waits per job: another name first commits the one before.  -1
+ * with errno. */
+int event_job_put (struct jobmgr *jm, struct job *job, const char *name,
+                   json_t *value);
+
 /* Call fn (jm, arg, errnum) once the events posted so far are committed
  * (errnum 0), or the commit failed (errnum set).  -1 with ENOMEM. */
 typedef void (*event_commit_f) (struct jobmgr *jm, void *arg, int errnum);
