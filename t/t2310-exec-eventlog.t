@@ -42,6 +42,24 @@ test_expect_success 'a simulated job: exec.eventlog has init starting complete d
 	test_cmp long.out short.out &&
 	echo $id >job1
 '
+test_expect_success 'the end of a job (finish release free clean) is one eventlog append' '
+	id=$(flux submit $SIM=0.1s true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux kvs get --treeobj $(kvskey $id).eventlog >evlog.treeobj &&
+	last=$(jq -r ".data[-1]" evlog.treeobj) &&
+	flux content load $last >evlog.last &&
+	cat evlog.last &&
+	test "$(jq -r .name evlog.last | tr "\n" " ")" = \
+		"finish release free clean "
+'
+test_expect_success 'alloc and start of a job are one eventlog append' '
+	for ref in $(jq -r ".data[]" evlog.treeobj); do
+		flux content load $ref | jq -r .name | tr "\n" " " &&
+		echo || return 1
+	done >evlog.blobs &&
+	cat evlog.blobs &&
+	grep -x "alloc start " evlog.blobs
+'
 test_expect_success 'after the job: job.<id>.guest holds it, the namespace is gone' '
 	id=$(cat job1) &&
 	flux kvs get $(kvskey $id).guest.exec.eventlog >copy.out &&

@@ -10,9 +10,9 @@
  * g->committed bytes of it are in the KVS.
  *
  * Closing is a sequence of stages, each done once nothing is in flight:
- *   FLUSH   post "done" and commit the rest; the commit's root is the
- *           namespace's final root (if that commit failed: the root as it
- *           is, kvs.getroot, and the rest goes with the copy)
+ *   FLUSH   post "done"; the namespace's root as it is (kvs.getroot:
+ *           the shells are gone) is its final root, and the events not
+ *           committed to it (complete, done) go with the copy
  *   LINK    put that root at job.<id>.guest; if the namespace was lost,
  *           job-exec's own events there instead; if it never existed,
  *           unlink the symlink
@@ -721,11 +721,12 @@ static void advance (struct guest *g)
                     g->stage = C_LINK;
                     break;
                 }
-                /* commit the rest, done last: its root is the final one;
-                 * if that failed, take the root as it is and append the
-                 * rest to the copy */
-                g->step
-                    = pending (g) && !g->flush_failed ? S_COMMIT : S_GETROOT;
+                /* the shells are gone: the namespace's root as it is
+                 * now is its final one, and job-exec's last events
+                 * (complete, done) are appended to the copy, in the
+                 * primary commit that puts it in place (one commit to
+                 * the namespace less per job) */
+                g->step = S_GETROOT;
                 send_step (g);
                 return;
             case C_LINK:

@@ -759,7 +759,7 @@ static void alloc_success (struct alloc *a, struct job *job, json_t *R)
     if (R) {
         json_decref (x->R);
         x->R = json_deep_copy (R);
-        (void)event_kvs_put (a->jm, key, x->R);
+        (void)event_job_put (a->jm, job, "R", x->R);
         post_alloc (a, job);
         return;
     }

@@ -19,6 +19,25 @@
  * validate, depend, priority; the end: finish, release, free, clean), and
  * each append costs the KVS a blob, its hash and a row in the store, and
  * a restart a load.
+ *
+ * Holding: from its first event in CLEANUP (finish, or an exception) a
+ * job posts release, free and clean within a few ms, each an answer to
+ * the exec service or the scheduler; alloc is followed by start as soon
+ * as the exec service has started the shells.  Committed as they come,
+ * these cost up to five commits (root changes, synced transactions) per
+ * job.  So the appends of a job in CLEANUP, or in RUN before start, are
+ * held back from the commit, for at most HOLD_MS, and carried into the
+ * next batch; "start" or "clean" ends the hold, so the start of a job
+ * is usually one append and its end another.  (R, which the alloc
+ * response may carry, is a put of its own, not held: it is in the KVS
+ * no later than before.)  The journal has a held event at once and
+ * the actions taken on it do not wait for a commit; readers of the
+ * eventlog in the KVS see it up to HOLD_MS later (attach waits for
+ * clean, which is not held); anything queued with event_after_commit()
+ * ends the holds of its batch, as does event_flush_sync (unload).  A
+ * broker that dies loses at most HOLD_MS more of a job's end than before.  A
+ * key that might touch an eventlog (event_kvs_put) writes every pend first,
+ * held or not.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -36,6 +55,9 @@
 #include "libkvs/kvs.h"
 #include "libutil/textbuf.h"
 
+/* The longest an append of a job in CLEANUP is held back (ms) */
+#define HOLD_MS 20
+
 struct commit_cb {
     struct commit_cb *next;
     event_commit_f fn;
@@ -46,7 +68,18 @@ struct commit_cb {
 struct pend {
     char key[64];
     struct textbuf text;
+    struct job *job;     /* the job, valid while held */
+    uint64_t hold_until; /* loop time (ms) the hold ends, 0: not held */
+    char *put_key;       /* a put that goes with the appends (R), or NULL */
+    char *put_val;
 };
+
+static void pend_clear_put (struct pend *p)
+{
+    free (p->put_key);
+    free (p->put_val);
+    p->put_key = p->put_val = NULL;
+}
 
 struct batch {
     flux_kvs_txn_t *txn;
@@ -56,6 +89,7 @@ struct batch {
     unsigned long seq; /* jobs with x->pend_seq == seq have a pend here */
     struct pend *pends;
     size_t npends, maxpends;
+    bool nohold; /* something waits on this batch: write every pend */
 };
 
 struct event {
@@ -69,7 +103,10 @@ struct event {
     struct waitlist_item kvs_wi;
     unsigned long commits;
     unsigned long max_batch;
-    unsigned long seq; /* the last batch seq handed out */
+    unsigned long seq;      /* the last batch seq handed out */
+    uv_timer_t *hold_timer; /* the end of the earliest hold, or NULL */
+    bool nohold;            /* flushing for unload: hold nothing */
+    unsigned long held;     /* appends carried into a later batch */
 };
 
 static struct batch *batch_create (struct event *ev)
@@ -86,21 +123,90 @@ static struct batch *batch_create (struct event *ev)
     return b;
 }
 
+static struct pend *pend_new (struct batch *b, struct job *job);
+static struct pend *pend_get (struct batch *b, struct job *job);
+
+static bool held (struct event *ev, struct batch *b, const struct pend *p,
+                  uint64_t now)
+{
+    return !ev->nohold && !b->nohold && p->hold_until > now;
+}
+
 /* Write the gathered appends into b's transaction, in the order their
  * jobs first posted, and start gathering afresh (a new seq: the jobs
- * that had a pend no longer do).  -1 if out of memory: fatal. */
-static int batch_write_pends (struct event *ev, struct batch *b)
+ * that had a pend no longer do).  With next, the held appends are moved
+ * there instead (they stay first in it).  -1 if out of memory: fatal. */
+static int batch_write_pends (struct event *ev, struct batch *b,
+                              struct batch *next, uint64_t now)
 {
     for (size_t i = 0; i < b->npends; i++) {
-        struct pend *p = &b->pends[i];
-        if (flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key, p->text.data,
-                                  p->text.len)
-            < 0)
+        struct pend *p = &b->pends[i], *q;
+        if (next && held (ev, b, p, now)) {
+            if (!(q = pend_new (next, p->job)))
+                return -1;
+            struct textbuf t = q->text; /* swap: no copy */
+            q->text = p->text;
+            p->text = t;
+            q->hold_until = p->hold_until;
+            q->put_key = p->put_key; /* moved, not copied */
+            q->put_val = p->put_val;
+            p->put_key = p->put_val = NULL;
+            ev->held++;
+            continue;
+        }
+        if (p->put_key) {
+            if (flux_kvs_txn_put (b->txn, 0, p->put_key, p->put_val) < 0)
+                return -1;
+            pend_clear_put (p);
+        }
+        if (p->text.len > 0
+            && flux_kvs_txn_put_raw (b->txn, FLUX_KVS_APPEND, p->key,
+                                     p->text.data, p->text.len)
+                   < 0)
             return -1;
     }
     b->npends = 0;
     b->seq = ++ev->seq;
     return 0;
+}
+
+/* The number of b's pends held at now, and the earliest end of a hold */
+static size_t count_held (struct event *ev, struct batch *b, uint64_t now,
+                          uint64_t *until)
+{
+    size_t n = 0;
+
+    *until = 0;
+    for (size_t i = 0; i < b->npends; i++) {
+        struct pend *p = &b->pends[i];
+        if (held (ev, b, p, now)) {
+            if (n++ == 0 || p->hold_until < *until)
+                *until = p->hold_until;
+        }
+    }
+    return n;
+}
+
+static void hold_timer_cb (uv_timer_t *t)
+{
+    event_flush (t->data);
+}
+
+/* Wake up when the earliest hold ends (holds only ever end earlier than
+ * the timer says, by their job's clean: a flush then happens anyway). */
+static void hold_arm (struct event *ev, uint64_t until, uint64_t now)
+{
+    uv_loop_t *loop = flux_reactor_uv (flux_get_reactor (ev->jm->h));
+
+    if (!ev->hold_timer) {
+        if (!(ev->hold_timer = calloc (1, sizeof (*ev->hold_timer))))
+            return; /* the next flush commits it */
+        uv_timer_init (loop, ev->hold_timer);
+        ev->hold_timer->data = ev;
+        uv_unref ((uv_handle_t *)ev->hold_timer);
+    }
+    uv_timer_start (ev->hold_timer, hold_timer_cb,
+                    until > now ? until - now : 0, 0);
 }
 
 /* Run and free the callbacks of b, then b itself. */
@@ -117,8 +223,10 @@ static void batch_finish (struct jobmgr *jm, struct batch *b, int errnum)
         free (cb);
     }
     flux_kvs_txn_destroy (b->txn);
-    for (size_t i = 0; i < b->maxpends; i++)
+    for (size_t i = 0; i < b->maxpends; i++) {
         textbuf_free (&b->pends[i].text);
+        pend_clear_put (&b->pends[i]);
+    }
     free (b->pends);
     free (b);
 }
@@ -148,6 +256,10 @@ void event_destroy (struct event *ev)
     if (ev) {
         int saved = errno;
         flux_future_destroy (ev->f);
+        if (ev->hold_timer) {
+            uv_timer_stop (ev->hold_timer);
+            flux_uv_close_free ((uv_handle_t *)ev->hold_timer);
+        }
         /* uncommitted work: answer what waits on it with an error */
         batch_finish (ev->jm, ev->inflight, ENOSYS);
         batch_finish (ev->jm, ev->open, ENOSYS);
@@ -191,9 +303,17 @@ static void commit_continuation (flux_future_t *f, void *arg)
 void event_flush (struct event *ev)
 {
     struct batch *b = ev->open, *next;
+    uint64_t now, until;
+    size_t nheld;
 
     if (ev->inflight)
         return;
+    now = uv_now (flux_reactor_uv (flux_get_reactor (ev->jm->h)));
+    nheld = count_held (ev, b, now, &until);
+    if (nheld > 0)
+        hold_arm (ev, until, now);
+    if (b->nops == nheld && !b->head && nheld > 0)
+        return; /* only held appends: nothing to commit yet */
     if (b->nops == 0) {
         /* nothing to commit: whatever waited on earlier commits can go */
         struct commit_cb *cb, *head = b->head;
@@ -208,7 +328,7 @@ void event_flush (struct event *ev)
     if (!(next = batch_create (ev)))
         return; /* try again next loop iteration */
     waitlist_sent (&ev->kvs_wait, &ev->kvs_wi);
-    if (batch_write_pends (ev, b) < 0
+    if (batch_write_pends (ev, b, next, now) < 0
         || !(ev->f = flux_kvs_commit (ev->jm->h, NULL, 0, b->txn))
         || flux_future_then (ev->f, -1, commit_continuation, ev) < 0) {
         jm_log (ev->jm, LOG_CRIT, "eventlog commit: %s", strerror (errno));
@@ -255,6 +375,7 @@ int event_flush_sync (struct event *ev)
 {
     int rc = 0;
 
+    ev->nohold = true; /* unloading: hold nothing back */
     if (waitlist_waiting (&ev->kvs_wi))
         resend (ev); /* the kvs may be back: one more try */
     for (int i = 0; i < 3; i++) {
@@ -281,6 +402,7 @@ int event_after_commit (struct jobmgr *jm, event_commit_f fn, void *arg)
 
     if (!(cb = calloc (1, sizeof (*cb))))
         return -1;
+    b->nohold = true; /* fn waits for every event posted so far */
     cb->fn = fn;
     cb->arg = arg;
     if (b->tail)
@@ -356,7 +478,8 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     int rc;
 
     /* the appends gathered so far come first if they might be affected */
-    if (touches_eventlogs (key) && batch_write_pends (jm->event, b) < 0) {
+    if (touches_eventlogs (key)
+        && batch_write_pends (jm->event, b, NULL, 0) < 0) {
         jm_log (jm, LOG_CRIT, "eventlog append: %s", strerror (errno));
         flux_reactor_stop_error (flux_get_reactor (jm->h));
         return -1;
@@ -375,6 +498,37 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
     return rc;
 }
 
+int event_job_put (struct jobmgr *jm, struct job *job, const char *name,
+                   json_t *value)
+{
+    struct batch *b = jm->event->open;
+    struct pend *p;
+    char key[64], *s;
+
+    if (!job->x || job_kvs_key (key, sizeof (key), job->id, name) < 0
+        || !(s = jsonemit (value, JSON_COMPACT | JSON_ENCODE_ANY, NULL)))
+        return -1;
+    if (!(p = pend_get (b, job))) {
+        free (s);
+        return -1;
+    }
+    if (p->put_key && strcmp (p->put_key, key) != 0) {
+        /* another key waits: it goes now, ahead of this one */
+        if (flux_kvs_txn_put (b->txn, 0, p->put_key, p->put_val) < 0) {
+            free (s);
+            return -1;
+        }
+        b->nops++;
+    }
+    pend_clear_put (p);
+    if (!(p->put_key = strdup (key))) {
+        free (s);
+        return -1;
+    }
+    p->put_val = s;
+    return 0;
+}
+
 /* A pend's text buffer is kept for the next pend of its batch, unless it
  * grew larger than this. */
 #define PEND_KEEP 4096
@@ -382,10 +536,16 @@ int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value)
 /* The job's pend in b, a new one if it has none.  NULL if out of memory. */
 static struct pend *pend_get (struct batch *b, struct job *job)
 {
-    struct pend *p;
-
     if (job->x->pend_seq == b->seq && job->x->pend_idx < b->npends)
         return &b->pends[job->x->pend_idx];
+    return pend_new (b, job);
+}
+
+/* A new pend of job's in b (its appends go there from now on). */
+static struct pend *pend_new (struct batch *b, struct job *job)
+{
+    struct pend *p;
+
     if (b->npends == b->maxpends) {
         size_t n = b->maxpends ? b->maxpends * 2 : 64;
         if (!(p = realloc (b->pends, n * sizeof (*p))))
@@ -398,20 +558,41 @@ static struct pend *pend_get (struct batch *b, struct job *job)
     if (job_kvs_key (p->key, sizeof (p->key), job->id, "eventlog") < 0)
         return NULL;
     textbuf_reset (&p->text, PEND_KEEP); /* reused from an earlier pend */
+    p->job = job;
+    p->hold_until = 0;
+    pend_clear_put (p); /* NULL already: written or moved */
     job->x->pend_seq = b->seq;
     job->x->pend_idx = b->npends++;
     b->nops++;
     return p;
 }
 
-/* Append the entry to the job's eventlog in the open batch. */
+/* Is the job between two events that come within a few ms: alloc and
+ * start, or the first event of CLEANUP and clean? */
+static bool holding_state (const struct jobx *x)
+{
+    return x->js.state == FLUX_JOB_STATE_CLEANUP
+           || (x->js.state == FLUX_JOB_STATE_RUN && !x->js.started);
+}
+
+/* Append the entry to the job's eventlog in the open batch (the job's
+ * state is already the event's).  A job's first append in a holding
+ * state starts a hold, any append in another state ends it. */
 static int log_entry (struct event *ev, struct job *job, const char *line)
 {
     struct pend *p;
+    bool fresh;
 
-    if (!(p = pend_get (ev->open, job))
-        || textbuf_append (&p->text, line, strlen (line)) < 0)
+    if (!(p = pend_get (ev->open, job)))
         return -1;
+    fresh = p->text.len == 0;
+    if (textbuf_append (&p->text, line, strlen (line)) < 0)
+        return -1;
+    if (!holding_state (job->x))
+        p->hold_until = 0;
+    else if (fresh)
+        p->hold_until
+            = uv_now (flux_reactor_uv (flux_get_reactor (ev->jm->h))) + HOLD_MS;
     ev->open->nevents++;
     return 0;
 }

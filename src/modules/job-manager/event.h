@@ -19,7 +19,10 @@
  * kvs.commit.  Only one commit is in flight at a time, so eventlog
  * appends reach the KVS in the order they were posted.  Things that must
  * wait until the events before them are in the KVS (responses to wait,
- * drain, purge ...) are queued with event_after_commit().
+ * drain, purge ...) are queued with event_after_commit().  The appends of
+ * a job in CLEANUP are held back (20 ms at most, until its clean) so
+ * that the end of a job is one append; event_after_commit() ends the
+ * holds of its batch.
  *
  * After event_post() returns, job->x may be NULL: the job became
  * inactive and was compacted.
@@ -50,6 +53,13 @@ int event_post_entry (struct jobmgr *jm, struct job *job, json_t *entry,
 /* Add a put or an unlink to the current transaction (ahead of events
  * posted later).  value NULL unlinks key.  -1 with errno. */
 int event_kvs_put (struct jobmgr *jm, const char *key, json_t *value);
+
+/* Put job.<id>.<name> (the job's R) in the commit that carries the job's
+ * next appends, ahead of them (it is held with them).  At most one such
+ * put waits per job: another name first commits the one before.  -1
+ * with errno. */
+int event_job_put (struct jobmgr *jm, struct job *job, const char *name,
+                   json_t *value);
 
 /* Call fn (jm, arg, errnum) once the events posted so far are committed
  * (errnum 0), or the commit failed (errnum set).  -1 with ENOMEM. */

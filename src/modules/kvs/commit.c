@@ -14,6 +14,12 @@
  * commits are applied one by one (apply.c): one that fails is answered
  * with its error at once and leaves no trace in the others.
  *
+ * A commit that arrives does not start a batch at once: the batch starts
+ * once the turn's messages are dispatched (a deferred call), so commits
+ * that arrived together (a busy kvs thread reads many at a time) are one
+ * batch, one root change and one checkpoint, not a batch and a queue
+ * that waits for its storage.
+ *
  * Gathering: clients answered by a batch usually commit again at once.
  * Starting the next batch with only the commits that arrived meanwhile
  * splits N busy clients into two groups that alternate, each waiting for
@@ -49,6 +55,7 @@
  * changes by rootseq, and a commit's answer carries its rootseq.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,7 +204,11 @@ static void commit_enqueue (struct kvs_ctx *ctx, const flux_msg_t *msg,
                   ++ctx->name_seq);
     list_add_tail (&ns->queue, &c->node);
     ns->queued++;
-    ns_settle (ctx, ns);
+    if (!ns->settle_pending) {
+        ns->settle_pending = true;
+        list_add_tail (&ctx->settle, &kvs_ns_incref (ns)->settle_link);
+        flux_reactor_defer (flux_get_reactor (ctx->h), &ctx->settle_defer);
+    }
     return;
 error:
     txn_destroy (txn);
@@ -543,9 +554,32 @@ void commit_content_online (struct kvs_ctx *ctx)
     waitlist_online (&ctx->content_wait);
 }
 
+void commit_settle_now (struct kvs_ctx *ctx)
+{
+    struct kvs_ns *ns;
+
+    flux_reactor_undefer (&ctx->settle_defer);
+    while ((ns = list_first_entry_or_null (&ctx->settle, struct kvs_ns,
+                                           settle_link))) {
+        list_del (&ns->settle_link);
+        ns->settle_pending = false;
+        if (!ns->removed)
+            ns_settle (ctx, ns);
+        kvs_ns_decref (ns);
+    }
+}
+
+static void settle_cb (struct flux_deferred *d)
+{
+    commit_settle_now ((
+        struct kvs_ctx *)((char *)d - offsetof (struct kvs_ctx, settle_defer)));
+}
+
 void commit_init (struct kvs_ctx *ctx)
 {
     waitlist_init (&ctx->content_wait, content_resend, ctx);
+    list_init (&ctx->settle);
+    flux_deferred_init (&ctx->settle_defer, settle_cb);
 }
 
 /* Store the batch's new blobs and (primary) checkpoint its root with
@@ -974,6 +1008,14 @@ void commit_teardown (struct kvs_ctx *ctx)
 {
     struct list_node *pos, *tmp;
 
+    flux_reactor_undefer (&ctx->settle_defer);
+    while (!list_empty (&ctx->settle)) {
+        struct kvs_ns *ns
+            = list_entry (ctx->settle.next, struct kvs_ns, settle_link);
+        list_del (&ns->settle_link);
+        ns->settle_pending = false;
+        kvs_ns_decref (ns);
+    }
     (void)nstab_foreach (ctx->nstab, teardown_queue, ctx);
 
     list_for_each_safe (pos, tmp, &ctx->batches)

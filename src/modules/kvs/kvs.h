@@ -55,13 +55,15 @@ struct kvs_ctx {
     int hdir_maxdirent; /* bigger dirs are stored as hdirs (apply.h) */
     size_t cache_max;   /* clean cache entries kept */
     size_t cache_max_bytes;
-    int cache_max_age;      /* seconds an unused entry is kept (0: no limit) */
-    uv_timer_t *age_timer;  /* ticks the cache's age (cache_age) */
-    unsigned int age_ticks; /* max_age in ticks of the timer */
-    int batch_max;          /* most commits applied as one batch */
-    int write_chunk;        /* most blobs in one content.write */
-    int pipeline;           /* most batches in flight per namespace */
-    int linger_ms;          /* longest wait to gather a batch (0: never) */
+    int cache_max_age;       /* seconds an unused entry is kept (0: no limit) */
+    uv_timer_t *age_timer;   /* ticks the cache's age (cache_age) */
+    unsigned int age_ticks;  /* max_age in ticks of the timer */
+    int batch_max;           /* most commits applied as one batch */
+    int write_chunk;         /* most blobs in one content.write */
+    int pipeline;            /* most batches in flight per namespace */
+    int linger_ms;           /* longest wait to gather a batch (0: never) */
+    struct list_node settle; /* namespaces with new commits */
+    struct flux_deferred settle_defer; /* ... settled at the turn's end */
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
 
@@ -116,6 +118,9 @@ void commit_teardown (struct kvs_ctx *ctx);
 void commit_content_online (struct kvs_ctx *ctx);
 /* Set up the commit engine's part of ctx. */
 void commit_init (struct kvs_ctx *ctx);
+/* Start the batches of the commits that arrived this turn now, not at
+ * the turn's end (shutdown). */
+void commit_settle_now (struct kvs_ctx *ctx);
 
 /* lookupsvc.c */
 void lookup_request_cb (flux_t *h, flux_msg_handler_t *mh,

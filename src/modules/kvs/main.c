@@ -114,6 +114,7 @@ static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
 
     if (ctx->stopping)
         return;
+    commit_settle_now (ctx); /* the commits of this turn go first */
     ctx->stopping = true;
     if (ctx->inflight > 0
         && (ctx->stop_timer = calloc (1, sizeof (uv_timer_t)))) {

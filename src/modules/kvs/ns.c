@@ -87,6 +87,7 @@ struct kvs_ns *nstab_add (struct nstab *t, const char *name, uint32_t owner,
     list_init (&ns->waiters);
     list_init (&ns->queue);
     list_init (&ns->batches);
+    list_init (&ns->settle_link);
     if (dict_insert (t->d, ns->name, ns) < 0) {
         kvs_ns_decref (ns);
         return NULL;

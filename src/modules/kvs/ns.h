@@ -46,6 +46,9 @@ struct kvs_ns {
     bool paused;         /* setroot-pause: root updates held back */
     char held_ref[BLOBREF_MAX_STRING_SIZE];
     int held_seq; /* -1: nothing held */
+    /* rank 0: commits arrived this turn, the batch starts at its end */
+    struct list_node settle_link;
+    bool settle_pending;
 };
 
 struct nstab;
