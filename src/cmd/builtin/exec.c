@@ -256,12 +256,27 @@ static void stdin_idle_cb (uv_idle_t *w)
     stdin_read (w->data);
 }
 
+/* Whether fd 0 is /dev/null: it reads end-of-file at once, as -n. */
+static bool stdin_is_null (void)
+{
+    struct stat a, b;
+
+    return fstat (STDIN_FILENO, &a) == 0 && S_ISCHR (a.st_mode)
+           && stat ("/dev/null", &b) == 0 && S_ISCHR (b.st_mode)
+           && a.st_rdev == b.st_rdev;
+}
+
 static void stdin_setup (struct exec *x)
 {
     uv_loop_t *loop = flux_reactor_uv (x->r);
 
     x->stdin_flags = fcntl (STDIN_FILENO, F_GETFL);
     if (x->stdin_flags < 0) { /* stdin closed: nothing to send */
+        x->noinput = true;
+        return;
+    }
+    if (stdin_is_null ()) { /* end-of-file at once, without the wait for
+                               every rank's first credit */
         x->noinput = true;
         return;
     }
@@ -348,6 +363,16 @@ static const struct flux_subprocess_ops ops = {
     .on_started = on_started,
     .on_output = on_output,
     .on_credit = on_credit,
+    .on_complete = on_complete,
+    .on_error = on_error,
+};
+
+/* Without standard input to forward, no write credits are asked for
+ * (exec flags 3, as flux-core's --stdin-flow=off): one response less per
+ * rank. */
+static const struct flux_subprocess_ops ops_noinput = {
+    .on_started = on_started,
+    .on_output = on_output,
     .on_complete = on_complete,
     .on_error = on_error,
 };
@@ -824,7 +849,8 @@ int cmd_exec (int argc, char **argv)
         t->x = &x;
         t->rank = id;
         t->bol[0] = t->bol[1] = true;
-        if (!(t->p = flux_rexec (x.h, topic, id, x.cmd, &ops, t)))
+        if (!(t->p = flux_rexec (x.h, topic, id, x.cmd,
+                                 x.noinput ? &ops_noinput : &ops, t)))
             cmd_die ("rank %u: exec: %s", id, strerror (errno));
         if (x.noinput) {
             (void)flux_subprocess_write (t->p, "stdin", NULL, 0, true);
