@@ -82,6 +82,7 @@ struct target {
     long credit;    /* stdin bytes we may send */
     bool stdin_eof; /* EOF sent (or the rank is done) */
     bool bol[2];    /* at the start of a line: stdout, stderr */
+    bool settled;   /* started, or done without starting */
     bool done;
     int errnum; /* start failure or lost stream */
 };
@@ -94,6 +95,11 @@ struct exec {
     int n;
     int running;
     bool label_io, noinput, quiet, verbose;
+    /* stdin is /dev/null: EOF goes, without credits, to the ranks still
+     * running once every rank has started or ended (most short commands
+     * need none then) */
+    bool eof_later;
+    int settled;
     bool attach, detached; /* --attach; Ctrl-C came */
     const char *attach_to; /* its PID|LABEL */
     /* stdin */
@@ -275,9 +281,9 @@ static void stdin_setup (struct exec *x)
         x->noinput = true;
         return;
     }
-    if (stdin_is_null ()) { /* end-of-file at once, without the wait for
-                               every rank's first credit */
+    if (stdin_is_null ()) {
         x->noinput = true;
+        x->eof_later = true;
         return;
     }
     if (uv_poll_init (loop, &x->stdin_poll, STDIN_FILENO) == 0) {
@@ -310,12 +316,33 @@ static void on_credit (flux_subprocess_t *p, const char *stream, int bytes,
 
 /* ---- the end of each rank ---- */
 
+/* t started or ended: once all have, the deferred EOF goes to the ranks
+ * still running. */
+static void settle (struct target *t)
+{
+    struct exec *x = t->x;
+
+    if (t->settled)
+        return;
+    t->settled = true;
+    if (++x->settled < x->n || !x->eof_later)
+        return;
+    for (int i = 0; i < x->n; i++) {
+        struct target *u = &x->t[i];
+        if (!u->done && !u->stdin_eof) {
+            (void)flux_subprocess_write (u->p, "stdin", NULL, 0, true);
+            u->stdin_eof = true;
+        }
+    }
+}
+
 static void target_done (struct target *t)
 {
     struct exec *x = t->x;
 
     t->done = true;
     t->stdin_eof = true;
+    settle (t);
     if (--x->running == 0)
         flux_reactor_stop (x->r);
     else
@@ -329,6 +356,7 @@ static void on_started (flux_subprocess_t *p, void *arg)
     if (t->x->verbose)
         fprintf (stderr, "%s: rank %u: started pid %d\n", cmd_prog (), t->rank,
                  (int)flux_subprocess_pid (p));
+    settle (t);
 }
 
 static void on_complete (flux_subprocess_t *p, void *arg)
@@ -369,7 +397,9 @@ static const struct flux_subprocess_ops ops = {
 
 /* Without standard input to forward, no write credits are asked for
  * (exec flags 3, as flux-core's --stdin-flow=off): one response less per
- * rank. */
+ * rank.  With stdin on /dev/null the EOF waits for every rank's start,
+ * as it waited for every rank's first credit before, so that a short
+ * command that is done by then costs no write at all. */
 static const struct flux_subprocess_ops ops_noinput = {
     .on_started = on_started,
     .on_output = on_output,
@@ -852,7 +882,7 @@ int cmd_exec (int argc, char **argv)
         if (!(t->p = flux_rexec (x.h, topic, id, x.cmd,
                                  x.noinput ? &ops_noinput : &ops, t)))
             cmd_die ("rank %u: exec: %s", id, strerror (errno));
-        if (x.noinput) {
+        if (x.noinput && !x.eof_later) {
             (void)flux_subprocess_write (t->p, "stdin", NULL, 0, true);
             t->stdin_eof = true;
         }
