@@ -583,6 +583,26 @@ static struct idset *target_ranks (flux_t *h, const char *rank,
     return ids;
 }
 
+/* The attributes a run asks for (the size for "all", security.owner for
+ * DBUS_SESSION_BUS_ADDRESS), asked for together: one round trip, not
+ * two, before the first exec goes.  Both are immutable; a failure here
+ * is left to the later lookup to report. */
+static void prefetch_attrs (flux_t *h)
+{
+    const char *names[2] = {"size", "security.owner"};
+    flux_future_t *f[2];
+    const char *value;
+
+    for (int i = 0; i < 2; i++)
+        f[i] = flux_rpc_pack (h, "attr.get", FLUX_NODEID_ANY, 0, "{s:s}",
+                              "name", names[i]);
+    for (int i = 0; i < 2; i++) {
+        if (f[i] && flux_rpc_get_unpack (f[i], "{s:s}", "value", &value) == 0)
+            (void)flux_attr_set_cacheonly (h, names[i], value);
+        flux_future_destroy (f[i]);
+    }
+}
+
 static flux_cmd_t *build_cmd (flux_t *h, int argc, char **argv, const char *dir,
                               char **setopts, int nsetopts)
 {
@@ -830,6 +850,8 @@ int cmd_exec (int argc, char **argv)
         cmd_usage_error ("--waitable requires --bg");
     x.h = cmd_open ();
     x.r = flux_get_reactor (x.h);
+    if (!jobid && !x.attach)
+        prefetch_attrs (x.h);
     if (jobid) {
         struct idset *job = job_ranks (x.h, jobid, &service);
         ids = index_ranks (job, rank, exclude);
