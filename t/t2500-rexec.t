@@ -92,6 +92,19 @@ test_expect_success '-n sends EOF to stdin at once' '
 	flux exec -n -r 0 cat >noinput.out </dev/zero &&
 	! test -s noinput.out
 '
+# Without standard input to forward (-n, or stdin is /dev/null), no write
+# credits are asked for: 5 responses per rank (started, 2 EOFs, finished,
+# ENODATA), not 6 (add-credit first).
+test_expect_success 'no stdin to forward: no add-credit response' '
+	FLUX_HANDLE_TRACE=1 flux exec -r 1 true </dev/null 2>tr1.err &&
+	test $(grep -c "< response rexec.exec" tr1.err) -eq 5 &&
+	FLUX_HANDLE_TRACE=1 flux exec -n -r 1 true </dev/zero 2>tr2.err &&
+	test $(grep -c "< response rexec.exec" tr2.err) -eq 5 &&
+	: | FLUX_HANDLE_TRACE=1 flux exec -r 1 true 2>tr3.err &&
+	test $(grep -c "< response rexec.exec" tr3.err) -ge 6 &&
+	flux exec -r 0-1 cat </dev/null >null.out &&
+	! test -s null.out
+'
 test_expect_success 'output that is not UTF-8 arrives unchanged' '
 	printf "a\377b\n" >bin.exp &&
 	flux exec -r 1 printf "a\\377b\\n" >bin.out &&

@@ -82,6 +82,7 @@ struct target {
     long credit;    /* stdin bytes we may send */
     bool stdin_eof; /* EOF sent (or the rank is done) */
     bool bol[2];    /* at the start of a line: stdout, stderr */
+    bool settled;   /* started, or done without starting */
     bool done;
     int errnum; /* start failure or lost stream */
 };
@@ -94,6 +95,11 @@ struct exec {
     int n;
     int running;
     bool label_io, noinput, quiet, verbose;
+    /* stdin is /dev/null: EOF goes, without credits, to the ranks still
+     * running once every rank has started or ended (most short commands
+     * need none then) */
+    bool eof_later;
+    int settled;
     bool attach, detached; /* --attach; Ctrl-C came */
     const char *attach_to; /* its PID|LABEL */
     /* stdin */
@@ -256,6 +262,16 @@ static void stdin_idle_cb (uv_idle_t *w)
     stdin_read (w->data);
 }
 
+/* Whether fd 0 is /dev/null: it reads end-of-file at once, as -n. */
+static bool stdin_is_null (void)
+{
+    struct stat a, b;
+
+    return fstat (STDIN_FILENO, &a) == 0 && S_ISCHR (a.st_mode)
+           && stat ("/dev/null", &b) == 0 && S_ISCHR (b.st_mode)
+           && a.st_rdev == b.st_rdev;
+}
+
 static void stdin_setup (struct exec *x)
 {
     uv_loop_t *loop = flux_reactor_uv (x->r);
@@ -263,6 +279,11 @@ static void stdin_setup (struct exec *x)
     x->stdin_flags = fcntl (STDIN_FILENO, F_GETFL);
     if (x->stdin_flags < 0) { /* stdin closed: nothing to send */
         x->noinput = true;
+        return;
+    }
+    if (stdin_is_null ()) {
+        x->noinput = true;
+        x->eof_later = true;
         return;
     }
     if (uv_poll_init (loop, &x->stdin_poll, STDIN_FILENO) == 0) {
@@ -295,12 +316,33 @@ static void on_credit (flux_subprocess_t *p, const char *stream, int bytes,
 
 /* ---- the end of each rank ---- */
 
+/* t started or ended: once all have, the deferred EOF goes to the ranks
+ * still running. */
+static void settle (struct target *t)
+{
+    struct exec *x = t->x;
+
+    if (t->settled)
+        return;
+    t->settled = true;
+    if (++x->settled < x->n || !x->eof_later)
+        return;
+    for (int i = 0; i < x->n; i++) {
+        struct target *u = &x->t[i];
+        if (!u->done && !u->stdin_eof) {
+            (void)flux_subprocess_write (u->p, "stdin", NULL, 0, true);
+            u->stdin_eof = true;
+        }
+    }
+}
+
 static void target_done (struct target *t)
 {
     struct exec *x = t->x;
 
     t->done = true;
     t->stdin_eof = true;
+    settle (t);
     if (--x->running == 0)
         flux_reactor_stop (x->r);
     else
@@ -314,6 +356,7 @@ static void on_started (flux_subprocess_t *p, void *arg)
     if (t->x->verbose)
         fprintf (stderr, "%s: rank %u: started pid %d\n", cmd_prog (), t->rank,
                  (int)flux_subprocess_pid (p));
+    settle (t);
 }
 
 static void on_complete (flux_subprocess_t *p, void *arg)
@@ -348,6 +391,18 @@ static const struct flux_subprocess_ops ops = {
     .on_started = on_started,
     .on_output = on_output,
     .on_credit = on_credit,
+    .on_complete = on_complete,
+    .on_error = on_error,
+};
+
+/* Without standard input to forward, no write credits are asked for
+ * (exec flags 3, as flux-core's --stdin-flow=off): one response less per
+ * rank.  With stdin on /dev/null the EOF waits for every rank's start,
+ * as it waited for every rank's first credit before, so that a short
+ * command that is done by then costs no write at all. */
+static const struct flux_subprocess_ops ops_noinput = {
+    .on_started = on_started,
+    .on_output = on_output,
     .on_complete = on_complete,
     .on_error = on_error,
 };
@@ -526,6 +581,26 @@ static struct idset *target_ranks (flux_t *h, const char *rank,
     if (idset_empty (ids))
         cmd_die ("no ranks to run on");
     return ids;
+}
+
+/* The attributes a run asks for (the size for "all", security.owner for
+ * DBUS_SESSION_BUS_ADDRESS), asked for together: one round trip, not
+ * two, before the first exec goes.  Both are immutable; a failure here
+ * is left to the later lookup to report. */
+static void prefetch_attrs (flux_t *h)
+{
+    const char *names[2] = {"size", "security.owner"};
+    flux_future_t *f[2];
+    const char *value;
+
+    for (int i = 0; i < 2; i++)
+        f[i] = flux_rpc_pack (h, "attr.get", FLUX_NODEID_ANY, 0, "{s:s}",
+                              "name", names[i]);
+    for (int i = 0; i < 2; i++) {
+        if (f[i] && flux_rpc_get_unpack (f[i], "{s:s}", "value", &value) == 0)
+            (void)flux_attr_set_cacheonly (h, names[i], value);
+        flux_future_destroy (f[i]);
+    }
 }
 
 static flux_cmd_t *build_cmd (flux_t *h, int argc, char **argv, const char *dir,
@@ -775,6 +850,8 @@ int cmd_exec (int argc, char **argv)
         cmd_usage_error ("--waitable requires --bg");
     x.h = cmd_open ();
     x.r = flux_get_reactor (x.h);
+    if (!jobid && !x.attach)
+        prefetch_attrs (x.h);
     if (jobid) {
         struct idset *job = job_ranks (x.h, jobid, &service);
         ids = index_ranks (job, rank, exclude);
@@ -824,9 +901,10 @@ int cmd_exec (int argc, char **argv)
         t->x = &x;
         t->rank = id;
         t->bol[0] = t->bol[1] = true;
-        if (!(t->p = flux_rexec (x.h, topic, id, x.cmd, &ops, t)))
+        if (!(t->p = flux_rexec (x.h, topic, id, x.cmd,
+                                 x.noinput ? &ops_noinput : &ops, t)))
             cmd_die ("rank %u: exec: %s", id, strerror (errno));
-        if (x.noinput) {
+        if (x.noinput && !x.eof_later) {
             (void)flux_subprocess_write (t->p, "stdin", NULL, 0, true);
             t->stdin_eof = true;
         }

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
@@ -539,12 +540,16 @@ static int setup_stdio (struct proc *p, int *child_fds)
 
 /* file, searched in the PATH of the child's environment (as execvp in
  * the child would) when it has no slash: a new string, or NULL with
- * errno (ENOENT, EACCES, ENOMEM). */
+ * errno (ENOENT, EACCES, ENOMEM).  Candidates are built in a buffer on
+ * the stack: one stat per directory and no allocation until the match
+ * (the search runs for every exec; a PATH of a dozen directories is
+ * common). */
 static char *resolve (const char *file, char **env)
 {
     const char *path = NULL, *dir, *end;
     bool denied = false;
     size_t flen = strlen (file);
+    char full[PATH_MAX];
 
     if (!*file) {
         errno = ENOENT;
@@ -562,22 +567,23 @@ static char *resolve (const char *file, char **env)
         path = "/bin:/usr/bin";
     for (dir = path;; dir = end + 1) {
         size_t dlen;
-        char *full;
         struct stat sb;
         end = strchr (dir, ':');
         dlen = end ? (size_t)(end - dir) : strlen (dir);
-        if (!(full = malloc (dlen + flen + 3)))
-            return NULL;
-        if (dlen == 0)
-            snprintf (full, dlen + flen + 3, "./%s", file);
-        else
-            snprintf (full, dlen + flen + 3, "%.*s/%s", (int)dlen, dir, file);
-        if (stat (full, &sb) == 0 && S_ISREG (sb.st_mode)) {
-            if (access (full, X_OK) == 0)
-                return full;
-            denied = true;
+        if (dlen == 0) { /* an empty entry is the current directory */
+            dir = ".";
+            dlen = 1;
         }
-        free (full);
+        if (dlen + 1 + flen < sizeof (full)) {
+            memcpy (full, dir, dlen);
+            full[dlen] = '/';
+            memcpy (full + dlen + 1, file, flen + 1);
+            if (stat (full, &sb) == 0 && S_ISREG (sb.st_mode)) {
+                if (access (full, X_OK) == 0)
+                    return strdup (full);
+                denied = true;
+            }
+        }
         if (!end)
             break;
     }
