@@ -23,6 +23,7 @@ void shell_info_destroy (struct shell_info *info)
         json_decref (info->jobspec);
         json_decref (info->opts);
         free (info->topology);
+        free (info->rundir);
         json_decref (info->options);
         idset_destroy (info->cores);
         idset_destroy (info->gpus);
@@ -328,16 +329,18 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
 {
     struct shell_info *info;
     json_int_t id;
-    const char *ranks, *topology = NULL;
+    const char *ranks, *topology = NULL, *rundir = NULL;
     json_t *R, *jobspec, *opts = NULL;
-    int i = 0;
+    int i = 0, broker_rank = -1;
 
-    if (json_unpack (o, "{s:I s:i s:i s:i s:s s:o s:o s?o s?s}", "id", &id,
-                     "userid", &(int){0}, "rank", &(int){0}, "size", &(int){0},
-                     "ranks", &ranks, "R", &R, "jobspec", &jobspec, "opts",
-                     &opts, "topology", &topology)
+    if (json_unpack (o, "{s:I s:i s:i s:i s:s s:o s:o s?o s?s s?i s?s}", "id",
+                     &id, "userid", &(int){0}, "rank", &(int){0}, "size",
+                     &(int){0}, "ranks", &ranks, "R", &R, "jobspec", &jobspec,
+                     "opts", &opts, "topology", &topology, "broker-rank",
+                     &broker_rank, "rundir", &rundir)
             < 0
-        || !json_is_object (R) || !json_is_object (jobspec)) {
+        || !json_is_object (R) || !json_is_object (jobspec)
+        || broker_rank < -1) {
         errprintf (error, "malformed shell-info response");
         errno = EPROTO;
         return NULL;
@@ -351,6 +354,9 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
     info->jobspec = json_incref (jobspec);
     info->opts = opts ? json_incref (opts) : json_object ();
     if (topology && !(info->topology = strdup (topology)))
+        goto error;
+    info->broker_rank = broker_rank;
+    if (rundir && !(info->rundir = strdup (rundir)))
         goto error;
     if (!(info->ranks = idset_decode (ranks))
         || (int)idset_count (info->ranks) != info->shell_size

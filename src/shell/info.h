@@ -29,6 +29,8 @@ struct shell_info {
     json_t *jobspec;
     json_t *opts;        /* agent options (may be an empty object) */
     char *topology;      /* the node's hwloc XML from the agent, or NULL */
+    int broker_rank;     /* the agent's broker rank, or -1 (not given) */
+    char *rundir;        /* the broker's rundir from the agent, or NULL */
     json_t *command;     /* tasks[0].command (borrowed from jobspec) */
     json_t *environment; /* attributes.system.environment or NULL */
     const char *cwd;     /* attributes.system.cwd or NULL */

@@ -740,10 +740,9 @@ static const char *attr_value (flux_future_t *f)
 }
 
 /* Connect, and ask this broker's agent for the job (*info: its answer
- * comes while the rank, the rundir and the kill subscription are asked:
- * the agent is on every broker, so FLUX_NODEID_ANY reaches the local
- * one).  The four requests go out at once, one wait for all their
- * answers rather than one round trip each.
+ * comes while the kill subscription is made: the agent is on every
+ * broker, so FLUX_NODEID_ANY reaches the local one).  Both requests go
+ * out at once, one wait for both answers rather than a round trip each.
  */
 static int connect_broker (struct shell *shell, uint64_t id,
                            flux_future_t **info, flux_error_t *error)
@@ -753,8 +752,7 @@ static int connect_broker (struct shell *shell, uint64_t id,
     const struct flux_match match
         = {FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, topic};
     flux_msg_handler_t *mh;
-    flux_future_t *rank_f = NULL, *rundir_f = NULL, *sub_f = NULL;
-    const char *s;
+    flux_future_t *sub_f = NULL;
     int rc = -1;
 
     if (!(shell->h = flux_open_ex (NULL, 0, error)))
@@ -765,26 +763,10 @@ static int connect_broker (struct shell *shell, uint64_t id,
     if (!(*info
           = flux_rpc_pack (shell->h, "exec-agent.shell-info", FLUX_NODEID_ANY,
                            0, "{s:I}", "id", (json_int_t)id))
-        || !(rank_f = flux_rpc_pack (shell->h, "attr.get", FLUX_NODEID_ANY, 0,
-                                     "{s:s}", "name", "rank"))
-        || !(rundir_f = flux_rpc_pack (shell->h, "attr.get", FLUX_NODEID_ANY, 0,
-                                       "{s:s}", "name", "rundir"))
         || !(sub_f
              = flux_rpc_pack (shell->h, "event.subscribe", FLUX_NODEID_ANY, 0,
                               "{s:s}", "topic", topic))) {
         errprintf (error, "connecting: %s", strerror (errno));
-        goto out;
-    }
-    /* cached as flux_get_rank() would have it, and parsed by it */
-    if (!(s = attr_value (rank_f))
-        || flux_attr_set_cacheonly (shell->h, "rank", s) < 0
-        || flux_get_rank (shell->h, &shell->broker_rank) < 0) {
-        errprintf (error, "getting the broker rank: %s", strerror (errno));
-        goto out;
-    }
-    /* none: FLUX_JOB_TMPDIR goes in /tmp */
-    if ((s = attr_value (rundir_f)) && !(shell->rundir = strdup (s))) {
-        errprintf (error, "out of memory");
         goto out;
     }
     if (flux_future_get (sub_f, NULL) < 0
@@ -797,9 +779,51 @@ static int connect_broker (struct shell *shell, uint64_t id,
     shell->kill_mh = mh;
     rc = 0;
 out:
+    flux_future_destroy (sub_f);
+    return rc;
+}
+
+/* The broker's rank and rundir: from shell-info (the agent's), else
+ * (an agent that gives neither, e.g. the tests' fake one) asked of the
+ * broker, both at once. */
+static int broker_ids (struct shell *shell, flux_error_t *error)
+{
+    flux_future_t *rank_f = NULL, *rundir_f = NULL;
+    const char *rank = NULL, *rundir = shell->info->rundir;
+    char buf[16];
+    int rc = -1;
+
+    if (shell->info->broker_rank >= 0) {
+        snprintf (buf, sizeof (buf), "%d", shell->info->broker_rank);
+        rank = buf;
+    }
+    else if (!(rank_f = flux_rpc_pack (shell->h, "attr.get", FLUX_NODEID_ANY, 0,
+                                       "{s:s}", "name", "rank"))
+             || !(rundir_f
+                  = flux_rpc_pack (shell->h, "attr.get", FLUX_NODEID_ANY, 0,
+                                   "{s:s}", "name", "rundir"))) {
+        errprintf (error, "connecting: %s", strerror (errno));
+        goto out;
+    }
+    else {
+        rank = attr_value (rank_f);
+        rundir = attr_value (rundir_f);
+    }
+    /* cached as flux_get_rank() would have it, and parsed by it */
+    if (!rank || flux_attr_set_cacheonly (shell->h, "rank", rank) < 0
+        || flux_get_rank (shell->h, &shell->broker_rank) < 0) {
+        errprintf (error, "getting the broker rank: %s", strerror (errno));
+        goto out;
+    }
+    /* none: FLUX_JOB_TMPDIR goes in /tmp */
+    if (rundir && !(shell->rundir = strdup (rundir))) {
+        errprintf (error, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
     flux_future_destroy (rank_f);
     flux_future_destroy (rundir_f);
-    flux_future_destroy (sub_f);
     return rc;
 }
 
@@ -1249,8 +1273,9 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
         flux_future_destroy (info);
         return -1;
     }
-    if (get_info (shell, info, id, error) < 0 || setup_ids (shell, error) < 0
-        || register_service (shell, error) < 0 || start_signals (shell) < 0)
+    if (get_info (shell, info, id, error) < 0 || broker_ids (shell, error) < 0
+        || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
+        || start_signals (shell) < 0)
         return -1;
     cwd = shell->info->cwd;
     if (cwd && chdir (cwd) < 0)

@@ -87,6 +87,7 @@ struct agent {
     struct topo topo;
     uint32_t owner;
     char *uri;
+    char *rundir; /* the broker's, for the shells (NULL: none) */
     char *job_shell;
     char *imp;    /* NULL: guests' jobs fail */
     char *helper; /* FLUX_IMP_EXEC_HELPER without the id */
@@ -1012,11 +1013,14 @@ void agent_shell_info (struct agent *a, const flux_msg_t *msg)
                       "hwloc: %s: shells will load the topology themselves",
                       strerror (errno));
     }
-    if (flux_respond_pack (a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O s:s*}",
-                           "id", id, "userid", (int)job->userid, "rank",
-                           job->shell_rank, "size", job->nshells, "ranks",
-                           job->ranks_str, "R", job->R, "jobspec", job->jobspec,
-                           "opts", job->opts, "topology", a->hwxml)
+    /* broker-rank and rundir: the shell asks its broker for neither
+     * (two requests fewer per shell) */
+    if (flux_respond_pack (
+            a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O s:s* s:I s:s*}", "id",
+            id, "userid", (int)job->userid, "rank", job->shell_rank, "size",
+            job->nshells, "ranks", job->ranks_str, "R", job->R, "jobspec",
+            job->jobspec, "opts", job->opts, "topology", a->hwxml,
+            "broker-rank", (json_int_t)a->topo.rank, "rundir", a->rundir)
         < 0)
         flux_log (a->h, LOG_ERR, "shell-info: responding: %s",
                   strerror (errno));
@@ -1162,6 +1166,10 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     }
     if (topo_init_broker (&a->topo, h, error) < 0)
         goto error;
+    if ((uri = flux_attr_get (h, "rundir")) && !(a->rundir = strdup (uri))) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
     if (!(uri = flux_attr_get (h, "local-uri"))) {
         errprintf (error, "reading local-uri: %s", strerror (errno));
         goto error;
@@ -1230,6 +1238,7 @@ void agent_destroy (struct agent *a)
         free (a->helper);
         free (a->hwxml);
         free (a->uri);
+        free (a->rundir);
         free (a);
         errno = saved_errno;
     }

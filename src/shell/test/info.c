@@ -217,6 +217,49 @@ static void test_malformed (void)
     ok (info == NULL && errno == EPROTO, "R without R_lite: %s", error.text);
 }
 
+/* The agent's broker rank and rundir: optional, checked when given. */
+static void test_broker (void)
+{
+    flux_error_t error = {.text = ""};
+    struct shell_info *info;
+    json_t *o;
+
+    info = make (0, 1, make_R (1, 1, NULL), jobspec (1, 1, NULL), &error);
+    ok (info && info->broker_rank == -1 && info->rundir == NULL,
+        "without broker-rank and rundir: -1 and NULL");
+    shell_info_destroy (info);
+
+    o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{} s:i s:s}", "id",
+                   (json_int_t)1234, "userid", 100, "rank", 0, "size", 1,
+                   "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
+                   jobspec (1, 1, NULL), "opts", "broker-rank", 7, "rundir",
+                   "/run/x");
+    info = shell_info_create (o, &error);
+    ok (info && info->broker_rank == 7 && info->rundir
+            && !strcmp (info->rundir, "/run/x"),
+        "broker-rank and rundir are read");
+    shell_info_destroy (info);
+    json_decref (o);
+
+    o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{} s:i}", "id",
+                   (json_int_t)1234, "userid", 100, "rank", 0, "size", 1,
+                   "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
+                   jobspec (1, 1, NULL), "opts", "broker-rank", -5);
+    errno = 0;
+    ok (shell_info_create (o, &error) == NULL && errno == EPROTO,
+        "negative broker-rank: EPROTO: %s", error.text);
+    json_decref (o);
+
+    o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{} s:s}", "id",
+                   (json_int_t)1234, "userid", 100, "rank", 0, "size", 1,
+                   "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
+                   jobspec (1, 1, NULL), "opts", "broker-rank", "0");
+    errno = 0;
+    ok (shell_info_create (o, &error) == NULL && errno == EPROTO,
+        "broker-rank not an integer: EPROTO: %s", error.text);
+    json_decref (o);
+}
+
 static void test_size (void)
 {
     ok (shell_parse_size ("10M") == 10 * 1024 * 1024, "10M");
@@ -240,6 +283,7 @@ int main (void)
     test_schemes ();
     test_distribute ();
     test_malformed ();
+    test_broker ();
     test_size ();
     done_testing ();
 }
