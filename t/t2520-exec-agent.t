@@ -111,6 +111,17 @@ test_expect_success 'a job on 4 nodes: start, exit, finish with the largest stat
 	clean $id &&
 	test "$(status $id)" = 1280
 '
+test_expect_success 'exits of status 0 below rank 0 arrive as ends of stream' '
+	flux module stats exec-agent >ends.before &&
+	id=$(flux submit -N4 $S -S test_shell="{\"exit\":0}" true) &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	flux module stats exec-agent >ends.after &&
+	test $(($(jq .children.end ends.after) - $(jq .children.end ends.before))) -ge 2 &&
+	# each child ends its stream with its exit (one may have sent its own
+	# shell exit alone within a window, were it an interior agent)
+	test $(($(jq .children.exited ends.after) - $(jq .children.exited ends.before))) -le 1
+'
 test_expect_success 'partial release: a shell that outlives the others gives >= 2 release events' '
 	id=$(flux submit -N4 $S -S test_shell="{\"ranks\":{\"2\":{\"sleep\":3}}}" true) &&
 	clean $id &&
@@ -253,12 +264,21 @@ test_expect_success 'a 64-node job whose shells exit together: rank 0 hears a ha
 	clean $id &&
 	test "$(status $id)" = 0 &&
 	flux module stats exec-agent >big.after &&
-	before=$(jq .children.exited big.before) &&
-	after=$(jq .children.exited big.after) &&
-	echo "rank 0 received $((after - before)) exited responses" \
-		"from its children for 64 shells" &&
-	test $((after - before)) -ge 1 && test $((after - before)) -le 8 &&
+	before=$(jq ".children.exited + .children.end" big.before) &&
+	after=$(jq ".children.exited + .children.end" big.after) &&
+	echo "rank 0 received $((after - before)) exited responses and" \
+		"ends of stream (exits of status 0) from its children" \
+		"for 64 shells" &&
+	test $((after - before)) -ge 2 && test $((after - before)) -le 10 &&
 	test $(flux job eventlog $id | grep -c " release ") -le 10
+'
+test_expect_success 'fanout 2: a leaf exit code passes an interior agent whose shell exits 0' '
+	id=$(flux submit -N4 $S -S test_shell="{\"ranks\":{\"3\":{\"exit\":7}}}" true) &&
+	clean $id &&
+	test "$(status $id)" = 1792 &&
+	id=$(flux submit -N4 $S -S test_shell="{\"exit\":0}" true) &&
+	clean $id &&
+	test "$(status $id)" = 0
 '
 test_expect_success 'release-window: 20ms by default, set at load, a bad value refused' '
 	flux module stats exec-agent |

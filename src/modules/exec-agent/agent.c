@@ -66,6 +66,7 @@ struct ajob {
     flux_future_t *barrier_f; /* our entry in the parent's barrier */
     bool killed;              /* exec-agent.kill was asked for it here */
     bool ended;               /* ENODATA sent, or finished while orphaned */
+    bool implicit_ok;         /* the last exits (status 0) go as ENODATA */
     bool freeing;
     struct {
         unsigned long from_children, to_parent;
@@ -103,6 +104,7 @@ struct agent {
     struct {
         unsigned long child_requests, child_responses, child_errors;
         unsigned long child_type[REDUCE_NTYPES], child_end;
+        unsigned long implicit_exits; /* exited reports said by ENODATA */
         unsigned long sent_type[REDUCE_NTYPES];
         unsigned long shells_started, shells_failed, shells_exited;
         unsigned long jobs, reattach, kills, barriers, bad_request;
@@ -217,6 +219,10 @@ static void emit_cb (enum reduce_type type, const struct idset *ranks,
 
     if (!job->up)
         return;
+    if (job->implicit_ok && type == REDUCE_EXITED && status == 0) {
+        a->stats.implicit_exits++;
+        return; /* said by the ENODATA that follows (job_flush) */
+    }
     if (!(s = idset_encode (ranks, IDSET_FLAG_RANGE))) {
         flux_log (a->h, LOG_ERR, "%ju: encoding ranks: %s",
                   (uintmax_t)job->entry.id, strerror (errno));
@@ -250,6 +256,12 @@ static void job_flush (struct ajob *job)
         uv_timer_stop (job->timer);
         job->timer_armed = false;
     }
+    /* Between agents, the end of the stream (ENODATA) also says that the
+     * ranks of the share not reported otherwise exited with status 0, so
+     * the usual last report, "exited" with status 0, is not sent: one
+     * message fewer up each link of the job's tree.  job-exec on rank 0
+     * gets every report, then ENODATA. */
+    job->implicit_ok = job->a->topo.parent >= 0 && reduce_finished (job->red);
     reduce_flush (job->red, emit_cb, job);
     if (reduce_finished (job->red))
         job_end (job); /* may free job */
@@ -493,6 +505,23 @@ static void child_lost (struct child *c, const char *why)
     idset_destroy (lost);
 }
 
+/* A child's stream ended (ENODATA): the ranks of its share it did not
+ * report otherwise exited with status 0 (job_flush). */
+static void child_end (struct child *c)
+{
+    struct ajob *job = c->job;
+    struct idset *rest;
+
+    c->ended = true;
+    if (!(rest = reduce_unfinished (job->red, c->share))) {
+        child_lost (c, "out of memory");
+        return;
+    }
+    if (!idset_empty (rest))
+        job_report (job, REDUCE_EXITED, rest, 0, NULL); /* may free job */
+    idset_destroy (rest);
+}
+
 static void child_cb (flux_future_t *f, void *arg)
 {
     struct child *c = arg;
@@ -510,7 +539,7 @@ static void child_cb (flux_future_t *f, void *arg)
         < 0) {
         if (errno == ENODATA) {
             a->stats.child_end++;
-            child_lost (c, "its stream ended early");
+            child_end (c);
         }
         else {
             a->stats.child_errors++;
@@ -1068,11 +1097,12 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
         N (a->stats.child_type[REDUCE_FAILED]), "lost",
         N (a->stats.child_type[REDUCE_LOST]), "end", N (a->stats.child_end),
         "errors", N (a->stats.child_errors));
-    sent = json_pack ("{s:I s:I s:I s:I}", "started",
+    sent = json_pack ("{s:I s:I s:I s:I s:I}", "started",
                       N (a->stats.sent_type[REDUCE_STARTED]), "exited",
                       N (a->stats.sent_type[REDUCE_EXITED]), "failed",
                       N (a->stats.sent_type[REDUCE_FAILED]), "lost",
-                      N (a->stats.sent_type[REDUCE_LOST]));
+                      N (a->stats.sent_type[REDUCE_LOST]), "exited-by-end",
+                      N (a->stats.implicit_exits));
     shells = json_pack ("{s:I s:I s:I}", "started", N (a->stats.shells_started),
                         "failed", N (a->stats.shells_failed), "exited",
                         N (a->stats.shells_exited));
