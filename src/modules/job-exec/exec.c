@@ -481,10 +481,6 @@ int execjob_release (struct execjob *job, const struct idset *ranks)
     if (!(rest = idset_difference (job->R.ranks, ranks))
         || (job->released && idset_subtract (rest, job->released) < 0))
         goto done;
-    if (idset_empty (rest)) {
-        errno = EINVAL; /* the last ranks go with execjob_done() */
-        goto done;
-    }
     if ((!job->released
          && !(job->released = idset_create (0, IDSET_FLAG_AUTOGROW)))
         || !(s = idset_encode (ranks, IDSET_FLAG_RANGE))

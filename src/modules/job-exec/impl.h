@@ -107,9 +107,9 @@ void execjob_shells_on (const struct execjob *job, const struct idset *ranks,
 /* Reports.  started: the "start" response (once) and the expiration timer.
  * finish: the "finish" response with status (once).  release: a partial
  * release {ranks, final:false} of ranks that are part of R and not yet
- * released; it may not release the last ones (that is execjob_done()):
- * -1 with errno EINVAL.  done: the final release of the ranks not yet
- * released ("all" if none were), then the job is forgotten.
+ * released (else -1 with errno EINVAL), the last ones too.  done: the
+ * final release of the ranks not yet released ("all" if none were, ""
+ * if all were), then the job is forgotten.
  */
 void execjob_started (struct execjob *job);
 void execjob_finish (struct execjob *job, int status);

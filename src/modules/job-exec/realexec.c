@@ -213,6 +213,16 @@ static void finished (struct realjob *rj, struct idset *ranks, int status)
         return;
     }
     if (idset_count (rj->finished) >= idset_count (all)) {
+        /* The last ranks are free as soon as their shells are gone: the
+         * final release waits for the guest namespace's copy (a synced
+         * commit), and the scheduler may hand them out meanwhile. */
+        if (!idset_empty (fresh)) {
+            if (execjob_release (rj->job, fresh) < 0)
+                exec_log (rj->re->x, LOG_ERR, "%s: release: %s", jobstr (rj),
+                          strerror (errno));
+            else
+                rj->re->stats.release++;
+        }
         idset_destroy (fresh);
         complete (rj);
         return;
