@@ -218,6 +218,22 @@ test_expect_success 'reload the job manager while a job runs: it completes with 
 	test "$(status $id)" = 0 &&
 	! flux job eventlog $id | grep exception
 '
+test_expect_success 'the job finishing while the job manager is away: its status on its return, no exception' '
+	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":1,\"exit\":3}" true) &&
+	flux job wait-event -t 60 $id start &&
+	flux module remove job-manager &&
+	key=$(flux job id --to=kvs $id).guest &&
+	for i in $(seq 300); do
+		flux kvs get --treeobj $key | jq -e ".type == \"dirref\"" >/dev/null &&
+			break
+		sleep 0.1
+	done &&
+	flux kvs get --treeobj $key | jq -e ".type == \"dirref\"" &&
+	flux module load job-manager &&
+	clean $id &&
+	test "$(status $id)" = 768 &&
+	! flux job eventlog $id | grep exception
+'
 test_expect_success 'the job finishing while job-exec is away completes on its return' '
 	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":1}" true) &&
 	flux job wait-event -t 60 $id start &&

@@ -20,6 +20,7 @@
 #include "impl.h"
 #include "libutil/idtab.h"
 #include "libflux/waitlist.h"
+#include "libeventlog/eventlog.h"
 #include "libkvs/kvs.h"
 #include "libutil/fluid.h"
 #include "rset.h"
@@ -694,6 +695,78 @@ static void start_impl (struct execjob *job)
         execjob_fatal (job, "%s", error.text);
 }
 
+/* The status of the last "complete" in an exec.eventlog: 0, or -1 if
+ * there is none. */
+static int complete_status (const char *eventlog, int *status)
+{
+    json_t *log = eventlog ? eventlog_decode (eventlog) : NULL;
+    json_t *entry, *context;
+    size_t index;
+    int rc = -1;
+
+    json_array_foreach (log, index, entry)
+    {
+        double timestamp;
+        const char *name;
+        if (eventlog_entry_parse (entry, &timestamp, &name, &context) == 0
+            && !strcmp (name, "complete")
+            && json_unpack (context, "{s:i}", "status", status) == 0)
+            rc = 0;
+    }
+    json_decref (log);
+    return rc;
+}
+
+static void finished_continuation (flux_future_t *f, void *arg)
+{
+    struct execjob *job = arg;
+    const char *eventlog = NULL;
+    int status;
+
+    job->f = NULL;
+    if (flux_kvs_lookup_get (f, &eventlog) < 0
+        || complete_status (eventlog, &status) < 0) {
+        flux_future_destroy (f);
+        start_impl (job); /* a graft of a job that was running */
+        return;
+    }
+    flux_future_destroy (f);
+    exec_log (job->x, LOG_INFO,
+              "%ju: reattach: its shells completed (status %d) while no job "
+              "manager heard the end: finished again",
+              (uintmax_t)job->entry.id, status);
+    job->started = 1;
+    job->finished = 1;
+    job->status = status;
+    {
+        char data[64];
+        snprintf (data, sizeof (data), "{\"status\":%d}", status);
+        respond (job, "finish", data); /* ignored if already heard */
+    }
+    execjob_done (job);
+}
+
+/* A reattach found job.<id>.guest a copy (guest_was_copied): if its
+ * exec.eventlog holds "complete", the job's shells finished while its
+ * finish or final release went unheard (the job manager was away, or
+ * the instance stopped): the shells are gone, so asking the agents for
+ * them would fail the job.  It is finished again with the status it
+ * had, and released.  Otherwise (a graft of a running job) the reattach
+ * goes on as usual. */
+static void check_finished (struct execjob *job)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_kvs_lookup (job->x->h, guest_namespace (job->guest), 0,
+                               "exec.eventlog"))
+        || flux_future_then (f, -1., finished_continuation, job) < 0) {
+        flux_future_destroy (f);
+        start_impl (job);
+        return;
+    }
+    job->f = f;
+}
+
 static void guest_cb (struct guest *g, enum guest_event ev, int errnum,
                       const char *errstr, void *arg)
 {
@@ -703,8 +776,12 @@ static void guest_cb (struct guest *g, enum guest_event ev, int errnum,
         case GUEST_OPENED:
             if (errnum)
                 execjob_fatal (job, "guest namespace: %s", errstr);
-            else if (!job->done)
-                start_impl (job);
+            else if (!job->done) {
+                if (job->reattach && guest_was_copied (g))
+                    check_finished (job);
+                else
+                    start_impl (job);
+            }
             break;
         case GUEST_LINKED:
             release_held (job);

@@ -88,7 +88,8 @@ struct guest {
     /* phases */
     unsigned opening : 1, opened : 1, closing : 1, closed : 1, ns_exists : 1,
         restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1,
-        flush_failed : 1, link_failed : 1, close_said : 1, orphan : 1;
+        copied : 1, flush_failed : 1, link_failed : 1, close_said : 1,
+        orphan : 1;
     enum stage stage;
     int close_errnum;
     flux_future_t *graft; /* guestns_graft() */
@@ -116,6 +117,11 @@ static void glog (struct guest *g, int level, const char *fmt, ...)
 const char *guest_namespace (const struct guest *g)
 {
     return g->ns;
+}
+
+bool guest_was_copied (const struct guest *g)
+{
+    return g && g->copied;
 }
 
 bool guest_is_linked (const struct guest *g)
@@ -496,8 +502,10 @@ static void step_cb (flux_future_t *f, void *arg)
             json_t *o = errnum == 0 ? treeobj_decode (treeobj) : NULL;
             const char *ref;
             if (o && treeobj_is_dirref (o) && (ref = treeobj_get_blobref (o, 0))
-                && strlen (ref) < sizeof (g->seed))
+                && strlen (ref) < sizeof (g->seed)) {
                 strcpy (g->seed, ref);
+                g->copied = 1;
+            }
             json_decref (o);
             g->step = S_CREATE;
             send_step (g);

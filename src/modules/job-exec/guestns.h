@@ -104,6 +104,10 @@ int guest_close (struct guest *g);
 /* The namespace name, "job-<id>". */
 const char *guest_namespace (const struct guest *g);
 bool guest_is_open (const struct guest *g);
+/* The open was a reattach that found job.<id>.guest a directory (the
+ * namespace's copy, from its close or a graft) and seeded the namespace
+ * from it. */
+bool guest_was_copied (const struct guest *g);
 /* job.<id>.guest is committed (or its commit failed: GUEST_ERROR was
  * said), or the guest was never opened.  GUEST_LINKED is said even
  * while closing. */
