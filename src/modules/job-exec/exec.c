@@ -706,9 +706,8 @@ static int complete_status (const char *eventlog, int *status)
 
     json_array_foreach (log, index, entry)
     {
-        double timestamp;
         const char *name;
-        if (eventlog_entry_parse (entry, &timestamp, &name, &context) == 0
+        if (eventlog_entry_parse (entry, NULL, &name, &context) == 0
             && !strcmp (name, "complete")
             && json_unpack (context, "{s:i}", "status", status) == 0)
             rc = 0;

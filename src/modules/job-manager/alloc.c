@@ -754,8 +754,6 @@ static void alloc_success (struct alloc *a, struct job *job, json_t *R)
     char key[64];
     flux_future_t *f;
 
-    if (job_kvs_key (key, sizeof (key), job->id, "R") < 0)
-        return;
     if (R) {
         json_decref (x->R);
         x->R = json_deep_copy (R);
@@ -763,6 +761,8 @@ static void alloc_success (struct alloc *a, struct job *job, json_t *R)
         post_alloc (a, job);
         return;
     }
+    if (job_kvs_key (key, sizeof (key), job->id, "R") < 0)
+        return;
     x->alloc_lookup = 1;
     if (!(f = flux_kvs_lookup (a->jm->h, NULL, 0, key))
         || flux_future_aux_set (f, "job", job, NULL) < 0

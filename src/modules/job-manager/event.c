@@ -28,16 +28,15 @@
  * job.  So the appends of a job in CLEANUP, or in RUN before start, are
  * held back from the commit, for at most HOLD_MS, and carried into the
  * next batch; "start" or "clean" ends the hold, so the start of a job
- * is usually one append and its end another.  (R, which the alloc
- * response may carry, is a put of its own, not held: it is in the KVS
- * no later than before.)  The journal has a held event at once and
- * the actions taken on it do not wait for a commit; readers of the
- * eventlog in the KVS see it up to HOLD_MS later (attach waits for
- * clean, which is not held); anything queued with event_after_commit()
- * ends the holds of its batch, as does event_flush_sync (unload).  A
- * broker that dies loses at most HOLD_MS more of a job's end than before.  A
- * key that might touch an eventlog (event_kvs_put) writes every pend first,
- * held or not.
+ * is usually one append and its end another.  R, when the alloc
+ * response carries it, is put in the commit of the job's appends
+ * (event_job_put) and is held with them.  The journal has a held event at once
+ * and the actions taken on it do not wait for a commit; readers of the eventlog
+ * in the KVS see it up to HOLD_MS later (attach waits for clean, which is not
+ * held); anything queued with event_after_commit() ends the holds of its batch,
+ * as does event_flush_sync (unload).  A broker that dies loses at most HOLD_MS
+ * more of a job's start or end than before.  A key that might touch an eventlog
+ * (event_kvs_put) writes every pend first, held or not.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -55,7 +54,7 @@
 #include "libkvs/kvs.h"
 #include "libutil/textbuf.h"
 
-/* The longest an append of a job in CLEANUP is held back (ms) */
+/* The longest an append of a job in a holding state is held back (ms) */
 #define HOLD_MS 20
 
 struct commit_cb {
