@@ -234,6 +234,16 @@ test_expect_success 'partial release: a non-final release before the final one' 
 		"{\"ranks\":\"all\",\"final\":true}" >rel.exp &&
 	test_cmp rel.exp rel.out
 '
+test_expect_success 'a partial release said again is ignored quietly' '
+	id=$($SUBMIT "$(jobspec "{\"partial\":true,\"repeat-partial\":true}")") &&
+	wait_event $id clean &&
+	evlog $id | jq -c "select(.name==\"release\") | .context" >rel2.out &&
+	test_cmp rel.exp rel2.out &&
+	flux dmesg >rel2.dmesg &&
+	grep "$id: start: release ignored: ranks 0 were already released" \
+		rel2.dmesg >rel2.lines &&
+	! grep -v "job-manager.debug" rel2.lines
+'
 test_expect_success 'a final release before finish is an exec exception' '
 	id=$($SUBMIT "$(jobspec "{\"release-first\":true}")") &&
 	wait_event $id clean &&
@@ -497,6 +507,18 @@ test_expect_success 'an exec service that is gone does not block a new hello' '
 	wait_event $id clean &&
 	test "$(execstat .count.reattach)" = 1 &&
 	test "$(jm .exec.count.reattach)" -ge 1
+'
+test_expect_success 'the reattach of a job whose finish was heard says its status' '
+	heard=$(execstat .count.heard) &&
+	test "$heard" = 0 &&
+	id=$($SUBMIT "$(jobspec "{\"linger\":true,\"status\":768}")") &&
+	wait_event $id finish &&
+	flux module remove exec-dummy &&
+	load_exec &&
+	wait_event $id clean &&
+	test "$(execstat .count.heard)" = 1 &&
+	test "$(execstat .count.reattach)" = 1 &&
+	evlog $id | grep "\"finish\"" | jq -se "length == 1 and .[0].context.status == 768"
 '
 # err_cleanup: after the exec error test, pass or fail: its job ended and
 # exec-dummy loaded again, saying what it found

@@ -296,6 +296,33 @@ test_expect_success 'reattach: finish if run_duration elapsed, else the time lef
 	test_cmp reattach.expected reattach.out
 '
 
+# A reattach carrying the finish the job manager heard (the instance
+# stopped before the final release; the guest namespace is gone): no
+# shells are looked for, the job is finished again with that status,
+# its exec.eventlog says complete, and everything is released.  jobspec
+# {} is real execution, and this instance has no exec agents to ask.
+cat >heard.script <<EOF
+R 80 0
+eventlog 80 -1
+raw {"id":80,"userid":0,"jobspec":{},"reattach":true,"finish":768}
+wait 80 release=all!
+print 80
+raw {"id":81,"userid":0,"jobspec":{},"reattach":false,"finish":0}
+raw {"id":81,"userid":0,"jobspec":{},"reattach":true,"finish":-1}
+waiterr 2
+EOF
+test_expect_success 'reattach with the finish heard: finished again, released' '
+	run_exec heard &&
+	grep "^80: finish=768 release=all!\$" heard.out &&
+	test $(grep -c "^error 71 malformed start request" heard.out) = 2 &&
+	flux kvs get $(flux job id --to=kvs 80).guest.exec.eventlog >heard.log &&
+	jq -r .name heard.log | tr "\n" " " >heard.names &&
+	test "$(cat heard.names)" = "reattach complete done " &&
+	jq -se "map(select(.name == \"complete\")) | .[0].context.status == 768" \
+		heard.log &&
+	flux dmesg | grep "80: reattach: its shells completed (status 768)"
+'
+
 cat >bad.script <<EOF
 rawns {"id":70,"userid":0,"jobspec":{},"reattach":false}
 raw [1]

@@ -15,6 +15,8 @@
  *   exception: {type, severity, note?}  raised right after start
  *   partial: true             release rank 0 (final=false) before the
  *                             final release of "all"
+ *   repeat-partial: true      ... and that partial release twice (as
+ *                             job-exec may after a reattach)
  *   hang: true                never finish unless canceled or told to
  *                             (exec-dummy.finish)
  *   nostart: true             skip the start response
@@ -22,6 +24,11 @@
  *                             to the exec service, RFC 32)
  *   release-first: true       send the final release before finish
  *                             (a protocol violation)
+ *   linger: true              finish, but hold the final release until
+ *                             exec-dummy.finish (as if the instance
+ *                             stopped between the two)
+ * A reattach carrying "finish" (the job manager heard the job's finish)
+ * finishes with that status and is counted as "heard".
  *
  * exec-dummy.stats -> {running:[id...], counters}
  * exec-dummy.finish {id, status} ends a running job now.
@@ -48,7 +55,10 @@ struct sjob {
     uv_timer_t *timer;
     int status;
     int partial; /* json_unpack "b" stores an int */
+    int repeat_partial;
     int release_first;
+    int linger;
+    int lingering; /* finish said, final release held */
 };
 
 struct exec {
@@ -57,7 +67,7 @@ struct exec {
     struct list_node jobs;
     int njobs;
     struct {
-        int start, reattach, finish, killed, error;
+        int start, reattach, heard, finish, killed, error;
         int with_R;   /* start requests that carried R (RFC 32) */
         int with_env; /* ... and a jobspec with an environment */
     } count;
@@ -89,11 +99,23 @@ static void sjob_destroy (struct sjob *j)
 /* finish and release; the job is then gone */
 static void finish (struct sjob *j, int status)
 {
+    if (j->lingering) {
+        respond (j, "release",
+                 json_pack ("{s:s s:b}", "ranks", "all", "final", 1));
+        sjob_destroy (j);
+        return;
+    }
+    if (j->linger) {
+        respond (j, "finish", json_pack ("{s:i}", "status", status));
+        j->e->count.finish++;
+        j->lingering = 1;
+        return;
+    }
     if (j->release_first)
         respond (j, "release",
                  json_pack ("{s:s s:b}", "ranks", "all", "final", 1));
     respond (j, "finish", json_pack ("{s:i}", "status", status));
-    if (j->partial)
+    for (int i = 0; i < (j->partial ? 1 + (j->repeat_partial != 0) : 0); i++)
         respond (j, "release",
                  json_pack ("{s:s s:b}", "ranks", "0", "final", 0));
     if (!j->release_first)
@@ -140,13 +162,13 @@ static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
 {
     struct exec *e = arg;
     json_int_t id;
-    int userid, reattach, hang = 0, nostart = 0, error = 0;
+    int userid, reattach, hang = 0, nostart = 0, error = 0, heard = -1;
     json_t *jobspec, *test = NULL, *exc = NULL, *R = NULL;
     struct sjob *j;
 
-    if (flux_request_unpack (msg, NULL, "{s:I s:i s:o s:b s?o}", "id", &id,
+    if (flux_request_unpack (msg, NULL, "{s:I s:i s:o s:b s?o s?i}", "id", &id,
                              "userid", &userid, "jobspec", &jobspec, "reattach",
-                             &reattach, "R", &R)
+                             &reattach, "R", &R, "finish", &heard)
         < 0)
         return;
     if (json_is_object (R) && json_object_get (R, "execution"))
@@ -177,11 +199,15 @@ static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     e->count.start++;
     if (reattach) {
         e->count.reattach++;
-        finish (j, 0);
+        if (heard >= 0)
+            e->count.heard++;
+        finish (j, heard >= 0 ? heard : 0);
         return;
     }
-    (void)json_unpack (test, "{s?i s?b s?b}", "status", &j->status, "partial",
-                       &j->partial, "release-first", &j->release_first);
+    (void)json_unpack (test, "{s?i s?b s?b s?b s?b}", "status", &j->status,
+                       "partial", &j->partial, "repeat-partial",
+                       &j->repeat_partial, "release-first", &j->release_first,
+                       "linger", &j->linger);
     if (!nostart)
         respond (j, "start", json_object ());
     if (exc)
@@ -207,7 +233,7 @@ static void exception_cb (flux_t *h, flux_msg_handler_t *mh,
     if (flux_event_unpack (msg, NULL, "{s:I s:i}", "id", &id, "severity",
                            &severity)
             < 0
-        || severity != 0 || !(j = find (e, (uint64_t)id)))
+        || severity != 0 || !(j = find (e, (uint64_t)id)) || j->lingering)
         return;
     e->count.killed++;
     finish (j, 9); /* the wait status of a task killed by SIGKILL */
@@ -247,12 +273,12 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         struct sjob *j = list_entry (pos, struct sjob, link);
         json_array_append_new (running, json_integer ((json_int_t)j->id));
     }
-    flux_respond_pack (h, msg, "{s:o s:{s:i s:i s:i s:i s:i s:i s:i}}",
+    flux_respond_pack (h, msg, "{s:o s:{s:i s:i s:i s:i s:i s:i s:i s:i}}",
                        "running", running, "count", "start", e->count.start,
-                       "reattach", e->count.reattach, "finish", e->count.finish,
-                       "killed", e->count.killed, "error", e->count.error,
-                       "with_R", e->count.with_R, "with_env",
-                       e->count.with_env);
+                       "reattach", e->count.reattach, "heard", e->count.heard,
+                       "finish", e->count.finish, "killed", e->count.killed,
+                       "error", e->count.error, "with_R", e->count.with_R,
+                       "with_env", e->count.with_env);
 }
 
 int mod_main (flux_t *h, int argc, char **argv)

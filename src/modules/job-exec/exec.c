@@ -4,6 +4,7 @@
  * (see exec.h), over the implementations of impl.h.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -76,6 +77,7 @@ struct execjob {
     struct waitlist_item kvs_wi; /* R lookup refused: waits for the kvs */
     struct guest *guest;         /* the guest namespace, from begin() */
     int status;                  /* the finish status, once finished */
+    int heard_status; /* reattach: the finish the job manager heard, or -1 */
     unsigned reattach : 1, started : 1, running : 1, finished : 1,
         exception : 1, done : 1, impl_exited : 1, said_start : 1,
         start_held : 1;
@@ -726,10 +728,17 @@ static void finished_continuation (flux_future_t *f, void *arg)
     if (flux_kvs_lookup_get (f, &eventlog) < 0
         || complete_status (eventlog, &status) < 0) {
         flux_future_destroy (f);
-        start_impl (job); /* a graft of a job that was running */
-        return;
+        if (job->heard_status < 0) {
+            start_impl (job); /* a graft of a job that was running */
+            return;
+        }
+        /* the job manager heard the finish, but the namespace holding
+         * "complete" was lost (the instance stopped before its copy) */
+        status = job->heard_status;
+        post (job, "complete", json_pack ("{s:i}", "status", status));
     }
-    flux_future_destroy (f);
+    else
+        flux_future_destroy (f);
     exec_log (job->x, LOG_INFO,
               "%ju: reattach: its shells completed (status %d) while no job "
               "manager heard the end: finished again",
@@ -745,13 +754,14 @@ static void finished_continuation (flux_future_t *f, void *arg)
     execjob_done (job);
 }
 
-/* A reattach found job.<id>.guest a copy (guest_was_copied): if its
- * exec.eventlog holds "complete", the job's shells finished while its
- * finish or final release went unheard (the job manager was away, or
- * the instance stopped): the shells are gone, so asking the agents for
- * them would fail the job.  It is finished again with the status it
- * had, and released.  Otherwise (a graft of a running job) the reattach
- * goes on as usual. */
+/* A reattach found job.<id>.guest a copy (guest_was_copied), or the job
+ * manager says it heard the job's finish: if the exec.eventlog holds
+ * "complete" (else: if the job manager heard the finish), the job's
+ * shells finished while its finish or final release went unheard (the
+ * job manager was away, or the instance stopped): the shells are gone,
+ * so asking the agents for them would fail the job.  It is finished
+ * again with the status it had, and released.  Otherwise (a graft of a
+ * running job) the reattach goes on as usual. */
 static void check_finished (struct execjob *job)
 {
     flux_future_t *f;
@@ -776,7 +786,8 @@ static void guest_cb (struct guest *g, enum guest_event ev, int errnum,
             if (errnum)
                 execjob_fatal (job, "guest namespace: %s", errstr);
             else if (!job->done) {
-                if (job->reattach && guest_was_copied (g))
+                if (job->reattach
+                    && (guest_was_copied (g) || job->heard_status >= 0))
                     check_finished (job);
                 else
                     start_impl (job);
@@ -932,6 +943,7 @@ static struct execjob *job_create (exec_t *x, const flux_msg_t *msg,
     job->userid = (uint32_t)userid;
     job->reattach = reattach;
     job->exp_update = -1.;
+    job->heard_status = -1;
     tq_entry_init (&job->expire, expire_cb);
     waitlist_item_init (&job->kvs_wi);
     if (!(job->req = flux_msg_copy (msg, false))
@@ -949,15 +961,15 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
 {
     json_int_t id;
     int userid, reattach;
-    json_t *jobspec, *R = NULL;
+    json_t *jobspec, *R = NULL, *finish = NULL;
     struct execjob *job;
     flux_error_t error;
     char errbuf[256];
     const char *errmsg = NULL;
 
-    if (flux_msg_unpack (msg, "{s:I s:i s:o s:b s?o !}", "id", &id, "userid",
-                         &userid, "jobspec", &jobspec, "reattach", &reattach,
-                         "R", &R)
+    if (flux_msg_unpack (msg, "{s:I s:i s:o s:b s?o s?o !}", "id", &id,
+                         "userid", &userid, "jobspec", &jobspec, "reattach",
+                         &reattach, "R", &R, "finish", &finish)
         < 0) {
         snprintf (errbuf, sizeof (errbuf), "malformed start request: %s",
                   flux_msg_last_error (msg));
@@ -965,9 +977,12 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
         errno = EPROTO;
         goto error;
     }
-    if (id < 0 || !json_is_object (jobspec) || (R && !json_is_object (R))) {
+    if (id < 0 || !json_is_object (jobspec) || (R && !json_is_object (R))
+        || (finish
+            && (!json_is_integer (finish) || json_integer_value (finish) < 0
+                || json_integer_value (finish) > INT_MAX || !reattach))) {
         errmsg = "malformed start request: id must be >= 0, jobspec and R"
-                 " objects";
+                 " objects, finish a status >= 0 on reattach only";
         errno = EPROTO;
         goto error;
     }
@@ -993,6 +1008,8 @@ void exec_start_request (exec_t *x, const flux_msg_t *msg)
     }
     if (!(job = job_create (x, msg, id, userid, reattach)))
         goto error;
+    if (finish)
+        job->heard_status = (int)json_integer_value (finish);
     x->stats.start++;
     if (reattach)
         x->stats.reattach++;

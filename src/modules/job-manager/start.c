@@ -116,6 +116,14 @@ void start_check (struct start *s, struct job *job)
                    jobspec ? jobspec : json_null (), "reattach", reattach, "R",
                    x->R);
     json_decref (jobspec);
+    /* A reattach of a job whose finish was heard (the instance stopped
+     * before its final release): the exec service need not look for its
+     * shells, which are gone; it cleans up and releases. */
+    if (o && reattach && x->js.finished
+        && json_object_set_new (o, "finish", json_integer (x->js.status)) < 0) {
+        json_decref (o);
+        o = NULL;
+    }
     if (!o || !(str = jsonemit (o, JSON_COMPACT, NULL))
         || !(msg = flux_request_encode (topic, str))
         || flux_msg_set_streaming (msg) < 0 || flux_send (s->jm->h, msg, 0) < 0)
@@ -316,7 +324,9 @@ void start_disconnect (struct start *s, const flux_msg_t *msg)
 
 /* A partial release must name ranks of R not released before (RFC 32),
  * or the scheduler would be told to free what the job does not hold.
- * 0, or -1 with the reason in error. */
+ * 0; 1 when every rank named was released before (job-exec repeats what
+ * it cannot know was heard, after a reattach): nothing to do; or -1 with
+ * the reason in error. */
 static int check_partial (struct job *job, const char *ranks,
                           flux_error_t *error)
 {
@@ -331,7 +341,12 @@ static int check_partial (struct job *job, const char *ranks,
         goto done;
     }
     if (x->js.released && idset_has_intersection (ids, x->js.released)) {
+        struct idset *left = idset_difference (ids, x->js.released);
+        bool repeat = left && idset_empty (left);
+        idset_destroy (left);
         errprintf (error, "ranks %s were already released", ranks);
+        if (repeat)
+            rc = 1;
         goto done;
     }
     if (x->R) {
@@ -361,7 +376,7 @@ done:
 static void release (struct start *s, struct job *job, json_t *data)
 {
     const char *ranks;
-    int final;
+    int final, rc;
     flux_error_t error;
 
     if (!data
@@ -371,8 +386,8 @@ static void release (struct start *s, struct job *job, json_t *data)
                 (uintmax_t)job->id);
         return;
     }
-    if (!final && check_partial (job, ranks, &error) < 0) {
-        jm_log (s->jm, LOG_ERR,
+    if (!final && (rc = check_partial (job, ranks, &error)) != 0) {
+        jm_log (s->jm, rc > 0 ? LOG_DEBUG : LOG_ERR,
                 "%ju: start: release ignored: %s (those ranks are freed with"
                 " the final release)",
                 (uintmax_t)job->id, error.text);

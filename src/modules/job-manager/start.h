@@ -22,7 +22,11 @@
 struct start *start_create (struct jobmgr *jm);
 void start_destroy (struct start *s);
 
-/* Send the start request for job if it is due and possible. */
+/* Send the start request for job if it is due and possible.  A reattach
+ * (the job's start event is logged) of a job whose finish event is
+ * logged too carries, beyond RFC 32, "finish": its wait status: the
+ * instance stopped between the finish and the final release, its shells
+ * are gone, and the exec service only has to clean up and release. */
 void start_check (struct start *s, struct job *job);
 
 void start_hello (struct start *s, const flux_msg_t *msg);
