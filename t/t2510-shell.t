@@ -100,6 +100,27 @@ test_expect_success 'FLUX_JOB_TMPDIR exists while tasks run, is removed after' '
 	test -n "$dir" &&
 	test ! -e "$dir"
 '
+kvs_commits () {
+	flux module stats kvs | jq .commits
+}
+test_expect_success 'a short job of one shell commits to the KVS once' '
+	job 173 1 0 -- -n1 true &&
+	c0=$(kvs_commits) &&
+	run_shell 173 &&
+	c1=$(kvs_commits) &&
+	test $((c1 - c0)) -eq 1 &&
+	getlog 173 exec.eventlog >ev.173 &&
+	grep -n "^[0-9.]* shell\." ev.173 | cut -d" " -f2 >names.173 &&
+	printf "%s\n" shell.init shell.start shell.task-exit >names.exp &&
+	test_cmp names.exp names.173 &&
+	getlog 173 output | grep -q "\"eof\":true"
+'
+test_expect_success 'a longer one posts shell.init and shell.start while it runs' '
+	job 174 1 0 -- -n1 timeout 30 $(command -v flux) kvs eventlog wait-event \
+		--namespace=job-174 -W exec.eventlog shell.start &&
+	run_shell 174 &&
+	test "$(getlog 174 exec.eventlog | grep -c shell.start)" -eq 1
+'
 test_expect_success 'exec.eventlog gets shell.init, shell.start, shell.task-exit' '
 	getlog 101 exec.eventlog >ev.101 &&
 	grep "shell.init {\"leader-rank\":0,\"size\":1,\"service\":\"$(id -u)-shell-$(flux job id --to=f58plain 101)\"}" ev.101 &&

@@ -146,6 +146,7 @@ static void stdin_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     }
     if (eof && !strcmp (rank, "all"))
         in->eof_all = true;
+    (void)shell_commit_flush (in->shell); /* the input header goes first */
     if (!(e = eventlog_entry_pack (0, "data", "O", io))
         || !(line = eventlog_entry_encode (e))
         || !(txn = flux_kvs_txn_create ())

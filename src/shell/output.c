@@ -170,6 +170,22 @@ static void commit_cb (flux_future_t *f, void *arg)
                         0);
 }
 
+/* The start-up commit is held (a job of one shell, shell.h): what is
+ * pending goes in it, after the output header, and it is sent: one
+ * commit.  False if it is not held (or could not be joined). */
+static bool join_startup (struct output *out)
+{
+    if (!out->shell->gathering
+        || shell_commit_async (out->shell, out->txn, "committing output") < 0)
+        return false;
+    flux_kvs_txn_clear (out->txn);
+    out->pending = 0;
+    if (shell_commit_flush (out->shell) < 0)
+        shell_fatal (out->shell, 1, "committing the start-up events: %s",
+                     strerror (errno));
+    return true;
+}
+
 /* Commit what is pending unless a commit is in flight (its completion
  * starts the next one).
  */
@@ -181,6 +197,9 @@ static void commit_start (struct output *out)
         return;
     out->urgent_commit = false;
     uv_timer_stop (out->timer);
+    if (join_startup (out))
+        return;
+    (void)shell_commit_flush (out->shell); /* the header goes first */
     if (!(txn = flux_kvs_txn_create ()))
         return;
     if (!(out->commit = flux_kvs_commit (out->shell->h, NULL,
@@ -724,6 +743,8 @@ int output_flush (struct output *out)
         return rc;
     }
     uv_timer_stop (out->timer);
+    if (!out->commit && out->pending > 0 && join_startup (out))
+        return rc;
     if (out->commit) {
         if (flux_future_get (out->commit, NULL) < 0)
             rc = -1;

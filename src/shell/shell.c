@@ -50,6 +50,11 @@ static const char *usage_text
       "  -h, --help       Show this help\n"
       "      --reconnect  Accepted and ignored\n";
 
+/* The longest a job of one shell holds its start-up commit once its
+ * tasks started (shell.h, shell_commit_flush): readers of exec.eventlog
+ * see shell.init and shell.start up to this much later. */
+#define STARTUP_HOLD_MS 20
+
 static const int forwarded_signals[]
     = {SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGUSR1, SIGUSR2};
 
@@ -93,11 +98,11 @@ static void commit_needed_done (flux_future_t *f, void *arg)
 }
 
 static int commit_send (struct shell *shell, flux_kvs_txn_t *txn,
-                        const char *what)
+                        const char *what, int flags)
 {
     flux_future_t *f;
 
-    if (!(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+    if (!(f = flux_kvs_commit (shell->h, NULL, flags, txn))
         || flux_future_aux_set (f, "shell::what", (void *)what, NULL) < 0
         || flux_future_then (f, -1., commit_needed_done, shell) < 0) {
         flux_future_destroy (f);
@@ -116,7 +121,7 @@ int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
             return -1;
         return kvs_txn__append (shell->startup_txn, txn);
     }
-    return commit_send (shell, txn, what);
+    return commit_send (shell, txn, what, 0);
 }
 
 int shell_commit_flush (struct shell *shell)
@@ -126,10 +131,38 @@ int shell_commit_flush (struct shell *shell)
 
     shell->gathering = false;
     shell->startup_txn = NULL;
+    if (shell->startup_timer.loop)
+        uv_timer_stop (&shell->startup_timer);
+    /* compacted: shell.init, shell.start and the first exit make one
+     * append to exec.eventlog, the output header and data one to output */
     if (txn && shell->h)
-        rc = commit_send (shell, txn, "committing the start-up events");
+        rc = commit_send (shell, txn, "committing the start-up events",
+                          FLUX_KVS_TXN_COMPACT);
     flux_kvs_txn_destroy (txn);
     return rc;
+}
+
+static void startup_timer_cb (uv_timer_t *t)
+{
+    struct shell *shell = t->data;
+
+    if (shell_commit_flush (shell) < 0)
+        shell_fatal (shell, 1, "committing the start-up events: %s",
+                     strerror (errno));
+}
+
+/* A job of one shell, its tasks started: hold the start-up commit
+ * (shell.h).  Without a timer, it is sent now. */
+static int startup_hold (struct shell *shell)
+{
+    if (!shell->startup_txn || shell->info->shell_size > 1
+        || (!shell->startup_timer.loop
+            && uv_timer_init (shell->loop, &shell->startup_timer) < 0))
+        return shell_commit_flush (shell);
+    shell->startup_timer.data = shell;
+    uv_timer_start (&shell->startup_timer, startup_timer_cb, STARTUP_HOLD_MS,
+                    0);
+    return 0;
 }
 
 /* Append line to exec.eventlog without waiting (shell->commits counts
@@ -325,7 +358,7 @@ static void task_exit_post (struct shell *shell, json_t *ctx)
      * read before its SIGCHLD): one commit for both */
     if ((e = eventlog_entry_pack (0, "shell.task-exit", "O", ctx))
         && (line = eventlog_entry_encode (e))) {
-        if (!shell->out || shell_commit_flush (shell) < 0
+        if (!shell->out
             || output_commit_now (shell->out, "exec.eventlog", line) < 0)
             append_async (shell, line);
     }
@@ -1354,7 +1387,7 @@ static int shell_start (struct shell *shell, flux_error_t *error)
         goto out;
     if (start2_enter (shell, error) < 0)
         goto out;
-    if (shell_commit_flush (shell) < 0) {
+    if (startup_hold (shell) < 0) {
         errprintf (error, "committing the start-up events: %s",
                    strerror (errno));
         goto out;
@@ -1371,17 +1404,20 @@ static void shell_finish (struct shell *shell)
     shell_strays_finish (shell);     /* what the tasks left, before the log */
     if (shell->task_exit_timer.loop) /* the final output send reports it */
         uv_timer_stop (&shell->task_exit_timer);
+    /* the output first: a held start-up commit takes it along */
+    if (shell->out && output_flush (shell->out) < 0)
+        fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
     if (shell_commit_flush (shell) < 0)
         fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
                  strerror (errno));
-    if (shell->out && output_flush (shell->out) < 0)
-        fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
     while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
         ;
     if (shell->exit_timer.loop)
         uv_close ((uv_handle_t *)&shell->exit_timer, NULL);
     if (shell->task_exit_timer.loop)
         uv_close ((uv_handle_t *)&shell->task_exit_timer, NULL);
+    if (shell->startup_timer.loop)
+        uv_close ((uv_handle_t *)&shell->startup_timer, NULL);
     /* no more forwarding: the signals stay blocked to the exit (a
      * SIGTERM job-exec sends after a fatal error must not kill the shell
      * while it finishes: its exit code is the job's) */

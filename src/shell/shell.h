@@ -66,7 +66,8 @@ struct shell {
      * here, sent as ONE commit by shell_commit_flush() */
     flux_kvs_txn_t *startup_txn;
     bool gathering;
-    struct reaper *reaper; /* strays.c: the shell as child subreaper */
+    uv_timer_t startup_timer; /* a job of one shell: ends the hold */
+    struct reaper *reaper;    /* strays.c: the shell as child subreaper */
 
     /* non-leader: the report of its last task's exit, to go with the
      * final output send (output_flush), unless the shell is not done
@@ -119,6 +120,10 @@ int shell_commit_async (struct shell *shell, flux_kvs_txn_t *txn,
  * commit the shell sends afterwards follows it.  Called once shell.init
  * is posted, and before any other commit or the shell's end.  -1 with
  * errno if it could not be sent.
+ * A job of one shell holds it after its tasks started (shell.start),
+ * for STARTUP_HOLD_MS at most: the first commit of its output (usually
+ * the task's exit, of a short job) goes in it (output.c), one commit
+ * instead of two.  Any other commit, its input, a log, flushes it first.
  */
 int shell_commit_flush (struct shell *shell);
 
