@@ -23,12 +23,14 @@
  * Holding: from its first event in CLEANUP (finish, or an exception) a
  * job posts release, free and clean within a few ms, each an answer to
  * the exec service or the scheduler; alloc is followed by start as soon
- * as the exec service has started the shells.  Committed as they come,
- * these cost up to five commits (root changes, synced transactions) per
- * job.  So the appends of a job in CLEANUP, or in RUN before start, are
- * held back from the commit, for at most HOLD_MS, and carried into the
- * next batch; "start" or "clean" ends the hold, so the start of a job
- * is usually one append and its end another.  R, when the alloc
+ * as the exec service has started the shells, and a short job (a
+ * /bin/true) finishes a few ms later.  Committed as they come, these
+ * cost up to five commits (root changes, synced transactions) per job.
+ * So the appends of a job in RUN or CLEANUP are held back from the
+ * commit, for at most HOLD_MS from the first one held, and carried into
+ * the next batch; "clean" ends the hold, so the life of a short job from
+ * alloc to clean is one append, and a longer one's start one and its
+ * end another.  R, when the alloc
  * response carries it, is put in the commit of the job's appends
  * (event_job_put) and is held with them.  The journal has a held event at once
  * and the actions taken on it do not wait for a commit; readers of the eventlog
@@ -567,11 +569,12 @@ static struct pend *pend_new (struct batch *b, struct job *job)
 }
 
 /* Is the job between two events that come within a few ms: alloc and
- * start, or the first event of CLEANUP and clean? */
+ * start, start and the end of a short job, or the first event of
+ * CLEANUP and clean? */
 static bool holding_state (const struct jobx *x)
 {
     return x->js.state == FLUX_JOB_STATE_CLEANUP
-           || (x->js.state == FLUX_JOB_STATE_RUN && !x->js.started);
+           || x->js.state == FLUX_JOB_STATE_RUN;
 }
 
 /* Append the entry to the job's eventlog in the open batch (the job's
