@@ -7,25 +7,27 @@
 # self (the broker's own services).  Events delivered to local modules
 # and clients are not counted again.  Run from a build directory (or
 # give it as $1).  Env: REPS (3), SIZE (64), START_OPTS, JOB (the job's
-# command line after `flux run`: "-N$SIZE true").
+# command line after `flux run`: "-N$SIZE true"), CMD (the whole command
+# measured instead, e.g. "flux exec -r all true"; default "flux run $JOB").
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
 unset FLUX_URI
 export REPS=${REPS:-3} SIZE=${SIZE:-64}
 export JOB=${JOB:-"-N$SIZE true"}
+export CMD=${CMD:-"flux run $JOB"}
 export FLUX_BROKER_MSGCOUNT=1
 
 flux start -s "$SIZE" $START_OPTS bash -c '
 set -e
 uris=$(flux exec -r all flux getattr local-uri)
-flux run $JOB >/dev/null # warm up
+$CMD >/dev/null </dev/null # warm up
 sleep 0.5
 out=/tmp/exec64-msgs.$$
 : >$out
 for i in $(seq $REPS); do
     for u in $uris; do FLUX_URI=$u flux module stats --clear broker; done
-    flux run $JOB >/dev/null
+    $CMD >/dev/null </dev/null
     sleep 0.5 # what follows the job (its clean-up) is its cost too
     for u in $uris; do
         FLUX_URI=$u flux module stats broker >>$out

@@ -25,8 +25,10 @@ test_expect_success 'one broker: flux exec runs a command' '
 	test_line_count = 1 one.out &&
 	test "$(cat one.out)" = "$(hostname)"
 '
-test_expect_success 'start a 4-broker instance' '
+test_expect_success 'start a 4-broker instance (counting messages)' '
+	FLUX_BROKER_MSGCOUNT=1 && export FLUX_BROKER_MSGCOUNT &&
 	start_instance rexec 4 &&
+	unset FLUX_BROKER_MSGCOUNT &&
 	flux exec -r 0 true
 '
 test_expect_success 'rexec is loaded on every rank' '
@@ -135,6 +137,38 @@ test_expect_success 'a client that disconnects takes its processes with it' '
 	wait_list 3 sleep 1 &&
 	kill -9 $pid &&
 	wait_list 3 sleep 0
+'
+# disconnects RANK: the rexec.disconnect requests RANK's broker got
+disconnects () {
+	FLUX_URI=$(cat uri.$1) flux module stats broker \
+		| jq ".msgcount[\"parent request rexec.disconnect\"] // 0"
+}
+test_expect_success 'a client gone owes rexec.disconnect only where its processes run' '
+	for r in 1 2 3; do
+		flux exec -r $r flux getattr local-uri >uri.$r || return 1
+	done &&
+	for r in 1 2 3; do
+		FLUX_URI=$(cat uri.$r) flux module stats --clear broker || return 1
+	done &&
+	{ flux exec -r 1-3 sh -c "test \$(flux getattr rank) != 2 || exec sleep 100" & } &&
+	pid=$! &&
+	wait_list 2 sh 1 && wait_list 1 sh 0 && wait_list 3 sh 0 &&
+	sleep 0.5 && # the ends of the streams of ranks 1 and 3 reach rank 0
+	kill -9 $pid &&
+	wait_list 2 sh 0 &&
+	echo "$(disconnects 1) $(disconnects 2) $(disconnects 3)" >disc.out &&
+	echo "0 1 0" >disc.exp &&
+	test_cmp disc.exp disc.out
+'
+test_expect_success 'a client whose processes all ended owes none' '
+	FLUX_URI=$(cat uri.1) flux module stats --clear broker &&
+	flux exec -r 1 true &&
+	{ flux exec -r 1 sleep 100 & } &&
+	pid=$! &&
+	wait_list 1 sleep 1 &&
+	kill -9 $pid &&
+	wait_list 1 sleep 0 &&
+	test "$(disconnects 1)" = 1
 '
 test_expect_success 'list shows a running process, its pid and state' '
 	flux exec -r 0 sleep 100 &

@@ -48,6 +48,8 @@ struct peer {
     size_t nsubs;
     struct strmap *services;    /* names registered with service.add */
     struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
+    struct strmap *open;        /* a client's: matchtag -> open_req */
+    bool open_lost;             /* open not complete (disconnect_owed) */
     struct strmap *owed;        /* a client's: sender -> requests it was
                                    handed (key -> struct owed) */
     size_t nowed;               /* notes in owed */
@@ -143,6 +145,7 @@ static void peer_free (void *arg)
     free (p->subs);
     strmap_destroy (p->services);
     strmap_destroy (p->disconnects);
+    strmap_destroy (p->open);
     strmap_destroy (p->owed);
     free (p);
 }
@@ -228,7 +231,8 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
     p->cred = cred;
     if (!(p->services = strmap_create (NULL))
         || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))
-        || (kind == PEER_CLIENT && !(p->owed = strmap_create (owed_free)))) {
+        || (kind == PEER_CLIENT && !(p->owed = strmap_create (owed_free)))
+        || (kind == PEER_CLIENT && !(p->open = strmap_create (free)))) {
         peer_free (p);
         return NULL;
     }
@@ -1893,6 +1897,117 @@ static bool disconnect_key (const flux_msg_t *msg, const char *topic,
     return true;
 }
 
+/* ---- the disconnects a client's going owes ----
+ *
+ * A subprocess server (RFC 42: the broker's rexec, a job shell's
+ * <uid>-shell-<id>.rexec) holds state for a sender only while one of the
+ * sender's requests to it is open: a foreground exec or an attach until
+ * its stream ends (ENODATA or another error), a wait until it is
+ * answered; a background exec leaves nothing a disconnect would touch.
+ * So when a client goes, its disconnect for such a server on a rank is
+ * owed only if a request it sent there is still open: a `flux exec -r
+ * all` whose processes all ended owes none, where it sent one to each
+ * of 64 ranks (94 of its ~1,130 message hops).  A client that dies
+ * while its processes run still has them killed on every rank.  Its
+ * open requests are followed by matchtag, its own only: for one a proxy
+ * relays, or a matchtag not unique or not noted, every disconnect goes,
+ * as for any other service. */
+struct open_req {
+    bool streaming;
+    char key[]; /* its disconnect_key */
+};
+
+static bool per_request_state (const char *prefix, size_t len)
+{
+    return (len == 5 && !strncmp (prefix, "rexec", 5))
+           || (len > 6 && !strncmp (prefix + len - 6, ".rexec", 6));
+}
+
+/* Client p sent msg (topic, its disconnect key): noted while open. */
+static void open_note (struct peer *p, const flux_msg_t *msg, const char *topic,
+                       const char *key)
+{
+    uint32_t tag;
+    char tagstr[16];
+    struct open_req *o;
+
+    if (!p->open || p->open_lost || flux_msg_is_noresponse (msg)
+        || !per_request_state (topic, strcspn (key, "\x1f")))
+        return;
+    if (flux_msg_route_count (msg) != 1 || flux_msg_get_matchtag (msg, &tag) < 0
+        || tag == FLUX_MATCHTAG_NONE)
+        goto lost;
+    snprintf (tagstr, sizeof (tagstr), "%u", tag);
+    if (strmap_get (p->open, tagstr)
+        || !(o = malloc (sizeof (*o) + strlen (key) + 1)))
+        goto lost;
+    o->streaming = flux_msg_is_streaming (msg);
+    strcpy (o->key, key);
+    if (peer_charge (p, key) < 0) {
+        free (o);
+        goto lost;
+    }
+    if (strmap_put (p->open, tagstr, o) < 0) {
+        peer_uncharge (p, key);
+        free (o);
+        goto lost;
+    }
+    return;
+lost:
+    p->open_lost = true;
+}
+
+/* rsp (its route popped) goes to client p: the request it ends is no
+ * longer open. */
+static void open_answered (struct peer *p, const flux_msg_t *rsp)
+{
+    uint32_t tag;
+    int errnum = 0;
+    char tagstr[16];
+    struct open_req *o;
+
+    if (flux_msg_route_count (rsp) != 0
+        || flux_msg_get_matchtag (rsp, &tag) < 0)
+        return;
+    snprintf (tagstr, sizeof (tagstr), "%u", tag);
+    if (!(o = strmap_get (p->open, tagstr)))
+        return;
+    (void)flux_msg_get_errnum (rsp, &errnum);
+    if (o->streaming && errnum == 0)
+        return;
+    peer_uncharge (p, o->key);
+    (void)strmap_delete (p->open, tagstr);
+}
+
+struct open_find {
+    const char *key;
+    bool found;
+};
+
+static int open_find_cb (const char *tag, void *val, void *arg)
+{
+    struct open_req *o = val;
+    struct open_find *ctx = arg;
+
+    if (!strcmp (o->key, ctx->key)) {
+        ctx->found = true;
+        return 1; /* stop */
+    }
+    return 0;
+}
+
+/* Does p's going owe the disconnect of key? */
+static bool disconnect_owed (struct peer *p, const char *key)
+{
+    struct open_find ctx = {.key = key};
+
+    if (!p->open || p->open_lost
+        || !per_request_state (key, strcspn (key, "\x1f")))
+        return true;
+    (void)strmap_foreach (p->open, open_find_cb, &ctx);
+    return ctx.found;
+}
+
 /* Remember (prefix, nodeid, upstream) so a disconnect can be sent later.
  * -1 with ENOSPC if the client holds too much to note one more. */
 static int note_disconnect (struct peer *from, const flux_msg_t *msg,
@@ -1900,14 +2015,16 @@ static int note_disconnect (struct peer *from, const flux_msg_t *msg,
 {
     char key[300];
 
-    if (disconnect_key (msg, topic, nodeid, key, sizeof (key))
-        && !strmap_get (from->disconnects, key)) {
+    if (!disconnect_key (msg, topic, nodeid, key, sizeof (key)))
+        return 0;
+    if (!strmap_get (from->disconnects, key)) {
         if (peer_charge (from, key) < 0)
             return -1;
         pthread_rwlock_wrlock (&from->b->route_lock);
         (void)strmap_put (from->disconnects, key, from);
         pthread_rwlock_unlock (&from->b->route_lock);
     }
+    open_note (from, msg, topic, key);
     return 0;
 }
 
@@ -2000,6 +2117,8 @@ void router_response (struct broker *b, flux_msg_t *msg)
     }
     if ((p = strmap_get (b->peers, top))) {
         (void)flux_msg_route_pop (msg);
+        if (p->open && strmap_count (p->open) > 0)
+            open_answered (p, msg);
         (void)peer_send (p, msg);
     }
     else if ((child = child_of_route (b, top)) >= 0) {
@@ -2729,7 +2848,8 @@ static int send_disconnect (const char *key, void *val, void *arg)
     int upstream, len = (int)strcspn (key, "\x1f");
     flux_msg_t *msg;
 
-    if (sscanf (key + len, "\x1f%u\x1f%d", &nodeid, &upstream) != 2)
+    if (sscanf (key + len, "\x1f%u\x1f%d", &nodeid, &upstream) != 2
+        || !disconnect_owed (p, key))
         return 0;
     snprintf (topic, sizeof (topic), "%.*s.disconnect", len, key);
     if (!(msg = flux_request_encode (topic, NULL)))
