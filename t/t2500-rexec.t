@@ -170,6 +170,29 @@ test_expect_success 'a client whose processes all ended owes none' '
 	wait_list 1 sleep 0 &&
 	test "$(disconnects 1)" = 1
 '
+# shell_disconnects RANK: the <uid>-shell-<id>.disconnect requests RANK's
+# broker routed
+shell_disconnects () {
+	FLUX_URI=$(cat uri.$1) flux module stats broker | jq "[.msgcount
+		| to_entries[] | select(.key | test(\"shell-.*[.]disconnect\"))
+		| .value] | add // 0"
+}
+test_expect_success 'the shells of a job owe each other no disconnect' '
+	echo $FLUX_URI >uri.0 &&
+	for r in 0 1 2 3; do
+		FLUX_URI=$(cat uri.$r) flux module stats --clear broker || return 1
+	done &&
+	id=$(flux submit -N4 -n4 echo hi) &&
+	flux job attach $id >shells.out &&
+	test_line_count = 4 shells.out &&
+	flux job wait-event -t 60 $id clean &&
+	sleep 0.5 &&
+	n=0 &&
+	for r in 0 1 2 3; do
+		n=$((n + $(shell_disconnects $r))) || return 1
+	done &&
+	test $n = 0
+'
 test_expect_success 'list shows a running process, its pid and state' '
 	flux exec -r 0 sleep 100 &
 	pid=$! &&

@@ -1911,16 +1911,33 @@ static bool disconnect_key (const flux_msg_t *msg, const char *topic,
  * while its processes run still has them killed on every rank.  Its
  * open requests are followed by matchtag, its own only: for one a proxy
  * relays, or a matchtag not unique or not noted, every disconnect goes,
- * as for any other service. */
+ * as for any other service.  A request sent without wanting an answer
+ * (NORESPONSE) leaves such a server nothing to clean up either. */
 struct open_req {
     bool streaming;
     char key[]; /* its disconnect_key */
 };
 
+/* A job shell's own service, <uid>-shell-<jobid>: none of its methods
+ * (output, input, stdin, task-exit, exception) keeps anything of a
+ * sender past its request, so a shell of a -N64 job that exits owes its
+ * leader no disconnect, nor the leader the 63 others (188 of a job's
+ * ~2,120 message hops). */
+static bool shell_service (const char *prefix, size_t len)
+{
+    size_t d = 0;
+
+    while (d < len && prefix[d] >= '0' && prefix[d] <= '9')
+        d++;
+    return d > 0 && len > d + 7 && !strncmp (prefix + d, "-shell-", 7)
+           && !memchr (prefix + d + 7, '.', len - d - 7);
+}
+
 static bool per_request_state (const char *prefix, size_t len)
 {
     return (len == 5 && !strncmp (prefix, "rexec", 5))
-           || (len > 6 && !strncmp (prefix + len - 6, ".rexec", 6));
+           || (len > 6 && !strncmp (prefix + len - 6, ".rexec", 6))
+           || shell_service (prefix, len);
 }
 
 /* Client p sent msg (topic, its disconnect key): noted while open. */
