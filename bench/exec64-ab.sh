@@ -11,12 +11,13 @@
 # without a terminal.
 # Usage: bench/exec64-ab.sh BUILD_A BUILD_B   (build directories; the
 # same one twice with OPTS_A/OPTS_B compares settings)
-# Env: SIZE (64), N (30), ARGS ("-r all true"), OPTS_A, OPTS_B (extra
+# Env: SIZE (64), N (30), SUB (exec: the flux subcommand, e.g. run),
+# ARGS ("-r all true"), OPTS_A, OPTS_B (extra
 # flux start options of each instance, e.g. -Stbon.fanout=64).
 set -e
 [ $# = 2 ] || { echo "Usage: $0 BUILD_A BUILD_B" >&2; exit 1; }
 builds=("$(cd "$1" && pwd)" "$(cd "$2" && pwd)")
-size=${SIZE:-64} n=${N:-30} args=${ARGS:--r all true}
+size=${SIZE:-64} n=${N:-30} sub=${SUB:-exec} args=${ARGS:--r all true}
 opts=("$OPTS_A" "$OPTS_B")
 tmp=$(mktemp -d)
 trap 'rm -f "$tmp"/keep.*; wait; rm -rf "$tmp"' EXIT
@@ -55,10 +56,10 @@ run () { # k
     t0=$(date +%s%N)
     if [ -n "$perf" ]; then
         FLUX_URI=$(cat "$tmp/uri.$1") $perf stat -x, -e task-clock \
-            -o "$tmp/perf" "${builds[$1]}/src/cmd/flux" exec $args \
+            -o "$tmp/perf" "${builds[$1]}/src/cmd/flux" $sub $args \
             </dev/null >/dev/null
     else
-        FLUX_URI=$(cat "$tmp/uri.$1") "${builds[$1]}/src/cmd/flux" exec $args \
+        FLUX_URI=$(cat "$tmp/uri.$1") "${builds[$1]}/src/cmd/flux" $sub $args \
             </dev/null >/dev/null
     fi
     t1=$(date +%s%N)
@@ -76,8 +77,8 @@ done
 
 med () { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 min () { sort -g | head -1; }
-echo "load $(cut -d' ' -f1-3 /proc/loadavg); $n runs each of flux exec $args on $size brokers"
-echo "build: wall ms median (min) | flux exec CPU ms | brokers CPU ms per run median (min) | broker wakeups per run"
+echo "load $(cut -d' ' -f1-3 /proc/loadavg); $n runs each of flux $sub $args on $size brokers"
+echo "build: wall ms median (min) | flux $sub CPU ms | brokers CPU ms per run median (min) | broker wakeups per run"
 for k in 0 1; do
     col () { awk -v k=$k -v c=$1 '$1 == k {print $c}' "$tmp/res"; }
     printf "%s %s: %.1f (%.1f) | %s | %.1f (%.1f) | %d\n" \
