@@ -300,6 +300,20 @@ test_expect_success 'flux exec --jobid runs inside the job, through its shells, 
 	grep "the job has only 2 ranks" xj2.err &&
 	flux cancel $hi && clean $hi
 '
+# sleeps RANK SVC: how many sleep processes SVC.rexec lists on RANK
+sleeps () {
+	$FLUX_BUILD_DIR/t/rpc -r $1 $2.rexec.list | grep -o "\"cmd\":\"sleep\"" | wc -l
+}
+test_expect_success 'flux exec --jobid killed: the shells kill what it started' '
+	lo=$(cat xj.low) &&
+	svc=$(flux job eventlog -p guest.exec.eventlog $lo | sed -n "s/.*shell.init .*service=\"\([^\"]*\)\".*/\1/p") &&
+	test -n "$svc" &&
+	{ flux exec -j $lo sleep 200 & } &&
+	pid=$! &&
+	eventually "sleeps 0 $svc" 1 && eventually "sleeps 1 $svc" 1 &&
+	kill -9 $pid &&
+	eventually "sleeps 0 $svc" 0 && eventually "sleeps 1 $svc" 0
+'
 test_expect_success 'flux exec --jobid: a guest may not use the shells'"'"' server, nor a finished job' '
 	lo=$(cat xj.low) &&
 	svc=$(flux job eventlog -p guest.exec.eventlog $lo | sed -n "s/.*shell.init .*service=\"\([^\"]*\)\".*/\1/p") &&
