@@ -107,6 +107,10 @@ test_expect_success 'no stdin to forward: no add-credit response' '
 	flux exec -r 0-1 cat </dev/null >null.out &&
 	! test -s null.out
 '
+test_expect_success 'stdin on /dev/null: a rank that reads late still gets EOF' '
+	timeout 60 flux exec -r all sh -c "sleep 0.3; cat" </dev/null >late.out &&
+	! test -s late.out
+'
 test_expect_success 'output that is not UTF-8 arrives unchanged' '
 	printf "a\377b\n" >bin.exp &&
 	flux exec -r 1 printf "a\\377b\\n" >bin.out &&
