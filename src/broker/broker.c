@@ -49,6 +49,8 @@ struct peer {
     struct strmap *services;    /* names registered with service.add */
     struct strmap *disconnects; /* "prefix\x1fnodeid\x1fupstream" seen */
     struct strmap *open;        /* a client's: matchtag -> open_req */
+    struct strmap *open_keys;   /* a client's: disconnect key -> the
+                                   number of its open requests (int *) */
     bool open_lost;             /* open not complete (disconnect_owed) */
     struct strmap *owed;        /* a client's: sender -> requests it was
                                    handed (key -> struct owed) */
@@ -146,6 +148,7 @@ static void peer_free (void *arg)
     strmap_destroy (p->services);
     strmap_destroy (p->disconnects);
     strmap_destroy (p->open);
+    strmap_destroy (p->open_keys);
     strmap_destroy (p->owed);
     free (p);
 }
@@ -232,7 +235,8 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
     if (!(p->services = strmap_create (NULL))
         || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))
         || (kind == PEER_CLIENT && !(p->owed = strmap_create (owed_free)))
-        || (kind == PEER_CLIENT && !(p->open = strmap_create (free)))) {
+        || (kind == PEER_CLIENT && !(p->open = strmap_create (free)))
+        || (kind == PEER_CLIENT && !(p->open_keys = strmap_create (free)))) {
         peer_free (p);
         return NULL;
     }
@@ -1940,6 +1944,24 @@ static bool per_request_state (const char *prefix, size_t len)
            || shell_service (prefix, len);
 }
 
+/* Count one more (delta 1) or one fewer (-1) open request of p under
+ * key; 0, or -1 if there is no memory (then p's following is lost). */
+static int open_count (struct peer *p, const char *key, int delta)
+{
+    int *n = strmap_get (p->open_keys, key);
+
+    if (!n) {
+        if (delta < 0 || !(n = calloc (1, sizeof (*n)))
+            || strmap_put (p->open_keys, key, n) < 0) {
+            free (n);
+            return -1;
+        }
+    }
+    if ((*n += delta) <= 0)
+        (void)strmap_delete (p->open_keys, key);
+    return 0;
+}
+
 /* Client p sent msg (topic, its disconnect key): noted while open. */
 static void open_note (struct peer *p, const flux_msg_t *msg, const char *topic,
                        const char *key)
@@ -1964,7 +1986,13 @@ static void open_note (struct peer *p, const flux_msg_t *msg, const char *topic,
         free (o);
         goto lost;
     }
+    if (open_count (p, key, 1) < 0) {
+        peer_uncharge (p, key);
+        free (o);
+        goto lost;
+    }
     if (strmap_put (p->open, tagstr, o) < 0) {
+        (void)open_count (p, key, -1);
         peer_uncharge (p, key);
         free (o);
         goto lost;
@@ -1993,36 +2021,17 @@ static void open_answered (struct peer *p, const flux_msg_t *rsp)
     if (o->streaming && errnum == 0)
         return;
     peer_uncharge (p, o->key);
+    (void)open_count (p, o->key, -1);
     (void)strmap_delete (p->open, tagstr);
-}
-
-struct open_find {
-    const char *key;
-    bool found;
-};
-
-static int open_find_cb (const char *tag, void *val, void *arg)
-{
-    struct open_req *o = val;
-    struct open_find *ctx = arg;
-
-    if (!strcmp (o->key, ctx->key)) {
-        ctx->found = true;
-        return 1; /* stop */
-    }
-    return 0;
 }
 
 /* Does p's going owe the disconnect of key? */
 static bool disconnect_owed (struct peer *p, const char *key)
 {
-    struct open_find ctx = {.key = key};
-
     if (!p->open || p->open_lost
         || !per_request_state (key, strcspn (key, "\x1f")))
         return true;
-    (void)strmap_foreach (p->open, open_find_cb, &ctx);
-    return ctx.found;
+    return strmap_get (p->open_keys, key) != NULL; /* O(1) per key */
 }
 
 /* Remember (prefix, nodeid, upstream) so a disconnect can be sent later.
