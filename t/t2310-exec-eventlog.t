@@ -170,6 +170,38 @@ test_expect_success 'job-exec reloaded during a job: grafted at unload; reattach
 	flux kvs namespace list >ns3.out &&
 	! grep "^job-$(dec $id) " ns3.out
 '
+# blobs ID: the names in each blob of job ID's eventlog, a line a blob
+blobs () {
+	for ref in $(flux kvs get --treeobj $(kvskey $1).eventlog |
+			jq -r ".data[]"); do
+		flux content load $ref | jq -r .name | tr "\n" " " &&
+		echo || return 1
+	done
+}
+test_expect_success 'a job that ends within the hold: alloc to clean is one append' '
+	flux module reload job-manager hold-ms=5000 &&
+	id=$(flux submit $SIM=0.1s true) &&
+	flux job wait-event -t 60 $id clean &&
+	blobs $id >hold.blobs &&
+	cat hold.blobs &&
+	tail -n 1 hold.blobs >hold.last &&
+	echo "alloc start finish release free clean " >hold.exp &&
+	test_cmp hold.exp hold.last
+'
+test_expect_success 'the job manager refuses a bad argument; hold-ms=0 holds nothing' '
+	test_must_fail flux module reload job-manager hold-ms=x &&
+	test_must_fail flux module load job-manager bogus=1 &&
+	flux dmesg | grep "job-manager.*bad argument bogus=1" &&
+	flux module load job-manager hold-ms=0 &&
+	id=$(flux submit $SIM=0.1s true) &&
+	flux job wait-event -t 60 $id clean &&
+	blobs $id >nohold.blobs &&
+	cat nohold.blobs &&
+	test $(wc -l <nohold.blobs) -ge 4 &&
+	flux module reload job-manager &&
+	id=$(flux submit $SIM=0.1s true) &&
+	flux job wait-event -t 60 $id clean
+'
 test_expect_success 'the job manager reloaded during a job: the exec.eventlog still ends with done' '
 	id=$(flux submit $SIM=3s true) &&
 	flux job wait-event -t 60 -p exec $id starting &&

@@ -46,25 +46,6 @@ test_expect_success 'flux run -N4 -n8 hostname prints 8 lines' '
 	test $(wc -l <hostname.out) = 8 &&
 	test $(sort -u hostname.out | wc -l) = 1
 '
-jm_commits () {
-	flux module stats job-manager | jq .kvs.commits
-}
-# the life of a job held (20 ms) from alloc to clean is one commit, its
-# submit another; a busy machine may need several tries (a job that
-# outlives the hold costs one more)
-test_expect_success 'a short job costs the job manager two commits' '
-	for i in $(seq 20); do
-		c0=$(jm_commits) &&
-		flux run true &&
-		c1=$(jm_commits) &&
-		echo $((c1 - c0)) >>jm.commits &&
-		test $((c1 - c0)) -le 2 && break
-	done &&
-	cat jm.commits &&
-	test $((c1 - c0)) -le 2 &&
-	flux job eventlog $(flux job last) >short.ev &&
-	test $(grep -cE "^[0-9.]+ (alloc|start|finish|free|clean)" short.ev) = 5
-'
 test_expect_success 'task ranks, local ids, job size and broker ranks are right (-l labels)' '
 	$T flux run -N4 -n8 -l sh -c "echo \$FLUX_TASK_RANK \$FLUX_TASK_LOCAL_ID \$FLUX_JOB_SIZE \$(flux getattr rank)" \
 		>ranks.out &&

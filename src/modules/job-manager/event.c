@@ -56,7 +56,8 @@
 #include "libkvs/kvs.h"
 #include "libutil/textbuf.h"
 
-/* The longest an append of a job in a holding state is held back (ms) */
+/* The longest an append of a job in a holding state is held back (ms),
+ * by default (event_set_hold) */
 #define HOLD_MS 20
 
 struct commit_cb {
@@ -107,6 +108,7 @@ struct event {
     unsigned long seq;      /* the last batch seq handed out */
     uv_timer_t *hold_timer; /* the end of the earliest hold, or NULL */
     bool nohold;            /* flushing for unload: hold nothing */
+    int hold_ms;            /* HOLD_MS unless set */
     unsigned long held;     /* appends carried into a later batch */
 };
 
@@ -243,6 +245,7 @@ struct event *event_create (struct jobmgr *jm)
     if (!(ev = calloc (1, sizeof (*ev))))
         return NULL;
     ev->jm = jm;
+    ev->hold_ms = HOLD_MS;
     waitlist_init (&ev->kvs_wait, kvs_resend, ev);
     waitlist_item_init (&ev->kvs_wi);
     if (!(ev->open = batch_create (ev))) {
@@ -593,8 +596,8 @@ static int log_entry (struct event *ev, struct job *job, const char *line)
     if (!holding_state (job->x))
         p->hold_until = 0;
     else if (fresh)
-        p->hold_until
-            = uv_now (flux_reactor_uv (flux_get_reactor (ev->jm->h))) + HOLD_MS;
+        p->hold_until = uv_now (flux_reactor_uv (flux_get_reactor (ev->jm->h)))
+                        + (uint64_t)ev->hold_ms;
     ev->open->nevents++;
     return 0;
 }
@@ -696,4 +699,10 @@ void event_stats (struct event *ev, unsigned long *commits,
 {
     *commits = ev->commits;
     *max_batch = ev->max_batch;
+}
+
+void event_set_hold (struct event *ev, int ms)
+{
+    if (ev && ms >= 0)
+        ev->hold_ms = ms;
 }

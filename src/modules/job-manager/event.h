@@ -39,6 +39,10 @@ enum {
 struct event *event_create (struct jobmgr *jm);
 void event_destroy (struct event *ev);
 
+/* The longest a held job's appends wait for a commit (ms; default 20,
+ * 0: no hold).  The job manager's hold-ms=N argument. */
+void event_set_hold (struct event *ev, int ms);
+
 /* Post event 'name' with context (a reference is taken; NULL for none)
  * for an active job.  Returns 0, or -1 with errno (EINVAL: refused by
  * the state machine, logged with the reason in error if non-NULL).

@@ -12,6 +12,7 @@
  * is listening yet).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -149,19 +150,42 @@ static void announce (struct jobmgr *jm)
         jm_log (jm, LOG_ERR, "%s", error.text);
 }
 
+/* "hold-ms=N" (event_set_hold): N, or -1 if arg is anything else. */
+static int parse_hold (const char *arg)
+{
+    char *end;
+    long v;
+
+    if (strncmp (arg, "hold-ms=", 8) != 0)
+        return -1;
+    errno = 0;
+    v = strtol (arg + 8, &end, 10);
+    if (errno != 0 || end == arg + 8 || *end != '\0' || v < 0 || v > 60000)
+        return -1;
+    return (int)v;
+}
+
 int mod_main (flux_t *h, int argc, char **argv)
 {
     struct jobmgr *jm;
     flux_msg_handler_t **handlers = NULL;
     flux_error_t error;
-    int n, rc = -1;
+    int n, rc = -1, hold_ms = -1;
 
-    if (argc > 0) {
-        errno = EINVAL;
-        return -1;
+    for (int i = 0; i < argc; i++) {
+        if ((hold_ms = parse_hold (argv[i])) < 0) {
+            flux_log (h, LOG_ERR,
+                      "unknown or bad argument %s (hold-ms=0-60000 is the"
+                      " only one)",
+                      argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
     }
     if (!(jm = jobmgr_create (h)))
         return -1;
+    if (hold_ms >= 0)
+        event_set_hold (jm->event, hold_ms);
     if ((n = restart_from_kvs (jm, &error)) < 0) {
         jm_log (jm, LOG_CRIT, "restart: %s", error.text);
         goto done;
