@@ -103,17 +103,25 @@ test_expect_success 'FLUX_JOB_TMPDIR exists while tasks run, is removed after' '
 kvs_commits () {
 	flux module stats kvs | jq .commits
 }
+# one commit if the task's exit and its EOFs come within the 20 ms hold
+# (a busy machine, or EOFs read after the exit, may need a few tries)
 test_expect_success 'a short job of one shell commits to the KVS once' '
-	job 173 1 0 -- -n1 true &&
-	c0=$(kvs_commits) &&
-	run_shell 173 &&
-	c1=$(kvs_commits) &&
+	for i in $(seq 10); do
+		id=$((1730 + i)) &&
+		job $id 1 0 -- -n1 true &&
+		c0=$(kvs_commits) &&
+		run_shell $id &&
+		c1=$(kvs_commits) &&
+		echo "$id: $((c1 - c0))" >>commits.173 &&
+		test $((c1 - c0)) -eq 1 && break
+	done &&
+	cat commits.173 &&
 	test $((c1 - c0)) -eq 1 &&
-	getlog 173 exec.eventlog >ev.173 &&
+	getlog $id exec.eventlog >ev.173 &&
 	grep -n "^[0-9.]* shell\." ev.173 | cut -d" " -f2 >names.173 &&
 	printf "%s\n" shell.init shell.start shell.task-exit >names.exp &&
 	test_cmp names.exp names.173 &&
-	getlog 173 output | grep -q "\"eof\":true"
+	getlog $id output | grep -q "\"eof\":true"
 '
 test_expect_success 'a longer one posts shell.init and shell.start while it runs' '
 	job 174 1 0 -- -n1 timeout 30 $(command -v flux) kvs eventlog wait-event \
