@@ -898,6 +898,21 @@ bool idset_has_intersection (const struct idset *a, const struct idset *b)
     return false;
 }
 
+bool idset_is_subset (const struct idset *a, const struct idset *b)
+{
+    if (!a || !b)
+        return false;
+    /* b's ranges are disjoint and non-adjacent: each range of a must lie
+     * within the one range of b that holds its lo */
+    for (const struct node *nx = leftmost (a->root); nx;
+         nx = range_after (a, nx)) {
+        const struct node *ny = find_hi_ge (b->root, nx->lo);
+        if (!ny || ny->lo > nx->lo || ny->hi < nx->hi)
+            return false;
+    }
+    return true;
+}
+
 /* Id pool
  */
 

@@ -186,6 +186,11 @@ struct idset *idset_intersect (const struct idset *a, const struct idset *b);
  */
 bool idset_has_intersection (const struct idset *a, const struct idset *b);
 
+/* Return true if every id of 'a' is in 'b' (an empty 'a' is in any 'b';
+ * false if either is NULL).  No allocation.
+ */
+bool idset_is_subset (const struct idset *a, const struct idset *b);
+
 /* Use an idset as an id pool whose members are the ids in use.
  * idset_alloc() takes the lowest id not in the set, adds it, and stores it
  * in '*id'.  Returns 0, or -1 with errno = EINVAL (NULL argument), ENOSPC

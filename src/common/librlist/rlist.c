@@ -526,16 +526,6 @@ int rlist_mark_up (struct rlist *rl, const char *ranks)
     return mark (rl, ranks, true);
 }
 
-/* 0 if a is a subset of b.  ENOENT otherwise. */
-static bool subset (const struct idset *a, const struct idset *b)
-{
-    struct idset *d = idset_difference (a, b);
-    bool empty = d && idset_empty (d);
-
-    idset_destroy (d);
-    return empty;
-}
-
 /* Check every node of alloc against rl: present, within the node's
  * resources, and (want_free) all free or (!want_free) all allocated. */
 static int check_alloc (const struct rlist *rl, const struct rlist *alloc,
@@ -544,13 +534,14 @@ static int check_alloc (const struct rlist *rl, const struct rlist *alloc,
     for (int i = 0; i < alloc->nnodes; i++) {
         const struct rnode *a = alloc->nodes[i];
         const struct rnode *n = rlist__find (rl, a->rank);
-        if (!n || !subset (a->cores, n->cores) || !subset (a->gpus, n->gpus)) {
+        if (!n || !idset_is_subset (a->cores, n->cores)
+            || !idset_is_subset (a->gpus, n->gpus)) {
             errno = ENOENT;
             return -1;
         }
         if (want_free) {
-            if (!subset (a->cores, n->cores_free)
-                || !subset (a->gpus, n->gpus_free)) {
+            if (!idset_is_subset (a->cores, n->cores_free)
+                || !idset_is_subset (a->gpus, n->gpus_free)) {
                 errno = EEXIST;
                 return -1;
             }

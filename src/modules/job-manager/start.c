@@ -341,11 +341,8 @@ static int check_partial (struct job *job, const char *ranks,
         goto done;
     }
     if (x->js.released && idset_has_intersection (ids, x->js.released)) {
-        struct idset *left = idset_difference (ids, x->js.released);
-        bool repeat = left && idset_empty (left);
-        idset_destroy (left);
         errprintf (error, "ranks %s were already released", ranks);
-        if (repeat)
+        if (idset_is_subset (ids, x->js.released))
             rc = 1;
         goto done;
     }
@@ -355,10 +352,7 @@ static int check_partial (struct job *job, const char *ranks,
             errprintf (error, "the job's R cannot be read");
             goto done;
         }
-        struct idset *extra = idset_difference (ids, held);
-        bool inside = extra && idset_empty (extra);
-        idset_destroy (extra);
-        if (!inside) {
+        if (!idset_is_subset (ids, held)) {
             errprintf (error, "ranks %s are not all in the job's R (%s)", ranks,
                        s);
             goto done;

@@ -548,6 +548,9 @@ static void test_algebra (void)
                 && idset_has_intersection (b, a) == intersects,
             "has_intersection (%s, %s) is %s", t->a, t->b,
             intersects ? "true" : "false");
+        ok (idset_is_subset (a, b) == (strlen (t->a_minus_b) == 0),
+            "is_subset (%s, %s) is %s", t->a, t->b,
+            strlen (t->a_minus_b) == 0 ? "true" : "false");
 
         r = idset_copy (a);
         ok (r && idset_add (r, b) == 0
