@@ -723,11 +723,13 @@ static void finished_continuation (flux_future_t *f, void *arg)
     struct execjob *job = arg;
     const char *eventlog = NULL;
     int status;
+    bool found;
 
     job->f = NULL;
-    if (flux_kvs_lookup_get (f, &eventlog) < 0
-        || complete_status (eventlog, &status) < 0) {
-        flux_future_destroy (f);
+    found = flux_kvs_lookup_get (f, &eventlog) == 0
+            && complete_status (eventlog, &status) == 0;
+    flux_future_destroy (f);
+    if (!found) {
         if (job->heard_status < 0) {
             start_impl (job); /* a graft of a job that was running */
             return;
@@ -737,8 +739,6 @@ static void finished_continuation (flux_future_t *f, void *arg)
         status = job->heard_status;
         post (job, "complete", json_pack ("{s:i}", "status", status));
     }
-    else
-        flux_future_destroy (f);
     exec_log (job->x, LOG_INFO,
               "%ju: reattach: its shells completed (status %d) while no job "
               "manager heard the end: finished again",
