@@ -197,6 +197,29 @@ test_expect_success 'a forged root change is not kept; ranks resync from rank 0'
 	printf "1\n1\n2\n3\n" >forge.exp &&
 	test_cmp forge.exp forge.out
 '
+test_expect_success 'requests right behind a create wait for its root to load' '
+	cat >nspipe.sh <<-EOT &&
+	ref=\$($K store "{\"data\":{\"a\":{\"data\":\"\$(date +%s%N | base64)\",\"type\":\"val\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}") || exit 1
+	$K pipe kvs.namespace-create "{\"namespace\":\"p1\",\"rootref\":\"\$ref\",\"owner\":-1,\"flags\":0}" \
+		kvs.commit "{\"namespace\":\"p1\",\"flags\":0,\"ops\":[{\"key\":\"x\",\"flags\":0,\"dirent\":{\"ver\":1,\"type\":\"val\",\"data\":\"MQ==\"}}]}" \
+		kvs.lookup "{\"namespace\":\"p1\",\"key\":\"a\",\"flags\":0}" || exit 1
+	$K -n p1 get x || exit 1
+	$K pipe kvs.namespace-create "{\"namespace\":\"p2\",\"rootref\":\"sha1-0000000000000000000000000000000000000001\",\"owner\":-1,\"flags\":0}" \
+		kvs.commit "{\"namespace\":\"p2\",\"flags\":0,\"ops\":[]}" \
+		kvs.lookup "{\"namespace\":\"p2\",\"key\":\"a\",\"flags\":0}"
+	EOT
+	kvs_run 1 nspipe.sh >nspipe.out 2>nspipe.err &&
+	cat >nspipe.exp <<-EOT &&
+	kvs.namespace-create ok
+	kvs.commit ok
+	kvs.lookup ok
+	1
+	kvs.namespace-create errno 22
+	kvs.commit errno 95
+	kvs.lookup errno 95
+	EOT
+	test_cmp nspipe.exp nspipe.out
+'
 test_expect_success 'namespaces: create, list, use from any rank, remove' '
 	cat >ns.sh <<-EOT &&
 	$K rpc kvs.namespace-create "{\"namespace\":\"t1\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}" || exit 1

@@ -160,9 +160,12 @@ static void commit_fail (struct kvs_ctx *ctx, struct commit *c, int errnum,
     commit_destroy (c);
 }
 
+/* self: the request's handler, to be called again with msg if it waits
+ * for the namespace's creation (nssvc_park_on_create) */
 static void commit_enqueue (struct kvs_ctx *ctx, const flux_msg_t *msg,
                             const char *nsname, int flags, json_t *ops,
-                            struct flux_msg_cred cred, const char *name)
+                            struct flux_msg_cred cred, const char *name,
+                            flux_msg_handler_f self)
 {
     flux_error_t error = {{0}};
     struct commit *c;
@@ -175,8 +178,9 @@ static void commit_enqueue (struct kvs_ctx *ctx, const flux_msg_t *msg,
         return;
     }
     if (!(ns = nstab_lookup (ctx->nstab, nsname))) {
-        kvs_respond_error (ctx, msg, ENOTSUP, "namespace %s does not exist",
-                           nsname);
+        if (!nssvc_park_on_create (ctx, nsname, msg, self))
+            kvs_respond_error (ctx, msg, ENOTSUP, "namespace %s does not exist",
+                               nsname);
         goto error;
     }
     if (flux_msg_cred_authorize (cred, ns->owner) < 0) {
@@ -958,7 +962,8 @@ void commit_request_cb (flux_t *h, flux_msg_handler_t *mh,
     if (ctx->rank > 0)
         relay (ctx, msg, nsname, flags, ops, cred);
     else
-        commit_enqueue (ctx, msg, nsname, flags, ops, cred, NULL);
+        commit_enqueue (ctx, msg, nsname, flags, ops, cred, NULL,
+                        commit_request_cb);
 }
 
 void relaycommit_request_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -994,7 +999,8 @@ void relaycommit_request_cb (flux_t *h, flux_msg_handler_t *mh,
     }
     cred.userid = (uint32_t)userid;
     cred.rolemask = (uint32_t)rolemask;
-    commit_enqueue (ctx, msg, nsname, flags, ops, cred, name);
+    commit_enqueue (ctx, msg, nsname, flags, ops, cred, name,
+                    relaycommit_request_cb);
 }
 
 static int teardown_queue (struct kvs_ns *ns, void *arg)

@@ -159,6 +159,14 @@ struct kvs_ns *nssvc_get (struct kvs_ctx *ctx, const char *name,
                           const flux_msg_t *msg, flux_msg_handler_f handler,
                           bool *parked);
 
+/* Rank 0: if a namespace-create of name waits for its root to load,
+ * park msg with it (true): handler is called again with msg once the
+ * create is answered, in arrival order.  False otherwise (answer msg as
+ * for a namespace that does not exist).
+ */
+bool nssvc_park_on_create (struct kvs_ctx *ctx, const char *name,
+                           const flux_msg_t *msg, flux_msg_handler_f handler);
+
 /* Learn namespace name from upstream (ranks > 0), then call
  * cb (ctx, errnum, arg).  0, or -1 with errno if the fetch cannot start.
  */

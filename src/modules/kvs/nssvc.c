@@ -375,6 +375,10 @@ struct kvs_ns *nssvc_get (struct kvs_ctx *ctx, const char *name,
         }
         return ns;
     }
+    if (nssvc_park_on_create (ctx, name, msg, handler)) {
+        *parked = true;
+        return NULL;
+    }
     if (ctx->rank == 0 || !handler) {
         kvs_respond_error (ctx, msg, ENOTSUP, "namespace %s does not exist",
                            name);
@@ -508,7 +512,12 @@ void wait_version_request_cb (flux_t *h, flux_msg_handler_t *mh,
         kvs_respond_error (ctx, msg, errno, NULL);
 }
 
-/* namespace-create waits for its root object to be loaded */
+/* namespace-create waits for its root object to be loaded.  Requests
+ * for that namespace which arrive meanwhile (a client that sends its
+ * first commit right behind the create, without waiting for the answer)
+ * wait with it, in arrival order, and are handled again once it is
+ * answered: they see the namespace if it was created, ENOTSUP if not.
+ */
 struct create {
     struct list_node node;
     struct kvs_ctx *ctx;
@@ -516,16 +525,66 @@ struct create {
     char *name;
     uint32_t owner;
     char ref[BLOBREF_MAX_STRING_SIZE];
+    struct list_node parked; /* struct parked, each with a handler */
 };
 
+static void parked_drop (struct list_node *parked)
+{
+    struct list_node *pos, *tmp;
+
+    list_for_each_safe (pos, tmp, parked)
+    {
+        struct parked *p = list_entry (pos, struct parked, node);
+        list_del (&p->node);
+        flux_msg_decref (p->msg);
+        free (p);
+    }
+}
+
+/* Out of ctx->creates first, so that the requests it held, handled
+ * again here, no longer find it. */
 static void create_destroy (struct create *c)
 {
     if (c) {
+        struct kvs_ctx *ctx = c->ctx;
+        struct list_node *pos, *tmp;
+
         list_del (&c->node);
+        list_for_each_safe (pos, tmp, &c->parked)
+        {
+            struct parked *p = list_entry (pos, struct parked, node);
+            list_del (&p->node);
+            p->handler (ctx->h, NULL, p->msg, ctx);
+            flux_msg_decref (p->msg);
+            free (p);
+        }
         flux_msg_decref (c->msg);
         free (c->name);
         free (c);
     }
+}
+
+bool nssvc_park_on_create (struct kvs_ctx *ctx, const char *name,
+                           const flux_msg_t *msg, flux_msg_handler_f handler)
+{
+    struct list_node *pos;
+    struct parked *p;
+
+    if (ctx->rank != 0 || !handler)
+        return false;
+    for (pos = ctx->creates.next; pos != &ctx->creates; pos = pos->next) {
+        struct create *c = list_entry (pos, struct create, node);
+        if (strcmp (c->name, name) != 0)
+            continue;
+        if (!(p = calloc (1, sizeof (*p))))
+            return false; /* answered as if there were no create */
+        list_init (&p->node);
+        p->msg = flux_msg_incref (msg);
+        p->handler = handler;
+        list_add_tail (&c->parked, &p->node);
+        return true;
+    }
+    return false;
 }
 
 static void publish (struct kvs_ctx *ctx, flux_msg_t *ev)
@@ -633,6 +692,7 @@ void ns_create_request_cb (flux_t *h, flux_msg_handler_t *mh,
         return;
     }
     list_init (&c->node);
+    list_init (&c->parked);
     c->ctx = ctx;
     c->msg = flux_msg_incref (msg);
     c->owner
@@ -921,13 +981,33 @@ int nssvc_parked (struct kvs_ctx *ctx)
 
     (void)nstab_foreach (ctx->nstab, count_ns, &n);
     (void)dict_foreach (ctx->fetches, count_fetch, &n);
+    for (struct list_node *pos = ctx->creates.next; pos != &ctx->creates;
+         pos = pos->next) {
+        struct create *c = list_entry (pos, struct create, node);
+        for (struct list_node *p = c->parked.next; p != &c->parked; p = p->next)
+            n++;
+    }
     return n;
 }
 
 void nssvc_disconnect (struct kvs_ctx *ctx, const flux_msg_t *msg)
 {
+    struct list_node *pos, *ppos, *tmp;
+
     (void)nstab_foreach (ctx->nstab, disconnect_ns, (void *)msg);
     (void)dict_foreach (ctx->fetches, disconnect_fetch, (void *)msg);
+    for (pos = ctx->creates.next; pos != &ctx->creates; pos = pos->next) {
+        struct create *c = list_entry (pos, struct create, node);
+        list_for_each_safe (ppos, tmp, &c->parked)
+        {
+            struct parked *p = list_entry (ppos, struct parked, node);
+            if (same_sender (p->msg, msg)) {
+                list_del (&p->node);
+                flux_msg_decref (p->msg);
+                free (p);
+            }
+        }
+    }
 }
 
 static int teardown_ns (struct kvs_ns *ns, void *arg)
@@ -969,6 +1049,12 @@ void nssvc_teardown (struct kvs_ctx *ctx)
     list_for_each_safe (pos, tmp, &ctx->creates)
     {
         struct create *c = list_entry (pos, struct create, node);
+        struct list_node *ppos;
+        for (ppos = c->parked.next; ppos != &c->parked; ppos = ppos->next) {
+            struct parked *p = list_entry (ppos, struct parked, node);
+            kvs_respond_error (ctx, p->msg, ENOSYS, "kvs module is unloading");
+        }
+        parked_drop (&c->parked);
         kvs_respond_error (ctx, c->msg, ENOSYS, "kvs module is unloading");
         create_destroy (c);
     }

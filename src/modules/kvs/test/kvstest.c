@@ -20,6 +20,11 @@
  *   verify N PREFIX     checks that PREFIX.k0..k<N-1> exist and that
  *                       PREFIX.log starts with 0..N-1 with no gap after
  *   rpc TOPIC [JSON]    any request; prints the response payload
+ *   pipe TOPIC JSON...  several requests (pairs), all sent before any
+ *                       answer is read; prints "TOPIC ok" or "TOPIC
+ *                       errno N" for each, in order
+ *   store TEXT          stores TEXT in the content service (past the
+ *                       kvs and its cache); prints its blobref
  * Errors print "kvstest: TOPIC: message" and exit with the errno.
  */
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "libcontent/content.h"
 #include "libflux/flux.h"
 #include "libkvs/kvs.h"
 #include "libkvs/treeobj.h"
@@ -233,6 +239,42 @@ static int cmd_verify (int n, const char *prefix)
     return 0;
 }
 
+static int cmd_pipe (int argc, char **argv)
+{
+    flux_future_t *f[16];
+    int n = argc / 2;
+
+    if (argc % 2 || n < 1 || n > 16) {
+        fprintf (stderr, "kvstest: pipe: 1 to 16 TOPIC JSON pairs\n");
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(f[i] = flux_rpc (h, argv[2 * i], argv[2 * i + 1], nodeid, 0)))
+            die (argv[2 * i], NULL, errno);
+    }
+    for (int i = 0; i < n; i++) {
+        if (flux_rpc_get (f[i], NULL) < 0)
+            printf ("%s errno %d\n", argv[2 * i], errno);
+        else
+            printf ("%s ok\n", argv[2 * i]);
+        flux_future_destroy (f[i]);
+    }
+    return 0;
+}
+
+static int cmd_store (const char *text)
+{
+    flux_future_t *f;
+    const char *ref;
+
+    if (!(f = content_store (h, text, strlen (text), 0))
+        || content_store_get_blobref (f, "sha1", &ref) < 0)
+        die ("content.store", f, errno);
+    printf ("%s\n", ref);
+    flux_future_destroy (f);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     int c, rc = 1;
@@ -322,6 +364,10 @@ int main (int argc, char **argv)
         flux_future_destroy (f);
         rc = 0;
     }
+    else if (!strcmp (cmd, "pipe"))
+        rc = cmd_pipe (argc, argv);
+    else if (!strcmp (cmd, "store") && argc == 1)
+        rc = cmd_store (argv[0]);
     else
         fprintf (stderr, "kvstest: unknown command or arguments: %s\n", cmd);
     flux_close (h);
