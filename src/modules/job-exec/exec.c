@@ -798,7 +798,17 @@ static void guest_cb (struct guest *g, enum guest_event ev, int errnum,
             break;
         case GUEST_ERROR: {
             bool linked = guest_is_linked (g);
-            execjob_fatal (job, "exec.eventlog: %s", errstr);
+            if (job->done && !job->exception) {
+                /* a new job's namespace failed after the job ended (its
+                 * shells start without waiting for it): an exception
+                 * all the same (RFC 32: at any point) */
+                char note[320];
+                snprintf (note, sizeof (note), "exec.eventlog: %s", errstr);
+                job->exception = 1;
+                respond_exception (job, "exec", note);
+            }
+            else
+                execjob_fatal (job, "exec.eventlog: %s", errstr);
             if (linked)
                 release_held (job); /* the link failed: go on without */
             break;

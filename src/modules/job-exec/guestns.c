@@ -76,6 +76,11 @@ struct guest {
     /* the guest namespace side */
     enum step step;
     flux_future_t *f;
+    /* a fresh open: the create and the init commit go together (pair) */
+    flux_future_t *f_init;
+    int pair_left; /* answers the pair still waits for */
+    int create_errnum, init_errnum;
+    char pair_errbuf[256];
     struct waitlist_item wi;
     char seed[BLOBREF_MAX_STRING_SIZE]; /* rootref to create from, or "" */
     struct textbuf log;                 /* every line posted */
@@ -89,7 +94,7 @@ struct guest {
     unsigned opening : 1, opened : 1, closing : 1, closed : 1, ns_exists : 1,
         restore : 1, linked : 1, init_ok : 1, link_ok : 1, done_posted : 1,
         copied : 1, flush_failed : 1, link_failed : 1, close_said : 1,
-        orphan : 1;
+        orphan : 1, pair : 1;
     enum stage stage;
     int close_errnum;
     flux_future_t *graft; /* guestns_graft() */
@@ -126,7 +131,8 @@ bool guest_was_copied (const struct guest *g)
 
 bool guest_is_linked (const struct guest *g)
 {
-    return !g || g->link_ok || g->link_failed || (!g->opening && !g->opened);
+    return !g || ((g->link_ok || g->link_failed) && !g->pair)
+           || (!g->opening && !g->opened);
 }
 
 bool guest_is_open (const struct guest *g)
@@ -229,7 +235,7 @@ static void pbatch_cb (flux_future_t *f, void *arg)
                 g->link_ok = 1;
                 if (g->opening)
                     continue; /* opened once init is in (check_opened) */
-                if (g->opened)
+                if (g->opened && !g->pair) /* else said by pair_answer */
                     g->cb (g, GUEST_LINKED, 0, NULL, g->arg); /* keeps g */
             }
         }
@@ -470,6 +476,8 @@ static void commit_done (struct guest *g, flux_future_t *f)
         schedule_flush (g);
 }
 
+static void pair_answer (struct guest *g, flux_future_t *f, bool init);
+
 static void step_cb (flux_future_t *f, void *arg)
 {
     struct guest *g = arg;
@@ -477,6 +485,11 @@ static void step_cb (flux_future_t *f, void *arg)
     int errnum = 0;
     const char *treeobj;
     char errbuf[256] = "";
+
+    if (step == S_CREATE && g->pair_left > 0) {
+        pair_answer (g, f, false);
+        return;
+    }
 
     if ((step == S_LOOKUP    ? flux_kvs_lookup_get_treeobj (f, &treeobj)
          : step == S_GETROOT ? flux_kvs_getroot_get_treeobj (f, &treeobj)
@@ -512,6 +525,7 @@ static void step_cb (flux_future_t *f, void *arg)
             break;
         }
         case S_CREATE:
+            g->pair = 0; /* the pair could not be sent: one at a time */
             if (errnum == EEXIST) {
                 g->gs->stats.adopted++;
                 glog (g, LOG_INFO, "guest namespace %s exists: adopted", g->ns);
@@ -623,6 +637,123 @@ static void step_cb (flux_future_t *f, void *arg)
     flux_future_destroy (f);
 }
 
+/* ---- a fresh open: the create and the init commit as one step ----
+ *
+ * Both requests leave together, the commit right behind the create: the
+ * kvs handles them in that order (a commit that arrives while the create
+ * waits for its root waits with it), so exec.eventlog begins with "init"
+ * ahead of anything a shell appends, and the open is said at once: the
+ * shells start one round trip of the kvs (two, counting the commit)
+ * earlier.  The step ends when both are answered; what failed then is a
+ * GUEST_ERROR (the job was started meanwhile).  Until then the guest is
+ * not "linked" (guest_is_linked, GUEST_LINKED): the start response still
+ * says that job.<id>.guest names a namespace holding init.
+ */
+
+static void init_cb (flux_future_t *f, void *arg)
+{
+    pair_answer (arg, f, true);
+}
+
+/* The init commit of the pair (what is posted so far): 0, or -1. */
+static int pair_send_init (struct guest *g)
+{
+    flux_kvs_txn_t *txn;
+    flux_future_t *f = NULL;
+
+    if (!(txn = flux_kvs_txn_create ())
+        || flux_kvs_txn_put_raw (txn, FLUX_KVS_APPEND, EVENTLOG_KEY,
+                                 g->log.data + g->committed,
+                                 g->log.len - g->committed)
+               < 0
+        || !(f = flux_kvs_commit (g->gs->h, g->ns, 0, txn))
+        || flux_future_then (f, -1., init_cb, g) < 0) {
+        flux_future_destroy (f);
+        flux_kvs_txn_destroy (txn);
+        return -1;
+    }
+    flux_kvs_txn_destroy (txn);
+    g->sending = g->log.len;
+    g->f_init = f;
+    g->pair_left = 2;
+    g->create_errnum = g->init_errnum = 0;
+    g->pair_errbuf[0] = '\0';
+    return 0;
+}
+
+/* Said even while closing (the job may have ended before the answer):
+ * the job gets its exception either way. */
+static void pair_error (struct guest *g, int errnum, const char *what)
+{
+    char text[300];
+
+    g->gs->stats.errors++;
+    snprintf (text, sizeof (text), "%s %s: %s", what, g->ns, g->pair_errbuf);
+    if (g->closing) {
+        if (!g->close_errnum)
+            g->close_errnum = errnum;
+        g->cb (g, GUEST_ERROR, errnum, text, g->arg); /* keeps g: closing */
+        advance (g);
+        return;
+    }
+    g->cb (g, GUEST_ERROR, errnum, text, g->arg); /* may free g */
+}
+
+static void pair_answer (struct guest *g, flux_future_t *f, bool init)
+{
+    int errnum = flux_future_get (f, NULL) < 0 ? errno : 0;
+
+    if (errnum && !g->pair_errbuf[0])
+        snprintf (g->pair_errbuf, sizeof (g->pair_errbuf), "%s",
+                  future_strerror (f, errnum));
+    if (init) {
+        g->init_errnum = errnum;
+        g->f_init = NULL;
+    }
+    else {
+        g->create_errnum = errnum;
+        g->f = NULL;
+    }
+    flux_future_destroy (f);
+    if (--g->pair_left > 0)
+        return;
+    if (g->create_errnum == ENOSYS || g->init_errnum == ENOSYS) {
+        /* the kvs is going: both again on kvs.online (a create that
+         * went through is then adopted) */
+        if (!waitlist_refused (&g->gs->kvs_wait, &g->wi))
+            glog (g, LOG_WARNING,
+                  "guest namespace %s: the kvs refused a request: waiting "
+                  "for it",
+                  g->ns);
+        return;
+    }
+    g->step = S_IDLE;
+    g->pair = 0;
+    if (g->create_errnum == EEXIST) {
+        g->gs->stats.adopted++;
+        glog (g, LOG_INFO, "guest namespace %s exists: adopted", g->ns);
+    }
+    else if (g->create_errnum) {
+        pair_error (g, g->create_errnum, "creating namespace");
+        return;
+    }
+    g->ns_exists = 1;
+    if (g->init_errnum) {
+        g->committed = g->log.len; /* do not send them again */
+        pair_error (g, g->init_errnum, "committing to");
+        return;
+    }
+    g->committed = g->sending;
+    g->init_ok = 1;
+    g->gs->stats.commits++;
+    if (g->link_ok || g->link_failed)             /* the link went first */
+        g->cb (g, GUEST_LINKED, 0, NULL, g->arg); /* keeps g */
+    if (g->closing)
+        advance (g); /* may free g */
+    else
+        schedule_flush (g);
+}
+
 static void send_step (struct guest *g)
 {
     guestns_t *gs = g->gs;
@@ -640,6 +771,10 @@ static void send_step (struct guest *g)
             f = flux_kvs_namespace_create_with (
                 gs->h, g->ns, g->seed[0] ? g->seed : gs->empty_root, g->userid,
                 0);
+            if (f && g->pair && pair_send_init (g) < 0) {
+                flux_future_destroy (f);
+                f = NULL;
+            }
             break;
         case S_COMMIT:
             if (!(txn = flux_kvs_txn_create ()))
@@ -694,6 +829,7 @@ static void guest_free (struct guest *g)
     waitlist_cancel (&g->gs->kvs_wait, &g->wi);
     timerq_disarm (g->gs->tq, &g->flush);
     flux_future_destroy (g->f);
+    flux_future_destroy (g->f_init);
     flux_future_destroy (g->graft);
     textbuf_free (&g->log);
     free (g->final_root);
@@ -821,7 +957,15 @@ int guest_open (struct guest *g, bool reattach)
     g->linked = 1;
     pbatch_add (g, P_LINK);
     g->step = reattach ? S_LOOKUP : S_CREATE;
+    g->pair = !reattach;
     send_step (g);
+    if (g->pair && g->pair_left == 2) {
+        /* the create and init are on their way, in order: opened */
+        g->opening = 0;
+        g->opened = 1;
+        g->gs->stats.opened++;
+        g->cb (g, GUEST_OPENED, 0, NULL, g->arg); /* may free g */
+    }
     return 0;
 }
 

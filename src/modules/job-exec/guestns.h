@@ -12,8 +12,13 @@
  *           adopted), link job.<dothex>.guest to it in the primary
  *           namespace (symlink {namespace, target:"."}), and append
  *           "init" ("reattach" on reattach) to exec.eventlog.  The
- *           callback says GUEST_OPENED once the namespace exists and
- *           init is committed: the shells may start.  The symlink, a
+ *           callback says GUEST_OPENED when the shells may start: for a
+ *           new job as soon as the create and the init commit are sent
+ *           (together: the kvs applies them in that order, ahead of
+ *           anything a shell sends later), possibly before guest_open()
+ *           returns, and a failure of either is then a GUEST_ERROR; on
+ *           reattach once the namespace exists and "reattach" is
+ *           committed.  The symlink, a
  *           durable primary commit, is usually still in flight then;
  *           guest_is_linked() tells, and GUEST_LINKED says when it is
  *           committed (GUEST_ERROR if that fails), so that what must
@@ -61,7 +66,8 @@ struct guest;
 enum guest_event { GUEST_OPENED, GUEST_LINKED, GUEST_ERROR, GUEST_CLOSED };
 
 /* errnum 0: success; else errstr says what failed.  The callback may
- * destroy the guest, except on GUEST_LINKED. */
+ * destroy the guest, except on GUEST_LINKED and on a GUEST_ERROR said
+ * while closing (a new job's create or init failed after it ended). */
 typedef void (*guest_f) (struct guest *g, enum guest_event ev, int errnum,
                          const char *errstr, void *arg);
 
@@ -109,8 +115,9 @@ bool guest_is_open (const struct guest *g);
  * from it. */
 bool guest_was_copied (const struct guest *g);
 /* job.<id>.guest is committed (or its commit failed: GUEST_ERROR was
- * said), or the guest was never opened.  GUEST_LINKED is said even
- * while closing. */
+ * said) and, for a new job, the namespace it names was created with init
+ * in it (or that failed: GUEST_ERROR), or the guest was never opened.
+ * GUEST_LINKED is said even while closing. */
 bool guest_is_linked (const struct guest *g);
 
 #endif /* !JOB_EXEC_GUESTNS_H */

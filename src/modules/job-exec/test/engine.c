@@ -100,14 +100,41 @@ static void ns_create_cb (flux_t *h, flux_msg_handler_t *mh,
     ns_create_answer (msg);
 }
 
+static void commit_answer (const flux_msg_t *msg);
+
+/* The held creates, and the commits held behind them (as the kvs holds
+ * requests for a namespace whose create waits), in arrival order. */
 static void ns_release_held (void)
 {
     ns_hold = false;
     for (int i = 0; i < ns_nheld; i++) {
-        ns_create_answer (ns_held[i]);
+        const char *topic = NULL;
+        (void)flux_msg_get_topic (ns_held[i], &topic);
+        if (topic && !strcmp (topic, "kvs.commit"))
+            commit_answer (ns_held[i]);
+        else
+            ns_create_answer (ns_held[i]);
         flux_msg_decref (ns_held[i]);
     }
     ns_nheld = 0;
+}
+
+/* A commit to a namespace whose create is held: held behind it. */
+static bool ns_hold_commit (const flux_msg_t *msg, const char *name)
+{
+    for (int i = 0; i < ns_nheld; i++) {
+        const char *topic = NULL, *held_name;
+        if (flux_msg_get_topic (ns_held[i], &topic) == 0
+            && !strcmp (topic, "kvs.namespace-create")
+            && flux_request_unpack (ns_held[i], NULL, "{s:s}", "namespace",
+                                    &held_name)
+                   == 0
+            && !strcmp (held_name, name) && ns_nheld < 64) {
+            ns_held[ns_nheld++] = (flux_msg_t *)flux_msg_incref (msg);
+            return true;
+        }
+    }
+    return false;
 }
 
 static void ns_remove_answer (const flux_msg_t *msg);
@@ -169,13 +196,14 @@ static bool primary_hold; /* primary commits wait */
 static flux_msg_t *primary_held[64];
 static int primary_nheld;
 
-static void commit_answer (const flux_msg_t *msg);
-
 static void commit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                        void *arg)
 {
     const char *name;
 
+    if (flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) == 0
+        && ns_hold_commit (msg, name))
+        return;
     if (primary_hold && primary_nheld < 64
         && flux_request_unpack (msg, NULL, "{s:s}", "namespace", &name) == 0
         && !strcmp (name, "primary")) {
@@ -734,24 +762,29 @@ static void test_guest (void)
     primary_hold = true;
     start_job (188, TEST0, false, NULL);
     settle (0.05);
-    ok (!strncmp (ns_events (188), "init starting complete", 22),
-        "guest: symlink held: the job ran: %s", ns_events (188));
+    is (ns_events (188), "init",
+        "guest: symlink held: the namespace holds init (the job ran and "
+        "ended: the rest waits for the copy)");
     is (T (188), "", "guest: symlink held: no start, nor what follows it");
     primary_release_held ();
     ok (wait_final (188), "guest: job 188 ends");
     is (T (188), "start finish=0 release=all!",
         "guest: then the RFC 32 sequence, in order");
     is (guest_link (188), "dirref", "guest: job 188 copied");
+    is (final_events (188), "init starting complete done",
+        "guest: job 188: its events in the copy");
 
-    /* namespace creation fails: an exec exception, no start */
+    /* namespace creation fails: the job started meanwhile (its create
+     * and init go with the start); an exec exception, even though this
+     * one (run_duration 0) ended before the answer */
     put_R (182, "0", 0, 0);
     ns_create_errno = EPERM;
     start_job (182, TEST0, false, NULL);
     ok (wait_final (182), "guest: job 182 ends");
     ns_create_errno = 0;
     is (T (182),
-        "exception=exec/0:guest namespace: creating namespace job-182: "
-        "Operation not permitted release=all!",
+        "start finish=0 exception=exec/0:exec.eventlog: creating namespace "
+        "job-182: Operation not permitted release=all!",
         "guest: namespace-create failure is an exec exception");
     is (guest_link (182), "none", "guest: job 182: the symlink is unlinked");
 
@@ -761,15 +794,15 @@ static void test_guest (void)
     start_job (183, TEST0, false, NULL);
     ok (wait_final (183), "guest: job 183 ends");
     ns_commit_errno = 0;
-    ok (strstr (T (183), "exception=exec/0:guest namespace: committing to "
+    ok (strstr (T (183), "exception=exec/0:exec.eventlog: committing to "
                          "job-183")
-                == T (183)
             && strstr (T (183), " release=all!"),
         "guest: a failed init commit is an exec exception (%s)", T (183));
     ok (ns_gone ((void *)183), "guest: job 183: namespace removed");
 
-    /* canceled while the namespace is being created: no start; the
-     * namespace is removed, the release comes last */
+    /* canceled while the namespace is being created: the job started
+     * meanwhile (and, run_duration 0, ended); its responses wait for the
+     * namespace, the namespace is removed, the release comes last */
     put_R (184, "0", 0, 0);
     ns_hold = true;
     start_job (184, TEST0, false, NULL);
@@ -780,7 +813,8 @@ static void test_guest (void)
     is (T (184), "", "guest: canceled job 184 waits for its namespace");
     ns_release_held ();
     ok (wait_final (184), "guest: job 184 ends");
-    is (T (184), "release=all!", "guest: canceled job 184: release only");
+    is (T (184), "start finish=0 release=all!",
+        "guest: canceled job 184: its responses after the namespace");
     ok (ns_gone ((void *)184), "guest: job 184: namespace removed");
     is (guest_link (184), "dirref", "guest: job 184: copied (init done)");
 
