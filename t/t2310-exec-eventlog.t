@@ -188,6 +188,15 @@ test_expect_success 'a job that ends within the hold: alloc to clean is one appe
 	echo "alloc start finish release free clean " >hold.exp &&
 	test_cmp hold.exp hold.last
 '
+test_expect_success 'a memo is in the eventlog when it is answered, whatever the hold' '
+	id=$(flux submit $SIM=30s true) &&
+	flux job wait-event -t 60 $id start &&
+	$RPC job-manager.memo "{\"id\":$(flux job id --to=dec $id),\"memo\":{\"uri\":\"x\"}}" &&
+	flux job eventlog $id >memo.out &&
+	flux cancel $id &&
+	flux job wait-event -t 60 $id clean &&
+	grep "memo uri=\"x\"" memo.out
+'
 test_expect_success 'the job manager refuses a bad argument; hold-ms=0 holds nothing' '
 	test_must_fail flux module reload job-manager hold-ms=x &&
 	test_must_fail flux module load job-manager bogus=1 &&

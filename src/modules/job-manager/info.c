@@ -262,7 +262,14 @@ void memo_request (struct jobmgr *jm, const flux_msg_t *msg)
         jm_respond_error (jm, msg, errno, "%s", error.text);
         return;
     }
-    flux_respond (jm->h, msg, NULL);
+    /* A memo is answered once it is in the job's eventlog (not held with
+     * the appends of a running job): a sub-instance posts its uri this
+     * way before it runs its initial program, and `flux uri` reads it
+     * from the eventlog as soon as that program runs. */
+    if (volatile_)
+        flux_respond (jm->h, msg, NULL);
+    else if (event_respond_after_commit (jm, msg, NULL) < 0)
+        jm_respond_error (jm, msg, errno, NULL);
 }
 
 static bool postable (const char *name)
