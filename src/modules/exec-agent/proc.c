@@ -489,7 +489,7 @@ static void launched_started (void *ctx, pid_t pid, int pidfd, int errnum)
         free (p->req);
         p->req = NULL;
         if (p->destroyed) { /* started for nobody: the exit frees it */
-            (void)kill (-pid, SIGKILL);
+            (void)syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
             return;
         }
         for (int i = 0; i < p->nheld; i++)
@@ -723,7 +723,13 @@ int proc_kill (struct proc *p, int signum, bool pgrp)
         p->kill_asked = true;
         return kill (p->pid, SHELL_KILL_SIGNAL);
     }
-    return kill (pgrp ? -p->pid : p->pid, signum);
+    if (!pgrp || kill (-p->pid, signum) == 0)
+        return pgrp ? 0 : kill (p->pid, signum);
+    if (errno == ESRCH && p->forked)
+        /* just forked, the shell has not run setsid() yet (no group of
+         * its own, no task): the launcher answers before the child runs */
+        return kill (p->pid, signum);
+    return -1;
 }
 
 void proc_set_imp (struct proc *p)
