@@ -66,6 +66,10 @@ test_expect_success 'the shell runs as flux-shell, with the job'"'"'s environmen
 	head -1 env.out | grep "^flux-shell$" &&
 	tail -1 env.out | grep "^abc job-"
 '
+test_expect_success 'the launcher binds its symbols at once (LD_BIND_NOW), not the tasks' '
+	tr "\0" "\n" </proc/$L/environ | grep -x LD_BIND_NOW=1 &&
+	test_expect_code 1 $T flux run --env=-LD_BIND_NOW printenv LD_BIND_NOW
+'
 test_expect_success 'output, stderr and exit codes come through' '
 	$T flux run sh -c "echo out; echo err >&2" >o.out 2>o.err &&
 	grep "^out$" o.out && grep "^err$" o.err &&

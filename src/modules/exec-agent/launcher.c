@@ -263,6 +263,28 @@ static void update_poll (struct launcher *l)
         l->writable_wait = want;
 }
 
+/* The broker's environment plus LD_BIND_NOW=1: the launcher resolves
+ * every symbol of its libraries once, so that no forked shell pays for
+ * lazy binding (and for the copy of each GOT page it would write).  The
+ * shells get the job's environment (launch.h), never this one. */
+static char **launcher_env (void)
+{
+    size_t n = 0, k = 0;
+    char **env;
+
+    while (environ[n])
+        n++;
+    if (!(env = calloc (n + 2, sizeof (*env))))
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp (environ[i], "LD_BIND_NOW=", 12) != 0)
+            env[k++] = environ[i];
+    }
+    env[k++] = "LD_BIND_NOW=1";
+    env[k] = NULL;
+    return env;
+}
+
 static int spawn_launcher (struct launcher *l, const char *shell, int fd,
                            flux_error_t *error)
 {
@@ -272,15 +294,23 @@ static int spawn_launcher (struct launcher *l, const char *shell, int fd,
     int target = fd == 3 ? 4 : 3;
     char fdstr[16];
     char *argv[] = {(char *)shell, "--launcher", fdstr, NULL};
+    char **env;
     int e;
 
     snprintf (fdstr, sizeof (fdstr), "%d", target);
+    if (!(env = launcher_env ())) {
+        e = errno;
+        goto error;
+    }
     sigemptyset (&none);
     sigfillset (&all);
-    if ((e = posix_spawn_file_actions_init (&fa)) != 0)
+    if ((e = posix_spawn_file_actions_init (&fa)) != 0) {
+        free (env);
         goto error;
+    }
     if ((e = posix_spawnattr_init (&attr)) != 0) {
         posix_spawn_file_actions_destroy (&fa);
+        free (env);
         goto error;
     }
     if ((e
@@ -297,9 +327,10 @@ static int spawn_launcher (struct launcher *l, const char *shell, int fd,
                == 0
         && (e = posix_spawnattr_setsigmask (&attr, &none)) == 0
         && (e = posix_spawnattr_setsigdefault (&attr, &all)) == 0)
-        e = posix_spawn (&l->pid, shell, &fa, &attr, argv, environ);
+        e = posix_spawn (&l->pid, shell, &fa, &attr, argv, env);
     posix_spawnattr_destroy (&attr);
     posix_spawn_file_actions_destroy (&fa);
+    free (env);
     if (e == 0)
         return 0;
 error:
