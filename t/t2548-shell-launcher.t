@@ -66,6 +66,12 @@ test_expect_success 'the shell runs as flux-shell, with the job'"'"'s environmen
 	head -1 env.out | grep "^flux-shell$" &&
 	tail -1 env.out | grep "^abc job-"
 '
+test_expect_success 'ps and pgrep -f show a forked shell as SHELL ID' '
+	$T flux run sh -c "ps -o args= -p \$PPID; flux job id --to=dec \$FLUX_JOB_ID; pgrep -fx \"\$(ps -o args= -p \$PPID)\"; echo \$PPID" >title.out &&
+	set -- $(cat title.out) &&
+	test "$(basename $1)" = flux-shell && test "$2" = "$3" &&
+	test "$4" = "$5"
+'
 test_expect_success 'the launcher binds its symbols at once (LD_BIND_NOW), not the tasks' '
 	tr "\0" "\n" </proc/$L/environ | grep -x LD_BIND_NOW=1 &&
 	test_expect_code 1 $T flux run --env=-LD_BIND_NOW printenv LD_BIND_NOW

@@ -107,8 +107,12 @@ int launch_wait_status (int code, int status);
 /* The launcher (flux-shell --launcher FD, src/shell/launcher.c): serve the
  * agent on sock until it closes it, running main_fn (argc, argv) in each
  * forked shell with environ the job's env (and exit() with its result).
- * Returns the launcher's exit code. */
+ * title: the launcher's own argv (NULL: none), whose strings each forked
+ * shell overwrites with its command line where it fits, so that ps(1)
+ * and pgrep -f show "SHELL ID" as for an exec'd shell (the agent pads the
+ * launcher's FD argument with zeros for the room).  Returns the
+ * launcher's exit code. */
 typedef int (*launch_main_f) (int argc, char **argv);
-int launcher_serve (int sock, launch_main_f main_fn);
+int launcher_serve (int sock, launch_main_f main_fn, char **title);
 
 #endif /* !SHELL_LAUNCH_H */

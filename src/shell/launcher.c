@@ -43,6 +43,7 @@ struct launcher {
     int sock;
     int epfd;
     launch_main_f main_fn;
+    char *title, *title_end; /* the launcher's argv strings (retitle) */
     struct child *children;
     size_t n, cap;
     char *buf;
@@ -51,6 +52,33 @@ struct launcher {
 static void warn (const char *what)
 {
     fprintf (stderr, "flux-shell --launcher: %s: %s\n", what, strerror (errno));
+}
+
+/* In the child: show argv as the command line (/proc/PID/cmdline, which
+ * the kernel reads from the launcher's argv strings) if it fits: the
+ * strings joined by spaces, then a NUL, then spaces to the end, whose last
+ * byte not being a NUL tells the kernel to stop at the first NUL (the
+ * setproctitle convention).  glibc's program name pointed there: it
+ * points to the job's argv[0] instead. */
+static void retitle (struct launcher *l, char **argv)
+{
+    size_t room = (size_t)(l->title_end - l->title), len = 0;
+    char *p = l->title, *slash;
+
+    for (int i = 0; argv[i]; i++)
+        len += strlen (argv[i]) + 1;
+    if (!l->title || len + 1 > room)
+        return;
+    for (int i = 0; argv[i]; i++) {
+        size_t n = strlen (argv[i]);
+        memcpy (p, argv[i], n);
+        p[n] = argv[i + 1] ? ' ' : '\0';
+        p += n + 1;
+    }
+    memset (p, ' ', (size_t)(l->title_end - p));
+    program_invocation_name = argv[0];
+    slash = strrchr (argv[0], '/');
+    program_invocation_short_name = slash ? slash + 1 : argv[0];
 }
 
 /* In the child: become the shell, as posix_spawn would have started it. */
@@ -73,6 +101,7 @@ static void child_run (struct launcher *l, int out, int err, int argc,
             (void)close (fd);
     }
     free (l->children); /* the launcher's, not the shell's */
+    retitle (l, argv);
     environ = env;
     exit (l->main_fn (argc, argv));
 }
@@ -228,7 +257,24 @@ static void std_fds (void)
     }
 }
 
-int launcher_serve (int sock, launch_main_f main_fn)
+/* The extent of the launcher's argv strings, if they are contiguous. */
+static void title_init (struct launcher *l, char **title)
+{
+    char *end;
+
+    if (!title || !title[0])
+        return;
+    end = title[0];
+    for (int i = 0; title[i]; i++) {
+        if (title[i] != end)
+            return; /* not one block: leave the command line alone */
+        end += strlen (title[i]) + 1;
+    }
+    l->title = title[0];
+    l->title_end = end;
+}
+
+int launcher_serve (int sock, launch_main_f main_fn, char **title)
 {
     struct launcher l = {.sock = sock, .main_fn = main_fn, .epfd = -1};
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
@@ -236,6 +282,7 @@ int launcher_serve (int sock, launch_main_f main_fn)
     sigset_t none;
 
     std_fds ();
+    title_init (&l, title);
     sigemptyset (&none);
     (void)sigprocmask (SIG_SETMASK, &none, NULL);
     for (int sig = 1; sig < NSIG; sig++)

@@ -1584,7 +1584,7 @@ int main (int argc, char **argv)
             fputs (usage_text, stderr);
             return 1;
         }
-        return launcher_serve ((int)fd, shell_main);
+        return launcher_serve ((int)fd, shell_main, argv);
     }
     return shell_main (argc, argv);
 }

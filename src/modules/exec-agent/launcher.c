@@ -292,12 +292,14 @@ static int spawn_launcher (struct launcher *l, const char *shell, int fd,
     posix_spawnattr_t attr;
     sigset_t none, all;
     int target = fd == 3 ? 4 : 3;
-    char fdstr[16];
+    char fdstr[32];
     char *argv[] = {(char *)shell, "--launcher", fdstr, NULL};
     char **env;
     int e;
 
-    snprintf (fdstr, sizeof (fdstr), "%d", target);
+    /* zero-padded: room for the forked shells' command lines, which
+     * they write over the launcher's (launch.h, launcher_serve) */
+    snprintf (fdstr, sizeof (fdstr), "%024d", target);
     if (!(env = launcher_env ())) {
         e = errno;
         goto error;

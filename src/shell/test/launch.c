@@ -169,6 +169,11 @@ static void test_transport (void)
     ok (!fd_is_open (p[0]), "descriptors are released");
 }
 
+/* The launcher's "argv": one block, as the kernel lays argv out. */
+static char title_block[64] = "launcher\0--launcher\0"
+                              "000000000000000000000003";
+static char *title[] = {title_block, title_block + 9, title_block + 20, NULL};
+
 /* The "shell": reports what it was given on stdout, exits with argv[1]. */
 static int fake_main (int argc, char **argv)
 {
@@ -182,10 +187,11 @@ static int fake_main (int argc, char **argv)
     if (!getcwd (cwd, sizeof (cwd)))
         cwd[0] = '\0';
     printf ("argc=%d arg=%s foo=%s cwd=%s leader=%d fd3=%d fd4=%d blocked=%d"
-            " stdin=%d\n",
+            " stdin=%d name=%s title=%s|\n",
             argc, argv[1], getenv ("FOO") ? getenv ("FOO") : "-", cwd,
             getsid (0) == getpid () && getpgrp () == getpid (), fd_is_open (3),
-            fd_is_open (4), blocked, read (0, cwd, 1) == 0);
+            fd_is_open (4), blocked, read (0, cwd, 1) == 0,
+            program_invocation_short_name, title_block);
     fprintf (stderr, "to stderr\n");
     if (!strcmp (argv[1], "sleep"))
         pause ();
@@ -258,7 +264,7 @@ static void test_launcher (void)
         BAIL_OUT ("socketpair");
     if ((lpid = fork ()) == 0) {
         (void)close (sv[0]);
-        _exit (launcher_serve (sv[1], fake_main));
+        _exit (launcher_serve (sv[1], fake_main, title));
     }
     (void)close (sv[1]);
     ok (recv_wait (sv[0], &hdr, NULL, &nfds) > 0 && hdr.type == LAUNCH_HELLO,
@@ -269,9 +275,10 @@ static void test_launcher (void)
     f = fdopen (out, "r");
     ok (f && fgets (line, sizeof (line), f), "the shell writes on stdout");
     is (line,
-        "argc=2 arg=3 foo=bar cwd=/ leader=1 fd3=0 fd4=0 blocked=0 stdin=1\n",
+        "argc=2 arg=3 foo=bar cwd=/ leader=1 fd3=0 fd4=0 blocked=0 stdin=1 "
+        "name=fake title=fake 3|\n",
         "argv, env, cwd /, a session leader, nothing else open, "
-        "stdin /dev/null");
+        "stdin /dev/null, its name and title");
     if (f)
         fclose (f);
     n = read (err, line, sizeof (line) - 1);
