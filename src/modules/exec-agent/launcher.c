@@ -175,6 +175,8 @@ static void on_started (struct launcher *l, struct launch_hdr *hdr, int *fds,
     }
     if (hdr->value != 0) {
         void *ctx = e->ctx;
+        for (int i = 0; i < nfds; i++) /* none is sent with an errno */
+            (void)close (fds[i]);
         unlink_entry (l, e);
         free (e);
         l->ops->started (ctx, 0, -1, hdr->value);
