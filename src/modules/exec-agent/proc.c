@@ -334,7 +334,7 @@ done:
 static int watch (struct proc *p, uv_loop_t *loop, const char *name,
                   flux_error_t *error)
 {
-    int e;
+    int e = 0;
 
     if ((p->pidfd = (int)syscall (SYS_pidfd_open, p->pid, 0)) < 0
         || (e = uv_poll_init (loop, &p->process, p->pidfd)) < 0) {
