@@ -33,6 +33,10 @@
 
 extern char **environ;
 
+/* in a forked shell: child_run() (volatile: a store never read back
+ * must not be optimized away) */
+static char **volatile shell_argv;
+
 struct child {
     pid_t pid;
     int pidfd;
@@ -102,6 +106,10 @@ static void child_run (struct launcher *l, int out, int err, int argc,
     }
     free (l->children); /* the launcher's, not the shell's */
     retitle (l, argv);
+    /* the shell's argv and env (and through them the packet they point
+     * into) stay reachable from a global for the shell's whole life:
+     * LeakSanitizer at its exit must not take them for leaks */
+    shell_argv = argv;
     environ = env;
     exit (l->main_fn (argc, argv));
 }
