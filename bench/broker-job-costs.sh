@@ -52,15 +52,26 @@ except ValueError: pass
 " $m
     done | sort
 }
+# CPU ticks of the reaped children of the broker, plus those of the
+# shell launcher and its reaped children (the shells it forks are its
+# children, not the broker: doc/guide/exec.md, The shell launcher)
+kids () {
+    local l b
+    read -r -a b < /proc/$pid/stat
+    l=$(flux module stats exec-agent | jq ".shells.launcher.pid // 0")
+    if [ "$l" -gt 0 ] && read -r -a c < /proc/$l/stat 2>/dev/null; then
+        echo $((b[15] + b[16] + c[13] + c[14] + c[15] + c[16]))
+    else
+        echo $((b[15] + b[16]))
+    fi
+}
 flux submit --cc=1-20 --quiet /bin/true; flux queue drain
 threads >/tmp/bjc.a.$$; stats >/tmp/bjc.sa.$$
-read -r -a a < /proc/$pid/stat
-c0=$((a[15] + a[16]))
+c0=$(kids)
 t0=$(date +%s.%N)
 flux submit --cc=1-$NJOBS --quiet /bin/true; flux queue drain
 t1=$(date +%s.%N)
-read -r -a a < /proc/$pid/stat
-c1=$((a[15] + a[16]))
+c1=$(kids)
 threads >/tmp/bjc.b.$$; stats >/tmp/bjc.sb.$$
 printf "jobs/s %.1f (wall clock, for reference); load %s; VmHWM %s MiB\n" \
     "$(echo "$NJOBS / ($t1 - $t0)" | bc -l)" "$(cut -d" " -f1-3 /proc/loadavg)" \

@@ -318,7 +318,7 @@ test_expect_success 'reload job-exec during a job: the job completes with 0' '
 '
 test_expect_success 'SIGKILL of a broker running part of a job: node-failure, the others are released and reused' '
 	rm -rf lost && mkdir lost &&
-	id=$(flux submit -N4 -n4 sh -c "echo \$(cut -d\" \" -f4 /proc/\$PPID/stat) >lost/broker.\$(flux getattr rank);
+	id=$(flux submit -N4 -n4 sh -c "echo \$(flux getattr broker.pid) >lost/broker.\$(flux getattr rank);
 		n=0; while test \$n -lt 1200; do sleep 0.1; n=\$((n+1)); done") &&
 	wait_files 4 "lost/broker.*" &&
 	kill -9 $(cat lost/broker.3) &&

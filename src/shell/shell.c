@@ -34,6 +34,7 @@
 #include "affinity.h"
 #include "files.h"
 #include "input.h"
+#include "launch.h"
 #include "killsig.h"
 #include "output.h"
 #include "pmi.h"
@@ -48,7 +49,9 @@ static const char *usage_text
       "Run the tasks of job JOBID (decimal) on this node; started by the\n"
       "exec-agent with FLUX_URI and FLUX_KVS_NAMESPACE set.\n"
       "  -h, --help       Show this help\n"
-      "      --reconnect  Accepted and ignored\n";
+      "      --reconnect  Accepted and ignored\n"
+      "Internal: flux-shell --launcher FD serves the exec-agent's shell\n"
+      "launcher protocol on FD, forking a shell per request.\n";
 
 /* The longest a job of one shell holds its start-up commit once its
  * tasks started (shell.h, shell_commit_flush): readers of exec.eventlog
@@ -1531,7 +1534,8 @@ static int shell_run (struct shell *shell)
     return 0;
 }
 
-int main (int argc, char **argv)
+/* A job shell: exec'd, or forked by the launcher (launcher.c). */
+static int shell_main (int argc, char **argv)
 {
     struct shell shell = {0};
     flux_error_t error = {.text = ""};
@@ -1567,4 +1571,20 @@ wait:
 done:
     shell_finish (&shell);
     return shell.exit_code;
+}
+
+int main (int argc, char **argv)
+{
+    /* before anything initializes a library: the launcher's children are
+     * forks of it (launch.h) */
+    if (argc == 3 && !strcmp (argv[1], "--launcher")) {
+        char *end;
+        long fd = strtol (argv[2], &end, 10);
+        if (*end || end == argv[2] || fd < 3 || fd > 65535) {
+            fputs (usage_text, stderr);
+            return 1;
+        }
+        return launcher_serve ((int)fd, shell_main, argv);
+    }
+    return shell_main (argc, argv);
 }

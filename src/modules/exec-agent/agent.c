@@ -27,6 +27,7 @@
 #include "agent.h"
 #include "barrier.h"
 #include "hwxml.h"
+#include "launcher.h"
 #include "libutil/idtab.h"
 #include "proc.h"
 #include "reduce.h"
@@ -97,7 +98,10 @@ struct agent {
     double window;
     double release_window;
     double unload_grace;
-    bool verbose; /* conf->verbose */
+    bool verbose;      /* conf->verbose */
+    bool use_launcher; /* the owner's default shells: through the launcher */
+    struct launcher *launcher; /* started at the first such shell */
+    bool launcher_logged;      /* a fallback to posix_spawn was logged */
     struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
@@ -107,6 +111,9 @@ struct agent {
         unsigned long implicit_exits; /* exited reports said by ENODATA */
         unsigned long sent_type[REDUCE_NTYPES];
         unsigned long shells_started, shells_failed, shells_exited;
+        unsigned long shells_forked;    /* by the launcher */
+        unsigned long launch_fallbacks; /* eligible, but posix_spawned */
+        unsigned long launcher_starts, launcher_deaths, launcher_lost;
         unsigned long jobs, reattach, kills, barriers, bad_request;
     } stats;
 };
@@ -443,15 +450,133 @@ static int shell_cmd (struct ajob *job, const char *shell, char ***argv,
     return 0;
 }
 
+static void shell_started (struct ajob *job)
+{
+    struct agent *a = job->a;
+
+    a->stats.shells_started++;
+    if (proc_forked (job->proc))
+        a->stats.shells_forked++;
+    if (a->verbose)
+        flux_log (a->h, LOG_DEBUG, "%ju: shell %s started%s, pid %d",
+                  (uintmax_t)job->entry.id, job_shell_path (job),
+                  job->userid != a->owner   ? " through the IMP"
+                  : proc_forked (job->proc) ? " by the launcher"
+                                            : "",
+                  (int)proc_pid (job->proc));
+    job_report_rank (job, REDUCE_STARTED, 0, NULL);
+}
+
+static void shell_failed (struct ajob *job, int errnum, const char *text)
+{
+    struct agent *a = job->a;
+    char msg[sizeof (((flux_error_t *)0)->text) + 64];
+
+    a->stats.shells_failed++;
+    snprintf (msg, sizeof (msg), "rank %u: job shell: %s", a->topo.rank, text);
+    flux_log (a->h, LOG_ERR, "%ju: %s", (uintmax_t)job->entry.id, msg);
+    job_report_rank (job, REDUCE_FAILED, spawn_status (errnum), msg);
+}
+
+/* proc_launch(): the launcher answered. */
+static void shell_start_cb (struct proc *p, int errnum, const char *error,
+                            void *arg)
+{
+    struct ajob *job = arg;
+
+    if (errnum == 0)
+        shell_started (job); /* may free job */
+    else
+        shell_failed (job, errnum, error); /* may free job */
+}
+
+static void launcher_died (size_t nlost, bool hello, void *arg)
+{
+    struct agent *a = arg;
+
+    a->stats.launcher_deaths++;
+    a->stats.launcher_lost += nlost;
+    if (!hello) {
+        /* not a launcher (or it could not set up): no second try */
+        a->use_launcher = false;
+        flux_log (a->h, LOG_ERR,
+                  "the shell launcher exited at its start: job shells are "
+                  "spawned");
+        return;
+    }
+    flux_log (a->h, LOG_ERR,
+              "the shell launcher died: %zu running job shell%s lost "
+              "(reported killed); a new launcher starts with the next job",
+              nlost, nlost == 1 ? "" : "s");
+}
+
+/* The launcher for the instance owner's default shells, started at the
+ * first (and again after it died), or NULL: spawn the shell. */
+static struct launcher *get_launcher (struct agent *a)
+{
+    flux_error_t error;
+
+    if (a->launcher && launcher_dead (a->launcher)) {
+        launcher_destroy (a->launcher); /* not from its own callback */
+        a->launcher = NULL;
+    }
+    if (!a->use_launcher)
+        return NULL;
+    if (!a->launcher) {
+        if (!(a->launcher
+              = launcher_create (a->loop, a->job_shell, proc_launcher_ops (),
+                                 launcher_died, a, &error))) {
+            a->use_launcher = false;
+            flux_log (a->h, LOG_ERR, "%s: job shells are spawned", error.text);
+            return NULL;
+        }
+        a->stats.launcher_starts++;
+    }
+    return a->launcher;
+}
+
+/* The instance owner's job with the default shell: forked by the shell
+ * launcher (doc/guide/exec.md), else (or if that cannot be asked)
+ * spawned. */
+static int shell_launch (struct ajob *job, const char *shell, char **argv,
+                         char **env)
+{
+    struct agent *a = job->a;
+    struct launcher *l;
+    flux_error_t error;
+
+    if (job->userid != a->owner || shell != a->job_shell
+        || !(l = get_launcher (a)))
+        return -1;
+    if ((job->proc = proc_launch (l, a->loop, argv, env, shell_start_cb,
+                                  shell_exit_cb, shell_line_cb, job, &error)))
+        return 0;
+    a->stats.launch_fallbacks++;
+    if (!a->launcher_logged) {
+        a->launcher_logged = true;
+        flux_log (a->h, LOG_WARNING,
+                  "%ju: %s: this shell is spawned (logged "
+                  "once)",
+                  (uintmax_t)job->entry.id, error.text);
+    }
+    return -1;
+}
+
 static void shell_start (struct ajob *job)
 {
     struct agent *a = job->a;
     char **argv = NULL, **env = NULL;
     flux_error_t error;
     const char *shell = job_shell_path (job);
+    int errnum;
 
     if (shell_cmd (job, shell, &argv, &env, &error) < 0)
         goto failed;
+    if (shell_launch (job, shell, argv, env) == 0) {
+        free (argv);
+        free (env);
+        return; /* started or failed: shell_start_cb */
+    }
     if (!(job->proc = proc_spawn (a->loop, argv, env, shell_exit_cb,
                                   shell_line_cb, job, &error)))
         goto failed;
@@ -459,25 +584,13 @@ static void shell_start (struct ajob *job)
         proc_set_imp (job->proc);
     free (argv);
     free (env);
-    a->stats.shells_started++;
-    if (a->verbose)
-        flux_log (a->h, LOG_DEBUG, "%ju: shell %s started%s, pid %d",
-                  (uintmax_t)job->entry.id, shell,
-                  job->userid != a->owner ? " through the IMP" : "",
-                  (int)proc_pid (job->proc));
-    job_report_rank (job, REDUCE_STARTED, 0, NULL);
+    shell_started (job); /* may free job */
     return;
-failed : {
-    int errnum = errno;
-    char msg[sizeof (error.text) + 64];
+failed:
+    errnum = errno;
     free (argv);
     free (env);
-    a->stats.shells_failed++;
-    snprintf (msg, sizeof (msg), "rank %u: job shell: %s", a->topo.rank,
-              error.text);
-    flux_log (a->h, LOG_ERR, "%ju: %s", (uintmax_t)job->entry.id, msg);
-    job_report_rank (job, REDUCE_FAILED, spawn_status (errnum), msg);
-}
+    shell_failed (job, errnum, error.text); /* may free job */
 }
 
 /* ---- children ---- */
@@ -1103,9 +1216,18 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
                       N (a->stats.sent_type[REDUCE_FAILED]), "lost",
                       N (a->stats.sent_type[REDUCE_LOST]), "exited-by-end",
                       N (a->stats.implicit_exits));
-    shells = json_pack ("{s:I s:I s:I}", "started", N (a->stats.shells_started),
-                        "failed", N (a->stats.shells_failed), "exited",
-                        N (a->stats.shells_exited));
+    shells = json_pack (
+        "{s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}", "started",
+        N (a->stats.shells_started), "failed", N (a->stats.shells_failed),
+        "exited", N (a->stats.shells_exited), "forked",
+        N (a->stats.shells_forked), "spawned-instead",
+        N (a->stats.launch_fallbacks), "launcher", "enabled", a->use_launcher,
+        "pid",
+        a->launcher && !launcher_dead (a->launcher)
+            ? (int)launcher_pid (a->launcher)
+            : 0,
+        "starts", N (a->stats.launcher_starts), "deaths",
+        N (a->stats.launcher_deaths), "lost", N (a->stats.launcher_lost));
     count = json_pack (
         "{s:I s:I s:I s:I s:I s:I s:I}", "jobs", N (a->stats.jobs), "active",
         N (ctx.active), "orphans_done", N (a->orphans_done), "reattach",
@@ -1188,6 +1310,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     a->release_window = conf->release_window;
     a->unload_grace = conf->unload_grace;
     a->verbose = conf->verbose;
+    a->use_launcher = conf->shell_launcher;
     a->owner = getuid ();
     if ((owner = flux_attr_get (h, "security.owner"))) {
         unsigned long u = strtoul (owner, &end, 10);
@@ -1256,6 +1379,9 @@ void agent_destroy (struct agent *a)
             }
             free (procs);
         }
+        /* the shells' processes are gone or killed: the launcher reaps
+         * them and exits */
+        launcher_destroy (a->launcher);
         while (a->killops) {
             respond_error (a, a->killops->msg, ENOSYS,
                            "exec-agent on rank %u is unloading", a->topo.rank);

@@ -29,6 +29,7 @@ struct agent_config {
     const char *helper;    /* the FLUX_IMP_EXEC_HELPER command (no id) */
     double unload_grace;   /* at unload: SIGTERM, then SIGKILL after this */
     bool verbose;          /* log every shell's start and exit (debug) */
+    bool shell_launcher;   /* fork the owner's default shells (launch.h) */
 };
 
 struct agent;

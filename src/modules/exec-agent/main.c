@@ -16,6 +16,13 @@
  *   imp=PATH             the IMP for guests' jobs (else the configuration's
  *                        exec.imp, read at load; without either a job whose
  *                        user is not the instance owner fails)
+ *   shell-launcher=0|1   fork the instance owner's job shells (the default
+ *                        shell, no job_shell override) from one resident
+ *                        `flux-shell --launcher` instead of spawning each
+ *                        (doc/guide/exec.md "The shell launcher"); default
+ *                        1, or the configuration's exec.shell-launcher;
+ *                        0 when job-shell= is given (it may be no
+ *                        flux-shell) unless shell-launcher=1 says so
  *   unload-grace=FSD     shells still running at unload get SIGTERM, then
  *                        SIGKILL to their process group after this long
  *                        (default 2s; the instance's cleanup normally ends
@@ -115,11 +122,13 @@ static const char *default_helper (void)
  * that runs guests' shells.  Read once at load; the string is kept in
  * *json for the module's life.  A module argument imp=PATH wins.
  */
-static int read_config (flux_t *h, struct agent_config *conf, json_t **json)
+static int read_config (flux_t *h, struct agent_config *conf, json_t **json,
+                        int *launcher)
 {
     flux_future_t *f;
     json_t *o;
     const char *imp = NULL;
+    int sl = -1;
     json_error_t jerr;
 
     if (!(f = flux_rpc (h, "config.get", NULL, FLUX_NODEID_ANY, 0)))
@@ -135,6 +144,15 @@ static int read_config (flux_t *h, struct agent_config *conf, json_t **json)
         errno = EINVAL;
         return -1;
     }
+    if (json_unpack_ex (o, &jerr, 0, "{s?{s?b}}", "exec", "shell-launcher", &sl)
+        < 0) {
+        flux_log (h, LOG_ERR, "config: exec.shell-launcher must be a boolean");
+        flux_future_destroy (f);
+        errno = EINVAL;
+        return -1;
+    }
+    if (*launcher < 0)
+        *launcher = sl;
     if (imp && !conf->imp) {
         *json = json_incref (o);
         conf->imp = imp;
@@ -144,11 +162,17 @@ static int read_config (flux_t *h, struct agent_config *conf, json_t **json)
 }
 
 static int parse_args (flux_t *h, int argc, char **argv,
-                       struct agent_config *conf)
+                       struct agent_config *conf, bool *shell_given,
+                       int *launcher)
 {
     for (int i = 0; i < argc; i++) {
-        if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10])
+        if (!strncmp (argv[i], "job-shell=", 10) && argv[i][10]) {
             conf->job_shell = argv[i] + 10;
+            *shell_given = true;
+        }
+        else if (!strcmp (argv[i], "shell-launcher=0")
+                 || !strcmp (argv[i], "shell-launcher=1"))
+            *launcher = argv[i][15] == '1';
         else if (!strcmp (argv[i], "verbose"))
             conf->verbose = true;
         else if (!strncmp (argv[i], "imp=", 4) && argv[i][4] == '/')
@@ -200,14 +224,17 @@ int mod_main (flux_t *h, int argc, char **argv)
     flux_msg_handler_t **handlers = NULL;
     flux_error_t error;
     struct agent *a;
+    bool shell_given = false;
+    int launcher = -1; /* not said */
     int rc = -1;
 
-    if (parse_args (h, argc, argv, &conf) < 0)
+    if (parse_args (h, argc, argv, &conf, &shell_given, &launcher) < 0)
         return -1;
-    if (read_config (h, &conf, &config) < 0) {
+    if (read_config (h, &conf, &config, &launcher) < 0) {
         flux_log (h, LOG_ERR, "config.get: %s", strerror (errno));
         return -1;
     }
+    conf.shell_launcher = launcher < 0 ? !shell_given : launcher == 1;
     if (!(a = agent_create (h, &conf, &error))) {
         flux_log (h, LOG_ERR, "%s", error.text);
         json_decref (config);

@@ -16,6 +16,14 @@
  * the shell dies by a signal (it then did not kill them itself) they get
  * SIGKILL here.  Not for a shell run through the IMP: its line could
  * name any process of the instance owner, and the IMP does it there.
+ *
+ * proc_launch(): the shell is forked by the shell launcher (launcher.h)
+ * instead, a child of the launcher, not of the broker.  Its exit status
+ * comes in the launcher's message (not waitpid), while the zombie still
+ * holds the shell's pid and group id; exited() kills the strays as for a
+ * spawned shell, then the launcher is asked to reap it.  Until the
+ * launcher answered the request (pid 0) signals wait in p->held.  The
+ * proc lives on, even destroyed, as long as the launcher holds it.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -31,11 +39,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launcher.h"
 #include "proc.h"
 #include "shell/killsig.h"
+#include "shell/launch.h"
 
 #define LINE_MAX_BYTES 4096
 #define GROUPS_MAX 65536 /* task groups recorded per shell */
+#define HELD_MAX 8       /* signals held while the launcher has not answered */
 
 struct pipe_ctx {
     uv_pipe_t pipe;
@@ -63,12 +74,41 @@ struct proc {
     proc_exit_f exit_cb;
     proc_line_f line_cb;
     void *arg;
+    /* proc_launch() */
+    struct launcher *launcher;
+    uv_loop_t *loop;
+    bool starting;  /* the request is not answered yet */
+    bool launched;  /* the launcher holds it (until reaped, or lost) */
+    bool forked;    /* it runs as a fork of the launcher */
+    int wout, werr; /* the pipes' write ends, until started */
+    void *req;      /* the START packet, for a spawn instead */
+    size_t req_len;
+    proc_start_f start_cb;
+    struct {
+        int signum;
+        bool pgrp;
+    } held[HELD_MAX];
+    int nheld;
 };
 
-/* Free once every handle is closed. */
+static void close_fd (int *fd)
+{
+    if (*fd >= 0) {
+        (void)close (*fd);
+        *fd = -1;
+    }
+}
+
+/* Free once every handle is closed (and the launcher let it go). */
 static void maybe_free (struct proc *p)
 {
-    if (p->destroyed && !p->process_open && !p->out.open && !p->err.open) {
+    if (p->destroyed && !p->process_open && !p->out.open && !p->err.open
+        && !p->launched) {
+        close_fd (&p->wout);
+        close_fd (&p->werr);
+        if (!p->process_open)
+            close_fd (&p->pidfd);
+        free (p->req);
         free (p->groups);
         free (p);
     }
@@ -180,6 +220,32 @@ static void read_cb (uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         emit (pc); /* a very long line: in pieces */
 }
 
+/* The shell exited with status, its zombie not reaped yet. */
+static void exited (struct proc *p, int status)
+{
+    p->exited = true;
+    /* strays of the shell's group go with it; the groups of its tasks
+     * too if it died without killing them (a signal: kill -9 from
+     * outside, the OOM killer, a crash, or the end of the kill sequence).
+     * The shell held their ids (zombies) until now: the race left is
+     * with init reaping them and the pid counter wrapping around */
+    (void)kill (-p->pid, SIGKILL);
+    if (WIFSIGNALED (status) && !p->imp) {
+        p->kill_groups = true;
+        kill_groups (p);
+    }
+}
+
+/* The owner's exit callback: the last thing done with p (it may free p). */
+static void report_exit (struct proc *p, int status)
+{
+    if (p->exit_cb && !p->destroyed)
+        p->exit_cb (p,
+                    WIFSIGNALED (status) ? WTERMSIG (status)
+                                         : WEXITSTATUS (status) << 8,
+                    p->arg);
+}
+
 static void exit_cb (uv_poll_t *h, int uvstatus, int events)
 {
     struct proc *p = h->data;
@@ -193,23 +259,9 @@ static void exit_cb (uv_poll_t *h, int uvstatus, int events)
         return; /* not yet (a spurious wakeup) */
     if (rc < 0)
         status = 1 << 8; /* cannot happen: it is our child */
-    p->exited = true;
-    /* strays of the shell's group go with it; the groups of its tasks
-     * too if it died without killing them (a signal: kill -9 from
-     * outside, the OOM killer, a crash, or the end of the kill sequence).
-     * The shell held their ids (zombies) until now: the race left is
-     * with init reaping them and the pid counter wrapping around */
-    (void)kill (-p->pid, SIGKILL);
-    if (WIFSIGNALED (status) && !p->imp) {
-        p->kill_groups = true;
-        kill_groups (p);
-    }
+    exited (p, status);
     uv_close ((uv_handle_t *)&p->process, process_close_cb);
-    if (p->exit_cb && !p->destroyed)
-        p->exit_cb (p,
-                    WIFSIGNALED (status) ? WTERMSIG (status)
-                                         : WEXITSTATUS (status) << 8,
-                    p->arg);
+    report_exit (p, status);
 }
 
 /* A pipe for one of the shell's output streams: the read end stays here
@@ -277,6 +329,75 @@ done:
     return e;
 }
 
+/* Watch the exit of the spawned child p->pid (a pidfd); if that fails it
+ * is killed and reaped: it must not run unwatched. */
+static int watch (struct proc *p, uv_loop_t *loop, const char *name,
+                  flux_error_t *error)
+{
+    int e = 0;
+
+    if ((p->pidfd = (int)syscall (SYS_pidfd_open, p->pid, 0)) < 0
+        || (e = uv_poll_init (loop, &p->process, p->pidfd)) < 0) {
+        int saved_errno = p->pidfd < 0 ? errno : -e;
+        (void)kill (-p->pid, SIGKILL);
+        (void)waitpid (p->pid, NULL, 0);
+        errno = saved_errno;
+        return errprintf (error, "%s: watching the process: %s", name,
+                          strerror (errno));
+    }
+    p->process.data = p;
+    p->process_open = true;
+    if ((e = uv_poll_start (&p->process, UV_READABLE, exit_cb)) < 0) {
+        (void)kill (-p->pid, SIGKILL);
+        (void)waitpid (p->pid, NULL, 0);
+        errno = -e;
+        return errprintf (error, "%s: watching the process: %s", name,
+                          uv_strerror (e));
+    }
+    return 0;
+}
+
+static void read_start (struct proc *p)
+{
+    if (uv_read_start ((uv_stream_t *)&p->out.pipe, alloc_cb, read_cb) < 0
+        || uv_read_start ((uv_stream_t *)&p->err.pipe, alloc_cb, read_cb) < 0) {
+        /* the shell runs: it is reported normally, its output is lost */
+        pipe_shut (&p->out);
+        pipe_shut (&p->err);
+    }
+}
+
+static struct proc *proc_new (proc_exit_f exit_cb_fn, proc_line_f line_cb,
+                              void *arg)
+{
+    struct proc *p = calloc (1, sizeof (*p));
+
+    if (p) {
+        p->pidfd = p->wout = p->werr = -1;
+        p->exit_cb = exit_cb_fn;
+        p->line_cb = line_cb;
+        p->arg = arg;
+    }
+    return p;
+}
+
+/* proc_spawn() or proc_launch() failed: undo, free (errno kept). */
+static void proc_abort (struct proc *p)
+{
+    int saved_errno = errno;
+
+    p->destroyed = true;
+    p->launched = false;
+    pipe_shut (&p->out);
+    pipe_shut (&p->err);
+    if (p->process_open)
+        uv_close ((uv_handle_t *)&p->process, process_close_cb);
+    else
+        close_fd (&p->pidfd);
+    maybe_free (p);
+    errno = saved_errno;
+}
+
 struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
                          proc_exit_f exit_cb_fn, proc_line_f line_cb, void *arg,
                          flux_error_t *error)
@@ -285,14 +406,10 @@ struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
     int out = -1, err = -1;
     int e;
 
-    if (!(p = calloc (1, sizeof (*p)))) {
+    if (!(p = proc_new (exit_cb_fn, line_cb, arg))) {
         errprintf (error, "out of memory");
         return NULL;
     }
-    p->pidfd = -1;
-    p->exit_cb = exit_cb_fn;
-    p->line_cb = line_cb;
-    p->arg = arg;
     if (pipe_init (loop, p, &p->out, "stdout", &out) < 0
         || pipe_init (loop, p, &p->err, "stderr", &err) < 0) {
         errprintf (error, "pipe: %s", strerror (errno));
@@ -307,54 +424,180 @@ struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
     (void)close (out);
     (void)close (err);
     out = err = -1;
-    if ((p->pidfd = (int)syscall (SYS_pidfd_open, p->pid, 0)) < 0
-        || (e = uv_poll_init (loop, &p->process, p->pidfd)) < 0) {
-        /* cannot watch it: it must not run unwatched */
-        int saved_errno = p->pidfd < 0 ? errno : -e;
-        (void)kill (-p->pid, SIGKILL);
-        (void)waitpid (p->pid, NULL, 0);
-        errno = saved_errno;
-        errprintf (error, "%s: watching the process: %s", argv[0],
-                   strerror (errno));
+    if (watch (p, loop, argv[0], error) < 0)
         goto error;
-    }
-    p->process.data = p;
-    p->process_open = true;
-    if ((e = uv_poll_start (&p->process, UV_READABLE, exit_cb)) < 0) {
-        /* the same: it must not run unwatched */
-        (void)kill (-p->pid, SIGKILL);
-        (void)waitpid (p->pid, NULL, 0);
-        errno = -e;
-        errprintf (error, "%s: watching the process: %s", argv[0],
-                   uv_strerror (e));
-        goto error;
-    }
-    if ((e = uv_read_start ((uv_stream_t *)&p->out.pipe, alloc_cb, read_cb)) < 0
-        || (e = uv_read_start ((uv_stream_t *)&p->err.pipe, alloc_cb, read_cb))
-               < 0) {
-        /* the shell runs: it is reported normally, its output is lost */
-        pipe_shut (&p->out);
-        pipe_shut (&p->err);
-    }
+    read_start (p);
     return p;
-error : {
-    int saved_errno = errno;
-    if (out >= 0)
-        (void)close (out);
-    if (err >= 0)
-        (void)close (err);
-    p->destroyed = true;
-    pipe_shut (&p->out);
-    pipe_shut (&p->err);
-    if (p->process_open)
-        uv_close ((uv_handle_t *)&p->process, process_close_cb);
-    else if (p->pidfd >= 0) {
-        (void)close (p->pidfd);
-        p->pidfd = -1;
-    }
-    maybe_free (p);
-    errno = saved_errno;
+error:
+    close_fd (&out);
+    close_fd (&err);
+    proc_abort (p);
+    return NULL;
 }
+
+/* ---- through the launcher ---- */
+
+/* The owner's start callback: the last thing done with p. */
+static void report_start (struct proc *p, int errnum, const char *text)
+{
+    if (errnum)
+        p->exited = true; /* never ran: nothing to signal or wait for */
+    if (p->start_cb && !p->destroyed)
+        p->start_cb (p, errnum, text, p->arg);
+}
+
+/* The launcher could not fork it, or died before it read the request:
+ * posix_spawn it as proc_spawn() does. */
+static void spawn_instead (struct proc *p)
+{
+    struct launch_hdr hdr;
+    char **argv, **env;
+    flux_error_t error;
+    int e;
+
+    if (launch_decode_start (p->req, p->req_len, &hdr, &argv, &env) < 0) {
+        errprintf (&error, "decoding the command: %s", strerror (errno));
+        e = errno;
+    }
+    else {
+        if ((e = spawn (&p->pid, argv, env, p->wout, p->werr)) != 0)
+            errprintf (&error, "%s: %s", argv[0], uv_strerror (-e));
+        else if (watch (p, p->loop, argv[0], &error) < 0) {
+            e = errno;
+            p->pid = 0;
+        }
+        free (argv);
+    }
+    close_fd (&p->wout);
+    close_fd (&p->werr);
+    free (p->req);
+    p->req = NULL;
+    report_start (p, e, e ? error.text : NULL);
+}
+
+static void launched_started (void *ctx, pid_t pid, int pidfd, int errnum)
+{
+    struct proc *p = ctx;
+
+    p->starting = false;
+    if (errnum == 0) {
+        p->pid = pid;
+        p->pidfd = pidfd;
+        p->forked = true;
+        close_fd (&p->wout);
+        close_fd (&p->werr);
+        free (p->req);
+        p->req = NULL;
+        if (p->destroyed) { /* started for nobody: the exit frees it */
+            (void)syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+            return;
+        }
+        for (int i = 0; i < p->nheld; i++)
+            (void)proc_kill (p, p->held[i].signum, p->held[i].pgrp);
+        report_start (p, 0, NULL);
+        return;
+    }
+    p->launched = false;
+    if (p->destroyed) {
+        maybe_free (p);
+        return;
+    }
+    if (errnum == ECONNRESET) { /* it may have forked it: not twice */
+        close_fd (&p->wout);
+        close_fd (&p->werr);
+        report_start (p, errnum, "the shell launcher died before it answered");
+        return;
+    }
+    spawn_instead (p);
+}
+
+static void launched_exited (void *ctx, int status)
+{
+    struct proc *p = ctx;
+
+    exited (p, status);
+    launcher_reap (p->launcher, p->pid); /* after the kills */
+    p->launched = false;
+    close_fd (&p->pidfd);
+    if (p->destroyed) {
+        maybe_free (p);
+        return;
+    }
+    report_exit (p, status);
+}
+
+static void launched_lost (void *ctx)
+{
+    struct proc *p = ctx;
+
+    p->launched = false;
+    if (!p->exited) {
+        /* nobody will report its exit: it must not run on (the pidfd
+         * names it safely, even reparented) */
+        if (p->pidfd >= 0)
+            (void)syscall (SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+        exited (p, SIGKILL);
+    }
+    close_fd (&p->pidfd);
+    if (p->destroyed) {
+        maybe_free (p);
+        return;
+    }
+    report_exit (p, SIGKILL);
+}
+
+static const struct launcher_ops ops = {
+    .started = launched_started,
+    .exited = launched_exited,
+    .lost = launched_lost,
+};
+
+const struct launcher_ops *proc_launcher_ops (void)
+{
+    return &ops;
+}
+
+struct proc *proc_launch (struct launcher *l, uv_loop_t *loop, char **argv,
+                          char **env, proc_start_f start_cb,
+                          proc_exit_f exit_cb_fn, proc_line_f line_cb,
+                          void *arg, flux_error_t *error)
+{
+    struct proc *p;
+    ssize_t n;
+
+    if (!(p = proc_new (exit_cb_fn, line_cb, arg))) {
+        errprintf (error, "out of memory");
+        return NULL;
+    }
+    p->launcher = l;
+    p->loop = loop;
+    p->start_cb = start_cb;
+    p->req_len = launch_start_len (argv, env);
+    if (p->req_len > LAUNCH_MSG_MAX) {
+        errno = E2BIG;
+        errprintf (error, "the command and environment are too large");
+        goto error;
+    }
+    if (!(p->req = malloc (p->req_len))
+        || (n = launch_encode_start (p->req, p->req_len, 0, argv, env)) < 0) {
+        errprintf (error, "encoding the request: %s", strerror (errno));
+        goto error;
+    }
+    if (pipe_init (loop, p, &p->out, "stdout", &p->wout) < 0
+        || pipe_init (loop, p, &p->err, "stderr", &p->werr) < 0) {
+        errprintf (error, "pipe: %s", strerror (errno));
+        goto error;
+    }
+    if (launcher_start (l, p->req, p->req_len, p->wout, p->werr, p) < 0) {
+        errprintf (error, "the shell launcher: %s", strerror (errno));
+        goto error;
+    }
+    p->starting = true;
+    p->launched = true;
+    read_start (p);
+    return p;
+error:
+    proc_abort (p);
     return NULL;
 }
 
@@ -381,6 +624,15 @@ void proc_destroy (struct proc *p)
                 (void)waitpid (p->pid, NULL, WNOHANG);
             uv_close ((uv_handle_t *)&p->process, process_close_cb);
         }
+        else if (p->launched && !p->starting && !p->exited) {
+            /* the same; the launcher reaps it once it reported the exit
+             * (launched_exited() then frees p), or at its end */
+            (void)kill (-p->pid, SIGKILL);
+            if (!p->exited_unwatched)
+                kill_groups (p);
+        }
+        close_fd (&p->wout); /* a start for nobody: launched_started() */
+        close_fd (&p->werr);
         maybe_free (p);
         errno = saved_errno;
     }
@@ -425,7 +677,7 @@ size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
     for (size_t i = 0; i < n; i++) {
         struct proc *p = procs[i];
         fds[i].fd = -1;
-        if (!p || p->exited || p->pidfd < 0)
+        if (!p || p->exited || p->starting || p->pidfd < 0)
             continue;
         /* the shell passes SIGTERM to its tasks (the IMP to its shell) */
         (void)kill (p->pid, SIGTERM);
@@ -452,7 +704,13 @@ size_t proc_terminate_all (struct proc **procs, size_t n, double grace)
 
 int proc_kill (struct proc *p, int signum, bool pgrp)
 {
-    if (p->exited) {
+    if (p->starting) { /* sent once the launcher answered */
+        int i = p->nheld < HELD_MAX ? p->nheld++ : HELD_MAX - 1;
+        p->held[i].signum = signum;
+        p->held[i].pgrp = pgrp;
+        return 0;
+    }
+    if (p->exited || p->pid <= 0) {
         errno = ESRCH;
         return -1;
     }
@@ -465,7 +723,13 @@ int proc_kill (struct proc *p, int signum, bool pgrp)
         p->kill_asked = true;
         return kill (p->pid, SHELL_KILL_SIGNAL);
     }
-    return kill (pgrp ? -p->pid : p->pid, signum);
+    if (!pgrp || kill (-p->pid, signum) == 0)
+        return pgrp ? 0 : kill (p->pid, signum);
+    if (errno == ESRCH && p->forked)
+        /* just forked, the shell has not run setsid() yet (no group of
+         * its own, no task): the launcher answers before the child runs */
+        return kill (p->pid, signum);
+    return -1;
 }
 
 void proc_set_imp (struct proc *p)
@@ -482,4 +746,9 @@ pid_t proc_pid (const struct proc *p)
 bool proc_exited (const struct proc *p)
 {
     return p->exited;
+}
+
+bool proc_forked (const struct proc *p)
+{
+    return p->forked;
 }

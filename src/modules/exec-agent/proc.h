@@ -15,6 +15,10 @@
  * The lines "<SHELL_TASK_GROUP_TAG><pgid>" on its stdout (shell/killsig.h)
  * are not logged: they name its tasks' groups, which get SIGKILL too if
  * the shell dies by a signal (not through the IMP: proc_set_imp()).
+ *
+ * proc_launch(): the same, the shell forked by the shell launcher
+ * (launcher.h) instead of spawned; it is "starting" until the launcher
+ * answers (start_cb), and its exit status comes from the launcher.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,8 +28,13 @@
 #include "libflux/flux.h"
 
 struct proc;
+struct launcher;
 
 typedef void (*proc_exit_f) (struct proc *p, int status, void *arg);
+/* proc_launch(): errnum 0, the shell runs (proc_pid() is set); else it
+ * never ran (error: the reason) and exit_cb never comes. */
+typedef void (*proc_start_f) (struct proc *p, int errnum, const char *error,
+                              void *arg);
 /* stream is "stdout" or "stderr"; line has no newline. */
 typedef void (*proc_line_f) (struct proc *p, const char *stream,
                              const char *line, void *arg);
@@ -36,6 +45,22 @@ typedef void (*proc_line_f) (struct proc *p, const char *stream,
 struct proc *proc_spawn (uv_loop_t *loop, char **argv, char **env,
                          proc_exit_f exit_cb, proc_line_f line_cb, void *arg,
                          flux_error_t *error);
+
+/* As proc_spawn(), but the shell is forked by the launcher l (created
+ * with proc_launcher_ops()): start_cb follows, from the reactor (never
+ * inside this call).  Should the launcher fail to fork it, it is
+ * posix_spawned instead before start_cb.  Until start_cb, proc_pid() is
+ * 0 and proc_kill() holds its signals (sent at the start).  NULL with
+ * errno when the request cannot go (E2BIG: argv and env exceed
+ * LAUNCH_MSG_MAX; EAGAIN: the launcher's socket is full; EPIPE,
+ * ENOTCONN: the launcher is gone): the caller spawns it. */
+struct proc *proc_launch (struct launcher *l, uv_loop_t *loop, char **argv,
+                          char **env, proc_start_f start_cb,
+                          proc_exit_f exit_cb, proc_line_f line_cb, void *arg,
+                          flux_error_t *error);
+
+/* The callbacks to give launcher_create() for proc_launch(). */
+const struct launcher_ops *proc_launcher_ops (void);
 
 /* Close what is left and free (the uv handles once closed).  NULL-safe.
  * Callbacks never run after this. */
@@ -68,5 +93,8 @@ void proc_set_imp (struct proc *p);
 
 pid_t proc_pid (const struct proc *p);
 bool proc_exited (const struct proc *p);
+
+/* True if it runs as a fork of the launcher (not spawned). */
+bool proc_forked (const struct proc *p);
 
 #endif /* !EXEC_AGENT_PROC_H */
