@@ -94,6 +94,8 @@ static void flush_reaps (struct launcher *l)
 
     while (i < l->nreaps && send_reap (l, l->reaps[i]) == 0)
         i++;
+    if (i == 0)
+        return; /* nothing sent (l->reaps may be NULL) */
     memmove (l->reaps, l->reaps + i, (l->nreaps - i) * sizeof (pid_t));
     l->nreaps -= i;
 }
