@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "libflux/list.h"
 #include "shell/launch.h"
 
 extern char **environ;
@@ -32,7 +33,7 @@ extern char **environ;
 enum state { PENDING, RUNNING, EXITED };
 
 struct entry {
-    struct entry *next, *prev;
+    struct list_node link; /* l->entries, in request order */
     enum state state;
     uint64_t seq;
     pid_t pid;
@@ -47,7 +48,7 @@ struct launcher {
     bool dead;
     bool writable_wait; /* polling for UV_WRITABLE (reaps queued) */
     uint64_t seq;
-    struct entry *head, *tail;
+    struct list_node entries;
     pid_t *reaps; /* REAPs not sent yet */
     size_t nreaps, reaps_cap;
     const struct launcher_ops *ops;
@@ -56,25 +57,61 @@ struct launcher {
     char *buf;
 };
 
-static void unlink_entry (struct launcher *l, struct entry *e)
-{
-    if (e->prev)
-        e->prev->next = e->next;
-    else
-        l->head = e->next;
-    if (e->next)
-        e->next->prev = e->prev;
-    else
-        l->tail = e->prev;
-}
-
 static struct entry *find_pid (struct launcher *l, pid_t pid)
 {
-    for (struct entry *e = l->head; e; e = e->next) {
+    struct list_node *pos;
+
+    for (pos = l->entries.next; pos != &l->entries; pos = pos->next) {
+        struct entry *e = list_entry (pos, struct entry, link);
         if (e->pid == pid && e->state != PENDING)
             return e;
     }
     return NULL;
+}
+
+/* The first request not answered yet (they are answered in order). */
+static struct entry *first_pending (const struct launcher *l)
+{
+    struct list_node *pos;
+
+    for (pos = l->entries.next; pos != &l->entries; pos = pos->next) {
+        struct entry *e = list_entry (pos, struct entry, link);
+        if (e->state == PENDING)
+            return e;
+    }
+    return NULL;
+}
+
+/* Tell every request and shell still held that the launcher is gone: a
+ * pending request started() with pending_errnum, a running shell lost().
+ * The number of shells lost. */
+static size_t tell_all (struct launcher *l, int pending_errnum)
+{
+    struct entry *e;
+    size_t nlost = 0;
+
+    while ((e = list_first_entry_or_null (&l->entries, struct entry, link))) {
+        void *ctx = e->ctx;
+        enum state state = e->state;
+        list_del (&e->link);
+        free (e);
+        if (state == PENDING)
+            l->ops->started (ctx, 0, -1, pending_errnum);
+        else if (state == RUNNING) {
+            nlost++;
+            l->ops->lost (ctx);
+        }
+        /* EXITED: the owner's reap is due; it is moot now */
+    }
+    return nlost;
+}
+
+/* SIGKILL pid and reap it. */
+static void kill_reap (pid_t pid)
+{
+    (void)kill (pid, SIGKILL);
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+        ;
 }
 
 static void update_poll (struct launcher *l);
@@ -105,7 +142,7 @@ void launcher_reap (struct launcher *l, pid_t pid)
     struct entry *e = find_pid (l, pid);
 
     if (e) {
-        unlink_entry (l, e);
+        list_del (&e->link);
         free (e);
     }
     if (l->dead)
@@ -128,8 +165,7 @@ void launcher_reap (struct launcher *l, pid_t pid)
  * Its process is killed (it may only have closed the socket) and reaped. */
 static void die (struct launcher *l)
 {
-    size_t nlost = 0;
-    struct entry *e;
+    size_t nlost;
 
     if (l->dead)
         return;
@@ -137,25 +173,11 @@ static void die (struct launcher *l)
     if (l->poll)
         uv_poll_stop (l->poll);
     if (l->pid > 0) {
-        (void)kill (l->pid, SIGKILL);
-        while (waitpid (l->pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        kill_reap (l->pid);
         l->pid = 0;
     }
     l->nreaps = 0;
-    while ((e = l->head)) {
-        void *ctx = e->ctx;
-        enum state state = e->state;
-        unlink_entry (l, e);
-        free (e);
-        if (state == PENDING)
-            l->ops->started (ctx, 0, -1, l->hello ? ECONNRESET : ECONNREFUSED);
-        else if (state == RUNNING) {
-            nlost++;
-            l->ops->lost (ctx);
-        }
-        /* EXITED: the owner's reap is due; it is moot now */
-    }
+    nlost = tell_all (l, l->hello ? ECONNRESET : ECONNREFUSED);
     if (l->died)
         l->died (nlost, l->hello, l->arg);
 }
@@ -163,10 +185,8 @@ static void die (struct launcher *l)
 static void on_started (struct launcher *l, struct launch_hdr *hdr, int *fds,
                         int nfds)
 {
-    struct entry *e = l->head;
+    struct entry *e = first_pending (l);
 
-    while (e && e->state != PENDING)
-        e = e->next;
     if (!e || e->seq != hdr->seq
         || (hdr->value == 0 && (nfds != 1 || hdr->pid <= 0))) {
         for (int i = 0; i < nfds; i++)
@@ -179,7 +199,7 @@ static void on_started (struct launcher *l, struct launch_hdr *hdr, int *fds,
         void *ctx = e->ctx;
         for (int i = 0; i < nfds; i++) /* none is sent with an errno */
             (void)close (fds[i]);
-        unlink_entry (l, e);
+        list_del (&e->link);
         free (e);
         l->ops->started (ctx, 0, -1, hdr->value);
         return;
@@ -358,12 +378,17 @@ struct launcher *launcher_create (uv_loop_t *loop, const char *shell,
         errprintf (error, "launcher_create: missing argument");
         return NULL;
     }
-    if (!(l = calloc (1, sizeof (*l))) || !(l->buf = malloc (LAUNCH_MSG_MAX))
+    if (!(l = calloc (1, sizeof (*l)))) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
+    list_init (&l->entries);
+    l->sock = -1;
+    if (!(l->buf = malloc (LAUNCH_MSG_MAX))
         || !(l->poll = calloc (1, sizeof (*l->poll)))) {
         errprintf (error, "out of memory");
         goto error;
     }
-    l->sock = -1;
     l->ops = ops;
     l->died = died;
     l->arg = arg;
@@ -438,12 +463,7 @@ int launcher_start (struct launcher *l, void *buf, size_t len, int out, int err,
     e->state = PENDING;
     e->seq = hdr.seq;
     e->ctx = ctx;
-    e->prev = l->tail;
-    if (l->tail)
-        l->tail->next = e;
-    else
-        l->head = e;
-    l->tail = e;
+    list_add_tail (&l->entries, &e->link);
     return 0;
 }
 
@@ -455,15 +475,6 @@ bool launcher_dead (const struct launcher *l)
 pid_t launcher_pid (const struct launcher *l)
 {
     return l->pid;
-}
-
-static bool pending (const struct launcher *l)
-{
-    for (const struct entry *e = l->head; e; e = e->next) {
-        if (e->state == PENDING)
-            return true;
-    }
-    return false;
 }
 
 static double now_mono (void)
@@ -478,7 +489,7 @@ static void settle (struct launcher *l)
 {
     double deadline = now_mono () + 1.;
 
-    while (!l->dead && pending (l)) {
+    while (!l->dead && first_pending (l)) {
         struct pollfd pfd = {.fd = l->sock, .events = POLLIN};
         double left = deadline - now_mono ();
         if (left <= 0. || poll (&pfd, 1, (int)(left * 1000.) + 1) == 0)
@@ -497,32 +508,20 @@ static void wait_exit (pid_t pid)
             return;
         usleep (10000);
     }
-    (void)kill (pid, SIGKILL);
-    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    kill_reap (pid);
 }
 
 void launcher_destroy (struct launcher *l)
 {
     if (l) {
         int saved_errno = errno;
-        struct entry *e;
         if (!l->dead && l->sock >= 0) {
             settle (l);
             if (!l->dead)
                 flush_reaps (l);
         }
         l->dead = true;
-        while ((e = l->head)) {
-            void *ctx = e->ctx;
-            enum state state = e->state;
-            unlink_entry (l, e);
-            free (e);
-            if (state == PENDING)
-                l->ops->started (ctx, 0, -1, ECONNRESET);
-            else if (state == RUNNING)
-                l->ops->lost (ctx);
-        }
+        (void)tell_all (l, ECONNRESET);
         if (l->poll) {
             l->poll->data = NULL;
             flux_uv_close_free ((uv_handle_t *)l->poll);
