@@ -476,6 +476,16 @@ static void commit_done (struct guest *g, flux_future_t *f)
         schedule_flush (g);
 }
 
+/* The kvs refused a request (unloading): the step is sent again on
+ * kvs.online. */
+static void wait_for_kvs (struct guest *g)
+{
+    if (!waitlist_refused (&g->gs->kvs_wait, &g->wi))
+        glog (g, LOG_WARNING,
+              "guest namespace %s: the kvs refused a request: waiting for it",
+              g->ns);
+}
+
 static void pair_answer (struct guest *g, flux_future_t *f, bool init);
 
 static void step_cb (flux_future_t *f, void *arg)
@@ -501,11 +511,7 @@ static void step_cb (flux_future_t *f, void *arg)
     if (errnum == ENOSYS) {
         flux_future_destroy (f);
         g->f = NULL;
-        if (!waitlist_refused (&g->gs->kvs_wait, &g->wi))
-            glog (g, LOG_WARNING,
-                  "guest namespace %s: the kvs refused a "
-                  "request: waiting for it",
-                  g->ns);
+        wait_for_kvs (g);
         return;
     }
     g->f = NULL;
@@ -650,6 +656,26 @@ static void step_cb (flux_future_t *f, void *arg)
  * says that job.<id>.guest names a namespace holding init.
  */
 
+/* Commit what job-exec posted and the namespace does not hold yet (the
+ * whole log when restoring a lost namespace).  The future, or NULL. */
+static flux_future_t *commit_log (struct guest *g)
+{
+    flux_kvs_txn_t *txn;
+    flux_future_t *f = NULL;
+
+    if (!(txn = flux_kvs_txn_create ()))
+        return NULL;
+    if ((g->restore ? flux_kvs_txn_put (txn, 0, EVENTLOG_KEY, g->log.data)
+                    : flux_kvs_txn_put_raw (txn, FLUX_KVS_APPEND, EVENTLOG_KEY,
+                                            g->log.data + g->committed,
+                                            g->log.len - g->committed))
+            == 0
+        && (f = flux_kvs_commit (g->gs->h, g->ns, 0, txn)))
+        g->sending = g->log.len;
+    flux_kvs_txn_destroy (txn);
+    return f;
+}
+
 static void init_cb (flux_future_t *f, void *arg)
 {
     pair_answer (arg, f, true);
@@ -658,22 +684,12 @@ static void init_cb (flux_future_t *f, void *arg)
 /* The init commit of the pair (what is posted so far): 0, or -1. */
 static int pair_send_init (struct guest *g)
 {
-    flux_kvs_txn_t *txn;
-    flux_future_t *f = NULL;
+    flux_future_t *f;
 
-    if (!(txn = flux_kvs_txn_create ())
-        || flux_kvs_txn_put_raw (txn, FLUX_KVS_APPEND, EVENTLOG_KEY,
-                                 g->log.data + g->committed,
-                                 g->log.len - g->committed)
-               < 0
-        || !(f = flux_kvs_commit (g->gs->h, g->ns, 0, txn))
-        || flux_future_then (f, -1., init_cb, g) < 0) {
+    if (!(f = commit_log (g)) || flux_future_then (f, -1., init_cb, g) < 0) {
         flux_future_destroy (f);
-        flux_kvs_txn_destroy (txn);
         return -1;
     }
-    flux_kvs_txn_destroy (txn);
-    g->sending = g->log.len;
     g->f_init = f;
     g->pair_left = 2;
     g->create_errnum = g->init_errnum = 0;
@@ -718,13 +734,8 @@ static void pair_answer (struct guest *g, flux_future_t *f, bool init)
     if (--g->pair_left > 0)
         return;
     if (g->create_errnum == ENOSYS || g->init_errnum == ENOSYS) {
-        /* the kvs is going: both again on kvs.online (a create that
-         * went through is then adopted) */
-        if (!waitlist_refused (&g->gs->kvs_wait, &g->wi))
-            glog (g, LOG_WARNING,
-                  "guest namespace %s: the kvs refused a request: waiting "
-                  "for it",
-                  g->ns);
+        /* both again (a create that went through is then adopted) */
+        wait_for_kvs (g);
         return;
     }
     g->step = S_IDLE;
@@ -757,7 +768,6 @@ static void pair_answer (struct guest *g, flux_future_t *f, bool init)
 static void send_step (struct guest *g)
 {
     guestns_t *gs = g->gs;
-    flux_kvs_txn_t *txn = NULL;
     flux_future_t *f = NULL;
 
     timerq_disarm (gs->tq, &g->flush);
@@ -777,19 +787,7 @@ static void send_step (struct guest *g)
             }
             break;
         case S_COMMIT:
-            if (!(txn = flux_kvs_txn_create ()))
-                break;
-            if (g->restore) {
-                if (flux_kvs_txn_put (txn, 0, EVENTLOG_KEY, g->log.data) < 0)
-                    break;
-            }
-            else if (flux_kvs_txn_put_raw (txn, FLUX_KVS_APPEND, EVENTLOG_KEY,
-                                           g->log.data + g->committed,
-                                           g->log.len - g->committed)
-                     < 0)
-                break;
-            g->sending = g->log.len;
-            f = flux_kvs_commit (gs->h, g->ns, 0, txn);
+            f = commit_log (g);
             break;
         case S_GETROOT:
             f = flux_kvs_getroot (gs->h, g->ns, 0);
@@ -800,7 +798,6 @@ static void send_step (struct guest *g)
         case S_IDLE:
             return;
     }
-    flux_kvs_txn_destroy (txn);
     if (!f || flux_future_then (f, -1., step_cb, g) < 0) {
         /* report the failure through step_cb on the next turn */
         int errnum = errno;
