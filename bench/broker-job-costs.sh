@@ -17,6 +17,7 @@
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
+export JOB_CPU="$(cd "$(dirname "$0")" && pwd)/job-cpu.sh"
 unset FLUX_URI
 export NJOBS=${NJOBS:-500}
 if [ -n "$MODDIR" ]; then
@@ -52,26 +53,14 @@ except ValueError: pass
 " $m
     done | sort
 }
-# CPU ticks of the reaped children of the broker, plus those of the
-# shell launcher and its reaped children (the shells it forks are its
-# children, not the broker: doc/guide/exec.md, The shell launcher)
-kids () {
-    local l b
-    read -r -a b < /proc/$pid/stat
-    l=$(flux module stats exec-agent | jq ".shells.launcher.pid // 0")
-    if [ "$l" -gt 0 ] && read -r -a c < /proc/$l/stat 2>/dev/null; then
-        echo $((b[15] + b[16] + c[13] + c[14] + c[15] + c[16]))
-    else
-        echo $((b[15] + b[16]))
-    fi
-}
+. "$JOB_CPU"
 flux submit --cc=1-20 --quiet /bin/true; flux queue drain
 threads >/tmp/bjc.a.$$; stats >/tmp/bjc.sa.$$
-c0=$(kids)
+c0=$(job_cpu_ticks $pid)
 t0=$(date +%s.%N)
 flux submit --cc=1-$NJOBS --quiet /bin/true; flux queue drain
 t1=$(date +%s.%N)
-c1=$(kids)
+c1=$(job_cpu_ticks $pid)
 threads >/tmp/bjc.b.$$; stats >/tmp/bjc.sb.$$
 printf "jobs/s %.1f (wall clock, for reference); load %s; VmHWM %s MiB\n" \
     "$(echo "$NJOBS / ($t1 - $t0)" | bc -l)" "$(cut -d" " -f1-3 /proc/loadavg)" \

@@ -15,6 +15,7 @@
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$build/src/cmd:$build/src/broker:$PATH"
+export JOB_CPU="$(cd "$(dirname "$0")" && pwd)/job-cpu.sh"
 unset FLUX_URI
 export N=${N:-200} NJOBS=${NJOBS:-100} SHELL_BIN="$build/src/shell/flux-shell"
 size=${SIZE:-64}
@@ -51,23 +52,11 @@ echo "shell_wall $(echo "($t1 - $t0) * 1000 / $N" | bc -l)"
 unset FLUX_KVS_NAMESPACE
 pid=$(flux getattr broker.pid)
 tck=$(getconf CLK_TCK)
-# CPU ticks of the reaped children of the broker, plus those of the
-# shell launcher and its reaped children (the shells it forks are its
-# children, not the broker: doc/guide/exec.md, The shell launcher)
-kids () {
-    local l b
-    read -r -a b < /proc/$pid/stat
-    l=$(flux module stats exec-agent | jq ".shells.launcher.pid // 0")
-    if [ "$l" -gt 0 ] && read -r -a c < /proc/$l/stat 2>/dev/null; then
-        echo $((b[15] + b[16] + c[13] + c[14] + c[15] + c[16]))
-    else
-        echo $((b[15] + b[16]))
-    fi
-}
+. "$JOB_CPU"
 flux submit --cc=1-10 --quiet true; flux queue drain
-c0=$(kids)
+c0=$(job_cpu_ticks $pid)
 flux submit --cc=1-$NJOBS --quiet true; flux queue drain
-c1=$(kids)
+c1=$(job_cpu_ticks $pid)
 echo "job_children $(echo "($c1 - $c0) * 1000 / $tck / $NJOBS" | bc -l)"
 ')
 get () { echo "$out" | awk -v k="$1" '$1 == k {print $2}'; }
