@@ -169,18 +169,49 @@ struct fetch {
     struct list_node parked;
 };
 
+/* A list of struct parked (a fetch's, a create's): free every entry. */
+static void parked_drop (struct list_node *parked)
+{
+    struct list_node *pos, *tmp;
+
+    list_for_each_safe (pos, tmp, parked)
+    {
+        struct parked *p = list_entry (pos, struct parked, node);
+        list_del (&p->node);
+        flux_msg_decref (p->msg);
+        free (p);
+    }
+}
+
+/* The requests in a list of struct parked. */
+static int parked_count (const struct list_node *parked)
+{
+    int n = 0;
+
+    for (const struct list_node *pos = parked->next; pos != parked;
+         pos = pos->next) {
+        if (list_entry (pos, struct parked, node)->handler)
+            n++;
+    }
+    return n;
+}
+
+/* Answer the requests in a list of struct parked ENOSYS (unloading). */
+static void parked_refuse (struct kvs_ctx *ctx, const struct list_node *parked)
+{
+    for (const struct list_node *pos = parked->next; pos != parked;
+         pos = pos->next) {
+        struct parked *p = list_entry (pos, struct parked, node);
+        if (p->handler)
+            kvs_respond_error (ctx, p->msg, ENOSYS, "kvs module is unloading");
+    }
+}
+
 static void fetch_destroy (void *arg)
 {
     struct fetch *fe = arg;
     if (fe) {
-        struct list_node *pos, *tmp;
-        list_for_each_safe (pos, tmp, &fe->parked)
-        {
-            struct parked *p = list_entry (pos, struct parked, node);
-            list_del (&p->node);
-            flux_msg_decref (p->msg);
-            free (p);
-        }
+        parked_drop (&fe->parked);
         if (fe->timer)
             flux_uv_close_free ((uv_handle_t *)fe->timer);
         flux_future_destroy (fe->f);
@@ -527,19 +558,6 @@ struct create {
     char ref[BLOBREF_MAX_STRING_SIZE];
     struct list_node parked; /* struct parked, each with a handler */
 };
-
-static void parked_drop (struct list_node *parked)
-{
-    struct list_node *pos, *tmp;
-
-    list_for_each_safe (pos, tmp, parked)
-    {
-        struct parked *p = list_entry (pos, struct parked, node);
-        list_del (&p->node);
-        flux_msg_decref (p->msg);
-        free (p);
-    }
-}
 
 /* Out of ctx->creates first, so that the requests it held, handled
  * again here, no longer find it. */
@@ -937,13 +955,12 @@ static int disconnect_ns (struct kvs_ns *ns, void *arg)
     return 0;
 }
 
-static int disconnect_fetch (const char *key, void *val, void *arg)
+/* Drop msg's sender's requests from a list of struct parked. */
+static void parked_drop_sender (struct list_node *parked, const flux_msg_t *msg)
 {
-    struct fetch *fe = val;
-    const flux_msg_t *msg = arg;
     struct list_node *pos, *tmp;
 
-    list_for_each_safe (pos, tmp, &fe->parked)
+    list_for_each_safe (pos, tmp, parked)
     {
         struct parked *p = list_entry (pos, struct parked, node);
         if (p->handler && same_sender (p->msg, msg)) {
@@ -952,6 +969,11 @@ static int disconnect_fetch (const char *key, void *val, void *arg)
             free (p);
         }
     }
+}
+
+static int disconnect_fetch (const char *key, void *val, void *arg)
+{
+    parked_drop_sender (&((struct fetch *)val)->parked, arg);
     return 0;
 }
 
@@ -965,13 +987,7 @@ static int count_ns (struct kvs_ns *ns, void *arg)
 
 static int count_fetch (const char *key, void *val, void *arg)
 {
-    struct fetch *fe = val;
-
-    for (struct list_node *pos = fe->parked.next; pos != &fe->parked;
-         pos = pos->next) {
-        if (list_entry (pos, struct parked, node)->handler)
-            (*(int *)arg)++;
-    }
+    *(int *)arg += parked_count (&((struct fetch *)val)->parked);
     return 0;
 }
 
@@ -982,32 +998,19 @@ int nssvc_parked (struct kvs_ctx *ctx)
     (void)nstab_foreach (ctx->nstab, count_ns, &n);
     (void)dict_foreach (ctx->fetches, count_fetch, &n);
     for (struct list_node *pos = ctx->creates.next; pos != &ctx->creates;
-         pos = pos->next) {
-        struct create *c = list_entry (pos, struct create, node);
-        for (struct list_node *p = c->parked.next; p != &c->parked; p = p->next)
-            n++;
-    }
+         pos = pos->next)
+        n += parked_count (&list_entry (pos, struct create, node)->parked);
     return n;
 }
 
 void nssvc_disconnect (struct kvs_ctx *ctx, const flux_msg_t *msg)
 {
-    struct list_node *pos, *ppos, *tmp;
-
     (void)nstab_foreach (ctx->nstab, disconnect_ns, (void *)msg);
     (void)dict_foreach (ctx->fetches, disconnect_fetch, (void *)msg);
-    for (pos = ctx->creates.next; pos != &ctx->creates; pos = pos->next) {
-        struct create *c = list_entry (pos, struct create, node);
-        list_for_each_safe (ppos, tmp, &c->parked)
-        {
-            struct parked *p = list_entry (ppos, struct parked, node);
-            if (same_sender (p->msg, msg)) {
-                list_del (&p->node);
-                flux_msg_decref (p->msg);
-                free (p);
-            }
-        }
-    }
+    for (struct list_node *pos = ctx->creates.next; pos != &ctx->creates;
+         pos = pos->next)
+        parked_drop_sender (&list_entry (pos, struct create, node)->parked,
+                            msg);
 }
 
 static int teardown_ns (struct kvs_ns *ns, void *arg)
@@ -1026,15 +1029,7 @@ static int teardown_ns (struct kvs_ns *ns, void *arg)
 
 static int teardown_fetch (const char *key, void *val, void *arg)
 {
-    struct fetch *fe = val;
-    struct kvs_ctx *ctx = arg;
-    struct list_node *pos;
-
-    for (pos = fe->parked.next; pos != &fe->parked; pos = pos->next) {
-        struct parked *p = list_entry (pos, struct parked, node);
-        if (p->handler)
-            kvs_respond_error (ctx, p->msg, ENOSYS, "kvs module is unloading");
-    }
+    parked_refuse (arg, &((struct fetch *)val)->parked);
     return 0;
 }
 
@@ -1049,11 +1044,7 @@ void nssvc_teardown (struct kvs_ctx *ctx)
     list_for_each_safe (pos, tmp, &ctx->creates)
     {
         struct create *c = list_entry (pos, struct create, node);
-        struct list_node *ppos;
-        for (ppos = c->parked.next; ppos != &c->parked; ppos = ppos->next) {
-            struct parked *p = list_entry (ppos, struct parked, node);
-            kvs_respond_error (ctx, p->msg, ENOSYS, "kvs module is unloading");
-        }
+        parked_refuse (ctx, &c->parked);
         parked_drop (&c->parked);
         kvs_respond_error (ctx, c->msg, ENOSYS, "kvs module is unloading");
         create_destroy (c);
