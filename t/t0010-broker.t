@@ -456,7 +456,7 @@ test_expect_success 'garbage on the local socket does not hurt the broker' '
 		flux getattr size"
 '
 test_expect_success 'flux overlay status draws the tree of 8 brokers' '
-	flux start -s 8 flux overlay status >overlay.out &&
+	flux start -s 8 flux overlay status --timeout=30 >overlay.out &&
 	test $(grep -c ": full" overlay.out) -eq 8
 '
 test_expect_success 'size 16: 2000 events reach the deepest leaf, all in order' '

@@ -150,7 +150,7 @@ test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
 	cat >grand.sh <<-EOT &&
 	pid=\$(sh pid_of.sh 3)
 	test -n "\$pid" || exit 1
-	flux overlay status >before.out
+	flux overlay status --timeout=30 >before.out
 	kill -9 \$pid
 	flux overlay status --wait=degraded --timeout=30 >after.out
 	EOT

@@ -105,7 +105,7 @@ test_expect_success 'unauthenticated TCP connections: bounded, logged to dmesg a
 	python3 flood.py \$port \$pid 2000 >flood.out || exit 1
 	python3 flood.py \$port \$pid 50 >flood2.out || exit 1
 	flux dmesg >flood.dmesg
-	flux overlay status >flood.status
+	flux overlay status --timeout=30 >flood.status
 	EOT
 	flux start -s 2 "-Stbon.endpoint=tcp://127.0.0.1:*" sh flood.sh \
 		2>flood.err &&

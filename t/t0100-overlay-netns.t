@@ -81,7 +81,7 @@ test_expect_success 'size 4: brokers on 4 nodes come up over tcp' '
 	attr 3 tbon.endpoint >>endpoint.out
 	for r in 0 1 2 3; do flux ping -c 1 \$r || exit 1; done >ping.out
 	flux ping -c 1 node3 >ping-host.out || exit 1
-	flux overlay status >status4.out
+	flux overlay status --timeout=30 >status4.out
 	# the links are tcp between the nodes (children connect to the parent)
 	established 1 10.251.0.1:8050 &&
 	established 2 10.251.0.1:8050 &&
@@ -143,7 +143,7 @@ test_expect_success 'size 8, any port: every rank answers, the tree is full' '
 	cat >up8.sh <<-EOT &&
 	. ./lib.sh
 	for r in \$(seq 0 7); do flux ping -c 1 \$r || exit 1; done >ping8.out
-	flux overlay status >status8.out
+	flux overlay status --timeout=30 >status8.out
 	flux getattr hostlist >hostlist8.out
 	# rank r (node r) is linked to its parent (r-1)/2, on another port
 	for r in \$(seq 1 7); do
