@@ -585,6 +585,53 @@ test_expect_success 'content-sqlite refuses a bad index-min' '
 cat >txcount.sh <<EOT
 $K rpc content-sqlite.stats-get | sed -e 's/.*"commits":\([0-9]*\).*/\1/'
 EOT
+# LAZY (libkvs/kvs.h): answered once applied, durable with the next commit
+# that is not LAZY, or at the unload; lost if rank 0 dies first
+cat >ckseq.sh <<EOT
+flux content checkpoint get | cut -d" " -f2
+EOT
+test_expect_success 'LAZY: answered before it is checkpointed; the next commit checkpoints it' '
+	cat >lazy.sh <<-EOT &&
+	s0=\$(sh ckseq.sh)
+	s1=\$($K -c 8 put lz=1) || exit 1
+	$K get lz || exit 1
+	s2=\$(sh ckseq.sh)
+	test \$s1 -gt \$s0 && test \$s2 -eq \$s0 || { echo "lazy \$s0 \$s1 \$s2"; exit 1; }
+	s3=\$($K put d=1) || exit 1
+	s4=\$(sh ckseq.sh)
+	test \$s4 -eq \$s3 || { echo "durable \$s3 \$s4"; exit 1; }
+	$K rpc kvs.stats-get | grep -q "\"lazy-batches\":1," || exit 1
+	$K -c 12 put x=1 2>both.err; echo "both \$?"
+	EOT
+	kvs_run 1 lazy.sh >lazy.out &&
+	printf "1\nboth 22\n" >lazy.exp &&
+	test_cmp lazy.exp lazy.out &&
+	grep "SYNC and LAZY" both.err
+'
+test_expect_success 'LAZY last: a clean unload checkpoints it, a restart has it' '
+	rm -rf sd8 && mkdir sd8 &&
+	flux start -Sstatedir="$PWD/sd8" $MODS sh -c "
+		$K put a=1 >/dev/null && $K -c 8 put lz=2 && sh ckseq.sh" >lz1.out &&
+	flux start -Sstatedir="$PWD/sd8" $MODS sh -c "
+		sh ckseq.sh && $K get a && $K get lz" >lz2.out &&
+	seq=$(head -1 lz1.out) &&
+	test $(sed -n 2p lz1.out) -eq $((seq - 1)) &&
+	printf "%s\n1\n2\n" $seq >lz2.exp &&
+	test_cmp lz2.exp lz2.out
+'
+test_expect_success 'LAZY last, then SIGKILL of rank 0: lost; the durable commit before it kept' '
+	rm -rf sd9 && mkdir sd9 &&
+	cat >lzkill.sh <<-EOT &&
+	$K put a=1 >/dev/null && $K -c 8 put lz=2 >/dev/null || exit 1
+	kill -9 \$(flux getattr broker.pid)
+	EOT
+	{ flux start -Sstatedir="$PWD/sd9" $MODS sh lzkill.sh || true; } &&
+	flux start -Sstatedir="$PWD/sd9" $MODS sh -c "
+		$K get a; $K get lz; echo lz \$?" >lz3.out 2>lz3.err &&
+	printf "1\nlz 2\n" >lz3.exp &&
+	test_cmp lz3.exp lz3.out &&
+	grep "No such file or directory" lz3.err
+'
 test_expect_success 'a commit costs one sqlite transaction: blobs and checkpoint together' '
 	cat >tx.sh <<-EOT &&
 	c0=\$(sh txcount.sh)

@@ -49,11 +49,22 @@ enum kvs_op {
 /* Commit flags.  TXN_COMPACT is applied here and not sent: appends to a
  * key are merged into the previous put or append of the same key when no
  * operation in between touches that key, a parent or a child of it.
+ *
+ * A commit to the primary namespace is answered once it is durable (its
+ * root checkpointed), SYNC or not.  LAZY (not in flux-core) asks for
+ * less: the answer comes once the commit is applied and its blobs are
+ * cached, and it becomes durable with the next commit that is not LAZY
+ * (whose checkpoint covers every root before it) or when the kvs unloads.
+ * A broker that dies before that loses it.  For a write that a later
+ * durable commit makes matter: the scheduler's R, which counts only once
+ * the job manager's alloc event, committed after it, is durable.
+ * Other namespaces are never checkpointed: LAZY changes nothing there.
  */
 enum kvs_commit_flags {
     FLUX_KVS_NO_MERGE = 1,
     FLUX_KVS_TXN_COMPACT = 2,
     FLUX_KVS_SYNC = 4,
+    FLUX_KVS_LAZY = 8,
 };
 
 /* The namespace used for ns NULL. */

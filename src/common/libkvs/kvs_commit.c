@@ -15,11 +15,13 @@
 flux_future_t *flux_kvs_commit (flux_t *h, const char *ns, int flags,
                                 flux_kvs_txn_t *txn)
 {
-    const int valid = FLUX_KVS_NO_MERGE | FLUX_KVS_TXN_COMPACT | FLUX_KVS_SYNC;
+    const int valid = FLUX_KVS_NO_MERGE | FLUX_KVS_TXN_COMPACT | FLUX_KVS_SYNC
+                      | FLUX_KVS_LAZY;
     flux_future_t *f;
     json_t *ops;
 
-    if (!h || !txn || (flags & ~valid)) {
+    if (!h || !txn || (flags & ~valid)
+        || ((flags & FLUX_KVS_SYNC) && (flags & FLUX_KVS_LAZY))) {
         errno = EINVAL;
         return NULL;
     }

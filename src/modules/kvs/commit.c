@@ -90,6 +90,7 @@ struct batch {
     int newseq;
     struct list_node nsnode; /* in the namespace's pipeline */
     bool done;               /* applied and every RPC answered */
+    bool lazy;               /* every commit LAZY: no checkpoint */
     int pending;             /* store and checkpoint RPCs outstanding */
     double t_start, t_store; /* when applying and storing began */
     int errnum;
@@ -369,6 +370,13 @@ static void batch_complete (struct batch *b)
     names = batch_names (b);
     if (!b->errnum) {
         nssvc_set_root (ctx, ns, b->newroot, b->newseq);
+        if (ctx->checkpoint && !strcmp (ns->name, KVS_PRIMARY)) {
+            /* a LAZY batch leaves the checkpoint behind the root until
+             * the next batch that is not, or the unload (kvs_check_stop) */
+            ctx->checkpoint_behind = b->lazy;
+            if (b->lazy)
+                ctx->stats.lazy_batches++;
+        }
         double t = monotime ();
         list_for_each_safe (pos, tmp, &b->commits)
         {
@@ -610,7 +618,8 @@ static void batch_store (struct batch *b)
             || !(r->value = calloc (n, sizeof (*r->value)))))
         goto nomem;
     r->b = b;
-    r->checkpoint = ctx->checkpoint && !strcmp (b->ns->name, KVS_PRIMARY);
+    r->checkpoint
+        = ctx->checkpoint && !b->lazy && !strcmp (b->ns->name, KVS_PRIMARY);
     for (int i = 0; i < n; i++) {
         const struct apply_blob *blob = apply_blob (b->apply, i);
         if (cache_is_clean (ctx->cache, blob->ref))
@@ -828,6 +837,7 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
     list_init (&b->commits);
     list_init (&b->rpcs);
     /* take the queue head, then followers until a NO_MERGE commit */
+    b->lazy = true;
     while ((c = list_first_entry_or_null (&ns->queue, struct commit, node))) {
         bool nomerge = (txn_flags (c->txn) & FLUX_KVS_NO_MERGE);
         if (b->ncommits > 0 && (nomerge || b->ncommits >= ctx->batch_max))
@@ -836,6 +846,8 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         list_add_tail (&b->commits, &c->node);
         ns->queued--;
         b->ncommits++;
+        if (!(txn_flags (c->txn) & FLUX_KVS_LAZY))
+            b->lazy = false;
         if (nomerge)
             break;
     }

@@ -36,8 +36,9 @@ struct kvs_stats {
     unsigned long max_batch;     /* most commits in one batch */
     unsigned long lookups;
     unsigned long relays;
-    double apply_time;  /* seconds applying batches (to the new root) */
-    double store_time;  /* seconds waiting for stores and checkpoints */
+    unsigned long lazy_batches; /* primary batches not checkpointed */
+    double apply_time;          /* seconds applying batches (to the new root) */
+    double store_time;          /* seconds waiting for stores and checkpoints */
     double queue_time;  /* seconds commits waited for their batch to start */
     double commit_time; /* seconds from arrival to answer, over commits */
 };
@@ -66,6 +67,9 @@ struct kvs_ctx {
     struct flux_deferred settle_defer; /* ... settled at the turn's end */
     uv_timer_t *linger_timer;
     bool checkpoint; /* rank 0: primary roots are checkpointed */
+    /* the primary root moved by a LAZY batch since the last checkpoint:
+     * checkpointed at the unload */
+    bool checkpoint_behind;
 
     bool stopping; /* shutdown began: no new commits */
     /* content.write chunks the content service refused (unloading or

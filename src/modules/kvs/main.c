@@ -96,9 +96,43 @@ void kvs_free_handle (uv_handle_t *h)
     free (h);
 }
 
+static void final_checkpoint_cb (flux_future_t *f, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+
+    if (flux_future_get (f, NULL) < 0)
+        kvs_log (ctx, LOG_ERR, "shutdown: checkpoint of the last root: %s",
+                 future_strerror (f, errno));
+    flux_future_destroy (f);
+    ctx->inflight--;
+    kvs_check_stop (ctx);
+}
+
+/* The root of a LAZY batch last: checkpoint it (once), so that a clean
+ * unload keeps every commit answered.  False if nothing was sent. */
+static bool final_checkpoint (struct kvs_ctx *ctx)
+{
+    struct kvs_ns *primary = nstab_lookup (ctx->nstab, KVS_PRIMARY);
+    flux_future_t *f;
+
+    if (!ctx->checkpoint_behind || !primary)
+        return false;
+    ctx->checkpoint_behind = false;
+    if (!(f
+          = content_checkpoint_put (ctx->h, primary->rootref, primary->rootseq))
+        || flux_future_then (f, -1., final_checkpoint_cb, ctx) < 0) {
+        kvs_log (ctx, LOG_ERR, "shutdown: checkpoint of the last root: %s",
+                 strerror (errno));
+        flux_future_destroy (f);
+        return false;
+    }
+    ctx->inflight++;
+    return true;
+}
+
 void kvs_check_stop (struct kvs_ctx *ctx)
 {
-    if (ctx->stopping && ctx->inflight == 0)
+    if (ctx->stopping && ctx->inflight == 0 && !final_checkpoint (ctx))
         flux_reactor_stop (flux_get_reactor (ctx->h));
 }
 
@@ -116,13 +150,13 @@ static void shutdown_cb (flux_t *h, flux_msg_handler_t *mh,
         return;
     commit_settle_now (ctx); /* the commits of this turn go first */
     ctx->stopping = true;
+    kvs_check_stop (ctx); /* may send the final checkpoint */
     if (ctx->inflight > 0
         && (ctx->stop_timer = calloc (1, sizeof (uv_timer_t)))) {
         uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), ctx->stop_timer);
         ctx->stop_timer->data = ctx;
         uv_timer_start (ctx->stop_timer, stop_timer_cb, STOP_TIMEOUT_MS, 0);
     }
-    kvs_check_stop (ctx);
 }
 
 static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
@@ -151,7 +185,7 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (flux_respond_pack (
             h, msg,
             "{s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I "
-            "s:I"
+            "s:I s:I"
             " s:i s:i s:f s:f s:f s:f s:i}",
             "cache", "count", (json_int_t)cs.count, "dirty",
             (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
@@ -163,7 +197,8 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             (json_int_t)ctx->stats.batches, "max-batch",
             (json_int_t)ctx->stats.max_batch, "lookups",
             (json_int_t)ctx->stats.lookups, "relays",
-            (json_int_t)ctx->stats.relays, "rootseq",
+            (json_int_t)ctx->stats.relays, "lazy-batches",
+            (json_int_t)ctx->stats.lazy_batches, "rootseq",
             primary ? primary->rootseq : -1, "inflight", ctx->inflight,
             "apply-seconds", ctx->stats.apply_time, "store-seconds",
             ctx->stats.store_time, "queue-seconds", ctx->stats.queue_time,

@@ -103,9 +103,16 @@ struct txn *txn_create (json_t *ops, int flags, bool guest, flux_error_t *error)
         errprintf (error, "ops is not an array");
         return NULL;
     }
-    if (flags & ~(FLUX_KVS_NO_MERGE | FLUX_KVS_TXN_COMPACT | FLUX_KVS_SYNC)) {
+    if (flags
+        & ~(FLUX_KVS_NO_MERGE | FLUX_KVS_TXN_COMPACT | FLUX_KVS_SYNC
+            | FLUX_KVS_LAZY)) {
         errno = EPROTO;
         errprintf (error, "invalid commit flags 0x%x", flags);
+        return NULL;
+    }
+    if ((flags & FLUX_KVS_SYNC) && (flags & FLUX_KVS_LAZY)) {
+        errno = EINVAL;
+        errprintf (error, "commit flags SYNC and LAZY contradict each other");
         return NULL;
     }
     n = json_array_size (ops);

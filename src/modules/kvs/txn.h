@@ -22,10 +22,10 @@ struct txn;
 /* Validate ops (the "ops" array of a commit) and commit flags.  Each op
  * must be exactly {key:s, flags:i, dirent:treeobj|null}; flags 0 or
  * APPEND; an APPEND dirent must be a val; commit flags only NO_MERGE,
- * TXN_COMPACT and SYNC.  guest: only null, val and empty dir dirents are
- * allowed.  Errors (text in error): EPROTO (malformed), EPERM (a guest's
- * forbidden dirent), EINVAL (the root "." as a key), ENOMEM.  The txn
- * keeps a reference to ops.
+ * TXN_COMPACT, SYNC and LAZY, not both of the last two (EINVAL).  guest: only
+ * null, val and empty dir dirents are allowed.  Errors (text in error): EPROTO
+ * (malformed), EPERM (a guest's forbidden dirent), EINVAL (the root "." as a
+ * key), ENOMEM.  The txn keeps a reference to ops.
  */
 struct txn *txn_create (json_t *ops, int flags, bool guest,
                         flux_error_t *error);

@@ -164,12 +164,17 @@ static void commit_cb (flux_future_t *f, void *arg)
 }
 
 /* Send b's commit (again, after kvs.online); on failure to send, b fails
- * through commit_cb on a later turn. */
+ * through commit_cb on a later turn.  LAZY (libkvs/kvs.h): answered once
+ * applied, not after an fsync.  R committed is what RFC 27 asks before
+ * SUCCESS; its durability matters only once the job manager's alloc
+ * event is durable, and that commit comes after this one, so its
+ * checkpoint covers R (the job manager writes R there again anyway). */
 static int batch_send (sched_t *s, struct batch *b)
 {
     b->t_sent = monotime ();
     waitlist_sent (&s->kvs_wait, &b->kvs_wi);
-    if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
+    if (!(b->f = flux_kvs_commit (s->h, KVS_PRIMARY_NAMESPACE, FLUX_KVS_LAZY,
+                                  b->txn))
         || flux_future_aux_set (b->f, "sched::sched", s, NULL) < 0
         || flux_future_then (b->f, -1., commit_cb, b) < 0) {
         /* fail the batch through the same path, on a later turn */

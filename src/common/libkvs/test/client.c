@@ -147,9 +147,23 @@ static void test_commit (void)
         "sync commit answered");
     flux_future_destroy (f);
 
+    /* LAZY goes on the wire as flag 8 */
+    f = flux_kvs_commit (h, "primary", FLUX_KVS_LAZY, txn);
+    req = expect_request ("kvs.commit", FLUX_NODEID_ANY, false,
+                          "{\"flags\":8,\"namespace\":\"primary\","
+                          "\"ops\":[]}");
+    flux_respond_pack (h, req, "{s:s s:i}", "rootref", REF1, "rootseq", 7);
+    flux_msg_destroy (req);
+    ok (flux_kvs_commit_get_sequence (f, &seq) == 0 && seq == 7,
+        "lazy commit answered");
+    flux_future_destroy (f);
+
     errno = 0;
-    ok (flux_kvs_commit (h, NULL, 8, txn) == NULL && errno == EINVAL,
+    ok (flux_kvs_commit (h, NULL, 16, txn) == NULL && errno == EINVAL,
         "commit with an unknown flag fails with EINVAL");
+    ok (flux_kvs_commit (h, NULL, FLUX_KVS_SYNC | FLUX_KVS_LAZY, txn) == NULL
+            && errno == EINVAL,
+        "commit with SYNC and LAZY fails with EINVAL");
     errno = 0;
     ok (flux_kvs_commit (h, NULL, 0, NULL) == NULL && errno == EINVAL,
         "commit of a NULL txn fails with EINVAL");

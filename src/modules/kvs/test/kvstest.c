@@ -4,8 +4,9 @@
  * It speaks the wire protocol of PROTOCOLS.md 4 directly, so the tests
  * exercise the kvs module and nothing else.
  *
- * Usage: kvstest [-n NS] [-r RANK] [-g UID] COMMAND ARGS...
+ * Usage: kvstest [-n NS] [-r RANK] [-g UID] [-c FLAGS] COMMAND ARGS...
  *   -n NS    namespace (default primary)
+ *   -c FLAGS commit flags added to every commit (e.g. 8: LAZY)
  *   -r RANK  send requests to RANK (default: the local broker)
  *   -g UID   act as guest UID (the owner presets the credentials)
  * Commands:
@@ -41,6 +42,7 @@
 static const char *ns = "primary";
 static uint32_t nodeid = FLUX_NODEID_ANY;
 static long guest = -1;
+static int commit_flags = 0;
 static flux_t *h;
 
 static void die (const char *topic, flux_future_t *f, int errnum)
@@ -81,9 +83,9 @@ static json_t *op (const char *key, int flags, json_t *dirent)
 /* Commit ops (stolen); returns the new rootseq. */
 static int commit (json_t *ops, int flags)
 {
-    flux_future_t *f
-        = rpc ("kvs.commit", json_pack ("{s:s s:i s:o}", "namespace", ns,
-                                        "flags", flags, "ops", ops));
+    flux_future_t *f = rpc (
+        "kvs.commit", json_pack ("{s:s s:i s:o}", "namespace", ns, "flags",
+                                 flags | commit_flags, "ops", ops));
     int seq;
     const char *ref;
 
@@ -280,18 +282,21 @@ int main (int argc, char **argv)
     int c, rc = 1;
     const char *cmd;
 
-    while ((c = getopt (argc, argv, "+n:r:g:")) != -1) {
+    while ((c = getopt (argc, argv, "+n:r:g:c:")) != -1) {
         if (c == 'n')
             ns = optarg;
         else if (c == 'r')
             nodeid = strtoul (optarg, NULL, 10);
         else if (c == 'g')
             guest = strtol (optarg, NULL, 10);
+        else if (c == 'c')
+            commit_flags = (int)strtol (optarg, NULL, 0);
         else
             return 1;
     }
     if (optind >= argc) {
-        fprintf (stderr, "Usage: kvstest [-n NS] [-r RANK] [-g UID] CMD...\n");
+        fprintf (stderr, "Usage: kvstest [-n NS] [-r RANK] [-g UID] [-c FLAGS] "
+                         "CMD...\n");
         return 1;
     }
     if (!(h = flux_open (NULL, 0)))

@@ -78,7 +78,11 @@ int main (void)
     check ("[]", 0, false, 0, "empty ops (a sync)");
     check ("[]", FLUX_KVS_SYNC | FLUX_KVS_TXN_COMPACT, false, 0,
            "SYNC and TXN_COMPACT flags");
-    check ("[]", 8, false, EPROTO, "unknown commit flag");
+    check ("[]", FLUX_KVS_LAZY | FLUX_KVS_NO_MERGE, false, 0,
+           "LAZY and NO_MERGE flags");
+    check ("[]", FLUX_KVS_LAZY | FLUX_KVS_SYNC, false, EINVAL,
+           "SYNC and LAZY together");
+    check ("[]", 16, false, EPROTO, "unknown commit flag");
     check ("{}", 0, false, EPROTO, "ops not an array");
     check ("[1]", 0, false, EPROTO, "op not an object");
     check ("[{\"key\":\"a\",\"flags\":0}]", 0, false, EPROTO, "op w/o dirent");
