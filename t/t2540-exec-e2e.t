@@ -316,6 +316,29 @@ test_expect_success 'reload job-exec during a job: the job completes with 0' '
 	test "$(status $id)" = 0 &&
 	$T flux run -N4 -n4 true
 '
+# a kvs reload loses the guest namespaces: job-exec creates each again
+# (an idle job's too) and the shells send their refused commits again
+test_expect_success 'reload kvs during a job: it completes with 0, the output after the reload kept' '
+	rm -f kvsre.go &&
+	id=$(flux submit -N4 -n4 sh -c "$WAIT_FILE; echo after" kvsre.go) &&
+	flux job wait-event -t 60 $id start &&
+	flux module reload kvs &&
+	touch kvsre.go &&
+	clean $id &&
+	test "$(status $id)" = 0 &&
+	$T flux job attach $id >kvsre.out &&
+	test $(grep -c "^after$" kvsre.out) -eq 4 &&
+	flux dmesg | grep "$(flux job id $id).*was lost (the kvs was reloaded)"
+'
+test_expect_success 'reload kvs three times under 200 short jobs: every job completes' '
+	flux submit --cc=1-200 -N1 sh -c "echo hi; sleep 0.02" >kvsre.ids &&
+	for i in 1 2 3; do sleep 0.3; flux module reload kvs || exit 1; done &&
+	flux queue drain --timeout=120s &&
+	flux jobs -n -o "{result}" $(cat kvsre.ids) >kvsre.results &&
+	test $(wc -l <kvsre.results) -eq 200 &&
+	test $(grep -c COMPLETED kvsre.results) -eq 200 &&
+	$T flux run -N4 -n4 true
+'
 test_expect_success 'SIGKILL of a broker running part of a job: node-failure, the others are released and reused' '
 	rm -rf lost && mkdir lost &&
 	id=$(flux submit -N4 -n4 sh -c "echo \$(flux getattr broker.pid) >lost/broker.\$(flux getattr rank);

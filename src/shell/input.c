@@ -26,6 +26,7 @@
 #include "libutil/strsubst.h"
 
 #include "input.h"
+#include "kvsretry.h"
 #include "shell.h"
 #include "task.h"
 
@@ -151,7 +152,7 @@ static void stdin_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         || !(line = eventlog_entry_encode (e))
         || !(txn = flux_kvs_txn_create ())
         || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "input", line) < 0
-        || !(f = flux_kvs_commit (h, NULL, 0, txn))
+        || !(f = kvsretry_commit (h, 0, txn))
         || !(req = calloc (1, sizeof (*req)))
         || flux_future_then (f, -1., stdin_commit_cb, req) < 0)
         goto error;

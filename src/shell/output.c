@@ -29,6 +29,7 @@
 #include "libutil/strsubst.h"
 #include "libutil/utf8.h"
 
+#include "kvsretry.h"
 #include "output.h"
 #include "shell.h"
 
@@ -202,8 +203,8 @@ static void commit_start (struct output *out)
     (void)shell_commit_flush (out->shell); /* the header goes first */
     if (!(txn = flux_kvs_txn_create ()))
         return;
-    if (!(out->commit = flux_kvs_commit (out->shell->h, NULL,
-                                         FLUX_KVS_TXN_COMPACT, out->txn))
+    if (!(out->commit
+          = kvsretry_commit (out->shell->h, FLUX_KVS_TXN_COMPACT, out->txn))
         || flux_future_then (out->commit, -1., commit_cb, out) < 0) {
         fprintf (stderr, "flux-shell: output commit: %s\n", strerror (errno));
         flux_future_destroy (out->commit);
@@ -746,15 +747,16 @@ int output_flush (struct output *out)
     if (!out->commit && out->pending > 0 && join_startup (out))
         return rc;
     if (out->commit) {
-        if (flux_future_get (out->commit, NULL) < 0)
+        if (kvsretry_wait (out->commit) < 0
+            || flux_future_get (out->commit, NULL) < 0)
             rc = -1;
         flux_future_destroy (out->commit);
         out->commit = NULL;
     }
     if (out->pending > 0) {
-        flux_future_t *f = flux_kvs_commit (out->shell->h, NULL,
-                                            FLUX_KVS_TXN_COMPACT, out->txn);
-        if (!f || flux_future_get (f, NULL) < 0)
+        flux_future_t *f
+            = kvsretry_commit (out->shell->h, FLUX_KVS_TXN_COMPACT, out->txn);
+        if (!f || kvsretry_wait (f) < 0 || flux_future_get (f, NULL) < 0)
             rc = -1;
         flux_future_destroy (f);
         flux_kvs_txn_clear (out->txn);

@@ -34,6 +34,7 @@
 #include "affinity.h"
 #include "files.h"
 #include "input.h"
+#include "kvsretry.h"
 #include "launch.h"
 #include "killsig.h"
 #include "output.h"
@@ -105,7 +106,7 @@ static int commit_send (struct shell *shell, flux_kvs_txn_t *txn,
 {
     flux_future_t *f;
 
-    if (!(f = flux_kvs_commit (shell->h, NULL, flags, txn))
+    if (!(f = kvsretry_commit (shell->h, flags, txn))
         || flux_future_aux_set (f, "shell::what", (void *)what, NULL) < 0
         || flux_future_then (f, -1., commit_needed_done, shell) < 0) {
         flux_future_destroy (f);
@@ -178,7 +179,7 @@ static void append_async (struct shell *shell, const char *line)
 
     (void)shell_commit_flush (shell); /* the log follows what preceded it */
     if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line)
-        || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
+        || !(f = kvsretry_commit (shell->h, 0, txn))
         || flux_future_then (f, -1., commit_done, shell) < 0) {
         fprintf (stderr, "flux-shell: exec.eventlog commit: %s\n",
                  strerror (errno));
@@ -254,8 +255,8 @@ int shell_post_event (struct shell *shell, const char *name, const char *fmt,
             goto out;
     }
     else if (shell_commit_flush (shell) < 0
-             || !(f = flux_kvs_commit (shell->h, NULL, 0, txn))
-             || flux_future_get (f, NULL) < 0)
+             || !(f = kvsretry_commit (shell->h, 0, txn))
+             || kvsretry_wait (f) < 0 || flux_future_get (f, NULL) < 0)
         goto out;
     rc = 0;
 out:

@@ -44,7 +44,16 @@
  * than this is committed, the committed part is let go. */
 #define GUEST_LOG_KEEP 65536
 
-enum step { S_IDLE, S_LOOKUP, S_CREATE, S_COMMIT, S_GETROOT, S_REMOVE };
+/* S_PROBE: after kvs.online, does the namespace still exist? */
+enum step {
+    S_IDLE,
+    S_LOOKUP,
+    S_CREATE,
+    S_COMMIT,
+    S_GETROOT,
+    S_REMOVE,
+    S_PROBE
+};
 enum pop { P_NONE, P_LINK, P_COPY, P_UNLINK };
 enum stage { C_FLUSH, C_LINK, C_REMOVE, C_DONE };
 
@@ -501,9 +510,10 @@ static void step_cb (flux_future_t *f, void *arg)
         return;
     }
 
-    if ((step == S_LOOKUP    ? flux_kvs_lookup_get_treeobj (f, &treeobj)
-         : step == S_GETROOT ? flux_kvs_getroot_get_treeobj (f, &treeobj)
-                             : flux_future_get (f, NULL))
+    if ((step == S_LOOKUP ? flux_kvs_lookup_get_treeobj (f, &treeobj)
+         : step == S_GETROOT || step == S_PROBE
+             ? flux_kvs_getroot_get_treeobj (f, &treeobj)
+             : flux_future_get (f, NULL))
         < 0) {
         errnum = errno;
         snprintf (errbuf, sizeof (errbuf), "%s", future_strerror (f, errnum));
@@ -626,6 +636,27 @@ static void step_cb (flux_future_t *f, void *arg)
             }
             g->stage = C_LINK;
             advance (g);
+            break;
+        case S_PROBE:
+            if (errnum == ENOTSUP && !g->closing) {
+                g->gs->stats.restored++;
+                g->ns_exists = 0;
+                g->restore = 1;
+                g->committed = 0;
+                glog (g, LOG_WARNING,
+                      "guest namespace %s was lost (the kvs was reloaded): "
+                      "creating it again with job-exec's own events",
+                      g->ns);
+                g->step = S_CREATE;
+                send_step (g);
+                break;
+            }
+            if (errnum && errnum != ENOTSUP)
+                glog (g, LOG_ERR, "guest namespace %s: %s", g->ns, errbuf);
+            if (g->closing)
+                advance (g);
+            else
+                schedule_flush (g);
             break;
         case S_REMOVE:
             if (errnum && errnum != ENOTSUP) {
@@ -790,6 +821,7 @@ static void send_step (struct guest *g)
             f = commit_log (g);
             break;
         case S_GETROOT:
+        case S_PROBE:
             f = flux_kvs_getroot (gs->h, g->ns, 0);
             break;
         case S_REMOVE:
@@ -988,11 +1020,28 @@ static void guest_resend (struct waitlist *wl, struct waitlist_item *it,
     send_step (waitlist_entry (it, struct guest, wi));
 }
 
+/* The kvs (re)started: its namespaces other than primary are gone
+ * unless it merely started before us.  A guest with a step in flight or
+ * refused learns it from that step; an idle one is asked (S_PROBE), so
+ * that its shells, whose commits fail with ENOTSUP meanwhile and are
+ * sent again (src/shell/kvsretry.h), find the namespace again even if
+ * job-exec has nothing to post for the job. */
 void guestns_kvs_online (guestns_t *gs)
 {
-    if (gs) {
-        waitlist_online (&gs->kvs_wait);
-        waitlist_online (&gs->pwait);
+    struct list_node *pos, *tmp;
+
+    if (!gs)
+        return;
+    waitlist_online (&gs->kvs_wait);
+    waitlist_online (&gs->pwait);
+    list_for_each_safe (pos, tmp, &gs->guests)
+    {
+        struct guest *g = list_entry (pos, struct guest, link);
+        if (g->step == S_IDLE && g->ns_exists && g->opened && !g->closing) {
+            timerq_disarm (gs->tq, &g->flush); /* the probe goes first */
+            g->step = S_PROBE;
+            send_step (g);
+        }
     }
 }
 
