@@ -632,6 +632,31 @@ test_expect_success 'LAZY last, then SIGKILL of rank 0: lost; the durable commit
 	test_cmp lz3.exp lz3.out &&
 	grep "No such file or directory" lz3.err
 '
+test_expect_success 'a kvs reload keeps the other namespaces, their roots and owners' '
+	cat >nskeep.sh <<-EOT &&
+	$K rpc kvs.namespace-create "{\"namespace\":\"keep\",\"rootref\":\"$EMPTY\",\"owner\":1234,\"flags\":0}" >/dev/null || exit 1
+	$K rpc kvs.namespace-create "{\"namespace\":\"gone\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}" >/dev/null || exit 1
+	$K -n keep put a=1 >/dev/null && $K -n keep put b=2 || exit 1
+	$K rpc kvs.namespace-remove "{\"namespace\":\"gone\"}" >/dev/null || exit 1
+	flux module reload kvs || exit 1
+	$K -n keep get a && $K -n keep version || exit 1
+	$K -n keep put c=3 || exit 1
+	$K rpc kvs.namespace-list | grep -o "\"namespace\":\"[a-z]*\",\"owner\":[0-9]*" | sort
+	EOT
+	rm -rf sd10 && mkdir sd10 &&
+	flux start -Sstatedir="$PWD/sd10" $MODS sh nskeep.sh >nskeep.out &&
+	flux start -Sstatedir="$PWD/sd10" $MODS $K -n keep get c >>nskeep.out &&
+	cat >nskeep.exp <<-EOT &&
+	2
+	1
+	2
+	3
+	"namespace":"keep","owner":1234
+	"namespace":"primary","owner":$(id -u)
+	3
+	EOT
+	test_cmp nskeep.exp nskeep.out
+'
 test_expect_success 'a commit costs one sqlite transaction: blobs and checkpoint together' '
 	cat >tx.sh <<-EOT &&
 	c0=\$(sh txcount.sh)

@@ -136,22 +136,39 @@ int content_store_get_blobref (flux_future_t *f, const char *hashtype,
     return 0;
 }
 
-flux_future_t *content_checkpoint_put (flux_t *h, const char *rootref,
-                                       int sequence)
+flux_future_t *content_checkpoint_put_with (flux_t *h, const char *rootref,
+                                            int sequence, json_t *extra)
 {
     struct timespec ts;
-    double now;
+    json_t *value;
+    flux_future_t *f;
 
-    if (!h || !rootref || blobref_validate (rootref) < 0 || sequence < 0) {
+    if (!h || !rootref || blobref_validate (rootref) < 0 || sequence < 0
+        || (extra && !json_is_object (extra))) {
         errno = EINVAL;
         return NULL;
     }
     clock_gettime (CLOCK_REALTIME, &ts);
-    now = ts.tv_sec + ts.tv_nsec * 1e-9;
-    return flux_rpc_pack (h, "content.checkpoint-put", 0, 0,
-                          "{s:{s:i s:s s:i s:f}}", "value", "version", 1,
-                          "rootref", rootref, "sequence", sequence, "timestamp",
-                          now);
+    if (!(value = extra ? json_deep_copy (extra) : json_object ())
+        || json_object_set_new (value, "version", json_integer (1)) < 0
+        || json_object_set_new (value, "rootref", json_string (rootref)) < 0
+        || json_object_set_new (value, "sequence", json_integer (sequence)) < 0
+        || json_object_set_new (value, "timestamp",
+                                json_real (ts.tv_sec + ts.tv_nsec * 1e-9))
+               < 0) {
+        json_decref (value);
+        errno = ENOMEM;
+        return NULL;
+    }
+    f = flux_rpc_pack (h, "content.checkpoint-put", 0, 0, "{s:o}", "value",
+                       value);
+    return f;
+}
+
+flux_future_t *content_checkpoint_put (flux_t *h, const char *rootref,
+                                       int sequence)
+{
+    return content_checkpoint_put_with (h, rootref, sequence, NULL);
 }
 
 flux_future_t *content_write (flux_t *h, int digest_size,
@@ -201,13 +218,9 @@ flux_future_t *content_checkpoint_get (flux_t *h)
     return flux_rpc (h, "content.checkpoint-get", NULL, 0, 0);
 }
 
-int content_checkpoint_get_value (flux_future_t *f, const char **rootref,
-                                  int *sequence, double *timestamp)
+int content_checkpoint_get_object (flux_future_t *f, json_t **object)
 {
     json_t *value, *o;
-    const char *ref;
-    int version, seq;
-    double t = 0;
 
     if (flux_rpc_get_unpack (f, "{s:o}", "value", &value) < 0)
         return -1;
@@ -220,6 +233,24 @@ int content_checkpoint_get_value (flux_future_t *f, const char **rootref,
     }
     else
         o = value;
+    if (!json_is_object (o)) {
+        errno = EPROTO;
+        return -1;
+    }
+    *object = o;
+    return 0;
+}
+
+int content_checkpoint_get_value (flux_future_t *f, const char **rootref,
+                                  int *sequence, double *timestamp)
+{
+    json_t *o;
+    const char *ref;
+    int version, seq;
+    double t = 0;
+
+    if (content_checkpoint_get_object (f, &o) < 0)
+        return -1;
     if (json_unpack (o, "{s:i s:s s:i s?F}", "version", &version, "rootref",
                      &ref, "sequence", &seq, "timestamp", &t)
         < 0) {

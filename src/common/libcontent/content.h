@@ -16,6 +16,7 @@
  * accessors stay valid until the future is destroyed.  None of them may
  * be used from inside the content module's own handlers synchronously.
  */
+#include <jansson.h>
 #include <stddef.h>
 
 #include "libflux/flux.h"
@@ -65,6 +66,12 @@ int content_store_get_blobref (flux_future_t *f, const char *hashtype,
 flux_future_t *content_checkpoint_put (flux_t *h, const char *rootref,
                                        int sequence);
 
+/* The same, the value also holding the members of extra (an object,
+ * not modified; NULL: none): the kvs keeps its other namespaces there
+ * when it unloads. */
+flux_future_t *content_checkpoint_put_with (flux_t *h, const char *rootref,
+                                            int sequence, json_t *extra);
+
 /* Store n blobs, with the digests the caller computed (digest_size
  * bytes, the instance's hash), and if rootref is not NULL checkpoint it
  * after them, in one request to the content service of rank 0
@@ -85,6 +92,10 @@ flux_future_t *content_checkpoint_get (flux_t *h);
  */
 int content_checkpoint_get_rootref (flux_future_t *f, const char **rootref,
                                     int *sequence);
+
+/* The newest checkpoint object of the response, borrowed (valid until
+ * f is reset or destroyed): ENOENT if none, EPROTO if not an object. */
+int content_checkpoint_get_object (flux_future_t *f, json_t **object);
 
 /* Like content_checkpoint_get_rootref() but also the timestamp. */
 int content_checkpoint_get_value (flux_future_t *f, const char **rootref,

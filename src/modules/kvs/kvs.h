@@ -70,6 +70,7 @@ struct kvs_ctx {
     /* the primary root moved by a LAZY batch since the last checkpoint:
      * checkpointed at the unload */
     bool checkpoint_behind;
+    bool final_sent; /* the unload's checkpoint (once) */
 
     bool stopping; /* shutdown began: no new commits */
     /* content.write chunks the content service refused (unloading or

@@ -9,10 +9,13 @@
  * the events, and answer lookups from their own object cache.
  *
  * Once ready, rank 0 publishes the private event "kvs.online".  While the
- * module is unloading or absent, commits and lookups fail with ENOSYS
- * and nothing of them was applied (commit.c), so a client can keep them
- * and send them again on that event (the job manager, sched-simple and
- * job-exec do: a reload of the kvs loses no job).
+ * module is unloading or absent, commits, lookups and namespace creates
+ * and removes fail with ENOSYS and nothing of them was applied
+ * (commit.c), so a client can keep them and send them again on that
+ * event (the job manager, sched-simple, job-exec and the job shells do:
+ * a reload of the kvs loses no job).  The unload's last checkpoint holds
+ * the other namespaces too (final_checkpoint), restored at the start: a
+ * job's guest namespace outlives a reload (and a clean restart).
  *
  * Arguments: inline-max=BYTES (vals larger than this are stored as
  * blobs, default 256), cache-max=N and cache-max-bytes=N (the object
@@ -31,6 +34,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,26 +112,89 @@ static void final_checkpoint_cb (flux_future_t *f, void *arg)
     kvs_check_stop (ctx);
 }
 
-/* The root of a LAZY batch last: checkpoint it (once), so that a clean
- * unload keeps every commit answered.  False if nothing was sent. */
+static int add_namespace (struct kvs_ns *ns, void *arg)
+{
+    json_t *o;
+
+    if (!strcmp (ns->name, KVS_PRIMARY))
+        return 0;
+    if (!(o = json_pack ("{s:s s:i s:I s:i}", "rootref", ns->rootref,
+                         "sequence", ns->rootseq, "owner",
+                         (json_int_t)ns->owner, "flags", ns->flags))
+        || json_object_set_new (arg, ns->name, o) < 0) {
+        json_decref (o);
+        return -1;
+    }
+    return 0;
+}
+
+/* The last checkpoint, once nothing is in flight (once): the primary root
+ * if a LAZY batch left the checkpoint behind it, and the other namespaces
+ * (a job's guest namespace: its shells keep committing to it across a
+ * reload), restored by the next start (restore_namespaces).  Their blobs
+ * were stored before it, so they are durable with it.  False if nothing
+ * was sent. */
 static bool final_checkpoint (struct kvs_ctx *ctx)
 {
     struct kvs_ns *primary = nstab_lookup (ctx->nstab, KVS_PRIMARY);
-    flux_future_t *f;
+    json_t *extra = NULL, *nss;
+    flux_future_t *f = NULL;
 
-    if (!ctx->checkpoint_behind || !primary)
+    if (!ctx->checkpoint || ctx->final_sent || !primary)
         return false;
-    ctx->checkpoint_behind = false;
-    if (!(f
-          = content_checkpoint_put (ctx->h, primary->rootref, primary->rootseq))
+    ctx->final_sent = true;
+    if (nstab_count (ctx->nstab) == 1 && !ctx->checkpoint_behind)
+        return false;
+    errno = ENOMEM;
+    if (!(nss = json_object ())
+        || nstab_foreach (ctx->nstab, add_namespace, nss) != 0
+        || !(extra = json_pack ("{s:O}", "namespaces", nss))
+        || !(f = content_checkpoint_put_with (ctx->h, primary->rootref,
+                                              primary->rootseq, extra))
         || flux_future_then (f, -1., final_checkpoint_cb, ctx) < 0) {
         kvs_log (ctx, LOG_ERR, "shutdown: checkpoint of the last root: %s",
                  strerror (errno));
         flux_future_destroy (f);
+        json_decref (nss);
+        json_decref (extra);
         return false;
     }
+    json_decref (nss);
+    json_decref (extra);
+    ctx->checkpoint_behind = false;
     ctx->inflight++;
     return true;
+}
+
+/* Start: the namespaces the last unload kept (final_checkpoint).  A bad
+ * entry is logged and skipped. */
+static void restore_namespaces (struct kvs_ctx *ctx, json_t *cp)
+{
+    json_t *nss = json_object_get (cp, "namespaces"), *o;
+    const char *name;
+    int n = 0;
+
+    json_object_foreach (nss, name, o)
+    {
+        const char *ref;
+        int seq, flags;
+        json_int_t owner;
+        if (json_unpack (o, "{s:s s:i s:I s:i}", "rootref", &ref, "sequence",
+                         &seq, "owner", &owner, "flags", &flags)
+                < 0
+            || blobref_validate (ref) < 0 || seq < 0 || owner < 0
+            || owner > UINT32_MAX || !strcmp (name, KVS_PRIMARY)
+            || !nstab_add (ctx->nstab, name, (uint32_t)owner, flags, ref,
+                           seq)) {
+            kvs_log (ctx, LOG_ERR, "checkpoint: namespace %s not restored",
+                     name);
+            continue;
+        }
+        n++;
+    }
+    if (n > 0)
+        kvs_log (ctx, LOG_INFO, "restored %d namespace%s besides primary", n,
+                 n == 1 ? "" : "s");
 }
 
 void kvs_check_stop (struct kvs_ctx *ctx)
@@ -368,6 +435,7 @@ static int init_rank0 (struct kvs_ctx *ctx, flux_error_t *error)
     const char *ref = ctx->empty_ref;
     int seq = 0, rc = -1;
     flux_future_t *f = NULL;
+    json_t *cp, *cp_keep = NULL;
 
     json_decref (empty);
     if (!enc) {
@@ -390,6 +458,8 @@ static int init_rank0 (struct kvs_ctx *ctx, flux_error_t *error)
             goto done;
         }
         kvs_log (ctx, LOG_INFO, "restored primary at sequence %d", seq);
+        if (content_checkpoint_get_object (f, &cp) == 0)
+            cp_keep = json_incref (cp);
     }
     else if (errno == ENOENT) {
         ref = ctx->empty_ref;
@@ -417,8 +487,11 @@ static int init_rank0 (struct kvs_ctx *ctx, flux_error_t *error)
         errprintf (error, "cannot create the primary namespace");
         goto done;
     }
+    if (cp_keep)
+        restore_namespaces (ctx, cp_keep);
     rc = 0;
 done:
+    json_decref (cp_keep);
     flux_future_destroy (f);
     free (enc);
     return rc;

@@ -624,6 +624,13 @@ static bool create_run (struct create *c)
     char topic[512];
     json_t *root;
 
+    if (ctx->stopping) {
+        /* the unload's checkpoint keeps the namespaces it saw: nothing
+         * changes them from then on (the client sends it again on
+         * kvs.online) */
+        kvs_respond_error (ctx, c->msg, ENOSYS, "kvs module is unloading");
+        return true;
+    }
     if (nstab_lookup (ctx->nstab, c->name)) {
         kvs_respond_error (ctx, c->msg, EEXIST, "namespace %s exists", c->name);
         return true;
@@ -743,6 +750,10 @@ void ns_remove_request_cb (flux_t *h, flux_msg_handler_t *mh,
     if (!strcmp (name, KVS_PRIMARY)) {
         kvs_respond_error (ctx, msg, ENOTSUP,
                            "the primary namespace cannot be removed");
+        return;
+    }
+    if (ctx->stopping) { /* as for a create (create_run) */
+        kvs_respond_error (ctx, msg, ENOSYS, "kvs module is unloading");
         return;
     }
     if ((ns = nstab_lookup (ctx->nstab, name))) {

@@ -250,6 +250,37 @@ static void test_checkpoint (flux_t *h, struct server *s)
         "checkpoint_get decodes {value:[obj]}");
     flux_future_destroy (f);
 
+    json_t *extra = json_pack ("{s:{s:i}}", "namespaces", "a", 1), *o;
+    json_t *notobj = json_array ();
+    errno = 0;
+    ok (content_checkpoint_put_with (h, ref, 43, notobj) == NULL
+            && errno == EINVAL,
+        "checkpoint_put_with extra not an object: EINVAL");
+    json_decref (notobj);
+    ok ((f = content_checkpoint_put_with (h, ref, 43, extra)) != NULL,
+        "checkpoint_put_with");
+    wait_ready (h, f);
+    ok (flux_future_get (f, NULL) == 0, "succeeds");
+    flux_future_destroy (f);
+    ok (s->checkpoint
+            && json_unpack (s->checkpoint, "{s:i s:s s:i s:F s:{s:i} !}",
+                            "version", &version, "rootref", &rootref,
+                            "sequence", &seq, "timestamp", &ts, "namespaces",
+                            "a", &version)
+                   == 0
+            && seq == 43,
+        "sends the extra members in the value");
+    ok (json_object_size (extra) == 1, "extra is not modified");
+    json_decref (extra);
+    f = content_checkpoint_get (h);
+    wait_ready (h, f);
+    ok (content_checkpoint_get_object (f, &o) == 0
+            && json_object_get (o, "namespaces") != NULL
+            && content_checkpoint_get_rootref (f, &rootref, &seq) == 0
+            && seq == 43,
+        "checkpoint_get_object gives the whole newest object");
+    flux_future_destroy (f);
+
     s->get_reply = json_pack ("{s:i s:s s:i s:f}", "version", 1, "rootref", ref,
                               "sequence", 7, "timestamp", 1.5);
     f = content_checkpoint_get (h);
