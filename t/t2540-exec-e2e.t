@@ -333,6 +333,22 @@ test_expect_success 'reload kvs during a job: it completes with 0, all its outpu
 	test $(grep -c "^after$" kvsre.out) -eq 4 &&
 	flux dmesg | grep "kvs.*restored [0-9]* namespaces* besides primary"
 '
+test_expect_success 'flux run streams every line of its job across two kvs reloads' '
+	cat >kvsre-run.sh <<-"EOT" &&
+	i=0
+	while [ $i -lt 2000 ]; do
+		echo $i; i=$((i+1)); [ $((i % 100)) = 0 ] && sleep 0.05
+	done
+	EOT
+	{ sleep 0.7; flux module reload kvs; sleep 0.4; flux module reload kvs; } &
+	pid=$! &&
+	$T flux run -l -N4 -n4 sh kvsre-run.sh >kvsre-run.out &&
+	wait $pid &&
+	for r in 0 1 2 3; do
+		grep "^$r: " kvsre-run.out | cut -d" " -f2 >kvsre-run.$r &&
+		seq 0 1999 | test_cmp - kvsre-run.$r || return 1
+	done
+'
 test_expect_success 'reload kvs three times under 200 short jobs: every job completes' '
 	flux submit --cc=1-200 -N1 sh -c "echo hi; sleep 0.02" >kvsre.ids &&
 	for i in 1 2 3; do sleep 0.3; flux module reload kvs || exit 1; done &&
