@@ -1020,12 +1020,12 @@ static void guest_resend (struct waitlist *wl, struct waitlist_item *it,
     send_step (waitlist_entry (it, struct guest, wi));
 }
 
-/* The kvs (re)started: its namespaces other than primary are gone
- * unless it merely started before us.  A guest with a step in flight or
- * refused learns it from that step; an idle one is asked (S_PROBE), so
- * that its shells, whose commits fail with ENOTSUP meanwhile and are
- * sent again (src/shell/kvsretry.h), find the namespace again even if
- * job-exec has nothing to post for the job. */
+/* The kvs (re)started.  It keeps the other namespaces across a reload
+ * (the checkpoint of its unload), but should one be lost all the same,
+ * a guest with a step in flight or refused learns it from that step,
+ * and an idle one is asked (S_PROBE): its shells, whose commits fail
+ * with ENOTSUP meanwhile and are sent again (src/shell/kvsretry.h), then
+ * find the namespace again even if job-exec has nothing to post. */
 void guestns_kvs_online (guestns_t *gs)
 {
     struct list_node *pos, *tmp;

@@ -42,13 +42,14 @@
  * (or during one loop turn) goes in the next.
  *
  * The kvs may go away (unloading: ENOSYS): every step waits for
- * kvs.online (guestns_kvs_online) and is sent again.  A namespace that
- * disappeared under a job (the kvs was reloaded: ENOTSUP) is created
- * again holding the events job-exec posted (what the shells wrote is
- * lost, and a line in the log says so).  Other errors while opening end
- * the open with GUEST_OPENED and errnum; while running, GUEST_ERROR;
- * while closing they are logged and closing goes on (GUEST_CLOSED with
- * the first errnum).  Callbacks may destroy the guest.
+ * kvs.online (guestns_kvs_online) and is sent again.  The kvs keeps the
+ * namespaces across a reload; one that disappeared under a job all the
+ * same (ENOTSUP) is created again holding the events job-exec posted
+ * (what the shells wrote is lost, and a line in the log says so).
+ * Other errors while opening end the open with GUEST_OPENED and errnum;
+ * while running, GUEST_ERROR; while closing they are logged and closing
+ * goes on (GUEST_CLOSED with the first errnum).  Callbacks may destroy
+ * the guest.
  */
 #include <jansson.h>
 #include <stdbool.h>
