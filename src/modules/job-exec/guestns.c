@@ -497,6 +497,34 @@ static void wait_for_kvs (struct guest *g)
 
 static void pair_answer (struct guest *g, flux_future_t *f, bool init);
 
+/* The namespace is gone (the kvs lost it: ENOTSUP): what was committed
+ * to it must be sent again, job-exec's own events from the start. */
+static void forget_namespace (struct guest *g)
+{
+    g->gs->stats.restored++;
+    g->ns_exists = 0;
+    g->restore = 1;
+    g->committed = 0;
+}
+
+/* A step found the namespace gone: closing, the primary copy keeps
+ * job-exec's events; else the namespace is created again with them. */
+static void namespace_lost (struct guest *g)
+{
+    forget_namespace (g);
+    if (g->closing) {
+        lost_at_close (g);
+        advance (g);
+        return;
+    }
+    glog (g, LOG_WARNING,
+          "guest namespace %s was lost: creating it again with job-exec's own "
+          "events",
+          g->ns);
+    g->step = S_CREATE;
+    send_step (g);
+}
+
 static void step_cb (flux_future_t *f, void *arg)
 {
     struct guest *g = arg;
@@ -571,22 +599,7 @@ static void step_cb (flux_future_t *f, void *arg)
             break;
         case S_COMMIT:
             if (errnum == ENOTSUP) {
-                /* the namespace is gone (the kvs was reloaded) */
-                g->gs->stats.restored++;
-                g->ns_exists = 0;
-                g->restore = 1;
-                g->committed = 0;
-                if (g->closing) {
-                    lost_at_close (g);
-                    advance (g);
-                    break;
-                }
-                glog (g, LOG_WARNING,
-                      "guest namespace %s was lost: creating it again with "
-                      "job-exec's own events",
-                      g->ns);
-                g->step = S_CREATE;
-                send_step (g);
+                namespace_lost (g);
                 break;
             }
             if (errnum) {
@@ -617,10 +630,7 @@ static void step_cb (flux_future_t *f, void *arg)
             break;
         case S_GETROOT:
             if (errnum == ENOTSUP) {
-                g->gs->stats.restored++;
-                g->ns_exists = 0;
-                g->restore = 1;
-                g->committed = 0;
+                forget_namespace (g);
                 lost_at_close (g);
             }
             else if (errnum || !(g->final_root = strdup (treeobj))) {
@@ -638,20 +648,11 @@ static void step_cb (flux_future_t *f, void *arg)
             advance (g);
             break;
         case S_PROBE:
-            if (errnum == ENOTSUP && !g->closing) {
-                g->gs->stats.restored++;
-                g->ns_exists = 0;
-                g->restore = 1;
-                g->committed = 0;
-                glog (g, LOG_WARNING,
-                      "guest namespace %s was lost (the kvs was reloaded): "
-                      "creating it again with job-exec's own events",
-                      g->ns);
-                g->step = S_CREATE;
-                send_step (g);
+            if (errnum == ENOTSUP) {
+                namespace_lost (g);
                 break;
             }
-            if (errnum && errnum != ENOTSUP)
+            if (errnum)
                 glog (g, LOG_ERR, "guest namespace %s: %s", g->ns, errbuf);
             if (g->closing)
                 advance (g);
