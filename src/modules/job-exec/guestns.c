@@ -272,7 +272,8 @@ static void pbatch_send (struct pbatch *b)
     flux_future_t *f;
 
     waitlist_sent (&gs->pwait, &b->wi);
-    if (!(f = flux_kvs_commit (gs->h, KVS_PRIMARY_NAMESPACE, 0, b->txn))
+    if (!(f = flux_kvs_commit (gs->h, KVS_PRIMARY_NAMESPACE, FLUX_KVS_LAZY,
+                               b->txn))
         || flux_future_then (f, -1., pbatch_cb, b) < 0) {
         /* cannot send: fail the batch through the callback's path */
         int errnum = errno;

@@ -19,7 +19,7 @@
  *           returns, and a failure of either is then a GUEST_ERROR; on
  *           reattach once the namespace exists and "reattach" is
  *           committed.  The symlink, a
- *           durable primary commit, is usually still in flight then;
+ *           primary commit, is usually still in flight then;
  *           guest_is_linked() tells, and GUEST_LINKED says when it is
  *           committed (GUEST_ERROR if that fails), so that what must
  *           follow it (the start response: clients then read the
@@ -39,7 +39,10 @@
  *
  * Primary-namespace writes (the symlinks and the final dirrefs of many
  * jobs) share one commit: what accumulates while a commit is in flight
- * (or during one loop turn) goes in the next.
+ * (or during one loop turn) goes in the next.  Those commits are LAZY
+ * (libkvs/kvs.h): no fsync of their own; the job manager's events that
+ * follow them (start after the symlink, release and free after the
+ * copy) are durable commits, whose checkpoints cover them.
  *
  * The kvs may go away (unloading: ENOSYS): every step waits for
  * kvs.online (guestns_kvs_online) and is sent again.  The kvs keeps the
