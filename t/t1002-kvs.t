@@ -608,6 +608,16 @@ test_expect_success 'LAZY: answered before it is checkpointed; the next commit c
 	test_cmp lazy.exp lazy.out &&
 	grep "SYNC and LAZY" both.err
 '
+test_expect_success 'LAZY goes ahead of queued durable commits of others, not of its own sender' '
+	cat >race.sh <<-EOT &&
+	$K race 100 && $K rpc kvs.stats-get
+	EOT
+	kvs_run 1 race.sh >race.out &&
+	head -2 race.out >race.head &&
+	printf "C ahead\nB kept\n" >race.exp &&
+	test_cmp race.exp race.head &&
+	! grep -q "\"lazy-first\":0," race.out
+'
 test_expect_success 'LAZY last: a clean unload checkpoints it, a restart has it' '
 	rm -rf sd8 && mkdir sd8 &&
 	flux start -Sstatedir="$PWD/sd8" $MODS sh -c "

@@ -57,7 +57,10 @@ enum kvs_op {
  * (whose checkpoint covers every root before it) or when the kvs unloads.
  * A broker that dies before that loses it.  For a write that a later
  * durable commit makes matter: the scheduler's R, which counts only once
- * the job manager's alloc event, committed after it, is durable.
+ * the job manager's alloc event, committed after it, is durable.  A LAZY
+ * commit does not wait for the fsync of durable commits queued with it:
+ * it may be applied ahead of other senders' commits not yet answered
+ * (never ahead of an earlier commit of its own sender).
  * Other namespaces are never checkpointed: LAZY changes nothing there.
  */
 enum kvs_commit_flags {

@@ -12,7 +12,9 @@
  * commit (up to batch_max, stopping before a NO_MERGE commit, which goes
  * alone) forms the next batch: one root change, one checkpoint.  The
  * commits are applied one by one (apply.c): one that fails is answered
- * with its error at once and leaves no trace in the others.
+ * with its error at once and leaves no trace in the others.  LAZY
+ * commits (no checkpoint) may go ahead of durable ones of other senders,
+ * and one lazy batch may join a durable one in flight (lazy_first).
  *
  * A commit that arrives does not start a batch at once: the batch starts
  * once the turn's messages are dispatched (a deferred call), so commits
@@ -785,20 +787,89 @@ static bool linger_arm (struct kvs_ctx *ctx)
     return true;
 }
 
+/* LAZY commits ahead of durable ones.  A batch with one durable commit
+ * waits for the checkpoint's fsync: a LAZY commit batched with it (the
+ * scheduler's R, which the next job's start waits for) would wait for
+ * that fsync too.  So the LAZY commits among the first LAZY_SCAN queued
+ * go first, in a lazy batch of their own, answered once applied; and
+ * while a durable batch is in flight, one such lazy batch may be
+ * applied on its root at once (batch_start), completing right after
+ * it, instead of waiting for its fsync to begin.
+ *
+ * Only ahead of other senders' commits (route_first): a sender's commits
+ * keep their order (its LAZY commit behind its own durable one stays
+ * there), and no sender can count on another's commit that has not
+ * been answered being applied first.  The primary namespace only (the
+ * others are never checkpointed).
+ *
+ * Fills v with the commits to take, in queue order (at most LAZY_SCAN);
+ * returns how many; *passed: some durable commit stays ahead of them.
+ */
+#define LAZY_SCAN 32
+
+static int lazy_first (struct kvs_ctx *ctx, struct kvs_ns *ns,
+                       struct commit **v, bool *passed)
+{
+    const flux_msg_t *behind[LAZY_SCAN];
+    struct list_node *pos, *tmp;
+    int nbehind = 0, scanned = 0, n = 0;
+
+    *passed = false;
+    if (!ctx->checkpoint || strcmp (ns->name, KVS_PRIMARY) != 0)
+        return 0;
+    list_for_each_safe (pos, tmp, &ns->queue)
+    {
+        struct commit *c = list_entry (pos, struct commit, node);
+        int flags = txn_flags (c->txn);
+        bool stays = !(flags & FLUX_KVS_LAZY);
+
+        if (scanned++ == LAZY_SCAN || n >= ctx->batch_max)
+            break;
+        for (int i = 0; i < nbehind && !stays; i++)
+            if (flux_msg_route_match_first (behind[i], c->msg))
+                stays = true;
+        if (stays) {
+            behind[nbehind++] = c->msg;
+            continue;
+        }
+        if ((flags & FLUX_KVS_NO_MERGE) && n > 0)
+            break; /* it goes alone, in a later batch */
+        if (nbehind > 0)
+            *passed = true;
+        v[n++] = c;
+        if (flags & FLUX_KVS_NO_MERGE)
+            break;
+    }
+    return n;
+}
+
 /* Start the next batch of ns if its pipeline has room: it is applied to
  * the root of the batch before it (tent_ref), durable or not yet.
  * Returns true if a batch was started (it may be done already).
  */
 static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
 {
-    struct batch *b;
-    struct commit *c;
+    struct batch *b, *last;
+    struct commit *c, *lazy[LAZY_SCAN];
+    bool passed;
+    int nlazy;
 
-    if (ns->applying || ns->nbatches >= ctx->pipeline || list_empty (&ns->queue)
-        || ns->removed)
+    if (ns->applying || list_empty (&ns->queue) || ns->removed)
         return false;
+    nlazy = lazy_first (ctx, ns, lazy, &passed);
+    if (ns->nbatches >= ctx->pipeline) {
+        /* full: one lazy batch more, on a durable one in flight */
+        last = list_entry (ns->batches.prev, struct batch, nsnode);
+        if (ns->nbatches > ctx->pipeline || last->lazy || nlazy == 0)
+            return false;
+    }
+    else if (!passed)
+        nlazy = 0; /* nothing to go ahead of: an ordinary batch */
+    c = list_first_entry_or_null (&ns->queue, struct commit, node);
     if (ns->nbatches == 0) {
-        if (ns->linger_target > 0 && ns->queued < ns->linger_target
+        /* gathering saves fsyncs: a lazy batch has none to save */
+        if (nlazy == 0 && !(txn_flags (c->txn) & FLUX_KVS_LAZY)
+            && ns->linger_target > 0 && ns->queued < ns->linger_target
             && ctx->linger_ms > 0 && !ns->linger_expired) {
             if (ns->linger_skip > 0)
                 ns->linger_skip--;
@@ -836,9 +907,20 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
     list_init (&b->nsnode);
     list_init (&b->commits);
     list_init (&b->rpcs);
-    /* take the queue head, then followers until a NO_MERGE commit */
+    /* the LAZY commits going ahead, else the queue head, then followers
+     * until a NO_MERGE commit */
     b->lazy = true;
-    while ((c = list_first_entry_or_null (&ns->queue, struct commit, node))) {
+    for (int i = 0; i < nlazy; i++) {
+        list_del (&lazy[i]->node);
+        list_add_tail (&b->commits, &lazy[i]->node);
+        ns->queued--;
+        b->ncommits++;
+    }
+    if (nlazy > 0)
+        ctx->stats.lazy_first++;
+    while (
+        nlazy == 0
+        && (c = list_first_entry_or_null (&ns->queue, struct commit, node))) {
         bool nomerge = (txn_flags (c->txn) & FLUX_KVS_NO_MERGE);
         if (b->ncommits > 0 && (nomerge || b->ncommits >= ctx->batch_max))
             break;

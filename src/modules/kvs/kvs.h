@@ -37,6 +37,8 @@ struct kvs_stats {
     unsigned long lookups;
     unsigned long relays;
     unsigned long lazy_batches; /* primary batches not checkpointed */
+    unsigned long lazy_first;   /* lazy batches taken ahead of durable
+                                   commits (commit.c take_lazy_first) */
     double apply_time;          /* seconds applying batches (to the new root) */
     double store_time;          /* seconds waiting for stores and checkpoints */
     double queue_time;  /* seconds commits waited for their batch to start */

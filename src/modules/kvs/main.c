@@ -236,11 +236,12 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
 }
 
 /* kvs.stats-get (flux module stats kvs): the object cache (cache.h),
- * counts of commits, batches (root changes) and lookups, and where a
- * commit's time goes, in seconds summed over answered commits or
- * batches: queue-seconds (waiting for its batch to start),
- * commit-seconds (arrival to answer), apply-seconds and store-seconds
- * (per batch: applying, then storing and checkpointing). */
+ * counts of commits, batches (root changes: lazy-batches of them not
+ * checkpointed, lazy-first of those ahead of durable commits) and
+ * lookups, and where a commit's time goes, in seconds summed over
+ * answered commits or batches: queue-seconds (waiting for its batch to
+ * start), commit-seconds (arrival to answer), apply-seconds and
+ * store-seconds (per batch: applying, then storing and checkpointing). */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
@@ -252,7 +253,7 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (flux_respond_pack (
             h, msg,
             "{s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I "
-            "s:I s:I"
+            "s:I s:I s:I"
             " s:i s:i s:f s:f s:f s:f s:i}",
             "cache", "count", (json_int_t)cs.count, "dirty",
             (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
@@ -265,7 +266,8 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             (json_int_t)ctx->stats.max_batch, "lookups",
             (json_int_t)ctx->stats.lookups, "relays",
             (json_int_t)ctx->stats.relays, "lazy-batches",
-            (json_int_t)ctx->stats.lazy_batches, "rootseq",
+            (json_int_t)ctx->stats.lazy_batches, "lazy-first",
+            (json_int_t)ctx->stats.lazy_first, "rootseq",
             primary ? primary->rootseq : -1, "inflight", ctx->inflight,
             "apply-seconds", ctx->stats.apply_time, "store-seconds",
             ctx->stats.store_time, "queue-seconds", ctx->stats.queue_time,

@@ -26,6 +26,13 @@
  *                       errno N" for each, in order
  *   store TEXT          stores TEXT in the content service (past the
  *                       kvs and its cache); prints its blobref
+ *   race N              three more connections: A sends N durable
+ *                       NO_MERGE commits (race.d<i>), B a durable one
+ *                       then a LAZY one (race.bd, race.bl), C a LAZY one
+ *                       (race.cl), all before any answer is read; prints
+ *                       "C ahead" if C's rootseq is below A's last
+ *                       ("C behind" otherwise) and "B kept" if B's LAZY
+ *                       commit came after its durable one ("B reordered")
  * Errors print "kvstest: TOPIC: message" and exit with the errno.
  */
 #include <errno.h>
@@ -264,6 +271,62 @@ static int cmd_pipe (int argc, char **argv)
     return 0;
 }
 
+/* Send a commit of KEY=1 with flags on hh; the future. */
+static flux_future_t *race_send (flux_t *hh, const char *key, int flags)
+{
+    json_t *ops = json_pack ("[o]", op (key, 0, treeobj_create_val ("1", 1)));
+    flux_future_t *f;
+
+    if (!ops
+        || !(f = flux_rpc_pack (hh, "kvs.commit", nodeid, 0, "{s:s s:i s:o}",
+                                "namespace", ns, "flags", flags, "ops", ops)))
+        die ("kvs.commit", NULL, errno ? errno : ENOMEM);
+    return f;
+}
+
+static int race_seq (flux_future_t *f)
+{
+    int seq;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "rootseq", &seq) < 0)
+        die ("kvs.commit", f, errno);
+    flux_future_destroy (f);
+    return seq;
+}
+
+static int cmd_race (int n)
+{
+    flux_t *ha, *hb, *hc;
+    flux_future_t **fa, *fbd, *fbl, *fc;
+    char key[64];
+    int last = 0, bd, bl, c;
+
+    if (n < 1 || n > 10000 || !(fa = calloc (n, sizeof (*fa))))
+        return 1;
+    if (!(ha = flux_open (NULL, 0)) || !(hb = flux_open (NULL, 0))
+        || !(hc = flux_open (NULL, 0)))
+        die ("flux_open", NULL, errno);
+    for (int i = 0; i < n; i++) {
+        snprintf (key, sizeof (key), "race.d%d", i);
+        fa[i] = race_send (ha, key, FLUX_KVS_NO_MERGE);
+    }
+    fbd = race_send (hb, "race.bd", 0);
+    fbl = race_send (hb, "race.bl", FLUX_KVS_LAZY);
+    fc = race_send (hc, "race.cl", FLUX_KVS_LAZY);
+    for (int i = 0; i < n; i++)
+        last = race_seq (fa[i]);
+    bd = race_seq (fbd);
+    bl = race_seq (fbl);
+    c = race_seq (fc);
+    printf ("C %s\n", c < last ? "ahead" : "behind");
+    printf ("B %s\n", bl >= bd ? "kept" : "reordered");
+    free (fa);
+    flux_close (ha);
+    flux_close (hb);
+    flux_close (hc);
+    return 0;
+}
+
 static int cmd_store (const char *text)
 {
     flux_future_t *f;
@@ -371,6 +434,8 @@ int main (int argc, char **argv)
     }
     else if (!strcmp (cmd, "pipe"))
         rc = cmd_pipe (argc, argv);
+    else if (!strcmp (cmd, "race") && argc == 1)
+        rc = cmd_race (atoi (argv[0]));
     else if (!strcmp (cmd, "store") && argc == 1)
         rc = cmd_store (argv[0]);
     else
