@@ -223,6 +223,29 @@ test_expect_success 'job-exec counts its guest namespaces' '
 	flux module stats job-exec | jq -e ".guest.errors == 0" &&
 	flux module stats job-info | jq -e ".\"guest-watchers\" == 0"
 '
+# job-exec's primary commits (the symlink, the copy at job.<id>.guest) are
+# LAZY: the job manager's later events, durable, must cover them
+test_expect_success 'SIGKILL of rank 0 after real jobs ended: the restart has their copies' '
+	rm -rf sk && mkdir sk &&
+	cat >sk.sh <<-EOT &&
+	flux submit --cc=1-20 --quiet echo a-line >/dev/null &&
+	flux queue drain --timeout=120s &&
+	flux jobs -a -n -o "{id}" >sk/ids &&
+	sleep 0.5 && flux kvs put sk.durable=1 &&
+	kill -9 \$(flux getattr broker.pid)
+	EOT
+	{ flux start -Sstatedir="$(pwd)/sk" sh sk.sh || true; } &&
+	test $(wc -l <sk/ids) -eq 20 &&
+	cat >sk2.sh <<-EOT &&
+	for id in \$(cat sk/ids); do
+		flux job eventlog -p exec \$id | tail -1 | cut -d" " -f2 || exit 1
+		flux job attach \$id || exit 1
+	done
+	EOT
+	flux start -Sstatedir="$(pwd)/sk" sh sk2.sh >sk.out &&
+	test $(grep -c "^done$" sk.out) -eq 20 &&
+	test $(grep -c "^a-line$" sk.out) -eq 20
+'
 test_expect_success 'the instance shuts down cleanly' '
 	stop_instance broker
 '
