@@ -464,6 +464,20 @@ test_expect_success 'and stops following it a while after the last watcher' '
 	sleep 0.5 &&
 	test "$(kwstat 0 .events)" = "$e1"
 '
+test_expect_success 'the kvs reloading ends no watch: a refused lookup waits for kvs.online' '
+	flux kvs put rl.k=1 &&
+	flux module remove kvs &&
+	{ flux kvs get --watch --count=2 rl.k >rl.out 2>rl.err & } &&
+	pid=$! &&
+	wait_stat 0 .refused 1 &&
+	kill -0 $pid &&
+	flux module load kvs &&
+	for i in $(seq 150); do grep -q 1 rl.out && break; sleep 0.1; done &&
+	flux kvs put rl.k=2 &&
+	wait $pid &&
+	printf "1\n2\n" >rl.exp &&
+	test_cmp rl.exp rl.out
+'
 test_expect_success 'no watcher is left on any rank' '
 	for r in 0 1 2 3; do
 		wait_stat $r .watchers 0 &&

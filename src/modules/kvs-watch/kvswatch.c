@@ -60,6 +60,9 @@ struct kvswatch {
     strhash_t *senders;    /* sender -> struct sender */
     struct list_node runq;
     struct list_node failed; /* lookups that could not be sent */
+    /* watchers whose lookup the kvs refused (unloading, or not loaded):
+     * looked up again on kvs.online */
+    struct waitlist kvs_wait;
     struct flux_deferred reaper;
     strhash_t *follows;     /* name -> struct follow */
     struct list_node idle;  /* follows without watchers, oldest first */
@@ -78,6 +81,7 @@ struct kvswatch {
         unsigned long events;
         unsigned long bad_requests;
         unsigned long bad_events;
+        unsigned long refused;
         unsigned long follows;
         unsigned long unfollows;
     } stats;
@@ -292,6 +296,7 @@ static void watcher_end (kvswatch_t *kw, struct watcher *w, int errnum,
     }
     nsmon_remove (ns, &w->link);
     sender_remove (kw, w);
+    waitlist_cancel (&kw->kvs_wait, &w->kvs_wi);
     list_del (&w->runnode); /* run queue or failed list */
     if (w->queued) {
         w->queued = false;
@@ -368,6 +373,7 @@ static int start_lookup (kvswatch_t *kw, struct watcher *w)
         return -1;
     }
     w->lookup_f = f;
+    waitlist_sent (&kw->kvs_wait, &w->kvs_wi);
     w->sent_seq = rootseq;
     w->sent_gen = nsmon_gen (ns);
     w->use_root = false;
@@ -386,7 +392,7 @@ static bool needs_lookup (struct watcher *w)
 static void schedule (kvswatch_t *kw, struct watcher *w)
 {
     if (w->busy || w->queued || w->failed_errno || nsmon_is_waiting (&w->link)
-        || !needs_lookup (w))
+        || waitlist_waiting (&w->kvs_wi) || !needs_lookup (w))
         return;
     list_add_tail (&kw->runq, &w->runnode);
     w->queued = true;
@@ -642,6 +648,17 @@ static int handle_result (kvswatch_t *kw, struct watcher *w, json_t *val,
     }
     if (errnum == ENOENT && waitcreate) {
         send_sentinel (kw, w);
+        return 0;
+    }
+    if (errnum == ENOSYS) {
+        /* the kvs is reloading (or not loaded yet), and looked up
+         * nothing: the same lookup again once it is back (kvs.online) */
+        if (w->sent_seq < 0)
+            w->initial = true;
+        else
+            w->use_root = true;
+        kw->stats.refused++;
+        (void)waitlist_refused (&kw->kvs_wait, &w->kvs_wi);
         return 0;
     }
     if (errnum != 0) {
@@ -977,7 +994,7 @@ json_t *kvswatch_stats (kvswatch_t *kw)
     }
     if (!(o = json_pack (
               "{s:i s:i s:o s:i s:i s:i s:i s:I s:I s:I s:I s:I s:I s:i s:I "
-              "s:I}",
+              "s:I s:I}",
               "watchers", kw->nwatchers, "namespace-count",
               (int)strhash_count (kw->namespaces), "namespaces", nsobj,
               "senders", (int)strhash_count (kw->senders), "lookups-active",
@@ -990,7 +1007,8 @@ json_t *kvswatch_stats (kvswatch_t *kw)
               (json_int_t)kw->stats.bad_events, "followed",
               (int)strhash_count (kw->follows), "follows",
               (json_int_t)kw->stats.follows, "unfollows",
-              (json_int_t)kw->stats.unfollows)))
+              (json_int_t)kw->stats.unfollows, "refused",
+              (json_int_t)kw->stats.refused)))
         goto nomem;
     return o;
 nomem:
@@ -999,6 +1017,18 @@ nomem:
 }
 
 /* Life cycle */
+
+/* A refused watcher's turn again (waitlist). */
+static void kvs_resend (struct waitlist *wl, struct waitlist_item *it,
+                        void *arg)
+{
+    schedule (arg, waitlist_entry (it, struct watcher, kvs_wi));
+}
+
+void kvswatch_kvs_online (kvswatch_t *kw)
+{
+    waitlist_online (&kw->kvs_wait);
+}
 
 kvswatch_t *kvswatch_create (flux_t *h, uint32_t rank, int max_lookups)
 {
@@ -1016,6 +1046,7 @@ kvswatch_t *kvswatch_create (flux_t *h, uint32_t rank, int max_lookups)
     list_init (&kw->runq);
     list_init (&kw->failed);
     list_init (&kw->idle);
+    waitlist_init (&kw->kvs_wait, kvs_resend, kw);
     flux_deferred_init (&kw->reaper, reap_failed);
     if (!(kw->namespaces = strhash_create (ns_destroy))
         || !(kw->byid = strhash_create (NULL))

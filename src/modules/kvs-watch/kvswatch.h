@@ -66,6 +66,11 @@ void kvswatch_disconnect (kvswatch_t *kw, const flux_msg_t *msg);
  */
 void kvswatch_event (kvswatch_t *kw, const flux_msg_t *msg);
 
+/* kvs.online: the kvs runs again.  A lookup the kvs refused with ENOSYS
+ * (unloading, or not loaded) does not end its watcher: the watcher
+ * waits for this and looks up again (stats "refused" counts them). */
+void kvswatch_kvs_online (kvswatch_t *kw);
+
 /* How the engine follows only the namespaces it watches.  sub(name, arg)
  * is called when namespace name gets a watcher and its events are not
  * followed yet, before that watcher's first lookup; it must return only

@@ -44,6 +44,12 @@ static void event_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     kvswatch_event (arg, msg);
 }
 
+static void kvs_online_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *msg, void *arg)
+{
+    kvswatch_kvs_online (arg);
+}
+
 /* Overrides the default kvs-watch.stats-get: the engine's numbers plus
  * the usual message counters.
  */
@@ -92,6 +98,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "kvs-watch.stats-get", stats_cb, FLUX_ROLE_ALL},
     /* owner only: a guest's event could otherwise fake a removal */
     {FLUX_MSGTYPE_EVENT, "kvs.namespace-*", event_cb, 0},
+    {FLUX_MSGTYPE_EVENT, "kvs.online", kvs_online_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -128,7 +135,8 @@ int mod_main (flux_t *h, int argc, char **argv)
     if (!(kw = kvswatch_create (h, rank, max_lookups)))
         return -1;
     kvswatch_set_follow (kw, subscribe_ns, unsubscribe_ns, h);
-    if (flux_msg_handler_addvec (h, htab, kw, &handlers) < 0)
+    if (flux_msg_handler_addvec (h, htab, kw, &handlers) < 0
+        || flux_event_subscribe (h, "kvs.online") < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
         goto done;

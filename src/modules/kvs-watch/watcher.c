@@ -106,6 +106,7 @@ struct watcher *watcher_create (const flux_msg_t *msg, flux_error_t *error)
         goto nomem;
     list_init (&w->sendernode);
     list_init (&w->runnode);
+    waitlist_item_init (&w->kvs_wi);
     w->last_seq = -1;
     w->want_seq = -1;
     w->sent_seq = -1;

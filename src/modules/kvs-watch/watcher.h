@@ -16,6 +16,7 @@
 #include "appendtrack.h"
 #include "libflux/flux.h"
 #include "libflux/list.h"
+#include "libflux/waitlist.h"
 #include "nsmon.h"
 
 /* Lookup flags (PROTOCOLS.md 4). */
@@ -72,9 +73,10 @@ struct watcher {
     bool use_root;            /* next lookup at the monitor's root */
     bool responded;           /* a value was sent */
     bool sentinel_sent;
-    bool busy;        /* holds a lookup slot */
-    bool queued;      /* on the run queue */
-    int failed_errno; /* the lookup could not be sent */
+    bool busy;                   /* holds a lookup slot */
+    bool queued;                 /* on the run queue */
+    int failed_errno;            /* the lookup could not be sent */
+    struct waitlist_item kvs_wi; /* refused (kvs reloading): waits */
     flux_future_t *lookup_f;
     json_t *prev;      /* UNIQ/FULL: the value sent last */
     appendtrack_t *at; /* APPEND */

@@ -101,6 +101,7 @@ struct fakens {
 static struct fakens fns[8];
 static int nfns;
 static int lookups;           /* kvs.lookup-plus requests seen */
+static bool kvs_down;         /* the kvs is reloading: ENOSYS */
 static int lookups_with_root; /* ... naming a rootdir */
 static bool hold;             /* queue lookups instead of answering */
 static flux_msg_t *held[4096];
@@ -151,6 +152,10 @@ static void answer_lookup (const flux_msg_t *msg)
         return;
     }
     lookups++;
+    if (kvs_down) {
+        flux_respond_error (h, msg, ENOSYS, "kvs is unloading");
+        return;
+    }
     if (!(ns = ns_find (nsname)) || !ns->exists) {
         flux_respond_error (h, msg, ENOTSUP, NULL);
         return;
@@ -959,6 +964,49 @@ static void test_inflight_bound (void)
     kw = kvswatch_create (h, 0, KVSWATCH_DEFAULT_MAX_LOOKUPS);
 }
 
+/* The kvs reloading refuses lookups with ENOSYS: the watchers wait for
+ * kvs.online and look again, none ends. */
+static void test_kvs_reload (void)
+{
+    int a, b, n0;
+
+    put ("primary", "ra", "1");
+    a = watch ("primary", "ra", WATCH);
+    settle ();
+    is (rlog (a), "1", "a watcher before the reload");
+    kvs_down = true;
+    b = watch ("primary", "ra", 0);
+    put ("primary", "ra", "2");
+    settle ();
+    ok (!clients[a].ended && !clients[b].ended,
+        "lookups refused with ENOSYS end no watcher");
+    is (rlog (b), "", "the new one has no answer yet");
+    ok (stat_int ("refused") >= 2, "stats: refused counts them");
+    n0 = lookups;
+    settle ();
+    ok (lookups == n0, "they wait: no lookup until kvs.online");
+    kvs_down = false;
+    kvswatch_kvs_online (kw);
+    settle ();
+    is (rlog (a), "1,2", "kvs.online: the watcher sees the commit");
+    is (rlog (b), "2", "and the new lookup is answered");
+    put ("primary", "ra", "3");
+    settle ();
+    is (rlog (a), "1,2,3", "and it goes on");
+    cancel_as (a, NULL);
+    settle ();
+    kvs_down = true;
+    a = watch ("primary", "ra", WATCH);
+    settle ();
+    cancel_as (a, NULL);
+    settle ();
+    is (rlog (a), "E61", "a waiting watcher can be canceled");
+    kvs_down = false;
+    kvswatch_kvs_online (kw);
+    settle ();
+    ok (stat_int ("watchers") == 0, "no watcher left");
+}
+
 static void test_bad_events (void)
 {
     int c, bad0 = (int)stat_int ("bad-events");
@@ -1018,6 +1066,7 @@ int main (int argc, char **argv)
     test_guest ();
     test_scale ();
     test_coalesce ();
+    test_kvs_reload ();
     test_inflight_bound ();
     test_bad_events ();
 
