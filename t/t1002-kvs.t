@@ -106,6 +106,56 @@ test_expect_success 'the content service gone: a commit waits for it, then compl
 	kvs_run 1 nocontent.sh >nocontent.out 2>nocontent.err &&
 	test "$(tail -n 1 nocontent.out)" = 2
 '
+# Write-behind (commit.c): a commit with no checkpoint (LAZY, another
+# namespace) does not wait for the content service's answer; a
+# checkpoint waits until every such write was answered.
+test_expect_success 'the content service gone: LAZY and guest-namespace commits are answered, a durable one waits; nothing is lost' '
+	rm -rf sd11 && mkdir sd11 &&
+	cat >behind.sh <<-EOT &&
+	$K put a=1 >/dev/null || exit 1
+	$K rpc kvs.namespace-create "{\"namespace\":\"wb\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}" >/dev/null || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K -c 8 put lz=2 >/dev/null || exit 1
+	$K -n wb put g=4 >/dev/null || exit 1
+	$K get lz && $K -n wb get g || exit 1
+	$K put d=3 >/dev/null &
+	pid=\$!
+	sleep 0.5
+	kill -0 \$pid || exit 1
+	flux module load content && flux module load content-sqlite || exit 1
+	wait \$pid || exit 1
+	$K rpc kvs.stats-get | grep -q "\"checkpoints-deferred\":[1-9]" || exit 1
+	EOT
+	flux start -Sstatedir="$PWD/sd11" $MODS sh behind.sh >behind.out &&
+	flux start -Sstatedir="$PWD/sd11" $MODS \
+		sh -c "$K get lz && $K get d && $K -n wb get g" >>behind.out &&
+	printf "2\n4\n2\n3\n4\n" >behind.exp &&
+	test_cmp behind.exp behind.out
+'
+test_expect_success 'the content service gone: writes behind are bounded (256), then commits wait' '
+	rm -rf sd12 && mkdir sd12 &&
+	cat >bound.sh <<-EOT &&
+	$K put a=1 >/dev/null || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K -c 8 loop 300 bd >bound.acks &
+	pid=\$!
+	for i in \$(seq 300); do
+		test \$(wc -l <bound.acks) -ge 256 && break
+		sleep 0.1
+	done
+	sleep 0.5
+	wc -l <bound.acks
+	kill -0 \$pid || exit 1
+	flux module load content && flux module load content-sqlite || exit 1
+	wait \$pid || exit 1
+	wc -l <bound.acks
+	$K put d=1 >/dev/null
+	EOT
+	flux start -Sstatedir="$PWD/sd12" $MODS sh bound.sh >bound.out &&
+	printf "256\n300\n" >bound.exp &&
+	test_cmp bound.exp bound.out &&
+	flux start -Sstatedir="$PWD/sd12" $MODS $K verify 300 bd
+'
 test_expect_success 'size 4: put from every rank, read from every rank' '
 	cat >ranks.sh <<-EOT &&
 	for r in 0 1 2 3; do

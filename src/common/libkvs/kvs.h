@@ -52,8 +52,9 @@ enum kvs_op {
  *
  * A commit to the primary namespace is answered once it is durable (its
  * root checkpointed), SYNC or not.  LAZY (not in flux-core) asks for
- * less: the answer comes once the commit is applied and its blobs are
- * cached, and it becomes durable with the next commit that is not LAZY
+ * less: the answer comes once the commit is applied (its blobs are
+ * written to the content service behind it), and it becomes durable
+ * with the next commit that is not LAZY
  * (whose checkpoint covers every root before it) or when the kvs unloads.
  * A broker that dies before that loses it.  For a write that a later
  * durable commit makes matter: the scheduler's R, which counts only once

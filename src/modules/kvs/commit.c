@@ -45,8 +45,27 @@
  * before it are durable (one sqlite transaction with content-sqlite).
  * The commits are answered, and the setroot event published, only
  * after that succeeded; any error fails every commit of the batch and
- * the root does not move.  Other namespaces are answered once their
- * blobs are cached (they are not checkpointed).
+ * the root does not move.
+ *
+ * Write-behind: a batch with no checkpoint (LAZY ones, other
+ * namespaces) is answered once applied and its content.write sent, not
+ * answered: the content service answers such a write at once, once it
+ * has checked and cached the blobs, so the wait bought nothing but a
+ * round trip through two threads.  The blobs stay dirty in the cache
+ * (lookups here find them) until the answer, and anything that learns
+ * of the new root (the answer, the setroot event) can only ask the
+ * content service for them after the write, which left first on the
+ * same path.  A blob over the content service's size limit is not
+ * written behind (the batch fails with EFBIG as before), nor more than
+ * BEHIND_MAX_WRITES or BEHIND_MAX_BYTES at once (with the content
+ * service gone they would pile up: past that, batches wait as before).
+ * A checkpoint is only sent once every write behind sent before it was
+ * answered (ctx->deferred), so that it never covers a blob the store
+ * refused or has yet to take again (a content service reloading refuses
+ * writes: they go again on content.online); writes sent after it do
+ * not hold it back.  A write behind that fails otherwise (not expected)
+ * leaves a root naming blobs the store lacks: no checkpoint is saved
+ * after it, and every durable commit fails, said in the log (LOG_CRIT).
  *
  * Answers go before the setroot event.  An event can only leave through
  * the broker's thread, and once a module has sent something that way its
@@ -114,8 +133,14 @@ struct batch {
  * each once the previous one succeeded, so that the checkpoint is never
  * saved when blobs before it were refused. */
 struct batch_rpc {
-    struct list_node node;
-    struct batch *b;
+    struct list_node node;  /* in b->rpcs, or ctx->behind */
+    struct list_node dnode; /* in ctx->deferred (a checkpoint) */
+    struct kvs_ctx *ctx;
+    struct batch *b; /* NULL: written behind (the batch may be gone) */
+    uint8_t *data;   /* written behind: its own copy of the blobs */
+    size_t datalen;
+    unsigned long seq; /* behind: its number; checkpoint: the last one
+                          sent before it, which it waits for */
     flux_future_t *f;
     bool checkpoint;
     struct content_write_blob *blobs;
@@ -257,9 +282,11 @@ static void batch_rpc_destroy (struct batch_rpc *r)
 {
     if (r) {
         list_del (&r->node);
+        list_del (&r->dnode);
         if (waitlist_waiting (&r->content_wi))
-            waitlist_cancel (&r->b->ctx->content_wait, &r->content_wi);
+            waitlist_cancel (&r->ctx->content_wait, &r->content_wi);
         flux_future_destroy (r->f);
+        free (r->data);
         free (r->blobs);
         free (r->digests);
         free (r->dirty);
@@ -465,7 +492,7 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg);
 /* Send the next chunk of r's blobs (the last one with the checkpoint). */
 static int batch_rpc_send (struct batch_rpc *r)
 {
-    struct kvs_ctx *ctx = r->b->ctx;
+    struct kvs_ctx *ctx = r->ctx;
     int first = r->next, n = 0;
     size_t bytes = 0;
     bool last;
@@ -474,9 +501,10 @@ static int batch_rpc_send (struct batch_rpc *r)
            && (n == 0 || bytes + r->blobs[first + n].len <= WRITE_CHUNK_BYTES))
         bytes += r->blobs[first + n++].len;
     last = (first + n == r->nblobs);
-    if (!(r->f = content_write (
-              ctx->h, blobref_hashtype_size (ctx->hashtype), r->blobs + first,
-              n, last && r->checkpoint ? r->b->newroot : NULL, r->b->newseq))
+    if (!(r->f = content_write (ctx->h, blobref_hashtype_size (ctx->hashtype),
+                                r->blobs + first, n,
+                                last && r->checkpoint ? r->b->newroot : NULL,
+                                r->checkpoint ? r->b->newseq : 0))
         || flux_future_then (r->f, -1., batch_rpc_continuation, r) < 0) {
         flux_future_destroy (r->f);
         r->f = NULL;
@@ -490,24 +518,65 @@ static int batch_rpc_send (struct batch_rpc *r)
 
 /* r is done (ok or not): drop it, and complete its batch if it was the
  * last RPC of it. */
+static void send_deferred (struct kvs_ctx *ctx);
+
+/* r is done (ok or not): drop it, and complete its batch if it was the
+ * last RPC of it; or, written behind, let the checkpoints waiting for
+ * it go once none is left. */
 static void batch_rpc_done (struct batch_rpc *r, bool ok)
 {
     struct batch *b = r->b;
-    struct kvs_ctx *ctx = b->ctx;
+    struct kvs_ctx *ctx = r->ctx;
 
+    if (!b) {
+        ctx->behind_pending--;
+        ctx->behind_bytes -= r->datalen;
+    }
     batch_rpc_clear (ctx, r, ok);
     batch_rpc_destroy (r);
+    if (!b) {
+        ctx->inflight--;
+        send_deferred (ctx);
+        kvs_check_stop (ctx);
+        return;
+    }
     if (--b->pending == 0) {
         b->done = true;
         ns_settle (ctx, b->ns);
     }
 }
 
+/* A write behind failed: its batch was answered and its root is in use,
+ * so no checkpoint may be saved from now on (it could name blobs the
+ * store lacks).  Not expected: such a write is answered once its blobs
+ * are cached, after their digests and sizes are checked. */
+static void behind_failed (struct batch_rpc *r, int errnum, const char *errstr)
+{
+    struct kvs_ctx *ctx = r->ctx;
+
+    if (!ctx->behind_errnum) {
+        ctx->behind_errnum = not_enosys (errnum);
+        snprintf (ctx->behind_errstr, sizeof (ctx->behind_errstr),
+                  "a store of %d blob(s) failed: %s", r->nblobs, errstr);
+    }
+    kvs_log (ctx, LOG_CRIT, "%s: no checkpoint will be saved",
+             ctx->behind_errstr);
+}
+
+static void rpc_failed (struct batch_rpc *r, int errnum, const char *errstr)
+{
+    if (r->b)
+        batch_error (r->b, errnum, "%s of %d blob(s)%s: %s",
+                     r->checkpoint ? "checkpoint" : "store", r->nblobs,
+                     r->checkpoint ? " and the root" : "", errstr);
+    else
+        behind_failed (r, errnum, errstr);
+}
+
 static void batch_rpc_continuation (flux_future_t *f, void *arg)
 {
     struct batch_rpc *r = arg;
-    struct batch *b = r->b;
-    struct kvs_ctx *ctx = b->ctx;
+    struct kvs_ctx *ctx = r->ctx;
     bool ok = true;
 
     if (flux_future_get (f, NULL) < 0 && errno == ENOSYS && !ctx->stopping) {
@@ -529,10 +598,7 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
     }
     if (flux_future_get (f, NULL) < 0) {
         ok = false;
-        batch_error (b, errno, "%s of %d blob(s)%s: %s",
-                     r->checkpoint ? "checkpoint" : "store", r->nblobs,
-                     r->checkpoint ? " and the root" : "",
-                     future_strerror (f, errno));
+        rpc_failed (r, errno, future_strerror (f, errno));
     }
     else if (r->next < r->nblobs) {
         /* more chunks: the next one goes now that this one succeeded */
@@ -541,7 +607,7 @@ static void batch_rpc_continuation (flux_future_t *f, void *arg)
         if (batch_rpc_send (r) == 0)
             return;
         ok = false;
-        batch_error (b, errno, "content.write: %s", strerror (errno));
+        rpc_failed (r, errno, strerror (errno));
     }
     batch_rpc_done (r, ok);
 }
@@ -553,8 +619,41 @@ static void content_resend (struct waitlist *wl, struct waitlist_item *it,
     struct batch_rpc *r = waitlist_entry (it, struct batch_rpc, content_wi);
 
     if (batch_rpc_send (r) < 0) {
-        batch_error (r->b, errno, "content.write: %s", strerror (errno));
+        rpc_failed (r, errno, strerror (errno));
         batch_rpc_done (r, false);
+    }
+}
+
+/* The oldest write behind not answered yet was sent after the
+ * checkpoint r was made: no blob r covers can still be refused. */
+static bool behind_clear (struct kvs_ctx *ctx, const struct batch_rpc *r)
+{
+    const struct batch_rpc *oldest;
+
+    if (list_empty (&ctx->behind))
+        return true;
+    oldest = list_entry (ctx->behind.next, struct batch_rpc, node);
+    return oldest->seq > r->seq;
+}
+
+/* The checkpoints whose writes behind were all answered go, in order
+ * (each may complete its batch at once: take them off the list first). */
+static void send_deferred (struct kvs_ctx *ctx)
+{
+    while (!list_empty (&ctx->deferred)) {
+        struct batch_rpc *r
+            = list_entry (ctx->deferred.next, struct batch_rpc, dnode);
+        if (!behind_clear (ctx, r))
+            break;
+        list_del (&r->dnode);
+        if (ctx->behind_errnum) {
+            batch_error (r->b, ctx->behind_errnum, "%s", ctx->behind_errstr);
+            batch_rpc_done (r, false);
+        }
+        else if (batch_rpc_send (r) < 0) {
+            batch_error (r->b, errno, "content.write: %s", strerror (errno));
+            batch_rpc_done (r, false);
+        }
     }
 }
 
@@ -596,11 +695,50 @@ void commit_init (struct kvs_ctx *ctx)
     flux_deferred_init (&ctx->settle_defer, settle_cb);
 }
 
+/* Writes behind in flight at most (more wait for their answer) */
+#define BEHIND_MAX_WRITES 256
+#define BEHIND_MAX_BYTES ((size_t)64 << 20)
+
+/* A write the content service answers at once (no checkpoint) and
+ * takes (blobs within its size limit: a larger one fails the batch
+ * with EFBIG, as before). */
+static bool behind_ok (struct kvs_ctx *ctx, const struct batch_rpc *r)
+{
+    /* bounded: with the content service gone they would pile up */
+    if (ctx->behind_pending >= BEHIND_MAX_WRITES
+        || ctx->behind_bytes >= BEHIND_MAX_BYTES)
+        return false;
+    for (int i = 0; i < r->nblobs; i++)
+        if (r->blobs[i].len > ctx->behind_max)
+            return false;
+    return true;
+}
+
+/* A write behind keeps its own copy of its blobs: it outlives the
+ * batch's apply, and a refused chunk is sent again. */
+static int copy_blobs (struct batch_rpc *r)
+{
+    size_t total = 0, off = 0;
+
+    for (int i = 0; i < r->nblobs; i++)
+        total += r->blobs[i].len;
+    if (!(r->data = malloc (total ? total : 1)))
+        return -1;
+    r->datalen = total;
+    for (int i = 0; i < r->nblobs; i++) {
+        memcpy (r->data + off, r->blobs[i].data, r->blobs[i].len);
+        r->blobs[i].data = r->data + off;
+        off += r->blobs[i].len;
+    }
+    return 0;
+}
+
 /* Store the batch's new blobs and (primary) checkpoint its root with
- * content.write: the content service answers once the blobs are cached,
- * or with a checkpoint once it and every blob before it are durable.
- * The cache holds the new objects as dirty meanwhile, so the next batch
- * of the pipeline finds them.
+ * content.write: the content service answers once the blobs are cached
+ * (written behind: the batch does not wait), or with a checkpoint once
+ * it and every blob before it are durable.  The cache holds the new
+ * objects as dirty meanwhile, so the next batch of the pipeline finds
+ * them.
  */
 static void batch_store (struct batch *b)
 {
@@ -612,6 +750,8 @@ static void batch_store (struct batch *b)
     if (!(r = calloc (1, sizeof (*r))))
         goto nomem;
     list_init (&r->node);
+    list_init (&r->dnode);
+    r->ctx = ctx;
     waitlist_item_init (&r->content_wi);
     if (n > 0
         && (!(r->blobs = calloc (n, sizeof (*r->blobs)))
@@ -646,7 +786,35 @@ static void batch_store (struct batch *b)
     r->nblobs = k;
     if (k == 0 && !r->checkpoint)
         goto done;
-    if (batch_rpc_send (r) < 0) {
+    if (!r->checkpoint && behind_ok (ctx, r)) {
+        /* written behind: the batch completes without the answer */
+        if (copy_blobs (r) < 0)
+            goto nomem;
+        if (batch_rpc_send (r) < 0) {
+            batch_error (b, errno, "content.write: %s", strerror (errno));
+            goto done;
+        }
+        r->b = NULL;
+        r->seq = ++ctx->behind_seq;
+        list_add_tail (&ctx->behind, &r->node);
+        ctx->behind_pending++;
+        ctx->behind_bytes += r->datalen;
+        ctx->inflight++;
+        ctx->stats.behind++;
+        return;
+    }
+    if (ctx->behind_errnum) {
+        batch_error (b, ctx->behind_errnum, "%s", ctx->behind_errstr);
+        goto done;
+    }
+    r->seq = ctx->behind_seq;
+    if (!list_empty (&ctx->deferred) || !behind_clear (ctx, r)) {
+        /* after the writes behind sent before it: it must not cover a
+         * blob the store has not taken (send_deferred) */
+        list_add_tail (&ctx->deferred, &r->dnode);
+        ctx->stats.deferred++;
+    }
+    else if (batch_rpc_send (r) < 0) {
         batch_error (b, errno, "content.write: %s", strerror (errno));
         goto done;
     }
@@ -1137,6 +1305,14 @@ void commit_teardown (struct kvs_ctx *ctx)
         uv_close ((uv_handle_t *)ctx->linger_timer, kvs_free_handle);
         ctx->linger_timer = NULL;
     }
+    list_for_each_safe (pos, tmp, &ctx->behind)
+    {
+        struct batch_rpc *r = list_entry (pos, struct batch_rpc, node);
+        batch_rpc_clear (ctx, r, false);
+        batch_rpc_destroy (r);
+    }
+    ctx->behind_pending = 0;
+    ctx->behind_bytes = 0;
     list_for_each_safe (pos, tmp, &ctx->relays)
     {
         struct relay *r = list_entry (pos, struct relay, node);

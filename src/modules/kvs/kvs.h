@@ -38,7 +38,9 @@ struct kvs_stats {
     unsigned long relays;
     unsigned long lazy_batches; /* primary batches not checkpointed */
     unsigned long lazy_first;   /* lazy batches taken ahead of durable
-                                   commits (commit.c take_lazy_first) */
+                                   commits (commit.c lazy_first) */
+    unsigned long behind;       /* content.writes answered behind */
+    unsigned long deferred;     /* checkpoints that waited for them */
     double apply_time;          /* seconds applying batches (to the new root) */
     double store_time;          /* seconds waiting for stores and checkpoints */
     double queue_time;  /* seconds commits waited for their batch to start */
@@ -81,10 +83,20 @@ struct kvs_ctx {
     int inflight; /* commit batches and relays not finished */
     uv_timer_t *stop_timer;
 
-    struct list_node lookups;  /* parked lookups */
-    struct list_node creates;  /* namespace-create waiting for its root */
-    struct list_node relays;   /* rank > 0: commits relayed to rank 0 */
-    struct list_node batches;  /* rank 0: batches in flight */
+    struct list_node lookups; /* parked lookups */
+    struct list_node creates; /* namespace-create waiting for its root */
+    struct list_node relays;  /* rank > 0: commits relayed to rank 0 */
+    struct list_node batches; /* rank 0: batches in flight */
+    /* rank 0: content.writes of batches already answered (commit.c,
+     * write-behind); checkpoint writes sent only once none is pending */
+    struct list_node behind; /* in the order sent */
+    int behind_pending;
+    size_t behind_bytes;
+    unsigned long behind_seq;  /* writes behind sent so far */
+    struct list_node deferred; /* checkpoint writes waiting for them */
+    int behind_errnum;         /* one failed: no checkpoint is saved */
+    size_t behind_max;         /* larger blobs are not written behind */
+    char behind_errstr[160];
     struct list_node forwards; /* rank > 0: requests forwarded to rank 0 */
     struct dict *fetches;      /* rank > 0: namespaces being learned */
     unsigned long name_seq;

@@ -143,6 +143,12 @@ static bool final_checkpoint (struct kvs_ctx *ctx)
     if (!ctx->checkpoint || ctx->final_sent || !primary)
         return false;
     ctx->final_sent = true;
+    if (ctx->behind_errnum) {
+        kvs_log (ctx, LOG_CRIT,
+                 "shutdown: the last root is not checkpointed: %s",
+                 ctx->behind_errstr);
+        return false;
+    }
     if (nstab_count (ctx->nstab) == 1 && !ctx->checkpoint_behind)
         return false;
     errno = ENOMEM;
@@ -238,10 +244,12 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
 /* kvs.stats-get (flux module stats kvs): the object cache (cache.h),
  * counts of commits, batches (root changes: lazy-batches of them not
  * checkpointed, lazy-first of those ahead of durable commits) and
- * lookups, and where a commit's time goes, in seconds summed over
- * answered commits or batches: queue-seconds (waiting for its batch to
- * start), commit-seconds (arrival to answer), apply-seconds and
- * store-seconds (per batch: applying, then storing and checkpointing). */
+ * lookups, writes-behind (content.writes not waited for) and
+ * checkpoints-deferred (sent after some), and where a commit's time
+ * goes, in seconds summed over answered commits or batches:
+ * queue-seconds (waiting for its batch to start), commit-seconds
+ * (arrival to answer), apply-seconds and store-seconds (per batch:
+ * applying, then storing and checkpointing). */
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
@@ -253,7 +261,7 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (flux_respond_pack (
             h, msg,
             "{s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I "
-            "s:I s:I s:I"
+            "s:I s:I s:I s:I s:I"
             " s:i s:i s:f s:f s:f s:f s:i}",
             "cache", "count", (json_int_t)cs.count, "dirty",
             (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
@@ -267,7 +275,9 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             (json_int_t)ctx->stats.lookups, "relays",
             (json_int_t)ctx->stats.relays, "lazy-batches",
             (json_int_t)ctx->stats.lazy_batches, "lazy-first",
-            (json_int_t)ctx->stats.lazy_first, "rootseq",
+            (json_int_t)ctx->stats.lazy_first, "writes-behind",
+            (json_int_t)ctx->stats.behind, "checkpoints-deferred",
+            (json_int_t)ctx->stats.deferred, "rootseq",
             primary ? primary->rootseq : -1, "inflight", ctx->inflight,
             "apply-seconds", ctx->stats.apply_time, "store-seconds",
             ctx->stats.store_time, "queue-seconds", ctx->stats.queue_time,
@@ -414,6 +424,20 @@ static int init_attrs (struct kvs_ctx *ctx, flux_error_t *error)
     if (blobref_hashtype_size (ctx->hashtype) < 0) {
         errno = EINVAL;
         return errprintf (error, "unknown content.hash %s", ctx->hashtype);
+    }
+    /* writes behind (commit.c) only of blobs the content service takes:
+     * below its limit (the attribute; K, M, G suffixes) and 1 MiB */
+    ctx->behind_max = (size_t)1 << 20;
+    if ((s = flux_attr_get (ctx->h, "content.blob-size-limit"))) {
+        char *end;
+        unsigned long long v = strtoull (s, &end, 10);
+        int shift = *end == 'k' || *end == 'K' ? 10
+                    : *end == 'M'              ? 20
+                    : *end == 'G'              ? 30
+                                               : 0;
+        if (end != s && (v << shift) >> shift == v
+            && (v << shift) < ctx->behind_max)
+            ctx->behind_max = (size_t)(v << shift);
     }
     if (!(empty = treeobj_create_dir ())
         || treeobj_hash (ctx->hashtype, empty, ctx->empty_ref,
@@ -569,6 +593,8 @@ static struct kvs_ctx *ctx_create (flux_t *h, int argc, char **argv,
     list_init (&ctx->creates);
     list_init (&ctx->relays);
     list_init (&ctx->batches);
+    list_init (&ctx->behind);
+    list_init (&ctx->deferred);
     list_init (&ctx->forwards);
     commit_init (ctx);
     if (parse_args (ctx, argc, argv, error) < 0 || init_attrs (ctx, error) < 0)
