@@ -521,8 +521,8 @@ static int batch_rpc_send (struct batch_rpc *r)
 static void send_deferred (struct kvs_ctx *ctx);
 
 /* r is done (ok or not): drop it, and complete its batch if it was the
- * last RPC of it; or, written behind, let the checkpoints waiting for
- * it go once none is left. */
+ * last RPC of it; or, written behind, let go the checkpoints that
+ * waited for it and for the writes before it. */
 static void batch_rpc_done (struct batch_rpc *r, bool ok)
 {
     struct batch *b = r->b;
