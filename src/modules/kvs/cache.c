@@ -43,6 +43,7 @@ struct entry {
     struct list_node lru; /* on c->lru (head = most recently used), c->cold
                              or c->busy */
     bool cold;
+    bool forget;        /* replaced while in use: cold once it is not */
     bool busy;          /* on c->busy: !expirable() */
     unsigned int epoch; /* c->epoch when last used (0: demoted) */
     json_t *obj;        /* decoded tree object, or NULL */
@@ -186,8 +187,24 @@ static void uncold (struct cache *c, struct entry *e)
     }
 }
 
+/* e (not on a list) goes to the newest end of the cold list, which is
+ * kept under CACHE_COLD_BYTES. */
+static void make_cold (struct cache *c, struct entry *e)
+{
+    list_add_head (&c->cold, &e->lru);
+    e->epoch = c->epoch;
+    e->cold = true;
+    e->forget = false;
+    c->cold_bytes += e->size;
+    while (c->cold_bytes > CACHE_COLD_BYTES) {
+        entry_remove (c, list_entry (c->cold.prev, struct entry, lru));
+        c->st.expired++;
+    }
+}
+
 /* Move e to the busy list when it comes into use, back to the recent end
- * of the LRU when it is no longer in use.  Call after any change of its
+ * of the LRU when it is no longer in use (to the cold list if it was
+ * replaced meanwhile: cache_forget).  Call after any change of its
  * dirty count, load, waiters or holds. */
 static void relist (struct cache *c, struct entry *e)
 {
@@ -196,15 +213,17 @@ static void relist (struct cache *c, struct entry *e)
     if (busy == e->busy)
         return;
     list_del (&e->lru);
+    e->busy = busy;
     if (busy) {
         uncold (c, e);
         list_add_head (&c->busy, &e->lru);
     }
+    else if (e->forget)
+        make_cold (c, e);
     else {
         list_add_head (&c->lru, &e->lru);
         e->epoch = c->epoch;
     }
-    e->busy = busy;
 }
 
 /* Expire LRU entries until at most target remain and the bytes are
@@ -288,22 +307,19 @@ void cache_forget (struct cache *c, const char *ref)
 {
     struct entry *e;
 
-    if (!c || !ref || !(e = entry_get (c, ref, false)) || !expirable (e)
-        || e->cold)
+    if (!c || !ref || !(e = entry_get (c, ref, false)) || e->cold)
         return;
-    list_del (&e->lru);
-    list_add_head (&c->cold, &e->lru);
-    e->epoch = c->epoch;
-    e->cold = true;
-    c->cold_bytes += e->size;
-    while (c->cold_bytes > CACHE_COLD_BYTES) {
-        entry_remove (c, list_entry (c->cold.prev, struct entry, lru));
-        c->st.expired++;
+    if (!expirable (e)) {
+        e->forget = true; /* a store of it (written behind) is pending */
+        return;
     }
+    list_del (&e->lru);
+    make_cold (c, e);
 }
 
 static void touch (struct cache *c, struct entry *e)
 {
+    e->forget = false; /* used again */
     if (e->busy)
         return; /* the busy list has no order */
     list_del (&e->lru);

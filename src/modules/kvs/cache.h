@@ -157,7 +157,8 @@ bool cache_is_clean (struct cache *c, const char *ref);
  * likely never be read again, but identical directories share a blob,
  * so it may be.  Expire it before anything else, and in any case once
  * the replaced versions hold more than a few MiB (unless it is used
- * again meanwhile). */
+ * again meanwhile).  One in use (its store pending) is so once it is
+ * no longer in use. */
 void cache_forget (struct cache *c, const char *ref);
 
 /* Expire clean entries (LRU first) down to the bound. */

@@ -536,6 +536,7 @@ static void batch_rpc_done (struct batch_rpc *r, bool ok)
     batch_rpc_destroy (r);
     if (!b) {
         ctx->inflight--;
+        cache_expire (ctx->cache); /* its blobs may go now */
         send_deferred (ctx);
         kvs_check_stop (ctx);
         return;

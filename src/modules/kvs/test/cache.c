@@ -326,6 +326,36 @@ static void test_forget (void)
     ok (cache_get_raw (c, refs[11], NULL, NULL) == 0,
         "a dirty entry is not forgotten");
     cache_destroy (c);
+
+    /* forgotten while dirty (a store written behind): once stored, it
+     * expires before the least recently used entry */
+    c = cache_create (3, 0, fail_load, nofree, NULL);
+    cache_insert_raw (c, refs[0], "a", 1, false);
+    cache_insert_raw (c, refs[1], "b", 1, false);
+    cache_insert_raw (c, refs[2], "c", 1, true);
+    cache_forget (c, refs[2]);
+    cache_clear_dirty (c, refs[2], true);
+    cache_insert_raw (c, refs[3], "d", 1, false);
+    cache_expire (c);
+    ok (cache_get_raw (c, refs[2], NULL, NULL) != 0
+            && cache_get_raw (c, refs[0], NULL, NULL) == 0,
+        "forgotten while dirty, then stored: it expires first");
+    cache_destroy (c);
+
+    /* forgotten while dirty, then used again: not forgotten */
+    c = cache_create (3, 0, fail_load, nofree, NULL);
+    cache_insert_raw (c, refs[0], "a", 1, false);
+    cache_insert_raw (c, refs[1], "b", 1, false);
+    cache_insert_raw (c, refs[2], "c", 1, true);
+    cache_forget (c, refs[2]);
+    ok (cache_get_raw (c, refs[2], NULL, NULL) == 0, "read again while dirty");
+    cache_clear_dirty (c, refs[2], true);
+    cache_insert_raw (c, refs[3], "d", 1, false);
+    cache_expire (c);
+    ok (cache_get_raw (c, refs[2], NULL, NULL) == 0
+            && cache_get_raw (c, refs[0], NULL, NULL) != 0,
+        "then stored: it stays, the least recently used one expires");
+    cache_destroy (c);
     free (big);
 }
 
