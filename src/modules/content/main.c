@@ -19,42 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libutil/sizeparse.h"
 #include "service.h"
-
-static int parse_size (const char *s, size_t *val)
-{
-    unsigned long long v;
-    char *end;
-
-    errno = 0;
-    if (!s || *s == '-' || *s == '\0')
-        goto inval;
-    v = strtoull (s, &end, 10);
-    if (errno != 0 || end == s)
-        goto inval;
-    switch (*end) {
-        case 'k':
-        case 'K':
-            v <<= 10;
-            end++;
-            break;
-        case 'M':
-            v <<= 20;
-            end++;
-            break;
-        case 'G':
-            v <<= 30;
-            end++;
-            break;
-    }
-    if (*end != '\0')
-        goto inval;
-    *val = (size_t)v;
-    return 0;
-inval:
-    errno = EINVAL;
-    return -1;
-}
 
 struct setting {
     const char *name; /* argument name; the attribute is content.NAME */
@@ -84,7 +50,7 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
         char attr[64];
         snprintf (attr, sizeof (attr), "content.%s", settings[i].name);
         if ((s = flux_attr_get (h, attr))
-            && parse_size (s, settings[i].val) < 0) {
+            && size_parse (s, settings[i].val) < 0) {
             flux_log (h, 3, "bad value for attribute %s: %s", attr, s);
             return -1;
         }
@@ -102,7 +68,7 @@ static int configure (flux_t *h, struct content_config *cfg, int argc,
             errno = EINVAL;
             return -1;
         }
-        if (parse_size (eq + 1, settings[i].val) < 0) {
+        if (size_parse (eq + 1, settings[i].val) < 0) {
             flux_log (h, 3, "bad value in module argument: %s", argv[a]);
             return -1;
         }

@@ -45,6 +45,7 @@
 
 #include "libcontent/content.h"
 #include "libkvs/treeobj.h"
+#include "libutil/sizeparse.h"
 
 #include "apply.h"
 #include "kvs.h"
@@ -411,6 +412,7 @@ static int parse_args (struct kvs_ctx *ctx, int argc, char **argv,
 static int init_attrs (struct kvs_ctx *ctx, flux_error_t *error)
 {
     const char *s;
+    size_t limit;
     json_t *empty;
 
     if (flux_get_rank (ctx->h, &ctx->rank) < 0)
@@ -426,19 +428,12 @@ static int init_attrs (struct kvs_ctx *ctx, flux_error_t *error)
         return errprintf (error, "unknown content.hash %s", ctx->hashtype);
     }
     /* writes behind (commit.c) only of blobs the content service takes:
-     * below its limit (the attribute; K, M, G suffixes) and 1 MiB */
+     * below its limit (the attribute, read as the content module reads
+     * it) and 1 MiB */
     ctx->behind_max = (size_t)1 << 20;
-    if ((s = flux_attr_get (ctx->h, "content.blob-size-limit"))) {
-        char *end;
-        unsigned long long v = strtoull (s, &end, 10);
-        int shift = *end == 'k' || *end == 'K' ? 10
-                    : *end == 'M'              ? 20
-                    : *end == 'G'              ? 30
-                                               : 0;
-        if (end != s && (v << shift) >> shift == v
-            && (v << shift) < ctx->behind_max)
-            ctx->behind_max = (size_t)(v << shift);
-    }
+    if ((s = flux_attr_get (ctx->h, "content.blob-size-limit"))
+        && size_parse (s, &limit) == 0 && limit < ctx->behind_max)
+        ctx->behind_max = limit;
     if (!(empty = treeobj_create_dir ())
         || treeobj_hash (ctx->hashtype, empty, ctx->empty_ref,
                          sizeof (ctx->empty_ref))
