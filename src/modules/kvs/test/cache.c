@@ -296,6 +296,19 @@ static void test_bytes_decode (void)
     cache_destroy (c);
 }
 
+/* A cache of 3 entries: refs[0] and refs[1] clean, refs[2] dirty and
+ * forgotten (a replaced version whose store is pending). */
+static struct cache *forgotten_dirty (char refs[][BLOBREF_MAX_STRING_SIZE])
+{
+    struct cache *c = cache_create (3, 0, fail_load, nofree, NULL);
+
+    cache_insert_raw (c, refs[0], "a", 1, false);
+    cache_insert_raw (c, refs[1], "b", 1, false);
+    cache_insert_raw (c, refs[2], "c", 1, true);
+    cache_forget (c, refs[2]);
+    return c;
+}
+
 /* Replaced versions (cache_forget) go first and are bounded (8 MiB). */
 static void test_forget (void)
 {
@@ -329,11 +342,7 @@ static void test_forget (void)
 
     /* forgotten while dirty (a store written behind): once stored, it
      * expires before the least recently used entry */
-    c = cache_create (3, 0, fail_load, nofree, NULL);
-    cache_insert_raw (c, refs[0], "a", 1, false);
-    cache_insert_raw (c, refs[1], "b", 1, false);
-    cache_insert_raw (c, refs[2], "c", 1, true);
-    cache_forget (c, refs[2]);
+    c = forgotten_dirty (refs);
     cache_clear_dirty (c, refs[2], true);
     cache_insert_raw (c, refs[3], "d", 1, false);
     cache_expire (c);
@@ -343,11 +352,7 @@ static void test_forget (void)
     cache_destroy (c);
 
     /* forgotten while dirty, then used again: not forgotten */
-    c = cache_create (3, 0, fail_load, nofree, NULL);
-    cache_insert_raw (c, refs[0], "a", 1, false);
-    cache_insert_raw (c, refs[1], "b", 1, false);
-    cache_insert_raw (c, refs[2], "c", 1, true);
-    cache_forget (c, refs[2]);
+    c = forgotten_dirty (refs);
     ok (cache_get_raw (c, refs[2], NULL, NULL) == 0, "read again while dirty");
     cache_clear_dirty (c, refs[2], true);
     cache_insert_raw (c, refs[3], "d", 1, false);
