@@ -75,8 +75,16 @@ test_expect_success 'killed by signal 9 exits 137' '
 	grep "^2: Killed" kill.err
 '
 test_expect_success 'a missing command exits 127 with an error per rank' '
-	test_expect_code 127 flux exec -r 0-1 /nonexistent/cmd 2>nx.err &&
+	test_expect_code 127 env FLUX_EXEC_BULK=0 \
+		flux exec -r 0-1 /nonexistent/cmd 2>nx.err &&
 	grep "flux-exec: Error: rank 1: /nonexistent/cmd: No such file" nx.err
+'
+test_expect_success 'through bulk-exec, one error line for the ranks alike' '
+	test_expect_code 127 flux exec -r 0-1 /nonexistent/cmd </dev/null \
+		2>nxb.err &&
+	grep "flux-exec: Error: rank \[0-1\]: /nonexistent/cmd: No such file" \
+		nxb.err &&
+	test_line_count = 1 nxb.err
 '
 test_expect_success 'stdin is copied to every rank' '
 	echo hi | flux exec -r 0-1 cat >stdin.out &&
@@ -154,7 +162,8 @@ test_expect_success 'a client gone owes rexec.disconnect only where its processe
 	for r in 1 2 3; do
 		FLUX_URI=$(cat uri.$r) flux module stats --clear broker || return 1
 	done &&
-	{ flux exec -r 1-3 sh -c "test \$(flux getattr rank) != 2 || exec sleep 100" & } &&
+	{ FLUX_EXEC_BULK=0 flux exec -r 1-3 \
+		sh -c "test \$(flux getattr rank) != 2 || exec sleep 100" & } &&
 	pid=$! &&
 	wait_list 2 sh 1 && wait_list 1 sh 0 && wait_list 3 sh 0 &&
 	sleep 0.5 && # the ends of the streams of ranks 1 and 3 reach rank 0

@@ -114,6 +114,24 @@ static void respond (struct proc *p, const flux_msg_t *msg, json_t *o)
     json_decref (o);
 }
 
+/* Whoever follows the process: its client or its sink. */
+static bool followed (struct proc *p)
+{
+    return p->client || p->sink_open;
+}
+
+/* o (a response, taken) to the client or the sink. */
+static void to_client (struct proc *p, json_t *o)
+{
+    if (p->sink_open) {
+        if (o)
+            p->sink (o, 0, p->sink_arg);
+        json_decref (o);
+        return;
+    }
+    respond (p, p->client, o);
+}
+
 /* Keep the newest ~OUTPUT_KEEP bytes of output as whole io objects. */
 static void keep_output (struct proc *p, json_t *io, size_t len)
 {
@@ -141,10 +159,9 @@ static void emit (struct stream *st, const char *data, size_t len, bool eof)
         return;
     if (p->waitable && len > 0)
         keep_output (p, io, len);
-    if (p->client && (p->flags & st->flag))
-        respond (p, p->client,
-                 json_pack ("{s:s s:i s:O}", "type", "output", "pid",
-                            (int)p->pid, "io", io));
+    if (followed (p) && (p->flags & st->flag))
+        to_client (p, json_pack ("{s:s s:i s:O}", "type", "output", "pid",
+                                 (int)p->pid, "io", io));
     else if (p->background && !p->client && len > 0) {
         const char *label = flux_cmd_get_label (p->cmd);
         int n = (int)len;
@@ -244,11 +261,10 @@ static void write_done (uv_write_t *req, int status)
     struct proc *p = st->p;
 
     st->wpending -= w->len;
-    if (status == 0 && !p->released && p->client
+    if (status == 0 && !p->released && followed (p)
         && (p->flags & SUBPROCESS_REXEC_WRITE_CREDIT))
-        respond (p, p->client,
-                 json_pack ("{s:s s:{s:i}}", "type", "add-credit", "channels",
-                            st->name, (int)w->len));
+        to_client (p, json_pack ("{s:s s:{s:i}}", "type", "add-credit",
+                                 "channels", st->name, (int)w->len));
     free (w);
 }
 
@@ -333,10 +349,9 @@ static bool all_read (struct proc *p)
 
 static void send_finished (struct proc *p)
 {
-    if (p->client && !p->finished_sent) {
-        respond (
-            p, p->client,
-            json_pack ("{s:s s:i}", "type", "finished", "status", p->status));
+    if (followed (p) && !p->finished_sent) {
+        to_client (p, json_pack ("{s:s s:i}", "type", "finished", "status",
+                                 p->status));
         p->finished_sent = true;
     }
 }
@@ -347,6 +362,11 @@ void proc_check_done (struct proc *p)
 
     if (p->released || !p->exited || !all_read (p))
         return;
+    if (p->sink_open) {
+        send_finished (p);
+        p->sink_open = false;
+        p->sink (NULL, ENODATA, p->sink_arg);
+    }
     if (p->client) {
         send_finished (p);
         if (flux_respond_error (s->h, p->client, ENODATA, NULL) < 0)
@@ -726,9 +746,12 @@ error:
     return NULL;
 }
 
-struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
-                         flux_cmd_t *cmd, int flags, int local_flags,
-                         bool background)
+/* Spawn for the request msg (answered: started, or the error), or with
+ * no msg for sink (error set on failure, sink not called). */
+static struct proc *spawn_for (subprocess_server_t *s, const flux_msg_t *msg,
+                               flux_cmd_t *cmd, int flags, int local_flags,
+                               bool background, subprocess_server_sink_f sink,
+                               void *arg, flux_error_t *errp)
 {
     struct proc *p;
     flux_error_t error;
@@ -740,8 +763,13 @@ struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
     for (int i = 0; i < 3 + nch; i++)
         child_fds[i] = -1;
     if (!(p = proc_create (s, cmd, flags, local_flags, background, &error))) {
+        errnum = errno;
         s->failed++;
-        flux_respond_error (s->h, msg, errno, error.text);
+        if (msg)
+            flux_respond_error (s->h, msg, errnum, error.text);
+        else
+            *errp = error;
+        errno = errnum;
         return NULL;
     }
     snprintf (error.text, sizeof (error.text), "%s", "");
@@ -798,6 +826,14 @@ struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
     if (start_reading (p) < 0)
         flux_log_error (s->h, "%s: reading output of pid %d", s->service,
                         (int)p->pid);
+    if (!msg) {
+        p->sink = sink;
+        p->sink_arg = arg;
+        p->sink_open = true;
+        to_client (
+            p, json_pack ("{s:s s:i}", "type", "started", "pid", (int)p->pid));
+        return p;
+    }
     if (!background) {
         p->exec_msg = flux_msg_incref (msg);
         p->client = flux_msg_incref (msg);
@@ -817,12 +853,32 @@ error:
     free (argv);
     flux_cmd_env_free (env);
     s->failed++;
-    if (flux_respond_error (s->h, msg, errnum,
-                            error.text[0] ? error.text : NULL)
-        < 0)
+    if (!msg) {
+        if (!error.text[0])
+            snprintf (error.text, sizeof (error.text), "%s", strerror (errnum));
+        *errp = error;
+    }
+    else if (flux_respond_error (s->h, msg, errnum,
+                                 error.text[0] ? error.text : NULL)
+             < 0)
         flux_log_error (s->h, "%s: error responding", s->service);
     p->s = NULL; /* not linked yet */
     proc_release (p);
     errno = errnum;
     return NULL;
+}
+
+struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
+                         flux_cmd_t *cmd, int flags, int local_flags,
+                         bool background)
+{
+    return spawn_for (s, msg, cmd, flags, local_flags, background, NULL, NULL,
+                      NULL);
+}
+
+struct proc *proc_spawn_sink (subprocess_server_t *s, flux_cmd_t *cmd,
+                              int flags, subprocess_server_sink_f sink,
+                              void *arg, flux_error_t *error)
+{
+    return spawn_for (s, NULL, cmd, flags, 0, false, sink, arg, error);
 }

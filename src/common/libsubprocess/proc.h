@@ -19,6 +19,8 @@ struct subprocess_server {
     bool shutting_down;
     subprocess_server_auth_f auth_cb;
     void *auth_arg;
+    subprocess_server_disconnect_f disconnect_cb;
+    void *disconnect_arg;
     bool allow_user; /* requests from allow_uid with the user role too */
     uint32_t allow_uid;
     int started, failed, exited;
@@ -53,6 +55,11 @@ struct proc {
     const flux_msg_t
         *exec_msg;            /* foreground: the exec request (write lookup) */
     const flux_msg_t *client; /* the request responses go to, or NULL */
+    /* a process of the server's own user (subprocess_server_spawn):
+     * what a client would be answered goes to sink while sink_open */
+    subprocess_server_sink_f sink;
+    void *sink_arg;
+    bool sink_open;
     const flux_msg_t *wait_msg; /* a pending wait */
     int flags;                  /* forwarding flags of the client */
     int local_flags;
@@ -78,6 +85,12 @@ struct proc {
 struct proc *proc_spawn (subprocess_server_t *s, const flux_msg_t *msg,
                          flux_cmd_t *cmd, int flags, int local_flags,
                          bool background);
+/* Spawn cmd (owned from here on) in the foreground for sink instead of
+ * a request: started, output and finished go to sink, then its end.
+ * NULL with errno and error set (sink not called) if nothing runs. */
+struct proc *proc_spawn_sink (subprocess_server_t *s, flux_cmd_t *cmd,
+                              int flags, subprocess_server_sink_f sink,
+                              void *arg, flux_error_t *error);
 int proc_signal (struct proc *p, int signum);
 void proc_write (struct proc *p, const char *stream, const char *data,
                  size_t len, bool eof);

@@ -378,6 +378,99 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
         next = p->next;
         proc_check_done (p);
     }
+    if (s->disconnect_cb)
+        s->disconnect_cb (msg, s->disconnect_arg);
+}
+
+void subprocess_server_set_disconnect_cb (subprocess_server_t *s,
+                                          subprocess_server_disconnect_f cb,
+                                          void *arg)
+{
+    if (s) {
+        s->disconnect_cb = cb;
+        s->disconnect_arg = arg;
+    }
+}
+
+pid_t subprocess_server_spawn (subprocess_server_t *s, flux_cmd_t *cmd,
+                               int flags, subprocess_server_sink_f sink,
+                               void *arg, flux_error_t *error)
+{
+    struct proc *p;
+
+    if (!s || !cmd || !sink || (flags & ~31)
+        || (flags & SUBPROCESS_REXEC_WAITABLE)) {
+        flux_cmd_destroy (cmd);
+        errno = EINVAL;
+        return errprintf (error, "invalid argument");
+    }
+    if (s->shutting_down) {
+        flux_cmd_destroy (cmd);
+        errno = ENOSYS;
+        return errprintf (error, "subprocess server is shutting down");
+    }
+    if (flux_cmd_argc (cmd) == 0) {
+        flux_cmd_destroy (cmd);
+        errno = EINVAL;
+        return errprintf (error, "command string is empty");
+    }
+    /* the sink hears "started" before this returns */
+    if (!(p = proc_spawn_sink (s, cmd, flags, sink, arg, error)))
+        return -1;
+    p->next = s->procs;
+    if (s->procs)
+        s->procs->prev = p;
+    s->procs = p;
+    s->started++;
+    return p->pid;
+}
+
+/* The server's sink process pid, NULL with ESRCH. */
+static struct proc *find_sink (subprocess_server_t *s, pid_t pid)
+{
+    struct proc *p = s && pid > 0 ? server_find (s, pid, NULL) : NULL;
+
+    if (!p || !p->sink) {
+        errno = ESRCH;
+        return NULL;
+    }
+    return p;
+}
+
+int subprocess_server_write (subprocess_server_t *s, pid_t pid,
+                             const char *stream, const char *data, size_t len,
+                             bool eof)
+{
+    struct proc *p;
+
+    if (!(p = find_sink (s, pid)))
+        return -1;
+    proc_write (p, stream, data, len, eof);
+    return 0;
+}
+
+int subprocess_server_kill (subprocess_server_t *s, pid_t pid, int signum)
+{
+    struct proc *p;
+
+    if (!(p = find_sink (s, pid)) || p->exited) {
+        errno = ESRCH;
+        return -1;
+    }
+    return proc_signal (p, signum);
+}
+
+void subprocess_server_forget (subprocess_server_t *s, pid_t pid)
+{
+    struct proc *p;
+
+    if (!(p = find_sink (s, pid)))
+        return;
+    p->sink_open = false;
+    p->sink = NULL;
+    if (!p->exited)
+        (void)proc_signal (p, SIGKILL);
+    proc_check_done (p);
 }
 
 void server_unlink (subprocess_server_t *s, struct proc *p)

@@ -207,6 +207,44 @@ int subprocess_server_running (subprocess_server_t *s);
  * leave it alone). */
 bool subprocess_server_owns (subprocess_server_t *s, pid_t pid);
 
+/* Processes of the server's own user (the rexec module's bulk exec),
+ * spawned with no request: what an exec client would be answered goes to
+ * a sink instead.  sink gets each response (borrowed: started, output,
+ * add-credit, finished, as on the wire), then once resp NULL and errnum
+ * ENODATA: the stream is over (after the finished and the EOF of each
+ * forwarded stream, as RFC 42 orders them) and the process is no longer
+ * the server's.  flags as an exec's (foreground); no local flags.
+ * Returns the pid, or -1 with errno and error set (sink never called).
+ */
+typedef void (*subprocess_server_sink_f) (const json_t *resp, int errnum,
+                                          void *arg);
+pid_t subprocess_server_spawn (subprocess_server_t *s, flux_cmd_t *cmd,
+                               int flags, subprocess_server_sink_f sink,
+                               void *arg, flux_error_t *error);
+
+/* Write to stream of the server's process pid (EOF: data NULL, len 0,
+ * eof true); -1 with ESRCH if pid is not a process of the server. */
+int subprocess_server_write (subprocess_server_t *s, pid_t pid,
+                             const char *stream, const char *data, size_t len,
+                             bool eof);
+
+/* Send signum to the server's process pid (its process group unless it
+ * was spawned no-setpgrp); -1 with ESRCH if pid is not running. */
+int subprocess_server_kill (subprocess_server_t *s, pid_t pid, int signum);
+
+/* The sink of pid is no longer called: the process gets SIGKILL if it
+ * still runs and is reaped as a client-less one. */
+void subprocess_server_forget (subprocess_server_t *s, pid_t pid);
+
+/* Called once a client's disconnect request was handled (msg: the
+ * disconnect, whose sender is the client that went), for the server's
+ * user to drop what it holds for that client.  cb NULL: none. */
+typedef void (*subprocess_server_disconnect_f) (const flux_msg_t *msg,
+                                                void *arg);
+void subprocess_server_set_disconnect_cb (subprocess_server_t *s,
+                                          subprocess_server_disconnect_f cb,
+                                          void *arg);
+
 /* Counters for stats-get: a new object {running, zombies, started,
  * failed, exited}. */
 json_t *subprocess_server_stats (subprocess_server_t *s);

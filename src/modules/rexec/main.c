@@ -10,7 +10,9 @@
  * guest's job on another node must not reach the owner's processes on
  * rank 0 through a forwarded message.
  *
- * rexec.stats-get adds the server's counters to the message counters.
+ * rexec.stats-get adds the server's counters to the message counters,
+ * and those of rexec.bulk-exec (bulk.h: one command on many ranks, down
+ * the tree once) under "bulk".
  *
  * Shutdown (the broker stops the module, or its reactor stops): new
  * execs are refused ENOSYS, the children get SIGTERM, and the module
@@ -27,14 +29,26 @@
 #include "libflux/stats.h"
 #include "libsubprocess/subprocess.h"
 
+#include "bulk.h"
+
 #define SERVICE "rexec"
 #define TERM_TIMEOUT 5.
 #define KILL_TIMEOUT 1.
 
+struct rexec {
+    subprocess_server_t *srv;
+    struct bulk *bulk;
+};
+
 static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
 {
-    flux_stats_respond (h, msg, subprocess_server_stats (arg));
+    struct rexec *r = arg;
+    json_t *o = subprocess_server_stats (r->srv);
+
+    if (o && r->bulk)
+        (void)json_object_set_new (o, "bulk", bulk_stats (r->bulk));
+    flux_stats_respond (h, msg, o);
 }
 
 static const struct flux_msg_handler_spec htab[] = {
@@ -102,6 +116,8 @@ int mod_main (flux_t *h, int argc, char **argv)
 {
     flux_msg_handler_t **handlers = NULL;
     subprocess_server_t *srv;
+    struct rexec r = {0};
+    subprocess_server_auth_f check = NULL;
     flux_error_t error;
     const char *uri;
     uint32_t rank;
@@ -118,9 +134,17 @@ int mod_main (flux_t *h, int argc, char **argv)
         flux_log (h, LOG_ERR, "%s", error.text);
         return -1;
     }
-    if (rank == 0 && guests_allowed (h))
+    if (rank == 0 && guests_allowed (h)) {
         subprocess_server_set_auth_cb (srv, local_only, NULL);
-    if (flux_msg_handler_addvec (h, htab, srv, &handlers) < 0
+        check = local_only;
+    }
+    r.srv = srv;
+    if (!(r.bulk = bulk_create (h, srv, check, &error))) {
+        flux_log (h, LOG_ERR, "bulk-exec: %s", error.text);
+        goto done;
+    }
+    subprocess_server_set_disconnect_cb (srv, bulk_disconnect, r.bulk);
+    if (flux_msg_handler_addvec (h, htab, &r, &handlers) < 0
         || register_service (h) < 0)
         goto done;
     if (flux_reactor_run (flux_get_reactor (h), 0) < 0)
@@ -128,6 +152,8 @@ int mod_main (flux_t *h, int argc, char **argv)
     rc = 0;
 done:
     stop_children (h, srv);
+    subprocess_server_set_disconnect_cb (srv, NULL, NULL);
+    bulk_destroy (r.bulk);
     flux_msg_handler_delvec (handlers);
     subprocess_server_destroy (srv);
     return rc;

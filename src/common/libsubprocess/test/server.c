@@ -586,6 +586,105 @@ static void test_disconnect (void)
     flux_cmd_destroy (cmd);
 }
 
+/* ---- the server's own processes: subprocess_server_spawn ---- */
+
+struct sinkrec {
+    int started, finished, ended, status;
+    char out[256];
+    size_t outlen;
+    int ended_errnum;
+};
+
+static void sink_cb (const json_t *resp, int errnum, void *arg)
+{
+    struct sinkrec *sr = arg;
+    const char *type = NULL;
+    json_t *io;
+
+    if (!resp) {
+        sr->ended++;
+        sr->ended_errnum = errnum;
+        return;
+    }
+    if (json_unpack ((json_t *)resp, "{s:s}", "type", &type) < 0)
+        return;
+    if (!strcmp (type, "started"))
+        sr->started++;
+    else if (!strcmp (type, "finished")) {
+        sr->finished++;
+        (void)json_unpack ((json_t *)resp, "{s:i}", "status", &sr->status);
+    }
+    else if (!strcmp (type, "output") && (io = json_object_get (resp, "io"))) {
+        const char *stream, *rank;
+        char *data = NULL;
+        size_t len;
+        bool eof;
+        if (subprocess_io_decode (io, &stream, &rank, &data, &len, &eof) == 0
+            && data && sr->outlen + len < sizeof (sr->out)) {
+            memcpy (sr->out + sr->outlen, data, len);
+            sr->outlen += len;
+        }
+        free (data);
+    }
+}
+
+static bool sink_ended (void *arg)
+{
+    return ((struct sinkrec *)arg)->ended > 0;
+}
+
+static void test_spawn_sink (void)
+{
+    struct sinkrec sr = {0};
+    flux_error_t error;
+    pid_t pid;
+
+    pid = subprocess_server_spawn (srv, sh ("echo hi; exit 3"),
+                                   SUBPROCESS_REXEC_STDOUT, sink_cb, &sr,
+                                   &error);
+    ok (pid > 0 && sr.started == 1,
+        "spawn: a pid, and the sink heard started before it returned");
+    ok (subprocess_server_write (srv, pid, "stdin", NULL, 0, true) == 0,
+        "write: EOF to its stdin");
+    ok (flux_reactor_run_until (r, sink_ended, &sr, 30.),
+        "the sink heard the end");
+    ok (sr.finished == 1 && sr.status == 3 << 8,
+        "finished once, with the wait status (exit 3)");
+    ok (sr.outlen == 3 && !memcmp (sr.out, "hi\n", 3), "its output");
+    ok (sr.ended == 1 && sr.ended_errnum == ENODATA, "the end is ENODATA");
+    ok (!subprocess_server_owns (srv, pid)
+            && subprocess_server_kill (srv, pid, SIGTERM) < 0 && errno == ESRCH,
+        "afterwards it is no longer the server's (ESRCH)");
+
+    memset (&sr, 0, sizeof (sr));
+    errno = 0;
+    ok (subprocess_server_spawn (srv, sh ("true"), SUBPROCESS_REXEC_WAITABLE,
+                                 sink_cb, &sr, &error)
+                < 0
+            && errno == EINVAL,
+        "spawn: waitable is refused (EINVAL)");
+    {
+        char *argv[] = {"/nonexistent/cmd", NULL};
+        errno = 0;
+        ok (subprocess_server_spawn (srv, flux_cmd_create (1, argv, environ), 3,
+                                     sink_cb, &sr, &error)
+                    < 0
+                && errno == ENOENT && strstr (error.text, "/nonexistent/cmd"),
+            "spawn: a missing command fails ENOENT, with its name (%s)",
+            error.text);
+    }
+    ok (sr.started == 0 && sr.ended == 0, "the sink never heard of it");
+
+    pid = subprocess_server_spawn (srv, sh ("exec sleep 100"), 3, sink_cb, &sr,
+                                   &error);
+    ok (pid > 0, "spawn sleep 100");
+    ok (subprocess_server_kill (srv, pid, 0) == 0, "kill: signal 0 reaches it");
+    subprocess_server_forget (srv, pid);
+    ok (flux_reactor_run_until (r, none_running, NULL, 30.),
+        "forget: it is killed and reaped");
+    ok (sr.ended == 0 && sr.finished == 0, "and its sink is not called");
+}
+
 static void test_terminate (void)
 {
     struct rec rc = {0};
@@ -631,6 +730,7 @@ int main (int argc, char **argv)
     test_background ();
     test_attach ();
     test_disconnect ();
+    test_spawn_sink ();
     test_terminate ();
     subprocess_server_destroy (srv);
     flux_reactor_run (r, FLUX_REACTOR_NOWAIT);

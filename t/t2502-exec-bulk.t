@@ -1,0 +1,140 @@
+#!/bin/sh
+test_description='rexec.bulk-exec: flux exec on many ranks sends one request
+down the tree and hears each subtree'"'"'s outcomes combined (7 brokers,
+fanout 2: rank 0 has children 1 and 2, rank 1 has 3 and 4, rank 2 has 5
+and 6)'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+RPC="$FLUX_BUILD_DIR/t/rpc-cred"
+RANKRPC="$FLUX_BUILD_DIR/t/rpc"
+CMD='{"cmdline":["true"],"env":{},"opts":{},"channels":[]}'
+
+# wait_list RANK PATTERN COUNT: until rexec.list on RANK shows COUNT procs
+# whose cmd matches PATTERN
+wait_list () {
+	for i in $(seq 300); do
+		n=$($RANKRPC -r $1 rexec.list | grep -o "\"cmd\":\"$2\"" | wc -l)
+		test $n -eq $3 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# bulk_stat RANK KEY: a counter of rank RANK's bulk-exec
+bulk_stat () {
+	$RANKRPC -r $1 rexec.stats-get | jq ".bulk[\"$2\"]"
+}
+
+test_expect_success 'start 7 brokers, fanout 2' '
+	start_instance bulk 7 -Stbon.fanout=2 &&
+	flux exec -r 0 true </dev/null
+'
+test_expect_success 'every rank runs the command once, output labeled' '
+	flux exec -l -r all flux getattr rank </dev/null | sort >labels.out &&
+	for r in 0 1 2 3 4 5 6; do echo "$r: $r"; done >labels.exp &&
+	test_cmp labels.exp labels.out
+'
+test_expect_success 'it went through bulk-exec, not one exec per rank' '
+	n0=$(bulk_stat 0 sessions) &&
+	n4=$(bulk_stat 4 sessions) &&
+	flux exec -r all true </dev/null &&
+	test $(bulk_stat 0 sessions) -eq $((n0 + 1)) &&
+	test $(bulk_stat 4 sessions) -eq $((n4 + 1))
+'
+# Each child of rank 0 sends its subtree's outcome (one report when all
+# exited alike within the hold) and its end: 4 responses.  One exec per
+# rank would bring rank 0 five responses for each of 6 ranks below it.
+test_expect_success 'rank 0 hears a handful of messages from its children' '
+	c0=$(bulk_stat 0 child-responses) &&
+	flux exec -r all true </dev/null &&
+	c1=$(bulk_stat 0 child-responses) &&
+	test $((c1 - c0)) -ge 4 && test $((c1 - c0)) -le 8
+'
+test_expect_success 'ranks below rank 0 only, and -x' '
+	flux exec -l -r 3-6 -x 5 echo x </dev/null | sort >sub.out &&
+	printf "3: x\n4: x\n6: x\n" >sub.exp &&
+	test_cmp sub.exp sub.out
+'
+test_expect_success 'stdout and stderr, lines kept whole' '
+	flux exec -r 1-2 sh -c "echo out; echo err >&2" </dev/null \
+		>both.out 2>both.err &&
+	test "$(cat both.out)" = "$(printf "out\nout")" &&
+	test "$(cat both.err)" = "$(printf "err\nerr")"
+'
+test_expect_success 'statuses: one summary line each, the worst wins' '
+	test_expect_code 6 flux exec -r all \
+		sh -c "r=\$(flux getattr rank); test \$r -lt 5 || exit \$r; \
+			test \$((r % 2)) = 0 || exit 1" </dev/null 2>st.err &&
+	grep "^\[1,3\]: Exit 1" st.err &&
+	grep "^5: Exit 5" st.err &&
+	grep "^6: Exit 6" st.err &&
+	test_line_count = 3 st.err
+'
+test_expect_success 'a missing command: one error line, exit 127' '
+	test_expect_code 127 flux exec -r all /nonexistent/cmd </dev/null \
+		2>nx.err &&
+	grep "^flux-exec: Error: rank \[0-6\]: /nonexistent/cmd: No such file" \
+		nx.err &&
+	test_line_count = 1 nx.err
+'
+test_expect_success 'a process killed by a signal' '
+	test_expect_code 137 flux exec -r 2,5 sh -c "kill -9 \$\$" </dev/null \
+		2>k.err &&
+	grep "^\[2,5\]: Killed" k.err
+'
+test_expect_success 'stdin is empty (closed at once)' '
+	flux exec -r all cat </dev/null >cat.out &&
+	! test -s cat.out &&
+	flux exec -n -r all cat </dev/zero >cat2.out &&
+	! test -s cat2.out
+'
+test_expect_success 'SIGTERM to flux exec reaches every rank' '
+	flux exec -r all sleep 100 </dev/null &
+	pid=$! &&
+	wait_list 0 sleep 1 && wait_list 6 sleep 1 && wait_list 3 sleep 1 &&
+	kill -TERM $pid &&
+	test_expect_code 143 wait $pid &&
+	wait_list 6 sleep 0 && wait_list 3 sleep 0
+'
+test_expect_success 'a client killed takes its processes on every rank' '
+	flux exec -r all sleep 100 </dev/null &
+	pid=$! &&
+	wait_list 4 sleep 1 && wait_list 5 sleep 1 &&
+	kill -9 $pid &&
+	for r in 0 1 2 3 4 5 6; do wait_list $r sleep 0 || return 1; done &&
+	test $(bulk_stat 0 running) -eq 0 &&
+	test $(bulk_stat 2 running) -eq 0
+'
+test_expect_success 'FLUX_EXEC_BULK=0: one exec per rank, same output' '
+	n0=$(bulk_stat 0 sessions) &&
+	FLUX_EXEC_BULK=0 flux exec -l -r all flux getattr rank </dev/null \
+		| sort >per.out &&
+	test_cmp labels.exp per.out &&
+	test $(bulk_stat 0 sessions) -eq $n0
+'
+test_expect_success 'bad requests are refused' '
+	test_expect_code 71 $RPC -s rexec.bulk-exec "{}" &&
+	test_expect_code 71 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":1}" &&
+	test_expect_code 22 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":8,\"ranks\":\"0\"}" &&
+	test_expect_code 22 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"x\"}" &&
+	test_expect_code 22 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"7\"}" &&
+	test_expect_code 71 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":{},\"flags\":3,\"ranks\":\"0\"}" &&
+	test_expect_code 71 $RPC rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"0\"}" 2>ns.err &&
+	grep "must be streaming" ns.err &&
+	test_expect_code 22 $RANKRPC -r 1 -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"2\"}" &&
+	test_expect_code 3 $RPC rexec.bulk-kill "{\"matchtag\":1,\"signum\":15}" &&
+	test_expect_code 22 $RPC rexec.bulk-kill "{\"matchtag\":1,\"signum\":0}" &&
+	test_expect_code 1 $RPC -u 4242 -R 2 -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"0\"}"
+'
+test_expect_success 'stop the instance' '
+	stop_instance bulk
+'
+test_done
