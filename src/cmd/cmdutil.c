@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "libjob/job.h"
 #include "libutil/fsd.h"
@@ -276,4 +277,13 @@ int cmd_run_group (const struct builtin *group,
         }
     }
     cmd_usage_error ("unknown command '%s'", name);
+}
+
+bool cmd_stdin_is_null (void)
+{
+    struct stat a, b;
+
+    return fstat (STDIN_FILENO, &a) == 0 && S_ISCHR (a.st_mode)
+           && stat ("/dev/null", &b) == 0 && S_ISCHR (b.st_mode)
+           && a.st_rdev == b.st_rdev;
 }

@@ -15,6 +15,8 @@
 #include <getopt.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include "libflux/flux.h"
 
 #include "builtin.h"
@@ -74,6 +76,9 @@ char *cmd_join_words (int argc, char **argv);
  * reading fails.
  */
 char *cmd_read_all (FILE *fp, const char *what, size_t *lenp);
+
+/* Whether standard input is /dev/null (it reads end-of-file at once). */
+bool cmd_stdin_is_null (void);
 
 /* Open the instance named by $FLUX_URI.  If FLUX_URI is unset, say so
  * (and that commands run inside an instance) and exit 1; exit 1 too if

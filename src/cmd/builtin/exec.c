@@ -275,16 +275,6 @@ static void stdin_idle_cb (uv_idle_t *w)
     stdin_read (w->data);
 }
 
-/* Whether fd 0 is /dev/null: it reads end-of-file at once, as -n. */
-static bool stdin_is_null (void)
-{
-    struct stat a, b;
-
-    return fstat (STDIN_FILENO, &a) == 0 && S_ISCHR (a.st_mode)
-           && stat ("/dev/null", &b) == 0 && S_ISCHR (b.st_mode)
-           && a.st_rdev == b.st_rdev;
-}
-
 static void stdin_setup (struct exec *x)
 {
     uv_loop_t *loop = flux_reactor_uv (x->r);
@@ -294,7 +284,7 @@ static void stdin_setup (struct exec *x)
         x->noinput = true;
         return;
     }
-    if (stdin_is_null ()) {
+    if (cmd_stdin_is_null ()) { /* end-of-file at once, as -n */
         x->noinput = true;
         x->eof_later = true;
         return;

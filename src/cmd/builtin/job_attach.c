@@ -377,7 +377,7 @@ static void stdin_start (struct attach *a)
     struct stat st;
     int e;
 
-    if (a->in_started || a->o.read_only || a->o.no_output)
+    if (a->in_started || a->o.read_only || a->o.no_stdin || a->o.no_output)
         return;
     a->in_started = true;
     if (fstat (STDIN_FILENO, &st) < 0) { /* closed: the tasks get EOF */

@@ -26,6 +26,7 @@ struct attach_opts {
     bool show_events;       /* print main eventlog events on stderr */
     bool show_exec;         /* print exec eventlog events on stderr */
     bool read_only;         /* no stdin forwarding (and no signals) */
+    bool no_stdin;          /* the job reads its stdin from a file */
     bool quiet;             /* no redirect/log/stdin warnings */
     bool verbose;           /* file:line in shell log messages */
     bool no_output;         /* eventlog only: no output, no stdin */

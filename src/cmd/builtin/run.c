@@ -45,6 +45,18 @@ const struct builtin builtin_run = {
     .main = cmd_run,
 };
 
+/* A -o pty option: the tasks' stdin is then their pty, which a file
+ * given as input would replace. */
+static bool wants_pty (const struct submit_opts *o)
+{
+    for (int i = 0; i < o->nsetopt; i++) {
+        const char *s = o->setopt[i];
+        if (!strncmp (s, "pty", 3) && (s[3] == '\0' || s[3] == '.'))
+            return true;
+    }
+    return false;
+}
+
 int cmd_run (int argc, char **argv)
 {
     struct submit_opts o = {0};
@@ -55,6 +67,11 @@ int cmd_run (int argc, char **argv)
 
     setlocale (LC_CTYPE, "");
     submit_opts_parse (argc, argv, SUBMIT_MODE_RUN, &o);
+    /* stdin on /dev/null: the tasks read it themselves (as --input=
+     * /dev/null), so the leader shell has no stdin to take and pass to
+     * every other shell (63 requests for a -N64 job); not with a pty */
+    if (!o.input && !o.stdin_ranks && !wants_pty (&o) && cmd_stdin_is_null ())
+        o.input = "/dev/null";
     js = submit_build_jobspec (argc - optind, argv + optind, &o);
     if (submit_opts_submit_one (js, &o, &h, &id) > 0) {
         rc = 0; /* --dry-run */
@@ -66,6 +83,7 @@ int cmd_run (int argc, char **argv)
         .show_exec = o.verbose > 2,
         .wait_event = o.wait_event,
         .stdin_ranks = o.stdin_ranks,
+        .no_stdin = o.input != NULL,
         .print_jobid = o.verbose > 0,
     };
     rc = attach_run (h, id, &ao);
