@@ -51,6 +51,18 @@ task_output () {
 		sed 's/.*"data":"\(.*\)"}$/\1/'
 }
 
+# "STREAM RANK" for each task rank an EOF entry of job $1's output names
+# (the leader writes the EOFs of many tasks as one entry, rank an idset)
+eof_pairs () {
+	getlog $1 output |
+	sed -n "s/.*\"stream\":\"\([a-z]*\)\",\"rank\":\"\([0-9,-]*\)\",\"eof\":true.*/\1 \2/p" |
+	while read s r; do
+		echo "$r" | tr , "\n" | while IFS=- read a b; do
+			for i in $(seq $a ${b:-$a}); do echo "$s $i"; done
+		done
+	done | sort
+}
+
 test_expect_success 'start an instance with the fake exec-agent' '
 	start_instance broker 1 -Sbroker.modules=$MODULES &&
 	flux module load --name=exec-agent $AGENT_SO
@@ -199,7 +211,7 @@ test_expect_success 'output goes to the guest output eventlog, header first' '
 	test "$(task_output 110 stdout 0)" = "out0\\n" &&
 	test "$(task_output 110 stdout 1)" = "out1\\n" &&
 	test "$(task_output 110 stderr 1)" = "err\\n" &&
-	test $(grep -c "\"eof\":true" out.110) -eq 4
+	test $(eof_pairs 110 | wc -l) -eq 4
 '
 test_expect_success 'binary output is base64' '
 	job 111 1 0 -- -n1 printf "\\377\\376" &&
@@ -246,23 +258,34 @@ test_expect_success 'four shells: the leader writes every task'"'"'s output, com
 		test_cmp seq.300 data.160.$r &&
 		test "$(task_data 160 $r stderr)" = "e$r" || return 1
 	done &&
-	test $(grep -c "\"eof\":true" out.160) -eq 16 &&
+	eof_pairs 160 >eof.160 &&
+	test_line_count = 16 eof.160 &&
+	test -z "$(uniq -d eof.160)" &&
+	test $(grep -c "\"eof\":true" out.160) -lt 16 &&
 	test $(grep -c header out.160) -eq 1
 '
 test_expect_success 'a non-leader task'"'"'s EOF comes after all its data' '
 	flux kvs get --namespace=job-160 -r output | jq -s -e "
-		[.[] | select(.name==\"data\")] as \$d |
-		[range(0;8) | tostring] | all(. as \$r |
-			[\$d[] | select(.context.rank==\$r and .context.stream==\"stdout\")] |
-			(map(select(.context.eof)) | length) == 1 and
-			(.[-1].context.eof == true) and length >= 2)"
+		def ranks: .context.rank | split(\",\") | [.[] | if test(\"-\")
+			then (split(\"-\") | map(tonumber)) as \$p |
+				range(\$p[0]; \$p[1] + 1)
+			else tonumber end];
+		[.[] | select(.name==\"data\" and .context.stream==\"stdout\")]
+			| to_entries as \$d |
+		[range(0;8)] | all(. as \$r |
+			[\$d[] | select(.value.context.eof and
+				(.value | ranks | any(.[]; . == \$r))) | .key] as \$e |
+			[\$d[] | select(.value.context.data and
+				.value.context.rank == (\$r | tostring)) | .key] as \$k |
+			(\$e | length) == 1 and (\$k | length) >= 1 and
+			(\$k | max) < \$e[0])"
 '
 test_expect_success 'a non-leader task closing its output early: its EOFs are recorded' '
 	job 161 2 0 -- -N2 -n2 sh -c "if test \$FLUX_TASK_RANK = 1; then exec >&- 2>&-; sleep 1; else echo done; fi" &&
 	run_shell 161 2 &&
 	getlog 161 output >out.161 &&
-	grep "\"stream\":\"stdout\",\"rank\":\"1\",\"eof\":true" out.161 &&
-	grep "\"stream\":\"stderr\",\"rank\":\"1\",\"eof\":true" out.161 &&
+	eof_pairs 161 >eof.161 &&
+	grep -x "stdout 1" eof.161 && grep -x "stderr 1" eof.161 &&
 	test "$(task_output 161 stdout 0)" = "done\\n" &&
 	test -z "$(task_output 161 stdout 1)"
 '
@@ -272,7 +295,7 @@ test_expect_success 'the limit across four shells: none keeps more than its shar
 	getlog 162 output >out.162 &&
 	test $(grep -c "will be truncated, 8k limit" out.162) -eq 4 &&
 	test $(grep -c "bytes truncated" out.162) -eq 4 &&
-	test $(grep -c "\"eof\":true" out.162) -eq 8 &&
+	test $(eof_pairs 162 | wc -l) -eq 8 &&
 	for r in 0 1 2 3; do
 		n=$(task_data 162 $r stdout | wc -c) &&
 		test $n -le 2048 &&
@@ -290,10 +313,13 @@ test_expect_success 'malformed output requests to the leader get EPROTO' '
 	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"junk\\n\",\"last\":false}" &&
 	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"{\\\"timestamp\\\":1.0,\\\"name\\\":\\\"header\\\"}\\n\",\"last\":false}" &&
 	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"{\\\"timestamp\\\":1.0,\\\"name\\\":\\\"log\\\"}\",\"last\":false}" &&
+	eof="{\\\"timestamp\\\":1.0,\\\"name\\\":\\\"data\\\",\\\"context\\\":{\\\"stream\\\":\\\"stdout\\\",\\\"eof\\\":true,\\\"rank\\\":" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"$eof\\\"0-2\\\"}}\\n\",\"last\":false}" &&
+	test_expect_code 71 $RPC $svc.output "{\"shell_rank\":1,\"events\":\"$eof\\\"x\\\"}}\\n\",\"last\":false}" &&
 	$RPC $svc.output "{\"shell_rank\":1,\"events\":\"\",\"last\":false}" &&
 	flux event pub shell-163.kill "{\"signum\":9}" &&
 	test_expect_code 137 wait $pid &&
-	test $(getlog 163 output | grep -c "\"eof\":true") -eq 4
+	test $(eof_pairs 163 | wc -l) -eq 4
 '
 test_expect_success 'a bad output.limit is a fatal error' '
 	job 114 1 0 -- -n1 -o output.limit=lots true &&

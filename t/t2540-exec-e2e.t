@@ -112,7 +112,15 @@ test_expect_success 'output of every rank of a 4-node job reaches flux run and a
 		test_cmp seq.500 attach.$r &&
 		grep "^e$r$" all.err && grep "^e$r$" attach.err || return 1
 	done &&
-	test $(flux job eventlog -p guest.output $id | grep -c "eof=true") -eq 16
+	flux job eventlog -p guest.output $id |
+		sed -n "s/.*stream=\"\([a-z]*\)\" rank=\"\([0-9,-]*\)\" eof=true.*/\1 \2/p" |
+		while read s r; do
+			echo "$r" | tr , "\n" | while IFS=- read a b; do
+				for i in $(seq $a ${b:-$a}); do echo "$s $i"; done
+			done
+		done | sort >eof.all &&
+	test_line_count = 16 eof.all &&
+	test -z "$(uniq -d eof.all)"
 '
 # big_diag: what a failure of the 100 MB test needs to be understood: the
 # job's eventlogs, the tail of its output eventlog, the brokers' logs

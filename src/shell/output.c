@@ -13,6 +13,12 @@
  * one commit in flight at a time.  What is pending on either side is
  * bounded by the share (limit / shells) plus the EOF and log events, so
  * memory stays bounded whatever the tasks write.
+ *
+ * The leader writes the EOFs of many tasks as one entry per stream: the
+ * EOFs it holds go at the start of its next commit with an idset `rank`
+ * (RFC 24), after every data entry of those tasks.  A 64-node job's
+ * `output` then ends with 2 EOF entries, not 128, and each reader of it
+ * (flux run, flux job attach) is sent 2 events, not 128.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +31,7 @@
 #include "libeventlog/eventlog.h"
 #include "libflux/flux.h"
 #include "libflux/base64.h"
+#include "libidset/idset.h"
 #include "libkvs/kvs.h"
 #include "libutil/strsubst.h"
 #include "libutil/utf8.h"
@@ -74,7 +81,8 @@ struct output {
     int64_t *received; /* bytes, by shell rank */
     bool *done;        /* the shell sent its last events, by shell rank */
     int ndone;
-    bool waiting; /* output_wait() runs the loop */
+    struct idset *eof[2]; /* leader: task EOFs held for the next commit */
+    bool waiting;         /* output_wait() runs the loop */
 };
 
 static void commit_start (struct output *out);
@@ -156,6 +164,49 @@ static int append_entry (struct output *out, json_t *entry)
     return append_entry_hold (out, entry, false);
 }
 
+/* Leader: hold the EOF of ranks on stream for the next commit (counted
+ * as one pending byte, so that a commit is due for it). */
+static void eof_hold (struct output *out, int stream, const struct idset *ranks)
+{
+    if ((!out->eof[stream]
+         && !(out->eof[stream] = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        || idset_add (out->eof[stream], ranks) < 0) {
+        fprintf (stderr, "flux-shell: output: %s\n", strerror (errno));
+        return;
+    }
+    out->pending++;
+    if (!uv_is_active ((uv_handle_t *)out->timer))
+        uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
+                        0);
+}
+
+/* Leader: the held EOFs into the transaction about to be committed, one
+ * entry per stream. */
+static void eof_flush (struct output *out)
+{
+    for (int i = 0; i < 2; i++) {
+        char *ranks, *line = NULL;
+        json_t *entry = NULL;
+
+        if (!out->eof[i] || idset_count (out->eof[i]) == 0)
+            continue;
+        if (!(ranks = idset_encode (out->eof[i], IDSET_FLAG_RANGE))
+            || !(entry = eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
+                                              "stream", stream_name[i], "rank",
+                                              ranks, "eof", 1))
+            || !(line = eventlog_entry_encode (entry))
+            || flux_kvs_txn_put (out->txn, FLUX_KVS_APPEND, "output", line) < 0)
+            fprintf (stderr, "flux-shell: output: EOF: %s\n", strerror (errno));
+        else
+            out->pending += strlen (line);
+        free (line);
+        json_decref (entry);
+        free (ranks);
+        idset_destroy (out->eof[i]);
+        out->eof[i] = NULL;
+    }
+}
+
 static void commit_cb (flux_future_t *f, void *arg)
 {
     struct output *out = arg;
@@ -176,8 +227,10 @@ static void commit_cb (flux_future_t *f, void *arg)
  * commit.  False if it is not held (or could not be joined). */
 static bool join_startup (struct output *out)
 {
-    if (!out->shell->gathering
-        || shell_commit_async (out->shell, out->txn, "committing output") < 0)
+    if (!out->shell->gathering)
+        return false;
+    eof_flush (out);
+    if (shell_commit_async (out->shell, out->txn, "committing output") < 0)
         return false;
     flux_kvs_txn_clear (out->txn);
     out->pending = 0;
@@ -201,6 +254,7 @@ static void commit_start (struct output *out)
     if (join_startup (out))
         return;
     (void)shell_commit_flush (out->shell); /* the header goes first */
+    eof_flush (out);
     if (!(txn = flux_kvs_txn_create ()))
         return;
     if (!(out->commit
@@ -272,28 +326,95 @@ static int64_t client_bound (struct output *out)
     return 2 * (2 * out->share + 65536) + 4 * 1024 * 1024;
 }
 
-/* Every event must be a `data` or `log` entry, whole lines only. */
-static int check_events (const char *events, size_t len)
+/* A data entry that is the EOF of one stream and nothing else: its
+ * stream index and ranks (a new idset); -1 if the entry is something
+ * else; -2 if it is such an EOF but not of stdout or stderr, or its rank
+ * is not an idset of task ranks below ntasks. */
+static int eof_only (json_t *context, int ntasks, struct idset **ranks)
 {
-    eventlog_parser_t *p = eventlog_parser_create ();
-    json_t *e;
-    int rc = -1;
+    const char *stream = NULL, *rank = NULL;
+    json_t *eof = context ? json_object_get (context, "eof") : NULL;
 
-    if (!p || eventlog_parser_feed (p, events, len) < 0)
-        goto out;
-    while ((e = eventlog_parser_next (p))) {
+    *ranks = NULL;
+    if (!json_is_true (eof) || json_object_get (context, "data"))
+        return -1;
+    if (json_unpack (context, "{s:s s:s}", "stream", &stream, "rank", &rank) < 0
+        || !(*ranks = idset_decode (rank)) || idset_count (*ranks) == 0
+        || idset_last (*ranks) >= (unsigned)ntasks)
+        goto bad;
+    if (!strcmp (stream, "stdout"))
+        return 0;
+    if (!strcmp (stream, "stderr"))
+        return 1;
+bad:
+    idset_destroy (*ranks);
+    *ranks = NULL;
+    return -2;
+}
+
+/* Another shell's events: each must be a `data` or `log` entry, whole
+ * lines only (-1 otherwise).  Their EOFs go in eofs (new idsets, by
+ * stream), the rest in *keep (malloc'd, the lines as they came). */
+static int parse_events (const char *events, size_t len, int ntasks,
+                         char **keep, struct idset *eofs[2])
+{
+    char *k = malloc (len + 1);
+    size_t klen = 0, off = 0;
+
+    eofs[0] = eofs[1] = NULL;
+    if (!k)
+        return -1;
+    while (off < len) {
+        const char *nl = memchr (events + off, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - (events + off)) + 1 : 0;
         const char *name = NULL;
-        (void)eventlog_entry_parse (e, NULL, &name, NULL);
-        bool ok = name && (!strcmp (name, "data") || !strcmp (name, "log"));
+        json_t *e = NULL, *context = NULL;
+        struct idset *ranks = NULL;
+        int stream;
+        char *line;
+
+        if (!nl || !(line = strndup (events + off, n)))
+            goto error; /* not a whole line */
+        off += n;
+        e = eventlog_entry_decode (line);
+        free (line);
+        if (!e || eventlog_entry_parse (e, NULL, &name, &context) < 0
+            || (strcmp (name, "data") && strcmp (name, "log"))) {
+            json_decref (e);
+            goto error;
+        }
+        stream
+            = strcmp (name, "data") ? -1 : eof_only (context, ntasks, &ranks);
+        if (stream == -2) {
+            json_decref (e);
+            goto error;
+        }
+        if (stream >= 0) {
+            int rc = (eofs[stream]
+                      || (eofs[stream] = idset_create (0, IDSET_FLAG_AUTOGROW)))
+                         ? idset_add (eofs[stream], ranks)
+                         : -1;
+            idset_destroy (ranks);
+            if (rc < 0) {
+                json_decref (e);
+                goto error;
+            }
+        }
+        else {
+            memcpy (k + klen, events + off - n, n);
+            klen += n;
+        }
         json_decref (e);
-        if (!ok)
-            goto out;
     }
-    if (errno == EAGAIN && eventlog_parser_pending (p) == 0)
-        rc = 0;
-out:
-    eventlog_parser_destroy (p);
-    return rc;
+    k[klen] = '\0';
+    *keep = k;
+    return 0;
+error:
+    idset_destroy (eofs[0]);
+    idset_destroy (eofs[1]);
+    eofs[0] = eofs[1] = NULL;
+    free (k);
+    return -1;
 }
 
 /* Leader: <service>.output {shell_rank:i, events:s, last:b,
@@ -310,6 +431,8 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     json_t *task_exit = NULL;
     int rank, last, errnum = EPROTO;
     const char *errmsg = "malformed output request";
+    char *keep = NULL;
+    struct idset *eofs[2] = {NULL, NULL};
 
     (void)mh;
     if (flux_msg_authorize (msg, out->shell->info->userid) < 0) {
@@ -322,7 +445,11 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                              "task-exit", &task_exit)
             < 0
         || rank < 1 || rank >= out->shell->info->shell_size
-        || strlen (events) != len || check_events (events, len) < 0)
+        || strlen (events) != len
+        || (len > 0
+            && parse_events (events, len, out->shell->info->total_ntasks, &keep,
+                             eofs)
+                   < 0))
         goto error;
     if (out->done[rank]) {
         errmsg = "that shell's output has ended";
@@ -339,20 +466,28 @@ static void output_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         goto error;
     }
     out->received[rank] += len;
-    if (len > 0)
-        append_line (out, events);
+    if (keep && *keep)
+        append_line (out, keep);
+    for (int i = 0; i < 2; i++) {
+        if (eofs[i])
+            eof_hold (out, i, eofs[i]);
+    }
     if (last) {
         out->done[rank] = true;
         out->ndone++;
     }
     if (flux_respond (h, msg, NULL) < 0)
         fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
-    return;
+    goto done;
 error:
     if (flux_msg_is_noresponse (msg)) /* a shell's last send: say it here */
         fprintf (stderr, "flux-shell: output from another shell: %s\n", errmsg);
     else if (flux_respond_error (h, msg, errnum, errmsg) < 0)
         fprintf (stderr, "flux-shell: output: respond: %s\n", strerror (errno));
+done:
+    free (keep);
+    idset_destroy (eofs[0]);
+    idset_destroy (eofs[1]);
 }
 
 void output_log_component (struct output *out, int level, const char *component,
@@ -484,6 +619,13 @@ void output_eof (struct output *out, int rank, int stream)
 
     if (out->s[stream].fd >= 0)
         return;
+    if (out->shell->leader) {
+        struct idset *ids = idset_create (0, IDSET_FLAG_AUTOGROW);
+        if (ids && idset_set (ids, rank) == 0)
+            eof_hold (out, stream, ids);
+        idset_destroy (ids);
+        return;
+    }
     snprintf (rankstr, sizeof (rankstr), "%d", rank);
     (void)append_entry_hold (out,
                              eventlog_entry_pack (0, "data", "{s:s s:s s:b}",
@@ -753,6 +895,7 @@ int output_flush (struct output *out)
         flux_future_destroy (out->commit);
         out->commit = NULL;
     }
+    eof_flush (out);
     if (out->pending > 0) {
         flux_future_t *f
             = kvsretry_commit (out->shell->h, FLUX_KVS_TXN_COMPACT, out->txn);
@@ -818,6 +961,8 @@ void output_destroy (struct output *out)
         free (out->buf);
         free (out->received);
         free (out->done);
+        idset_destroy (out->eof[0]);
+        idset_destroy (out->eof[1]);
         for (int i = 0; i < 2; i++) {
             if (out->s[i].fd >= 0)
                 close (out->s[i].fd);
