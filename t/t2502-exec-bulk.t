@@ -137,4 +137,31 @@ test_expect_success 'bad requests are refused' '
 test_expect_success 'stop the instance' '
 	stop_instance bulk
 '
+# rank 0 has children 1 and 2, rank 1 has 3
+test_expect_success 'start 4 brokers, fanout 2, a lost broker not fatal' '
+	start_instance lostb 4 --test-exit-mode=leader -Stbon.fanout=2 &&
+	flux exec -r 3 flux getattr broker.pid >rank3.pid </dev/null
+'
+test_expect_success 'a broker lost while its process runs: an error for its rank' '
+	flux exec -r all sh -c "test \$(flux getattr rank) != 3 || exec sleep 100; sleep 1" \
+		</dev/null >lost.out 2>lost.err &
+	pid=$! &&
+	wait_list 3 sh 1 &&
+	$RANKRPC -r 3 rexec.list | jq -r ".procs[0].pid" >sleep.pid &&
+	kill -9 $(cat rank3.pid) &&
+	kill -9 $(cat sleep.pid) &&
+	test_expect_code 68 wait $pid &&
+	grep "Error: rank 3: .*" lost.err &&
+	test $(grep -c Error lost.err) -eq 1 &&
+	test $(bulk_stat 0 running) -eq 0 &&
+	test $(bulk_stat 1 running) -eq 0
+'
+test_expect_success 'the ranks left still run commands' '
+	flux exec -l -r 0-2 echo ok </dev/null | sort >left.out &&
+	printf "0: ok\n1: ok\n2: ok\n" >left.exp &&
+	test_cmp left.exp left.out
+'
+test_expect_success 'stop that instance' '
+	stop_instance lostb; ! kill -0 $(cat lostb.pid) 2>/dev/null
+'
 test_done
