@@ -543,7 +543,10 @@ static void bulk_cb (flux_future_t *f, void *arg)
 
     if (flux_rpc_get_unpack (f, "o", &o) < 0) {
         errnum = errno;
-        if (errnum == ENOSYS && !x->bulk_answered)
+        /* no bulk-exec (flux-core's broker), or rank 0 refuses a
+         * request from another broker's client (guests allowed): one
+         * exec per rank, which reaches the other ranks directly */
+        if ((errnum == ENOSYS || errnum == EPERM) && !x->bulk_answered)
             x->bulk_unsupported = true;
         else if (errnum == ENODATA)
             bulk_fail_rest (x, EPROTO, "no outcome reported");
@@ -587,8 +590,8 @@ bad:
     flux_future_reset (f);
 }
 
-/* Run x->cmd on ids with one bulk-exec; -1 if the broker has none (the
- * targets are then as they were). */
+/* Run x->cmd on ids with one bulk-exec; -1 if rank 0 has none or
+ * refuses it (the targets are then as they were). */
 static int run_bulk (struct exec *x, const struct idset *ids)
 {
     json_t *cmd = flux_cmd_tojson (x->cmd);
