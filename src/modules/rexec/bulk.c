@@ -158,7 +158,8 @@ static void hold (struct session *s, int type, int code, const char *text,
     for (int i = 0; i < s->nheld; i++) {
         struct group *h = &s->held[i];
         if (h->type == type && h->code == code
-            && (type == GROUP_EXIT || !strcmp (h->text, text))) {
+            && (type == GROUP_EXIT
+                || (h->text && text && !strcmp (h->text, text)))) {
             g = h;
             break;
         }
