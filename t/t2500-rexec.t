@@ -9,16 +9,6 @@ RPC="$FLUX_BUILD_DIR/t/rpc-cred"
 RANKRPC="$FLUX_BUILD_DIR/t/rpc"
 CMD='{"cmdline":["true"],"env":{},"opts":{},"channels":[]}'
 
-# wait_list RANK PATTERN COUNT: until rexec.list on RANK shows COUNT procs
-# whose cmd matches PATTERN
-wait_list () {
-	for i in $(seq 300); do
-		n=$($RANKRPC -r $1 rexec.list | grep -o "\"cmd\":\"$2\"" | wc -l)
-		test $n -eq $3 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 test_expect_success 'one broker: flux exec runs a command' '
 	flux start flux exec hostname >one.out &&

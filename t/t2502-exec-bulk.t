@@ -10,16 +10,6 @@ RPC="$FLUX_BUILD_DIR/t/rpc-cred"
 RANKRPC="$FLUX_BUILD_DIR/t/rpc"
 CMD='{"cmdline":["true"],"env":{},"opts":{},"channels":[]}'
 
-# wait_list RANK PATTERN COUNT: until rexec.list on RANK shows COUNT procs
-# whose cmd matches PATTERN
-wait_list () {
-	for i in $(seq 300); do
-		n=$($RANKRPC -r $1 rexec.list | grep -o "\"cmd\":\"$2\"" | wc -l)
-		test $n -eq $3 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # bulk_stat RANK KEY: a counter of rank RANK's bulk-exec
 bulk_stat () {
 	$RANKRPC -r $1 rexec.stats-get | jq ".bulk[\"$2\"]"

@@ -169,3 +169,15 @@ run_shell () {
 	done
 	return $rc
 }
+
+# wait_list RANK PATTERN COUNT: until rexec.list on RANK shows COUNT
+# processes whose cmd is PATTERN (at most 30 s)
+wait_list () {
+	for i in $(seq 300); do
+		n=$("$FLUX_BUILD_DIR/t/rpc" -r $1 rexec.list |
+			grep -o "\"cmd\":\"$2\"" | wc -l)
+		test $n -eq $3 && return 0
+		sleep 0.1
+	done
+	return 1
+}
