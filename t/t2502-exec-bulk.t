@@ -127,6 +127,21 @@ test_expect_success 'bad requests are refused' '
 test_expect_success 'stop the instance' '
 	stop_instance bulk
 '
+# With guests allowed, rank 0's rexec refuses requests that come from
+# another broker (no local role), as flux-core's does: flux exec from
+# rank 1 then falls back to one exec per rank, which reaches ranks 1 and
+# 2 directly; rank 0 itself stays out of reach from there.
+test_expect_success 'guests allowed: from rank 1, -r 1-2 still runs, rank 0 refuses' '
+	cat >fromrank1.sh <<-"EOF" &&
+	export FLUX_URI=$(flux exec -r 1 flux getattr local-uri </dev/null)
+	flux exec -l -r 1-2 flux getattr rank </dev/null | sort >guest.out
+	flux exec -r 0 true </dev/null 2>guest.err && exit 1
+	grep "rank 0: .*Operation not permitted" guest.err
+	EOF
+	flux start -s 3 -Saccess.allow-guest-user=true sh fromrank1.sh &&
+	printf "1: 1\n2: 2\n" >guest.exp &&
+	test_cmp guest.exp guest.out
+'
 # rank 0 has children 1 and 2, rank 1 has 3
 test_expect_success 'start 4 brokers, fanout 2, a lost broker not fatal' '
 	start_instance lostb 4 --test-exit-mode=leader -Stbon.fanout=2 &&

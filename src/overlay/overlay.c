@@ -648,9 +648,18 @@ static bool is_overlay_control (const flux_msg_t *msg, int *type, int *status)
            && *type <= OVERLAY_CONTROL_RESERVED;
 }
 
+/* A message from another broker did not come from this broker's own
+ * socket: it loses the local role (FLUX_ROLE_LOCAL), which the sending
+ * broker gave its own clients.  Rank 0's rexec refuses requests without
+ * it when guests are allowed, as flux-core does. */
 static void deliver (struct overlay *ov, flux_msg_t *msg,
                      enum overlay_where where, uint32_t rank)
 {
+    uint32_t rolemask;
+
+    if (flux_msg_get_rolemask (msg, &rolemask) == 0
+        && (rolemask & FLUX_ROLE_LOCAL))
+        (void)flux_msg_set_rolemask (msg, rolemask & ~FLUX_ROLE_LOCAL);
     if (ov->recv_cb)
         ov->recv_cb (ov, msg, where, rank, ov->arg);
     else
