@@ -362,13 +362,12 @@ void proc_check_done (struct proc *p)
 
     if (p->released || !p->exited || !all_read (p))
         return;
+    send_finished (p); /* if not sent yet, to whoever follows */
     if (p->sink_open) {
-        send_finished (p);
         p->sink_open = false;
         p->sink (NULL, ENODATA, p->sink_arg);
     }
     if (p->client) {
-        send_finished (p);
         if (flux_respond_error (s->h, p->client, ENODATA, NULL) < 0)
             flux_log_error (s->h, "%s: error responding", s->service);
         flux_msg_decref (p->client);

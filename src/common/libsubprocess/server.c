@@ -107,6 +107,16 @@ struct proc *server_find (subprocess_server_t *s, pid_t pid, const char *label)
     return NULL;
 }
 
+/* A process just spawned joins the server's list (newest first). */
+static void server_link (subprocess_server_t *s, struct proc *p)
+{
+    p->next = s->procs;
+    if (s->procs)
+        s->procs->prev = p;
+    s->procs = p;
+    s->started++;
+}
+
 /* Checks of an exec request that need no spawn.  0 or -1 with text. */
 static int exec_check (subprocess_server_t *s, bool background, int flags,
                        int local_flags, const flux_cmd_t *cmd,
@@ -167,11 +177,7 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     /* proc_spawn owns cmd from here on, and answers msg itself */
     if (!(p = proc_spawn (s, msg, cmd, flags, local_flags, background)))
         return;
-    p->next = s->procs;
-    if (s->procs)
-        s->procs->prev = p;
-    s->procs = p;
-    s->started++;
+    server_link (s, p);
 }
 
 /* The foreground process whose exec request had this sender and tag. */
@@ -417,11 +423,7 @@ pid_t subprocess_server_spawn (subprocess_server_t *s, flux_cmd_t *cmd,
     /* the sink hears "started" before this returns */
     if (!(p = proc_spawn_sink (s, cmd, flags, sink, arg, error)))
         return -1;
-    p->next = s->procs;
-    if (s->procs)
-        s->procs->prev = p;
-    s->procs = p;
-    s->started++;
+    server_link (s, p);
     return p->pid;
 }
 
