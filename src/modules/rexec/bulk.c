@@ -222,23 +222,19 @@ static void local_cb (const json_t *resp, int errnum, void *arg)
         flux_log_error (s->b->h, "rexec.bulk-exec: error responding");
 }
 
-static void local_start (struct session *s, const json_t *cmdobj, int flags)
+/* Run cmd (taken) here: its outcome is this rank's. */
+static void local_start (struct session *s, flux_cmd_t *cmd, int flags)
 {
     struct bulk *b = s->b;
     flux_error_t error;
-    flux_cmd_t *cmd;
 
     s->local_open = true; /* the sink may be called before spawn returns */
-    if (!(cmd = flux_cmd_fromjson (cmdobj, &error))
-        || (s->pid
-            = subprocess_server_spawn (b->srv, cmd, flags, local_cb, s, &error))
-               < 0) {
-        int errnum = errno;
-        char text[sizeof (error.text) + 160];
+    if ((s->pid
+         = subprocess_server_spawn (b->srv, cmd, flags, local_cb, s, &error))
+        < 0) {
         s->pid = 0;
         s->local_open = false;
-        snprintf (text, sizeof (text), "%s", error.text);
-        hold_rank (s, GROUP_ERROR, errnum, text);
+        hold_rank (s, GROUP_ERROR, errno, error.text);
         return;
     }
     (void)subprocess_server_write (b->srv, s->pid, "stdin", NULL, 0, true);
@@ -453,6 +449,7 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     struct session *s = NULL;
     flux_error_t error;
     json_t *cmd;
+    flux_cmd_t *fcmd = NULL;
     const char *ranks;
     int flags;
 
@@ -488,13 +485,10 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             goto error;
         }
     }
-    {
-        flux_cmd_t *check = flux_cmd_fromjson (cmd, &error);
-        if (!check) {
-            respond_error (b, msg, errno, error.text);
-            goto error;
-        }
-        flux_cmd_destroy (check);
+    /* checked here (its children get the object as it came) */
+    if (!(fcmd = flux_cmd_fromjson (cmd, &error))) {
+        respond_error (b, msg, errno, error.text);
+        goto error;
     }
     if (!flux_msg_is_streaming (msg)) {
         respond_error (b, msg, EPROTO, "bulk-exec must be streaming");
@@ -527,12 +521,16 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                 child_lost (c, errnum, "bulk-exec: cannot forward");
         }
     }
-    if (idset_test (s->share, b->rank))
-        local_start (s, cmd, flags);
+    if (idset_test (s->share, b->rank)) {
+        local_start (s, fcmd, flags);
+        fcmd = NULL;
+    }
+    flux_cmd_destroy (fcmd);
     s->children_open--;
     check_done (s);
     return;
 error:
+    flux_cmd_destroy (fcmd);
     if (s) {
         idset_destroy (s->share);
         free (s);
