@@ -114,7 +114,8 @@ struct exec {
     /* bulk: one rexec.bulk-exec for every rank (no stdin to forward) */
     flux_future_t *bulk_f;
     bool bulk_answered;
-    bool bulk_unsupported; /* ENOSYS before any answer: one exec per rank */
+    bool bulk_unsupported; /* ENOSYS or EPERM before any answer: one exec
+                              per rank */
     /* signals */
     uv_signal_t sig[2];
     int interrupts;
@@ -450,8 +451,9 @@ static char *running_ranks (struct exec *x)
  * With no stdin to forward and more than one rank, one request to rank
  * 0 goes down the tree once, and each subtree's outcomes come back
  * combined (src/modules/rexec/bulk.h): for `flux exec -r all true` on
- * 64 brokers, ~130 message hops instead of ~990.  A broker without it
- * (ENOSYS before any answer) gets one RFC 42 exec per rank. */
+ * 64 brokers, ~390 message routings instead of ~1,030 (bench/exec64-
+ * msgs.sh).  When rank 0 has none, or refuses it (ENOSYS or EPERM before
+ * any answer), one RFC 42 exec per rank goes instead. */
 
 /* FLUX_EXEC_BULK=0: one exec per rank always (to compare). */
 static bool bulk_wanted (void)
@@ -478,13 +480,12 @@ static struct target *find_target (struct exec *x, unsigned long rank)
     return NULL;
 }
 
-static void bulk_outcome (struct exec *x, const char *ranks, int status,
+/* The targets of ids not done yet are done, with status or errnum. */
+static void bulk_outcome (struct exec *x, const struct idset *ids, int status,
                           int errnum)
 {
-    struct idset *ids = idset_decode (ranks);
-
-    for (unsigned int id = ids ? idset_first (ids) : IDSET_INVALID_ID;
-         id != IDSET_INVALID_ID; id = idset_next (ids, id)) {
+    for (unsigned int id = idset_first (ids); id != IDSET_INVALID_ID;
+         id = idset_next (ids, id)) {
         struct target *t = find_target (x, id);
         if (t && !t->done) {
             t->done = true;
@@ -493,7 +494,6 @@ static void bulk_outcome (struct exec *x, const char *ranks, int status,
             x->running--;
         }
     }
-    idset_destroy (ids);
 }
 
 /* The ranks with no outcome: each fails with errnum, said once. */
@@ -539,6 +539,7 @@ static void bulk_cb (flux_future_t *f, void *arg)
     struct exec *x = arg;
     const char *type, *ranks, *text;
     int status, errnum;
+    struct idset *ids = NULL;
     json_t *o;
 
     if (flux_rpc_get_unpack (f, "o", &o) < 0) {
@@ -561,28 +562,27 @@ static void bulk_cb (flux_future_t *f, void *arg)
     if (!strcmp (type, "output"))
         bulk_output (x, json_object_get (o, "io"));
     else if (!strcmp (type, "exit")) {
-        if (json_unpack (o, "{s:s s:i}", "ranks", &ranks, "status", &status)
-            < 0)
+        if (json_unpack (o, "{s:s s:i}", "ranks", &ranks, "status", &status) < 0
+            || !(ids = idset_decode (ranks)))
             goto bad;
-        bulk_outcome (x, ranks, status, 0);
+        bulk_outcome (x, ids, status, 0);
     }
     else if (!strcmp (type, "error")) {
+        char *s;
         if (json_unpack (o, "{s:s s:i s:s}", "ranks", &ranks, "errnum", &errnum,
                          "error", &text)
-            < 0)
+                < 0
+            || !(ids = idset_decode (ranks)))
             goto bad;
-        struct idset *ids = idset_decode (ranks);
-        char *s
-            = ids ? idset_encode (ids, IDSET_FLAG_RANGE | IDSET_FLAG_BRACKETS)
-                  : NULL;
+        s = idset_encode (ids, IDSET_FLAG_RANGE | IDSET_FLAG_BRACKETS);
         if (errnum <= 0)
             errnum = EPROTO;
         fprintf (stderr, "%s: Error: rank %s: %s\n", cmd_prog (), s ? s : ranks,
                  *text ? text : strerror (errnum));
         free (s);
-        idset_destroy (ids);
-        bulk_outcome (x, ranks, 0, errnum);
+        bulk_outcome (x, ids, 0, errnum);
     }
+    idset_destroy (ids);
     flux_future_reset (f);
     return;
 bad:
