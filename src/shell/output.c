@@ -164,13 +164,19 @@ static int append_entry (struct output *out, json_t *entry)
     return append_entry_hold (out, entry, false);
 }
 
+/* ranks into *set, made at the first: 0, or -1 with errno. */
+static int ranks_add (struct idset **set, const struct idset *ranks)
+{
+    if (!*set && !(*set = idset_create (0, IDSET_FLAG_AUTOGROW)))
+        return -1;
+    return idset_add (*set, ranks);
+}
+
 /* Leader: hold the EOF of ranks on stream for the next commit (counted
  * as one pending byte, so that a commit is due for it). */
 static void eof_hold (struct output *out, int stream, const struct idset *ranks)
 {
-    if ((!out->eof[stream]
-         && !(out->eof[stream] = idset_create (0, IDSET_FLAG_AUTOGROW)))
-        || idset_add (out->eof[stream], ranks) < 0) {
+    if (ranks_add (&out->eof[stream], ranks) < 0) {
         fprintf (stderr, "flux-shell: output: %s\n", strerror (errno));
         return;
     }
@@ -390,10 +396,7 @@ static int parse_events (const char *events, size_t len, int ntasks,
             goto error;
         }
         if (stream >= 0) {
-            int rc = (eofs[stream]
-                      || (eofs[stream] = idset_create (0, IDSET_FLAG_AUTOGROW)))
-                         ? idset_add (eofs[stream], ranks)
-                         : -1;
+            int rc = ranks_add (&eofs[stream], ranks);
             idset_destroy (ranks);
             if (rc < 0) {
                 json_decref (e);
