@@ -516,8 +516,6 @@ static int batch_rpc_send (struct batch_rpc *r)
     return 0;
 }
 
-/* r is done (ok or not): drop it, and complete its batch if it was the
- * last RPC of it. */
 static void send_deferred (struct kvs_ctx *ctx);
 
 /* r is done (ok or not): drop it, and complete its batch if it was the

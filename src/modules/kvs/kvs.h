@@ -88,7 +88,8 @@ struct kvs_ctx {
     struct list_node relays;  /* rank > 0: commits relayed to rank 0 */
     struct list_node batches; /* rank 0: batches in flight */
     /* rank 0: content.writes of batches already answered (commit.c,
-     * write-behind); checkpoint writes sent only once none is pending */
+     * write-behind); a checkpoint write is sent only once every one sent
+     * before it was answered */
     struct list_node behind; /* in the order sent */
     int behind_pending;
     size_t behind_bytes;
