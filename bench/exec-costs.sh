@@ -3,7 +3,8 @@
 # that the load of a shared machine does not blur the way wall-clock
 # rates do.  Run from a build directory (or give it as $1).
 #   - CPU per job: the broker's utime+stime (all its module threads),
-#     and its reaped children's (the shells and their tasks), over NJOBS
+#     and the shells' and tasks' (reaped children of the broker and of its
+#     shell launcher, job-cpu.sh), over NJOBS
 #     (200) jobs after 20 to warm up, from /proc/PID/stat
 #   - context switches per job of the broker's threads
 #   - with strace (if installed and STRACE is not 0): syscalls per job of
@@ -17,19 +18,21 @@ export PATH="$build/src/cmd:$build/src/broker:$PATH"
 unset FLUX_URI
 export NJOBS=${NJOBS:-200}
 
+export JOB_CPU="$(cd "$(dirname "$0")" && pwd)/job-cpu.sh"
 flux start -s 1 $START_OPTS bash -c '
 set -e
 pid=$(flux getattr broker.pid)
 tck=$(getconf CLK_TCK)
+. "$JOB_CPU"
 cs () { cat /proc/$pid/task/*/status | awk "/ctxt_switches/ {s += \$2} END {print s}"; }
 flux submit --cc=1-20 --quiet /bin/true; flux queue drain
 read -r -a a < /proc/$pid/stat
-b0=$((a[13] + a[14])); c0=$((a[15] + a[16])); s0=$(cs)
+b0=$((a[13] + a[14])); c0=$(job_cpu_ticks $pid); s0=$(cs)
 t0=$(date +%s.%N)
 flux submit --cc=1-$NJOBS --quiet /bin/true; flux queue drain
 t1=$(date +%s.%N)
 read -r -a a < /proc/$pid/stat
-b1=$((a[13] + a[14])); c1=$((a[15] + a[16])); s1=$(cs)
+b1=$((a[13] + a[14])); c1=$(job_cpu_ticks $pid); s1=$(cs)
 printf "jobs/s %.1f (for reference: wall clock)\n" \
     "$(echo "$NJOBS / ($t1 - $t0)" | bc -l)"
 printf "broker CPU per job: %.2f ms\n" \

@@ -74,9 +74,9 @@ test_expect_success 'flux-shell --help; bad command lines fail' '
 	test_must_fail $SHELL_BIN 1 2 &&
 	test_must_fail $SHELL_BIN --bogus 1
 '
-test_expect_success 'a shell without an agent answer exits 1' '
-	test_expect_code 1 env FLUX_KVS_NAMESPACE=job-999 $SHELL_BIN 999 \
-		2>noinfo.err &&
+test_expect_success 'a shell without an agent answer exits 1 at once' '
+	test_expect_code 1 timeout 20 env FLUX_KVS_NAMESPACE=job-999 \
+		$SHELL_BIN 999 2>noinfo.err &&
 	grep "shell-info" noinfo.err
 '
 test_expect_success 'a shell without FLUX_KVS_NAMESPACE refuses to run' '

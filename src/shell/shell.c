@@ -170,7 +170,10 @@ static int startup_hold (struct shell *shell)
 }
 
 /* Append line to exec.eventlog without waiting (shell->commits counts
- * what is in flight; shell_finish() waits for them).
+ * what is in flight; shell_finish() waits for them).  Before shell-info
+ * has answered, the job may not be running here at all and its guest
+ * namespace may never exist: such a commit is sent once, not retried
+ * for KVSRETRY_SECONDS (kvsretry.h).
  */
 static void append_async (struct shell *shell, const char *line)
 {
@@ -179,7 +182,8 @@ static void append_async (struct shell *shell, const char *line)
 
     (void)shell_commit_flush (shell); /* the log follows what preceded it */
     if (!txn || flux_kvs_txn_put (txn, FLUX_KVS_APPEND, "exec.eventlog", line)
-        || !(f = kvsretry_commit (shell->h, 0, txn))
+        || !(f = shell->info ? kvsretry_commit (shell->h, 0, txn)
+                             : flux_kvs_commit (shell->h, NULL, 0, txn))
         || flux_future_then (f, -1., commit_done, shell) < 0) {
         fprintf (stderr, "flux-shell: exec.eventlog commit: %s\n",
                  strerror (errno));
