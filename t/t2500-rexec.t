@@ -140,6 +140,23 @@ test_expect_success 'a client that disconnects takes its processes with it' '
 	kill -9 $pid &&
 	wait_list 3 sleep 0
 '
+# Without output credit, `yes` grew rank 3's broker by hundreds of MB a
+# second until the instance fell over.
+test_expect_success 'a client that does not read: its process waits, memory stays' '
+	{ flux exec -r 3 yes | sleep 300 & } &&
+	wait_list 3 yes 1 &&
+	sleep 3 &&
+	pid=$(flux exec -r 3 flux getattr broker.pid) &&
+	kb=$(awk "/^VmRSS/ {print \$2}" /proc/$pid/status) &&
+	echo "rank 3: $kb KiB" &&
+	test $kb -lt 131072 &&
+	pkill -f "^sleep 300$" &&
+	wait_list 3 yes 0
+'
+test_expect_success 'output credit: many windows of lines flow to the end' '
+	flux exec -r 1 sh -c "yes 0123456789 | head -n 100000" >many.out &&
+	test_line_count = 100000 many.out
+'
 # disconnects RANK: the rexec.disconnect requests RANK's broker got
 disconnects () {
 	FLUX_URI=$(cat uri.$1) flux module stats broker \

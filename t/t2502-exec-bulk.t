@@ -124,6 +124,49 @@ test_expect_success 'bad requests are refused' '
 	test_expect_code 1 $RPC -u 4242 -R 2 -s rexec.bulk-exec \
 		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"0\"}"
 '
+# vmrss RANK: the resident memory of rank RANK's broker, in KiB
+vmrss () {
+	pid=$(flux exec -r $1 flux getattr broker.pid </dev/null) &&
+	awk "/^VmRSS/ {print \$2}" /proc/$pid/status
+}
+test_expect_success 'much output under flow control: all of it, in order' '
+	flux exec -r all -l sh -c "seq 30000" </dev/null >seq.out &&
+	for r in 0 1 2 3 4 5 6; do seq 30000 | sed "s/^/$r: /"; done \
+		| sort >seq.exp &&
+	sort seq.out | test_cmp seq.exp - &&
+	seq 30000 >seq.6 &&
+	sed -n "s/^6: //p" seq.out | test_cmp seq.6 - &&
+	test $(bulk_stat 0 credits) -gt 0
+'
+# Without flow control, `yes` on 7 ranks grew each broker by hundreds
+# of MB a second until the instance fell over.
+test_expect_success 'a client that does not read: processes wait, memory stays' '
+	p6=$(bulk_stat 6 pauses) &&
+	{ flux exec -r all -n yes | sleep 300 & } &&
+	sleep 3 &&
+	for r in 0 1 6; do
+		kb=$(vmrss $r) && echo "rank $r: $kb KiB" &&
+		test $kb -lt 262144 || return 1
+	done &&
+	test $(bulk_stat 6 pauses) -gt $p6 &&
+	test $(bulk_stat 0 running) -eq 1 &&
+	pkill -f "^sleep 300$" &&
+	for r in 0 1 2 3 4 5 6; do
+		eventually "bulk_stat $r running" 0 || return 1
+	done
+'
+test_expect_success 'bulk-credit: bad requests are refused, a bad window too' '
+	test_expect_code 71 $RPC rexec.bulk-credit "{}" &&
+	test_expect_code 71 $RPC rexec.bulk-credit "{\"matchtag\":1}" &&
+	test_expect_code 22 $RPC rexec.bulk-credit \
+		"{\"matchtag\":1,\"bytes\":-2}" &&
+	test_expect_code 3 $RPC rexec.bulk-credit \
+		"{\"matchtag\":1,\"bytes\":100}" &&
+	test_expect_code 22 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"0\",\"window\":10}" &&
+	test_expect_code 22 $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$CMD,\"flags\":3,\"ranks\":\"0\",\"window\":100000000000}"
+'
 test_expect_success 'stop the instance' '
 	stop_instance bulk
 '

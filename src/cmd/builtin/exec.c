@@ -113,6 +113,7 @@ struct exec {
     bool use_poll, watching;
     /* bulk: one rexec.bulk-exec for every rank (no stdin to forward) */
     flux_future_t *bulk_f;
+    size_t bulk_owed; /* output printed, not yet credited to rank 0 */
     bool bulk_answered;
     bool bulk_unsupported; /* ENOSYS or EPERM before any answer: one exec
                               per rank */
@@ -455,6 +456,12 @@ static char *running_ranks (struct exec *x)
  * msgs.sh).  When rank 0 has none, or refuses it (ENOSYS or EPERM before
  * any answer), one RFC 42 exec per rank goes instead. */
 
+/* The output rank 0 sends before it waits for credit (rexec.bulk-credit:
+ * src/modules/rexec/bulk.h): the client credits what it printed, so a
+ * client whose output is not read (`flux exec -r all yes | sleep 60`)
+ * holds the processes, not the brokers' memory. */
+#define BULK_WINDOW (256 * 1024)
+
 /* FLUX_EXEC_BULK=0: one exec per rank always (to compare). */
 static bool bulk_wanted (void)
 {
@@ -559,8 +566,23 @@ static void bulk_cb (flux_future_t *f, void *arg)
     x->bulk_answered = true;
     if (json_unpack (o, "{s:s}", "type", &type) < 0)
         goto bad;
-    if (!strcmp (type, "output"))
+    if (!strcmp (type, "output")) {
+        const char *str = NULL;
         bulk_output (x, json_object_get (o, "io"));
+        /* printed (write_all blocks): rank 0 may send more */
+        if (flux_rpc_get (f, &str) == 0 && str)
+            x->bulk_owed += strlen (str);
+        if (x->bulk_owed >= BULK_WINDOW / 4) {
+            flux_future_t *cf = flux_rpc_pack (
+                x->h, "rexec.bulk-credit", 0, FLUX_RPC_NORESPONSE, "{s:i s:I}",
+                "matchtag", (int)flux_rpc_get_matchtag (f), "bytes",
+                (json_int_t)x->bulk_owed);
+            if (!cf)
+                cmd_warn ("rexec.bulk-credit: %s", strerror (errno));
+            flux_future_destroy (cf);
+            x->bulk_owed = 0;
+        }
+    }
     else if (!strcmp (type, "exit")) {
         if (json_unpack (o, "{s:s s:i}", "ranks", &ranks, "status", &status) < 0
             || !(ids = idset_decode (ranks)))
@@ -611,9 +633,9 @@ static int run_bulk (struct exec *x, const struct idset *ids)
     x->running = x->n;
     if (!(x->bulk_f
           = flux_rpc_pack (x->h, "rexec.bulk-exec", 0, FLUX_RPC_STREAMING,
-                           "{s:O s:i s:s}", "cmd", cmd, "flags",
+                           "{s:O s:i s:s s:i}", "cmd", cmd, "flags",
                            SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_STDERR,
-                           "ranks", ranks))
+                           "ranks", ranks, "window", BULK_WINDOW))
         || flux_future_then (x->bulk_f, -1., bulk_cb, x) < 0)
         cmd_die ("exec: %s", strerror (errno));
     json_decref (cmd);

@@ -159,9 +159,14 @@ static void emit (struct stream *st, const char *data, size_t len, bool eof)
         return;
     if (p->waitable && len > 0)
         keep_output (p, io, len);
-    if (followed (p) && (p->flags & st->flag))
+    if (followed (p) && (p->flags & st->flag)) {
         to_client (p, json_pack ("{s:s s:i s:O}", "type", "output", "pid",
                                  (int)p->pid, "io", io));
+        if (p->client && (p->flags & SUBPROCESS_REXEC_OUTPUT_CREDIT)
+            && (p->out_inflight += SUBPROCESS_OUTPUT_COST (len))
+                   >= SUBPROCESS_OUTPUT_WINDOW)
+            proc_pause (p, true);
+    }
     else if (p->background && !p->client && len > 0) {
         const char *label = flux_cmd_get_label (p->cmd);
         int n = (int)len;
@@ -181,7 +186,16 @@ static void stream_flush (struct stream *st, bool all)
     size_t off = 0;
     char *nl;
 
-    if (st->line) {
+    if (st->line && st->p->sink) {
+        /* a sink's lines go together: one piece per read, cut after the
+         * last newline (rexec.bulk-exec; a line per response costs a
+         * message per line on every hop of the tree) */
+        if (st->len > 0 && (nl = memrchr (st->buf, '\n', st->len))) {
+            off = nl - st->buf + 1;
+            emit (st, st->buf, off, false);
+        }
+    }
+    else if (st->line) {
         while (off < st->len
                && (nl = memchr (st->buf + off, '\n', st->len - off))) {
             size_t n = nl - (st->buf + off) + 1;
@@ -323,6 +337,37 @@ void proc_write (struct proc *p, const char *name, const char *data, size_t len,
     }
 }
 
+void proc_pause (struct proc *p, bool pause)
+{
+    if (p->paused == pause)
+        return;
+    p->paused = pause;
+    for (int i = 0; i < p->nstreams; i++) {
+        struct stream *st = &p->streams[i];
+        if (!st->reading || !st->open)
+            continue;
+        if (pause)
+            (void)uv_read_stop ((uv_stream_t *)&st->pipe);
+        else
+            (void)uv_read_start ((uv_stream_t *)&st->pipe, alloc_cb, read_cb);
+    }
+}
+
+void proc_output_credit (struct proc *p, size_t bytes)
+{
+    p->out_inflight -= bytes < p->out_inflight ? bytes : p->out_inflight;
+    if (p->out_inflight < SUBPROCESS_OUTPUT_WINDOW)
+        proc_pause (p, false);
+}
+
+void proc_client_gone (struct proc *p)
+{
+    flux_msg_decref (p->client);
+    p->client = NULL;
+    p->out_inflight = 0;
+    proc_pause (p, false); /* read to its end, and dropped */
+}
+
 int proc_signal (struct proc *p, int signum)
 {
     int rc;
@@ -417,7 +462,7 @@ void proc_attach (struct proc *p, const flux_msg_t *msg, int flags)
     json_t *cmd = flux_cmd_tojson (p->cmd);
 
     p->client = flux_msg_incref (msg);
-    p->flags = flags;
+    p->flags = flags & ~SUBPROCESS_REXEC_OUTPUT_CREDIT; /* exec only */
     p->finished_sent = false;
     respond (p, msg,
              cmd ? json_pack ("{s:s s:i s:o}", "type", "attached", "pid",

@@ -75,7 +75,9 @@ struct proc {
     struct stream *streams;
     int handles; /* libuv handles not yet closed */
     bool released;
-    json_t *output; /* waitable: the newest io objects, ~8 KiB of data */
+    bool paused;         /* output not read (proc_pause) */
+    size_t out_inflight; /* OUTPUT_CREDIT: data sent, not yet credited */
+    json_t *output;      /* waitable: the newest io objects, ~8 KiB of data */
     size_t output_bytes;
     struct proc *next, *prev;
 };
@@ -92,6 +94,12 @@ struct proc *proc_spawn_sink (subprocess_server_t *s, flux_cmd_t *cmd,
                               int flags, subprocess_server_sink_f sink,
                               void *arg, flux_error_t *error);
 int proc_signal (struct proc *p, int signum);
+/* Stop reading the output streams (pause) or read them again. */
+void proc_pause (struct proc *p, bool pause);
+/* The client credits bytes of output (OUTPUT_CREDIT). */
+void proc_output_credit (struct proc *p, size_t bytes);
+/* The client went: nothing is held back for it any more. */
+void proc_client_gone (struct proc *p);
 void proc_write (struct proc *p, const char *stream, const char *data,
                  size_t len, bool eof);
 void proc_attach (struct proc *p, const flux_msg_t *msg, int flags);

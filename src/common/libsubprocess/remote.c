@@ -30,6 +30,8 @@ struct flux_subprocess {
     int in_callback;
     bool destroyed; /* destroy() called from a callback */
     bool stdin_closed;
+    bool credit; /* exec with OUTPUT_CREDIT: output is credited */
+    size_t owed; /* output consumed, not yet credited */
 };
 
 static void sp_free (flux_subprocess_t *p)
@@ -86,6 +88,24 @@ static void finish (flux_subprocess_t *p, int errnum, const char *text)
     p->in_callback--;
 }
 
+/* An output response that cost bytes was consumed (on_output returned):
+ * credit it, a quarter window at a time (the server stops at a window). */
+static void credit_output (flux_subprocess_t *p, size_t bytes)
+{
+    char topic[160];
+    flux_future_t *f;
+
+    if (!p->credit || p->destroyed
+        || (p->owed += bytes) < SUBPROCESS_OUTPUT_WINDOW / 4)
+        return;
+    snprintf (topic, sizeof (topic), "%s.output-credit", p->service);
+    f = flux_rpc_pack (p->h, topic, p->rank, FLUX_RPC_NORESPONSE, "{s:i s:I}",
+                       "matchtag", (int)p->matchtag, "bytes",
+                       (json_int_t)p->owed);
+    flux_future_destroy (f);
+    p->owed = 0;
+}
+
 static int handle_output (flux_subprocess_t *p, json_t *io)
 {
     const char *stream;
@@ -101,6 +121,7 @@ static int handle_output (flux_subprocess_t *p, json_t *io)
         if (eof && !p->destroyed)
             p->ops.on_output (p, stream, NULL, 0, true, p->arg);
     }
+    credit_output (p, SUBPROCESS_OUTPUT_COST (len));
     free (data);
     return 0;
 }
@@ -242,8 +263,11 @@ flux_subprocess_t *flux_rexec (flux_t *h, const char *service, uint32_t rank,
     }
     if (!(p = subprocess_new (h, service, rank, ops, arg)))
         return NULL;
-    if (p->ops.on_output)
-        flags |= SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_STDERR;
+    if (p->ops.on_output) {
+        flags |= SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_STDERR
+                 | SUBPROCESS_REXEC_OUTPUT_CREDIT;
+        p->credit = true;
+    }
     if (flux_cmd_channel_count (cmd) > 0)
         flags |= SUBPROCESS_REXEC_CHANNEL;
     if (p->ops.on_credit)

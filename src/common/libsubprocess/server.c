@@ -131,6 +131,8 @@ static int exec_check (subprocess_server_t *s, bool background, int flags,
                           "stdio-fallthrough requires a streaming request");
     if (background && flux_cmd_channel_count (cmd) > 0)
         return errprintf (error, "channels require a streaming request");
+    if (background && (flags & SUBPROCESS_REXEC_OUTPUT_CREDIT))
+        return errprintf (error, "output-credit requires a streaming request");
     if (!background && (flags & SUBPROCESS_REXEC_WAITABLE))
         return errprintf (error, "waitable requires a background request");
     if (label && server_find (s, 0, label))
@@ -161,7 +163,7 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         respond_error (s, msg, ENOSYS, "subprocess server is shutting down");
         return;
     }
-    if (flags < 0 || flags > 31 || local_flags < 0 || local_flags > 7) {
+    if (flags < 0 || flags > 63 || local_flags < 0 || local_flags > 7) {
         respond_error (s, msg, EINVAL, "unknown flags in exec request");
         return;
     }
@@ -218,6 +220,26 @@ static void write_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if ((p = find_by_request (s, msg, (uint32_t)matchtag)) && !p->exited)
         proc_write (p, stream, data, len, eof);
     free (data);
+}
+
+/* output-credit: NORESPONSE, silent like write. */
+static void credit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    subprocess_server_t *s = arg;
+    int matchtag;
+    json_int_t bytes;
+    struct proc *p;
+
+    if (refused (s, msg))
+        return;
+    if (flux_request_unpack (msg, NULL, "{s:i s:I}", "matchtag", &matchtag,
+                             "bytes", &bytes)
+            < 0
+        || bytes < 0)
+        return;
+    if ((p = find_by_request (s, msg, (uint32_t)matchtag)) && p->client)
+        proc_output_credit (p, (size_t)bytes);
 }
 
 static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -370,8 +392,7 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
         if (p->client && flux_msg_route_match_first (p->client, msg)) {
             if (!p->background && !p->exited)
                 (void)proc_signal (p, SIGKILL);
-            flux_msg_decref (p->client);
-            p->client = NULL;
+            proc_client_gone (p);
         }
         if (p->wait_msg && flux_msg_route_match_first (p->wait_msg, msg)) {
             flux_msg_decref (p->wait_msg);
@@ -462,12 +483,23 @@ int subprocess_server_kill (subprocess_server_t *s, pid_t pid, int signum)
     return proc_signal (p, signum);
 }
 
+int subprocess_server_pause (subprocess_server_t *s, pid_t pid, bool pause)
+{
+    struct proc *p;
+
+    if (!(p = find_sink (s, pid)))
+        return -1;
+    proc_pause (p, pause);
+    return 0;
+}
+
 void subprocess_server_forget (subprocess_server_t *s, pid_t pid)
 {
     struct proc *p;
 
     if (!(p = find_sink (s, pid)))
         return;
+    proc_pause (p, false); /* its output is read to its end, and dropped */
     p->sink_open = false;
     p->sink = NULL;
     if (!p->exited)
@@ -492,12 +524,12 @@ subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
                                                flux_error_t *error)
 {
     subprocess_server_t *s;
-    char topic[7][128];
-    struct flux_msg_handler_spec tab[8];
-    const char *methods[7]
-        = {"exec", "write", "kill", "list", "wait", "attach", "disconnect"};
-    flux_msg_handler_f cbs[7] = {exec_cb, write_cb,  kill_cb,      list_cb,
-                                 wait_cb, attach_cb, disconnect_cb};
+    char topic[8][128];
+    struct flux_msg_handler_spec tab[9];
+    const char *methods[8] = {"exec", "write",  "kill",       "list",
+                              "wait", "attach", "disconnect", "output-credit"};
+    flux_msg_handler_f cbs[8] = {exec_cb, write_cb,  kill_cb,       list_cb,
+                                 wait_cb, attach_cb, disconnect_cb, credit_cb};
 
     if (!h || !service || strlen (service) > 100) {
         errprintf (error, "invalid argument");
@@ -510,12 +542,12 @@ subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
     s->h = h;
     s->rank = rank;
     snprintf (s->rankstr, sizeof (s->rankstr), "%u", rank);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         snprintf (topic[i], sizeof (topic[i]), "%s.%s", service, methods[i]);
         tab[i] = (struct flux_msg_handler_spec){FLUX_MSGTYPE_REQUEST, topic[i],
                                                 cbs[i], 0};
     }
-    tab[7] = (struct flux_msg_handler_spec)FLUX_MSGHANDLER_TABLE_END;
+    tab[8] = (struct flux_msg_handler_spec)FLUX_MSGHANDLER_TABLE_END;
     if (flux_msg_handler_addvec (h, tab, s, &s->handlers) < 0) {
         errprintf (error, "registering handlers: %s", strerror (errno));
         subprocess_server_destroy (s);

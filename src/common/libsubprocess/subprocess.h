@@ -63,7 +63,24 @@ enum {
     SUBPROCESS_REXEC_CHANNEL = 4,
     SUBPROCESS_REXEC_WRITE_CREDIT = 8,
     SUBPROCESS_REXEC_WAITABLE = 16,
+    /* not in flux-core: the client credits the output it consumed
+     * (<service>.output-credit), see SUBPROCESS_OUTPUT_WINDOW */
+    SUBPROCESS_REXEC_OUTPUT_CREDIT = 32,
 };
+/* With OUTPUT_CREDIT (streaming exec only), the server stops reading the
+ * process's output once SUBPROCESS_OUTPUT_WINDOW bytes of output
+ * responses were not credited back by the client (each response costs
+ * SUBPROCESS_OUTPUT_COST of its data's length: a line of 2 bytes takes
+ * a broker more than 2 bytes to hold), with
+ * `<service>.output-credit {matchtag:i, bytes:I}` (NORESPONSE; matchtag
+ * of the exec request, from its sender): the process then blocks on its
+ * full pipe instead of the brokers holding what it writes.  This
+ * library's client sets it whenever it forwards output and credits each
+ * piece once on_output returned, in quarter-window batches.  A client
+ * without it (flux-core's) is sent everything as it comes, as
+ * flux-core's server does. */
+#define SUBPROCESS_OUTPUT_WINDOW (256 * 1024)
+#define SUBPROCESS_OUTPUT_COST(len) ((size_t)(len) + 128)
 /* local_flags on the wire */
 enum {
     SUBPROCESS_LOCAL_STDIO_FALLTHROUGH = 1,
@@ -231,6 +248,13 @@ int subprocess_server_write (subprocess_server_t *s, pid_t pid,
 /* Send signum to the server's process pid (its process group unless it
  * was spawned no-setpgrp); -1 with ESRCH if pid is not running. */
 int subprocess_server_kill (subprocess_server_t *s, pid_t pid, int signum);
+
+/* Stop reading the output of the server's process pid (pause true), or
+ * read it again: a paused process blocks once its pipes are full, and
+ * its end waits for its output to be read.  Output is line-buffered per
+ * read for a sink: the complete lines of one read are one response.
+ * -1 with ESRCH if pid is not a sink process of the server. */
+int subprocess_server_pause (subprocess_server_t *s, pid_t pid, bool pause);
 
 /* The sink of pid is no longer called: the process gets SIGKILL if it
  * still runs and is reaped as a client-less one. */

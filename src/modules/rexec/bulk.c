@@ -12,6 +12,15 @@
  * the same value until the share has none open, or BULK_HOLD_MS passed,
  * or MAX_GROUPS distinct ones are held.  The session ends (ENODATA) when
  * its own process's stream and every child's stream are over.
+ *
+ * Flow control: what goes up waits in the session's queue, in order,
+ * while the requester's window is closed: output sent up and not yet
+ * credited back (rexec.bulk-credit) is at least the window.  A child's
+ * output is credited to it once it left here, in pieces of a quarter
+ * window; the local process is paused while the queue holds a window or
+ * more.  So a broker holds at most about (children + 1) x the window per
+ * session, whatever the processes write and however slowly the client
+ * reads: a process that writes faster blocks on its full pipe.
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,6 +51,15 @@ struct child {
     struct idset *share;
     flux_future_t *f;
     bool done;
+    size_t owed; /* its output sent up from here, not yet credited to it */
+};
+
+/* A response waiting for the window: payload NULL is the end (ENODATA). */
+struct pending {
+    struct pending *next;
+    char *payload;
+    size_t size;        /* what counts against the window (output only) */
+    struct child *from; /* the child whose output it is, or NULL */
 };
 
 struct session {
@@ -60,6 +78,14 @@ struct session {
     uv_timer_t timer;
     bool timer_init;
     bool gone; /* the requester went: nothing more is sent to it */
+    /* flow control (the requester's window) */
+    size_t window;   /* bytes of output in flight up at most */
+    size_t inflight; /* output sent up, not yet credited */
+    bool unlimited;  /* the requester said: no more credit needed */
+    struct pending *qhead, *qtail;
+    size_t qbytes;     /* output waiting in the queue */
+    bool local_paused; /* the local process is not read meanwhile */
+    bool ending;       /* the end is queued: nothing more comes */
     struct session *next, *prev;
 };
 
@@ -71,7 +97,7 @@ struct bulk {
     struct topology *tree;
     flux_msg_handler_t **handlers;
     struct session *sessions;
-    unsigned long nsessions, child_responses, reports;
+    unsigned long nsessions, child_responses, reports, credits, pauses;
 };
 
 static void session_destroy (struct session *s);
@@ -92,6 +118,147 @@ static void respond_error (struct bulk *b, const flux_msg_t *msg, int errnum,
         flux_log_error (b->h, "rexec.bulk-exec: error responding");
 }
 
+/* ---- flow control ---- */
+
+static bool window_open (struct session *s)
+{
+    return s->unlimited || s->inflight < s->window;
+}
+
+static void credit_send (struct bulk *b, struct child *c, long long bytes)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (b->h, "rexec.bulk-credit", c->rank,
+                             FLUX_RPC_NORESPONSE, "{s:i s:I}", "matchtag",
+                             (int)flux_rpc_get_matchtag (c->f), "bytes",
+                             (json_int_t)bytes)))
+        flux_log_error (b->h, "rexec.bulk-credit to broker %u", c->rank);
+    flux_future_destroy (f);
+    b->credits++;
+}
+
+/* size bytes of c's output left here: credit it a quarter window at a
+ * time (it stops once a window is in flight: it is then owed that). */
+static void child_credit (struct session *s, struct child *c, size_t size)
+{
+    c->owed += size;
+    if (c->done || !c->f || c->owed < s->window / 4)
+        return;
+    credit_send (s->b, c, (long long)c->owed);
+    c->owed = 0;
+}
+
+static void local_pause (struct session *s, bool pause)
+{
+    if (s->local_paused == pause || s->pid <= 0)
+        return;
+    if (subprocess_server_pause (s->b->srv, s->pid, pause) == 0) {
+        s->local_paused = pause;
+        if (pause)
+            s->b->pauses++;
+    }
+}
+
+/* Send p's payload up now (the end: ENODATA); false if the session
+ * ended. */
+static bool send_now (struct session *s, const char *payload, size_t size,
+                      struct child *from)
+{
+    struct bulk *b = s->b;
+
+    if (!payload) {
+        if (flux_respond_error (b->h, s->req, ENODATA, NULL) < 0)
+            flux_log_error (b->h, "rexec.bulk-exec: error responding");
+        session_destroy (s);
+        return false;
+    }
+    if (flux_respond (b->h, s->req, payload) < 0)
+        flux_log_error (b->h, "rexec.bulk-exec: error responding");
+    s->inflight += size;
+    if (from)
+        child_credit (s, from, size);
+    return true;
+}
+
+/* Send what the window lets go; false if the session ended. */
+static bool drain (struct session *s)
+{
+    while (s->qhead && window_open (s)) {
+        struct pending *p = s->qhead;
+        bool alive;
+        if (!(s->qhead = p->next))
+            s->qtail = NULL;
+        s->qbytes -= p->size;
+        alive = send_now (s, p->payload, p->size, p->from);
+        free (p->payload);
+        free (p);
+        if (!alive)
+            return false;
+    }
+    if (s->local_paused && s->qbytes <= s->window / 2)
+        local_pause (s, false);
+    return true;
+}
+
+/* A response up (payload NULL: the end), in order behind what waits;
+ * size: the output bytes it counts.  False if the session ended. */
+static bool up (struct session *s, const char *payload, size_t size,
+                struct child *from)
+{
+    struct pending *p;
+
+    if (s->gone)
+        return true;
+    if (!s->qhead && window_open (s))
+        return send_now (s, payload, size, from);
+    if (!(p = calloc (1, sizeof (*p)))
+        || (payload && !(p->payload = strdup (payload)))) {
+        free (p);
+        flux_log_error (s->b->h, "rexec.bulk-exec: queueing a response");
+        if (from) /* dropped: not held against the child */
+            child_credit (s, from, size);
+        return true;
+    }
+    p->size = size;
+    p->from = from;
+    if (s->qtail)
+        s->qtail->next = p;
+    else
+        s->qhead = p;
+    s->qtail = p;
+    s->qbytes += size;
+    if (s->qbytes >= s->window)
+        local_pause (s, true);
+    return true;
+}
+
+static void queue_clear (struct session *s)
+{
+    while (s->qhead) {
+        struct pending *p = s->qhead;
+        s->qhead = p->next;
+        free (p->payload);
+        free (p);
+    }
+    s->qtail = NULL;
+    s->qbytes = 0;
+}
+
+/* The requester went: nothing more goes up, so nothing is held back any
+ * more, here or below. */
+static void unfollow (struct session *s)
+{
+    s->gone = true;
+    queue_clear (s);
+    local_pause (s, false);
+    for (int i = 0; i < s->nchildren; i++) {
+        struct child *c = &s->children[i];
+        if (!c->done && c->f)
+            credit_send (s->b, c, -1);
+    }
+}
+
 /* Send the held groups up (nothing if the requester went). */
 static void flush (struct session *s)
 {
@@ -102,21 +269,22 @@ static void flush (struct session *s)
     for (int i = 0; i < s->nheld; i++) {
         struct group *g = &s->held[i];
         char *ranks = idset_encode (g->ranks, IDSET_FLAG_RANGE);
-        int rc;
 
-        if (!ranks)
-            rc = -1;
-        else if (s->gone)
-            rc = 0;
-        else if (g->type == GROUP_EXIT)
-            rc = flux_respond_pack (b->h, s->req, "{s:s s:s s:i}", "type",
-                                    "exit", "ranks", ranks, "status", g->code);
-        else
-            rc = flux_respond_pack (b->h, s->req, "{s:s s:s s:i s:s}", "type",
-                                    "error", "ranks", ranks, "errnum", g->code,
-                                    "error", g->text ? g->text : "");
-        if (rc < 0)
+        json_t *o = NULL;
+        char *str = NULL;
+
+        if (ranks && g->type == GROUP_EXIT)
+            o = json_pack ("{s:s s:s s:i}", "type", "exit", "ranks", ranks,
+                           "status", g->code);
+        else if (ranks)
+            o = json_pack ("{s:s s:s s:i s:s}", "type", "error", "ranks", ranks,
+                           "errnum", g->code, "error", g->text ? g->text : "");
+        if (!o || !(str = json_dumps (o, JSON_COMPACT)))
             flux_log_error (b->h, "rexec.bulk-exec: error responding");
+        else
+            (void)up (s, str, 0, NULL); /* the end follows: never ends here */
+        free (str);
+        json_decref (o);
         b->reports++;
         free (ranks);
         group_clear (g);
@@ -132,14 +300,16 @@ static void hold_timer_cb (uv_timer_t *t)
 /* The session's streams are all over: its end goes up, it is gone. */
 static void check_done (struct session *s)
 {
-    if (s->local_open || s->children_open > 0)
+    if (s->local_open || s->children_open > 0 || s->ending)
         return;
     if (idset_count (s->open) > 0) /* a rank nobody reported (no memory) */
         hold (s, GROUP_ERROR, EPROTO, "no outcome reported", s->open);
     flush (s);
-    if (!s->gone && flux_respond_error (s->b->h, s->req, ENODATA, NULL) < 0)
-        flux_log_error (s->b->h, "rexec.bulk-exec: error responding");
-    session_destroy (s);
+    s->ending = true;
+    if (s->gone)
+        session_destroy (s);
+    else
+        (void)up (s, NULL, 0, NULL); /* the session ends once it is sent */
 }
 
 /* Hold the outcome of ranks (those of them still open); flush when the
@@ -203,6 +373,7 @@ static void local_cb (const json_t *resp, int errnum, void *arg)
 
     if (!resp) { /* ENODATA: its finished and EOFs came */
         s->pid = 0;
+        s->local_paused = false;
         s->local_open = false;
         hold_rank (s, GROUP_EXIT, s->status, NULL);
         check_done (s);
@@ -215,11 +386,16 @@ static void local_cb (const json_t *resp, int errnum, void *arg)
         (void)json_unpack ((json_t *)resp, "{s:i}", "status", &s->status);
     else if (!strcmp (type, "output") && !s->gone
              && (io = json_object_get (resp, "io"))
-             && json_object_get (io, "data")
-             && flux_respond_pack (s->b->h, s->req, "{s:s s:O}", "type",
-                                   "output", "io", io)
-                    < 0)
-        flux_log_error (s->b->h, "rexec.bulk-exec: error responding");
+             && json_object_get (io, "data")) {
+        json_t *o = json_pack ("{s:s s:O}", "type", "output", "io", io);
+        char *str = o ? json_dumps (o, JSON_COMPACT) : NULL;
+        if (!str)
+            flux_log_error (s->b->h, "rexec.bulk-exec: error responding");
+        else
+            (void)up (s, str, strlen (str), NULL);
+        free (str);
+        json_decref (o);
+    }
 }
 
 /* Run cmd (taken) here: its outcome is this rank's. */
@@ -275,8 +451,10 @@ static int child_report (struct child *c, const char *str)
     if (!o || json_unpack (o, "{s:s}", "type", &type) < 0)
         goto done;
     if (!strcmp (type, "output")) {
-        if (!s->gone && flux_respond (s->b->h, s->req, str) < 0)
-            flux_log_error (s->b->h, "rexec.bulk-exec: error responding");
+        if (s->gone)
+            child_credit (s, c, strlen (str));
+        else
+            (void)up (s, str, strlen (str), c);
         rc = 0;
         goto done;
     }
@@ -371,8 +549,9 @@ static int children_create (struct session *s, const json_t *cmd, int flags)
         if (!(ranks = idset_encode (c->share, IDSET_FLAG_RANGE)))
             return -1;
         c->f = flux_rpc_pack (b->h, "rexec.bulk-exec", c->rank,
-                              FLUX_RPC_STREAMING, "{s:O s:i s:s}", "cmd", cmd,
-                              "flags", flags, "ranks", ranks);
+                              FLUX_RPC_STREAMING, "{s:O s:i s:s s:I}", "cmd",
+                              cmd, "flags", flags, "ranks", ranks, "window",
+                              (json_int_t)s->window);
         free (ranks);
         c->done = false;
         s->children_open++;
@@ -407,6 +586,7 @@ static void session_destroy (struct session *s)
     free (s->children);
     for (int i = 0; i < s->nheld; i++)
         group_clear (&s->held[i]);
+    queue_clear (s);
     idset_destroy (s->share);
     idset_destroy (s->open);
     flux_msg_decref (s->req);
@@ -452,12 +632,18 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     flux_cmd_t *fcmd = NULL;
     const char *ranks;
     int flags;
+    json_int_t window = BULK_WINDOW;
 
     (void)mh;
-    if (flux_request_unpack (msg, NULL, "{s:o s:i s:s}", "cmd", &cmd, "flags",
-                             &flags, "ranks", &ranks)
+    if (flux_request_unpack (msg, NULL, "{s:o s:i s:s s?I}", "cmd", &cmd,
+                             "flags", &flags, "ranks", &ranks, "window",
+                             &window)
         < 0) {
         respond_error (b, msg, EPROTO, "malformed bulk-exec request");
+        return;
+    }
+    if (window < BULK_WINDOW_MIN || window > BULK_WINDOW_MAX) {
+        respond_error (b, msg, EINVAL, "bulk-exec: window out of range");
         return;
     }
     if (flags < 0
@@ -500,6 +686,7 @@ static void exec_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     }
     s->b = b;
     s->req = flux_msg_incref (msg);
+    s->window = (size_t)window;
     if (uv_timer_init (flux_reactor_uv (flux_get_reactor (h)), &s->timer)
         == 0) {
         s->timer_init = true;
@@ -577,13 +764,52 @@ static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         flux_log_error (b->h, "rexec.bulk-kill: error responding");
 }
 
+static void credit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
+                       void *arg)
+{
+    struct bulk *b = arg;
+    struct session *s;
+    int matchtag;
+    json_int_t bytes;
+    int errnum = 0;
+
+    (void)h;
+    (void)mh;
+    if (flux_request_unpack (msg, NULL, "{s:i s:I}", "matchtag", &matchtag,
+                             "bytes", &bytes)
+        < 0)
+        errnum = EPROTO;
+    else if (bytes < -1)
+        errnum = EINVAL;
+    else if (!(s = find_session (b, msg, (uint32_t)matchtag)))
+        errnum = ESRCH;
+    else {
+        if (bytes < 0)
+            s->unlimited = true;
+        else
+            s->inflight
+                -= (size_t)bytes < s->inflight ? (size_t)bytes : s->inflight;
+        if (s->unlimited) /* and so for its children */
+            for (int i = 0; i < s->nchildren; i++)
+                if (!s->children[i].done && s->children[i].f)
+                    credit_send (b, &s->children[i], -1);
+        (void)drain (s); /* may end the session */
+    }
+    if (flux_msg_is_noresponse (msg))
+        return;
+    if (errnum)
+        respond_error (b, msg, errnum, NULL);
+    else if (flux_respond (b->h, msg, NULL) < 0)
+        flux_log_error (b->h, "rexec.bulk-credit: error responding");
+}
+
 void bulk_disconnect (const flux_msg_t *msg, void *arg)
 {
     struct bulk *b = arg;
 
     for (struct session *s = b->sessions; s; s = s->next) {
         if (!s->gone && flux_msg_route_match_first (s->req, msg)) {
-            s->gone = true;
+            unfollow (s);
             session_kill (s, SIGKILL);
         }
     }
@@ -595,15 +821,17 @@ json_t *bulk_stats (struct bulk *b)
 
     for (struct session *s = b->sessions; s; s = s->next)
         n++;
-    return json_pack ("{s:i s:I s:I s:I}", "running", n, "sessions",
+    return json_pack ("{s:i s:I s:I s:I s:I s:I}", "running", n, "sessions",
                       (json_int_t)b->nsessions, "child-responses",
                       (json_int_t)b->child_responses, "reports",
-                      (json_int_t)b->reports);
+                      (json_int_t)b->reports, "credits", (json_int_t)b->credits,
+                      "pauses", (json_int_t)b->pauses);
 }
 
 static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "rexec.bulk-exec", exec_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "rexec.bulk-kill", kill_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "rexec.bulk-credit", credit_cb, 0},
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -644,7 +872,7 @@ void bulk_destroy (struct bulk *b)
             struct session *s = b->sessions;
             if (!s->gone)
                 respond_error (b, s->req, ENOSYS, "rexec is shutting down");
-            s->gone = true;
+            unfollow (s);
             session_kill (s, SIGKILL);
             session_destroy (s);
         }

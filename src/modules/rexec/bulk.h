@@ -14,12 +14,17 @@
  * then its end.
  *
  * Methods (owner only, as the rest of rexec):
- *   bulk-exec {cmd:o, flags:i, ranks:s}  streaming.  flags: stdout (1)
- *     and stderr (2) only.  ranks: an idset of ranks in the receiving
- *     broker's subtree (the client asks rank 0).  The processes' stdin is
+ *   bulk-exec {cmd:o, flags:i, ranks:s, window?:I}  streaming.  flags:
+ *     stdout (1) and stderr (2) only.  ranks: an idset of ranks in the
+ *     receiving broker's subtree (the client asks rank 0).  window: the
+ *     bytes of output responses (their payloads' length) the requester
+ *     takes before it credits them back (BULK_WINDOW if absent; from
+ *     BULK_WINDOW_MIN to BULK_WINDOW_MAX).  The processes' stdin is
  *     empty (closed at once).  Responses:
- *       {type:"output", io:{stream, rank, data, encoding?}}  as it comes
- *         (no EOFs: a rank's output is over when its outcome comes);
+ *       {type:"output", io:{stream, rank, data, encoding?}}  as it comes,
+ *         while less than window bytes of them are not credited (a
+ *         line-buffered stream's complete lines of one read are one
+ *         piece; no EOFs: a rank's output is over when its outcome comes);
  *       {type:"exit", ranks:s, status:i}  the wait status of ranks;
  *       {type:"error", ranks:s, errnum:i, error:s}  ranks that did not
  *         run (spawn failure), or were lost on the way (a broker between
@@ -28,6 +33,14 @@
  *     cannot start at all is one error response.
  *   bulk-kill {matchtag:i, signum:i}  NORESPONSE: signum to the processes
  *     of the sender's bulk-exec with that matchtag, down the tree.
+ *   bulk-credit {matchtag:i, bytes:I}  NORESPONSE: the sender of that
+ *     bulk-exec is done with bytes more of its output (the sum of the
+ *     payload lengths of output responses it consumed: printed, or sent
+ *     on up); -1: it needs no more credit (it stopped following).  A
+ *     requester that credits nothing gets at most a window of output,
+ *     and then the processes block on their full pipes: memory stays
+ *     bounded however slowly (or not at all) the client reads.  The
+ *     client credits in pieces of about a quarter window.
  *
  * A client that disconnects while its processes run (the broker sends
  * rexec.disconnect) has them killed on every rank; the session then ends
@@ -36,6 +49,10 @@
  */
 #include "libflux/flux.h"
 #include "libsubprocess/subprocess.h"
+
+#define BULK_WINDOW (256 * 1024)
+#define BULK_WINDOW_MIN 4096
+#define BULK_WINDOW_MAX (64 * 1024 * 1024)
 
 struct bulk;
 
@@ -52,7 +69,8 @@ void bulk_destroy (struct bulk *b);
 /* A client went (the rexec server's disconnect callback). */
 void bulk_disconnect (const flux_msg_t *msg, void *arg);
 
-/* {sessions, running, child-responses, reports}: a new object. */
+/* {sessions, running, child-responses, reports, credits (sent to
+ * children), pauses (of local processes)}: a new object. */
 json_t *bulk_stats (struct bulk *b);
 
 #endif /* !REXEC_BULK_H */

@@ -586,12 +586,137 @@ static void test_disconnect (void)
     flux_cmd_destroy (cmd);
 }
 
+/* ---- output credit (OUTPUT_CREDIT, not in flux-core) ---- */
+
+/* A raw exec stream (no libsubprocess client: it would credit). */
+struct rawrec {
+    size_t bytes, cost;
+    int pid, nout;
+    bool ended;
+};
+
+static void raw_cb (flux_future_t *f, void *arg)
+{
+    struct rawrec *rr = arg;
+    const char *type = NULL;
+    json_t *o, *io;
+
+    if (flux_rpc_get_unpack (f, "o", &o) < 0) {
+        rr->ended = true;
+        return;
+    }
+    if (json_unpack (o, "{s:s}", "type", &type) == 0) {
+        if (!strcmp (type, "started"))
+            (void)json_unpack (o, "{s:i}", "pid", &rr->pid);
+        else if (!strcmp (type, "output") && (io = json_object_get (o, "io"))) {
+            const char *stream;
+            char *data = NULL;
+            size_t len = 0;
+            bool eof;
+            if (subprocess_io_decode (io, &stream, NULL, &data, &len, &eof)
+                == 0) {
+                rr->bytes += len;
+                rr->cost += SUBPROCESS_OUTPUT_COST (len);
+                rr->nout++;
+            }
+            free (data);
+        }
+    }
+    flux_future_reset (f);
+}
+
+/* Processes the server lists (rexec.list). */
+static int nprocs (void)
+{
+    json_t *o = NULL, *procs;
+    int n = -1;
+
+    if (raw ("rexec.list", NULL, 0, NULL, 0, &o) == 0
+        && json_unpack (o, "{s:o}", "procs", &procs) == 0)
+        n = (int)json_array_size (procs);
+    json_decref (o);
+    return n;
+}
+
+static bool never (void *arg)
+{
+    return false;
+}
+
+static void credit (uint32_t matchtag, json_int_t bytes)
+{
+    flux_future_t *f = flux_rpc_pack (
+        h, "rexec.output-credit", 0, FLUX_RPC_NORESPONSE, "{s:i s:I}",
+        "matchtag", (int)matchtag, "bytes", bytes);
+    flux_future_destroy (f);
+}
+
+static void test_output_credit (void)
+{
+    struct rawrec rr = {0};
+    flux_cmd_t *cmd = sh ("exec tr '\\0' x </dev/zero");
+    json_t *o;
+    flux_future_t *f;
+    uint32_t tag;
+    size_t first;
+
+    /* unbuffered: one response per read (at most 64 KiB) */
+    flux_cmd_setopt (cmd, "stdout_LINE_BUFFER", "false");
+    o = flux_cmd_tojson (cmd);
+    f = flux_rpc_pack (h, "rexec.exec", 0, FLUX_RPC_STREAMING, "{s:O s:i s:i}",
+                       "cmd", o, "flags",
+                       SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_OUTPUT_CREDIT,
+                       "local_flags", 0);
+    if (!f || flux_future_then (f, -1., raw_cb, &rr) < 0)
+        BAIL_OUT ("rexec.exec: %s", strerror (errno));
+    tag = flux_rpc_get_matchtag (f);
+    flux_reactor_run_until (r, never, NULL, 0.5);
+    first = rr.cost;
+    ok (rr.pid > 0 && first >= SUBPROCESS_OUTPUT_WINDOW
+            && first
+                   < SUBPROCESS_OUTPUT_WINDOW + SUBPROCESS_OUTPUT_COST (65536),
+        "output stops once a window is not credited (%zu bytes in %d "
+        "responses)",
+        rr.bytes, rr.nout);
+    credit (tag + 1, 1 << 30); /* not this stream's */
+    credit (tag, -5);          /* ignored */
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (rr.cost == first, "a credit of another stream, or < 0, is ignored");
+    credit (tag, (json_int_t)first);
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (rr.cost >= first + SUBPROCESS_OUTPUT_WINDOW
+            && rr.cost < 2 * SUBPROCESS_OUTPUT_WINDOW
+                             + 2 * SUBPROCESS_OUTPUT_COST (65536),
+        "credited: one window more comes, no more (%zu bytes)", rr.bytes);
+    ok (kill (rr.pid, SIGKILL) == 0, "kill the process");
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (!rr.ended && nprocs () == 1,
+        "its stream does not end while its output waits for credit");
+    flux_future_destroy (
+        flux_rpc (h, "rexec.disconnect", NULL, 0, FLUX_RPC_NORESPONSE));
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (nprocs () == 0,
+        "its client gone, the rest is read and dropped: it is released");
+    flux_future_destroy (f);
+    json_decref (o);
+    flux_cmd_destroy (cmd);
+
+    /* the library's client credits what on_output consumed */
+    struct rec rc = {0};
+    run (sh ("yes 0123456789012345678901234567890123456789 | head -n 50000"),
+         &ops, &rc);
+    ok (rc.complete && rc.status == 0 && rc.eofs == 2,
+        "flux_rexec: 50,000 lines (about 30 windows) flow to the end");
+}
+
 /* ---- the server's own processes: subprocess_server_spawn ---- */
 
 struct sinkrec {
     int started, finished, ended, status;
     char out[256];
     size_t outlen;
+    size_t total; /* output bytes, all of them */
+    int nout;     /* output responses with data */
     int ended_errnum;
 };
 
@@ -620,9 +745,13 @@ static void sink_cb (const json_t *resp, int errnum, void *arg)
         size_t len;
         bool eof;
         if (subprocess_io_decode (io, &stream, &rank, &data, &len, &eof) == 0
-            && data && sr->outlen + len < sizeof (sr->out)) {
-            memcpy (sr->out + sr->outlen, data, len);
-            sr->outlen += len;
+            && data) {
+            sr->total += len;
+            sr->nout++;
+            if (sr->outlen + len < sizeof (sr->out)) {
+                memcpy (sr->out + sr->outlen, data, len);
+                sr->outlen += len;
+            }
         }
         free (data);
     }
@@ -683,6 +812,33 @@ static void test_spawn_sink (void)
     ok (flux_reactor_run_until (r, none_running, NULL, 30.),
         "forget: it is killed and reaped");
     ok (sr.ended == 0 && sr.finished == 0, "and its sink is not called");
+
+    memset (&sr, 0, sizeof (sr));
+    pid = subprocess_server_spawn (srv, sh ("printf 'a\\nb\\nc\\n'"),
+                                   SUBPROCESS_REXEC_STDOUT, sink_cb, &sr,
+                                   &error);
+    (void)subprocess_server_write (srv, pid, "stdin", NULL, 0, true);
+    ok (flux_reactor_run_until (r, sink_ended, &sr, 30.) && sr.nout == 1
+            && sr.outlen == 6 && !memcmp (sr.out, "a\nb\nc\n", 6),
+        "a sink's lines of one read are one response (%d)", sr.nout);
+
+    memset (&sr, 0, sizeof (sr));
+    pid = subprocess_server_spawn (
+        srv, sh ("exec yes"), SUBPROCESS_REXEC_STDOUT, sink_cb, &sr, &error);
+    ok (pid > 0 && subprocess_server_pause (srv, pid, true) == 0,
+        "spawn yes, pause it");
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (sr.total == 0, "paused: none of its output is read");
+    ok (subprocess_server_pause (srv, pid, false) == 0, "resume it");
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (sr.total > 0, "its output flows (%zu bytes)", sr.total);
+    ok (subprocess_server_pause (srv, pid, true) == 0, "pause it again");
+    subprocess_server_forget (srv, pid);
+    ok (flux_reactor_run_until (r, none_running, NULL, 30.),
+        "forget while paused: it is killed, read to its end and reaped");
+    errno = 0;
+    ok (subprocess_server_pause (srv, pid, true) < 0 && errno == ESRCH,
+        "pause: ESRCH once it is not the server's");
 }
 
 static void test_terminate (void)
@@ -730,6 +886,7 @@ int main (int argc, char **argv)
     test_background ();
     test_attach ();
     test_disconnect ();
+    test_output_credit ();
     test_spawn_sink ();
     test_terminate ();
     subprocess_server_destroy (srv);
