@@ -155,6 +155,19 @@ test_expect_success 'a client that does not read: processes wait, memory stays' 
 		eventually "bulk_stat $r running" 0 || return 1
 	done
 '
+# Ranks 1-6 write 74 KB each: each child of rank 0 gets its subtree's
+# output and end to rank 0 within its window, but not all of it can go on
+# to a client that stopped reading: rank 0's session ends with output
+# and its end still queued when the client is killed.
+test_expect_success 'a client killed while output and ends wait: every session ends' '
+	{ flux exec -r 1-6 -n seq 14000 | sleep 300 & } &&
+	eventually "bulk_stat 1 running" 0 &&
+	eventually "bulk_stat 2 running" 0 &&
+	test $(bulk_stat 0 running) -eq 1 &&
+	pkill -9 -f "exec -r 1-6 -n seq 14000" &&
+	eventually "bulk_stat 0 running" 0 &&
+	pkill -f "^sleep 300$"
+'
 test_expect_success 'bulk-credit: bad requests are refused, a bad window too' '
 	test_expect_code 71 $RPC rexec.bulk-credit "{}" &&
 	test_expect_code 71 $RPC rexec.bulk-credit "{\"matchtag\":1}" &&

@@ -246,7 +246,8 @@ static void queue_clear (struct session *s)
 }
 
 /* The requester went: nothing more goes up, so nothing is held back any
- * more, here or below. */
+ * more, here or below.  A session whose end was queued is then over:
+ * the caller destroys it. */
 static void unfollow (struct session *s)
 {
     s->gone = true;
@@ -789,7 +790,7 @@ static void credit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         else
             s->inflight
                 -= (size_t)bytes < s->inflight ? (size_t)bytes : s->inflight;
-        if (s->unlimited) /* and so for its children */
+        if (bytes < 0) /* and so for its children */
             for (int i = 0; i < s->nchildren; i++)
                 if (!s->children[i].done && s->children[i].f)
                     credit_send (b, &s->children[i], -1);
@@ -807,10 +808,13 @@ void bulk_disconnect (const flux_msg_t *msg, void *arg)
 {
     struct bulk *b = arg;
 
-    for (struct session *s = b->sessions; s; s = s->next) {
+    for (struct session *s = b->sessions, *next; s; s = next) {
+        next = s->next;
         if (!s->gone && flux_msg_route_match_first (s->req, msg)) {
             unfollow (s);
             session_kill (s, SIGKILL);
+            if (s->ending) /* only its end was still to go */
+                session_destroy (s);
         }
     }
 }
