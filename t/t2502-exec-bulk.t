@@ -155,18 +155,23 @@ test_expect_success 'a client that does not read: processes wait, memory stays' 
 		eventually "bulk_stat $r running" 0 || return 1
 	done
 '
-# Ranks 1-6 write 74 KB each: each child of rank 0 gets its subtree's
-# output and end to rank 0 within its window, but not all of it can go on
-# to a client that stopped reading: rank 0's session ends with output
-# and its end still queued when the client is killed.
+# Ranks 1-6 write 74 KB each to a client that credits nothing: each
+# child of rank 0 gets its subtree's output and end to rank 0 within its
+# window, but rank 0 can pass on only a window of it: its session ends
+# with output and its end still queued when the client is killed.
 test_expect_success 'a client killed while output and ends wait: every session ends' '
-	{ flux exec -r 1-6 -n seq 14000 | sleep 300 & } &&
+	SEQ="{\"cmdline\":[\"seq\",\"14000\"],\"env\":{},\"opts\":{},\"channels\":[]}" &&
+	s1=$(bulk_stat 1 sessions) &&
+	s2=$(bulk_stat 2 sessions) &&
+	{ $RPC -s rexec.bulk-exec \
+		"{\"cmd\":$SEQ,\"flags\":3,\"ranks\":\"1-6\"}" >raw.out & } &&
+	eventually "bulk_stat 1 sessions" $((s1 + 1)) &&
+	eventually "bulk_stat 2 sessions" $((s2 + 1)) &&
 	eventually "bulk_stat 1 running" 0 &&
 	eventually "bulk_stat 2 running" 0 &&
 	test $(bulk_stat 0 running) -eq 1 &&
-	pkill -9 -f "exec -r 1-6 -n seq 14000" &&
-	eventually "bulk_stat 0 running" 0 &&
-	pkill -f "^sleep 300$"
+	pkill -9 -f "rpc-cred -s rexec.bulk-exec" &&
+	eventually "bulk_stat 0 running" 0
 '
 test_expect_success 'bulk-credit: bad requests are refused, a bad window too' '
 	test_expect_code 71 $RPC rexec.bulk-credit "{}" &&
