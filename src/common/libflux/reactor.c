@@ -138,9 +138,11 @@ bool flux_reactor_run_until (flux_reactor_t *r, bool (*done) (void *arg),
         free (t);
         return false;
     }
-    uv_timer_start (t, run_until_timer_cb, ms, 0); /* so that the loop wakes */
+    /* the loop's clock first: a timer started on a stale clock fires
+     * before the deadline, and the loop then blocks with nothing due */
     uv_update_time (r->loop);
     deadline = uv_now (r->loop) + ms;
+    uv_timer_start (t, run_until_timer_cb, ms, 0); /* so that the loop wakes */
     while (!done (arg) && uv_now (r->loop) < deadline)
         (void)flux_reactor_run (r, FLUX_REACTOR_ONCE);
     flux_uv_close_free ((uv_handle_t *)t);
