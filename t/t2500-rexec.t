@@ -144,13 +144,14 @@ test_expect_success 'a client that disconnects takes its processes with it' '
 # second until the instance fell over.
 test_expect_success 'a client that does not read: its process waits, memory stays' '
 	{ flux exec -r 3 yes | sleep 300 & } &&
+	reader=$! &&
 	wait_list 3 yes 1 &&
 	sleep 3 &&
 	pid=$(flux exec -r 3 flux getattr broker.pid) &&
 	kb=$(awk "/^VmRSS/ {print \$2}" /proc/$pid/status) &&
 	echo "rank 3: $kb KiB" &&
 	test $kb -lt 131072 &&
-	pkill -f "^sleep 300$" &&
+	kill $reader &&
 	wait_list 3 yes 0
 '
 test_expect_success 'output credit: many windows of lines flow to the end' '

@@ -143,14 +143,16 @@ test_expect_success 'much output under flow control: all of it, in order' '
 test_expect_success 'a client that does not read: processes wait, memory stays' '
 	p6=$(bulk_stat 6 pauses) &&
 	{ flux exec -r all -n yes | sleep 300 & } &&
+	reader=$! &&
 	sleep 3 &&
 	for r in 0 1 6; do
 		kb=$(vmrss $r) && echo "rank $r: $kb KiB" &&
 		test $kb -lt 262144 || return 1
 	done &&
-	test $(bulk_stat 6 pauses) -gt $p6 &&
+	n6=$(bulk_stat 6 pauses) && echo "rank 6 pauses: $p6 -> $n6" &&
+	test $n6 -gt $p6 &&
 	test $(bulk_stat 0 running) -eq 1 &&
-	pkill -f "^sleep 300$" &&
+	kill $reader &&
 	for r in 0 1 2 3 4 5 6; do
 		eventually "bulk_stat $r running" 0 || return 1
 	done
@@ -165,12 +167,13 @@ test_expect_success 'a client killed while output and ends wait: every session e
 	s2=$(bulk_stat 2 sessions) &&
 	{ $RPC -s rexec.bulk-exec \
 		"{\"cmd\":$SEQ,\"flags\":3,\"ranks\":\"1-6\"}" >raw.out & } &&
+	client=$! &&
 	eventually "bulk_stat 1 sessions" $((s1 + 1)) &&
 	eventually "bulk_stat 2 sessions" $((s2 + 1)) &&
 	eventually "bulk_stat 1 running" 0 &&
 	eventually "bulk_stat 2 running" 0 &&
 	test $(bulk_stat 0 running) -eq 1 &&
-	pkill -9 -f "rpc-cred -s rexec.bulk-exec" &&
+	kill -9 $client &&
 	eventually "bulk_stat 0 running" 0
 '
 test_expect_success 'bulk-credit: bad requests are refused, a bad window too' '
