@@ -181,3 +181,18 @@ wait_list () {
 	done
 	return 1
 }
+
+# asan_build: the build under test is instrumented with AddressSanitizer
+# (freed memory waits in its quarantine: a process's RSS says little)
+asan_build () {
+	ldd "$FLUX_BUILD_DIR/src/broker/flux-broker" 2>/dev/null | grep -q libasan
+}
+
+# blocked PID: PID sleeps (state S) in each of 10 looks 0.1 s apart, as a
+# process blocked on its full output pipe does
+blocked () {
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		grep -q "^State:.S" /proc/$1/status || return 1
+		sleep 0.1
+	done
+}
