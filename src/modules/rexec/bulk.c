@@ -245,6 +245,16 @@ static void queue_clear (struct session *s)
     s->qbytes = 0;
 }
 
+/* The children still sending need no credit from here on (-1). */
+static void children_unlimited (struct session *s)
+{
+    for (int i = 0; i < s->nchildren; i++) {
+        struct child *c = &s->children[i];
+        if (!c->done && c->f)
+            credit_send (s->b, c, -1);
+    }
+}
+
 /* The requester went: nothing more goes up, so nothing is held back any
  * more, here or below.  A session whose end was queued is then over:
  * the caller destroys it. */
@@ -253,11 +263,7 @@ static void unfollow (struct session *s)
     s->gone = true;
     queue_clear (s);
     local_pause (s, false);
-    for (int i = 0; i < s->nchildren; i++) {
-        struct child *c = &s->children[i];
-        if (!c->done && c->f)
-            credit_send (s->b, c, -1);
-    }
+    children_unlimited (s);
 }
 
 /* Send the held groups up (nothing if the requester went). */
@@ -737,6 +743,21 @@ static struct session *find_session (struct bulk *b, const flux_msg_t *msg,
     return NULL;
 }
 
+/* The answer to bulk-kill or bulk-credit, if one was asked for (the
+ * brokers send them NORESPONSE). */
+static void answer (struct bulk *b, const flux_msg_t *msg, int errnum)
+{
+    if (flux_msg_is_noresponse (msg))
+        return;
+    if (errnum)
+        respond_error (b, msg, errnum, NULL);
+    else if (flux_respond (b->h, msg, NULL) < 0) {
+        const char *topic = "rexec.bulk";
+        (void)flux_msg_get_topic (msg, &topic);
+        flux_log_error (b->h, "%s: error responding", topic);
+    }
+}
+
 static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                      void *arg)
 {
@@ -757,12 +778,7 @@ static void kill_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
         errnum = ESRCH;
     else
         session_kill (s, signum);
-    if (flux_msg_is_noresponse (msg))
-        return;
-    if (errnum)
-        respond_error (b, msg, errnum, NULL);
-    else if (flux_respond (b->h, msg, NULL) < 0)
-        flux_log_error (b->h, "rexec.bulk-kill: error responding");
+    answer (b, msg, errnum);
 }
 
 static void credit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
@@ -785,23 +801,16 @@ static void credit_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     else if (!(s = find_session (b, msg, (uint32_t)matchtag)))
         errnum = ESRCH;
     else {
-        if (bytes < 0)
+        if (bytes < 0) {
             s->unlimited = true;
+            children_unlimited (s); /* and so for its children */
+        }
         else
             s->inflight
                 -= (size_t)bytes < s->inflight ? (size_t)bytes : s->inflight;
-        if (bytes < 0) /* and so for its children */
-            for (int i = 0; i < s->nchildren; i++)
-                if (!s->children[i].done && s->children[i].f)
-                    credit_send (b, &s->children[i], -1);
         (void)drain (s); /* may end the session */
     }
-    if (flux_msg_is_noresponse (msg))
-        return;
-    if (errnum)
-        respond_error (b, msg, errnum, NULL);
-    else if (flux_respond (b->h, msg, NULL) < 0)
-        flux_log_error (b->h, "rexec.bulk-credit: error responding");
+    answer (b, msg, errnum);
 }
 
 void bulk_disconnect (const flux_msg_t *msg, void *arg)
