@@ -109,6 +109,16 @@ test_expect_success 'stdin on /dev/null: a rank that reads late still gets EOF' 
 	timeout 60 flux exec -r all sh -c "sleep 0.3; cat" </dev/null >late.out &&
 	! test -s late.out
 '
+# A process group of its own (setpgrp, as flux-core's), in the broker's
+# session; its stdin and output are pipes.
+test_expect_success 'a process leads a group of its own, stdio on pipes' '
+	FLUX_EXEC_BULK=0 flux exec -r 1 sh -c \
+		"ps -o pid=,pgid=,sid= -p \$\$; readlink /proc/\$\$/fd/0 /proc/\$\$/fd/1" \
+		</dev/null >grp.out &&
+	cat grp.out &&
+	head -1 grp.out | awk "{exit !(\$1 == \$2 && \$1 != \$3)}" &&
+	test $(grep -c "^pipe:" grp.out) -eq 2
+'
 test_expect_success 'output that is not UTF-8 arrives unchanged' '
 	printf "a\377b\n" >bin.exp &&
 	flux exec -r 1 printf "a\\377b\\n" >bin.out &&

@@ -76,7 +76,9 @@ test_expect_success 'stdin is empty (closed at once)' '
 	flux exec -r all cat </dev/null >cat.out &&
 	! test -s cat.out &&
 	flux exec -n -r all cat </dev/zero >cat2.out &&
-	! test -s cat2.out
+	! test -s cat2.out &&
+	flux exec -r 1,4 readlink /proc/self/fd/0 </dev/null >fd0.out &&
+	test "$(sort -u fd0.out)" = /dev/null
 '
 test_expect_success 'SIGTERM to flux exec reaches every rank' '
 	flux exec -r all sleep 100 </dev/null &

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* proc.c - one child of the subprocess server: spawned with posix_spawn
- * in a session of its own (unless no-setpgrp), stdio on socketpairs read
- * and written through libuv, each channel a socketpair whose child end
- * is passed as NAME=<fd>.  Not uv_spawn: libuv forks, and a fork of the
+ * in a process group of its own (unless no-setpgrp: setpgrp, as
+ * flux-core's; not setsid, which also costs the kernel a scheduler
+ * autogroup per process), stdio on pipes read and written through
+ * libuv, each channel a socketpair whose child end is passed as
+ * NAME=<fd> (a pipe is cheaper to make and to close than a socketpair,
+ * but a channel goes both ways).  A process that takes no input (a
+ * background one, a sink's) gets the server's /dev/null as stdin, opened
+ * once.  Not uv_spawn: libuv forks, and a fork of the
  * broker copies its page tables and then tears them down at exec (about
  * a third of the broker's CPU per `flux exec` process, measured);
  * glibc's posix_spawn runs the child in the parent's memory until exec.
@@ -541,32 +546,39 @@ static int setup_env (struct proc *p)
     return 0;
 }
 
-/* A socketpair: the parent's end (*parent, opened as st's pipe) and the
- * child's (*child), both close-on-exec. */
-static int stream_socketpair (struct proc *p, struct stream *st, int *child)
-{
-    int sv[2];
+/* st's channel to the child: a socketpair (both ways), or a pipe the
+ * parent reads (output) or writes (stdin).  The parent's end is opened as
+ * st's pipe, the child's returned in *child; both close-on-exec. */
+enum { BOTH_WAYS, CHILD_WRITES, CHILD_READS };
 
-    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+static int stream_open (struct proc *p, struct stream *st, int how, int *child)
+{
+    int sv[2], mine, theirs;
+
+    if (how == BOTH_WAYS
+            ? socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)
+            : pipe2 (sv, O_CLOEXEC))
         return -1;
+    mine = how == CHILD_READS ? sv[1] : sv[0];
+    theirs = how == CHILD_READS ? sv[0] : sv[1];
     if (pipe_open (p, st) < 0) {
         close (sv[0]);
         close (sv[1]);
         return -1;
     }
-    if (uv_pipe_open (&st->pipe, sv[0]) < 0) {
+    if (uv_pipe_open (&st->pipe, mine) < 0) {
         close (sv[0]);
         close (sv[1]);
         errno = EIO;
         return -1;
     }
-    *child = sv[1];
+    *child = theirs;
     return 0;
 }
 
 /* Open the parent's ends; child_fds[i] is what the child gets as fd i
- * (-1: its own stdio, -2: /dev/null). */
-static int setup_stdio (struct proc *p, int *child_fds)
+ * (-1: its own stdio, -2: /dev/null).  no_input: stdin is /dev/null. */
+static int setup_stdio (struct proc *p, int *child_fds, bool no_input)
 {
     bool fallthrough = p->local_flags & SUBPROCESS_LOCAL_STDIO_FALLTHROUGH;
     int nch = flux_cmd_channel_count (p->cmd);
@@ -578,12 +590,18 @@ static int setup_stdio (struct proc *p, int *child_fds)
             st->read_eof = true;
             continue;
         }
-        if (i == 0 && p->background) {
-            child_fds[i] = -2; /* /dev/null: EOF at once */
+        if (i == 0 && no_input) {
+            if (p->s->devnull < 0
+                && (p->s->devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC))
+                       < 0)
+                return -1;
+            child_fds[i] = -2; /* EOF at once */
             st->read_eof = true;
             continue;
         }
-        if (stream_socketpair (p, st, &child_fds[i]) < 0)
+        if (stream_open (p, st, i == 0 ? CHILD_READS : CHILD_WRITES,
+                         &child_fds[i])
+            < 0)
             return -1;
         if (i == 0) {
             st->writable = true;
@@ -594,7 +612,7 @@ static int setup_stdio (struct proc *p, int *child_fds)
     }
     for (int i = 0; i < nch; i++) {
         struct stream *st = &p->streams[3 + i];
-        if (stream_socketpair (p, st, &child_fds[3 + i]) < 0)
+        if (stream_open (p, st, BOTH_WAYS, &child_fds[3 + i]) < 0)
             return -1;
         st->reading = true;
         st->writable = true;
@@ -655,9 +673,9 @@ static char *resolve (const char *file, char **env)
     return NULL;
 }
 
-/* posix_spawn the child: fds 0..n-1 from child_fds, session of its own
- * unless NO_SETPGRP, every signal default and unblocked, cwd.  Returns
- * 0 or an errno. */
+/* posix_spawn the child: fds 0..n-1 from child_fds (-1: none, -2: the
+ * server's /dev/null), a process group of its own unless NO_SETPGRP, every
+ * signal default and unblocked, cwd.  Returns 0 or an errno. */
 static int spawn (struct proc *p, const char *path, char **argv, char **env,
                   const char *cwd, int *child_fds, int n)
 {
@@ -665,17 +683,19 @@ static int spawn (struct proc *p, const char *path, char **argv, char **env,
     posix_spawnattr_t attr;
     sigset_t none, all;
     short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    int moved[n], e;
+    int src[n], moved[n], e;
 
     sigemptyset (&none);
     sigfillset (&all);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        src[i] = child_fds[i] == -2 ? p->s->devnull : child_fds[i];
         moved[i] = -1;
+    }
     /* a source fd below n could be overwritten by an earlier dup2: move
      * it out of the way first (in the broker they are far above) */
     for (int i = 0; i < n; i++) {
-        if (child_fds[i] >= 0 && child_fds[i] < n) {
-            if ((moved[i] = fcntl (child_fds[i], F_DUPFD_CLOEXEC, n)) < 0) {
+        if (src[i] >= 0 && src[i] < n) {
+            if ((moved[i] = fcntl (src[i], F_DUPFD_CLOEXEC, n)) < 0) {
                 e = errno;
                 goto out_moved;
             }
@@ -688,17 +708,14 @@ static int spawn (struct proc *p, const char *path, char **argv, char **env,
         goto out_moved;
     }
     for (int i = 0; i < n && e == 0; i++) {
-        int fd = moved[i] >= 0 ? moved[i] : child_fds[i];
-        if (fd == -2)
-            e = posix_spawn_file_actions_addopen (&fa, i, "/dev/null", O_RDONLY,
-                                                  0);
-        else if (fd >= 0)
+        int fd = moved[i] >= 0 ? moved[i] : src[i];
+        if (fd >= 0)
             e = posix_spawn_file_actions_adddup2 (&fa, fd, i);
     }
     if (e == 0 && cwd)
         e = posix_spawn_file_actions_addchdir_np (&fa, cwd);
     if (!(p->local_flags & SUBPROCESS_LOCAL_NO_SETPGRP))
-        flags |= POSIX_SPAWN_SETSID; /* a group of its own */
+        flags |= POSIX_SPAWN_SETPGROUP; /* pgroup 0: its pid */
     if (e == 0 && (e = posix_spawnattr_setflags (&attr, flags)) == 0
         && (e = posix_spawnattr_setsigmask (&attr, &none)) == 0
         && (e = posix_spawnattr_setsigdefault (&attr, &all)) == 0)
@@ -822,7 +839,7 @@ static struct proc *spawn_for (subprocess_server_t *s, const flux_msg_t *msg,
         goto error;
     for (int i = 0; i < argc; i++)
         argv[i] = (char *)flux_cmd_arg (cmd, i);
-    if (setup_stdio (p, child_fds) < 0)
+    if (setup_stdio (p, child_fds, background || sink) < 0)
         goto error;
     if (!(path = resolve (argv[0], env))
         || (e = spawn (p, path, argv, env, flux_cmd_getcwd (cmd), child_fds,

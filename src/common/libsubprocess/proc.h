@@ -24,6 +24,7 @@ struct subprocess_server {
     bool allow_user; /* requests from allow_uid with the user role too */
     uint32_t allow_uid;
     int started, failed, exited;
+    int devnull; /* /dev/null, opened at the first need (-1 until then) */
 };
 
 enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proc.h"
 
@@ -536,7 +537,10 @@ subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
         errno = EINVAL;
         return NULL;
     }
-    if (!(s = calloc (1, sizeof (*s))) || !(s->service = strdup (service))
+    if (!(s = calloc (1, sizeof (*s))))
+        goto nomem;
+    s->devnull = -1;
+    if (!(s->service = strdup (service))
         || (local_uri && !(s->local_uri = strdup (local_uri))))
         goto nomem;
     s->h = h;
@@ -622,6 +626,8 @@ void subprocess_server_destroy (subprocess_server_t *s)
                 (void)proc_signal (p, SIGKILL);
             proc_release (p); /* unlinks */
         }
+        if (s->devnull >= 0)
+            (void)close (s->devnull);
         free (s->service);
         free (s->local_uri);
         free (s);

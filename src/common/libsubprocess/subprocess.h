@@ -230,7 +230,8 @@ bool subprocess_server_owns (subprocess_server_t *s, pid_t pid);
  * add-credit, finished, as on the wire), then once resp NULL and errnum
  * ENODATA: the stream is over (after the finished and the EOF of each
  * forwarded stream, as RFC 42 orders them) and the process is no longer
- * the server's.  flags as an exec's (foreground); no local flags.
+ * the server's.  flags as an exec's (foreground); no local flags; stdin
+ * is /dev/null.
  * Returns the pid, or -1 with errno and error set (sink never called).
  */
 typedef void (*subprocess_server_sink_f) (const json_t *resp, int errnum,

@@ -418,9 +418,7 @@ static void local_start (struct session *s, flux_cmd_t *cmd, int flags)
         s->pid = 0;
         s->local_open = false;
         hold_rank (s, GROUP_ERROR, errno, error.text);
-        return;
     }
-    (void)subprocess_server_write (b->srv, s->pid, "stdin", NULL, 0, true);
 }
 
 /* ---- the children ---- */
