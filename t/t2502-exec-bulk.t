@@ -31,14 +31,35 @@ test_expect_success 'it went through bulk-exec, not one exec per rank' '
 	test $(bulk_stat 0 sessions) -eq $((n0 + 1)) &&
 	test $(bulk_stat 4 sessions) -eq $((n4 + 1))
 '
-# Each child of rank 0 sends its subtree's outcome (one report when all
-# exited alike within the hold) and its end: 4 responses.  One exec per
-# rank would bring rank 0 five responses for each of 6 ranks below it.
+# Each child of rank 0 sends its end, which says its subtree exited 0: 2
+# responses (a report each too if the ranks ended more than the hold
+# apart).  One exec per rank would bring rank 0 five responses for each
+# of 6 ranks below it.  A failure is reported, once per distinct outcome.
 test_expect_success 'rank 0 hears a handful of messages from its children' '
 	c0=$(bulk_stat 0 child-responses) &&
 	flux exec -r all true </dev/null &&
 	c1=$(bulk_stat 0 child-responses) &&
-	test $((c1 - c0)) -ge 4 && test $((c1 - c0)) -le 8
+	test $((c1 - c0)) -ge 2 && test $((c1 - c0)) -le 4 &&
+	for i in 1 2 3 4 5; do
+		flux exec -r all true </dev/null &&
+		c2=$(bulk_stat 0 child-responses) &&
+		echo $((c2 - c1)) >>ends.out &&
+		c1=$c2 || return 1
+	done &&
+	cat ends.out && grep -x 2 ends.out &&
+	test_expect_code 1 flux exec -r all false </dev/null 2>false.err &&
+	c2=$(bulk_stat 0 child-responses) &&
+	test $((c2 - c1)) -ge 4 && test $((c2 - c1)) -le 6 &&
+	grep "^\[0-6\]: Exit 1" false.err
+'
+test_expect_success 'an exit 0 apart from the rest: still exit 0, others reported' '
+	test_expect_code 3 flux exec -r all \
+		sh -c "test \$(flux getattr rank) = 5 || exit 3; sleep 0.5" \
+		</dev/null 2>apart.err &&
+	grep "^\[0-4,6\]: Exit 3" apart.err &&
+	! grep "\[.*5.*\]" apart.err &&
+	flux exec -r all sh -c "test \$(flux getattr rank) = 2 && sleep 0.5; true" \
+		</dev/null
 '
 test_expect_success 'ranks below rank 0 only, and -x' '
 	flux exec -l -r 3-6 -x 5 echo x </dev/null | sort >sub.out &&

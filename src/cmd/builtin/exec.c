@@ -523,6 +523,18 @@ static void bulk_fail_rest (struct exec *x, int errnum, const char *text)
     free (s);
 }
 
+/* The ranks with no outcome exited 0 (the end of the stream says so). */
+static void bulk_done_rest (struct exec *x)
+{
+    for (int i = 0; i < x->n; i++) {
+        if (!x->t[i].done) {
+            x->t[i].done = true;
+            x->t[i].status = 0;
+            x->running--;
+        }
+    }
+}
+
 static void bulk_output (struct exec *x, const json_t *io)
 {
     const char *stream, *rank;
@@ -556,8 +568,8 @@ static void bulk_cb (flux_future_t *f, void *arg)
          * exec per rank, which reaches the other ranks directly */
         if ((errnum == ENOSYS || errnum == EPERM) && !x->bulk_answered)
             x->bulk_unsupported = true;
-        else if (errnum == ENODATA)
-            bulk_fail_rest (x, EPROTO, "no outcome reported");
+        else if (errnum == ENODATA) /* the ranks not reported exited 0 */
+            bulk_done_rest (x);
         else
             bulk_fail_rest (x, errnum, future_strerror (f, errnum));
         flux_reactor_stop (x->r);

@@ -11,7 +11,12 @@
  * outcome (exit status, or error) is held in a group with the others of
  * the same value until the share has none open, or BULK_HOLD_MS passed,
  * or MAX_GROUPS distinct ones are held.  The session ends (ENODATA) when
- * its own process's stream and every child's stream are over.
+ * its own process's stream and every child's stream are over.  Exit
+ * status 0 is the outcome the end implies for every rank not reported:
+ * a group of those is held until the end (or BULK_HOLD_MS) and left
+ * out, so a subtree whose processes all succeeded costs its edge one
+ * response, not two.  An outcome that could not be sent up (no memory)
+ * turns the end into an error, so that it is never taken for a 0.
  *
  * Flow control: what goes up waits in the session's queue, in order,
  * while the requester's window is closed: output sent up and not yet
@@ -86,6 +91,7 @@ struct session {
     size_t qbytes;     /* output waiting in the queue */
     bool local_paused; /* the local process is not read meanwhile */
     bool ending;       /* the end is queued: nothing more comes */
+    bool outcome_lost; /* an outcome was not sent up: the end is an error */
     struct session *next, *prev;
 };
 
@@ -168,7 +174,11 @@ static bool send_now (struct session *s, const char *payload, size_t size,
     struct bulk *b = s->b;
 
     if (!payload) {
-        if (flux_respond_error (b->h, s->req, ENODATA, NULL) < 0)
+        if (flux_respond_error (
+                b->h, s->req, s->outcome_lost ? ENOMEM : ENODATA,
+                s->outcome_lost ? "bulk-exec: outcomes lost (out of memory)"
+                                : NULL)
+            < 0)
             flux_log_error (b->h, "rexec.bulk-exec: error responding");
         session_destroy (s);
         return false;
@@ -218,6 +228,8 @@ static bool up (struct session *s, const char *payload, size_t size,
         flux_log_error (s->b->h, "rexec.bulk-exec: queueing a response");
         if (from) /* dropped: not held against the child */
             child_credit (s, from, size);
+        if (payload && size == 0) /* a report */
+            s->outcome_lost = true;
         return true;
     }
     p->size = size;
@@ -266,28 +278,56 @@ static void unfollow (struct session *s)
     children_unlimited (s);
 }
 
+static bool group_is_zero (const struct group *g)
+{
+    return g->type == GROUP_EXIT && g->code == 0;
+}
+
+/* Which held groups flush() sends: all of them; all but exit 0 (the share
+ * has no rank open, the end comes next: exit 0 waits for it or the hold);
+ * at the end, all but exit 0, which the end implies. */
+enum { FLUSH_ALL, FLUSH_NONZERO, FLUSH_END };
+
+static void hold_timer_cb (uv_timer_t *t);
+
 /* Send the held groups up (nothing if the requester went). */
-static void flush (struct session *s)
+static void flush (struct session *s, int which)
 {
     struct bulk *b = s->b;
+    int kept = 0;
 
-    if (s->timer_init)
+    if (s->timer_init && which != FLUSH_NONZERO)
         uv_timer_stop (&s->timer);
     for (int i = 0; i < s->nheld; i++) {
         struct group *g = &s->held[i];
-        char *ranks = idset_encode (g->ranks, IDSET_FLAG_RANGE);
-
+        char *ranks;
         json_t *o = NULL;
         char *str = NULL;
 
+        if (group_is_zero (g) && which == FLUSH_NONZERO) {
+            if (kept != i) { /* moved down */
+                s->held[kept] = *g;
+                memset (g, 0, sizeof (*g));
+            }
+            kept++;
+            continue;
+        }
+        if (group_is_zero (g) && which == FLUSH_END && !s->outcome_lost) {
+            group_clear (g);
+            continue;
+        }
+        ranks = idset_encode (g->ranks, IDSET_FLAG_RANGE);
         if (ranks && g->type == GROUP_EXIT)
             o = json_pack ("{s:s s:s s:i}", "type", "exit", "ranks", ranks,
                            "status", g->code);
         else if (ranks)
             o = json_pack ("{s:s s:s s:i s:s}", "type", "error", "ranks", ranks,
                            "errnum", g->code, "error", g->text ? g->text : "");
-        if (!o || !(str = json_dumps (o, JSON_COMPACT)))
+        if (!o || !(str = json_dumps (o, JSON_COMPACT))) {
             flux_log_error (b->h, "rexec.bulk-exec: error responding");
+            if (!group_is_zero (g)) /* an exit 0 lost is what the end says */
+                s->outcome_lost = true;
+        }
         else
             (void)up (s, str, 0, NULL); /* the end follows: never ends here */
         free (str);
@@ -296,12 +336,14 @@ static void flush (struct session *s)
         free (ranks);
         group_clear (g);
     }
-    s->nheld = 0;
+    s->nheld = kept;
+    if (kept > 0 && s->timer_init && !uv_is_active ((uv_handle_t *)&s->timer))
+        uv_timer_start (&s->timer, hold_timer_cb, BULK_HOLD_MS, 0);
 }
 
 static void hold_timer_cb (uv_timer_t *t)
 {
-    flush (t->data);
+    flush (t->data, FLUSH_ALL);
 }
 
 /* The session's streams are all over: its end goes up, it is gone. */
@@ -311,7 +353,7 @@ static void check_done (struct session *s)
         return;
     if (idset_count (s->open) > 0) /* a rank nobody reported (no memory) */
         hold (s, GROUP_ERROR, EPROTO, "no outcome reported", s->open);
-    flush (s);
+    flush (s, FLUSH_END);
     s->ending = true;
     if (s->gone)
         session_destroy (s);
@@ -347,7 +389,7 @@ static void hold (struct session *s, int type, int code, const char *text,
     }
     else {
         if (s->nheld == MAX_GROUPS)
-            flush (s);
+            flush (s, FLUSH_ALL);
         g = &s->held[s->nheld++];
         g->type = type;
         g->code = code;
@@ -356,7 +398,7 @@ static void hold (struct session *s, int type, int code, const char *text,
             flux_log_error (s->b->h, "rexec.bulk-exec: holding an error");
     }
     if (idset_count (s->open) == 0)
-        flush (s);
+        flush (s, FLUSH_NONZERO);
     else if (s->timer_init && !uv_is_active ((uv_handle_t *)&s->timer))
         uv_timer_start (&s->timer, hold_timer_cb, BULK_HOLD_MS, 0);
 }
@@ -495,6 +537,8 @@ static void child_cb (flux_future_t *f, void *arg)
     if (flux_rpc_get (f, &str) < 0) {
         if (errno != ENODATA)
             child_lost (c, errno, future_strerror (f, errno));
+        else /* its ranks not reported exited 0 */
+            hold (c->sess, GROUP_EXIT, 0, NULL, c->share);
         child_end (c);
         return;
     }

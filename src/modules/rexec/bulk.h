@@ -10,8 +10,8 @@
  * client: ~1,000 message hops for `flux exec -r all true` on 64 brokers
  * (fanout 2).  Here the request goes down once per tree edge, the output
  * goes up as it comes, and each broker combines the outcomes of its
- * subtree: a subtree that is done sends one report per distinct outcome,
- * then its end.
+ * subtree: a subtree that is done sends one report per distinct outcome
+ * but exit 0, then its end (which says: the rest exited 0).
  *
  * Methods (owner only, as the rest of rexec):
  *   bulk-exec {cmd:o, flags:i, ranks:s, window?:I}  streaming.  flags:
@@ -29,8 +29,11 @@
  *       {type:"error", ranks:s, errnum:i, error:s}  ranks that did not
  *         run (spawn failure), or were lost on the way (a broker between
  *         them and here went away, or refused the request);
- *     then ENODATA once every rank's outcome was sent.  A request that
- *     cannot start at all is one error response.
+ *     then ENODATA once every rank's outcome is known: the ranks with
+ *     none sent exited 0 (a 0 is sent only for ranks done BULK_HOLD_MS
+ *     before the rest).  Any other error ends the stream with the ranks
+ *     not reported lost (ENOMEM: an outcome could not be sent).  A
+ *     request that cannot start at all is one error response.
  *   bulk-kill {matchtag:i, signum:i}  NORESPONSE: signum to the processes
  *     of the sender's bulk-exec with that matchtag, down the tree.
  *   bulk-credit {matchtag:i, bytes:I}  NORESPONSE: the sender of that
@@ -45,7 +48,9 @@
  * A client that disconnects while its processes run (the broker sends
  * rexec.disconnect) has them killed on every rank; the session then ends
  * quietly.  An outcome is held at most BULK_HOLD_MS (100 ms) before it
- * goes up, less once every rank of the share has one.
+ * goes up, less once every rank of the share has one.  So a subtree
+ * whose processes all exit 0 together costs each tree edge two messages:
+ * the request down, the end up.
  */
 #include "libflux/flux.h"
 #include "libsubprocess/subprocess.h"
