@@ -15,8 +15,10 @@
  * The exit is watched with a pidfd (waitpid of that pid only, so libuv's
  * own children elsewhere in the process are left to libuv).
  *
- * Output is read into a per-stream buffer bounded by <stream>_BUFSIZE:
- * line buffered, one response per line (a line longer than the buffer is
+ * Output is read into the server's read buffer (64 KiB, one for all its
+ * processes), or behind what a stream holds (the incomplete line a read
+ * left) into the stream's own buffer, bounded by <stream>_BUFSIZE: line
+ * buffered, one response per line (a line longer than the buffer is
  * sent in buffer-sized pieces); unbuffered, one response per read.
  * Input writes are bounded the same way: a write that would take more
  * than the buffer size in flight is dropped (and logged); clients that
@@ -45,7 +47,7 @@
 extern char **environ;
 
 #define OUTPUT_KEEP 8192 /* bytes of output a waitable process keeps */
-#define READ_CHUNK 65536 /* initial read buffer (grows to bufsize) */
+#define READ_CHUNK 65536 /* the server's read buffer; a stream's grows */
 
 static void proc_free (struct proc *p)
 {
@@ -184,9 +186,11 @@ static void emit (struct stream *st, const char *data, size_t len, bool eof)
     json_decref (io);
 }
 
-/* Send what is buffered: complete lines, then the rest if asked to
- * (unbuffered, EOF) or if the buffer is full of one line. */
-static void stream_flush (struct stream *st, bool all)
+/* Send what data holds: complete lines, then the rest if asked to
+ * (unbuffered, EOF) or if it is a buffer full of one line.  Returns the
+ * bytes sent. */
+static size_t send_data (struct stream *st, const char *data, size_t len,
+                         bool all)
 {
     size_t off = 0;
     char *nl;
@@ -195,27 +199,53 @@ static void stream_flush (struct stream *st, bool all)
         /* a sink's lines go together: one piece per read, cut after the
          * last newline (rexec.bulk-exec; a line per response costs a
          * message per line on every hop of the tree) */
-        if (st->len > 0 && (nl = memrchr (st->buf, '\n', st->len))) {
-            off = nl - st->buf + 1;
-            emit (st, st->buf, off, false);
+        if (len > 0 && (nl = memrchr (data, '\n', len))) {
+            off = nl - data + 1;
+            emit (st, data, off, false);
         }
     }
     else if (st->line) {
-        while (off < st->len
-               && (nl = memchr (st->buf + off, '\n', st->len - off))) {
-            size_t n = nl - (st->buf + off) + 1;
-            emit (st, st->buf + off, n, false);
+        while (off < len && (nl = memchr (data + off, '\n', len - off))) {
+            size_t n = nl - (data + off) + 1;
+            emit (st, data + off, n, false);
             off += n;
         }
     }
-    if (off < st->len && (all || !st->line || st->len >= (size_t)st->bufsize)) {
-        emit (st, st->buf + off, st->len - off, false);
-        off = st->len;
+    if (off < len && (all || !st->line || len >= (size_t)st->bufsize)) {
+        emit (st, data + off, len - off, false);
+        off = len;
     }
+    return off;
+}
+
+/* Send what is buffered (see send_data). */
+static void stream_flush (struct stream *st, bool all)
+{
+    size_t off = send_data (st, st->buf, st->len, all);
+
     if (off > 0) {
         memmove (st->buf, st->buf + off, st->len - off);
         st->len -= off;
     }
+}
+
+/* The stream's buffer can hold len bytes (its bufsize at most). */
+static int stream_reserve (struct stream *st, size_t len)
+{
+    size_t cap = st->cap ? st->cap : READ_CHUNK;
+    char *nbuf;
+
+    while (cap < len)
+        cap *= 2;
+    if (cap > (size_t)st->bufsize)
+        cap = st->bufsize;
+    if (cap <= st->cap)
+        return 0;
+    if (!(nbuf = realloc (st->buf, cap)))
+        return -1;
+    st->buf = nbuf;
+    st->cap = cap;
+    return 0;
 }
 
 static struct stream *pipe_stream (void *h)
@@ -223,20 +253,22 @@ static struct stream *pipe_stream (void *h)
     return (struct stream *)((char *)h - offsetof (struct stream, pipe));
 }
 
+/* A read goes to the server's buffer when the stream holds nothing (most
+ * reads: a stream's own buffer is made only for what a read leaves, an
+ * incomplete line), else after what the stream holds. */
 static void alloc_cb (uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct stream *st = pipe_stream (h);
+    subprocess_server_t *s = st->p->s;
 
-    if (st->len == st->cap && st->cap < (size_t)st->bufsize) {
-        size_t cap = st->cap ? st->cap * 2 : READ_CHUNK;
-        char *nbuf;
-        if (cap > (size_t)st->bufsize)
-            cap = st->bufsize;
-        if ((nbuf = realloc (st->buf, cap))) {
-            st->buf = nbuf;
-            st->cap = cap;
-        }
+    (void)suggested;
+    if (st->len == 0 && (s->rbuf || (s->rbuf = malloc (READ_CHUNK)))) {
+        buf->base = s->rbuf;
+        buf->len = READ_CHUNK < st->bufsize ? READ_CHUNK : st->bufsize;
+        return;
     }
+    if (st->len == st->cap)
+        (void)stream_reserve (st, st->cap + 1);
     if (st->len == st->cap) /* could not grow: make room */
         stream_flush (st, true);
     buf->base = st->buf + st->len;
@@ -250,6 +282,18 @@ static void read_cb (uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
 
     if (nread == 0 || nread == UV_ENOBUFS)
         return;
+    if (nread > 0 && buf->base == p->s->rbuf) {
+        size_t off = send_data (st, buf->base, nread, false);
+        size_t left = (size_t)nread - off;
+        /* the rest (an incomplete line) waits in the stream's buffer */
+        if (left > 0 && stream_reserve (st, left) < 0)
+            (void)send_data (st, buf->base + off, left, true);
+        else if (left > 0) {
+            memcpy (st->buf, buf->base + off, left);
+            st->len = left;
+        }
+        return;
+    }
     if (nread > 0) {
         st->len += nread;
         stream_flush (st, false);

@@ -25,6 +25,7 @@ struct subprocess_server {
     uint32_t allow_uid;
     int started, failed, exited;
     int devnull; /* /dev/null, opened at the first need (-1 until then) */
+    char *rbuf;  /* reads of streams that hold nothing go here (alloc_cb) */
 };
 
 enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };

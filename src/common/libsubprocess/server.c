@@ -628,6 +628,7 @@ void subprocess_server_destroy (subprocess_server_t *s)
         }
         if (s->devnull >= 0)
             (void)close (s->devnull);
+        free (s->rbuf);
         free (s->service);
         free (s->local_uri);
         free (s);
