@@ -239,6 +239,10 @@ static int stream_reserve (struct stream *st, size_t len)
         cap *= 2;
     if (cap > (size_t)st->bufsize)
         cap = st->bufsize;
+    if (cap < len) {
+        errno = ENOSPC;
+        return -1;
+    }
     if (cap <= st->cap)
         return 0;
     if (!(nbuf = realloc (st->buf, cap)))
