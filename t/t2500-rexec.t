@@ -119,6 +119,19 @@ test_expect_success 'a process leads a group of its own, stdio on pipes' '
 	head -1 grp.out | awk "{exit !(\$1 == \$2 && \$1 != \$3)}" &&
 	test $(grep -c "^pipe:" grp.out) -eq 2
 '
+# The broker ignores SIGPIPE and its threads block signals: none of that
+# reaches a process.  A real-time signal the broker inherited ignored is
+# reset too (glibc keeps 32 and 33: posix_spawn children of make, for
+# one, have them ignored).
+test_expect_success 'a process starts with no signal blocked or ignored' '
+	flux exec -r 1 grep -E "^Sig(Blk|Ign)" /proc/self/status \
+		</dev/null >sig.out &&
+	cat sig.out &&
+	blk=$(awk "/^SigBlk/ {print \$2}" sig.out) &&
+	ign=$(awk "/^SigIgn/ {print \$2}" sig.out) &&
+	test $((0x$blk)) -eq 0 &&
+	test $((0x$ign & ~(3 << 31))) -eq 0
+'
 test_expect_success 'output that is not UTF-8 arrives unchanged' '
 	printf "a\377b\n" >bin.exp &&
 	flux exec -r 1 printf "a\\377b\\n" >bin.out &&
@@ -127,6 +140,14 @@ test_expect_success 'output that is not UTF-8 arrives unchanged' '
 test_expect_success '-d sets the working directory; the default is ours' '
 	test "$(flux exec -r 1 -d / pwd)" = / &&
 	test "$(flux exec -r 1 pwd)" = "$(pwd)"
+'
+test_expect_success 'a working directory that is not there: said so, exit 127' '
+	test_expect_code 127 env FLUX_EXEC_BULK=0 flux exec -r 1 -d /nonexistent \
+		true </dev/null 2>cwd1.err &&
+	grep "rank 1: true: working directory /nonexistent: No such file" cwd1.err &&
+	test_expect_code 127 flux exec -r 1-2 -d /nonexistent true \
+		</dev/null 2>cwd2.err &&
+	grep "rank \[1-2\]: true: working directory /nonexistent: No such" cwd2.err
 '
 test_expect_success 'the environment passes through, FLUX_URI is the local broker' '
 	test "$(REXEC_TEST=xyz flux exec -r 2 printenv REXEC_TEST)" = xyz &&

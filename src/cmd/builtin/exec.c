@@ -402,9 +402,18 @@ static void on_error (flux_subprocess_t *p, int errnum, const char *text,
     if (t->x->attach && !flux_subprocess_started (p))
         fprintf (stderr, "%s: Error: rank %u: attach %s: %s\n", cmd_prog (),
                  t->rank, t->x->attach_to, text ? text : strerror (errnum));
-    else if (!flux_subprocess_started (p))
-        fprintf (stderr, "%s: Error: rank %u: %s: %s\n", cmd_prog (), t->rank,
-                 flux_cmd_arg (t->x->cmd, 0), strerror (errnum));
+    else if (!flux_subprocess_started (p)) {
+        /* the server's text when it names the command (ours: it also
+         * says when the working directory is what failed) */
+        const char *arg0 = flux_cmd_arg (t->x->cmd, 0);
+        size_t n = strlen (arg0);
+        if (text && !strncmp (text, arg0, n) && !strncmp (text + n, ": ", 2))
+            fprintf (stderr, "%s: Error: rank %u: %s\n", cmd_prog (), t->rank,
+                     text);
+        else
+            fprintf (stderr, "%s: Error: rank %u: %s: %s\n", cmd_prog (),
+                     t->rank, arg0, strerror (errnum));
+    }
     else
         fprintf (stderr, "%s: Error: rank %u: %s\n", cmd_prog (), t->rank,
                  text ? text : strerror (errnum));

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* proc.c - one child of the subprocess server: spawned with posix_spawn
- * in a process group of its own (unless no-setpgrp: setpgrp, as
- * flux-core's; not setsid, which also costs the kernel a scheduler
- * autogroup per process), stdio on pipes read and written through
- * libuv, each channel a socketpair whose child end is passed as
- * NAME=<fd> (a pipe is cheaper to make and to close than a socketpair,
- * but a channel goes both ways).  A process that takes no input (a
- * background one, a sink's) gets the server's /dev/null as stdin, opened
- * once.  Not uv_spawn: libuv forks, and a fork of the
- * broker copies its page tables and then tears them down at exec (about
- * a third of the broker's CPU per `flux exec` process, measured);
- * glibc's posix_spawn runs the child in the parent's memory until exec.
+/* proc.c - one child of the subprocess server: spawned with vfork in a
+ * process group of its own (unless no-setpgrp: setpgrp, as flux-core's;
+ * not setsid, which also costs the kernel a scheduler autogroup per
+ * process), stdio on pipes read and written through libuv, each channel
+ * a socketpair whose child end is passed as NAME=<fd> (a pipe is cheaper
+ * to make and to close than a socketpair, but a channel goes both ways).
+ * A process that takes no input (a background one, a sink's) gets the
+ * server's /dev/null as stdin, opened once.  Not uv_spawn: libuv forks,
+ * and a fork of the broker copies its page tables and then tears them
+ * down at exec (about a third of the broker's CPU per `flux exec`
+ * process, measured); the vfork child runs in the parent's memory until
+ * exec (spawn() says why not posix_spawn).
  * The exit is watched with a pidfd (waitpid of that pid only, so libuv's
  * own children elsewhere in the process are left to libuv).
  *
@@ -31,7 +31,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -721,20 +721,72 @@ static char *resolve (const char *file, char **env)
     return NULL;
 }
 
-/* posix_spawn the child: fds 0..n-1 from child_fds (-1: none, -2: the
- * server's /dev/null), a process group of its own unless NO_SETPGRP, every
- * signal default and unblocked, cwd.  Returns 0 or an errno. */
-static int spawn (struct proc *p, const char *path, char **argv, char **env,
-                  const char *cwd, int *child_fds, int n)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    sigset_t none, all;
-    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    int src[n], moved[n], e;
+/* What the child does between vfork and exec: system calls only, on
+ * its own stack, writing nothing of the parent's memory but *err (the
+ * errno of a failure, for the parent).  No handler of the broker's may
+ * run in it, and an ignored signal must not pass to the program: every
+ * signal is blocked until the classic ones and the real-time ones in
+ * rt_reset (not at their default when the server started; glibc keeps
+ * 32 and 33 to itself) are back to default. */
+enum { FAILED_EXEC, FAILED_CHDIR, FAILED_SETUP };
 
+static void __attribute__ ((noreturn))
+child_exec (const char *path, char **argv, char **env, const char *cwd,
+            const int *src, int n, bool own_group, const sigset_t *rt_reset,
+            volatile int *err, volatile int *step)
+{
+    struct sigaction dfl;
+    sigset_t none;
+
+    memset (&dfl, 0, sizeof (dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < 32; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction (sig, &dfl, NULL);
+    }
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+        if (sigismember (rt_reset, sig) == 1)
+            (void)sigaction (sig, &dfl, NULL);
+    }
+    *step = FAILED_SETUP;
+    if (own_group && setpgid (0, 0) < 0)
+        goto fail;
+    /* every source is at n or above: no dup2 overwrites a later one */
+    for (int i = 0; i < n; i++) {
+        if (src[i] >= 0 && dup2 (src[i], i) < 0)
+            goto fail;
+    }
+    *step = FAILED_CHDIR;
+    if (cwd && chdir (cwd) < 0)
+        goto fail;
+    *step = FAILED_EXEC;
     sigemptyset (&none);
-    sigfillset (&all);
+    (void)sigprocmask (SIG_SETMASK, &none, NULL);
+    (void)execve (path, argv, env);
+fail:
+    *err = errno ? errno : ENOEXEC;
+    _exit (127);
+}
+
+/* vfork and exec the child: fds 0..n-1 from child_fds (-1: none, -2:
+ * the server's /dev/null), a process group of its own unless
+ * NO_SETPGRP, every signal default and unblocked, cwd.  vfork, not fork
+ * (the broker's page tables are not copied) nor posix_spawn (the same
+ * clone, but glibc's also maps a stack for the child and resets all 64
+ * signals, about a fifth of rexec's spawn cost): the parent thread waits
+ * until the child has exec'ed or failed, so a failure comes back in err
+ * with no pipe.  Returns 0 or an errno, with *step the step that failed
+ * (FAILED_*). */
+static int spawn (struct proc *p, const char *path, char **argv, char **env,
+                  const char *cwd, int *child_fds, int n, int *step)
+{
+    bool own_group = !(p->local_flags & SUBPROCESS_LOCAL_NO_SETPGRP);
+    int src[n], moved[n], e = 0;
+    volatile int err = 0, failed = FAILED_SETUP;
+    sigset_t all, saved;
+    pid_t pid;
+
+    *step = FAILED_SETUP;
     for (int i = 0; i < n; i++) {
         src[i] = child_fds[i] == -2 ? p->s->devnull : child_fds[i];
         moved[i] = -1;
@@ -745,32 +797,29 @@ static int spawn (struct proc *p, const char *path, char **argv, char **env,
         if (src[i] >= 0 && src[i] < n) {
             if ((moved[i] = fcntl (src[i], F_DUPFD_CLOEXEC, n)) < 0) {
                 e = errno;
-                goto out_moved;
+                goto out;
             }
+            src[i] = moved[i];
         }
     }
-    if ((e = posix_spawn_file_actions_init (&fa)) != 0)
-        goto out_moved;
-    if ((e = posix_spawnattr_init (&attr)) != 0) {
-        posix_spawn_file_actions_destroy (&fa);
-        goto out_moved;
+    sigfillset (&all);
+    if ((e = pthread_sigmask (SIG_SETMASK, &all, &saved)) != 0)
+        goto out;
+    pid = vfork ();
+    if (pid == 0)
+        child_exec (path, argv, env, cwd, src, n, own_group, &p->s->rt_reset,
+                    &err, &failed);
+    e = pid < 0 ? errno : 0;
+    (void)pthread_sigmask (SIG_SETMASK, &saved, NULL);
+    if (pid > 0 && err != 0) { /* exec failed: reap the child */
+        e = err;
+        *step = failed;
+        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+            ;
     }
-    for (int i = 0; i < n && e == 0; i++) {
-        int fd = moved[i] >= 0 ? moved[i] : src[i];
-        if (fd >= 0)
-            e = posix_spawn_file_actions_adddup2 (&fa, fd, i);
-    }
-    if (e == 0 && cwd)
-        e = posix_spawn_file_actions_addchdir_np (&fa, cwd);
-    if (!(p->local_flags & SUBPROCESS_LOCAL_NO_SETPGRP))
-        flags |= POSIX_SPAWN_SETPGROUP; /* pgroup 0: its pid */
-    if (e == 0 && (e = posix_spawnattr_setflags (&attr, flags)) == 0
-        && (e = posix_spawnattr_setsigmask (&attr, &none)) == 0
-        && (e = posix_spawnattr_setsigdefault (&attr, &all)) == 0)
-        e = posix_spawn (&p->pid, path, &fa, &attr, argv, env);
-    posix_spawnattr_destroy (&attr);
-    posix_spawn_file_actions_destroy (&fa);
-out_moved:
+    else if (pid > 0)
+        p->pid = pid;
+out:
     for (int i = 0; i < n; i++)
         if (moved[i] >= 0)
             close (moved[i]);
@@ -867,7 +916,7 @@ static struct proc *spawn_for (subprocess_server_t *s, const flux_msg_t *msg,
     int nch = flux_cmd_channel_count (cmd);
     int child_fds[3 + nch];
     char **argv = NULL, **env = NULL, *path = NULL;
-    int argc = flux_cmd_argc (cmd), e, errnum;
+    int argc = flux_cmd_argc (cmd), e, errnum, step = FAILED_EXEC;
 
     for (int i = 0; i < 3 + nch; i++)
         child_fds[i] = -1;
@@ -891,12 +940,17 @@ static struct proc *spawn_for (subprocess_server_t *s, const flux_msg_t *msg,
         goto error;
     if (!(path = resolve (argv[0], env))
         || (e = spawn (p, path, argv, env, flux_cmd_getcwd (cmd), child_fds,
-                       3 + nch))
+                       3 + nch, &step))
                != 0) {
         if (path)
             errno = e;
-        snprintf (error.text, sizeof (error.text), "%s: %s", argv[0],
-                  strerror (errno));
+        if (path && step == FAILED_CHDIR)
+            snprintf (error.text, sizeof (error.text),
+                      "%s: working directory %s: %s", argv[0],
+                      flux_cmd_getcwd (cmd), strerror (errno));
+        else
+            snprintf (error.text, sizeof (error.text), "%s: %s", argv[0],
+                      strerror (errno));
         goto error;
     }
     /* watch it; if that cannot be done it must not run unwatched */

@@ -26,6 +26,7 @@ struct subprocess_server {
     int started, failed, exited;
     int devnull; /* /dev/null, opened at the first need (-1 until then) */
     char *rbuf;  /* reads of streams that hold nothing go here (alloc_cb) */
+    sigset_t rt_reset; /* real-time signals a child resets (not default) */
 };
 
 enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };

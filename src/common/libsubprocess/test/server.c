@@ -816,6 +816,17 @@ static void test_spawn_sink (void)
             "spawn: a missing command fails ENOENT, with its name (%s)",
             error.text);
     }
+    {
+        flux_cmd_t *cmd = sh ("true");
+        errno = 0;
+        ok (flux_cmd_setcwd (cmd, "/nonexistent") == 0
+                && subprocess_server_spawn (srv, cmd, 3, sink_cb, &sr, &error)
+                       < 0
+                && errno == ENOENT
+                && strstr (error.text, "working directory /nonexistent"),
+            "spawn: a missing working directory fails ENOENT, said so (%s)",
+            error.text);
+    }
     ok (sr.started == 0 && sr.ended == 0, "the sink never heard of it");
 
     pid = subprocess_server_spawn (srv, sh ("exec sleep 100"), 3, sink_cb, &sr,
