@@ -726,8 +726,8 @@ static char *resolve (const char *file, char **env)
  * errno of a failure, for the parent).  No handler of the broker's may
  * run in it, and an ignored signal must not pass to the program: every
  * signal is blocked until the classic ones and the real-time ones in
- * rt_reset (not at their default when the server started; glibc keeps
- * 32 and 33 to itself) are back to default. */
+ * rt_reset (not at their default at the server's first spawn; glibc
+ * keeps 32 and 33 to itself) are back to default. */
 enum { FAILED_EXEC, FAILED_CHDIR, FAILED_SETUP };
 
 static void __attribute__ ((noreturn))
@@ -801,6 +801,17 @@ static int spawn (struct proc *p, const char *path, char **argv, char **env,
             }
             src[i] = moved[i];
         }
+    }
+    if (!p->s->rt_known) {
+        /* the real-time signals not at their default (ignored, inherited
+         * from whoever started us): children get them back to default */
+        sigemptyset (&p->s->rt_reset);
+        for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+            struct sigaction sa;
+            if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL)
+                sigaddset (&p->s->rt_reset, sig);
+        }
+        p->s->rt_known = true;
     }
     sigfillset (&all);
     if ((e = pthread_sigmask (SIG_SETMASK, &all, &saved)) != 0)

@@ -27,6 +27,7 @@ struct subprocess_server {
     int devnull; /* /dev/null, opened at the first need (-1 until then) */
     char *rbuf;  /* reads of streams that hold nothing go here (alloc_cb) */
     sigset_t rt_reset; /* real-time signals a child resets (not default) */
+    bool rt_known;     /* rt_reset was filled (at the first spawn) */
 };
 
 enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };

@@ -545,14 +545,6 @@ subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
         goto nomem;
     s->h = h;
     s->rank = rank;
-    /* the real-time signals not at their default (ignored, inherited
-     * from whoever started us): children get them back to default */
-    sigemptyset (&s->rt_reset);
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
-        struct sigaction sa;
-        if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL)
-            sigaddset (&s->rt_reset, sig);
-    }
     snprintf (s->rankstr, sizeof (s->rankstr), "%u", rank);
     for (int i = 0; i < 8; i++) {
         snprintf (topic[i], sizeof (topic[i]), "%s.%s", service, methods[i]);
