@@ -15,6 +15,13 @@ test_expect_success 'one broker: flux exec runs a command' '
 	test_line_count = 1 one.out &&
 	test "$(cat one.out)" = "$(hostname)"
 '
+# The broker inherits fd 9 without close-on-exec: its processes do not.
+test_expect_success 'a process gets no fd but its stdio from the broker' '
+	flux start flux exec -r 0 sh -c "ls /proc/\$\$/fd" 9</dev/null \
+		</dev/null >fds.out &&
+	cat fds.out &&
+	test "$(sort -n fds.out | tr "\n" " ")" = "0 1 2 "
+'
 test_expect_success 'start a 4-broker instance (counting messages)' '
 	FLUX_BROKER_MSGCOUNT=1 && export FLUX_BROKER_MSGCOUNT &&
 	start_instance rexec 4 &&

@@ -724,10 +724,10 @@ static char *resolve (const char *file, char **env)
 /* What the child does between vfork and exec: system calls only, on
  * its own stack, writing nothing of the parent's memory but *err (the
  * errno of a failure, for the parent).  No handler of the broker's may
- * run in it, and an ignored signal must not pass to the program: every
- * signal is blocked until the classic ones and the real-time ones in
- * rt_reset (not at their default at the server's first spawn; glibc
- * keeps 32 and 33 to itself) are back to default. */
+ * run in it: every signal is blocked until the classic ones and the
+ * real-time ones in rt_reset (not at their default at the server's
+ * first spawn; glibc keeps 32 and 33 to itself) are back to default.
+ * No signal ignored and no fd but 0..n-1 passes to the program. */
 enum { FAILED_EXEC, FAILED_CHDIR, FAILED_SETUP };
 
 static void __attribute__ ((noreturn))
@@ -756,6 +756,10 @@ child_exec (const char *path, char **argv, char **env, const char *cwd,
         if (src[i] >= 0 && dup2 (src[i], i) < 0)
             goto fail;
     }
+    /* nothing else passes to the program, not even what the broker
+     * inherited without close-on-exec (a kernel without close_range
+     * leaves those) */
+    (void)close_range (n, ~0U, CLOSE_RANGE_CLOEXEC);
     *step = FAILED_CHDIR;
     if (cwd && chdir (cwd) < 0)
         goto fail;
