@@ -179,7 +179,9 @@ test_expect_success 'a client that disconnects takes its processes with it' '
 	wait_list 3 sleep 0
 '
 # Without output credit, `yes` grew rank 3's broker by hundreds of MB a
-# second until the instance fell over.
+# second until the instance fell over; with it but pausing only after
+# the read in hand (32K lines of "y"), rank 3 held about 100 MB.  A
+# window and a line now: about 10 MB.
 test_expect_success 'a client that does not read: its process waits, memory stays' '
 	{ flux exec -r 3 yes | sleep 300 & } &&
 	reader=$! &&
@@ -188,7 +190,7 @@ test_expect_success 'a client that does not read: its process waits, memory stay
 	pid=$(flux exec -r 3 flux getattr broker.pid) &&
 	kb=$(awk "/^VmRSS/ {print \$2}" /proc/$pid/status) &&
 	echo "rank 3: $kb KiB" &&
-	{ asan_build || test $kb -lt 131072; } &&
+	{ asan_build || test $kb -lt 32768; } &&
 	ypid=$($RANKRPC -r 3 rexec.list | jq ".procs[] | select(.cmd==\"yes\") | .pid") &&
 	blocked $ypid &&
 	kill $reader &&

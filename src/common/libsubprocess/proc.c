@@ -20,6 +20,11 @@
  * left) into the stream's own buffer, bounded by <stream>_BUFSIZE: line
  * buffered, one response per line (a line longer than the buffer is
  * sent in buffer-sized pieces); unbuffered, one response per read.
+ * Paused (the client's output window is full), a line-buffered stream
+ * stops at the line in hand and holds the rest, EOF included, until it
+ * is resumed; so a client that stops crediting gets a window and a
+ * line, not a window and a read's worth of lines (64 KiB of 2-byte
+ * lines is 32K responses).
  * Input writes are bounded the same way: a write that would take more
  * than the buffer size in flight is dropped (and logged); clients that
  * asked for write credits are told each time bytes were written.
@@ -99,12 +104,16 @@ static void process_close (struct proc *p)
     }
 }
 
+static void resume_unlink (struct proc *p);
+
 void proc_release (struct proc *p)
 {
     if (p->released)
         return;
-    if (p->s)
+    if (p->s) {
+        resume_unlink (p);
         server_unlink (p->s, p);
+    }
     p->s = NULL;
     p->released = true;
     for (int i = 0; i < p->nstreams; i++)
@@ -187,12 +196,14 @@ static void emit (struct stream *st, const char *data, size_t len, bool eof)
 }
 
 /* Send what data holds: complete lines, then the rest if asked to
- * (unbuffered, EOF) or if it is a buffer full of one line.  Returns the
- * bytes sent. */
+ * (unbuffered, EOF) or if it is a buffer full of one line; line by line
+ * only while the process is not paused, unless all.  Returns the bytes
+ * sent. */
 static size_t send_data (struct stream *st, const char *data, size_t len,
                          bool all)
 {
     size_t off = 0;
+    bool hold = false;
     char *nl;
 
     if (st->line && st->p->sink) {
@@ -205,13 +216,17 @@ static size_t send_data (struct stream *st, const char *data, size_t len,
         }
     }
     else if (st->line) {
-        while (off < len && (nl = memchr (data + off, '\n', len - off))) {
+        /* one line at a time: stop once the client's window is full (the
+         * process paused), the rest waits in the stream's buffer */
+        while (off < len && !(hold = !all && st->p->paused)
+               && (nl = memchr (data + off, '\n', len - off))) {
             size_t n = nl - (data + off) + 1;
             emit (st, data + off, n, false);
             off += n;
         }
     }
-    if (off < len && (all || !st->line || len >= (size_t)st->bufsize)) {
+    if (off < len && !hold
+        && (all || !st->line || len >= (size_t)st->bufsize)) {
         emit (st, data + off, len - off, false);
         off = len;
     }
@@ -279,6 +294,24 @@ static void alloc_cb (uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = st->cap - st->len;
 }
 
+/* The stream read its EOF: what it holds goes, then the EOF, unless the
+ * process is paused meanwhile (resume_cb() calls again). */
+static void stream_finish (struct stream *st)
+{
+    struct proc *p = st->p;
+
+    stream_flush (st, false); /* the complete lines, while not paused */
+    if (p->paused)
+        return;
+    stream_flush (st, true); /* an incomplete last line */
+    st->eof_held = false;
+    st->read_eof = true;
+    emit (st, NULL, 0, true);
+    if (st->kind == STREAM_OUTPUT || !st->writable)
+        stream_close (st);
+    proc_check_done (p);
+}
+
 static void read_cb (uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
 {
     struct stream *st = pipe_stream (h);
@@ -304,14 +337,10 @@ static void read_cb (uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     /* EOF or error: what is left goes, then the EOF */
-    stream_flush (st, true);
     uv_read_stop (h);
     st->reading = false;
-    st->read_eof = true;
-    emit (st, NULL, 0, true);
-    if (st->kind == STREAM_OUTPUT || !st->writable)
-        stream_close (st);
-    proc_check_done (p);
+    st->eof_held = true;
+    stream_finish (st);
 }
 
 struct write_req {
@@ -390,13 +419,100 @@ void proc_write (struct proc *p, const char *name, const char *data, size_t len,
     }
 }
 
+static void resume_unlink (struct proc *p)
+{
+    subprocess_server_t *s = p->s;
+
+    if (!p->resuming)
+        return;
+    if (p->rprev)
+        p->rprev->rnext = p->rnext;
+    else
+        s->resume_head = p->rnext;
+    if (p->rnext)
+        p->rnext->rprev = p->rprev;
+    p->rnext = p->rprev = NULL;
+    p->resuming = false;
+}
+
+/* Each resumed process sends what its streams held (a line at a time,
+ * while it is not paused again), then is read again. */
+static void resume_cb (uv_idle_t *idle)
+{
+    subprocess_server_t *s = idle->data;
+    struct proc *p;
+
+    while ((p = s->resume_head)) {
+        resume_unlink (p);
+        for (int i = 0; i < p->nstreams && !p->paused && !p->released; i++) {
+            struct stream *st = &p->streams[i];
+            if (st->eof_held)
+                stream_finish (st);
+            else if (st->len > 0)
+                stream_flush (st, false);
+            if (!p->paused && st->reading && st->open)
+                (void)uv_read_start ((uv_stream_t *)&st->pipe, alloc_cb,
+                                     read_cb);
+        }
+    }
+    uv_idle_stop (idle);
+}
+
+/* Flush p's held output on the next loop turn: a resume comes from the
+ * client's credit or a sink's owner, who must not be called back from
+ * inside it. */
+static void resume_later (struct proc *p)
+{
+    subprocess_server_t *s = p->s;
+
+    if (!s || p->resuming)
+        return;
+    if (!s->resume_idle) {
+        if (!(s->resume_idle = calloc (1, sizeof (*s->resume_idle)))
+            || uv_idle_init (flux_reactor_uv (flux_get_reactor (s->h)),
+                             s->resume_idle)
+                   < 0) {
+            free (s->resume_idle);
+            s->resume_idle = NULL;
+            flux_log (s->h, LOG_ERR, "%s: cannot resume output", s->service);
+            return;
+        }
+        s->resume_idle->data = s;
+    }
+    p->rnext = s->resume_head;
+    if (p->rnext)
+        p->rnext->rprev = p;
+    s->resume_head = p;
+    p->resuming = true;
+    (void)uv_idle_start (s->resume_idle, resume_cb);
+}
+
+static void resume_closed (uv_handle_t *h)
+{
+    free (h);
+}
+
+void proc_resume_fini (subprocess_server_t *s)
+{
+    if (s->resume_idle) {
+        uv_close ((uv_handle_t *)s->resume_idle, resume_closed);
+        s->resume_idle = NULL;
+    }
+}
+
 void proc_pause (struct proc *p, bool pause)
 {
+    bool held = false;
+
     if (p->paused == pause)
         return;
     p->paused = pause;
     for (int i = 0; i < p->nstreams; i++) {
         struct stream *st = &p->streams[i];
+        if (!pause && (st->len > 0 || st->eof_held)) {
+            held = true; /* read again once what it holds went */
+            continue;
+        }
         if (!st->reading || !st->open)
             continue;
         if (pause)
@@ -404,6 +520,8 @@ void proc_pause (struct proc *p, bool pause)
         else
             (void)uv_read_start ((uv_stream_t *)&st->pipe, alloc_cb, read_cb);
     }
+    if (held)
+        resume_later (p);
 }
 
 void proc_output_credit (struct proc *p, size_t bytes)

@@ -28,6 +28,10 @@ struct subprocess_server {
     char *rbuf;  /* reads of streams that hold nothing go here (alloc_cb) */
     sigset_t rt_reset; /* real-time signals a child resets (not default) */
     bool rt_known;     /* rt_reset was filled (at the first spawn) */
+    /* processes resumed with output held: flushed on the next loop turn
+     * (proc_pause), not inside the caller of the resume */
+    uv_idle_t *resume_idle;
+    struct proc *resume_head;
 };
 
 enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };
@@ -43,6 +47,7 @@ struct stream {
     bool read_eof; /* no output side, or it reached EOF */
     bool writable; /* an input side exists, EOF not yet asked for */
     bool shutdown; /* uv_shutdown issued */
+    bool eof_held; /* output: EOF read while paused, what it holds waits */
     /* output: what was read and not yet sent (line buffering) */
     char *buf;
     size_t len, cap;
@@ -79,7 +84,9 @@ struct proc {
     struct stream *streams;
     int handles; /* libuv handles not yet closed */
     bool released;
-    bool paused;         /* output not read (proc_pause) */
+    bool paused;   /* output not read nor sent (proc_pause) */
+    bool resuming; /* on the server's resume list */
+    struct proc *rnext, *rprev;
     size_t out_inflight; /* OUTPUT_CREDIT: data sent, not yet credited */
     json_t *output;      /* waitable: the newest io objects, ~8 KiB of data */
     size_t output_bytes;
@@ -98,7 +105,10 @@ struct proc *proc_spawn_sink (subprocess_server_t *s, flux_cmd_t *cmd,
                               int flags, subprocess_server_sink_f sink,
                               void *arg, flux_error_t *error);
 int proc_signal (struct proc *p, int signum);
-/* Stop reading the output streams (pause) or read them again. */
+/* Stop reading and sending the output streams (pause: a line-buffered
+ * stream stops at the line in hand), or resume: what they held is sent
+ * on the next loop turn (never from inside this call), then they are
+ * read again. */
 void proc_pause (struct proc *p, bool pause);
 /* The client credits bytes of output (OUTPUT_CREDIT). */
 void proc_output_credit (struct proc *p, size_t bytes);
@@ -113,6 +123,8 @@ void proc_check_done (struct proc *p);
 void proc_release (struct proc *p);
 
 struct proc *server_find (subprocess_server_t *s, pid_t pid, const char *label);
+/* Close the server's resume handle (freed once closed). */
+void proc_resume_fini (subprocess_server_t *s);
 void server_unlink (subprocess_server_t *s, struct proc *p);
 
 #endif /* !LIBSUBPROCESS_PROC_H */

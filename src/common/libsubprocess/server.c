@@ -626,6 +626,7 @@ void subprocess_server_destroy (subprocess_server_t *s)
                 (void)proc_signal (p, SIGKILL);
             proc_release (p); /* unlinks */
         }
+        proc_resume_fini (s);
         if (s->devnull >= 0)
             (void)close (s->devnull);
         free (s->rbuf);

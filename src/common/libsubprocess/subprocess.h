@@ -251,10 +251,11 @@ int subprocess_server_write (subprocess_server_t *s, pid_t pid,
 int subprocess_server_kill (subprocess_server_t *s, pid_t pid, int signum);
 
 /* Stop reading the output of the server's process pid (pause true), or
- * read it again: a paused process blocks once its pipes are full, and
- * its end waits for its output to be read.  Output is line-buffered per
- * read for a sink: the complete lines of one read are one response.
- * -1 with ESRCH if pid is not a sink process of the server. */
+ * read it again (what was held goes to the sink on the next loop turn,
+ * not from inside this call): a paused process blocks once its pipes
+ * are full, and its end waits for its output to be read.  Output is
+ * line-buffered per read for a sink: the complete lines of one read are one
+ * response. -1 with ESRCH if pid is not a sink process of the server. */
 int subprocess_server_pause (subprocess_server_t *s, pid_t pid, bool pause);
 
 /* The sink of pid is no longer called: the process gets SIGKILL if it

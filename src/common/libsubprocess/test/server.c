@@ -725,6 +725,63 @@ static void test_output_credit (void)
         "flux_rexec: 50,000 lines (about 30 windows) flow to the end");
 }
 
+static bool raw_ended (void *arg)
+{
+    return ((struct rawrec *)arg)->ended;
+}
+
+/* Line buffered, a line per response: the output stops at the line
+ * that fills the window, not at the end of the read in hand (64 KiB of
+ * 2-byte lines would be 32K responses past it). */
+static void test_output_credit_lines (void)
+{
+    struct rawrec rr = {0};
+    flux_cmd_t *cmd = sh ("exec yes");
+    json_t *o = flux_cmd_tojson (cmd);
+    size_t line = SUBPROCESS_OUTPUT_COST (2);
+    flux_future_t *f;
+    uint32_t tag;
+    size_t first;
+
+    f = flux_rpc_pack (h, "rexec.exec", 0, FLUX_RPC_STREAMING, "{s:O s:i s:i}",
+                       "cmd", o, "flags",
+                       SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_OUTPUT_CREDIT,
+                       "local_flags", 0);
+    if (!f || flux_future_then (f, -1., raw_cb, &rr) < 0)
+        BAIL_OUT ("rexec.exec: %s", strerror (errno));
+    tag = flux_rpc_get_matchtag (f);
+    flux_reactor_run_until (r, never, NULL, 0.5);
+    first = rr.cost;
+    ok (rr.pid > 0 && first >= SUBPROCESS_OUTPUT_WINDOW
+            && first < SUBPROCESS_OUTPUT_WINDOW + line,
+        "lines: output stops at the line that fills the window (%d "
+        "responses)",
+        rr.nout);
+    credit (tag, (json_int_t)first);
+    flux_reactor_run_until (r, never, NULL, 0.5);
+    ok (rr.cost >= first + SUBPROCESS_OUTPUT_WINDOW
+            && rr.cost < first + SUBPROCESS_OUTPUT_WINDOW + line,
+        "credited: what was held goes first, then one window to the line "
+        "(%d responses)",
+        rr.nout);
+    ok (kill (rr.pid, SIGKILL) == 0, "kill the process");
+    flux_reactor_run_until (r, never, NULL, 0.3);
+    ok (!rr.ended, "its stream waits with what it held");
+    /* credit what came, as a client does, until the end */
+    size_t credited = first;
+    for (int i = 0; i < 600 && !rr.ended; i++) {
+        credit (tag, (json_int_t)(rr.cost - credited));
+        credited = rr.cost;
+        flux_reactor_run_until (r, raw_ended, &rr, 0.05);
+    }
+    ok (rr.ended && nprocs () == 0,
+        "credited: the rest flows, then its end; it is released");
+    diag ("%d responses in all", rr.nout);
+    flux_future_destroy (f);
+    json_decref (o);
+    flux_cmd_destroy (cmd);
+}
+
 /* ---- the server's own processes: subprocess_server_spawn ---- */
 
 struct sinkrec {
@@ -912,6 +969,7 @@ int main (int argc, char **argv)
     test_attach ();
     test_disconnect ();
     test_output_credit ();
+    test_output_credit_lines ();
     test_spawn_sink ();
     test_terminate ();
     subprocess_server_destroy (srv);
