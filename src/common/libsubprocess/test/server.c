@@ -667,6 +667,24 @@ static void credit (uint32_t matchtag, json_int_t bytes)
     flux_future_destroy (f);
 }
 
+/* exec cmd (stdout, OUTPUT_CREDIT), its responses to rr, and run the
+ * loop 0.5 s with no credit given. */
+static flux_future_t *exec_credited (json_t *cmd, struct rawrec *rr,
+                                     uint32_t *tag)
+{
+    flux_future_t *f;
+
+    f = flux_rpc_pack (h, "rexec.exec", 0, FLUX_RPC_STREAMING, "{s:O s:i s:i}",
+                       "cmd", cmd, "flags",
+                       SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_OUTPUT_CREDIT,
+                       "local_flags", 0);
+    if (!f || flux_future_then (f, -1., raw_cb, rr) < 0)
+        BAIL_OUT ("rexec.exec: %s", strerror (errno));
+    *tag = flux_rpc_get_matchtag (f);
+    flux_reactor_run_until (r, never, NULL, 0.5);
+    return f;
+}
+
 static void test_output_credit (void)
 {
     struct rawrec rr = {0};
@@ -679,14 +697,7 @@ static void test_output_credit (void)
     /* unbuffered: one response per read (at most 64 KiB) */
     flux_cmd_setopt (cmd, "stdout_LINE_BUFFER", "false");
     o = flux_cmd_tojson (cmd);
-    f = flux_rpc_pack (h, "rexec.exec", 0, FLUX_RPC_STREAMING, "{s:O s:i s:i}",
-                       "cmd", o, "flags",
-                       SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_OUTPUT_CREDIT,
-                       "local_flags", 0);
-    if (!f || flux_future_then (f, -1., raw_cb, &rr) < 0)
-        BAIL_OUT ("rexec.exec: %s", strerror (errno));
-    tag = flux_rpc_get_matchtag (f);
-    flux_reactor_run_until (r, never, NULL, 0.5);
+    f = exec_credited (o, &rr, &tag);
     first = rr.cost;
     ok (rr.pid > 0 && first >= SUBPROCESS_OUTPUT_WINDOW
             && first
@@ -743,14 +754,7 @@ static void test_output_credit_lines (void)
     uint32_t tag;
     size_t first;
 
-    f = flux_rpc_pack (h, "rexec.exec", 0, FLUX_RPC_STREAMING, "{s:O s:i s:i}",
-                       "cmd", o, "flags",
-                       SUBPROCESS_REXEC_STDOUT | SUBPROCESS_REXEC_OUTPUT_CREDIT,
-                       "local_flags", 0);
-    if (!f || flux_future_then (f, -1., raw_cb, &rr) < 0)
-        BAIL_OUT ("rexec.exec: %s", strerror (errno));
-    tag = flux_rpc_get_matchtag (f);
-    flux_reactor_run_until (r, never, NULL, 0.5);
+    f = exec_credited (o, &rr, &tag);
     first = rr.cost;
     ok (rr.pid > 0 && first >= SUBPROCESS_OUTPUT_WINDOW
             && first < SUBPROCESS_OUTPUT_WINDOW + line,
