@@ -104,16 +104,13 @@ static void process_close (struct proc *p)
     }
 }
 
-static void resume_unlink (struct proc *p);
-
 void proc_release (struct proc *p)
 {
     if (p->released)
         return;
-    if (p->s) {
-        resume_unlink (p);
+    list_del (&p->resume);
+    if (p->s)
         server_unlink (p->s, p);
-    }
     p->s = NULL;
     p->released = true;
     for (int i = 0; i < p->nstreams; i++)
@@ -419,22 +416,6 @@ void proc_write (struct proc *p, const char *name, const char *data, size_t len,
     }
 }
 
-static void resume_unlink (struct proc *p)
-{
-    subprocess_server_t *s = p->s;
-
-    if (!p->resuming)
-        return;
-    if (p->rprev)
-        p->rprev->rnext = p->rnext;
-    else
-        s->resume_head = p->rnext;
-    if (p->rnext)
-        p->rnext->rprev = p->rprev;
-    p->rnext = p->rprev = NULL;
-    p->resuming = false;
-}
-
 /* Each resumed process sends what its streams held (a line at a time,
  * while it is not paused again), then is read again. */
 static void resume_cb (uv_idle_t *idle)
@@ -442,8 +423,9 @@ static void resume_cb (uv_idle_t *idle)
     subprocess_server_t *s = idle->data;
     struct proc *p;
 
-    while ((p = s->resume_head)) {
-        resume_unlink (p);
+    while (
+        (p = list_first_entry_or_null (&s->resume_list, struct proc, resume))) {
+        list_del (&p->resume);
         for (int i = 0; i < p->nstreams && !p->paused && !p->released; i++) {
             struct stream *st = &p->streams[i];
             if (st->eof_held)
@@ -465,7 +447,7 @@ static void resume_later (struct proc *p)
 {
     subprocess_server_t *s = p->s;
 
-    if (!s || p->resuming)
+    if (!s || list_attached (&p->resume))
         return;
     if (!s->resume_idle) {
         if (!(s->resume_idle = calloc (1, sizeof (*s->resume_idle)))
@@ -479,11 +461,7 @@ static void resume_later (struct proc *p)
         }
         s->resume_idle->data = s;
     }
-    p->rnext = s->resume_head;
-    if (p->rnext)
-        p->rnext->rprev = p;
-    s->resume_head = p;
-    p->resuming = true;
+    list_add_tail (&s->resume_list, &p->resume);
     (void)uv_idle_start (s->resume_idle, resume_cb);
 }
 
@@ -1014,6 +992,7 @@ static struct proc *proc_create (subprocess_server_t *s, flux_cmd_t *cmd,
     p->waitable = flags & SUBPROCESS_REXEC_WAITABLE;
     p->nstreams = 3 + nch;
     p->pidfd = -1;
+    list_init (&p->resume);
     p->process.data = p;
     if (stream_init (p, &p->streams[0], "stdin", STREAM_STDIN, 0, error) < 0
         || stream_init (p, &p->streams[1], "stdout", STREAM_OUTPUT,

@@ -6,6 +6,7 @@
 /* Internal to libsubprocess: the server and its processes. */
 #include <uv.h>
 
+#include "libflux/list.h"
 #include "subprocess.h"
 
 struct subprocess_server {
@@ -31,7 +32,7 @@ struct subprocess_server {
     /* processes resumed with output held: flushed on the next loop turn
      * (proc_pause), not inside the caller of the resume */
     uv_idle_t *resume_idle;
-    struct proc *resume_head;
+    struct list_node resume_list;
 };
 
 enum stream_kind { STREAM_STDIN, STREAM_OUTPUT, STREAM_CHANNEL };
@@ -84,11 +85,10 @@ struct proc {
     struct stream *streams;
     int handles; /* libuv handles not yet closed */
     bool released;
-    bool paused;   /* output not read nor sent (proc_pause) */
-    bool resuming; /* on the server's resume list */
-    struct proc *rnext, *rprev;
-    size_t out_inflight; /* OUTPUT_CREDIT: data sent, not yet credited */
-    json_t *output;      /* waitable: the newest io objects, ~8 KiB of data */
+    bool paused;             /* output not read nor sent (proc_pause) */
+    struct list_node resume; /* on the server's resume_list, or detached */
+    size_t out_inflight;     /* OUTPUT_CREDIT: data sent, not yet credited */
+    json_t *output; /* waitable: the newest io objects, ~8 KiB of data */
     size_t output_bytes;
     struct proc *next, *prev;
 };

@@ -540,6 +540,7 @@ subprocess_server_t *subprocess_server_create (flux_t *h, const char *service,
     if (!(s = calloc (1, sizeof (*s))))
         goto nomem;
     s->devnull = -1;
+    list_init (&s->resume_list);
     if (!(s->service = strdup (service))
         || (local_uri && !(s->local_uri = strdup (local_uri))))
         goto nomem;
