@@ -203,6 +203,8 @@ static int make_taskmap (struct shell_info *info, const int *counts,
         errprintf (error, "shell option taskmap must be {scheme, value?}");
         goto inval;
     }
+    if (value && !*value) /* flux-core's --taskmap=SCHEME sends "" */
+        value = NULL;
     if (!strcmp (scheme, "block")) {
         if (value) {
             errprintf (error, "taskmap scheme block takes no value");

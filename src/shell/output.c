@@ -504,11 +504,6 @@ void output_log_component (struct output *out, int level, const char *component,
                                  "message", msg, "component", component));
 }
 
-void output_log (struct output *out, int level, const char *msg)
-{
-    output_log_component (out, level, "output", msg);
-}
-
 static void write_file (struct output *out, int stream, const char *data,
                         size_t len)
 {
@@ -605,7 +600,6 @@ void output_write (struct output *out, int rank, int stream, const char *data,
                 snprintf (msg + n, sizeof (msg) - n,
                           " (%lld bytes for each of %d shells)",
                           (long long)out->share, out->shell->info->shell_size);
-            output_log (out, LOG_WARNING, msg);
             shell_log (out->shell, LOG_WARNING, "output", "%s", msg);
         }
         return;
@@ -860,7 +854,6 @@ int output_flush (struct output *out)
             snprintf (msg, sizeof (msg), "%s: %lld of %lld bytes truncated",
                       stream_name[i], (long long)s->dropped,
                       (long long)(s->dropped + s->kept));
-            output_log (out, LOG_WARNING, msg);
             shell_log (out->shell, LOG_WARNING, "output", "%s", msg);
             s->dropped = 0;
         }

@@ -49,10 +49,9 @@ void output_write (struct output *out, int rank, int stream, const char *data,
                    size_t len);
 void output_eof (struct output *out, int rank, int stream);
 
-/* Log a shell message into the output eventlog as a `log` event. */
-void output_log (struct output *out, int level, const char *msg);
-
-/* The same, from another part of the shell (component: its name). */
+/* Log a shell message into the output eventlog as a `log` event
+ * (component: the part of the shell it comes from); shell_log() calls it.
+ */
 void output_log_component (struct output *out, int level, const char *component,
                            const char *msg);
 

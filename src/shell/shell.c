@@ -59,6 +59,9 @@ static const char *usage_text
  * see shell.init and shell.start up to this much later. */
 #define STARTUP_HOLD_MS 20
 
+/* Log messages held for the output eventlog until it starts (shell_log) */
+#define MAX_EARLY_LOGS 16
+
 static const int forwarded_signals[]
     = {SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGUSR1, SIGUSR2};
 
@@ -222,6 +225,42 @@ void shell_log (struct shell *shell, int level, const char *component,
         append_async (shell, line);
     json_decref (e);
     free (line);
+    /* a fatal error (LOG_CRIT: shell_fatal) is the job's exception, which
+     * flux run prints: not twice */
+    if (level <= LOG_CRIT || level > LOG_NOTICE)
+        return;
+    if (shell->out_logs)
+        output_log_component (shell->out, level, component, msg);
+    else {
+        if (!shell->early_logs)
+            shell->early_logs = json_array ();
+        if (shell->early_logs
+            && json_array_size (shell->early_logs) < MAX_EARLY_LOGS)
+            (void)json_array_append_new (shell->early_logs,
+                                         json_pack ("{s:i s:s s:s}", "level",
+                                                    level, "component",
+                                                    component, "message", msg));
+    }
+}
+
+/* The output has started: the log messages held so far go there. */
+static void early_logs_flush (struct shell *shell)
+{
+    size_t i;
+    json_t *o;
+
+    shell->out_logs = true;
+    json_array_foreach (shell->early_logs, i, o)
+    {
+        int level;
+        const char *component, *message;
+        if (json_unpack (o, "{s:i s:s s:s}", "level", &level, "component",
+                         &component, "message", &message)
+            == 0)
+            output_log_component (shell->out, level, component, message);
+    }
+    json_decref (shell->early_logs);
+    shell->early_logs = NULL;
 }
 
 int shell_post_event (struct shell *shell, const char *name, const char *fmt,
@@ -1037,6 +1076,7 @@ static int set_rlimits (struct shell *shell, flux_error_t *error)
     json_object_foreach (o, key, val)
     {
         struct rlimit rl;
+        rlim_t want;
         size_t i;
         for (i = 0; i < sizeof (names) / sizeof (names[0]); i++) {
             if (!strcmp (names[i].name, key))
@@ -1050,9 +1090,11 @@ static int set_rlimits (struct shell *shell, flux_error_t *error)
         if (getrlimit (names[i].resource, &rl) < 0)
             return errprintf (error, "getrlimit %s: %s", key, strerror (errno));
         /* -1 means unlimited; only the soft limit is set (within hard) */
-        rl.rlim_cur = json_integer_value (val) < 0
-                          ? RLIM_INFINITY
-                          : (rlim_t)json_integer_value (val);
+        want = json_integer_value (val) < 0 ? RLIM_INFINITY
+                                            : (rlim_t)json_integer_value (val);
+        if (want == rl.rlim_cur) /* the usual case: the submitter's is ours */
+            continue;
+        rl.rlim_cur = want;
         if (rl.rlim_max != RLIM_INFINITY
             && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > rl.rlim_max)) {
             shell_log (shell, LOG_WARNING, "rlimit",
@@ -1387,6 +1429,7 @@ static int shell_start (struct shell *shell, flux_error_t *error)
                           strerror (errno));
     if (output_start (shell->out, error) < 0)
         return -1;
+    early_logs_flush (shell);
     if (!(aff = affinity_create (shell, error)))
         return -1;
     if (start_tasks (shell, aff, error) < 0)
@@ -1441,6 +1484,10 @@ static void shell_finish (struct shell *shell)
     shell_pty_destroy (shell->pty);
     shell->pty = NULL; /* task close callbacks may still look */
     output_destroy (shell->out);
+    shell->out = NULL;
+    shell->out_logs = false;
+    json_decref (shell->early_logs);
+    shell->early_logs = NULL;
     remove_tmpdir (shell);
     /* what the tasks left in their groups goes with the shell (the agent
      * kills what is left of the shell's own group) */

@@ -48,6 +48,8 @@ struct shell {
     uv_timer_t exit_timer; /* leader: started at the first exit */
     int barrier_seq;       /* last barrier sequence number used */
     struct output *out;
+    bool out_logs;      /* log messages go to the output eventlog too */
+    json_t *early_logs; /* until then: [{level, component, message}] */
     struct input *in;
     struct shell_pmi *pmi;
     struct shell_pty *pty; /* pty.c: tasks on a pty, terminus.0 */
@@ -90,8 +92,13 @@ struct shell {
     } held_fence;
 };
 
-/* Log a message at level (LOG_ERR...): stderr (the agent logs it) and a
- * `log` event in exec.eventlog {rank, level, message, component}.
+/* Log a message at level (LOG_ERR...): stderr (the agent logs it), a
+ * `log` event in exec.eventlog {rank, level, message, component}, and
+ * for ERR, WARNING and NOTICE the same in the output eventlog, where
+ * flux run and flux job attach (flux-core's too) print it: once the
+ * output has started (all shells ready: after barrier 1), the first few
+ * before that held until then.  A fatal error (LOG_CRIT) is not put
+ * there: it raises the job's exception, which they print.
  */
 void shell_log (struct shell *shell, int level, const char *component,
                 const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));

@@ -70,12 +70,11 @@ void shell_strays_check (struct shell *shell)
     reaper_sweep (shell->reaper);
 }
 
-/* In exec.eventlog and on stderr (shell_log), and in the output
- * eventlog, which flux run and flux job attach print. */
+/* In exec.eventlog, on stderr and in the output eventlog, which flux
+ * run and flux job attach print (shell_log). */
 static void say (struct shell *shell, const char *msg)
 {
     shell_log (shell, LOG_WARNING, "reaper", "%s", msg);
-    output_log_component (shell->out, LOG_WARNING, "reaper", msg);
 }
 
 void shell_strays_finish (struct shell *shell)

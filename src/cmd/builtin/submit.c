@@ -44,6 +44,8 @@ static const char usage[]
       "      --wait               Wait for the jobs to finish, exit with the\n"
       "                           highest job exit code\n"
       "      --watch              --wait and print the jobs' output\n"
+      "      --wait-event=NAME    Wait until every job has posted event\n"
+      "                           NAME (e.g. start), or ended without it\n"
       "      --quiet              Do not print job ids\n"
       "      --dry-run            Print the jobspec instead of submitting\n"
       "  -h, --help               Display this message\n";
@@ -121,6 +123,7 @@ static void follow_job (struct run *run, struct job *j)
         .read_only = true,
         .no_output = !run->o->watch,
         .submit_rules = true,
+        .wait_event = run->o->wait_event,
     };
 
     if (!(j->attach = attach_create (run->h, j->id, &ao)))
@@ -144,7 +147,7 @@ static void submit_cb (flux_future_t *f, void *arg)
     j->done = true;
     run->inflight--;
     print_ready (run);
-    if (j->ok && (run->o->wait || run->o->watch))
+    if (j->ok && (run->o->wait || run->o->watch || run->o->wait_event))
         follow_job (run, j);
     submit_more (run);
 }

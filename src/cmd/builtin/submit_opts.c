@@ -6,10 +6,12 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "libjob/job.h"
@@ -44,6 +46,9 @@ enum {
     OPT_WRAP,
     OPT_BROKER_OPTS,
     OPT_BG,
+    OPT_RLIMIT,
+    OPT_TASKMAP,
+    OPT_TASKS_PER_NODE,
 };
 
 static double parse_time_limit (const char *s)
@@ -121,6 +126,9 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"wrap", no_argument, NULL, OPT_WRAP},
         {"broker-opts", required_argument, NULL, OPT_BROKER_OPTS},
         {"bg", no_argument, NULL, OPT_BG},
+        {"rlimit", required_argument, NULL, OPT_RLIMIT},
+        {"taskmap", required_argument, NULL, OPT_TASKMAP},
+        {"tasks-per-node", required_argument, NULL, OPT_TASKS_PER_NODE},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
@@ -135,6 +143,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         || !(o->setattr = calloc (argc, sizeof (char *)))
         || !(o->setopt = calloc (argc, sizeof (char *)))
         || !(o->deps = calloc (argc, sizeof (char *)))
+        || !(o->rlimit = calloc (argc, sizeof (char *)))
         || !(o->broker_opts = calloc (argc, sizeof (char *))))
         cmd_die ("out of memory");
     while ((c = cmd_getopt (argc, argv,
@@ -242,6 +251,16 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
             case OPT_BG:
                 o->bg = true;
                 break;
+            case OPT_RLIMIT:
+                o->rlimit[o->nrlimit++] = optarg;
+                break;
+            case OPT_TASKMAP:
+                o->taskmap = optarg;
+                break;
+            case OPT_TASKS_PER_NODE:
+                o->tasks_per_node
+                    = cmd_parse_long ("--tasks-per-node", optarg, 1, INT32_MAX);
+                break;
         }
         if ((c == OPT_WRAP && !batch) || (c == OPT_BG && !alloc)
             || (c == OPT_BROKER_OPTS && !batch && !alloc))
@@ -257,7 +276,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 || c == OPT_QUIET))
             cmd_usage_error ("--%s is an option of flux submit, not flux run",
                              optname (longopts, c));
-        if (!run && !alloc && (c == OPT_WAIT_EVENT || c == 'v'))
+        if (!run && !alloc && c == 'v')
             cmd_usage_error ("--%s is an option of flux run, not flux submit",
                              optname (longopts, c));
     }
@@ -265,9 +284,158 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         cmd_usage_error ("missing COMMAND");
     if (o->exclusive && o->nnodes == 0)
         cmd_usage_error ("--exclusive requires --nodes");
+    if (o->tasks_per_node > 0) {
+        if (o->ntasks > 0)
+            cmd_usage_error ("give --ntasks or --tasks-per-node, not both");
+        if (o->nnodes == 0)
+            cmd_usage_error ("--tasks-per-node requires --nodes");
+        if ((long long)o->nnodes * o->tasks_per_node > INT32_MAX)
+            cmd_usage_error ("--nodes=%d x --tasks-per-node=%d is too many "
+                             "tasks",
+                             o->nnodes, o->tasks_per_node);
+        o->ntasks = o->nnodes * o->tasks_per_node;
+    }
+    if (o->taskmap) {
+        size_t n = strcspn (o->taskmap, ":");
+        if (!(n == 5 && !strncmp (o->taskmap, "block", 5))
+            && !(n == 6 && !strncmp (o->taskmap, "cyclic", 6))
+            && !(n == 6 && !strncmp (o->taskmap, "manual", 6)))
+            cmd_usage_error ("--taskmap=%s: the scheme must be block, cyclic "
+                             "or manual",
+                             o->taskmap);
+    }
     if (o->nnodes > 0 && o->ntasks > 0 && o->nnodes > o->ntasks)
         cmd_usage_error ("--nodes=%d is more than --ntasks=%d", o->nnodes,
                          o->ntasks);
+}
+
+/* The limits the job shell sets (its rlimit option), by the names it
+ * knows, and those not sent by default: as flux-core's CLI, memlock,
+ * msgqueue, nice, rtprio, rttime and sigpending stay the node's (they are
+ * the system's business more than the job's). */
+static const struct {
+    const char *name;
+    int resource;
+    bool by_default;
+} rlimits[] = {
+    {"as", RLIMIT_AS, true},
+    {"core", RLIMIT_CORE, true},
+    {"cpu", RLIMIT_CPU, true},
+    {"data", RLIMIT_DATA, true},
+    {"fsize", RLIMIT_FSIZE, true},
+    {"locks", RLIMIT_LOCKS, true},
+    {"memlock", RLIMIT_MEMLOCK, false},
+    {"msgqueue", RLIMIT_MSGQUEUE, false},
+    {"nice", RLIMIT_NICE, false},
+    {"nofile", RLIMIT_NOFILE, true},
+    {"nproc", RLIMIT_NPROC, true},
+    {"rss", RLIMIT_RSS, true},
+    {"rtprio", RLIMIT_RTPRIO, false},
+    {"rttime", RLIMIT_RTTIME, false},
+    {"sigpending", RLIMIT_SIGPENDING, false},
+    {"stack", RLIMIT_STACK, true},
+};
+#define NRLIMITS (sizeof (rlimits) / sizeof (rlimits[0]))
+
+/* This process's soft limit of rlimits[i]: -1 for unlimited, as the shell
+ * reads it. */
+static json_int_t soft_limit (size_t i)
+{
+    struct rlimit rl;
+
+    if (getrlimit (rlimits[i].resource, &rl) < 0)
+        cmd_die ("getrlimit %s: %s", rlimits[i].name, strerror (errno));
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)INT64_MAX)
+        return -1;
+    return (json_int_t)rl.rlim_cur;
+}
+
+/* Apply one --rlimit rule to val[] (set[] says which are sent): -PATTERN
+ * drops the limits whose names match the glob, PATTERN sends their
+ * current values, NAME=VALUE sends VALUE (a number, or unlimited,
+ * infinity, inf). */
+static void rlimit_rule (const char *rule, json_int_t *val, bool *set)
+{
+    const char *eq = strchr (rule, '=');
+    bool found = false;
+
+    if (*rule == '-') {
+        for (size_t i = 0; i < NRLIMITS; i++)
+            if (fnmatch (rule + 1, rlimits[i].name, 0) == 0)
+                set[i] = false;
+        return;
+    }
+    if (!eq) {
+        for (size_t i = 0; i < NRLIMITS; i++) {
+            if (fnmatch (rule, rlimits[i].name, 0) == 0) {
+                val[i] = soft_limit (i);
+                set[i] = found = true;
+            }
+        }
+        if (!found)
+            cmd_usage_error ("--rlimit=%s: no limit matches '%s'", rule, rule);
+        return;
+    }
+    for (size_t i = 0; i < NRLIMITS; i++) {
+        if (strlen (rlimits[i].name) == (size_t)(eq - rule)
+            && !strncmp (rlimits[i].name, rule, eq - rule)) {
+            const char *v = eq + 1;
+            char *end;
+            long long n;
+            if (!strcmp (v, "unlimited") || !strcmp (v, "infinity")
+                || !strcmp (v, "inf"))
+                n = -1;
+            else {
+                errno = 0;
+                n = strtoll (v, &end, 10);
+                if (errno || end == v || *end || n < 0)
+                    cmd_usage_error ("--rlimit=%s: the value must be a number "
+                                     "or unlimited",
+                                     rule);
+            }
+            val[i] = n;
+            set[i] = true;
+            return;
+        }
+    }
+    cmd_usage_error ("--rlimit=%s: unknown limit '%.*s'", rule,
+                     (int)(eq - rule), rule);
+}
+
+/* The rlimit shell option: this process's soft limits (those sent by
+ * default), then the --rlimit rules in order, each a comma-separated list.
+ * NULL when nothing is left to send. */
+static json_t *rlimit_option (const struct submit_opts *o)
+{
+    json_int_t val[NRLIMITS];
+    bool set[NRLIMITS];
+    json_t *obj;
+
+    for (size_t i = 0; i < NRLIMITS; i++) {
+        set[i] = rlimits[i].by_default;
+        val[i] = set[i] ? soft_limit (i) : 0;
+    }
+    for (int k = 0; k < o->nrlimit; k++) {
+        char *cpy = strdup (o->rlimit[k]), *tok, *save = NULL;
+        if (!cpy)
+            cmd_die ("out of memory");
+        for (tok = strtok_r (cpy, ",", &save); tok;
+             tok = strtok_r (NULL, ",", &save))
+            rlimit_rule (tok, val, set);
+        free (cpy);
+    }
+    if (!(obj = json_object ()))
+        cmd_die ("out of memory");
+    for (size_t i = 0; i < NRLIMITS; i++)
+        if (set[i]
+            && json_object_set_new (obj, rlimits[i].name, json_integer (val[i]))
+                   < 0)
+            cmd_die ("out of memory");
+    if (json_object_size (obj) == 0) {
+        json_decref (obj);
+        return NULL;
+    }
+    return obj;
 }
 
 void submit_opts_free (struct submit_opts *o)
@@ -278,6 +446,7 @@ void submit_opts_free (struct submit_opts *o)
     free (o->setattr);
     free (o->setopt);
     free (o->deps);
+    free (o->rlimit);
     free (o->broker_opts);
     idset_destroy (o->cc);
 }
@@ -294,12 +463,28 @@ static int std_stream (json_t *js, const char *name, const char *path)
         js, key, json_pack ("{s:s s:s}", "type", "file", "path", path), NULL);
 }
 
+/* shell option taskmap = {scheme, value} from SCHEME[:VALUE] */
+static int taskmap_option (json_t *js, const char *arg, flux_error_t *error)
+{
+    const char *colon = strchr (arg, ':');
+    json_t *tm;
+
+    if (colon)
+        tm = json_pack ("{s:s% s:s}", "scheme", arg, (size_t)(colon - arg),
+                        "value", colon + 1);
+    else
+        tm = json_pack ("{s:s}", "scheme", arg);
+    if (!tm)
+        return errprintf (error, "--taskmap=%s: not valid UTF-8", arg);
+    return submit_setattr_json (js, "shell.options.taskmap", tm, error);
+}
+
 json_t *submit_build_jobspec (int argc, char **argv,
                               const struct submit_opts *o)
 {
     flux_error_t error;
     char cwd[4096];
-    json_t *js, *sys, *env;
+    json_t *js, *sys, *env, *rl;
 
     /* -N without -n: one task per node */
     int ntasks = o->ntasks ? o->ntasks : o->nnodes ? o->nnodes : 1;
@@ -336,6 +521,11 @@ json_t *submit_build_jobspec (int argc, char **argv,
             || submit_setattr_json (js, "shell.options.output.stderr.label",
                                     json_true (), &error)
                    < 0))
+        cmd_die ("%s", error.text);
+    if ((rl = rlimit_option (o))
+        && submit_setattr_json (js, "shell.options.rlimit", rl, &error) < 0)
+        cmd_die ("%s", error.text);
+    if (o->taskmap && taskmap_option (js, o->taskmap, &error) < 0)
         cmd_die ("%s", error.text);
     for (int i = 0; i < o->nsetopt; i++) {
         char *cpy = strdup (o->setopt[i]), *eq = strchr (cpy, '=');

@@ -8,7 +8,7 @@
  *
  * The two commands parse one option table; options that only one of them
  * has are usage errors in the other (--cc, --bcc, --wait, --watch,
- * --quiet are submit's; -v, --wait-event are run's).
+ * --quiet are submit's; -v is run's; both have --wait-event).
  *
  * --output, --error and --input set the shell options flux-core's
  * shell reads (attributes.system.shell.options):
@@ -18,6 +18,11 @@
  * and --label-io sets output.stdout.label = output.stderr.label = true
  * (file output labeled by task rank).  For flux run, --input=IDSET (or
  * "all") is not a file but the task ranks stdin goes to.
+ *   taskmap = {scheme:S, value?:V}                --taskmap=S[:V]
+ *   rlimit = {NAME: soft limit or -1, ...}        always, --rlimit=RULE
+ * The rlimit option carries the submitter's soft limits as flux-core's
+ * CLI does (all but memlock, msgqueue, nice, rtprio, rttime, sigpending),
+ * changed by the --rlimit rules.  --tasks-per-node=N with -N M is -n M*N.
  */
 #include <jansson.h>
 #include <stdbool.h>
@@ -40,8 +45,10 @@ struct submit_opts {
     int ntasks, nnodes, cores, gpus, exclusive;
     double duration;
     int urgency, flags;
-    char **env, **setattr, **setopt, **deps;
-    int nenv, nsetattr, nsetopt, ndeps;
+    char **env, **setattr, **setopt, **deps, **rlimit;
+    int nenv, nsetattr, nsetopt, ndeps, nrlimit;
+    int tasks_per_node;  /* --tasks-per-node (sets ntasks), or 0 */
+    const char *taskmap; /* --taskmap=SCHEME[:VALUE], or NULL */
     const char *cwd, *job_name;
     const char *output, *error, *input; /* file paths, or NULL */
     bool label_io, dry_run;
@@ -62,6 +69,8 @@ struct submit_opts {
 #define SUBMIT_OPTS_HELP                                                     \
     "  -n, --ntasks=N           Number of tasks (default 1)\n"               \
     "  -N, --nodes=N            Number of nodes to spread the tasks on\n"    \
+    "      --tasks-per-node=N   N tasks on each node of --nodes (instead\n"  \
+    "                           of --ntasks)\n"                              \
     "  -c, --cores-per-task=N   Cores per task (default 1)\n"                \
     "  -g, --gpus-per-task=N    GPUs per task (default 0)\n"                 \
     "  -x, --exclusive          Allocate whole nodes (needs -N)\n"           \
@@ -80,7 +89,13 @@ struct submit_opts {
     "environment)\n"                                                         \
     "      --env-remove=PATTERN Same as --env=-PATTERN\n"                    \
     "      --cwd=DIR            Working directory (default: the current)\n"  \
-    "      --job-name=NAME      Name the job (default: the command)\n"
+    "      --job-name=NAME      Name the job (default: the command)\n"       \
+    "      --taskmap=SCHEME[:VALUE]  Map tasks to nodes: block (default),\n" \
+    "                           cyclic[:N], manual:MAP (RFC 34)\n"           \
+    "      --rlimit=RULE        Resource limits sent with the job: NAME,\n"  \
+    "                           -NAME (globs), NAME=VALUE (repeatable;\n"    \
+    "                           default: the soft limits but memlock,\n"     \
+    "                           msgqueue, nice, rtprio, rttime, sigpending)\n"
 
 /* Parse argv for mode (exits with a usage error on bad options);
  * optind is left at COMMAND. */

@@ -1,0 +1,136 @@
+#!/bin/sh
+test_description='the submission options flux-core users expect, end to
+end in 4 brokers: --rlimit (the submitter'"'"'s resource limits reach the
+tasks), --taskmap, --tasks-per-node, flux submit --wait-event; and the
+shell'"'"'s warnings reach flux run through the output eventlog.'
+
+. "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
+
+T="timeout -k 10 120"
+# dry JQ ARGS...: flux submit --dry-run ARGS, filtered by jq -c JQ
+dry () {
+	filter=$1; shift
+	flux submit --dry-run "$@" | jq -c "$filter"
+}
+
+test_expect_success 'dry run: the soft limits go with the job, but the system ones' '
+	(ulimit -S -n 321 && dry .attributes.system.shell.options.rlimit true) >rl &&
+	jq -e ".nofile == 321" rl &&
+	jq -e ".stack != null and .core != null and .nproc != null" rl &&
+	jq -e ".memlock == null and .nice == null and .rtprio == null" rl &&
+	jq -e ".msgqueue == null and .rttime == null and .sigpending == null" rl
+'
+test_expect_success 'dry run: --rlimit rules, in order, comma-separated' '
+	dry .attributes.system.shell.options.rlimit \
+		--rlimit=-nofile,core=0 --rlimit=memlock --rlimit=cpu=unlimited \
+		true >rl2 &&
+	jq -e ".nofile == null and .core == 0 and .memlock != null" rl2 &&
+	jq -e ".cpu == -1" rl2 &&
+	dry .attributes.system.shell.options.rlimit --rlimit=-s* true >rl3 &&
+	jq -e ".stack == null and .nofile != null" rl3 &&
+	dry .attributes.system.shell --rlimit=-* true >rl4 &&
+	test "$(cat rl4)" = null
+'
+test_expect_success 'dry run: bad --rlimit rules are usage errors' '
+	test_must_fail flux submit --dry-run --rlimit=bogus true 2>rle1 &&
+	grep "no limit matches" rle1 &&
+	test_must_fail flux submit --dry-run --rlimit=bogus=1 true 2>rle2 &&
+	grep "unknown limit" rle2 &&
+	test_must_fail flux submit --dry-run --rlimit=nofile=lots true 2>rle3 &&
+	grep "a number or unlimited" rle3
+'
+test_expect_success 'dry run: --taskmap sets the shell option, --tasks-per-node the shape' '
+	dry .attributes.system.shell.options.taskmap --taskmap=cyclic true >tm1 &&
+	test "$(cat tm1)" = "{\"scheme\":\"cyclic\"}" &&
+	dry .attributes.system.shell.options.taskmap --taskmap=cyclic:2 true >tm2 &&
+	test "$(cat tm2)" = "{\"scheme\":\"cyclic\",\"value\":\"2\"}" &&
+	dry "[.resources[0].type,.resources[0].count,.resources[0].with[0].count,.tasks[0].count]" \
+		-N3 --tasks-per-node=2 true >tpn &&
+	test "$(cat tpn)" = "[\"node\",3,2,{\"per_slot\":1}]" &&
+	test_must_fail flux submit --dry-run --taskmap=hostfile true 2>tme &&
+	grep "block, cyclic or manual" tme &&
+	test_must_fail flux submit --dry-run --tasks-per-node=2 true 2>tpe1 &&
+	grep "requires --nodes" tpe1 &&
+	test_must_fail flux submit --dry-run -N2 -n4 --tasks-per-node=2 true \
+		2>tpe2 &&
+	grep "not both" tpe2
+'
+test_expect_success 'start an instance of 4 brokers' '
+	start_instance four 4 &&
+	test "$(flux resource list -n -o "{nnodes}" -s free)" = 4
+'
+test_expect_success 'the tasks get the limits of the submitter, not of the broker' '
+	pid=$(flux getattr broker.pid) &&
+	grep "Max open files" /proc/$pid/limits >broker.limits &&
+	(ulimit -S -n 123 && ulimit -S -c 0 &&
+	 $T flux run -N2 -n2 sh -c "ulimit -S -n; ulimit -S -c") >lim.out &&
+	test "$(sort -u lim.out | tr "\n" " ")" = "0 123 " &&
+	test_must_fail grep -w 123 broker.limits
+'
+test_expect_success '--rlimit=-nofile leaves the broker'"'"'s, NAME=VALUE sets one' '
+	broker_nofile=$(flux exec -r 0 sh -c "ulimit -S -n") &&
+	(ulimit -S -n 123 && $T flux run --rlimit=-nofile sh -c "ulimit -S -n") \
+		>keep.out &&
+	test "$(cat keep.out)" = "$broker_nofile" &&
+	$T flux run --rlimit=nofile=77 sh -c "ulimit -S -n" >set.out &&
+	test "$(cat set.out)" = 77
+'
+test_expect_success 'a limit over the hard limit is clamped, and flux run says so' '
+	hard=$(ulimit -H -n) &&
+	test "$hard" != unlimited &&
+	$T flux run -N2 -n2 --rlimit=nofile=$((hard + 1000)) sh -c "ulimit -S -n" \
+		>over.out 2>over.err &&
+	test "$(sort -u over.out)" = "$hard" &&
+	cat over.err &&
+	grep "flux-shell\[0\]: .*WARN: rlimit: nofile: limited to the hard limit $hard" over.err &&
+	grep "flux-shell\[1\]: .*WARN: rlimit: nofile: limited to the hard limit $hard" over.err &&
+	id=$(flux job last) &&
+	flux job eventlog -p output $id | grep "log rank=0 level=4" &&
+	flux job eventlog -p exec $id | grep "log rank=0 level=4"
+'
+test_expect_success '--tasks-per-node=2 -N4: 2 tasks on each broker, in blocks' '
+	$T flux run -N4 --tasks-per-node=2 -l sh -c "flux getattr rank" \
+		| sort -n >tpn.out &&
+	printf "0: 0\n1: 0\n2: 1\n3: 1\n4: 2\n5: 2\n6: 3\n7: 3\n" >tpn.exp &&
+	test_cmp tpn.exp tpn.out
+'
+test_expect_success '--taskmap=cyclic deals the tasks round the nodes' '
+	$T flux run -N4 --tasks-per-node=2 --taskmap=cyclic -l \
+		sh -c "flux getattr rank" | sort -n >cyc.out &&
+	printf "0: 0\n1: 1\n2: 2\n3: 3\n4: 0\n5: 1\n6: 2\n7: 3\n" >cyc.exp &&
+	test_cmp cyc.exp cyc.out &&
+	$T flux run -N2 -n4 --taskmap=cyclic:2 -l sh -c "flux getattr rank" \
+		| sort -n >cyc2.out &&
+	printf "0: 0\n1: 0\n2: 1\n3: 1\n" >cyc2.exp &&
+	test_cmp cyc2.exp cyc2.out
+'
+test_expect_success '--taskmap=manual: an RFC 34 map that fits the counts' '
+	$T flux run -N2 -n4 --taskmap="manual:[[0,2,1,2]]" -l \
+		sh -c "flux getattr rank" | sort -n >man.out &&
+	printf "0: 0\n1: 1\n2: 0\n3: 1\n" >man.exp &&
+	test_cmp man.exp man.out &&
+	test_must_fail $T flux run -N2 -n4 --taskmap="manual:[[0,1,4,1]]" true \
+		2>man.err &&
+	grep "does not match the task counts" man.err
+'
+test_expect_success 'flux submit --wait-event=start returns while the job runs' '
+	id=$($T flux submit --wait-event=start sleep 300) &&
+	flux job eventlog $id >wev &&
+	grep -w start wev &&
+	test_must_fail grep -w finish wev &&
+	flux cancel $id &&
+	flux job wait-event -t 60 $id clean
+'
+test_expect_success 'flux submit --wait-event: every job of --cc, 1 if one never runs' '
+	$T flux submit --cc=1-3 --wait-event=start --quiet true &&
+	test_must_fail $T flux submit --wait-event=start -n 100 true 2>never.err &&
+	grep "unsatisfiable" never.err
+'
+test_expect_success 'flux batch still refuses --wait-event' '
+	test_must_fail flux batch --wait-event=start --wrap true 2>b.err &&
+	grep "not an option of this command" b.err
+'
+test_expect_success 'stop the instance' '
+	stop_instance four
+'
+test_done
