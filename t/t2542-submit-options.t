@@ -7,6 +7,17 @@ shell'"'"'s warnings reach flux run through the output eventlog.'
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
 T="timeout -k 10 120"
+# nodes: "TASK: RANK" lines (flux run -l ... flux getattr rank) on stdin,
+# sorted by task, with each broker rank replaced by its index among the
+# job's ranks (the scheduler may give a job any free ranks)
+nodes () {
+	sort -n | awk -F": " "{ t[NR] = \$1; r[NR] = \$2; seen[\$2] = 1 }
+		END { n = 0; for (k in seen) ranks[n++] = k + 0;
+		      for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+			if (ranks[j] < ranks[i]) { x = ranks[i]; ranks[i] = ranks[j]; ranks[j] = x }
+		      for (i = 0; i < n; i++) idx[ranks[i]] = i;
+		      for (i = 1; i <= NR; i++) print t[i] \": \" idx[r[i] + 0] }"
+}
 # dry JQ ARGS...: flux submit --dry-run ARGS, filtered by jq -c JQ
 dry () {
 	filter=$1; shift
@@ -55,6 +66,18 @@ test_expect_success 'dry run: --taskmap sets the shell option, --tasks-per-node 
 		2>tpe2 &&
 	grep "not both" tpe2
 '
+test_expect_success 'dry run: --signal=[SIG][@TIME], defaults SIGUSR1 and 60s' '
+	dry .attributes.system.shell.options.signal --signal=USR2@2m true >s1 &&
+	jq -e ".signum == 12 and .timeleft == 120" s1 &&
+	dry .attributes.system.shell.options.signal --signal=@5 true >s2 &&
+	jq -e ".signum == 10 and .timeleft == 5" s2 &&
+	dry .attributes.system.shell.options.signal --signal=SIGTERM true >s3 &&
+	jq -e ".signum == 15 and .timeleft == 60" s3 &&
+	test_must_fail flux submit --dry-run --signal=FOO true 2>se1 &&
+	grep "invalid signal" se1 &&
+	test_must_fail flux submit --dry-run --signal=@soon true 2>se2 &&
+	grep "not a duration" se2
+'
 test_expect_success 'start an instance of 4 brokers' '
 	start_instance four 4 &&
 	test "$(flux resource list -n -o "{nnodes}" -s free)" = 4
@@ -90,28 +113,56 @@ test_expect_success 'a limit over the hard limit is clamped, and flux run says s
 '
 test_expect_success '--tasks-per-node=2 -N4: 2 tasks on each broker, in blocks' '
 	$T flux run -N4 --tasks-per-node=2 -l sh -c "flux getattr rank" \
-		| sort -n >tpn.out &&
+		| nodes >tpn.out &&
 	printf "0: 0\n1: 0\n2: 1\n3: 1\n4: 2\n5: 2\n6: 3\n7: 3\n" >tpn.exp &&
 	test_cmp tpn.exp tpn.out
 '
 test_expect_success '--taskmap=cyclic deals the tasks round the nodes' '
 	$T flux run -N4 --tasks-per-node=2 --taskmap=cyclic -l \
-		sh -c "flux getattr rank" | sort -n >cyc.out &&
+		sh -c "flux getattr rank" | nodes >cyc.out &&
 	printf "0: 0\n1: 1\n2: 2\n3: 3\n4: 0\n5: 1\n6: 2\n7: 3\n" >cyc.exp &&
 	test_cmp cyc.exp cyc.out &&
 	$T flux run -N2 -n4 --taskmap=cyclic:2 -l sh -c "flux getattr rank" \
-		| sort -n >cyc2.out &&
+		| nodes >cyc2.out &&
 	printf "0: 0\n1: 0\n2: 1\n3: 1\n" >cyc2.exp &&
 	test_cmp cyc2.exp cyc2.out
 '
 test_expect_success '--taskmap=manual: an RFC 34 map that fits the counts' '
 	$T flux run -N2 -n4 --taskmap="manual:[[0,2,1,2]]" -l \
-		sh -c "flux getattr rank" | sort -n >man.out &&
+		sh -c "flux getattr rank" | nodes >man.out &&
 	printf "0: 0\n1: 1\n2: 0\n3: 1\n" >man.exp &&
 	test_cmp man.exp man.out &&
-	test_must_fail $T flux run -N2 -n4 --taskmap="manual:[[0,1,4,1]]" true \
-		2>man.err &&
+	# the job fails: 1, or 143 when the other shell got the SIGTERM of the
+	# exception before it failed itself
+	! $T flux run -N2 -n4 --taskmap="manual:[[0,1,4,1]]" true 2>man.err &&
 	grep "does not match the task counts" man.err
+'
+# a task that exits 0 on SIG (printing it) and 3 after 100 s without it
+catcher () {
+	echo "trap \"echo got $1; exit 0\" $1; sleep 100 & wait; exit 3"
+}
+test_expect_success '--signal: every task gets SIG that long before the time limit' '
+	$T flux run -N2 -n2 -t 5s --signal=USR2@4s -l bash -c "$(catcher USR2)" \
+		>sig.out 2>sig.err &&
+	sort sig.out >sig.sorted &&
+	printf "0: got USR2\n1: got USR2\n" >sig.exp &&
+	test_cmp sig.exp sig.sorted &&
+	grep "flux-shell\[0\]: .*signal: sending USR2" sig.err &&
+	test $(grep -c "sending USR2" sig.err) = 1
+'
+test_expect_success '--signal on a job without a time limit sends nothing' '
+	$T flux run --signal=@1000 sh -c "trap \"exit 5\" USR1; sleep 1" &&
+	flux job eventlog -p exec $(flux job last) >nosig.ev &&
+	test_must_fail grep sending nosig.ev
+'
+test_expect_success '--signal: a shorter time limit (flux update) moves the signal' '
+	id=$(flux submit -t 1000s --signal=@900 --output=upd.out \
+		bash -c "$(catcher USR1)") &&
+	flux job wait-event -t 60 $id start &&
+	flux update $id duration=910s &&
+	flux job wait-event -t 60 $id clean &&
+	test "$(cat upd.out)" = "got USR1" &&
+	test "$(flux job eventlog $id | sed -n "s/.*finish status=//p")" = 0
 '
 test_expect_success 'flux submit --wait-event=start returns while the job runs' '
 	id=$($T flux submit --wait-event=start sleep 300) &&

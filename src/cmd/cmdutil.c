@@ -7,6 +7,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,23 @@ int cmd_parse_urgency (const char *opt, const char *s)
     if (!strcasecmp (s, "expedite"))
         return FLUX_JOB_URGENCY_EXPEDITE;
     return (int)cmd_parse_long (opt, s, 0, 31);
+}
+
+int cmd_parse_signal (const char *s)
+{
+    char *end;
+    long n = strtol (s, &end, 10);
+
+    if (*s && *end == '\0')
+        return n > 0 && n < NSIG ? (int)n : -1;
+    if (!strncasecmp (s, "SIG", 3))
+        s += 3;
+    for (int i = 1; i < NSIG; i++) {
+        const char *abbrev = sigabbrev_np (i);
+        if (abbrev && !strcasecmp (abbrev, s))
+            return i;
+    }
+    return -1;
 }
 
 static void group_usage (const struct builtin *group,

@@ -94,6 +94,9 @@ double cmd_parse_duration (const char *opt, const char *s);
 /* A job urgency: 0-31, or hold (0), default (16), expedite (31), any
  * case. */
 int cmd_parse_urgency (const char *opt, const char *s);
+/* A signal from its number (1 to NSIG-1) or its name with or without SIG
+ * (USR1, SIGUSR1, usr1); -1 if s is neither. */
+int cmd_parse_signal (const char *s);
 
 /* Run the member of a group (`flux event pub ...`): argv[0] is the
  * member's name.  Prints the group usage for --help / a missing or

@@ -44,6 +44,7 @@
 #include "shell.h"
 #include "strays.h"
 #include "task.h"
+#include "timeleft.h"
 
 static const char *usage_text
     = "Usage: flux-shell [--reconnect] JOBID\n"
@@ -1432,7 +1433,8 @@ static int shell_start (struct shell *shell, flux_error_t *error)
     early_logs_flush (shell);
     if (!(aff = affinity_create (shell, error)))
         return -1;
-    if (start_tasks (shell, aff, error) < 0)
+    if (start_tasks (shell, aff, error) < 0
+        || timeleft_start (shell, &shell->timeleft, error) < 0)
         goto out;
     if (input_start (shell->in, error) < 0)
         goto out;
@@ -1452,6 +1454,8 @@ out:
 
 static void shell_finish (struct shell *shell)
 {
+    timeleft_destroy (shell->timeleft);
+    shell->timeleft = NULL;
     shell_strays_finish (shell);     /* what the tasks left, before the log */
     if (shell->task_exit_timer.loop) /* the final output send reports it */
         uv_timer_stop (&shell->task_exit_timer);

@@ -68,8 +68,9 @@ struct shell {
      * here, sent as ONE commit by shell_commit_flush() */
     flux_kvs_txn_t *startup_txn;
     bool gathering;
-    uv_timer_t startup_timer; /* a job of one shell: ends the hold */
-    struct reaper *reaper;    /* strays.c: the shell as child subreaper */
+    uv_timer_t startup_timer;  /* a job of one shell: ends the hold */
+    struct reaper *reaper;     /* strays.c: the shell as child subreaper */
+    struct timeleft *timeleft; /* timeleft.c: option signal, or NULL */
 
     /* non-leader: the report of its last task's exit, to go with the
      * final output send (output_flush), unless the shell is not done

@@ -179,23 +179,6 @@ static int job_cancel (int argc, char **argv)
     return rc;
 }
 
-static int parse_signal (const char *s)
-{
-    char *end;
-    long n = strtol (s, &end, 10);
-
-    if (*s && *end == '\0' && n > 0 && n < NSIG)
-        return (int)n;
-    if (!strncasecmp (s, "SIG", 3))
-        s += 3;
-    for (int i = 1; i < NSIG; i++) {
-        const char *abbrev = sigabbrev_np (i);
-        if (abbrev && !strcasecmp (abbrev, s))
-            return i;
-    }
-    cmd_usage_error ("invalid signal %s", s);
-}
-
 static int job_kill (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -209,8 +192,8 @@ static int job_kill (int argc, char **argv)
     flux_t *h;
 
     while ((c = cmd_getopt (argc, argv, "s:", longopts)) != -1) {
-        if (c == 's')
-            signum = parse_signal (optarg);
+        if (c == 's' && (signum = cmd_parse_signal (optarg)) < 0)
+            cmd_usage_error ("invalid signal %s", optarg);
     }
     if (optind >= argc)
         cmd_usage_error ("missing JOBID");

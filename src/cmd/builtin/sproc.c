@@ -130,29 +130,6 @@ static void parse_proc (const char *s, int *pid, const char **label)
     *label = s;
 }
 
-static int parse_signal (const char *s)
-{
-    static const struct {
-        const char *name;
-        int num;
-    } names[] = {
-        {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
-        {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
-        {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP},
-        {"ALRM", SIGALRM},
-    };
-    const char *n = strncmp (s, "SIG", 3) == 0 ? s + 3 : s;
-    char *end;
-    long v = strtol (s, &end, 10);
-
-    if (*s && *end == '\0')
-        return (v > 0 && v < 65) ? (int)v : -1;
-    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
-        if (!strcmp (n, names[i].name))
-            return names[i].num;
-    return -1;
-}
-
 static const char *proc_name (int pid, const char *label)
 {
     static char buf[64];
@@ -550,7 +527,7 @@ static int sp_kill (int argc, char **argv)
     }
     if (argc - optind != 2)
         cmd_usage_error ("expected SIGNUM PID|LABEL");
-    if ((signum = parse_signal (argv[optind])) < 0)
+    if ((signum = cmd_parse_signal (argv[optind])) < 0)
         cmd_usage_error ("invalid signal '%s'", argv[optind]);
     parse_proc (argv[optind + 1], &pid, &label);
     h = cmd_open ();

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ enum {
     OPT_RLIMIT,
     OPT_TASKMAP,
     OPT_TASKS_PER_NODE,
+    OPT_SIGNAL,
 };
 
 static double parse_time_limit (const char *s)
@@ -129,6 +131,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"rlimit", required_argument, NULL, OPT_RLIMIT},
         {"taskmap", required_argument, NULL, OPT_TASKMAP},
         {"tasks-per-node", required_argument, NULL, OPT_TASKS_PER_NODE},
+        {"signal", required_argument, NULL, OPT_SIGNAL},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
@@ -256,6 +259,9 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 break;
             case OPT_TASKMAP:
                 o->taskmap = optarg;
+                break;
+            case OPT_SIGNAL:
+                o->signal = optarg;
                 break;
             case OPT_TASKS_PER_NODE:
                 o->tasks_per_node
@@ -463,6 +469,33 @@ static int std_stream (json_t *js, const char *name, const char *path)
         js, key, json_pack ("{s:s s:s}", "type", "file", "path", path), NULL);
 }
 
+/* shell option signal = {signum, timeleft} from [SIG][@TIME] (defaults
+ * SIGUSR1, 60 s, as flux-core) */
+static json_t *signal_option (const char *arg)
+{
+    const char *at = strchr (arg, '@');
+    char sig[64];
+    int signum = SIGUSR1;
+    double timeleft = 60.;
+    json_t *o;
+
+    if (!at)
+        at = arg + strlen (arg);
+    if (at > arg) {
+        if ((size_t)(at - arg) >= sizeof (sig))
+            cmd_usage_error ("--signal=%s: invalid signal", arg);
+        memcpy (sig, arg, at - arg);
+        sig[at - arg] = '\0';
+        if ((signum = cmd_parse_signal (sig)) < 0)
+            cmd_usage_error ("--signal=%s: invalid signal '%s'", arg, sig);
+    }
+    if (*at == '@' && fsd_parse_duration (at + 1, &timeleft) < 0)
+        cmd_usage_error ("--signal=%s: '%s' is not a duration", arg, at + 1);
+    if (!(o = json_pack ("{s:i s:f}", "signum", signum, "timeleft", timeleft)))
+        cmd_die ("out of memory");
+    return o;
+}
+
 /* shell option taskmap = {scheme, value} from SCHEME[:VALUE] */
 static int taskmap_option (json_t *js, const char *arg, flux_error_t *error)
 {
@@ -526,6 +559,11 @@ json_t *submit_build_jobspec (int argc, char **argv,
         && submit_setattr_json (js, "shell.options.rlimit", rl, &error) < 0)
         cmd_die ("%s", error.text);
     if (o->taskmap && taskmap_option (js, o->taskmap, &error) < 0)
+        cmd_die ("%s", error.text);
+    if (o->signal
+        && submit_setattr_json (js, "shell.options.signal",
+                                signal_option (o->signal), &error)
+               < 0)
         cmd_die ("%s", error.text);
     for (int i = 0; i < o->nsetopt; i++) {
         char *cpy = strdup (o->setopt[i]), *eq = strchr (cpy, '=');

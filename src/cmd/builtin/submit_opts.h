@@ -20,6 +20,7 @@
  * "all") is not a file but the task ranks stdin goes to.
  *   taskmap = {scheme:S, value?:V}                --taskmap=S[:V]
  *   rlimit = {NAME: soft limit or -1, ...}        always, --rlimit=RULE
+ *   signal = {signum:i, timeleft:f}               --signal=[SIG][@TIME]
  * The rlimit option carries the submitter's soft limits as flux-core's
  * CLI does (all but memlock, msgqueue, nice, rtprio, rttime, sigpending),
  * changed by the --rlimit rules.  --tasks-per-node=N with -N M is -n M*N.
@@ -49,6 +50,7 @@ struct submit_opts {
     int nenv, nsetattr, nsetopt, ndeps, nrlimit;
     int tasks_per_node;  /* --tasks-per-node (sets ntasks), or 0 */
     const char *taskmap; /* --taskmap=SCHEME[:VALUE], or NULL */
+    const char *signal;  /* --signal=[SIG][@TIME], or NULL */
     const char *cwd, *job_name;
     const char *output, *error, *input; /* file paths, or NULL */
     bool label_io, dry_run;
@@ -92,6 +94,9 @@ struct submit_opts {
     "      --job-name=NAME      Name the job (default: the command)\n"       \
     "      --taskmap=SCHEME[:VALUE]  Map tasks to nodes: block (default),\n" \
     "                           cyclic[:N], manual:MAP (RFC 34)\n"           \
+    "      --signal=[SIG][@TIME]  Send SIG (default SIGUSR1) to the tasks\n" \
+    "                           TIME (an FSD, default 60s) before the\n"     \
+    "                           time limit\n"                                \
     "      --rlimit=RULE        Resource limits sent with the job: NAME,\n"  \
     "                           -NAME (globs), NAME=VALUE (repeatable;\n"    \
     "                           default: the soft limits but memlock,\n"     \
