@@ -377,7 +377,7 @@ test_expect_success 'usage errors' '
 	grep "missing COMMAND" u1.err &&
 	test_must_fail flux run --cc=1-2 true 2>u2.err &&
 	grep "option of flux submit" u2.err &&
-	test_must_fail flux submit --wait-event=start true 2>u3.err &&
+	test_must_fail flux submit --verbose true 2>u3.err &&
 	grep "option of flux run" u3.err &&
 	test_must_fail flux job attach 2>u4.err &&
 	grep "expected one JOBID" u4.err &&

@@ -164,6 +164,30 @@ test_expect_success '--signal: a shorter time limit (flux update) moves the sign
 	test "$(cat upd.out)" = "got USR1" &&
 	test "$(flux job eventlog $id | sed -n "s/.*finish status=//p")" = 0
 '
+test_expect_success '-u: output without a newline arrives while the task runs' '
+	$T flux run -u sh -c "printf \"prompt> \"; sleep 5; echo done" \
+		| { timeout 3 head -c 8 >prompt.out; cat >/dev/null; } &&
+	test "$(cat prompt.out)" = "prompt> " &&
+	$T flux run sh -c "printf \"prompt> \"; sleep 5; echo done" \
+		| { timeout 3 head -c 8 >noprompt.out; cat >/dev/null; } &&
+	test_must_be_empty noprompt.out
+'
+test_expect_success '-u -l: a line in pieces keeps one label; ranks do not mix' '
+	$T flux run -N2 -n2 -u -l sh -c \
+		"printf a; sleep 0.3; printf b; sleep 0.3; echo c" >pieces.out &&
+	cat pieces.out &&
+	test $(grep -c "^[01]: " pieces.out) = $(wc -l <pieces.out) &&
+	for r in 0 1; do
+		test "$(sed -n "s/^$r: //p" pieces.out | tr -d "\n")" = abc ||
+		return 1
+	done
+'
+test_expect_success 'bad output buffering options fail the job with a reason' '
+	! $T flux run -o output.stderr.buffer.type=line true 2>buf.err &&
+	grep "output.stderr.buffer.type must be none" buf.err &&
+	! $T flux run -o output.batch-timeout=100 true 2>bt.err &&
+	grep "output.batch-timeout must be a duration" bt.err
+'
 test_expect_success 'flux submit --wait-event=start returns while the job runs' '
 	id=$($T flux submit --wait-event=start sleep 300) &&
 	flux job eventlog $id >wev &&

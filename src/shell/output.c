@@ -33,6 +33,7 @@
 #include "libflux/base64.h"
 #include "libidset/idset.h"
 #include "libkvs/kvs.h"
+#include "libutil/fsd.h"
 #include "libutil/strsubst.h"
 #include "libutil/utf8.h"
 
@@ -40,7 +41,7 @@
 #include "output.h"
 #include "shell.h"
 
-#define BATCH_SECONDS 0.2
+#define BATCH_SECONDS 0.2 /* default output.batch-timeout */
 #define BATCH_BYTES (1024 * 1024)
 #define DEFAULT_LIMIT (10 * 1024 * 1024)
 #define MAX_LIMIT (1024LL * 1024 * 1024)
@@ -54,13 +55,15 @@ struct stream {
     bool warned;
     int fd;     /* redirected to a file, else -1 */
     char *path; /* rendered file path */
+    bool line;  /* output.<stream>.buffer.type line (stdout's default) */
 };
 
 struct output {
     struct shell *shell;
-    int64_t limit; /* job-wide, per stream */
-    int64_t share; /* this shell's part of it */
-    bool append;   /* output.mode append */
+    int64_t limit;     /* job-wide, per stream */
+    int64_t share;     /* this shell's part of it */
+    bool append;       /* output.mode append */
+    uint64_t batch_ms; /* output.batch-timeout */
     struct stream s[2];
     flux_kvs_txn_t *txn;
     size_t pending; /* bytes in txn */
@@ -134,8 +137,7 @@ static void append_line_hold (struct output *out, const char *line, bool hold)
     if (out->pending >= BATCH_BYTES)
         commit_start (out);
     else if (!uv_is_active ((uv_handle_t *)out->timer))
-        uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
-                        0);
+        uv_timer_start (out->timer, timer_cb, out->batch_ms, 0);
 }
 
 static void append_line (struct output *out, const char *line)
@@ -182,8 +184,7 @@ static void eof_hold (struct output *out, int stream, const struct idset *ranks)
     }
     out->pending++;
     if (!uv_is_active ((uv_handle_t *)out->timer))
-        uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
-                        0);
+        uv_timer_start (out->timer, timer_cb, out->batch_ms, 0);
 }
 
 /* Leader: the held EOFs into the transaction about to be committed, one
@@ -224,8 +225,7 @@ static void commit_cb (flux_future_t *f, void *arg)
     if (out->pending >= BATCH_BYTES || (out->urgent_commit && out->pending > 0))
         commit_start (out);
     else if (out->pending > 0 && !uv_is_active ((uv_handle_t *)out->timer))
-        uv_timer_start (out->timer, timer_cb, (uint64_t)(BATCH_SECONDS * 1000),
-                        0);
+        uv_timer_start (out->timer, timer_cb, out->batch_ms, 0);
 }
 
 /* The start-up commit is held (a job of one shell, shell.h): what is
@@ -667,22 +667,37 @@ static int parse_options (struct output *out, flux_error_t *error)
 {
     struct shell *shell = out->shell;
     json_t *o = json_object_get (shell->info->options, "output");
-    json_t *lim = NULL;
+    json_t *lim = NULL, *bt = NULL;
     const char *mode = NULL;
 
     out->limit = DEFAULT_LIMIT;
+    out->batch_ms = (uint64_t)(BATCH_SECONDS * 1000);
+    out->s[0].line = true;
     if (!o)
         return 0;
     for (int i = 0; i < 2; i++) {
-        const char *path = NULL, *type = NULL;
+        const char *path = NULL, *type = NULL, *buffer = NULL;
         json_t *so = json_object_get (o, stream_name[i]);
         if (so
-            && json_unpack (so, "{s?s s?s}", "type", &type, "path", &path)
+            && json_unpack (so, "{s?s s?s s?{s?s}}", "type", &type, "path",
+                            &path, "buffer", "type", &buffer)
                    < 0) {
-            errprintf (error, "output.%s: type and path must be strings",
+            errprintf (error,
+                       "output.%s: type, path and buffer.type must be "
+                       "strings",
                        stream_name[i]);
             goto inval;
         }
+        if (buffer && strcmp (buffer, "none")
+            && (i == OUTPUT_STDERR || strcmp (buffer, "line"))) {
+            errprintf (error, "output.%s.buffer.type must be %s",
+                       stream_name[i],
+                       i == OUTPUT_STDERR ? "none (stderr is not buffered)"
+                                          : "line or none");
+            goto inval;
+        }
+        if (buffer)
+            out->s[i].line = !strcmp (buffer, "line");
         if (type && strcmp (type, "file") && strcmp (type, "kvs")) {
             errprintf (error, "output.%s.type must be file or kvs",
                        stream_name[i]);
@@ -697,8 +712,24 @@ static int parse_options (struct output *out, flux_error_t *error)
         && !json_object_get (o, stream_name[1])
         && !(out->s[1].path = strdup (out->s[0].path)))
         return -1;
-    if (json_unpack (o, "{s?o s?s}", "limit", &lim, "mode", &mode) < 0)
+    if (json_unpack (o, "{s?o s?s s?o}", "limit", &lim, "mode", &mode,
+                     "batch-timeout", &bt)
+        < 0)
         goto bad;
+    if (bt) {
+        double sec = -1.;
+        if (json_is_number (bt))
+            sec = json_number_value (bt);
+        else if (json_is_string (bt)
+                 && fsd_parse_duration (json_string_value (bt), &sec) < 0)
+            sec = -1.;
+        if (!(sec >= 0.) || sec > 60.) {
+            errprintf (error, "output.batch-timeout must be a duration of at "
+                              "most 60s");
+            goto inval;
+        }
+        out->batch_ms = (uint64_t)(sec * 1000.);
+    }
     if (mode && strcmp (mode, "truncate") && strcmp (mode, "append")) {
         errprintf (error, "output.mode must be truncate or append");
         goto inval;
@@ -828,6 +859,11 @@ struct output *output_create (struct shell *shell, flux_error_t *error)
 error:
     output_destroy (out);
     return NULL;
+}
+
+bool output_line_buffered (struct output *out, int stream)
+{
+    return out->s[stream].line;
 }
 
 int output_start (struct output *out, flux_error_t *error)

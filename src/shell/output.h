@@ -19,12 +19,16 @@
  * says so in `output` (a `log` event) and in exec.eventlog, once, then at the
  * end how many bytes were dropped.
  *
+ * Events are committed in batches: every output.batch-timeout (an FSD or
+ * seconds, default 0.2s) or 1 MB.
+ *
  * Files: options output.stdout.path / output.stderr.path (stderr follows
  * stdout when only stdout is given), output.mode truncate|append,
  * templates {{id}}/{{jobid}} (f58), {{name}}.  The leader creates or
  * truncates them before barrier 1 and posts `redirect` events; every
  * shell then appends with O_APPEND.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "libflux/handle.h"
@@ -38,6 +42,11 @@ enum { OUTPUT_STDOUT = 0, OUTPUT_STDERR = 1 };
  * opens/truncates files.  NULL with errno and error text.
  */
 struct output *output_create (struct shell *shell, flux_error_t *error);
+
+/* Whether data of stream goes out in whole lines (option
+ * output.<stream>.buffer.type: line, stdout's default; or none, stderr's
+ * and the only choice for stderr). */
+bool output_line_buffered (struct output *out, int stream);
 
 /* After barrier 1: non-leaders open the files. */
 int output_start (struct output *out, flux_error_t *error);

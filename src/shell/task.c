@@ -143,7 +143,8 @@ static void out_close_cb (uv_handle_t *h)
 }
 
 /* stdout is line buffered (whole lines, or 4K when a line is longer),
- * stderr is not: as flux-core's shell does.
+ * stderr is not: as flux-core's shell does (stdout too with
+ * output.stdout.buffer.type=none: flux run -u).
  */
 static void emit_stdout (struct task *t, const char *data, size_t len)
 {
@@ -178,10 +179,10 @@ static void read_cb (uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     int stream = (uv_pipe_t *)s == &t->out[0] ? 0 : 1;
 
     if (n > 0) {
-        if (stream == 0)
+        if (stream == 0 && output_line_buffered (t->shell->out, 0))
             emit_stdout (t, buf->base, n);
         else
-            output_write (t->shell->out, t->rank, OUTPUT_STDERR, buf->base, n);
+            output_write (t->shell->out, t->rank, stream, buf->base, n);
     }
     else if (n < 0) {
         if (stream == 0 && t->linelen > 0) {

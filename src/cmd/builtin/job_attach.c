@@ -68,6 +68,7 @@ struct attach {
     char jobid[64];
     double t0;
     bool have_t0;
+    char *open_line[2]; /* --label-io: a line not ended, stdout/stderr */
 
     flux_future_t *main_f;
     bool main_canceled, main_done, clean;
@@ -182,9 +183,25 @@ static void print_event (struct attach *a, const char *prefix, double t,
 
 /* guest.output */
 
-static void write_labeled (FILE *fp, const char *rank, const char *data,
-                           size_t len)
+/* "RANK: " before each line.  A line may come in pieces (flux run -u):
+ * open[fd] is the rank whose line on fp is not finished, continued
+ * without a label; another rank's data ends it first. */
+static void write_labeled (struct attach *a, FILE *fp, const char *rank,
+                           const char *data, size_t len)
 {
+    char **open = &a->open_line[fp == stdout ? 0 : 1];
+
+    if (*open && strcmp (*open, rank) != 0)
+        fputc ('\n', fp);
+    else if (*open && len > 0) { /* the same rank goes on with its line */
+        const char *nl = memchr (data, '\n', len);
+        size_t n = nl ? (size_t)(nl - data) + 1 : len;
+        fwrite (data, 1, n, fp);
+        data += n;
+        len -= n;
+    }
+    free (*open);
+    *open = NULL;
     while (len > 0) {
         const char *nl = memchr (data, '\n', len);
         size_t n = nl ? (size_t)(nl - data) + 1 : len;
@@ -192,6 +209,8 @@ static void write_labeled (FILE *fp, const char *rank, const char *data,
         fwrite (data, 1, n, fp);
         data += n;
         len -= n;
+        if (!nl && !(*open = strdup (rank)))
+            cmd_die ("out of memory");
     }
 }
 
@@ -231,7 +250,7 @@ static void output_event (struct attach *a, double t, const char *name,
         }
         if (len > 0) {
             if (a->o.label_io)
-                write_labeled (fp, rank, data, len);
+                write_labeled (a, fp, rank, data, len);
             else
                 fwrite (data, 1, len, fp);
             fflush (fp);
@@ -950,6 +969,8 @@ void attach_destroy (struct attach *a)
         for (int i = 0; i < a->nsig; i++)
             flux_uv_close_free ((uv_handle_t *)a->sig[i]);
         json_decref (a->encoding);
+        free (a->open_line[0]);
+        free (a->open_line[1]);
         free (a->pty_held);
         free (a->service);
         free (a->wait_event);

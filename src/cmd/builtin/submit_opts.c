@@ -132,6 +132,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"taskmap", required_argument, NULL, OPT_TASKMAP},
         {"tasks-per-node", required_argument, NULL, OPT_TASKS_PER_NODE},
         {"signal", required_argument, NULL, OPT_SIGNAL},
+        {"unbuffered", no_argument, NULL, 'u'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
@@ -150,8 +151,8 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         || !(o->broker_opts = calloc (argc, sizeof (char *))))
         cmd_die ("out of memory");
     while ((c = cmd_getopt (argc, argv,
-                            run || alloc ? "n:N:c:g:xt:S:o:lv"
-                                         : "n:N:c:g:xt:S:o:l",
+                            run || alloc ? "n:N:c:g:xt:S:o:luv"
+                                         : "n:N:c:g:xt:S:o:lu",
                             longopts))
            != -1) {
         switch (c) {
@@ -238,6 +239,9 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 break;
             case 'l':
                 o->label_io = true;
+                break;
+            case 'u':
+                o->unbuffered = true;
                 break;
             case 'v':
                 o->verbose++;
@@ -547,6 +551,16 @@ json_t *submit_build_jobspec (int argc, char **argv,
         || std_stream (js, "output.stderr", o->error) < 0
         || std_stream (js, "input.stdin", o->input) < 0)
         cmd_die ("--output/--error/--input: not valid UTF-8");
+    /* -u: the tasks' stdout as it comes, committed every 50 ms (flux-core's
+     * settings) */
+    if (o->unbuffered
+        && (submit_setattr_json (js, "shell.options.output.stdout.buffer.type",
+                                 json_string ("none"), &error)
+                < 0
+            || submit_setattr_json (js, "shell.options.output.batch-timeout",
+                                    json_real (0.05), &error)
+                   < 0))
+        cmd_die ("%s", error.text);
     if (o->label_io
         && (submit_setattr_json (js, "shell.options.output.stdout.label",
                                  json_true (), &error)

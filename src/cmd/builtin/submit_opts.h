@@ -21,6 +21,8 @@
  *   taskmap = {scheme:S, value?:V}                --taskmap=S[:V]
  *   rlimit = {NAME: soft limit or -1, ...}        always, --rlimit=RULE
  *   signal = {signum:i, timeleft:f}               --signal=[SIG][@TIME]
+ *   output.stdout.buffer.type = "none",
+ *   output.batch-timeout = 0.05                   -u, --unbuffered
  * The rlimit option carries the submitter's soft limits as flux-core's
  * CLI does (all but memlock, msgqueue, nice, rtprio, rttime, sigpending),
  * changed by the --rlimit rules.  --tasks-per-node=N with -N M is -n M*N.
@@ -53,7 +55,7 @@ struct submit_opts {
     const char *signal;  /* --signal=[SIG][@TIME], or NULL */
     const char *cwd, *job_name;
     const char *output, *error, *input; /* file paths, or NULL */
-    bool label_io, dry_run;
+    bool label_io, dry_run, unbuffered;
     /* submit only */
     struct idset *cc;
     bool subst_cc, wait, watch, quiet;
@@ -94,6 +96,8 @@ struct submit_opts {
     "      --job-name=NAME      Name the job (default: the command)\n"       \
     "      --taskmap=SCHEME[:VALUE]  Map tasks to nodes: block (default),\n" \
     "                           cyclic[:N], manual:MAP (RFC 34)\n"           \
+    "  -u, --unbuffered         The tasks' stdout as it comes, not by\n"     \
+    "                           lines, and sooner (50ms batches)\n"          \
     "      --signal=[SIG][@TIME]  Send SIG (default SIGUSR1) to the tasks\n" \
     "                           TIME (an FSD, default 60s) before the\n"     \
     "                           time limit\n"                                \
