@@ -230,9 +230,9 @@ void shell_log (struct shell *shell, int level, const char *component,
      * flux run prints: not twice */
     if (level <= LOG_CRIT || level > LOG_NOTICE)
         return;
-    if (shell->out_logs)
+    if (shell->out_logs == LOGS_TO_OUTPUT)
         output_log_component (shell->out, level, component, msg);
-    else {
+    else if (shell->out_logs == LOGS_HELD) {
         if (!shell->early_logs)
             shell->early_logs = json_array ();
         if (shell->early_logs
@@ -250,7 +250,7 @@ static void early_logs_flush (struct shell *shell)
     size_t i;
     json_t *o;
 
-    shell->out_logs = true;
+    shell->out_logs = LOGS_TO_OUTPUT;
     json_array_foreach (shell->early_logs, i, o)
     {
         int level;
@@ -1489,7 +1489,7 @@ static void shell_finish (struct shell *shell)
     shell->pty = NULL; /* task close callbacks may still look */
     output_destroy (shell->out);
     shell->out = NULL;
-    shell->out_logs = false;
+    shell->out_logs = LOGS_CLOSED;
     json_decref (shell->early_logs);
     shell->early_logs = NULL;
     remove_tmpdir (shell);

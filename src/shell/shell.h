@@ -48,8 +48,11 @@ struct shell {
     uv_timer_t exit_timer; /* leader: started at the first exit */
     int barrier_seq;       /* last barrier sequence number used */
     struct output *out;
-    bool out_logs;      /* log messages go to the output eventlog too */
-    json_t *early_logs; /* until then: [{level, component, message}] */
+    /* log messages for the output eventlog: held in early_logs
+     * [{level, component, message}] until it starts, then sent there,
+     * and once it is gone no more */
+    enum { LOGS_HELD = 0, LOGS_TO_OUTPUT, LOGS_CLOSED } out_logs;
+    json_t *early_logs;
     struct input *in;
     struct shell_pmi *pmi;
     struct shell_pty *pty; /* pty.c: tasks on a pty, terminus.0 */
