@@ -78,6 +78,26 @@ test_expect_success 'dry run: --signal=[SIG][@TIME], defaults SIGUSR1 and 60s' '
 	test_must_fail flux submit --dry-run --signal=@soon true 2>se2 &&
 	grep "not a duration" se2
 '
+test_expect_success 'dry run: --begin-time forms give a begin-time dependency' '
+	now=$(date +%s) &&
+	dry ".attributes.system.dependencies[0]" --begin-time=+1h true >b1 &&
+	jq -e ".scheme == \"begin-time\"" b1 &&
+	v=$(jq -r .value b1) &&
+	test ${v%.*} -ge $((now + 3600)) && test ${v%.*} -le $((now + 3602)) &&
+	dry ".attributes.system.dependencies[0].value" --begin-time=@1234.5 true \
+		>b2 &&
+	test "$(cat b2)" = "\"1234.500000\"" &&
+	exp=$(date -d "2031-02-03 04:05:06" +%s) &&
+	dry ".attributes.system.dependencies[0].value" \
+		--begin-time="2031-02-03 04:05:06" true >b3 &&
+	test "$(cat b3)" = "\"$exp.000000\"" &&
+	dry ".attributes.system.dependencies[0].value" --begin-time=23:59:59 \
+		true >b4 &&
+	v=$(jq -r . b4) && test ${v%.*} -ge $now &&
+	test ${v%.*} -le $((now + 86400)) &&
+	test_must_fail flux submit --dry-run --begin-time=someday true 2>be &&
+	grep "expected +DURATION" be
+'
 test_expect_success 'start an instance of 4 brokers' '
 	start_instance four 4 &&
 	test "$(flux resource list -n -o "{nnodes}" -s free)" = 4
@@ -187,6 +207,15 @@ test_expect_success 'bad output buffering options fail the job with a reason' '
 	grep "output.stderr.buffer.type must be none" buf.err &&
 	! $T flux run -o output.batch-timeout=100 true 2>bt.err &&
 	grep "output.batch-timeout must be a duration" bt.err
+'
+test_expect_success '--begin-time=+2s: the job waits in DEPEND, then runs' '
+	t0=$(date +%s.%N) &&
+	id=$(flux submit --begin-time=+2s true) &&
+	flux jobs -no "{state}" $id >bt.state &&
+	test "$(cat bt.state)" = DEPEND &&
+	flux job wait-event -t 60 $id clean &&
+	t=$(flux job eventlog $id | awk "/ alloc / {print \$1}") &&
+	echo "$t - $t0 >= 1.9" | bc -l | grep -x 1
 '
 test_expect_success 'flux submit --wait-event=start returns while the job runs' '
 	id=$($T flux submit --wait-event=start sleep 300) &&

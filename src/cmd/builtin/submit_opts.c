@@ -7,12 +7,14 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libjob/job.h"
@@ -51,6 +53,7 @@ enum {
     OPT_TASKMAP,
     OPT_TASKS_PER_NODE,
     OPT_SIGNAL,
+    OPT_BEGIN_TIME,
 };
 
 static double parse_time_limit (const char *s)
@@ -84,6 +87,58 @@ int submit_parse_flags (const char *s)
     }
     free (cpy);
     return flags;
+}
+
+/* --begin-time: +FSD (from now), @SECONDS (since the epoch), a local
+ * YYYY-MM-DD[ T]HH:MM[:SS], or HH:MM[:SS] (the next such time).  As
+ * seconds since the epoch. */
+static double parse_begin_time (const char *s)
+{
+    static const char *const formats[] = {
+        "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M",    "%H:%M:%S",          "%H:%M",
+    };
+    time_t now = time (NULL);
+    double d;
+    char *end;
+
+    if (*s == '+') {
+        if (fsd_parse_duration (s + 1, &d) < 0)
+            cmd_usage_error ("--begin-time=%s: '%s' is not a duration", s,
+                             s + 1);
+        struct timespec ts;
+        clock_gettime (CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + ts.tv_nsec / 1e9 + d;
+    }
+    if (*s == '@') {
+        d = strtod (s + 1, &end);
+        if (end == s + 1 || *end || !isfinite (d) || d < 0)
+            cmd_usage_error ("--begin-time=%s: expected @SECONDS", s);
+        return d;
+    }
+    for (size_t i = 0; i < sizeof (formats) / sizeof (formats[0]); i++) {
+        struct tm tm;
+        const char *rest;
+        bool clock = formats[i][1] == 'H'; /* a time of day only */
+        time_t t;
+
+        localtime_r (&now, &tm);
+        tm.tm_sec = 0;
+        if (!(rest = strptime (s, formats[i], &tm)) || *rest)
+            continue;
+        tm.tm_isdst = -1;
+        if ((t = mktime (&tm)) == (time_t)-1)
+            break;
+        if (clock && t < now) { /* passed today: tomorrow */
+            tm.tm_mday++;
+            tm.tm_isdst = -1;
+            t = mktime (&tm);
+        }
+        return (double)t;
+    }
+    cmd_usage_error ("--begin-time=%s: expected +DURATION, @SECONDS, "
+                     "YYYY-MM-DD HH:MM[:SS] or HH:MM[:SS]",
+                     s);
 }
 
 static const char *optname (const struct option *longopts, int c)
@@ -133,6 +188,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"tasks-per-node", required_argument, NULL, OPT_TASKS_PER_NODE},
         {"signal", required_argument, NULL, OPT_SIGNAL},
         {"unbuffered", no_argument, NULL, 'u'},
+        {"begin-time", required_argument, NULL, OPT_BEGIN_TIME},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
@@ -263,6 +319,9 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 break;
             case OPT_TASKMAP:
                 o->taskmap = optarg;
+                break;
+            case OPT_BEGIN_TIME:
+                o->begin_time = parse_begin_time (optarg);
                 break;
             case OPT_SIGNAL:
                 o->signal = optarg;
@@ -547,6 +606,12 @@ json_t *submit_build_jobspec (int argc, char **argv,
     for (int i = 0; i < o->ndeps; i++)
         if (submit_add_dependency (js, o->deps[i], &error) < 0)
             cmd_usage_error ("%s", error.text);
+    if (o->begin_time > 0.) {
+        char uri[64];
+        snprintf (uri, sizeof (uri), "begin-time:%.6f", o->begin_time);
+        if (submit_add_dependency (js, uri, &error) < 0)
+            cmd_usage_error ("%s", error.text);
+    }
     if (std_stream (js, "output.stdout", o->output) < 0
         || std_stream (js, "output.stderr", o->error) < 0
         || std_stream (js, "input.stdin", o->input) < 0)

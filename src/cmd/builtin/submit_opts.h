@@ -23,6 +23,7 @@
  *   signal = {signum:i, timeleft:f}               --signal=[SIG][@TIME]
  *   output.stdout.buffer.type = "none",
  *   output.batch-timeout = 0.05                   -u, --unbuffered
+ * and --begin-time adds the dependency begin-time:SECONDS (RFC 26).
  * The rlimit option carries the submitter's soft limits as flux-core's
  * CLI does (all but memlock, msgqueue, nice, rtprio, rttime, sigpending),
  * changed by the --rlimit rules.  --tasks-per-node=N with -N M is -n M*N.
@@ -53,6 +54,7 @@ struct submit_opts {
     int tasks_per_node;  /* --tasks-per-node (sets ntasks), or 0 */
     const char *taskmap; /* --taskmap=SCHEME[:VALUE], or NULL */
     const char *signal;  /* --signal=[SIG][@TIME], or NULL */
+    double begin_time;   /* --begin-time, seconds since the epoch, or 0 */
     const char *cwd, *job_name;
     const char *output, *error, *input; /* file paths, or NULL */
     bool label_io, dry_run, unbuffered;
@@ -84,6 +86,8 @@ struct submit_opts {
     "                           default (16), expedite (31)\n"               \
     "      --dependency=URI     Add a dependency, e.g. afterok:ID "          \
     "(repeatable)\n"                                                         \
+    "      --begin-time=TIME    Not before TIME: +DURATION, @SECONDS,\n"     \
+    "                           YYYY-MM-DD HH:MM[:SS], or HH:MM[:SS]\n"      \
     "  -S, --setattr=KEY[=VAL]  Set attributes.KEY (system. if no prefix)\n" \
     "                           to VAL, JSON if it parses (repeatable)\n"    \
     "  -o, --setopt=OPT[=VAL]   Set the shell option OPT (repeatable)\n"     \
