@@ -1,8 +1,9 @@
 #!/bin/sh
 test_description='the submission options flux-core users expect, end to
 end in 4 brokers: --rlimit (the submitter'"'"'s resource limits reach the
-tasks), --taskmap, --tasks-per-node, flux submit --wait-event; and the
-shell'"'"'s warnings reach flux run through the output eventlog.'
+tasks), --taskmap, --tasks-per-node, --signal, -u, --begin-time, flux
+submit --wait-event, flux job taskmap; and the shell'"'"'s warnings
+reach flux run through the output eventlog.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
@@ -216,6 +217,39 @@ test_expect_success '--begin-time=+2s: the job waits in DEPEND, then runs' '
 	flux job wait-event -t 60 $id clean &&
 	t=$(flux job eventlog $id | awk "/ alloc / {print \$1}") &&
 	echo "$t - $t0 >= 1.9" | bc -l | grep -x 1
+'
+test_expect_success 'flux job taskmap: the map of a job, its forms and queries' '
+	id=$($T flux submit -N4 -n8 --taskmap=cyclic true) &&
+	flux job wait-event -t 60 $id clean &&
+	test "$(flux job taskmap $id)" = "[[0,4,1,2]]" &&
+	test "$(flux job taskmap --to=raw $id)" = "0,4;1,5;2,6;3,7" &&
+	test "$(flux job taskmap --to=pmi $id)" = "(vector,(0,4,1),(0,4,1))" &&
+	flux job taskmap --to=multiline $id >ml.out &&
+	printf "0: 0\n1: 1\n2: 2\n3: 3\n4: 0\n5: 1\n6: 2\n7: 3\n" >ml.exp &&
+	test_cmp ml.exp ml.out &&
+	test "$(flux job taskmap --taskids=1 $id)" = "1,5" &&
+	test "$(flux job taskmap --ntasks=3 $id)" = 2 &&
+	test "$(flux job taskmap --nodeid=6 $id)" = 2 &&
+	test "$(flux job taskmap --hostname=6 $id)" = "$(hostname)" &&
+	flux job taskmap --to=hosts $id >hosts.out &&
+	test $(grep -c ": $(hostname)\$" hosts.out) = 8 &&
+	test "$(flux job taskmap --nodeid=3 "[[0,2,2,1]]")" = 1
+'
+test_expect_success 'flux job taskmap: errors name the problem' '
+	test_must_fail flux job taskmap --taskids=4 $id 2>tm1.err &&
+	grep "no such node in the map (4 nodes)" tm1.err &&
+	test_must_fail flux job taskmap --nodeid=8 $id 2>tm2.err &&
+	grep "task 8: no such task" tm2.err &&
+	test_must_fail flux job taskmap --ntasks=1 --nodeid=1 $id 2>tm3.err &&
+	grep "give one of" tm3.err &&
+	held=$(flux submit --urgency=hold true) &&
+	test_must_fail flux job taskmap $held 2>tm4.err &&
+	grep "has not started" tm4.err &&
+	flux cancel $held &&
+	test_must_fail flux job taskmap --hostname=0 "[[0,1,1,1]]" 2>tm5.err &&
+	grep "only for a JOBID" tm5.err &&
+	test_must_fail flux job taskmap "[[0,1]]" 2>tm6.err &&
+	grep "neither a job id nor a task map" tm6.err
 '
 test_expect_success 'flux submit --wait-event=start returns while the job runs' '
 	id=$($T flux submit --wait-event=start sleep 300) &&

@@ -65,6 +65,7 @@ extern const struct builtin builtin_submit;
  * builtin/job_submit.c, builtin/job_id.c */
 extern const struct builtin builtin_job;
 extern const struct builtin builtin_job_submit;
+extern const struct builtin builtin_job_taskmap;
 extern const struct builtin builtin_job_id;
 extern const struct builtin builtin_exec;
 extern const struct builtin builtin_imp_helper;

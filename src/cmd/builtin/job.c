@@ -38,6 +38,7 @@ static const struct builtin *const members[] = {
     &builtin_job_stats,      /* job_admin.c */
     &builtin_job_status,     /* job_info.c */
     &builtin_job_submit,     /* job_submit.c */
+    &builtin_job_taskmap,    /* job_taskmap.c */
     &builtin_job_urgency,    /* job_control.c */
     &builtin_job_wait,       /* job_control.c */
     &builtin_job_wait_event, /* job_info.c */
