@@ -1,9 +1,9 @@
 #!/bin/sh
 test_description='the submission options flux-core users expect, end to
 end in 4 brokers: --rlimit (the submitter'"'"'s resource limits reach the
-tasks), --taskmap, --tasks-per-node, --signal, -u, --begin-time, flux
-submit --wait-event, flux job taskmap; and the shell'"'"'s warnings
-reach flux run through the output eventlog.'
+tasks), --taskmap, --tasks-per-node, --signal, -u, --begin-time, --env
+expansion and --env-file, flux submit --wait-event, flux job taskmap;
+and the shell'"'"'s warnings reach flux run through the output eventlog.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
@@ -98,6 +98,30 @@ test_expect_success 'dry run: --begin-time forms give a begin-time dependency' '
 	test ${v%.*} -le $((now + 86400)) &&
 	test_must_fail flux submit --dry-run --begin-time=someday true 2>be &&
 	grep "expected +DURATION" be
+'
+test_expect_success 'dry run: --env expands $VAR and ${VAR}, $$ is a dollar' '
+	X=outer dry .attributes.system.environment \
+		--env="A=1" --env="B=\${A}2" --env="C=\$X/\$B" --env="D=\$\$5" \
+		true >env1 &&
+	jq -e ".A == \"1\" and .B == \"12\" and .C == \"outer/12\"" env1 &&
+	jq -e ".D == \"\$5\"" env1 &&
+	test_must_fail flux submit --dry-run --env="E=\$NOT_SET_ANYWHERE" true \
+		2>env1.err &&
+	grep "variable NOT_SET_ANYWHERE is not set" env1.err &&
+	test_must_fail flux submit --dry-run --env="E=\${A" true 2>env2.err &&
+	grep "must start" env2.err
+'
+test_expect_success 'dry run: --env-file applies the rules of a file in order' '
+	printf "# a comment\nF1=one\n\n  F2=\${F1}two  \n-HOME\n" >rules &&
+	dry .attributes.system.environment --env=HOME=x --env-file=rules \
+		--env=F3=\$F2 true >env2 &&
+	jq -e ".F1 == \"one\" and .F2 == \"onetwo\" and .F3 == \"onetwo\"" env2 &&
+	jq -e ".HOME == null" env2 &&
+	test_must_fail flux submit --dry-run --env-file=nosuchfile true 2>ef.err &&
+	grep "nosuchfile: No such file" ef.err &&
+	echo "^self" >self &&
+	test_must_fail flux submit --dry-run --env-file=self true 2>self.err &&
+	grep "nested too deep" self.err
 '
 test_expect_success 'start an instance of 4 brokers' '
 	start_instance four 4 &&

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,165 @@ static int env_copy_matching (json_t *env, char **envp, const char *pattern,
     return 0;
 }
 
+/* The value of variable name (len bytes): the job's environment as built
+ * so far, else envp.  NULL if neither has it. */
+static const char *env_lookup (json_t *env, char **envp, const char *name,
+                               size_t len)
+{
+    char key[1024];
+    const char *v;
+
+    if (len >= sizeof (key))
+        return NULL;
+    memcpy (key, name, len);
+    key[len] = '\0';
+    if ((v = json_string_value (json_object_get (env, key))))
+        return v;
+    for (int i = 0; envp && envp[i]; i++)
+        if (!strncmp (envp[i], key, len) && envp[i][len] == '=')
+            return envp[i] + len + 1;
+    return NULL;
+}
+
+static size_t name_len (const char *s)
+{
+    size_t n = 0;
+
+    while ((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= 'a' && s[n] <= 'z')
+           || s[n] == '_' || (n > 0 && s[n] >= '0' && s[n] <= '9'))
+        n++;
+    return n;
+}
+
+/* VALUE of a NAME=VALUE rule with $NAME and ${NAME} replaced, $$ a $ (as
+ * flux-core's --env).  NULL with error. */
+static char *env_expand (json_t *env, char **envp, const char *rule,
+                         const char *value, flux_error_t *error)
+{
+    size_t cap = strlen (value) + 1, len = 0;
+    char *out = malloc (cap);
+
+    if (!out)
+        goto nomem;
+    for (const char *p = value; *p;) {
+        const char *add = p;
+        size_t n = 1;
+
+        if (p[0] != '$')
+            p++;
+        else if (p[1] == '$')
+            p += 2; /* $$: one $ */
+        else {
+            bool brace = p[1] == '{';
+            const char *name = p + 1 + brace;
+            size_t nlen = name_len (name);
+            if (nlen == 0 || (brace && name[nlen] != '}')) {
+                errprintf (error,
+                           "--env=%s: a $ must start $NAME, ${NAME} or $$",
+                           rule);
+                goto error;
+            }
+            if (!(add = env_lookup (env, envp, name, nlen))) {
+                errprintf (error, "--env=%s: variable %.*s is not set", rule,
+                           (int)nlen, name);
+                goto error;
+            }
+            n = strlen (add);
+            p = name + nlen + brace;
+        }
+        if (len + n + 1 > cap) {
+            char *o;
+            while (len + n + 1 > cap)
+                cap *= 2;
+            if (!(o = realloc (out, cap)))
+                goto nomem;
+            out = o;
+        }
+        memcpy (out + len, add, n);
+        len += n;
+    }
+    out[len] = '\0';
+    return out;
+nomem:
+    errprintf (error, "out of memory");
+error:
+    free (out);
+    return NULL;
+}
+
+static int env_rule (json_t *env, char **envp, const char *rule, int depth,
+                     flux_error_t *error);
+
+/* ^FILE: the rules of FILE, one per line (blank lines and # comments
+ * skipped), nested at most 8 deep. */
+static int env_file (json_t *env, char **envp, const char *path, int depth,
+                     flux_error_t *error)
+{
+    FILE *fp;
+    char *line = NULL;
+    size_t size = 0;
+    ssize_t n;
+    int rc = 0;
+
+    if (depth >= 8)
+        return errprintf (error, "--env-file=%s: nested too deep", path);
+    if (!(fp = fopen (path, "r")))
+        return errprintf (error, "--env-file=%s: %s", path, strerror (errno));
+    while (rc == 0 && (n = getline (&line, &size, fp)) >= 0) {
+        char *r = line, *end = line + n;
+        while (end > r
+               && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        while (*r == ' ' || *r == '\t')
+            r++;
+        if (*r && *r != '#')
+            rc = env_rule (env, envp, r, depth + 1, error);
+    }
+    free (line);
+    fclose (fp);
+    return rc;
+}
+
+static int env_rule (json_t *env, char **envp, const char *rule, int depth,
+                     flux_error_t *error)
+{
+    const char *eq = strchr (rule, '=');
+
+    if (rule[0] == '^')
+        return env_file (env, envp, rule + 1, depth, error);
+    if (rule[0] == '-') {
+        const char *key;
+        json_t *v;
+        void *tmp;
+        if (rule[1] == '\0')
+            return errprintf (error, "--env=-: missing pattern");
+        json_object_foreach_safe (env, tmp, key, v)
+        {
+            if (fnmatch (rule + 1, key, 0) == 0)
+                json_object_del (env, key);
+        }
+        return 0;
+    }
+    if (eq) {
+        char *name = strndup (rule, eq - rule);
+        char *value = NULL;
+        int rc = -1;
+        if (name && name[0]
+            && (value = env_expand (env, envp, rule, eq + 1, error)))
+            rc = json_object_set_new (env, name, json_string (value));
+        else if (name && name[0])
+            rc = -2; /* error set */
+        free (name);
+        free (value);
+        if (rc == -1)
+            return errprintf (error, "--env=%s: bad NAME=VALUE", rule);
+        return rc < 0 ? -1 : 0;
+    }
+    if (rule[0] == '\0')
+        return errprintf (error, "--env: empty rule");
+    return env_copy_matching (env, envp, rule, error);
+}
+
 json_t *submit_env_create (char **envp, char **rules, int nrules,
                            flux_error_t *error)
 {
@@ -46,42 +206,9 @@ json_t *submit_env_create (char **envp, char **rules, int nrules,
     }
     if (env_copy_matching (env, envp, "*", error) < 0)
         goto error;
-    for (int i = 0; i < nrules; i++) {
-        const char *rule = rules[i];
-        const char *eq = strchr (rule, '=');
-
-        if (rule[0] == '-') {
-            const char *key;
-            json_t *v;
-            void *tmp;
-            if (rule[1] == '\0') {
-                errprintf (error, "--env=-: missing pattern");
-                goto error;
-            }
-            json_object_foreach_safe (env, tmp, key, v)
-            {
-                if (fnmatch (rule + 1, key, 0) == 0)
-                    json_object_del (env, key);
-            }
-        }
-        else if (eq) {
-            char *name = strndup (rule, eq - rule);
-            int rc = name && name[0]
-                         ? json_object_set_new (env, name, json_string (eq + 1))
-                         : -1;
-            free (name);
-            if (rc < 0) {
-                errprintf (error, "--env=%s: bad NAME=VALUE", rule);
-                goto error;
-            }
-        }
-        else if (rule[0] == '\0') {
-            errprintf (error, "--env: empty rule");
+    for (int i = 0; i < nrules; i++)
+        if (env_rule (env, envp, rules[i], 0, error) < 0)
             goto error;
-        }
-        else if (env_copy_matching (env, envp, rule, error) < 0)
-            goto error;
-    }
     return env;
 error:
     json_decref (env);

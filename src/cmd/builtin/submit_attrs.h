@@ -15,9 +15,14 @@
 #include "libflux/flux.h"
 
 /* The environment of the job: the whole of envp, then each rule in turn:
- *   NAME=VALUE  set NAME (VALUE taken literally)
+ *   NAME=VALUE  set NAME; in VALUE $NAME and ${NAME} are replaced by the
+ *               variable's value in the environment built so far, else
+ *               in envp (an error if in neither), $$ by $
  *   -PATTERN    remove the variables matching the glob PATTERN
  *   PATTERN     copy the matching variables from envp (after a removal)
+ *   ^FILE       the rules of FILE, one per line (blank lines and lines
+ *               starting with # skipped)
+ * as flux-core's --env, --env-remove and --env-file.
  * Returns a new object, or NULL with error set.
  */
 json_t *submit_env_create (char **envp, char **rules, int nrules,

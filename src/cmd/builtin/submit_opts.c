@@ -54,6 +54,7 @@ enum {
     OPT_TASKS_PER_NODE,
     OPT_SIGNAL,
     OPT_BEGIN_TIME,
+    OPT_ENV_FILE,
 };
 
 static double parse_time_limit (const char *s)
@@ -165,6 +166,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"dependency", required_argument, NULL, OPT_DEPENDENCY},
         {"env", required_argument, NULL, OPT_ENV},
         {"env-remove", required_argument, NULL, OPT_ENV_REMOVE},
+        {"env-file", required_argument, NULL, OPT_ENV_FILE},
         {"cwd", required_argument, NULL, OPT_CWD},
         {"job-name", required_argument, NULL, OPT_JOB_NAME},
         {"cc", required_argument, NULL, OPT_CC},
@@ -246,8 +248,12 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 break;
             case OPT_ENV:
             case OPT_ENV_REMOVE:
+            case OPT_ENV_FILE:
                 if (asprintf (&o->env[o->nenv++], "%s%s",
-                              c == OPT_ENV_REMOVE ? "-" : "", optarg)
+                              c == OPT_ENV_REMOVE ? "-"
+                              : c == OPT_ENV_FILE ? "^"
+                                                  : "",
+                              optarg)
                     < 0)
                     cmd_die ("out of memory");
                 break;

@@ -96,6 +96,7 @@ struct submit_opts {
     "                           (repeatable; default: the whole "            \
     "environment)\n"                                                         \
     "      --env-remove=PATTERN Same as --env=-PATTERN\n"                    \
+    "      --env-file=FILE      Same as --env=^FILE: the rules of FILE\n"    \
     "      --cwd=DIR            Working directory (default: the current)\n"  \
     "      --job-name=NAME      Name the job (default: the command)\n"       \
     "      --taskmap=SCHEME[:VALUE]  Map tasks to nodes: block (default),\n" \
