@@ -2,8 +2,9 @@
 test_description='the submission options flux-core users expect, end to
 end in 4 brokers: --rlimit (the submitter'"'"'s resource limits reach the
 tasks), --taskmap, --tasks-per-node, --signal, -u, --begin-time, --env
-expansion and --env-file, flux submit --wait-event, flux job taskmap;
-and the shell'"'"'s warnings reach flux run through the output eventlog.'
+expansion, --env-file, --add-file, flux submit --wait-event, flux job
+taskmap; and the shell'"'"'s warnings reach flux run through the output
+eventlog.'
 
 . "$SHARNESS_TEST_SRCDIR/sharness-setup.sh"
 
@@ -122,6 +123,25 @@ test_expect_success 'dry run: --env-file applies the rules of a file in order' '
 	echo "^self" >self &&
 	test_must_fail flux submit --dry-run --env-file=self true 2>self.err &&
 	grep "nested too deep" self.err
+'
+test_expect_success 'dry run: --add-file stores files, text or base64, with their mode' '
+	printf "hello\n" >a.txt && chmod 640 a.txt &&
+	printf "\377\376\000x" >b.bin &&
+	dry .attributes.system.files --add-file=a.txt --add-file=bin=b.bin \
+		--add-file="inline=l1
+l2" true >files.json &&
+	jq -e ".\"a.txt\" == {\"data\":\"hello\n\",\"mode\":416,\"encoding\":\"utf-8\"}" files.json &&
+	jq -e ".bin.encoding == \"base64\" and .bin.data == \"//4AeA==\"" files.json &&
+	jq -e ".inline == {\"data\":\"l1\nl2\",\"mode\":384,\"encoding\":\"utf-8\"}" files.json &&
+	test_must_fail flux submit --dry-run --add-file=script=a.txt true 2>af1 &&
+	grep "reserved" af1 &&
+	test_must_fail flux submit --dry-run --add-file=a.txt --add-file=a.txt \
+		true 2>af2 &&
+	grep "added twice" af2 &&
+	test_must_fail flux submit --dry-run --add-file=nosuch true 2>af3 &&
+	grep "nosuch: No such file" af3 &&
+	test_must_fail flux submit --dry-run --add-file=. true 2>af4 &&
+	grep "not a file name\|not a regular file" af4
 '
 test_expect_success 'start an instance of 4 brokers' '
 	start_instance four 4 &&
@@ -274,6 +294,14 @@ test_expect_success 'flux job taskmap: errors name the problem' '
 	grep "only for a JOBID" tm5.err &&
 	test_must_fail flux job taskmap "[[0,1]]" 2>tm6.err &&
 	grep "neither a job id nor a task map" tm6.err
+'
+test_expect_success '--add-file: every node finds the files in {{tmpdir}}' '
+	$T flux run -N2 -n2 -l --add-file=a.txt --add-file=bin=b.bin \
+		sh -c "cat {{tmpdir}}/a.txt; stat -c %a {{tmpdir}}/a.txt;
+			cmp {{tmpdir}}/bin \"$(pwd)/b.bin\" && echo same" >af.out &&
+	sort af.out >af.sorted &&
+	printf "0: 640\n0: hello\n0: same\n1: 640\n1: hello\n1: same\n" >af.exp &&
+	test_cmp af.exp af.sorted
 '
 test_expect_success 'flux submit --wait-event=start returns while the job runs' '
 	id=$($T flux submit --wait-event=start sleep 300) &&

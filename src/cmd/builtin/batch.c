@@ -170,10 +170,7 @@ static void add_script (json_t *js, const char *script)
                           "base64");
         free (b);
     }
-    if (!file
-        || submit_setattr_json (js, "files",
-                                json_pack ("{s:o}", "script", file), &error)
-               < 0)
+    if (!file || submit_setattr_json (js, "files.script", file, &error) < 0)
         cmd_die ("cannot store the script in the jobspec");
 }
 

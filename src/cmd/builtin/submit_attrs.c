@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "libflux/base64.h"
 #include "libutil/strsubst.h"
+#include "libutil/utf8.h"
 #include "submit_attrs.h"
 
 static int env_copy_matching (json_t *env, char **envp, const char *pattern,
@@ -446,5 +452,138 @@ int submit_subst_cc (json_t *jobspec, unsigned int id)
         json_array_set_new (cmd, i, json_string (r));
         free (r);
     }
+    return 0;
+}
+
+/* The file entry {data, mode, encoding} of len bytes of data. */
+static json_t *file_entry (const char *data, size_t len, int mode)
+{
+    char *b;
+    json_t *o;
+
+    if (utf8_valid (data, len) && !memchr (data, '\0', len))
+        return json_pack ("{s:s% s:i s:s}", "data", data, len, "mode", mode,
+                          "encoding", "utf-8");
+    if (!(b = malloc (base64_encoded_size (len) + 1))
+        || base64_encode (b, base64_encoded_size (len) + 1, data, len) < 0) {
+        free (b);
+        return NULL;
+    }
+    o = json_pack ("{s:s s:i s:s}", "data", b, "mode", mode, "encoding",
+                   "base64");
+    free (b);
+    return o;
+}
+
+/* The contents of path, at most max bytes, in *buf (*len bytes), and
+ * its permission bits in *mode. */
+static int read_file (const char *path, size_t max, char **buf, size_t *len,
+                      int *mode, flux_error_t *error)
+{
+    struct stat sb;
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+    char *b;
+
+    if (fd < 0 || fstat (fd, &sb) < 0) {
+        errprintf (error, "--add-file: %s: %s", path, strerror (errno));
+        goto error;
+    }
+    if (!S_ISREG (sb.st_mode) || (size_t)sb.st_size > max) {
+        errprintf (error, "--add-file: %s: %s", path,
+                   S_ISREG (sb.st_mode) ? "too large for a jobspec (10 MB)"
+                                        : "not a regular file");
+        goto error;
+    }
+    if (!(b = malloc ((size_t)sb.st_size + 1))) {
+        errprintf (error, "out of memory");
+        goto error;
+    }
+    while (n < (size_t)sb.st_size) {
+        ssize_t r = read (fd, b + n, (size_t)sb.st_size - n);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            errprintf (error, "--add-file: %s: %s", path,
+                       r < 0 ? strerror (errno) : "it shrank while read");
+            free (b);
+            goto error;
+        }
+        n += (size_t)r;
+    }
+    close (fd);
+    *buf = b;
+    *len = n;
+    *mode = (int)(sb.st_mode & 0777);
+    return 0;
+error:
+    if (fd >= 0)
+        close (fd);
+    return -1;
+}
+
+static json_t *files_of (json_t *jobspec)
+{
+    return json_object_get (
+        json_object_get (json_object_get (jobspec, "attributes"), "system"),
+        "files");
+}
+
+int submit_add_file (json_t *jobspec, const char *spec, flux_error_t *error)
+{
+    const char *eq = strchr (spec, '=');
+    const char *arg = eq ? eq + 1 : spec;
+    char name[256], *data = NULL;
+    size_t len;
+    int mode = 0600;
+    json_t *entry, *files;
+
+    if (eq) {
+        if ((size_t)(eq - spec) >= sizeof (name))
+            return errprintf (error, "--add-file=%s: the name is too long",
+                              spec);
+        memcpy (name, spec, eq - spec);
+        name[eq - spec] = '\0';
+    }
+    else {
+        const char *slash = strrchr (spec, '/');
+        snprintf (name, sizeof (name), "%s", slash ? slash + 1 : spec);
+    }
+    if (!name[0] || strchr (name, '/') || !strcmp (name, ".")
+        || !strcmp (name, ".."))
+        return errprintf (error, "--add-file=%s: '%s' is not a file name", spec,
+                          name);
+    if (!strcmp (name, "script") || !strcmp (name, "conf.json"))
+        return errprintf (error,
+                          "--add-file=%s: the name %s is reserved "
+                          "(RFC 14)",
+                          spec, name);
+    if (eq && strchr (arg, '\n'))
+        len = strlen (arg); /* the data itself */
+    else if (read_file (arg, 10 * 1024 * 1024, &data, &len, &mode, error) < 0)
+        return -1;
+    entry = file_entry (data ? data : arg, len, mode);
+    free (data);
+    if (!entry)
+        return errprintf (error, "out of memory");
+    /* attributes.system.files made if need be (the name may hold dots: not
+     * a dotted path) */
+    if (!(files = files_of (jobspec))
+        && (submit_setattr_json (jobspec, "files", json_object (), error) < 0
+            || !(files = files_of (jobspec)))) {
+        json_decref (entry);
+        return -1;
+    }
+    if (!json_is_object (files)) {
+        json_decref (entry);
+        return errprintf (error, "attributes.system.files is not an object");
+    }
+    if (json_object_get (files, name)) {
+        json_decref (entry);
+        return errprintf (error, "--add-file=%s: %s is added twice", spec,
+                          name);
+    }
+    if (json_object_set_new (files, name, entry) < 0)
+        return errprintf (error, "out of memory");
     return 0;
 }

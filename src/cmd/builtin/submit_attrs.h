@@ -61,4 +61,14 @@ int submit_subst_cc (json_t *jobspec, unsigned int id);
 /* True if a word of the command holds {cc} (submit_subst_cc has work). */
 bool submit_has_cc (json_t *jobspec);
 
+/* --add-file=[NAME=]ARG (as flux-core's): attributes.system.files.NAME
+ * = {data, mode, encoding} (RFC 37's form that flux batch uses), which the
+ * job shell writes to FLUX_JOB_TMPDIR/NAME.  Without NAME, ARG is a file
+ * and NAME its base name; with NAME, ARG is the data if it holds a
+ * newline, else a file.  A file keeps its permission bits (data gets
+ * 0600); text that is not UTF-8 goes in base64.  script and conf.json
+ * are reserved.  -1 with error.
+ */
+int submit_add_file (json_t *jobspec, const char *spec, flux_error_t *error);
+
 #endif /* !FLUX_CMD_SUBMIT_ATTRS_H */

@@ -55,6 +55,7 @@ enum {
     OPT_SIGNAL,
     OPT_BEGIN_TIME,
     OPT_ENV_FILE,
+    OPT_ADD_FILE,
 };
 
 static double parse_time_limit (const char *s)
@@ -167,6 +168,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         {"env", required_argument, NULL, OPT_ENV},
         {"env-remove", required_argument, NULL, OPT_ENV_REMOVE},
         {"env-file", required_argument, NULL, OPT_ENV_FILE},
+        {"add-file", required_argument, NULL, OPT_ADD_FILE},
         {"cwd", required_argument, NULL, OPT_CWD},
         {"job-name", required_argument, NULL, OPT_JOB_NAME},
         {"cc", required_argument, NULL, OPT_CC},
@@ -206,6 +208,7 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
         || !(o->setopt = calloc (argc, sizeof (char *)))
         || !(o->deps = calloc (argc, sizeof (char *)))
         || !(o->rlimit = calloc (argc, sizeof (char *)))
+        || !(o->files = calloc (argc, sizeof (char *)))
         || !(o->broker_opts = calloc (argc, sizeof (char *))))
         cmd_die ("out of memory");
     while ((c = cmd_getopt (argc, argv,
@@ -322,6 +325,9 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                 break;
             case OPT_RLIMIT:
                 o->rlimit[o->nrlimit++] = optarg;
+                break;
+            case OPT_ADD_FILE:
+                o->files[o->nfiles++] = optarg;
                 break;
             case OPT_TASKMAP:
                 o->taskmap = optarg;
@@ -522,6 +528,7 @@ void submit_opts_free (struct submit_opts *o)
     free (o->setopt);
     free (o->deps);
     free (o->rlimit);
+    free (o->files);
     free (o->broker_opts);
     idset_destroy (o->cc);
 }
@@ -645,6 +652,9 @@ json_t *submit_build_jobspec (int argc, char **argv,
         cmd_die ("%s", error.text);
     if (o->taskmap && taskmap_option (js, o->taskmap, &error) < 0)
         cmd_die ("%s", error.text);
+    for (int i = 0; i < o->nfiles; i++)
+        if (submit_add_file (js, o->files[i], &error) < 0)
+            cmd_usage_error ("%s", error.text);
     if (o->signal
         && submit_setattr_json (js, "shell.options.signal",
                                 signal_option (o->signal), &error)

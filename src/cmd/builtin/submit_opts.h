@@ -23,7 +23,8 @@
  *   signal = {signum:i, timeleft:f}               --signal=[SIG][@TIME]
  *   output.stdout.buffer.type = "none",
  *   output.batch-timeout = 0.05                   -u, --unbuffered
- * and --begin-time adds the dependency begin-time:SECONDS (RFC 26).
+ * and --begin-time adds the dependency begin-time:SECONDS (RFC 26),
+ * --add-file attributes.system.files.NAME (submit_attrs.h).
  * The rlimit option carries the submitter's soft limits as flux-core's
  * CLI does (all but memlock, msgqueue, nice, rtprio, rttime, sigpending),
  * changed by the --rlimit rules.  --tasks-per-node=N with -N M is -n M*N.
@@ -49,8 +50,8 @@ struct submit_opts {
     int ntasks, nnodes, cores, gpus, exclusive;
     double duration;
     int urgency, flags;
-    char **env, **setattr, **setopt, **deps, **rlimit;
-    int nenv, nsetattr, nsetopt, ndeps, nrlimit;
+    char **env, **setattr, **setopt, **deps, **rlimit, **files;
+    int nenv, nsetattr, nsetopt, ndeps, nrlimit, nfiles;
     int tasks_per_node;  /* --tasks-per-node (sets ntasks), or 0 */
     const char *taskmap; /* --taskmap=SCHEME[:VALUE], or NULL */
     const char *signal;  /* --signal=[SIG][@TIME], or NULL */
@@ -97,6 +98,9 @@ struct submit_opts {
     "environment)\n"                                                         \
     "      --env-remove=PATTERN Same as --env=-PATTERN\n"                    \
     "      --env-file=FILE      Same as --env=^FILE: the rules of FILE\n"    \
+    "      --add-file=[NAME=]ARG  Put file ARG (or the text ARG, with a\n"   \
+    "                           newline) in the job's FLUX_JOB_TMPDIR\n"     \
+    "                           as NAME: {{tmpdir}}/NAME in COMMAND\n"       \
     "      --cwd=DIR            Working directory (default: the current)\n"  \
     "      --job-name=NAME      Name the job (default: the command)\n"       \
     "      --taskmap=SCHEME[:VALUE]  Map tasks to nodes: block (default),\n" \
