@@ -163,6 +163,10 @@ test_expect_success '--rlimit=-nofile leaves the broker'"'"'s, NAME=VALUE sets o
 	$T flux run --rlimit=nofile=77 sh -c "ulimit -S -n" >set.out &&
 	test "$(cat set.out)" = 77
 '
+test_expect_success 'the limits bind the tasks, not the shell: nofile=8 with 4 tasks' '
+	$T flux run -n4 --rlimit=nofile=8 sh -c "ulimit -S -n" >small.out &&
+	test "$(sort -u small.out)" = 8
+'
 test_expect_success 'a limit over the hard limit is clamped, and flux run says so' '
 	hard=$(ulimit -H -n) &&
 	test "$hard" != unlimited &&

@@ -1043,7 +1043,11 @@ static int service_registered (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
-static int set_rlimits (struct shell *shell, flux_error_t *error)
+/* The shell option rlimit: the soft limits each task gets (task.c sets
+ * them in the child, before exec: the shell itself keeps its own, so a
+ * job's nofile=8 or a cpu limit cannot starve the shell).  One over the
+ * hard limit is lowered to it, with a warning. */
+static int parse_rlimits (struct shell *shell, flux_error_t *error)
 {
     static const struct {
         const char *name;
@@ -1103,8 +1107,10 @@ static int set_rlimits (struct shell *shell, flux_error_t *error)
                        (unsigned long long)rl.rlim_max);
             rl.rlim_cur = rl.rlim_max;
         }
-        if (setrlimit (names[i].resource, &rl) < 0)
-            return errprintf (error, "setrlimit %s: %s", key, strerror (errno));
+        if (shell->nrlimits < SHELL_MAX_RLIMITS) {
+            shell->rlimits[shell->nrlimits].resource = names[i].resource;
+            shell->rlimits[shell->nrlimits++].rl = rl;
+        }
     }
     return 0;
 }
@@ -1374,8 +1380,8 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
     if (!cwd && chdir ("/tmp") < 0)
         return errprintf (error, "chdir /tmp: %s", strerror (errno));
     parse_pgrp_option (shell);
-    if (parse_exit_options (shell, error) < 0 || set_rlimits (shell, error) < 0
-        || make_tmpdir (shell, error) < 0
+    if (parse_exit_options (shell, error) < 0
+        || parse_rlimits (shell, error) < 0 || make_tmpdir (shell, error) < 0
         || shell_files_stage (shell->info->jobspec, shell->tmpdir, error) < 0
         || create_tasks (shell, error) < 0
         || shell_strays_start (shell, error) < 0)

@@ -8,6 +8,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "libflux/flux.h"
@@ -21,6 +22,8 @@ struct input;
 struct shell_pmi;
 struct shell_pty;
 struct reaper;
+
+#define SHELL_MAX_RLIMITS 16 /* the limits of getrlimit(2) the shell knows */
 
 struct shell {
     flux_t *h;
@@ -74,6 +77,13 @@ struct shell {
     uv_timer_t startup_timer;  /* a job of one shell: ends the hold */
     struct reaper *reaper;     /* strays.c: the shell as child subreaper */
     struct timeleft *timeleft; /* timeleft.c: option signal, or NULL */
+    /* option rlimit: the soft limits that differ from the shell's, set in
+     * each task before it execs */
+    struct shell_rlimit {
+        int resource;
+        struct rlimit rl;
+    } rlimits[SHELL_MAX_RLIMITS];
+    int nrlimits;
 
     /* non-leader: the report of its last task's exit, to go with the
      * final output send (output_flush), unless the shell is not done

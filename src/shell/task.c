@@ -400,8 +400,8 @@ sh : {
 }
 
 /* In the child: die with the shell, a group of its own (or a session on
- * the pty), stdio, then exec.  The child runs in the shell's memory
- * (vfork) until it execs: system calls only, nothing written but its
+ * the pty), stdio, the job's rlimits, then exec.  The child runs in the shell's
+ * memory (vfork) until it execs: system calls only, nothing written but its
  * stack and *err (the errno of a failure), and no handler of the
  * shell's may run in it (spawn() blocks every signal; the handlers are
  * reset here before the mask is cleared).
@@ -442,6 +442,12 @@ child (struct task *t, pid_t shell, char **argv, char **envp,
         || dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err2, 2) < 0
         || (pmi >= 0 && dup2 (pmi, 3) < 0))
         goto fail;
+    /* the job's limits (option rlimit, within the hard limits) */
+    for (int i = 0; i < t->shell->nrlimits; i++) {
+        if (setrlimit (t->shell->rlimits[i].resource, &t->shell->rlimits[i].rl)
+            < 0)
+            goto fail;
+    }
     sigemptyset (&none);
     (void)sigprocmask (SIG_SETMASK, &none, NULL);
     exec_search (argv, envp);
