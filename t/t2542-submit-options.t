@@ -243,6 +243,12 @@ test_expect_success '-u: output without a newline arrives while the task runs' '
 '
 test_expect_success '-u -l: a line in pieces keeps one label; ranks do not mix' '
 	$T flux run -N2 -n2 -u -l sh -c \
+		"if test \$FLUX_TASK_RANK = 0; then
+			printf a; sleep 0.3; printf b; sleep 0.3; echo c
+		 else sleep 2; echo z; fi" >pieces1.out &&
+	printf "0: abc\n1: z\n" >pieces1.exp &&
+	test_cmp pieces1.exp pieces1.out &&
+	$T flux run -N2 -n2 -u -l sh -c \
 		"printf a; sleep 0.3; printf b; sleep 0.3; echo c" >pieces.out &&
 	cat pieces.out &&
 	test $(grep -c "^[01]: " pieces.out) = $(wc -l <pieces.out) &&

@@ -197,6 +197,8 @@ static void write_labeled (struct attach *a, FILE *fp, const char *rank,
         const char *nl = memchr (data, '\n', len);
         size_t n = nl ? (size_t)(nl - data) + 1 : len;
         fwrite (data, 1, n, fp);
+        if (!nl)
+            return; /* and it is still not ended */
         data += n;
         len -= n;
     }
