@@ -30,6 +30,7 @@
 #include "libkvs/kvs_private.h"
 #include "libsubprocess/subprocess.h"
 #include "libutil/fsd.h"
+#include "libutil/rlimits.h"
 
 #include "affinity.h"
 #include "files.h"
@@ -1049,27 +1050,6 @@ static int service_registered (struct shell *shell, flux_error_t *error)
  * hard limit is lowered to it, with a warning. */
 static int parse_rlimits (struct shell *shell, flux_error_t *error)
 {
-    static const struct {
-        const char *name;
-        int resource;
-    } names[] = {
-        {"as", RLIMIT_AS},
-        {"core", RLIMIT_CORE},
-        {"cpu", RLIMIT_CPU},
-        {"data", RLIMIT_DATA},
-        {"fsize", RLIMIT_FSIZE},
-        {"locks", RLIMIT_LOCKS},
-        {"memlock", RLIMIT_MEMLOCK},
-        {"msgqueue", RLIMIT_MSGQUEUE},
-        {"nice", RLIMIT_NICE},
-        {"nofile", RLIMIT_NOFILE},
-        {"nproc", RLIMIT_NPROC},
-        {"rss", RLIMIT_RSS},
-        {"rtprio", RLIMIT_RTPRIO},
-        {"rttime", RLIMIT_RTTIME},
-        {"sigpending", RLIMIT_SIGPENDING},
-        {"stack", RLIMIT_STACK},
-    };
     json_t *o = json_object_get (shell->info->options, "rlimit");
     const char *key;
     json_t *val;
@@ -1082,17 +1062,13 @@ static int parse_rlimits (struct shell *shell, flux_error_t *error)
     {
         struct rlimit rl;
         rlim_t want;
-        size_t i;
-        for (i = 0; i < sizeof (names) / sizeof (names[0]); i++) {
-            if (!strcmp (names[i].name, key))
-                break;
-        }
-        if (i == sizeof (names) / sizeof (names[0]) || !json_is_integer (val))
+        int i = rlimit_lookup (key, strlen (key));
+        if (i < 0 || !json_is_integer (val))
             return errprintf (error,
                               "rlimit.%s: unknown limit or not an "
                               "integer",
                               key);
-        if (getrlimit (names[i].resource, &rl) < 0)
+        if (getrlimit (rlimit_names[i].resource, &rl) < 0)
             return errprintf (error, "getrlimit %s: %s", key, strerror (errno));
         /* -1 means unlimited; only the soft limit is set (within hard) */
         want = json_integer_value (val) < 0 ? RLIM_INFINITY
@@ -1108,7 +1084,7 @@ static int parse_rlimits (struct shell *shell, flux_error_t *error)
             rl.rlim_cur = rl.rlim_max;
         }
         if (shell->nrlimits < SHELL_MAX_RLIMITS) {
-            shell->rlimits[shell->nrlimits].resource = names[i].resource;
+            shell->rlimits[shell->nrlimits].resource = rlimit_names[i].resource;
             shell->rlimits[shell->nrlimits++].rl = rl;
         }
     }

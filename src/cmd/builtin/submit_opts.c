@@ -20,6 +20,7 @@
 #include "libjob/job.h"
 #include "libjob/jobspec.h"
 #include "libutil/fsd.h"
+#include "libutil/rlimits.h"
 
 #include "cmdutil.h"
 #include "job_attach.h"
@@ -390,42 +391,26 @@ void submit_opts_parse (int argc, char **argv, enum submit_mode mode,
                          o->ntasks);
 }
 
-/* The limits the job shell sets (its rlimit option), by the names it
- * knows, and those not sent by default: as flux-core's CLI, memlock,
- * msgqueue, nice, rtprio, rttime and sigpending stay the node's (they are
- * the system's business more than the job's). */
-static const struct {
-    const char *name;
-    int resource;
-    bool by_default;
-} rlimits[] = {
-    {"as", RLIMIT_AS, true},
-    {"core", RLIMIT_CORE, true},
-    {"cpu", RLIMIT_CPU, true},
-    {"data", RLIMIT_DATA, true},
-    {"fsize", RLIMIT_FSIZE, true},
-    {"locks", RLIMIT_LOCKS, true},
-    {"memlock", RLIMIT_MEMLOCK, false},
-    {"msgqueue", RLIMIT_MSGQUEUE, false},
-    {"nice", RLIMIT_NICE, false},
-    {"nofile", RLIMIT_NOFILE, true},
-    {"nproc", RLIMIT_NPROC, true},
-    {"rss", RLIMIT_RSS, true},
-    {"rtprio", RLIMIT_RTPRIO, false},
-    {"rttime", RLIMIT_RTTIME, false},
-    {"sigpending", RLIMIT_SIGPENDING, false},
-    {"stack", RLIMIT_STACK, true},
-};
-#define NRLIMITS (sizeof (rlimits) / sizeof (rlimits[0]))
+/* Not sent by default, as by flux-core's CLI: these stay the node's (the
+ * system's business more than the job's). */
+static bool rlimit_by_default (const char *name)
+{
+    static const char *const node[]
+        = {"memlock", "msgqueue", "nice", "rtprio", "rttime", "sigpending"};
+    for (size_t i = 0; i < sizeof (node) / sizeof (node[0]); i++)
+        if (!strcmp (node[i], name))
+            return false;
+    return true;
+}
 
-/* This process's soft limit of rlimits[i]: -1 for unlimited, as the shell
+/* This process's soft limit of rlimit_names[i]: -1 for unlimited, as the shell
  * reads it. */
 static json_int_t soft_limit (size_t i)
 {
     struct rlimit rl;
 
-    if (getrlimit (rlimits[i].resource, &rl) < 0)
-        cmd_die ("getrlimit %s: %s", rlimits[i].name, strerror (errno));
+    if (getrlimit (rlimit_names[i].resource, &rl) < 0)
+        cmd_die ("getrlimit %s: %s", rlimit_names[i].name, strerror (errno));
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)INT64_MAX)
         return -1;
     return (json_int_t)rl.rlim_cur;
@@ -441,14 +426,14 @@ static void rlimit_rule (const char *rule, json_int_t *val, bool *set)
     bool found = false;
 
     if (*rule == '-') {
-        for (size_t i = 0; i < NRLIMITS; i++)
-            if (fnmatch (rule + 1, rlimits[i].name, 0) == 0)
+        for (size_t i = 0; i < RLIMIT_NAMES_COUNT; i++)
+            if (fnmatch (rule + 1, rlimit_names[i].name, 0) == 0)
                 set[i] = false;
         return;
     }
     if (!eq) {
-        for (size_t i = 0; i < NRLIMITS; i++) {
-            if (fnmatch (rule, rlimits[i].name, 0) == 0) {
+        for (size_t i = 0; i < RLIMIT_NAMES_COUNT; i++) {
+            if (fnmatch (rule, rlimit_names[i].name, 0) == 0) {
                 val[i] = soft_limit (i);
                 set[i] = found = true;
             }
@@ -457,30 +442,25 @@ static void rlimit_rule (const char *rule, json_int_t *val, bool *set)
             cmd_usage_error ("--rlimit=%s: no limit matches '%s'", rule, rule);
         return;
     }
-    for (size_t i = 0; i < NRLIMITS; i++) {
-        if (strlen (rlimits[i].name) == (size_t)(eq - rule)
-            && !strncmp (rlimits[i].name, rule, eq - rule)) {
-            const char *v = eq + 1;
-            char *end;
-            long long n;
-            if (!strcmp (v, "unlimited") || !strcmp (v, "infinity")
-                || !strcmp (v, "inf"))
-                n = -1;
-            else {
-                errno = 0;
-                n = strtoll (v, &end, 10);
-                if (errno || end == v || *end || n < 0)
-                    cmd_usage_error ("--rlimit=%s: the value must be a number "
-                                     "or unlimited",
-                                     rule);
-            }
-            val[i] = n;
-            set[i] = true;
-            return;
-        }
+    int i = rlimit_lookup (rule, (size_t)(eq - rule));
+    const char *v = eq + 1;
+    char *end;
+    long long n = -1;
+
+    if (i < 0)
+        cmd_usage_error ("--rlimit=%s: unknown limit '%.*s'", rule,
+                         (int)(eq - rule), rule);
+    if (strcmp (v, "unlimited") && strcmp (v, "infinity")
+        && strcmp (v, "inf")) {
+        errno = 0;
+        n = strtoll (v, &end, 10);
+        if (errno || end == v || *end || n < 0)
+            cmd_usage_error ("--rlimit=%s: the value must be a number or "
+                             "unlimited",
+                             rule);
     }
-    cmd_usage_error ("--rlimit=%s: unknown limit '%.*s'", rule,
-                     (int)(eq - rule), rule);
+    val[i] = n;
+    set[i] = true;
 }
 
 /* The rlimit shell option: this process's soft limits (those sent by
@@ -488,12 +468,12 @@ static void rlimit_rule (const char *rule, json_int_t *val, bool *set)
  * NULL when nothing is left to send. */
 static json_t *rlimit_option (const struct submit_opts *o)
 {
-    json_int_t val[NRLIMITS];
-    bool set[NRLIMITS];
+    json_int_t val[RLIMIT_NAMES_COUNT];
+    bool set[RLIMIT_NAMES_COUNT];
     json_t *obj;
 
-    for (size_t i = 0; i < NRLIMITS; i++) {
-        set[i] = rlimits[i].by_default;
+    for (size_t i = 0; i < RLIMIT_NAMES_COUNT; i++) {
+        set[i] = rlimit_by_default (rlimit_names[i].name);
         val[i] = set[i] ? soft_limit (i) : 0;
     }
     for (int k = 0; k < o->nrlimit; k++) {
@@ -507,9 +487,10 @@ static json_t *rlimit_option (const struct submit_opts *o)
     }
     if (!(obj = json_object ()))
         cmd_die ("out of memory");
-    for (size_t i = 0; i < NRLIMITS; i++)
+    for (size_t i = 0; i < RLIMIT_NAMES_COUNT; i++)
         if (set[i]
-            && json_object_set_new (obj, rlimits[i].name, json_integer (val[i]))
+            && json_object_set_new (obj, rlimit_names[i].name,
+                                    json_integer (val[i]))
                    < 0)
             cmd_die ("out of memory");
     if (json_object_size (obj) == 0) {
