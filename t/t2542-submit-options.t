@@ -141,7 +141,11 @@ l2" true >files.json &&
 	test_must_fail flux submit --dry-run --add-file=nosuch true 2>af3 &&
 	grep "nosuch: No such file" af3 &&
 	test_must_fail flux submit --dry-run --add-file=. true 2>af4 &&
-	grep "not a file name\|not a regular file" af4
+	grep "not a file name\|not a regular file" af4 &&
+	mkfifo fifo &&
+	test_must_fail timeout 10 flux submit --dry-run --add-file=fifo true \
+		2>af5 &&
+	grep "fifo: not a regular file" af5
 '
 test_expect_success 'start an instance of 4 brokers' '
 	start_instance four 4 &&

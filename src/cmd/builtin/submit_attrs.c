@@ -481,7 +481,8 @@ static int read_file (const char *path, size_t max, char **buf, size_t *len,
                       int *mode, flux_error_t *error)
 {
     struct stat sb;
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    /* non-blocking: opening a FIFO would wait for a writer */
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     size_t n = 0;
     char *b;
 
