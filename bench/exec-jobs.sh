@@ -4,8 +4,9 @@
 #   - floors: fork+exec+wait of /bin/true (bench/floors spawn_true) and
 #     the ceiling of real jobs it allows: 1 / (2 x spawn), a job being two
 #     launches (its shell and its task)
-#   - NJOBS (300) real /bin/true jobs, 1 broker: jobs/s, and the rank-0
-#     broker's peak RSS (VmHWM) after them
+#   - NJOBS (300) real /bin/true jobs, 1 broker: jobs/s beside the
+#     target of issue 21 (400 jobs/s, or 60% of the ceiling when that is
+#     lower), and the rank-0 broker's peak RSS (VmHWM) after them
 #   - the same on 4 brokers of the same cores (ratio to the 1-broker rate)
 #   - `flux run /bin/true` (1 broker) and `flux run -N4 -n4 hostname`
 #     (4 brokers) latency, median of LAT (10)
@@ -25,9 +26,11 @@ big=${SIZE64:-64}
 spawn_ms=$("$build/bench/floors" spawn | awk '/^spawn_true:/ {print $2}')
 cores=$(nproc)
 ceiling=$(echo "1000 / (2 * $spawn_ms)" | bc -l)
-printf "floor: fork+exec+wait /bin/true %.3f ms (%.0f/s); real-job ceiling %.1f jobs/s, 60%% = %.1f\n" \
+# the 1-broker target: 400 jobs/s, or 60% of the ceiling when lower
+target=$(echo "t = 0.6 * $ceiling; if (t < 400) t else 400" | bc -l)
+printf "floor: fork+exec+wait /bin/true %.3f ms (%.0f/s); real-job ceiling %.1f jobs/s, 60%% = %.1f; 1-broker target %.1f jobs/s\n" \
     "$spawn_ms" "$(echo "1000 / $spawn_ms" | bc -l)" "$ceiling" \
-    "$(echo "0.6 * $ceiling" | bc -l)"
+    "$(echo "0.6 * $ceiling" | bc -l)" "$target"
 
 # inner: runs in an instance; prints "name value"
 inner='
@@ -52,8 +55,9 @@ get () { awk -v k="$1" '$1 == k {print $2}'; }
 
 out1=$(RUNARGS="/bin/true" flux start -s 1 $START_OPTS bash -c "$inner")
 r1=$(echo "$out1" | get jobs)
-printf "jobs, 1 broker: %.1f jobs/s (%.0f%% of the ceiling; %s not COMPLETED)\n" \
-    "$r1" "$(echo "100 * $r1 / $ceiling" | bc -l)" "$(echo "$out1" | get notcompleted)"
+printf "jobs, 1 broker: %.1f jobs/s (%.0f%% of the ceiling, %.0f%% of the target; %s not COMPLETED)\n" \
+    "$r1" "$(echo "100 * $r1 / $ceiling" | bc -l)" \
+    "$(echo "100 * $r1 / $target" | bc -l)" "$(echo "$out1" | get notcompleted)"
 printf "rank-0 broker VmHWM after %d jobs: %.1f MiB\n" "$NJOBS" \
     "$(echo "$out1" | get vmhwm)"
 printf "flux run /bin/true, 1 broker: %.1f ms (median of %d)\n" \
