@@ -1444,6 +1444,9 @@ static void shell_finish (struct shell *shell)
     /* the output first: a held start-up commit takes it along */
     if (shell->out && output_flush (shell->out) < 0)
         fprintf (stderr, "flux-shell: flushing output: %s\n", strerror (errno));
+    /* the last output is sent: a later message goes to exec.eventlog only
+     * (the leader refuses what a shell sends after its last) */
+    shell->out_logs = LOGS_CLOSED;
     if (shell_commit_flush (shell) < 0)
         fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
                  strerror (errno));

@@ -53,7 +53,7 @@ struct shell {
     struct output *out;
     /* log messages for the output eventlog: held in early_logs
      * [{level, component, message}] until it starts, then sent there,
-     * and once it is gone no more */
+     * and none once the last output is sent */
     enum { LOGS_HELD = 0, LOGS_TO_OUTPUT, LOGS_CLOSED } out_logs;
     json_t *early_logs;
     struct input *in;
