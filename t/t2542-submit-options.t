@@ -334,6 +334,14 @@ test_expect_success 'flux batch still refuses --wait-event' '
 	test_must_fail flux batch --wait-event=start --wrap true 2>b.err &&
 	grep "not an option of this command" b.err
 '
+test_expect_success 'a broker started under a low nofile raises it to its hard limit' '
+	hard=$(ulimit -H -n) &&
+	(ulimit -S -n 256 &&
+	 $T flux start -s 1 sh -c "grep \"open files\" /proc/\$(flux getattr broker.pid)/limits") \
+		>nofile.out &&
+	cat nofile.out &&
+	test "$(awk "{print \$4, \$5}" nofile.out)" = "$hard $hard"
+'
 test_expect_success 'stop the instance' '
 	stop_instance four
 '

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -873,6 +874,22 @@ static void teardown (struct broker *b, struct boot_info *info)
 const char *malloc_conf = "narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0";
 #endif
 
+/* Every client and peer holds an fd of the broker: its soft limit on
+ * open files is raised to the hard one (as flux-core's broker does), so
+ * that an instance started under a login's 1024 (flux alloc now passes
+ * the user's limits to the brokers it starts) serves as many as the
+ * system allows.  What the broker starts gets the job's own limits
+ * (the shell's rlimit option) or, for flux exec, the broker's. */
+static void raise_nofile (void)
+{
+    struct rlimit rl;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main (int argc, char **argv)
 {
     struct broker broker = {0}, *b = &broker;
@@ -881,6 +898,7 @@ int main (int argc, char **argv)
     int rc = 1;
 
     signal (SIGPIPE, SIG_IGN);
+    raise_nofile ();
     b->owner = getuid ();
     b->module_stop_timeout = 30.;
     b->finalize_timeout = 30.;
