@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "libjob/jobspec.h"
+#include "libutil/fsd.h"
 
 #include "info.h"
 
@@ -385,4 +386,16 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
 error:
     shell_info_destroy (info);
     return NULL;
+}
+
+double shell_parse_duration (const json_t *o)
+{
+    double sec = -1.;
+
+    if (json_is_number (o))
+        sec = json_number_value (o);
+    else if (!json_is_string (o)
+             || fsd_parse_duration (json_string_value (o), &sec) < 0)
+        return -1.;
+    return sec >= 0. ? sec : -1.;
 }

@@ -57,4 +57,8 @@ void shell_info_destroy (struct shell_info *info);
  */
 int64_t shell_parse_size (const char *s);
 
+/* A shell option that is a duration: a JSON number of seconds or an FSD
+ * string ("30s", "2m").  Seconds, or -1 if it is neither or negative. */
+double shell_parse_duration (const json_t *o);
+
 #endif /* !FLUX_SHELL_INFO_H */

@@ -33,7 +33,6 @@
 #include "libflux/base64.h"
 #include "libidset/idset.h"
 #include "libkvs/kvs.h"
-#include "libutil/fsd.h"
 #include "libutil/strsubst.h"
 #include "libutil/utf8.h"
 
@@ -717,13 +716,8 @@ static int parse_options (struct output *out, flux_error_t *error)
         < 0)
         goto bad;
     if (bt) {
-        double sec = -1.;
-        if (json_is_number (bt))
-            sec = json_number_value (bt);
-        else if (json_is_string (bt)
-                 && fsd_parse_duration (json_string_value (bt), &sec) < 0)
-            sec = -1.;
-        if (!(sec >= 0.) || sec > 60.) {
+        double sec = shell_parse_duration (bt);
+        if (sec < 0. || sec > 60.) {
             errprintf (error, "output.batch-timeout must be a duration of at "
                               "most 60s");
             goto inval;

@@ -1102,15 +1102,10 @@ static int parse_exit_options (struct shell *shell, flux_error_t *error)
 
     shell->exit_timeout = 30.;
     if (t) {
-        if (json_is_number (t))
-            shell->exit_timeout = json_number_value (t);
-        else if (json_is_string (t) && !strcmp (json_string_value (t), "none"))
+        if (json_is_string (t) && !strcmp (json_string_value (t), "none"))
             shell->exit_timeout = 0.;
-        else if (!json_is_string (t)
-                 || fsd_parse_duration (json_string_value (t),
-                                        &shell->exit_timeout)
-                        < 0)
-            shell->exit_timeout = -1.;
+        else
+            shell->exit_timeout = shell_parse_duration (t);
         if (shell->exit_timeout < 0)
             return errprintf (error, "exit-timeout must be a duration or none");
     }

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "libsubprocess/subprocess.h"
-#include "libutil/fsd.h"
 
 #include "output.h"
 #include "reaper.h"
@@ -45,12 +44,7 @@ int shell_strays_start (struct shell *shell, flux_error_t *error)
     double grace = DEFAULT_GRACE;
 
     if (o) {
-        if (json_is_number (o))
-            grace = json_number_value (o);
-        else if (!json_is_string (o)
-                 || fsd_parse_duration (json_string_value (o), &grace) < 0)
-            grace = -1.;
-        if (grace < 0)
+        if ((grace = shell_parse_duration (o)) < 0)
             return errprintf (error, "stray-timeout must be a duration");
     }
     if (!(shell->reaper = reaper_create (shell->loop, &ops, shell, grace)))

@@ -275,6 +275,30 @@ static void test_size (void)
     ok (shell_parse_size ("9999999999T") < 0, "too big: EINVAL");
 }
 
+static void test_duration (void)
+{
+    json_t *o;
+    struct {
+        json_t *v;
+        double want;
+        const char *what;
+    } cases[] = {
+        {json_real (0.5), 0.5, "0.5 (a number)"},
+        {json_integer (30), 30., "30 (an integer)"},
+        {json_string ("2m"), 120., "\"2m\""},
+        {json_string ("1.5s"), 1.5, "\"1.5s\""},
+        {json_string ("soon"), -1., "\"soon\": -1"},
+        {json_integer (-1), -1., "-1: -1"},
+        {json_true (), -1., "true: -1"},
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        o = cases[i].v;
+        ok (shell_parse_duration (o) == cases[i].want, "duration %s",
+            cases[i].what);
+        json_decref (o);
+    }
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -285,5 +309,6 @@ int main (void)
     test_malformed ();
     test_broker ();
     test_size ();
+    test_duration ();
     done_testing ();
 }
