@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <syslog.h>
 
 #include "libeventlog/eventlog.h"
@@ -27,13 +26,6 @@ struct timeleft {
     uv_timer_t timer;
     flux_future_t *watch; /* job-info.eventlog-watch, until sent */
 };
-
-static double wallclock (void)
-{
-    struct timeval tv;
-    gettimeofday (&tv, NULL);
-    return (double)tv.tv_sec + tv.tv_usec / 1e6;
-}
 
 static void watch_stop (struct timeleft *t)
 {
@@ -66,7 +58,7 @@ static void timer_cb (uv_timer_t *timer)
 /* (Re)arm the timer for the current expiration. */
 static void arm (struct timeleft *t)
 {
-    double delay = t->expiration - t->timeleft - wallclock ();
+    double delay = t->expiration - t->timeleft - eventlog_now ();
     uint64_t ms = delay > 0. ? (uint64_t)ceil (delay * 1000.) : 0;
 
     uv_timer_stop (&t->timer);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "libjob/job.h"
+#include "libeventlog/eventlog.h"
 #include "libjob/jobspec.h"
 #include "libutil/fsd.h"
 #include "libutil/rlimits.h"
@@ -109,9 +110,7 @@ static double parse_begin_time (const char *s)
         if (fsd_parse_duration (s + 1, &d) < 0)
             cmd_usage_error ("--begin-time=%s: '%s' is not a duration", s,
                              s + 1);
-        struct timespec ts;
-        clock_gettime (CLOCK_REALTIME, &ts);
-        return (double)ts.tv_sec + ts.tv_nsec / 1e9 + d;
+        return eventlog_now () + d;
     }
     if (*s == '@') {
         d = strtod (s + 1, &end);

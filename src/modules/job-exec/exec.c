@@ -246,13 +246,6 @@ size_t exec_job_count (exec_t *x)
     return idtab_count (x->jobs);
 }
 
-static double wallclock (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- responses (RFC 32: matchtag and errnum of the request, id in the
  * payload) ---- */
 
@@ -376,7 +369,7 @@ static void arm_expiration (struct execjob *job)
         timerq_disarm (job->x->tq, &job->expire);
         return;
     }
-    offset = expiration + job->exp_shift - wallclock ();
+    offset = expiration + job->exp_shift - eventlog_now ();
     if (offset < 0.)
         offset = 0.;
     if (timerq_arm (job->x->tq, &job->expire, offset) < 0)
@@ -407,7 +400,7 @@ void execjob_started (struct execjob *job)
     job->x->running++;
     job->x->stats.started++;
     if (!job->reattach && job->R.starttime > 0.) {
-        job->exp_shift = wallclock () - job->R.starttime;
+        job->exp_shift = eventlog_now () - job->R.starttime;
         if (job->exp_shift < 0.)
             job->exp_shift = 0.;
     }

@@ -89,13 +89,6 @@ static void ingest_log (ingest_t *ing, int severity, const char *fmt, ...)
     va_end (ap);
 }
 
-static double wallclock (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Batches
  */
 
@@ -520,7 +513,7 @@ static void getinfo_cb (flux_future_t *f, void *arg)
         && max_jobid >= 0)
         ts = fluid_get_timestamp ((fluid_t)max_jobid) + 1;
     else {
-        ts = (uint64_t)(wallclock () * 1000) - INGEST_EPOCH_MS;
+        ts = (uint64_t)(eventlog_now () * 1000) - INGEST_EPOCH_MS;
         ingest_log (ing, LOG_WARNING,
                     "job-manager.getinfo: %s: ids start from the wall "
                     "clock",
