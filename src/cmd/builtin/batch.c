@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libflux/base64.h"
 #include "libjob/job.h"
 
 #include "cmdutil.h"
@@ -155,21 +154,8 @@ static void check_directives (const char *name, struct directives *d)
 static void add_script (json_t *js, const char *script)
 {
     flux_error_t error;
-    json_t *file;
+    json_t *file = submit_file_entry (script, strlen (script), 0700);
 
-    if ((file = json_pack ("{s:s s:i s:s}", "data", script, "mode", 0700,
-                           "encoding", "utf-8"))
-        == NULL) { /* not UTF-8: base64 */
-        size_t len = strlen (script);
-        char *b = malloc (base64_encoded_size (len) + 1);
-        if (!b
-            || base64_encode (b, base64_encoded_size (len) + 1, script, len)
-                   < 0)
-            cmd_die ("out of memory");
-        file = json_pack ("{s:s s:i s:s}", "data", b, "mode", 0700, "encoding",
-                          "base64");
-        free (b);
-    }
     if (!file || submit_setattr_json (js, "files.script", file, &error) < 0)
         cmd_die ("cannot store the script in the jobspec");
 }

@@ -455,8 +455,7 @@ int submit_subst_cc (json_t *jobspec, unsigned int id)
     return 0;
 }
 
-/* The file entry {data, mode, encoding} of len bytes of data. */
-static json_t *file_entry (const char *data, size_t len, int mode)
+json_t *submit_file_entry (const char *data, size_t len, int mode)
 {
     char *b;
     json_t *o;
@@ -563,7 +562,7 @@ int submit_add_file (json_t *jobspec, const char *spec, flux_error_t *error)
         len = strlen (arg); /* the data itself */
     else if (read_file (arg, 10 * 1024 * 1024, &data, &len, &mode, error) < 0)
         return -1;
-    entry = file_entry (data ? data : arg, len, mode);
+    entry = submit_file_entry (data ? data : arg, len, mode);
     free (data);
     if (!entry)
         return errprintf (error, "out of memory");

@@ -61,6 +61,12 @@ int submit_subst_cc (json_t *jobspec, unsigned int id);
 /* True if a word of the command holds {cc} (submit_subst_cc has work). */
 bool submit_has_cc (json_t *jobspec);
 
+/* The file entry of attributes.system.files (RFC 37's form that flux
+ * batch uses) for len bytes of data: {data, mode, encoding}, "utf-8"
+ * text, or "base64" for what is not UTF-8 or holds a NUL.  NULL if out of
+ * memory. */
+json_t *submit_file_entry (const char *data, size_t len, int mode);
+
 /* --add-file=[NAME=]ARG (as flux-core's): attributes.system.files.NAME
  * = {data, mode, encoding} (RFC 37's form that flux batch uses), which the
  * job shell writes to FLUX_JOB_TMPDIR/NAME.  Without NAME, ARG is a file
