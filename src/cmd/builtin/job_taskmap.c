@@ -156,7 +156,7 @@ static int cmd_taskmap (int argc, char **argv)
     int c, query = 0, arg = -1, nq = 0;
     const char *to = NULL, *target;
     flux_jobid_t id;
-    bool is_job;
+    bool hosts; /* hosts wanted: R is read */
     flux_t *h = NULL;
     struct taskmap *map;
     struct hostlist *hl = NULL;
@@ -187,18 +187,18 @@ static int cmd_taskmap (int argc, char **argv)
     if (optind != argc - 1)
         cmd_usage_error ("expected one JOBID or TASKMAP");
     target = argv[optind];
-    is_job = flux_job_id_parse (target, &id) == 0;
-    if (is_job) {
+    hosts = query == OPT_HOSTNAME || (to && !strcmp (to, "hosts"));
+    if (flux_job_id_parse (target, &id) == 0) {
         h = cmd_open ();
         map = job_taskmap (h, id, target);
-        if (query == OPT_HOSTNAME || (to && !strcmp (to, "hosts")))
+        if (hosts)
             hl = job_hosts (h, id, target);
     }
     else {
         if (!(map = taskmap_decode (target, &error)))
             cmd_die ("%s: neither a job id nor a task map: %s", target,
                      error.text);
-        if (query == OPT_HOSTNAME || (to && !strcmp (to, "hosts")))
+        if (hosts)
             cmd_usage_error ("hosts are known only for a JOBID");
     }
     if ((query == OPT_TASKIDS || query == OPT_NTASKS)
