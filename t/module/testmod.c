@@ -22,7 +22,7 @@
  * TOPIC and counts the events it receives:
  *   <name>.events           -> {count:i}
  *
- *   <name>.publish {count:i, size:i}  publishes count events
+ *   <name>.publish {count:i, size:i}  publishes count (<= 10000) events
  *                            "<name>.flood" of size bytes at once (raw
  *                            event messages: nothing answers them) and
  *                            answers {count}
@@ -159,39 +159,59 @@ static void burst_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     }
 }
 
+/* The events are all encoded first, then sent back to back: the sends
+ * outrun the broker's thread even when encoding is slow (a sanitizer
+ * build), which is what the recvq test needs.
+ */
 static void publish_cb (flux_t *h, flux_msg_handler_t *mh,
                         const flux_msg_t *msg, void *arg)
 {
     struct ctx *c = arg;
     char topic[128];
-    void *pay;
-    int count, size;
+    void *pay = NULL;
+    flux_msg_t **evs = NULL;
+    int count, size, n = 0;
+    int errnum = 0;
+    const char *why = NULL;
 
     if (flux_request_unpack (msg, NULL, "{s:i s:i}", "count", &count, "size",
                              &size)
             < 0
-        || count < 0 || size < 0 || size > (1 << 24)) {
+        || count < 0 || count > 10000 || size < 0 || size > (1 << 24)) {
         flux_respond_error (h, msg, EPROTO,
-                            "expected {count:i size:i}, size <= 16M");
+                            "expected {count:i size:i}, count <= 10000, "
+                            "size <= 16M");
         return;
     }
-    if (!(pay = calloc (1, size ? size : 1))) {
-        flux_respond_error (h, msg, ENOMEM, NULL);
-        return;
+    if (!(pay = calloc (1, size ? size : 1))
+        || !(evs = calloc (count ? count : 1, sizeof (*evs)))) {
+        errnum = ENOMEM;
+        goto out;
     }
     snprintf (topic, sizeof (topic), "%s.flood", c->name);
-    for (int i = 0; i < count; i++) {
-        flux_msg_t *ev = flux_event_encode_raw (topic, pay, size);
-        if (!ev || flux_send (h, ev, 0) < 0) {
-            flux_msg_decref (ev);
-            flux_respond_error (h, msg, errno, "cannot send an event");
-            free (pay);
-            return;
+    for (n = 0; n < count; n++) {
+        if (!(evs[n] = flux_event_encode_raw (topic, pay, size))) {
+            errnum = errno;
+            why = "cannot encode an event";
+            goto out;
         }
-        flux_msg_decref (ev);
     }
+    for (int i = 0; i < count; i++) {
+        if (flux_send (h, evs[i], 0) < 0) {
+            errnum = errno;
+            why = "cannot send an event";
+            goto out;
+        }
+    }
+out:
+    for (int i = 0; i < n; i++)
+        flux_msg_decref (evs[i]);
+    free (evs);
     free (pay);
-    flux_respond_pack (h, msg, "{s:i}", "count", count);
+    if (errnum)
+        flux_respond_error (h, msg, errnum, why);
+    else
+        flux_respond_pack (h, msg, "{s:i}", "count", count);
 }
 
 static void stall_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
