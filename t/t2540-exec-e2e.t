@@ -46,6 +46,16 @@ test_expect_success 'flux run -N4 -n8 hostname prints 8 lines' '
 	test $(wc -l <hostname.out) = 8 &&
 	test $(sort -u hostname.out | wc -l) = 1
 '
+test_expect_success 'exec.eventlog of a 4-node job: in order, its times never go back' '
+	id=$($T flux submit -N4 true) &&
+	clean $id &&
+	flux job eventlog -p exec $id >order.out &&
+	cat order.out &&
+	awk "{print \$2}" order.out | tr "\n" " " >order.names &&
+	test "$(cat order.names)" = "init starting shell.init shell.start shell.task-exit complete done " &&
+	awk "NR > 1 && \$1 < prev { bad = 1 } { prev = \$1 } END { exit bad }" \
+		order.out
+'
 test_expect_success 'task ranks, local ids, job size and broker ranks are right (-l labels)' '
 	$T flux run -N4 -n8 -l sh -c "echo \$FLUX_TASK_RANK \$FLUX_TASK_LOCAL_ID \$FLUX_JOB_SIZE \$(flux getattr rank)" \
 		>ranks.out &&

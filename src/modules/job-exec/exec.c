@@ -685,7 +685,8 @@ static void start_impl (struct execjob *job)
     flux_error_t error;
 
     job->started = 1;
-    post (job, job->reattach ? "re-starting" : "starting", NULL);
+    if (job->reattach) /* a new job's "starting" went with "init" */
+        post (job, "re-starting", NULL);
     if (job->impl->start (job, &error) < 0)
         execjob_fatal (job, "%s", error.text);
 }

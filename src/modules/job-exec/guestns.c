@@ -982,7 +982,8 @@ int guest_open (struct guest *g, bool reattach)
         errno = EINVAL;
         return -1;
     }
-    if (guest_post (g, reattach ? "reattach" : "init", NULL) < 0)
+    if (guest_post (g, reattach ? "reattach" : "init", NULL) < 0
+        || (!reattach && guest_post (g, "starting", NULL) < 0))
         return -1;
     g->opening = 1;
     g->linked = 1;

@@ -11,7 +11,10 @@
  *           (one that exists already, left by an earlier job-exec, is
  *           adopted), link job.<dothex>.guest to it in the primary
  *           namespace (symlink {namespace, target:"."}), and append
- *           "init" ("reattach" on reattach) to exec.eventlog.  The
+ *           "init" and "starting" ("reattach" alone on reattach) to
+ *           exec.eventlog: both are committed before the shells' first
+ *           event (a "starting" left to the GUEST_BATCH timer came
+ *           after a fast shell's shell.init).  The
  *           callback says GUEST_OPENED when the shells may start: for a
  *           new job as soon as the create and the init commit are sent
  *           (together: the kvs applies them in that order, ahead of

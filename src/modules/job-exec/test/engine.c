@@ -719,11 +719,9 @@ static void test_guest (void)
     start_job (180, "\"exec\":{\"test\":{\"run_duration\":\"0.3s\"}}", false,
                NULL);
     ok (wait_text (180, "start"), "guest: job 180 started");
-    is (ns_events (180), "init", "guest: init is committed before the start");
-    is (guest_link (180), "symlink", "guest: job.<id>.guest is a symlink");
-    settle (0.05);
     is (ns_events (180), "init starting",
-        "guest: starting is committed within the batching delay");
+        "guest: init and starting are committed before the start");
+    is (guest_link (180), "symlink", "guest: job.<id>.guest is a symlink");
     ok (wait_final (180), "guest: job 180 ends");
     is (final_events (180), "init starting complete done",
         "guest: init starting complete done");
@@ -750,9 +748,10 @@ static void test_guest (void)
         "guest: job 181 events");
     ns = json_object_get (removed, name);
     ok (json_integer_value (json_object_get (ns, "commits")) == 1,
-        "guest: run_duration 0: one commit to the namespace (init)");
-    is (ns_events (181), "init",
-        "guest: the rest (starting complete done) goes with the copy");
+        "guest: run_duration 0: one commit to the namespace (init "
+        "starting)");
+    is (ns_events (181), "init starting",
+        "guest: the rest (complete done) goes with the copy");
     is (guest_link (181), "dirref", "guest: job 181 copied");
 
     /* the symlink is a durable commit: the shells need not wait for it,
@@ -762,9 +761,9 @@ static void test_guest (void)
     primary_hold = true;
     start_job (188, TEST0, false, NULL);
     settle (0.05);
-    is (ns_events (188), "init",
-        "guest: symlink held: the namespace holds init (the job ran and "
-        "ended: the rest waits for the copy)");
+    is (ns_events (188), "init starting",
+        "guest: symlink held: the namespace holds init starting (the job "
+        "ran and ended: the rest waits for the copy)");
     is (T (188), "", "guest: symlink held: no start, nor what follows it");
     primary_release_held ();
     ok (wait_final (188), "guest: job 188 ends");
@@ -826,7 +825,8 @@ static void test_guest (void)
                NULL);
     ok (wait_text (185, "start"),
         "guest: job 185 starts in an adopted namespace");
-    is (ns_events (185), "init", "guest: job 185: init appended");
+    is (ns_events (185), "init starting",
+        "guest: job 185: init starting appended");
     /* the namespace vanishes (kvs reload): created again with the events */
     json_object_del (namespaces, "job-185");
     publish ("job-exception", "{s:I s:s s:i}", "id", (json_int_t)185, "type",
