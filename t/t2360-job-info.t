@@ -182,6 +182,22 @@ test_expect_success 'flux job eventlog -p: a guest path in the job directory' '
 	test_cmp e8.exp e8.out
 '
 
+test_expect_success 'options may follow the job id, as with flux-core' '
+	flux job eventlog 3001 -p exec >e9.out &&
+	test_cmp e8.exp e9.out &&
+	flux job eventlog 3002 -T offset >e10.out &&
+	test_cmp e3.exp e10.out &&
+	flux job wait-event 3001 finish -q >we0.out &&
+	test_line_count = 0 we0.out &&
+	flux job info 3001 -o jobspec >/dev/null &&
+	test_must_fail flux job eventlog 3001 -x 2>e11.err &&
+	grep "unknown option .-x." e11.err &&
+	test_must_fail flux job eventlog 3001 --format 2>e12.err &&
+	grep "missing argument for .--format." e12.err &&
+	test_must_fail flux job eventlog 3001 -- -p exec 2>e13.err &&
+	grep "expected one JOBID" e13.err
+'
+
 test_expect_success 'flux job wait-event prints the event' '
 	flux job wait-event 3001 finish >we1.out &&
 	echo "1700000004.000000 finish status=0" >we1.exp &&

@@ -291,7 +291,8 @@ test_expect_success 'flux job taskmap: the map of a job, its forms and queries' 
 	test "$(flux job taskmap --hostname=6 $id)" = "$(hostname)" &&
 	flux job taskmap --to=hosts $id >hosts.out &&
 	test $(grep -c ": $(hostname)\$" hosts.out) = 8 &&
-	test "$(flux job taskmap --nodeid=3 "[[0,2,2,1]]")" = 1
+	test "$(flux job taskmap --nodeid=3 "[[0,2,2,1]]")" = 1 &&
+	test "$(flux job taskmap $id --to=raw)" = "0,4;1,5;2,6;3,7"
 '
 test_expect_success 'flux job taskmap: errors name the problem' '
 	test_must_fail flux job taskmap --taskids=4 $id 2>tm1.err &&
@@ -303,7 +304,9 @@ test_expect_success 'flux job taskmap: errors name the problem' '
 	held=$(flux submit --urgency=hold true) &&
 	test_must_fail flux job taskmap $held 2>tm4.err &&
 	grep "has not started" tm4.err &&
-	flux cancel $held &&
+	flux cancel $held -m "no longer wanted" &&
+	flux job wait-event -t 60 $held exception >held.exc &&
+	grep "note=\"no longer wanted\"" held.exc &&
 	test_must_fail flux job taskmap --hostname=0 "[[0,1,1,1]]" 2>tm5.err &&
 	grep "only for a JOBID" tm5.err &&
 	test_must_fail flux job taskmap "[[0,1]]" 2>tm6.err &&

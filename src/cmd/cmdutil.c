@@ -107,13 +107,13 @@ static void bad_option (int argc, char **argv, const char *what)
     cmd_usage_error ("%s '%s'", what, arg);
 }
 
-int cmd_getopt (int argc, char **argv, const char *shortopts,
-                const struct option *longopts)
+static int getopt_common (int argc, char **argv, const char *prefix,
+                          const char *shortopts, const struct option *longopts)
 {
     char optstring[128];
     int c;
 
-    snprintf (optstring, sizeof (optstring), "+:h%s", shortopts);
+    snprintf (optstring, sizeof (optstring), "%s:h%s", prefix, shortopts);
     opterr = 0;
     c = getopt_long (argc, argv, optstring, longopts, NULL);
     if (c == 'h')
@@ -123,6 +123,20 @@ int cmd_getopt (int argc, char **argv, const char *shortopts,
     if (c == ':')
         bad_option (argc, argv, "missing argument for");
     return c;
+}
+
+int cmd_getopt (int argc, char **argv, const char *shortopts,
+                const struct option *longopts)
+{
+    return getopt_common (argc, argv, "+", shortopts, longopts);
+}
+
+/* "-" would hand operands back as option 1: plain permutation it is
+ * (POSIXLY_CORRECT in the environment turns it off, as getopt says) */
+int cmd_getopt_permute (int argc, char **argv, const char *shortopts,
+                        const struct option *longopts)
+{
+    return getopt_common (argc, argv, "", shortopts, longopts);
 }
 
 char *cmd_join_words (int argc, char **argv)

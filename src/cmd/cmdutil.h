@@ -44,6 +44,14 @@ const char *cmd_prog (void);
 int cmd_getopt (int argc, char **argv, const char *shortopts,
                 const struct option *longopts);
 
+/* cmd_getopt() for a command whose operands are ids or keys, never a
+ * command line: options may also follow the operands (flux job eventlog
+ * ID -p exec), as with flux-core.  getopt moves the operands, in their
+ * order, to argv[optind..argc-1]; "--" still ends the options.
+ */
+int cmd_getopt_permute (int argc, char **argv, const char *shortopts,
+                        const struct option *longopts);
+
 /* cmd_getopt() for a command whose only option is -h/--help: optind is
  * left at the first operand. */
 void cmd_getopt_none (int argc, char **argv);

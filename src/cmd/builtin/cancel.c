@@ -174,7 +174,7 @@ int cmd_cancel (int argc, char **argv)
     int c, rc;
     flux_t *h;
 
-    while ((c = cmd_getopt (argc, argv, "m:Au:S:nq", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "m:Au:S:nq", longopts)) != -1) {
         switch (c) {
             case 'm':
                 note = optarg;

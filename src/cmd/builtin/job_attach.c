@@ -1057,7 +1057,8 @@ static int cmd_attach (int argc, char **argv)
     flux_t *h;
     int c, rc;
 
-    while ((c = cmd_getopt (argc, argv, "lEXw:i:rqv", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "lEXw:i:rqv", longopts))
+           != -1) {
         switch (c) {
             case 'l':
                 o.label_io = true;

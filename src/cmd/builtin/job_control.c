@@ -191,7 +191,7 @@ static int job_kill (int argc, char **argv)
     flux_future_t **f;
     flux_t *h;
 
-    while ((c = cmd_getopt (argc, argv, "s:", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "s:", longopts)) != -1) {
         if (c == 's' && (signum = cmd_parse_signal (optarg)) < 0)
             cmd_usage_error ("invalid signal %s", optarg);
     }
@@ -276,7 +276,7 @@ static int job_wait (int argc, char **argv)
     int c, rc = 0, r;
     flux_t *h;
 
-    while ((c = cmd_getopt (argc, argv, "av", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "av", longopts)) != -1) {
         if (c == 'a')
             all = true;
         if (c == 'v')

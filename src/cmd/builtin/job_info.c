@@ -368,7 +368,7 @@ static int cmd_eventlog (int argc, char **argv)
     size_t i;
     int c;
 
-    while ((c = cmd_getopt (argc, argv, "f:T:Hp:Fw", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "f:T:Hp:Fw", longopts)) != -1) {
         if (c == 'f')
             format = optarg;
         else if (c == 'T')
@@ -438,7 +438,8 @@ static int cmd_wait_event (int argc, char **argv)
     char *kv = NULL;
     int c, rc;
 
-    while ((c = cmd_getopt (argc, argv, "t:c:m:p:Wvqf:T:H", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "t:c:m:p:Wvqf:T:H", longopts))
+           != -1) {
         switch (c) {
             case 't':
                 w.timeout = cmd_parse_duration ("--timeout", optarg);
@@ -523,7 +524,7 @@ static int cmd_info (int argc, char **argv)
     flux_t *h;
     int c;
 
-    while ((c = cmd_getopt (argc, argv, "ob", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "ob", longopts)) != -1) {
         if (c == 'o')
             original = true;
         else if (c == 'b')
@@ -595,7 +596,7 @@ static int cmd_status (int argc, char **argv)
     struct jobstat *js;
     flux_t *h;
 
-    while ((c = cmd_getopt (argc, argv, "e:jv", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "e:jv", longopts)) != -1) {
         if (c == 'e')
             exc_code = cmd_parse_long ("--exception-exit-code", optarg, 0, 255);
         else if (c == 'j')

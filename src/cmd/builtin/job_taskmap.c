@@ -163,7 +163,7 @@ static int cmd_taskmap (int argc, char **argv)
     flux_error_t error;
     char *s;
 
-    while ((c = cmd_getopt (argc, argv, "", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "", longopts)) != -1) {
         nq++;
         if (c == OPT_TO)
             to = optarg;

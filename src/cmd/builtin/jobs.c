@@ -515,7 +515,8 @@ static void parse_options (int argc, char **argv, struct opts *o)
     *o = (struct opts){.header = true, .user = uid, .count = 1000};
     if ((o->format = getenv ("FLUX_JOBS_FORMAT_DEFAULT")) == NULL)
         o->format = "default";
-    while ((c = cmd_getopt (argc, argv, "aAu:f:c:no:", longopts)) != -1) {
+    while ((c = cmd_getopt_permute (argc, argv, "aAu:f:c:no:", longopts))
+           != -1) {
         switch (c) {
             case 'a':
                 o->all_states = true;
