@@ -1445,6 +1445,17 @@ static void shell_finish (struct shell *shell)
     if (shell_commit_flush (shell) < 0)
         fprintf (stderr, "flux-shell: committing the start-up events: %s\n",
                  strerror (errno));
+    /* the job's end waits for the commits' answer: meanwhile, what needs
+     * none (the rexec'd processes, FLUX_JOB_TMPDIR, the tasks' groups) */
+    subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
+    shell->rexec = NULL;
+    remove_tmpdir (shell);
+    /* what the tasks left in their groups goes with the shell (the agent
+     * kills what is left of the shell's own group) */
+    for (int i = 0; i < shell->ntasks; i++)
+        task_kill_group (shell->tasks[i], SIGKILL);
+    for (int i = 0; i < shell->ntasks; i++)
+        task_reap (shell->tasks[i]);
     while (shell->commits > 0 && uv_run (shell->loop, UV_RUN_ONCE) != 0)
         ;
     if (shell->exit_timer.loop)
@@ -1462,7 +1473,6 @@ static void shell_finish (struct shell *shell)
         close (shell->sigfd);
     shell->sigfd_open = false;
     flux_future_destroy (shell->service_f);
-    subprocess_server_destroy (shell->rexec); /* SIGKILL to what it runs */
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
     shell_pty_destroy (shell->pty);
@@ -1472,15 +1482,8 @@ static void shell_finish (struct shell *shell)
     shell->out_logs = LOGS_CLOSED;
     json_decref (shell->early_logs);
     shell->early_logs = NULL;
-    remove_tmpdir (shell);
-    /* what the tasks left in their groups goes with the shell (the agent
-     * kills what is left of the shell's own group) */
     for (int i = 0; i < shell->ntasks; i++)
-        task_kill_group (shell->tasks[i], SIGKILL);
-    for (int i = 0; i < shell->ntasks; i++) {
-        task_reap (shell->tasks[i]);
         task_close (shell->tasks[i]);
-    }
     if (shell->loop)
         uv_run (shell->loop, UV_RUN_NOWAIT); /* close callbacks */
     for (int i = 0; i < shell->ntasks; i++)
