@@ -203,6 +203,24 @@ test_expect_success 'a command that does not exist gives 127, not executable 126
 	job 108 1 0 -- -n1 $TMPDIR/noexec.sh &&
 	test_expect_code 126 run_shell 108
 '
+test_expect_success 'every task of a shell finds its command on PATH as execvp would' '
+	mkdir -p "$TMPDIR/p1" "$TMPDIR/p2" "$TMPDIR/p3" &&
+	printf "#!/bin/sh\necho no\n" >"$TMPDIR/p2/pathcmd" &&
+	chmod 644 "$TMPDIR/p2/pathcmd" &&
+	printf "echo yes\$FLUX_TASK_RANK\n" >"$TMPDIR/p3/pathcmd" &&
+	chmod 755 "$TMPDIR/p3/pathcmd" &&
+	job 134 1 0-2 -- -n3 \
+		--env=PATH=$TMPDIR/nonexistent:$TMPDIR/p1:$TMPDIR/p2:$TMPDIR/p3:/bin \
+		pathcmd &&
+	run_shell 134 &&
+	for i in 0 1 2; do
+		test "$(task_output 134 stdout $i)" = "yes$i\\n" || return 1
+	done &&
+	job 135 1 0-2 -- -n3 --env=PATH=$TMPDIR/p1:$TMPDIR/p2 pathcmd &&
+	test_expect_code 126 run_shell 135 &&
+	job 136 1 0-1 -- -n2 --env=PATH=$TMPDIR/p1 pathcmd &&
+	test_expect_code 127 run_shell 136
+'
 test_expect_success 'output goes to the guest output eventlog, header first' '
 	job 110 1 0-1 -- -n2 sh -c "echo out\$FLUX_TASK_RANK; echo err >&2" &&
 	run_shell 110 &&

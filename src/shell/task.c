@@ -339,7 +339,67 @@ static int movefd (int fd)
  * /bin/sh, EACCES if some match could not be run and none could.
  * Returns only on failure, with errno.
  */
-static void exec_search (char **argv, char **envp)
+/* Where the last search found its name: the tasks of a shell run one
+ * command with one PATH, and a search costs a failed execve per
+ * directory before the right one, with the shell stopped (vfork).  The
+ * child writes each candidate to tried[] (the shell's memory) before
+ * its execve; once one ran, the shell keeps it for the next task of the
+ * same name and PATH, whose child tries it first (and searches if it is
+ * gone).  The shell's own, never the child's, writes name/path/found.
+ */
+static struct {
+    char tried[PATH_MAX];
+    char found[PATH_MAX];
+    char *name, *path; /* of found; NULL: nothing found yet */
+} search_cache;
+
+static const char *env_path (char **envp)
+{
+    for (char **e = envp; *e; e++) {
+        if (!strncmp (*e, "PATH=", 5))
+            return *e + 5;
+    }
+    return NULL;
+}
+
+/* The cached file for argv[0] with envp's PATH, or NULL. */
+static const char *cached_file (char **argv, char **envp)
+{
+    const char *path = env_path (envp);
+
+    if (!search_cache.name || strcmp (search_cache.name, argv[0]) != 0
+        || (path == NULL) != (search_cache.path == NULL)
+        || (path && strcmp (path, search_cache.path) != 0))
+        return NULL;
+    return search_cache.found;
+}
+
+/* In the shell, after a child ran: keep where its search ended. */
+static void cache_found (char **argv, char **envp)
+{
+    const char *path = env_path (envp);
+    char *name, *pathcopy = NULL;
+
+    if (strchr (argv[0], '/') || search_cache.tried[0] == '\0')
+        return;
+    if (cached_file (argv, envp)) { /* the same search: found where now */
+        memcpy (search_cache.found, search_cache.tried,
+                sizeof (search_cache.found));
+        return;
+    }
+    if (!(name = strdup (argv[0])) || (path && !(pathcopy = strdup (path)))) {
+        free (name);
+        return; /* out of memory: the next task searches */
+    }
+    free (search_cache.name);
+    free (search_cache.path);
+    search_cache.name = name;
+    search_cache.path = pathcopy;
+    memcpy (search_cache.found, search_cache.tried,
+            sizeof (search_cache.found));
+}
+
+static void exec_search (char **argv, char **envp, const char *cached)
 {
     const char *name = argv[0];
     const char *path = NULL;
@@ -353,13 +413,16 @@ static void exec_search (char **argv, char **envp)
             goto sh;
         return;
     }
-    for (char **e = envp; *e; e++) {
-        if (!strncmp (*e, "PATH=", 5)) {
-            path = *e + 5;
-            break;
+    if (cached) {
+        memcpy (search_cache.tried, cached, strlen (cached) + 1);
+        (void)execve (cached, argv, envp);
+        if (errno == ENOEXEC) {
+            name = cached;
+            goto sh;
         }
+        /* gone, or no longer runnable: search as execvp would */
     }
-    if (!path)
+    if (!(path = env_path (envp)))
         path = "/bin:/usr/bin";
     for (const char *p = path;; p++) {
         const char *end = strchrnul (p, ':');
@@ -369,6 +432,7 @@ static void exec_search (char **argv, char **envp)
             if (len > 0)
                 buf[len++] = '/';
             memcpy (buf + len, name, namelen + 1);
+            memcpy (search_cache.tried, buf, len + namelen + 1);
             (void)execve (buf, argv, envp);
             if (errno == ENOEXEC) {
                 name = buf;
@@ -400,15 +464,15 @@ sh : {
 }
 
 /* In the child: die with the shell, a group of its own (or a session on
- * the pty), stdio, the job's rlimits, then exec.  The child runs in the shell's
- * memory (vfork) until it execs: system calls only, nothing written but its
- * stack and *err (the errno of a failure), and no handler of the
- * shell's may run in it (spawn() blocks every signal; the handlers are
- * reset here before the mask is cleared).
+ * the pty), stdio, the job's rlimits, then exec.  The child runs in the
+ * shell's memory (vfork) until it execs: system calls only, nothing
+ * written but its stack, search_cache.tried and *err (the errno of a
+ * failure), and no handler of the shell's may run in it (spawn() blocks
+ * every signal; the handlers are reset here before the mask is cleared).
  */
 static void __attribute__ ((noreturn))
 child (struct task *t, pid_t shell, char **argv, char **envp,
-       struct child_fds *fds, volatile int *err)
+       const char *cached, struct child_fds *fds, volatile int *err)
 {
     int in, out, err2, pmi = -1;
     sigset_t none;
@@ -450,7 +514,7 @@ child (struct task *t, pid_t shell, char **argv, char **envp,
     }
     sigemptyset (&none);
     (void)sigprocmask (SIG_SETMASK, &none, NULL);
-    exec_search (argv, envp);
+    exec_search (argv, envp, cached);
 fail:
     *err = errno ? errno : ENOEXEC;
     _exit (127);
@@ -468,6 +532,7 @@ static int spawn (struct task *t, char **argv, char **envp,
                   struct child_fds *fds)
 {
     pid_t shell = getpid ();
+    const char *cached;
     volatile int err = 0;
     sigset_t all, mask;
     int e;
@@ -475,12 +540,14 @@ static int spawn (struct task *t, char **argv, char **envp,
 
     if (!envp)
         return ENOMEM;
+    cached = cached_file (argv, envp);
+    search_cache.tried[0] = '\0';
     sigfillset (&all);
     if (sigprocmask (SIG_SETMASK, &all, &mask) < 0)
         return errno;
     pid = vfork ();
     if (pid == 0)
-        child (t, shell, argv, envp, fds, &err);
+        child (t, shell, argv, envp, cached, fds, &err);
     e = pid < 0 ? errno : 0;
     (void)sigprocmask (SIG_SETMASK, &mask, NULL);
     if (pid < 0)
@@ -491,6 +558,7 @@ static int spawn (struct task *t, char **argv, char **envp,
             ;
         return e;
     }
+    cache_found (argv, envp);
     t->pid = pid;
     t->running = true;
     return 0;
