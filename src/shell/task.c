@@ -331,21 +331,13 @@ static int movefd (int fd)
     return fd > 3 ? fd : fcntl (fd, F_DUPFD_CLOEXEC, 10);
 }
 
-/* execvp() with envp's PATH (glibc's execvpe() searches the caller's
- * PATH, and the child must not set environ: with vfork() it is the
- * shell's).  The same search as execvp: PATH's directories in order
- * (an empty one is the current directory; no PATH: /bin:/usr/bin), a
- * name with a slash as is, a file without a known format run by
- * /bin/sh, EACCES if some match could not be run and none could.
- * Returns only on failure, with errno.
- */
 /* Where the last search found its name: the tasks of a shell run one
  * command with one PATH, and a search costs a failed execve per
  * directory before the right one, with the shell stopped (vfork).  The
  * child writes each candidate to tried[] (the shell's memory) before
  * its execve; once one ran, the shell keeps it for the next task of the
  * same name and PATH, whose child tries it first (and searches if it is
- * gone).  The shell's own, never the child's, writes name/path/found.
+ * gone).  Only the shell writes name, path and found.
  */
 static struct {
     char tried[PATH_MAX];
@@ -399,6 +391,15 @@ static void cache_found (char **argv, char **envp)
             sizeof (search_cache.found));
 }
 
+/* execvp() with envp's PATH (glibc's execvpe() searches the caller's
+ * PATH, and the child must not set environ: with vfork() it is the
+ * shell's).  The same search as execvp: PATH's directories in order
+ * (an empty one is the current directory; no PATH: /bin:/usr/bin), a
+ * name with a slash as is, a file without a known format run by
+ * /bin/sh, EACCES if some match could not be run and none could.
+ * cached: where the last search found this name (tried first).
+ * Returns only on failure, with errno.
+ */
 static void exec_search (char **argv, char **envp, const char *cached)
 {
     const char *name = argv[0];
