@@ -354,41 +354,39 @@ static const char *env_path (char **envp)
     return NULL;
 }
 
-/* The cached file for argv[0] with envp's PATH, or NULL. */
-static const char *cached_file (char **argv, char **envp)
+/* The cached file for name with PATH path (NULL: none), or NULL. */
+static const char *cached_file (const char *name, const char *path)
 {
-    const char *path = env_path (envp);
-
-    if (!search_cache.name || strcmp (search_cache.name, argv[0]) != 0
+    if (!search_cache.name || strcmp (search_cache.name, name) != 0
         || (path == NULL) != (search_cache.path == NULL)
         || (path && strcmp (path, search_cache.path) != 0))
         return NULL;
     return search_cache.found;
 }
 
-/* In the shell, after a child ran: keep where its search ended. */
-static void cache_found (char **argv, char **envp)
+/* In the shell, after a child ran: keep where its search for name with
+ * PATH path ended (hit: the cache held that name and path). */
+static void cache_found (const char *name, const char *path, bool hit)
 {
-    const char *path = env_path (envp);
-    char *name, *pathcopy = NULL;
+    char *namecopy, *pathcopy = NULL;
 
-    if (strchr (argv[0], '/') || search_cache.tried[0] == '\0')
+    if (strchr (name, '/') || search_cache.tried[0] == '\0')
         return;
-    if (cached_file (argv, envp)) { /* the same search: found where now */
-        memcpy (search_cache.found, search_cache.tried,
-                sizeof (search_cache.found));
-        return;
+    if (!hit) {
+        if (!(namecopy = strdup (name))
+            || (path && !(pathcopy = strdup (path)))) {
+            free (namecopy);
+            return; /* out of memory: the next task searches */
+        }
+        free (search_cache.name);
+        free (search_cache.path);
+        search_cache.name = namecopy;
+        search_cache.path = pathcopy;
     }
-    if (!(name = strdup (argv[0])) || (path && !(pathcopy = strdup (path)))) {
-        free (name);
-        return; /* out of memory: the next task searches */
-    }
-    free (search_cache.name);
-    free (search_cache.path);
-    search_cache.name = name;
-    search_cache.path = pathcopy;
+    else if (!strcmp (search_cache.found, search_cache.tried))
+        return; /* found where it was */
     memcpy (search_cache.found, search_cache.tried,
-            sizeof (search_cache.found));
+            strlen (search_cache.tried) + 1);
 }
 
 /* execvp() with envp's PATH (glibc's execvpe() searches the caller's
@@ -397,13 +395,13 @@ static void cache_found (char **argv, char **envp)
  * (an empty one is the current directory; no PATH: /bin:/usr/bin), a
  * name with a slash as is, a file without a known format run by
  * /bin/sh, EACCES if some match could not be run and none could.
- * cached: where the last search found this name (tried first).
- * Returns only on failure, with errno.
+ * path: envp's PATH (NULL: none); cached: where the last search found
+ * this name (tried first).  Returns only on failure, with errno.
  */
-static void exec_search (char **argv, char **envp, const char *cached)
+static void exec_search (char **argv, char **envp, const char *path,
+                         const char *cached)
 {
     const char *name = argv[0];
-    const char *path = NULL;
     size_t namelen = strlen (name);
     bool eacces = false;
     char buf[PATH_MAX];
@@ -423,7 +421,7 @@ static void exec_search (char **argv, char **envp, const char *cached)
         }
         /* gone, or no longer runnable: search as execvp would */
     }
-    if (!(path = env_path (envp)))
+    if (!path)
         path = "/bin:/usr/bin";
     for (const char *p = path;; p++) {
         const char *end = strchrnul (p, ':');
@@ -472,7 +470,7 @@ sh : {
  * every signal; the handlers are reset here before the mask is cleared).
  */
 static void __attribute__ ((noreturn))
-child (struct task *t, pid_t shell, char **argv, char **envp,
+child (struct task *t, pid_t shell, char **argv, char **envp, const char *path,
        const char *cached, struct child_fds *fds, volatile int *err)
 {
     int in, out, err2, pmi = -1;
@@ -515,7 +513,7 @@ child (struct task *t, pid_t shell, char **argv, char **envp,
     }
     sigemptyset (&none);
     (void)sigprocmask (SIG_SETMASK, &none, NULL);
-    exec_search (argv, envp, cached);
+    exec_search (argv, envp, path, cached);
 fail:
     *err = errno ? errno : ENOEXEC;
     _exit (127);
@@ -533,7 +531,8 @@ static int spawn (struct task *t, char **argv, char **envp,
                   struct child_fds *fds)
 {
     pid_t shell = getpid ();
-    const char *cached;
+    const char *volatile path; /* volatile: read again after vfork */
+    const char *volatile cached;
     volatile int err = 0;
     sigset_t all, mask;
     int e;
@@ -541,14 +540,15 @@ static int spawn (struct task *t, char **argv, char **envp,
 
     if (!envp)
         return ENOMEM;
-    cached = cached_file (argv, envp);
+    path = env_path (envp);
+    cached = cached_file (argv[0], path);
     search_cache.tried[0] = '\0';
     sigfillset (&all);
     if (sigprocmask (SIG_SETMASK, &all, &mask) < 0)
         return errno;
     pid = vfork ();
     if (pid == 0)
-        child (t, shell, argv, envp, cached, fds, &err);
+        child (t, shell, argv, envp, path, cached, fds, &err);
     e = pid < 0 ? errno : 0;
     (void)sigprocmask (SIG_SETMASK, &mask, NULL);
     if (pid < 0)
@@ -559,7 +559,7 @@ static int spawn (struct task *t, char **argv, char **envp,
             ;
         return e;
     }
-    cache_found (argv, envp);
+    cache_found (argv[0], path, cached != NULL);
     t->pid = pid;
     t->running = true;
     return 0;
