@@ -195,8 +195,10 @@ test_expect_success 'a client killed while output and ends wait: every session e
 	eventually "bulk_stat 2 sessions" $((s2 + 1)) &&
 	eventually "bulk_stat 1 running" 0 &&
 	eventually "bulk_stat 2 running" 0 &&
-	test $(bulk_stat 0 running) -eq 1 &&
-	kill -9 $client &&
+	r0=$(bulk_stat 0 running) &&
+	echo "rank 0 running: $r0; client got $(wc -c <raw.out) bytes" &&
+	test "$r0" -eq 1 &&
+	kill -0 $client && kill -9 $client &&
 	eventually "bulk_stat 0 running" 0
 '
 test_expect_success 'bulk-credit: bad requests are refused, a bad window too' '
