@@ -168,12 +168,35 @@ test_expect_success 'flux job wait: success, failure, and --all' '
 	flux job wait $ok &&
 	bad=$($SUBMIT -f 4 "{\"version\":1,\"attributes\":{\"system\":{\"exec\":{\"test\":{\"status\":256}}}}}") &&
 	test_must_fail flux job wait $bad 2>w.err &&
-	grep "task(s) exited with exit code 1" w.err &&
+	echo "flux-job: task(s) exited with exit code 1" >w.exp &&
+	test_cmp w.exp w.err &&
 	$SUBMIT -f 4 -n 3 >three &&
 	flux job wait --all -v 2>all.err &&
 	test $(grep -c "job completed successfully" all.err) = 3 &&
 	test_must_fail flux job wait 2>none.err &&
 	grep "no waitable jobs" none.err
+'
+# as flux-core: the id of the job waited for on stdout, failed or not;
+# -v says nothing more without --all; F58 ids with their U+0192 prefix
+# under a UTF-8 locale, in plain ASCII else
+test_expect_success 'flux job wait: the id it waited for, the forms of --all' '
+	ok=$($SUBMIT -f 4) &&
+	LC_ALL=C.UTF-8 flux job wait -v >any.out 2>any.err &&
+	LC_ALL=C.UTF-8 flux job id -t f58 $ok >any.exp &&
+	grep "^ƒ" any.exp &&
+	test_cmp any.exp any.out &&
+	test_must_be_empty any.err &&
+	bad=$($SUBMIT -f 4 "{\"version\":1,\"attributes\":{\"system\":{\"exec\":{\"test\":{\"status\":256}}}}}") &&
+	test_expect_code 1 env LC_ALL=C flux job wait >bad.out 2>bad.err &&
+	LC_ALL=C flux job id -t f58 $bad >bad.exp &&
+	test_cmp bad.exp bad.out &&
+	grep "^f" bad.out &&
+	echo "flux-job: task(s) exited with exit code 1" | test_cmp - bad.err &&
+	ok=$($SUBMIT -f 4) &&
+	bad=$($SUBMIT -f 4 "{\"version\":1,\"attributes\":{\"system\":{\"exec\":{\"test\":{\"status\":256}}}}}") &&
+	test_expect_code 1 env LC_ALL=C.UTF-8 flux job wait --all 2>all1.err &&
+	echo "$(LC_ALL=C.UTF-8 flux job id -t f58 $bad): task(s) exited with exit code 1" \
+		| test_cmp - all1.err
 '
 
 #

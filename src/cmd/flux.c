@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,9 @@ int main (int argc, char **argv)
     const struct builtin *b;
     const char *cmd = argc > 1 ? argv[1] : NULL;
 
+    /* Job ids print in F58 with its U+0192 prefix under a UTF-8 locale,
+     * as flux-core's do, the same in every command. */
+    setlocale (LC_CTYPE, "");
     if (!cmd) {
         fprintf (stderr, "flux: missing COMMAND (see 'flux --help')\n");
         return 1;

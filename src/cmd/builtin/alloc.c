@@ -18,7 +18,6 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +89,6 @@ int cmd_alloc (int argc, char **argv)
     flux_t *h;
     int rc;
 
-    setlocale (LC_CTYPE, "");
     submit_opts_parse (argc, argv, SUBMIT_MODE_ALLOC, &o);
     if (!o.job_name)
         o.job_name = "flux";

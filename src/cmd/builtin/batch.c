@@ -14,7 +14,6 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <libgen.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +170,6 @@ int cmd_batch (int argc, char **argv)
     int nopts, n = 0, rc = 0;
     json_t *js;
 
-    setlocale (LC_CTYPE, "");
     submit_opts_parse (argc, argv, SUBMIT_MODE_BATCH, &cli);
     nopts = optind;
     script = read_script (argc - nopts, argv + nopts, cli.wrap, &name);

@@ -12,7 +12,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +64,6 @@ static int job_last (int argc, char **argv)
     size_t i;
     flux_t *h;
 
-    setlocale (LC_CTYPE, ""); /* F58 ids with U+0192 under UTF-8 */
     cmd_getopt_none (argc, argv);
     if (argc - optind > 1)
         cmd_usage_error ("expected at most one N or SLICE");

@@ -48,7 +48,8 @@ static const char wait_usage[]
       "exit with its success (any such job if JOBID is omitted): 0 if it\n"
       "succeeded, 1 if not, 2 if there was no waitable job.\n"
       "  -a, --all           Wait for all waitable jobs\n"
-      "  -v, --verbose       Say which jobs finished, and how\n"
+      "  -v, --verbose       With --all, a line for each job, not just\n"
+      "                      the failed ones\n"
       "  -h, --help          Display this message\n";
 
 static int job_urgency (int argc, char **argv);
@@ -223,10 +224,15 @@ static int job_kill (int argc, char **argv)
     return rc;
 }
 
-/* Wait for one job; 0 if it succeeded, 1 if it failed, -1 (errno set,
- * ECHILD) if there was nothing to wait for (said on stderr unless
- * quiet). */
-static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
+/* Wait for one job (id, or any waitable one); 0 if it succeeded, 1 if it
+ * failed, -1 (errno set, ECHILD) if there was nothing to wait for (said
+ * on stderr unless quiet).  As flux-core's: waiting for one job prints
+ * the id of the one waited for when none was given (failed or not) and
+ * a failure's error as the command's; with --all (all) each failure, and
+ * with -v (verbose) each success, is a line "ID: what happened".
+ */
+static int wait_one (flux_t *h, flux_jobid_t id, bool all, bool verbose,
+                     bool quiet)
 {
     flux_future_t *f;
     json_int_t got;
@@ -253,12 +259,18 @@ static int wait_one (flux_t *h, flux_jobid_t id, bool verbose, bool quiet)
     }
     if (flux_job_id_encode ((flux_jobid_t)got, NULL, buf, sizeof (buf)) < 0)
         snprintf (buf, sizeof (buf), "%ju", (uintmax_t)got);
-    if (!success)
-        fprintf (stderr, "%s: %s\n", buf, errstr);
-    else if (verbose)
-        fprintf (stderr, "%s: job completed successfully\n", buf);
-    if (id == FLUX_JOBID_ANY && !verbose && success)
-        printf ("%s\n", buf);
+    if (all) {
+        if (!success)
+            fprintf (stderr, "%s: %s\n", buf, errstr);
+        else if (verbose)
+            fprintf (stderr, "%s: job completed successfully\n", buf);
+    }
+    else {
+        if (id == FLUX_JOBID_ANY)
+            printf ("%s\n", buf);
+        if (!success)
+            fprintf (stderr, "%s: %s\n", cmd_prog (), errstr);
+    }
     flux_future_destroy (f);
     return success ? 0 : 1;
 }
@@ -288,11 +300,11 @@ static int job_wait (int argc, char **argv)
         id = parse_id (argv[optind]);
     h = cmd_open ();
     if (!all) {
-        if ((rc = wait_one (h, id, verbose, false)) < 0)
+        if ((rc = wait_one (h, id, false, verbose, false)) < 0)
             rc = 2; /* nothing to wait for, as flux-core */
     }
     else {
-        while ((r = wait_one (h, FLUX_JOBID_ANY, verbose, true)) >= 0) {
+        while ((r = wait_one (h, FLUX_JOBID_ANY, true, verbose, true)) >= 0) {
             if (r > 0)
                 rc = 1;
         }

@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +59,6 @@ static int cmd_job_id (int argc, char **argv)
     ssize_t n;
     int c, rc = 0;
 
-    setlocale (LC_CTYPE, "");
     while ((c = cmd_getopt (argc, argv, "t:", longopts)) != -1) {
         if (c == 't')
             to = optarg;

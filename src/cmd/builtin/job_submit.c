@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +80,6 @@ static int cmd_job_submit (int argc, char **argv)
     flux_future_t *f;
     flux_t *h;
 
-    setlocale (LC_CTYPE, "");
     while ((c = cmd_getopt (argc, argv, "u:f:", longopts)) != -1) {
         if (c == 'u')
             urgency = cmd_parse_urgency ("--urgency", optarg);

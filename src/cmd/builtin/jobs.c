@@ -11,7 +11,6 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <jansson.h>
-#include <locale.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -581,7 +580,6 @@ int cmd_jobs (int argc, char **argv)
     flux_future_t *fstats = NULL;
     int errors = 0;
 
-    setlocale (LC_CTYPE, ""); /* F58 ids with U+0192 under UTF-8 */
     parse_options (argc, argv, &o);
     if (o.stats_only) {
         /* every other option is ignored, as in flux-core */

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +64,6 @@ int cmd_run (int argc, char **argv)
     flux_t *h;
     int rc;
 
-    setlocale (LC_CTYPE, "");
     submit_opts_parse (argc, argv, SUBMIT_MODE_RUN, &o);
     /* stdin on /dev/null: the tasks read it themselves (as --input=
      * /dev/null), so the leader shell has no stdin to take and pass to

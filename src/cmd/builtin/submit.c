@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
-#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,7 +182,6 @@ int cmd_submit (int argc, char **argv)
     struct run run = {.o = &o};
     int rc = 0;
 
-    setlocale (LC_CTYPE, "");
     submit_opts_parse (argc, argv, SUBMIT_MODE_SUBMIT, &o);
     run.base = submit_build_jobspec (argc - optind, argv + optind, &o);
     if (!(run.base_text = json_dumps (run.base, JSON_COMPACT)))
