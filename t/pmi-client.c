@@ -4,7 +4,8 @@
  * key.<rank> = val.<rank>, fences (the number of times given with -n,
  * default 1, with a new key per round), and gets every other rank's key
  * and the served keys.  Prints "<rank>: ok <size> <mapping>" or fails
- * with a message.  -a CODE: abort through PMI instead.
+ * with a message.  -a CODE: abort through PMI instead.  -k N: put N more
+ * keys of 900 bytes each before the first fence (a big exchange).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,15 +26,18 @@ int main (int argc, char **argv)
 {
     struct pmi_simple_client *pmi;
     char kvsname[64], key[64], val[1024], want[64], map[1024], level[64];
-    int rank, size, rounds = 1, abort_code = -1, opt;
+    int rank, size, rounds = 1, abort_code = -1, nbig = 0, opt;
 
-    while ((opt = getopt (argc, argv, "n:a:")) != -1) {
+    while ((opt = getopt (argc, argv, "n:a:k:")) != -1) {
         if (opt == 'n')
             rounds = atoi (optarg);
         else if (opt == 'a')
             abort_code = atoi (optarg);
+        else if (opt == 'k')
+            nbig = atoi (optarg);
         else {
-            fprintf (stderr, "Usage: pmi-client [-n ROUNDS] [-a CODE]\n");
+            fprintf (stderr,
+                     "Usage: pmi-client [-n ROUNDS] [-a CODE] [-k NKEYS]\n");
             return 1;
         }
     }
@@ -51,6 +55,13 @@ int main (int argc, char **argv)
     }
     if (pmi_simple_client_kvs_get_my_name (pmi, kvsname, sizeof (kvsname)) < 0)
         die (pmi, "get_my_name");
+    memset (val, 'x', 900);
+    val[900] = '\0';
+    for (int i = 0; i < nbig; i++) {
+        snprintf (key, sizeof (key), "big.%d.%d", rank, i);
+        if (pmi_simple_client_kvs_put (pmi, kvsname, key, val) < 0)
+            die (pmi, "put");
+    }
     for (int r = 0; r < rounds; r++) {
         snprintf (key, sizeof (key), "key.%d.%d", r, rank);
         snprintf (val, sizeof (val), "val.%d.%d", r, rank);

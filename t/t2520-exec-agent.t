@@ -11,6 +11,7 @@ of fanout 2 the reduction of shell exits up the tree'
 SH="$SHARNESS_TEST_SRCDIR/exec-agent-shell.sh"
 RPC="$FLUX_BUILD_DIR/t/rpc"
 RPC_CRED="$FLUX_BUILD_DIR/t/rpc-cred"
+PMI_CLIENT="$FLUX_BUILD_DIR/t/pmi-client"
 S="-S exec.job_shell=$SH"
 DEFAULT_MODULES=content,content-sqlite@0,kvs,kvs-watch,resource,job-manager@0,job-info@0,job-list@0,job-ingest,exec-agent,job-exec@0,sched-simple@0
 
@@ -141,6 +142,31 @@ test_expect_success 'barriers: 4 shells meet twice, each answer holds all of the
 	clean $id &&
 	test "$(status $id)" = 0 &&
 	flux module stats exec-agent | jq -e ".count.barriers >= 3"
+'
+# A job's PMI exchange passes through the agents of its brokers, which
+# run as the instance owner: what they hold at once is bounded.  Ranks 1
+# and 3 (under 1) put 36 KB each, over the 64 KB rank 1 may hold.
+test_expect_success 'barrier-max: an exchange over the limit fails its job, not a broker' '
+	flux exec -r all flux module reload exec-agent barrier-max=64k </dev/null &&
+	$RPC -r 3 exec-agent.stats-get | jq -e ".barrier.limit == 65536" &&
+	test_must_fail flux run -N4 -n4 $PMI_CLIENT -k 40 >big.out 2>big.err &&
+	cat big.err &&
+	grep "over .*limit" big.err &&
+	too=0 &&
+	for r in 0 1 2 3; do
+		$RPC -r $r exec-agent.stats-get >bstats.$r &&
+		jq -c .barrier bstats.$r &&
+		jq -e ".barrier.held == 0" bstats.$r &&
+		too=$((too + $(jq ".barrier.\"too-big\"" bstats.$r))) || return 1
+	done &&
+	test $too -ge 1 &&
+	flux run -N4 -n4 $PMI_CLIENT -k 4 >small.out &&
+	test $(grep -c ": ok 4 " small.out) = 4 &&
+	jq -e ".barrier.\"held-max\" > 0" bstats.0 &&
+	test_must_fail flux module reload exec-agent barrier-max=lots 2>bad.err &&
+	flux exec -r all sh -c "flux module list | grep -q ^exec-agent || flux module load exec-agent" </dev/null &&
+	flux exec -r all flux module reload exec-agent </dev/null &&
+	$RPC -r 3 exec-agent.stats-get | jq -e ".barrier.limit == 268435456"
 '
 test_expect_success 'cancel: SIGTERM to the shells, the job ends' '
 	id=$(flux submit -N4 $S -S test_shell="{\"sleep\":300}" true) &&

@@ -65,6 +65,10 @@ struct ajob {
     bool timer_armed;
     struct barrier *barrier;
     flux_future_t *barrier_f; /* our entry in the parent's barrier */
+    size_t barrier_bytes;     /* payload bytes of the entries held */
+    char barrier_why[160];    /* why the barrier failed, "": a shell
+                                 exited or the job is being killed */
+    int barrier_errnum;       /* the errno that goes with barrier_why */
     bool killed;              /* exec-agent.kill was asked for it here */
     bool ended;               /* ENODATA sent, or finished while orphaned */
     bool implicit_ok;         /* the last exits (status 0) go as ENODATA */
@@ -98,8 +102,10 @@ struct agent {
     double window;
     double release_window;
     double unload_grace;
-    bool verbose;      /* conf->verbose */
-    bool use_launcher; /* the owner's default shells: through the launcher */
+    bool verbose;        /* conf->verbose */
+    bool use_launcher;   /* the owner's default shells: through the launcher */
+    size_t barrier_max;  /* conf->barrier_max */
+    size_t barrier_held; /* sum of the jobs' barrier_bytes */
     struct launcher *launcher; /* started at the first such shell */
     bool launcher_logged;      /* a fallback to posix_spawn was logged */
     struct idtab *jobs;
@@ -115,6 +121,8 @@ struct agent {
         unsigned long launch_fallbacks; /* eligible, but posix_spawned */
         unsigned long launcher_starts, launcher_deaths, launcher_lost;
         unsigned long jobs, reattach, kills, barriers, bad_request;
+        unsigned long barriers_too_big;
+        size_t barrier_held_max;
     } stats;
 };
 
@@ -153,11 +161,30 @@ static void fail_entry (void *entry, void *arg)
     struct ajob *job = arg;
     const flux_msg_t *msg = entry;
 
-    respond_error (job->a, msg, EIO,
-                   "a shell of job %ju exited or the job "
-                   "is being killed",
-                   (uintmax_t)job->entry.id);
+    if (job->barrier_why[0])
+        respond_error (job->a, msg, job->barrier_errnum, "%s",
+                       job->barrier_why);
+    else
+        respond_error (job->a, msg, EIO,
+                       "a shell of job %ju exited or the job "
+                       "is being killed",
+                       (uintmax_t)job->entry.id);
     flux_msg_decref (msg);
+}
+
+/* The entries of job's round are answered or dropped: they no longer
+ * count against the agent's barrier_max. */
+static void barrier_bytes_drop (struct ajob *job)
+{
+    job->a->barrier_held -= job->barrier_bytes;
+    job->barrier_bytes = 0;
+}
+
+/* Answer every entry held with an error (fail_entry), refuse later ones. */
+static void job_barrier_fail (struct ajob *job)
+{
+    barrier_fail (job->barrier, fail_entry, job);
+    barrier_bytes_drop (job);
 }
 
 static void job_free (struct ajob *job)
@@ -166,7 +193,7 @@ static void job_free (struct ajob *job)
         return;
     idtab_remove (job->a->jobs, &job->entry);
     if (job->barrier) {
-        barrier_fail (job->barrier, fail_entry, job);
+        job_barrier_fail (job);
         barrier_destroy (job->barrier);
     }
     flux_future_destroy (job->barrier_f);
@@ -326,7 +353,7 @@ static void job_report (struct ajob *job, enum reduce_type type,
         return;
     }
     if (type != REDUCE_STARTED && job->barrier)
-        barrier_fail (job->barrier, fail_entry, job);
+        job_barrier_fail (job);
     job_schedule (job); /* may free job */
 }
 
@@ -971,7 +998,7 @@ void agent_kill (struct agent *a, const flux_msg_t *msg)
     a->stats.kills++;
     job->killed = true;
     if (job->barrier)
-        barrier_fail (job->barrier, fail_entry, job);
+        job_barrier_fail (job);
     if (job->proc && !proc_exited (job->proc)
         && proc_kill (job->proc, signum, pgrp) < 0)
         flux_log (a->h, LOG_ERR, "%ju: kill %d: %s", (uintmax_t)id, signum,
@@ -1037,6 +1064,7 @@ static void barrier_release_all (struct ajob *job, json_t *data)
     json_incref (data); /* barrier_release() drops the merge */
     (void)barrier_release (job->barrier, release_entry, &ctx);
     json_decref (data);
+    barrier_bytes_drop (job);
 }
 
 static void parent_barrier_cb (flux_future_t *f, void *arg)
@@ -1047,9 +1075,15 @@ static void parent_barrier_cb (flux_future_t *f, void *arg)
     job->barrier_f = NULL;
     if (flux_rpc_get_unpack (f, "{s:o}", "data", &data) < 0
         || !json_is_object (data)) {
+        int e = errno;
+        const char *why = future_strerror (f, e);
         flux_log (job->a->h, LOG_DEBUG, "%ju: parent barrier: %s",
-                  (uintmax_t)job->entry.id, future_strerror (f, errno));
-        barrier_fail (job->barrier, fail_entry, job);
+                  (uintmax_t)job->entry.id, why);
+        if (!job->barrier_why[0]) { /* the parent's reason, for the shells */
+            snprintf (job->barrier_why, sizeof (job->barrier_why), "%s", why);
+            job->barrier_errnum = e;
+        }
+        job_barrier_fail (job);
     }
     else
         barrier_release_all (job, data);
@@ -1073,7 +1107,11 @@ static void barrier_complete (struct ajob *job)
         || flux_future_then (job->barrier_f, -1., parent_barrier_cb, job) < 0) {
         flux_future_destroy (job->barrier_f);
         job->barrier_f = NULL;
-        barrier_fail (job->barrier, fail_entry, job);
+        job->barrier_errnum = errno;
+        snprintf (job->barrier_why, sizeof (job->barrier_why),
+                  "job %ju: entering the parent's barrier: %s",
+                  (uintmax_t)job->entry.id, strerror (errno));
+        job_barrier_fail (job);
     }
 }
 
@@ -1101,6 +1139,7 @@ void agent_barrier (struct agent *a, const flux_msg_t *msg)
     int seq, rank = -1, rc;
     json_t *data = NULL;
     struct ajob *job;
+    size_t size = 0;
 
     if (flux_request_unpack (msg, NULL, "{s:I s:i s?o s?i}", "id", &id, "seq",
                              &seq, "data", &data, "rank", &rank)
@@ -1116,16 +1155,44 @@ void agent_barrier (struct agent *a, const flux_msg_t *msg)
     a->stats.barriers++;
     if (rank >= 0)
         a->stats.child_requests++;
+    (void)flux_msg_get_payload (msg, NULL, &size);
+    if (size > a->barrier_max - a->barrier_held) {
+        a->stats.barriers_too_big++;
+        flux_log (a->h, LOG_ERR,
+                  "%ju: barrier entry of %zu bytes refused: %zu held, "
+                  "barrier-max=%zu",
+                  (uintmax_t)id, size, a->barrier_held, a->barrier_max);
+        respond_error (a, msg, E2BIG,
+                       "job %ju: barrier data over this broker's limit "
+                       "(%zu bytes held, %zu more asked, limit %zu)",
+                       (uintmax_t)id, a->barrier_held, size, a->barrier_max);
+        if (!job->barrier_why[0]) {
+            snprintf (job->barrier_why, sizeof (job->barrier_why),
+                      "job %ju: its shells' barrier data (PMI exchange) is "
+                      "over a broker's limit of %zu bytes (exec-agent "
+                      "barrier-max)",
+                      (uintmax_t)id, a->barrier_max);
+            job->barrier_errnum = E2BIG;
+        }
+        job_barrier_fail (job);
+        return;
+    }
     if ((rc = barrier_enter (job->barrier, seq, data, (void *)msg)) < 0) {
+        if (errno == EIO) { /* failed: answered as the entries held were */
+            fail_entry ((void *)flux_msg_incref (msg), job);
+            return;
+        }
         respond_error (a, msg, errno,
-                       errno == EIO ? "a shell of the job exited or the job "
-                                      "is being killed"
-                       : errno == EBUSY ? "another barrier round is pending"
-                                        : "barrier seq %d is not the next one",
+                       errno == EBUSY ? "another barrier round is pending"
+                                      : "barrier seq %d is not the next one",
                        seq);
         return;
     }
     flux_msg_incref (msg);
+    job->barrier_bytes += size;
+    a->barrier_held += size;
+    if (a->barrier_held > a->stats.barrier_held_max)
+        a->stats.barrier_held_max = a->barrier_held;
     if (rc == 1)
         barrier_complete (job);
 }
@@ -1197,7 +1264,7 @@ static void job_stats (struct idtab_entry *e, void *arg)
 void agent_stats (struct agent *a, const flux_msg_t *msg)
 {
     struct stats_ctx ctx = {.jobs = json_object ()};
-    json_t *o = NULL, *children, *sent, *shells, *count;
+    json_t *o = NULL, *children, *sent, *shells, *count, *barrier;
 
     if (ctx.jobs)
         idtab_foreach (a->jobs, job_stats, &ctx);
@@ -1233,18 +1300,24 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
         N (ctx.active), "orphans_done", N (a->orphans_done), "reattach",
         N (a->stats.reattach), "kills", N (a->stats.kills), "barriers",
         N (a->stats.barriers), "bad_request", N (a->stats.bad_request));
+    barrier = json_pack ("{s:I s:I s:I s:I}", "held", N (a->barrier_held),
+                         "held-max", N (a->stats.barrier_held_max), "limit",
+                         N (a->barrier_max), "too-big",
+                         N (a->stats.barriers_too_big));
 #undef N
-    if (ctx.jobs && children && sent && shells && count)
-        o = json_pack ("{s:i s:i s:i s:s s:f s:f s:O s:O s:O s:O s:O}", "rank",
-                       (int)a->topo.rank, "size", (int)a->topo.size, "fanout",
-                       a->topo.nchildren, "topo", topology_spec (a->topo.tree),
-                       "reduce-window", a->window, "release-window",
-                       a->release_window, "children", children, "sent", sent,
-                       "shells", shells, "count", count, "jobs", ctx.jobs);
+    if (ctx.jobs && children && sent && shells && count && barrier)
+        o = json_pack ("{s:i s:i s:i s:s s:f s:f s:O s:O s:O s:O s:O s:O}",
+                       "rank", (int)a->topo.rank, "size", (int)a->topo.size,
+                       "fanout", a->topo.nchildren, "topo",
+                       topology_spec (a->topo.tree), "reduce-window", a->window,
+                       "release-window", a->release_window, "children",
+                       children, "sent", sent, "shells", shells, "count", count,
+                       "barrier", barrier, "jobs", ctx.jobs);
     json_decref (children);
     json_decref (sent);
     json_decref (shells);
     json_decref (count);
+    json_decref (barrier);
     json_decref (ctx.jobs);
     if (!o) {
         respond_error (a, msg, ENOMEM, NULL);
@@ -1309,6 +1382,7 @@ struct agent *agent_create (flux_t *h, const struct agent_config *conf,
     a->window = conf->window;
     a->release_window = conf->release_window;
     a->unload_grace = conf->unload_grace;
+    a->barrier_max = conf->barrier_max;
     a->verbose = conf->verbose;
     a->use_launcher = conf->shell_launcher;
     a->owner = getuid ();

@@ -13,6 +13,10 @@
  *       stream and replays what happened; for a job not held, ENOENT.
  *   exec-agent.kill (owner) {id:I, signum:i, pgrp?:b} -> {}
  *   exec-agent.barrier (user) {id:I, seq:i, data?:o, rank?:i} -> {data:o}
+ *       The requests an agent holds for the rounds in progress, all jobs
+ *       together, are at most conf->barrier_max bytes: an entry past it
+ *       is refused E2BIG and fails its job's barrier (a job's PMI
+ *       exchange cannot make a broker hold more).
  *   exec-agent.shell-info (user) {id:I} -> {id, userid, rank, size, ranks,
  *       R, jobspec, opts}
  *   exec-agent.stats-get (user) -> counters
@@ -30,6 +34,7 @@ struct agent_config {
     double unload_grace;   /* at unload: SIGTERM, then SIGKILL after this */
     bool verbose;          /* log every shell's start and exit (debug) */
     bool shell_launcher;   /* fork the owner's default shells (launch.h) */
+    size_t barrier_max;    /* bytes of barrier data held at once, all jobs */
 };
 
 struct agent;

@@ -23,6 +23,10 @@
  *                        1, or the configuration's exec.shell-launcher;
  *                        0 when job-shell= is given (it may be no
  *                        flux-shell) unless shell-launcher=1 says so
+ *   barrier-max=SIZE     the most barrier data (the shells' PMI exchange)
+ *                        the agent holds at once, all jobs together, in
+ *                        bytes or with k, M, G (default 256M); an entry
+ *                        past it fails its job's barrier
  *   unload-grace=FSD     shells still running at unload get SIGTERM, then
  *                        SIGKILL to their process group after this long
  *                        (default 2s; the instance's cleanup normally ends
@@ -42,10 +46,12 @@
 #include "agent.h"
 #include "libflux/flux.h"
 #include "libutil/fsd.h"
+#include "libutil/sizeparse.h"
 
 #define DEFAULT_WINDOW 0.002
 #define DEFAULT_RELEASE_WINDOW 0.02
 #define DEFAULT_UNLOAD_GRACE 2.0
+#define DEFAULT_BARRIER_MAX ((size_t)256 << 20)
 
 static void start_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
                       void *arg)
@@ -186,6 +192,13 @@ static int parse_args (flux_t *h, int argc, char **argv,
                 return -1;
             }
         }
+        else if (!strncmp (argv[i], "barrier-max=", 12)) {
+            if (size_parse (argv[i] + 12, &conf->barrier_max) < 0) {
+                flux_log (h, LOG_ERR, "barrier-max: bad size %s", argv[i] + 12);
+                errno = EINVAL;
+                return -1;
+            }
+        }
         else if (!strncmp (argv[i], "reduce-window=", 14)) {
             if (fsd_parse_duration (argv[i] + 14, &conf->window) < 0
                 || conf->window > 60.) {
@@ -219,6 +232,7 @@ int mod_main (flux_t *h, int argc, char **argv)
                                 .window = DEFAULT_WINDOW,
                                 .release_window = DEFAULT_RELEASE_WINDOW,
                                 .unload_grace = DEFAULT_UNLOAD_GRACE,
+                                .barrier_max = DEFAULT_BARRIER_MAX,
                                 .helper = default_helper ()};
     json_t *config = NULL;
     flux_msg_handler_t **handlers = NULL;
