@@ -144,8 +144,9 @@ test_expect_success 'barriers: 4 shells meet twice, each answer holds all of the
 	flux module stats exec-agent | jq -e ".count.barriers >= 3"
 '
 # A job's PMI exchange passes through the agents of its brokers, which
-# run as the instance owner: what they hold at once is bounded.  Ranks 1
-# and 3 (under 1) put 36 KB each, over the 64 KB rank 1 may hold.
+# run as the instance owner: what they hold at once is bounded.  Each
+# rank puts 36 KB: the agent that gets a second rank's share, over the
+# 64 KB it may hold, refuses it.
 test_expect_success 'barrier-max: an exchange over the limit fails its job, not a broker' '
 	flux exec -r all flux module reload exec-agent barrier-max=64k </dev/null &&
 	$RPC -r 3 exec-agent.stats-get | jq -e ".barrier.limit == 65536" &&

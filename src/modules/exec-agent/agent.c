@@ -1158,15 +1158,16 @@ void agent_barrier (struct agent *a, const flux_msg_t *msg)
     (void)flux_msg_get_payload (msg, NULL, &size);
     if (size > a->barrier_max - a->barrier_held) {
         a->stats.barriers_too_big++;
-        flux_log (a->h, LOG_ERR,
-                  "%ju: barrier entry of %zu bytes refused: %zu held, "
-                  "barrier-max=%zu",
-                  (uintmax_t)id, size, a->barrier_held, a->barrier_max);
         respond_error (a, msg, E2BIG,
                        "job %ju: barrier data over this broker's limit "
                        "(%zu bytes held, %zu more asked, limit %zu)",
                        (uintmax_t)id, a->barrier_held, size, a->barrier_max);
-        if (!job->barrier_why[0]) {
+        if (!job->barrier_why[0]) { /* logged once a job: a user's
+                                       entries cannot flood the log */
+            flux_log (a->h, LOG_ERR,
+                      "%ju: barrier entry of %zu bytes refused: %zu held, "
+                      "barrier-max=%zu",
+                      (uintmax_t)id, size, a->barrier_held, a->barrier_max);
             snprintf (job->barrier_why, sizeof (job->barrier_why),
                       "job %ju: its shells' barrier data (PMI exchange) is "
                       "over a broker's limit of %zu bytes (exec-agent "
