@@ -226,13 +226,12 @@ static int job_kill (int argc, char **argv)
 
 /* Wait for one job (id, or any waitable one); 0 if it succeeded, 1 if it
  * failed, -1 (errno set, ECHILD) if there was nothing to wait for (said
- * on stderr unless quiet).  As flux-core's: waiting for one job prints
+ * on stderr unless all).  As flux-core's: waiting for one job prints
  * the id of the one waited for when none was given (failed or not) and
  * a failure's error as the command's; with --all (all) each failure, and
  * with -v (verbose) each success, is a line "ID: what happened".
  */
-static int wait_one (flux_t *h, flux_jobid_t id, bool all, bool verbose,
-                     bool quiet)
+static int wait_one (flux_t *h, flux_jobid_t id, bool all, bool verbose)
 {
     flux_future_t *f;
     json_int_t got;
@@ -248,7 +247,7 @@ static int wait_one (flux_t *h, flux_jobid_t id, bool all, bool verbose,
         < 0) {
         int e = errno;
         if (e == ECHILD) {
-            if (!quiet)
+            if (!all)
                 fprintf (stderr, "%s: %s\n", cmd_prog (),
                          future_strerror (f, e));
             flux_future_destroy (f);
@@ -300,11 +299,11 @@ static int job_wait (int argc, char **argv)
         id = parse_id (argv[optind]);
     h = cmd_open ();
     if (!all) {
-        if ((rc = wait_one (h, id, false, verbose, false)) < 0)
+        if ((rc = wait_one (h, id, false, verbose)) < 0)
             rc = 2; /* nothing to wait for, as flux-core */
     }
     else {
-        while ((r = wait_one (h, FLUX_JOBID_ANY, true, verbose, true)) >= 0) {
+        while ((r = wait_one (h, FLUX_JOBID_ANY, true, verbose)) >= 0) {
             if (r > 0)
                 rc = 1;
         }
