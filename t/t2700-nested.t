@@ -229,17 +229,19 @@ test_expect_success 'flux uri/proxy: errors' '
 '
 # the sleeps of this test and the pstree one, unique to this run: another
 # run of this test (or t2620's sleep 301) on the machine must not change
-# the counts
+# the counts.  The sub-instance of bg.id has a core on each of its two
+# nodes: the -N2 job runs, the other one waits for it.
 S=$$
 test_expect_success 'cancel of a sub-instance ends its jobs; its state is removed' '
 	id=$(cat bg.id) &&
 	rundir=$(sed "s|^local://||; s|/local-0$||" bg.local) &&
 	test -d $rundir &&
-	$T flux proxy $id sh -c "flux submit --quiet sleep ${S}1 &&
-		flux submit --quiet -N2 sleep ${S}2" &&
+	$T flux proxy $id sh -c "flux submit --quiet -N2 sleep ${S}2 &&
+		flux submit --quiet sleep ${S}1" &&
 	for i in $(seq 300); do
-		test $(pgrep -c -f "^sleep ${S}[12]$") = 3 && break; sleep 0.1
+		test $(pgrep -c -f "^sleep ${S}[12]$") = 2 && break; sleep 0.1
 	done &&
+	test $(pgrep -c -f "^sleep ${S}2$") = 2 &&
 	flux cancel $id && clean $id &&
 	flux job eventlog $id | grep "exception.*type=\"cancel\"" &&
 	for i in $(seq 300); do
