@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* kvstest - a raw KVS client for the integration tests (t1002-kvs.t).
+/* kvstest - a raw KVS client for the integration tests (t1002, t1003).
  * It speaks the wire protocol of PROTOCOLS.md 4 directly, so the tests
  * exercise the kvs module and nothing else.
  *
@@ -18,6 +18,7 @@
  *   wait SEQ            kvs.wait-version
  *   loop N PREFIX       N commits of {PREFIX.k<i> = i, append PREFIX.log
  *                       "i\n"}, printing i once each is acknowledged
+ *   appends N KEY       N commits, the i-th appending "i" (1..N) to KEY
  *   verify N PREFIX     checks that PREFIX.k0..k<N-1> exist and that
  *                       PREFIX.log starts with 0..N-1 with no gap after
  *   rpc TOPIC [JSON]    any request; prints the response payload
@@ -200,6 +201,20 @@ static int cmd_loop (int n, const char *prefix)
         (void)commit (ops, 0);
         printf ("%d\n", i);
         fflush (stdout);
+    }
+    return 0;
+}
+
+static int cmd_appends (int n, const char *key)
+{
+    char val[32];
+
+    for (int i = 1; i <= n; i++) {
+        snprintf (val, sizeof (val), "%d", i);
+        (void)commit (
+            json_pack ("[o]", op (key, FLUX_KVS_APPEND,
+                                  treeobj_create_val (val, strlen (val)))),
+            0);
     }
     return 0;
 }
@@ -411,6 +426,8 @@ int main (int argc, char **argv)
     }
     else if (!strcmp (cmd, "loop") && argc == 2)
         rc = cmd_loop (atoi (argv[0]), argv[1]);
+    else if (!strcmp (cmd, "appends") && argc == 2)
+        rc = cmd_appends (atoi (argv[0]), argv[1]);
     else if (!strcmp (cmd, "verify") && argc == 2)
         rc = cmd_verify (atoi (argv[0]), argv[1]);
     else if (!strcmp (cmd, "rpc") && (argc == 1 || argc == 2)) {
