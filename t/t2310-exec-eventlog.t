@@ -52,12 +52,23 @@ test_expect_success 'the end of a job (finish release free clean) is one eventlo
 	test "$(jq -r .name evlog.last | tr "\n" " ")" = \
 		"finish release free clean "
 '
+# alloc and start are one append when the start comes within the job
+# manager's 20 ms hold: on a busy machine a few jobs may be needed
 test_expect_success 'alloc and start of a job are one eventlog append' '
-	for ref in $(jq -r ".data[]" evlog.treeobj); do
-		flux content load $ref | jq -r .name | tr "\n" " " &&
-		echo || return 1
-	done >evlog.blobs &&
-	cat evlog.blobs &&
+	for i in 1 2 3 4 5 6; do
+		if test $i -gt 1; then
+			id=$(flux submit $SIM=0.1s true) &&
+			flux job wait-event -t 60 $id clean &&
+			flux kvs get --treeobj $(kvskey $id).eventlog \
+				>evlog.treeobj || return 1
+		fi
+		for ref in $(jq -r ".data[]" evlog.treeobj); do
+			flux content load $ref | jq -r .name | tr "\n" " " &&
+			echo || return 1
+		done >evlog.blobs &&
+		cat evlog.blobs || return 1
+		grep -qx "alloc start " evlog.blobs && break
+	done &&
 	grep -x "alloc start " evlog.blobs
 '
 test_expect_success 'after the job: job.<id>.guest holds it, the namespace is gone' '
