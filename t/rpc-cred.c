@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "libflux/flux.h"
-#include "noleakcheck.h"
 
 /* The whole of FILE, NUL-terminated, or NULL with errno set. */
 static char *read_file (const char *path)

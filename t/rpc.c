@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "libflux/flux.h"
-#include "noleakcheck.h"
 
 #define USAGE "Usage: rpc [-r RANK] [-s] [-b N] TOPIC [PAYLOAD]\n"
 
