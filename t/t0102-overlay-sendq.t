@@ -175,6 +175,9 @@ test_expect_success 'a client of rank 0 flooding a stopped child is refused EAGA
 	grep "answered 200 failed [1-9]" downburst.out &&
 	grep "^1!broker.ping .* time=" downping.out
 '
+# What a broker logs when it drops an event of a local client going up
+# (tests 8 and the last one).
+client_drop_line='the link to the parent is full: .* (local clients may use 2097152 of tbon.sendq-limit 4194304): event flood.raw from a local client dropped'
 # childflood.sh N: on a chain 0-1-2, SIGSTOP rank 0, and a client of
 # rank 2 sends N raw events of 64 KB: rank 2 passes them to rank 1, whose
 # queue to its stopped parent fills.  Rank 1's RSS growth (kB) in
@@ -216,7 +219,7 @@ test_expect_success 'a child flooding events up while the parent is stopped: dro
 	cat craw.out cgrowth.out cstats.out cping.out &&
 	grep "sent 400" craw.out &&
 	if grep "^dropped [1-9]" craw.out; then
-		grep "the link to the parent is full: .* (local clients may use 2097152 of tbon.sendq-limit 4194304): event flood.raw from a local client dropped" cdmesg2.out
+		grep "$client_drop_line" cdmesg2.out
 	else
 		grep "\"upstream-dropped\":[1-9]" cstats.out &&
 		grep "the link to the parent is full: .* (events from here or below may use 3670016 of tbon.sendq-limit 4194304): event flood.raw from this broker or below dropped" cdmesg.out
@@ -344,7 +347,7 @@ FLUX_URI=\$uri1 $FLOOD rawpub \$1 65536 >rself.out || { kill -CONT \$pid0; exit 
 kill -CONT \$pid0
 FLUX_URI=\$uri1 flux dmesg >rselfdmesg.out
 EOF
-# The log line is the one test 8 looks for on rank 2 when, on a loaded
+# client_drop_line is what test 8 looks for on rank 2 when, on a loaded
 # machine, the flood is dropped there: here it always is.
 test_expect_success 'raw events of a local client dropped going up are counted for it in broker.stats-get' '
 	timeout -k 10 120 flux start -s 2 --test-exit-mode=leader \
@@ -353,6 +356,6 @@ test_expect_success 'raw events of a local client dropped going up are counted f
 	cat rself.out &&
 	grep "sent 200" rself.out &&
 	grep "^dropped [1-9][0-9]* of them" rself.out &&
-	grep "the link to the parent is full: .* (local clients may use 2097152 of tbon.sendq-limit 4194304): event flood.raw from a local client dropped" rselfdmesg.out
+	grep "$client_drop_line" rselfdmesg.out
 '
 test_done
