@@ -100,7 +100,8 @@ if [ "${SKIP_ASAN:-}" != 1 ]; then
     # LeakSanitizer is on by default: every process is leak-checked at its
     # exit but the flux command and the tests' and benchmarks' helper
     # programs, which turn it off for themselves (__asan_default_options,
-    # t/noleakcheck.h): it cost a third of the ASAN suite's time.
+    # src/common/libutil/noleakcheck.h): it cost a third of the ASAN
+    # suite's time.
     # ASAN_OPTIONS=detect_leaks=1 would check them too.
     run_suite "ASAN build" "$top/build/ci-asan" \
         --enable-sanitizer=address,undefined || status=1

@@ -24,6 +24,7 @@
 
 #include "builtin.h"
 #include "cmdutil.h"
+#include "libutil/noleakcheck.h"
 
 #ifndef FLUX_CMD_LIBEXECDIR
 #define FLUX_CMD_LIBEXECDIR "/usr/libexec/flux/cmd"
@@ -233,20 +234,6 @@ static int help_command (int argc, char **argv)
     exec_external (argv[2], args);
     return 1;
 }
-
-#ifdef __SANITIZE_ADDRESS__
-/* Built with AddressSanitizer: no leak check at the exit of the flux
- * command.  A test suite runs it thousands of times and LeakSanitizer's
- * scan at each exit costs about 50 ms, more than what the command does;
- * the long-lived processes (broker, modules, job shells) and the unit
- * tests of the libraries are still checked.  ASAN_OPTIONS wins over
- * this. */
-const char *__asan_default_options (void);
-const char *__asan_default_options (void)
-{
-    return "detect_leaks=0";
-}
-#endif
 
 int main (int argc, char **argv)
 {
