@@ -14,6 +14,12 @@
  *   fsync    an overwrite of SIZE bytes then fdatasync() in DIR (what a
  *            durable commit pays at least once), and the same appending.
  *   spawn    fork + exec + wait of /bin/true (under every CLI command).
+ *   fault    the first write to a page: of fresh anonymous memory (a
+ *            minor fault and the page zeroed), and of a page shared
+ *            with the parent after fork (copy on write); and how many
+ *            minor faults one launch of /bin/true takes (fork, exec,
+ *            the loader, exit).  Under every launch, shell and heap
+ *            that grows: a virtual machine can make these costly.
  *
  * Usage: floors [-t SECONDS] [-d DIR] [-s SIZE] [TEST...]
  * (default: all tests, 1 s each, DIR ".", SIZE 28672: the WAL frames of a
@@ -31,6 +37,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -323,21 +331,120 @@ static void test_spawn (void)
     printf ("spawn_true: %.3f ms\n", (t1 - t0) / n * 1e3);
 }
 
+/* ---- fault: first writes to pages ---- */
+
+#define FAULT_PAGES 4096 /* 16 MiB of 4 KiB pages */
+
+static char *fault_map (size_t len)
+{
+    char *p = mmap (NULL, len, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        die ("mmap");
+    /* one fault per 4 KiB page, not one per transparent huge page */
+    (void)madvise (p, len, MADV_NOHUGEPAGE);
+    return p;
+}
+
+/* Write one byte to each page; the seconds it took. */
+static double fault_touch (char *p, size_t pages, size_t pagesize, char v)
+{
+    double t0 = monotime ();
+    for (size_t i = 0; i < pages; i++)
+        ((volatile char *)p)[i * pagesize] = v;
+    return monotime () - t0;
+}
+
+static void test_fault (void)
+{
+    size_t pagesize = (size_t)sysconf (_SC_PAGESIZE);
+    size_t len = FAULT_PAGES * pagesize;
+    double t0 = monotime (), spent = 0;
+    long n = 0, nlaunch = 0;
+    struct rusage ru0, ru1;
+    char *p;
+
+    /* fresh anonymous pages */
+    do {
+        p = fault_map (len);
+        spent += fault_touch (p, FAULT_PAGES, pagesize, 1);
+        if (munmap (p, len) < 0)
+            die ("munmap");
+        n += FAULT_PAGES;
+    } while (monotime () - t0 < seconds / 3);
+    printf ("fault_anon: %.2f us\n", spent / n * 1e6);
+
+    /* copy on write: the parent's pages written by a forked child */
+    p = fault_map (len);
+    (void)fault_touch (p, FAULT_PAGES, pagesize, 1);
+    t0 = monotime ();
+    spent = 0;
+    n = 0;
+    do {
+        int fds[2], status;
+        double t;
+        pid_t pid;
+
+        if (pipe (fds) < 0)
+            die ("pipe");
+        if ((pid = fork ()) < 0)
+            die ("fork");
+        if (pid == 0) {
+            t = fault_touch (p, FAULT_PAGES, pagesize, 2);
+            _exit (write (fds[1], &t, sizeof (t)) == sizeof (t) ? 0 : 1);
+        }
+        (void)close (fds[1]);
+        if (read (fds[0], &t, sizeof (t)) != sizeof (t)
+            || waitpid (pid, &status, 0) < 0 || status != 0) {
+            fprintf (stderr, "floors: the fault child failed\n");
+            exit (1);
+        }
+        (void)close (fds[0]);
+        spent += t;
+        n += FAULT_PAGES;
+    } while (monotime () - t0 < seconds / 3);
+    (void)munmap (p, len);
+    printf ("fault_cow: %.2f us\n", spent / n * 1e6);
+
+    /* the minor faults of one /bin/true launch, from this small process */
+    if (getrusage (RUSAGE_CHILDREN, &ru0) < 0)
+        die ("getrusage");
+    t0 = monotime ();
+    do {
+        char *argv[] = {"/bin/true", NULL};
+        int status;
+        pid_t pid = fork ();
+        if (pid < 0)
+            die ("fork");
+        if (pid == 0) {
+            execv (argv[0], argv);
+            _exit (127);
+        }
+        if (waitpid (pid, &status, 0) < 0 || status != 0) {
+            fprintf (stderr, "floors: /bin/true failed\n");
+            exit (1);
+        }
+        nlaunch++;
+    } while (monotime () - t0 < seconds / 3);
+    if (getrusage (RUSAGE_CHILDREN, &ru1) < 0)
+        die ("getrusage");
+    printf ("spawn_true_faults: %.1f\n",
+            (double)(ru1.ru_minflt - ru0.ru_minflt) / nlaunch);
+}
+
 static const struct {
     const char *name;
     void (*fn) (void);
 } tests[] = {
-    {"handoff", test_handoff},
-    {"zmq", test_zmq},
-    {"fsync", test_fsync},
-    {"spawn", test_spawn},
+    {"handoff", test_handoff}, {"zmq", test_zmq},     {"fsync", test_fsync},
+    {"spawn", test_spawn},     {"fault", test_fault},
 };
 #define NTESTS (sizeof (tests) / sizeof (tests[0]))
 
 static void usage (FILE *f)
 {
     fprintf (f, "Usage: floors [-t SECONDS] [-d DIR] [-s SIZE] [TEST...]\n"
-                "Tests: handoff zmq fsync spawn (default: all)\n");
+                "Tests: handoff zmq fsync spawn fault (default: all)\n");
 }
 
 int main (int argc, char **argv)

@@ -13,3 +13,16 @@ job_cpu_ticks () {
         echo $((b[15] + b[16]))
     fi
 }
+
+# job_minflt PID: the minor page faults of the same processes (the
+# broker's reaped children, the launcher and its reaped children).
+job_minflt () {
+    local l b c
+    read -r -a b < /proc/$1/stat
+    l=$(flux module stats exec-agent | jq ".shells.launcher.pid // 0")
+    if [ "$l" -gt 0 ] && read -r -a c < /proc/$l/stat 2>/dev/null; then
+        echo $((b[10] + c[9] + c[10]))
+    else
+        echo $((b[10]))
+    fi
+}
