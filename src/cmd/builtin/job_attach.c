@@ -468,6 +468,8 @@ out:
 
 static void pty_hold (struct attach *a, const char *data, size_t len)
 {
+    if (len == 0) /* data may be NULL then */
+        return;
     if (len >= PTY_HELD_MAX) {
         data += len - PTY_HELD_MAX;
         len = PTY_HELD_MAX;
