@@ -335,13 +335,15 @@ test_expect_success 'reload job-exec during a job: the job completes with 0' '
 	$T flux run -N4 -n4 true
 '
 # a kvs reload keeps the guest namespaces (the unload's checkpoint); the
-# shells send the commits it refused meanwhile again
+# shells send the commits it refused meanwhile again.  guest.output is
+# created by the leader shell after "start": -W waits for it.
 test_expect_success 'reload kvs during a job: it completes with 0, all its output kept' '
 	rm -f kvsre.go &&
+	test_when_finished "touch kvsre.go" &&
 	id=$(flux submit -N4 -n4 sh -c "echo before; $WAIT_FILE; echo after" \
 		kvsre.go) &&
 	flux job wait-event -t 60 $id start &&
-	flux job wait-event -t 60 -p guest.output $id data >/dev/null &&
+	flux job wait-event -W -t 60 -p guest.output $id data >/dev/null &&
 	flux module reload kvs &&
 	touch kvsre.go &&
 	clean $id &&
