@@ -305,26 +305,33 @@ static void test_fsync (void)
 
 /* ---- spawn: fork + exec + wait ---- */
 
-static void test_spawn (void)
+/* fork, exec /bin/true, wait: exits the program if it does not succeed */
+static void spawn_true (void)
 {
     char *argv[] = {"/bin/true", NULL};
+    int status;
+    pid_t pid = fork ();
+
+    if (pid < 0)
+        die ("fork");
+    if (pid == 0) {
+        execv (argv[0], argv);
+        _exit (127);
+    }
+    if (waitpid (pid, &status, 0) < 0 || !WIFEXITED (status)
+        || WEXITSTATUS (status) != 0) {
+        fprintf (stderr, "floors: /bin/true failed\n");
+        exit (1);
+    }
+}
+
+static void test_spawn (void)
+{
     double t0 = monotime (), t1 = t0;
     long n = 0;
 
     while (t1 - t0 < seconds) {
-        int status;
-        pid_t pid = fork ();
-        if (pid < 0)
-            die ("fork");
-        if (pid == 0) {
-            execv (argv[0], argv);
-            _exit (127);
-        }
-        if (waitpid (pid, &status, 0) < 0 || !WIFEXITED (status)
-            || WEXITSTATUS (status) != 0) {
-            fprintf (stderr, "floors: /bin/true failed\n");
-            exit (1);
-        }
+        spawn_true ();
         n++;
         t1 = monotime ();
     }
@@ -411,19 +418,7 @@ static void test_fault (void)
         die ("getrusage");
     t0 = monotime ();
     do {
-        char *argv[] = {"/bin/true", NULL};
-        int status;
-        pid_t pid = fork ();
-        if (pid < 0)
-            die ("fork");
-        if (pid == 0) {
-            execv (argv[0], argv);
-            _exit (127);
-        }
-        if (waitpid (pid, &status, 0) < 0 || status != 0) {
-            fprintf (stderr, "floors: /bin/true failed\n");
-            exit (1);
-        }
+        spawn_true ();
         nlaunch++;
     } while (monotime () - t0 < seconds / 3);
     if (getrusage (RUSAGE_CHILDREN, &ru1) < 0)
