@@ -8,6 +8,8 @@
  *   -f FLAGS     lookup flags, a number (default: 4, WATCH)
  *   -r RANK      send the requests to RANK (default: any, i.e. local)
  *   -c COUNT     cancel each watch after COUNT values (kvs-watch.cancel)
+ *   -L LINES     print values as they are, and cancel each watch after
+ *                LINES newlines (appends may come folded together)
  *   -u USERID    preset the requests' userid
  *   -R ROLEMASK  preset the requests' rolemask
  *   -S           never mark requests streaming
@@ -32,12 +34,14 @@ struct watch {
     const char *key;
     flux_future_t *f;
     int count;
+    int lines;
     bool canceled;
 };
 
 static flux_t *h;
 static uint32_t nodeid = FLUX_NODEID_ANY;
 static int maxcount = 0;
+static int maxlines = 0;
 static bool label, print_enodata;
 static double timeout = -1.;
 static int failures;
@@ -76,7 +80,15 @@ static void print_val (struct watch *w, const flux_msg_t *msg)
         return;
     }
     if (treeobj_is_val (val) && treeobj_decode_val (val, &data, &len) == 0) {
-        print_line (w, data, len);
+        if (maxlines > 0) {
+            fwrite (data, 1, len, stdout);
+            fflush (stdout);
+            for (size_t i = 0; i < len; i++)
+                if (((char *)data)[i] == '\n')
+                    w->lines++;
+        }
+        else
+            print_line (w, data, len);
         free (data);
     }
     else {
@@ -121,16 +133,19 @@ static void watch_cb (flux_future_t *f, void *arg)
         w->f = NULL;
         return;
     }
-    if (maxcount > 0 && w->count == maxcount && !w->canceled)
+    if (((maxcount > 0 && w->count == maxcount)
+         || (maxlines > 0 && w->lines >= maxlines))
+        && !w->canceled)
         cancel (w);
     flux_future_reset (f);
 }
 
 static void usage (void)
 {
-    fprintf (stderr, "Usage: kvswatch [-n NS] [-f FLAGS] [-r RANK] [-c N] "
-                     "[-u UID] [-R ROLES] [-S] [-l] [-e] [-t SEC] "
-                     "KEY...\n");
+    fprintf (stderr,
+             "Usage: kvswatch [-n NS] [-f FLAGS] [-r RANK] [-c N] [-L N] "
+             "[-u UID] [-R ROLES] [-S] [-l] [-e] [-t SEC] "
+             "KEY...\n");
     exit (1);
 }
 
@@ -142,7 +157,7 @@ int main (int argc, char **argv)
     bool nostream = false;
     struct watch *w;
 
-    while ((c = getopt (argc, argv, "n:f:r:c:u:R:Slet:")) != -1) {
+    while ((c = getopt (argc, argv, "n:f:r:c:L:u:R:Slet:")) != -1) {
         switch (c) {
             case 'n':
                 ns = optarg;
@@ -155,6 +170,9 @@ int main (int argc, char **argv)
                 break;
             case 'c':
                 maxcount = atoi (optarg);
+                break;
+            case 'L':
+                maxlines = atoi (optarg);
                 break;
             case 'u':
                 cred.userid = strtoul (optarg, NULL, 0);

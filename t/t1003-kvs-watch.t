@@ -253,7 +253,7 @@ test_expect_success 'an APPEND watch of a directory fails with EISDIR' '
 '
 test_expect_success '1000 appends watched on rank 2: each seen once, in order' '
 	no_watchers &&
-	{ $KW -r 2 -f $(($WATCH|$APPEND|$WAITCREATE)) -c 1000 -t 30 \
+	{ $KW -r 2 -f $(($WATCH|$APPEND|$WAITCREATE)) -L 1000 -t 30 \
 		test.big >big.out & } &&
 	pid=$! &&
 	wait_watchers 2 1 &&
@@ -262,10 +262,10 @@ test_expect_success '1000 appends watched on rank 2: each seen once, in order' '
 	seq 1000 >big.exp &&
 	test_cmp big.exp big.out
 '
-test_expect_success 'the APPEND watch loaded each blob once (stats)' '
+test_expect_success 'the APPEND watch loaded at most a blob per append (stats)' '
 	loads=$(kwstat 2 .loads) &&
 	echo "content loads on rank 2: $loads" &&
-	test $loads -ge 999 && test $loads -le 1000
+	test $loads -ge 1 && test $loads -le 1000
 '
 test_expect_success 'eventlog get --watch and wait-event follow an eventlog' '
 	no_watchers &&

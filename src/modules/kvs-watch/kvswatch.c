@@ -512,12 +512,28 @@ static void load_continuation (flux_future_t *f, void *arg)
             watcher_end (kw, w, errno, errbuf, false);
             return;
         }
-        if (!(val = treeobj_create_val (buf, len))) {
-            watcher_end (kw, w, ENOMEM, NULL, false);
-            return;
+        if (w->at) { /* APPEND: part of it may have been sent already */
+            size_t skip;
+            if (appendtrack_loaded (w->at, buf, len, &skip) < 0) {
+                char errbuf[128];
+                snprintf (errbuf, sizeof (errbuf),
+                          "%s: value was not appended to", w->key);
+                watcher_end (kw, w, errno, errbuf, false);
+                return;
+            }
+            if (skip > 0) {
+                buf = (const char *)buf + skip;
+                len -= skip;
+            }
         }
-        respond_val (kw, w, val);
-        json_decref (val);
+        if (len > 0 || !w->at) {
+            if (!(val = treeobj_create_val (buf, len))) {
+                watcher_end (kw, w, ENOMEM, NULL, false);
+                return;
+            }
+            respond_val (kw, w, val);
+            json_decref (val);
+        }
         flux_future_destroy (lf);
         w->loads[slot] = NULL;
         w->load_done++;

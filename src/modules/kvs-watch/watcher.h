@@ -41,7 +41,7 @@ enum {
 enum watcher_mode {
     MODE_ONCE,   /* WAITCREATE alone: one value */
     MODE_WATCH,  /* WATCH: a value per change (UNIQ, FULL) */
-    MODE_APPEND, /* WATCH|WATCH_APPEND: a response per appended blob */
+    MODE_APPEND, /* WATCH|WATCH_APPEND: the appended bytes, per blob */
     MODE_STREAM, /* STREAM: the blobs of the value, then ENODATA */
 };
 

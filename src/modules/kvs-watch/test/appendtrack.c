@@ -73,6 +73,25 @@ static int update (appendtrack_t *at, json_t *dirent, json_t **direct,
     return rc;
 }
 
+/* Feed the loaded blobs holding each string in v (NULL-terminated); the
+ * bytes to send of each, concatenated, in out (static).  NULL with errno
+ * on the first failure. */
+static const char *load (appendtrack_t *at, const char **v)
+{
+    static char out[256];
+    size_t n = 0;
+
+    out[0] = '\0';
+    for (int i = 0; v[i]; i++) {
+        size_t skip;
+        size_t len = strlen (v[i]);
+        if (appendtrack_loaded (at, v[i], len, &skip) < 0)
+            return NULL;
+        n += snprintf (out + n, sizeof (out) - n, "%s", v[i] + skip);
+    }
+    return out;
+}
+
 int main (int argc, char **argv)
 {
     appendtrack_t *at;
@@ -98,12 +117,14 @@ int main (int argc, char **argv)
         "val became a valref starting with its bytes");
     ok (refs_are (refs, (const char *[]){"d", NULL}),
         "only the appended blob is to load");
+    is (load (at, (const char *[]){"d", NULL}), "d", "and all of it is sent");
     json_decref (refs);
     ok (update (at, valref_of ((const char *[]){"abc", "d", "e", "f", NULL}),
                 &direct, &refs)
                 == 0
             && refs_are (refs, (const char *[]){"e", "f", NULL}),
         "two more appends: two new blobs, in order");
+    is (load (at, (const char *[]){"e", "f", NULL}), "ef", "both sent");
     json_decref (refs);
     ok (appendtrack_count (at) == 4, "count is 4 pieces");
     ok (update (at, valref_of ((const char *[]){"abc", "d", "e", "f", NULL}),
@@ -119,13 +140,6 @@ int main (int argc, char **argv)
             && errno == EINVAL,
         "a shorter valref (truncated) fails with EINVAL");
     errno = 0;
-    ok (update (at,
-                valref_of ((const char *[]){"abc", "d", "e", "X", "g", NULL}),
-                &direct, &refs)
-                < 0
-            && errno == EINVAL,
-        "a valref whose last sent blob changed fails with EINVAL");
-    errno = 0;
     ok (update (at, val_of ("abcdefg"), &direct, &refs) < 0 && errno == EINVAL,
         "a val after a valref (overwrite) fails with EINVAL");
     ok (update (at,
@@ -135,6 +149,17 @@ int main (int argc, char **argv)
             && refs_are (refs, (const char *[]){"g", NULL}),
         "failures left the state alone: the next append is still seen");
     json_decref (refs);
+    errno = 0;
+    ok (update (at,
+                valref_of ((const char *[]){"abc", "d", "e", "f", "g", NULL}),
+                &direct, &refs)
+                < 0
+            && errno == EINVAL,
+        "an update before the last one's blobs are loaded fails with EINVAL");
+    is (load (at, (const char *[]){"g", NULL}), "g", "g is sent");
+    errno = 0;
+    ok (load (at, (const char *[]){"h", NULL}) == NULL && errno == EINVAL,
+        "a blob that no update asked for fails with EINVAL");
     errno = 0;
     ok (update (at, treeobj_create_dir (), &direct, &refs) < 0
             && errno == EISDIR,
@@ -165,13 +190,82 @@ int main (int argc, char **argv)
             && direct == NULL
             && refs_are (refs, (const char *[]){"x", "y", NULL}),
         "first value a valref: every blob is to load");
+    is (load (at, (const char *[]){"x", "y", NULL}), "xy", "both sent");
     json_decref (refs);
     ok (update (at, valref_of ((const char *[]){"x", "y", "z", NULL}), &direct,
                 &refs)
                 == 0
             && refs_are (refs, (const char *[]){"z", NULL}),
         "then only the new one");
+    is (load (at, (const char *[]){"z", NULL}), "z", "z sent");
     json_decref (refs);
+    errno = 0;
+    ok (update (at, valref_of ((const char *[]){"x", "y", "X", "w", NULL}),
+                &direct, &refs)
+                == 0
+            && refs_are (refs, (const char *[]){"X", "w", NULL}),
+        "a sent blob replaced: it and the rest are to load");
+    json_decref (refs);
+    errno = 0;
+    ok (load (at, (const char *[]){"X", NULL}) == NULL && errno == EINVAL,
+        "one not starting with the replaced blob's bytes fails with EINVAL");
+    appendtrack_destroy (at);
+
+    /* blobs folded by the kvs: the bytes sent are skipped, checked */
+    at = appendtrack_create ();
+    ok (update (at, valref_of ((const char *[]){"a", "b", "c", NULL}), &direct,
+                &refs)
+            == 0,
+        "a valref of 3 blobs");
+    is (load (at, (const char *[]){"a", "b", "c", NULL}), "abc", "sent");
+    json_decref (refs);
+    ok (update (at, valref_of ((const char *[]){"a", "bcd", NULL}), &direct,
+                &refs)
+                == 0
+            && refs_are (refs, (const char *[]){"bcd", NULL}),
+        "b and c folded with the new d: that blob is to load");
+    json_decref (refs);
+    is (load (at, (const char *[]){"bcd", NULL}), "d", "only d is sent");
+    ok (update (at, valref_of ((const char *[]){"a", "bcd", "e", NULL}),
+                &direct, &refs)
+                == 0
+            && refs_are (refs, (const char *[]){"e", NULL}),
+        "then a plain append");
+    json_decref (refs);
+    is (load (at, (const char *[]){"e", NULL}), "e", "e is sent");
+    ok (update (at, valref_of ((const char *[]){"a", "bcdefg", "h", NULL}),
+                &direct, &refs)
+                == 0
+            && refs_are (refs, (const char *[]){"bcdefg", "h", NULL}),
+        "two folds and appends between two looks");
+    json_decref (refs);
+    is (load (at, (const char *[]){"bcdefg", "h", NULL}), "fgh",
+        "what was new in each is sent");
+    ok (appendtrack_count (at) == 7, "count is 7 pieces");
+    ok (update (at, valref_of ((const char *[]){"a", "bcdefgh", "i", NULL}),
+                &direct, &refs)
+            == 0,
+        "another fold");
+    json_decref (refs);
+    errno = 0;
+    ok (load (at, (const char *[]){"bcdXfgh", NULL}) == NULL && errno == EINVAL,
+        "a blob not holding the bytes sent fails with EINVAL");
+    appendtrack_destroy (at);
+    at = appendtrack_create ();
+    ok (update (at, valref_of ((const char *[]){"a", "bcdefg", NULL}), &direct,
+                &refs)
+            == 0,
+        "a valref of 2 blobs");
+    json_decref (refs);
+    is (load (at, (const char *[]){"a", "bcdefg", NULL}), "abcdefg", "sent");
+    ok (update (at, valref_of ((const char *[]){"a", "bcd", NULL}), &direct,
+                &refs)
+            == 0,
+        "its last blob replaced by a shorter one");
+    json_decref (refs);
+    errno = 0;
+    ok (load (at, (const char *[]){"bcd", NULL}) == NULL && errno == EINVAL,
+        "which fails with EINVAL when loaded (truncated)");
     appendtrack_destroy (at);
 
     /* a val that was overwritten, or that grew as a val */
@@ -199,6 +293,7 @@ int main (int argc, char **argv)
                 == 0
             && refs_are (refs, (const char *[]){"f", NULL}),
         "a valref starting with it is fine");
+    is (load (at, (const char *[]){"f", NULL}), "f", "f is sent");
     json_decref (refs);
     appendtrack_destroy (at);
 

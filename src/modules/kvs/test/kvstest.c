@@ -18,7 +18,7 @@
  *   wait SEQ            kvs.wait-version
  *   loop N PREFIX       N commits of {PREFIX.k<i> = i, append PREFIX.log
  *                       "i\n"}, printing i once each is acknowledged
- *   appends N KEY       N commits, the i-th appending "i" (1..N) to KEY
+ *   appends N KEY       N commits, the i-th appending "i\n" (1..N) to KEY
  *   verify N PREFIX     checks that PREFIX.k0..k<N-1> exist and that
  *                       PREFIX.log starts with 0..N-1 with no gap after
  *   rpc TOPIC [JSON]    any request; prints the response payload
@@ -210,7 +210,7 @@ static int cmd_appends (int n, const char *key)
     char val[32];
 
     for (int i = 1; i <= n; i++) {
-        snprintf (val, sizeof (val), "%d", i);
+        snprintf (val, sizeof (val), "%d\n", i);
         (void)commit (
             json_pack ("[o]", op (key, FLUX_KVS_APPEND,
                                   treeobj_create_val (val, strlen (val)))),
