@@ -267,6 +267,34 @@ test_expect_success 'the APPEND watch loaded at most a blob per append (stats)' 
 	echo "content loads on rank 2: $loads" &&
 	test $loads -ge 1 && test $loads -le 1000
 '
+# the kvs folds the blobs of a long valref (apply.c): 16 + log2 (bytes)
+test_expect_success 'after 1000 appends the valref holds at most 30 blobs' '
+	flux kvs get --treeobj test.big >bigref.json &&
+	n=$(jq ".data | length" bigref.json) &&
+	echo "$n blobs" &&
+	test $n -gt 16 && test $n -le 30 &&
+	flux kvs get --raw test.big >bigget.out &&
+	test_cmp big.exp bigget.out
+'
+test_expect_success 'a new APPEND watch of the folded value reads it all' '
+	no_watchers &&
+	$KW -r 3 -f $(($WATCH|$APPEND)) -L 1000 -t 30 test.big >big2.out &&
+	test_cmp big.exp big2.out
+'
+test_expect_success 'an eventlog of 300 entries, followed as it grows' '
+	no_watchers &&
+	{ flux kvs eventlog get --watch --waitcreate \
+		--count=300 test.ev300 >ev300.out & } &&
+	pid=$! &&
+	wait_watchers 0 1 &&
+	for i in $(seq 300); do
+		flux kvs eventlog append test.ev300 e$i || return 1
+	done &&
+	wait $pid &&
+	awk "{print \$2}" ev300.out >ev300.names &&
+	seq 300 | sed "s/^/e/" >ev300.exp &&
+	test_cmp ev300.exp ev300.names
+'
 test_expect_success 'eventlog get --watch and wait-event follow an eventlog' '
 	no_watchers &&
 	flux kvs eventlog append test.ev submit &&

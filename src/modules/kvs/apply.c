@@ -777,16 +777,99 @@ static json_t *subdir_for_write (struct apply *a, json_t *dir, const char *name,
     return sub;
 }
 
+/* Appends.  A valref gains one blobref per append, and the directory
+ * holding it is rewritten with each commit, so n appends to one key
+ * would store O(n^2) bytes of directories (48 bytes a ref).  The first
+ * APPEND_KEEP blobs of a value stay apart: a short eventlog is never
+ * copied.  Past them the blobs are folded like a binary counter: while
+ * the one before the last is at most twice as big as the last, the two
+ * become one blob of their bytes, so that each byte is copied O(log n)
+ * times and the refs stay O(log n).  But copying is worth it only while
+ * it costs less than the refs it saves: a tail of t refs costs 48 t
+ * bytes a commit, and two blobs are folded only if they hold at most
+ * APPEND_RENT t bytes, what the tail's refs cost in 100 commits.  Big
+ * appends are then rarely copied, small ones always folded.  Readers see
+ * the same bytes: a valref's value is the concatenation of its blobs
+ * (RFC 11).
+ */
+#define APPEND_KEEP 16
+#define APPEND_RENT (100 * 48)
+
+/* The bytes of the value blob ref: stored by this batch, or cached.
+ * -1 with errno EAGAIN if neither (a->missing names it). */
+static int value_bytes (struct apply *a, const char *ref, const void **data,
+                        size_t *len)
+{
+    intptr_t i = (intptr_t)dict_lookup (a->blobidx, ref);
+
+    if (i > 0) {
+        *data = a->blobs[i - 1].data;
+        *len = a->blobs[i - 1].len;
+        return 0;
+    }
+    if (cache_get_raw (a->cache, ref, data, len) == 0)
+        return 0;
+    note_missing (a, ref);
+    errno = EAGAIN;
+    return -1;
+}
+
+/* Fold the last blobs of valref (owned) as the comment above says. */
+static int fold_appends (struct apply *a, json_t *valref)
+{
+    json_t *refs = treeobj_get_data (valref);
+    size_t n;
+
+    while ((n = json_array_size (refs)) > APPEND_KEEP + 1) {
+        const char *pref = json_string_value (json_array_get (refs, n - 2));
+        const char *lref = json_string_value (json_array_get (refs, n - 1));
+        char ref[BLOBREF_MAX_STRING_SIZE];
+        const void *p, *l;
+        size_t plen, llen;
+        char *buf;
+
+        if (!pref || !lref) {
+            errno = ENOTRECOVERABLE;
+            return -1;
+        }
+        if (value_bytes (a, pref, &p, &plen) < 0
+            || value_bytes (a, lref, &l, &llen) < 0)
+            return -1;
+        if (plen / 2 > llen || plen + llen > APPEND_RENT * (n - APPEND_KEEP))
+            break;
+        if (!(buf = malloc (plen + llen + 1))) /* +1: never malloc (0) */
+            return -1;
+        memcpy (buf, p, plen);
+        memcpy (buf + plen, l, llen);
+        if (add_blob (a, take_bytes (buf, plen + llen), false, ref,
+                      sizeof (ref))
+            < 0)
+            return -1;
+        if (json_array_remove (refs, n - 1) < 0
+            || json_array_set_new (refs, n - 2, json_string (ref)) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int append_entry (struct apply *a, json_t *dir, const char *name,
                          json_t *dirent)
 {
     json_t *old;
     char ref[BLOBREF_MAX_STRING_SIZE];
     json_t *nobj = NULL;
+    json_t *data;
     int rc;
 
     if (get_entry (a, dir, name, &old) < 0)
         return -1;
+    if (old && (data = treeobj_get_data (dirent))
+        && json_string_length (data) == 0) {
+        if (treeobj_is_val (old) || treeobj_is_valref (old))
+            return 0; /* nothing appended: the value is unchanged */
+    }
     if (!old)
         nobj = store_large (a, dirent);
     else if (treeobj_is_val (old)) {
@@ -801,7 +884,8 @@ static int append_entry (struct apply *a, json_t *dir, const char *name,
     else if (treeobj_is_valref (old)) {
         if (!(nobj = treeobj_deep_copy (old))
             || val_to_blob (a, dirent, ref, sizeof (ref)) < 0
-            || treeobj_append_blobref (nobj, ref) < 0) {
+            || treeobj_append_blobref (nobj, ref) < 0
+            || fold_appends (a, nobj) < 0) {
             json_decref (nobj);
             return -1;
         }

@@ -17,7 +17,9 @@
  *  - unlink (NULL dirent): removes the key; a missing key, or a path
  *    through a missing directory or a value, is not an error.
  *  - append (a val): to a missing key, a put; to a val or valref, the key
- *    becomes a valref of the old blob(s) plus a blob of the new data.
+ *    becomes a valref of the old blob(s) plus a blob of the new data,
+ *    and past the first 16 blobs the last ones may be folded into one
+ *    (apply.c says when); an empty append to a value changes nothing.
  *    EISDIR on a directory, EOPNOTSUPP on a symlink.
  *  - a path through a value: ENOTDIR.  A symlink in the middle of a path
  *    is followed (its target is a full key in this namespace; another

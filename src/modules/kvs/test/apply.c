@@ -303,6 +303,143 @@ static void test_append (void)
     apply_destroy (a);
 }
 
+/* Store a batch's blobs; add the bytes of its value blobs to *vbytes and
+ * keep the largest dir blob in *maxdir. */
+static void store_quiet (struct apply *a, char *root, size_t size,
+                         size_t *vbytes, size_t *maxdir)
+{
+    if (apply_finalize (a, root, size) < 0)
+        BAIL_OUT ("apply_finalize: %s", strerror (errno));
+    for (int i = 0; i < apply_blob_count (a); i++) {
+        const struct apply_blob *b = apply_blob (a, i);
+        (void)fakestore_put (fs, b->data, b->len);
+        if (!b->dir)
+            *vbytes += b->len;
+        else if (b->len > *maxdir)
+            *maxdir = b->len;
+    }
+}
+
+/* Appends past the first 16 blobs are folded: the valref stays short,
+ * the first 16 blobs are kept as they were, the value is unchanged, and
+ * what n appends store grows as n log n, not n^2. */
+static void test_append_fold (void)
+{
+    const int n = 1000;
+    char r[BLOBREF_MAX_STRING_SIZE];
+    char first[BLOBREF_MAX_STRING_SIZE];
+    char *expect = calloc (1, n * 16 + 1);
+    size_t vbytes = 0, maxdir = 0, len = 0;
+    int maxcount = 0, errs = 0;
+    struct apply *a;
+    struct txn *t;
+    json_t *v;
+
+    if (!expect)
+        BAIL_OUT ("out of memory");
+    snprintf (r, sizeof (r), "%s", root0);
+    for (int i = 0; i < n; i++) {
+        char line[32];
+        snprintf (line, sizeof (line), "line %04d\n", i);
+        len += snprintf (expect + len, 32, "%s", line);
+        a = apply_create (cache, "primary", r, "sha1", 4);
+        t = mktxn (append ("f.log", line), NULL);
+        if (apply_one (a, t, NULL) != 0)
+            errs++;
+        store_quiet (a, r, sizeof (r), &vbytes, &maxdir);
+        txn_destroy (t);
+        apply_destroy (a);
+        if (i % 50 == 49 || i < 40) {
+            v = treeobj_at (r, "f.log");
+            if (!v || !treeobj_is_valref (v))
+                errs++;
+            else if (treeobj_get_count (v) > maxcount)
+                maxcount = treeobj_get_count (v);
+            json_decref (v);
+        }
+    }
+    ok (errs == 0, "%d appends, each its own batch, from a cold cache", n);
+    ok (has (r, "f.log", expect), "the value is every line, in order");
+    v = treeobj_at (r, "f.log");
+    blobref_hash ("sha1", "line 0000\n", 10, first, sizeof (first));
+    ok (v && treeobj_get_blobref (v, 0)
+            && !strcmp (treeobj_get_blobref (v, 0), first)
+            && treeobj_get_count (v) > 16,
+        "the first blob is the first append's, still");
+    diag ("%zu bytes in %d blobs (at most %d seen); value blobs stored: "
+          "%zu bytes; largest dir %zu bytes",
+          len, v ? treeobj_get_count (v) : -1, maxcount, vbytes, maxdir);
+    /* 16 kept + 1 + log2 (10000 / 10) */
+    ok (maxcount <= 16 + 1 + 10, "the valref never held more than 27 refs");
+    ok (vbytes <= len * 12, "the value's bytes were copied at most 12 times");
+    ok (maxdir < 2000, "no directory blob grew past 2000 bytes");
+    json_decref (v);
+
+    /* an empty append changes nothing */
+    a = apply_create (cache, "primary", r, "sha1", 4);
+    t = mktxn (append ("f.log", ""), NULL);
+    {
+        char r2[BLOBREF_MAX_STRING_SIZE];
+        ok (apply_one (a, t, NULL) == 0, "an empty append is applied");
+        store_quiet (a, r2, sizeof (r2), &vbytes, &maxdir);
+        ok (!strcmp (r2, r), "and leaves the root as it was");
+    }
+    txn_destroy (t);
+    apply_destroy (a);
+
+    /* many appends in one batch fold through the batch's own blobs, and a
+     * failing commit after them takes its fold back */
+    a = apply_create (cache, "primary", root0, "sha1", 4);
+    len = 0;
+    errs = 0;
+    for (int i = 0; i < 200; i++) {
+        char line[32];
+        snprintf (line, sizeof (line), "x%d,", i);
+        len += snprintf (expect + len, 32, "%s", line);
+        t = mktxn (append ("g", line), NULL);
+        if (apply_one (a, t, NULL) != 0)
+            errs++;
+        txn_destroy (t);
+    }
+    t = mktxn (append ("g", "lost"), append ("g.sub", "x"), NULL);
+    ok (errs == 0 && apply_one (a, t, NULL) == ENOTDIR,
+        "200 appends in one batch, then a commit that fails");
+    txn_destroy (t);
+    store_quiet (a, r, sizeof (r), &vbytes, &maxdir);
+    ok (has (r, "g", expect), "the batch's value is its 200 appends");
+    v = treeobj_at (r, "g");
+    ok (v && treeobj_get_count (v) > 16 && treeobj_get_count (v) <= 16 + 1 + 9,
+        "in at most 26 blobs");
+    json_decref (v);
+    apply_destroy (a);
+
+    /* big appends are not copied: 30 of 64 KiB stay 30 blobs */
+    a = apply_create (cache, "primary", root0, "sha1", 4);
+    errs = 0;
+    vbytes = 0;
+    for (int i = 0; i < 30; i++) {
+        char *big = malloc (65536 + 1);
+        if (!big)
+            BAIL_OUT ("out of memory");
+        memset (big, 'a' + i % 26, 65536);
+        big[65536] = '\0';
+        big[0] = 'A' + i; /* each different */
+        t = mktxn (append ("big", big), NULL);
+        if (apply_one (a, t, NULL) != 0)
+            errs++;
+        txn_destroy (t);
+        free (big);
+    }
+    store_quiet (a, r, sizeof (r), &vbytes, &maxdir);
+    v = treeobj_at (r, "big");
+    ok (errs == 0 && v && treeobj_get_count (v) == 30,
+        "30 appends of 64 KiB are 30 blobs");
+    ok (vbytes == 30 * 65536, "none was copied");
+    json_decref (v);
+    apply_destroy (a);
+    free (expect);
+}
+
 static void test_symlinks (void)
 {
     struct apply *a = apply_create (cache, "primary", root3, "sha1", 256);
@@ -792,6 +929,7 @@ int main (void)
     test_merge ();
     test_failing_commit ();
     test_append ();
+    test_append_fold ();
     test_symlinks ();
     test_large_and_inline ();
     test_missing ();
