@@ -281,19 +281,22 @@ test_expect_success 'a new APPEND watch of the folded value reads it all' '
 	$KW -r 3 -f $(($WATCH|$APPEND)) -L 1000 -t 30 test.big >big2.out &&
 	test_cmp big.exp big2.out
 '
-test_expect_success 'an eventlog of 300 entries, followed as it grows' '
+test_expect_success 'an eventlog of 40 entries, folded as it grows, followed' '
 	no_watchers &&
 	{ flux kvs eventlog get --watch --waitcreate \
-		--count=300 test.ev300 >ev300.out & } &&
+		--count=40 test.ev40 >ev40.out & } &&
 	pid=$! &&
 	wait_watchers 0 1 &&
-	for i in $(seq 300); do
-		flux kvs eventlog append test.ev300 e$i || return 1
+	for i in $(seq 40); do
+		flux kvs eventlog append test.ev40 e$i || return 1
 	done &&
 	wait $pid &&
-	awk "{print \$2}" ev300.out >ev300.names &&
-	seq 300 | sed "s/^/e/" >ev300.exp &&
-	test_cmp ev300.exp ev300.names
+	awk "{print \$2}" ev40.out >ev40.names &&
+	seq 40 | sed "s/^/e/" >ev40.exp &&
+	test_cmp ev40.exp ev40.names &&
+	n=$(flux kvs get --treeobj test.ev40 | jq ".data | length") &&
+	echo "40 entries in $n blobs" &&
+	test $n -lt 25
 '
 test_expect_success 'eventlog get --watch and wait-event follow an eventlog' '
 	no_watchers &&
