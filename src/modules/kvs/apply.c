@@ -837,7 +837,7 @@ static int fold_appends (struct apply *a, json_t *valref)
             return -1;
         if (plen / 2 > llen || plen + llen > APPEND_RENT * (n - APPEND_KEEP))
             break;
-        if (!(buf = malloc (plen + llen + 1))) /* +1: never malloc (0) */
+        if (!(buf = malloc (plen + llen + 1))) /* + 1: blob_create_take */
             return -1;
         memcpy (buf, p, plen);
         memcpy (buf + plen, l, llen);
