@@ -267,6 +267,19 @@ test_expect_success 'bad output buffering options fail the job with a reason' '
 	! $T flux run -o output.batch-timeout=100 true 2>bt.err &&
 	grep "output.batch-timeout must be a duration" bt.err
 '
+test_expect_success 'output of 60 commits (folded by the kvs) reaches run and attach whole' '
+	$T flux run -o output.batch-timeout=0.01 sh -c \
+		"for i in \$(seq 60); do echo line\$i; sleep 0.03; done" >many.out &&
+	seq 60 | sed "s/^/line/" >many.exp &&
+	test_cmp many.exp many.out &&
+	id=$(flux job last) &&
+	$T flux job attach $id >many2.out &&
+	test_cmp many.exp many2.out &&
+	key=$(flux job id --to=kvs $id).guest.output &&
+	n=$(flux kvs get --treeobj $key | jq ".data | length") &&
+	echo "the output eventlog is in $n blobs" &&
+	test $n -gt 16 && test $n -lt 40
+'
 test_expect_success '--begin-time=+2s: the job waits in DEPEND, then runs' '
 	t0=$(date +%s.%N) &&
 	id=$(flux submit --begin-time=+2s true) &&
