@@ -129,14 +129,8 @@ static int valref_update (appendtrack_t *at, const json_t *dirent,
     int k = 0, ncheck = 0;
     json_t *a = NULL;
 
-    for (int i = 0; i < n; i++) {
-        const char *ref = treeobj_get_blobref (dirent, i);
-        if (!ref || strlen (ref) >= sizeof (first.ref)) {
-            errno = EINVAL;
-            return -1;
-        }
-    }
-    if (n < 1 || at->next < at->np) {
+    /* dirent passed treeobj_validate(): n >= 1 well-formed blobrefs */
+    if (at->next < at->np) {
         errno = EINVAL;
         return -1;
     }
