@@ -12,7 +12,8 @@
 #                input, the privsep message (src/imp/fuzz)
 #
 # Usage: scripts/fuzz.sh [SECONDS] [BUILDDIR]
-#   SECONDS   total fuzzing time, split among the targets (default 60)
+#   SECONDS   fuzzing time, a quarter per target (default 60); the
+#             targets run as many at once as there are CPUs
 #   BUILDDIR  where the targets are built (default ${TMPDIR:-/tmp}/flux-c-fuzz)
 #
 # Exits non-zero if a build fails or a fuzzer finds a crash, a leak,
@@ -33,10 +34,28 @@ mkdir -p "$builddir"
 builddir=$(cd "$builddir" && pwd)
 
 cd "$top"
+ncpu=$(nproc 2>/dev/null || echo 1)
+
+# The targets build at once, each clang in the background (spawn); then
+# built waits for them all and fails if one did.
+pids=""
+spawn() {
+    "$@" &
+    pids="$pids $!"
+}
+built() {
+    ok=1
+    for pid in $pids; do
+        wait "$pid" || ok=0
+    done
+    pids=""
+    [ "$ok" -eq 1 ] || { echo "fuzz.sh: a target did not build" >&2; exit 1; }
+}
+
 # UBSAN findings must abort to count as crashes, hence no recovery.
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
     -Wall -Wextra -Werror -Wno-unused-parameter"
-clang $cflags \
+spawn clang $cflags \
     -I src/common $(pkg-config --cflags jansson) \
     src/common/libflux/fuzz/msg_fuzz.c src/common/libflux/message*.c \
     src/common/libflux/json*.c \
@@ -46,7 +65,7 @@ clang $cflags \
 # and libidset.  There is no configure step: an empty config.h stands in
 # for the generated one (_GNU_SOURCE is what sources need from it).
 : >"$builddir/config.h"
-clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
+spawn clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -I "$builddir" -I src/common -I src -I src/broker \
     $(pkg-config --cflags jansson libuv libzmq) \
     src/broker/fuzz/router_fuzz.c \
@@ -56,7 +75,7 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     src/common/libutil/fsd.c src/common/libutil/fluid.c src/common/libjob/job.c \
     $(pkg-config --libs jansson libuv libzmq) -ldl -lpthread -lm \
     -o "$builddir/router_fuzz"
-clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
+spawn clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
     -I src/common $(pkg-config --cflags jansson) \
     src/broker/fuzz/mkcorpus.c src/common/libflux/message*.c \
     src/common/libflux/json*.c \
@@ -67,7 +86,7 @@ clang -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
 # configure finds; the fuzz build asks the linker the same way.
 yaml_soname=$(readelf -d "$(pkg-config --variable=libdir yaml-0.1)/libyaml.so" \
     2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
+spawn clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -DYAML_SONAME="\"${yaml_soname:-libyaml-0.so.2}\"" \
     -DMUNGE_SONAME="\"libmunge.so.2\"" \
     -I "$builddir" -I src/common \
@@ -86,27 +105,43 @@ clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -o "$builddir/parse_fuzz"
 
 # flux-imp's parsers, with libcontent's SHA-256 (no libflux, as flux-imp)
-clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
+spawn clang $cflags -Wno-missing-field-initializers -D_GNU_SOURCE \
     -I src/imp -I src/common/libcontent \
     $(pkg-config --cflags jansson yaml-0.1 munge) \
     src/imp/fuzz/imp_fuzz.c src/imp/imperr.c src/imp/b64.c src/imp/sign.c \
     src/imp/conf.c src/imp/input.c src/common/libcontent/sha256.c \
     $(pkg-config --libs jansson yaml-0.1 munge) -o "$builddir/imp_fuzz"
+built
 
-# run TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds (with
-# TMPDIR there too: router_fuzz makes its socket directory in it)
-run() {
+# start TARGET SECONDS: fuzz a scratch copy of $work/TARGET.seeds in the
+# background (with TMPDIR there too: router_fuzz makes its socket
+# directory in it), its output to $work/TARGET.out
+running=""
+start() {
     mkdir "$work/$1" "$work/$1.artifacts"
     cp "$work/$1.seeds"/* "$work/$1/"
-    rc=0
     TMPDIR="$work" "$builddir/$1" -max_total_time="$2" -timeout=10 -max_len=4096 \
         -print_final_stats=1 -artifact_prefix="$work/$1.artifacts/" \
-        "$work/$1" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        echo "fuzz.sh: $1 failed (exit $rc); reproducers:" >&2
-        ls -l "$work/$1.artifacts" >&2
-        exit "$rc"
-    fi
+        "$work/$1" >"$work/$1.out" 2>&1 &
+    running="$running $1:$!"
+}
+
+# finish: wait for every target started, print each one's output in
+# turn, and exit with the first failure's status
+finish() {
+    first=0
+    for tp in $running; do
+        rc=0
+        wait "${tp#*:}" || rc=$?
+        cat "$work/${tp%%:*}.out"
+        if [ "$rc" -ne 0 ]; then
+            echo "fuzz.sh: ${tp%%:*} failed (exit $rc); reproducers:" >&2
+            ls -l "$work/${tp%%:*}.artifacts" >&2
+            [ "$first" -ne 0 ] || first=$rc
+        fi
+    done
+    running=""
+    [ "$first" -eq 0 ] || exit "$first"
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz.XXXXXX")
@@ -117,12 +152,18 @@ cp src/common/libflux/fuzz/corpus/* "$work/msg_fuzz.seeds/"
 cp src/common/fuzz/corpus/* "$work/parse_fuzz.seeds/"
 "$builddir/mkcorpus" "$work/router_fuzz.seeds"
 
-# SECONDS in all, at least 1 each (libFuzzer reads 0 as "no limit")
+# SECONDS of fuzzing in all, a quarter each (at least 1: libFuzzer reads
+# 0 as "no limit"), as many targets at once as there are CPUs
 quarter=$((secs / 4))
 [ "$quarter" -ge 1 ] || quarter=1
-run msg_fuzz "$quarter"
-run router_fuzz "$quarter"
-run imp_fuzz "$quarter"
-run parse_fuzz $((secs - 3 * quarter > 0 ? secs - 3 * quarter : 1))
+n=0
+for target in msg_fuzz router_fuzz imp_fuzz parse_fuzz; do
+    t=$quarter
+    [ "$target" != parse_fuzz ] || t=$((secs - 3 * quarter > 0 ? secs - 3 * quarter : 1))
+    start "$target" "$t"
+    n=$((n + 1))
+    [ $((n % ncpu)) -ne 0 ] || finish
+done
+finish
 rm -rf "$work"
-echo "fuzz.sh: no crash in ${secs}s"
+echo "fuzz.sh: no crash in ${secs}s of fuzzing"
