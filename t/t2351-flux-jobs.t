@@ -90,6 +90,12 @@ test_expect_success 'the id is printed in F58' '
 	echo "fbZ 2004 2004 0x7d4 fbZ" >id.exp &&
 	test_cmp id.exp id.out
 '
+test_expect_success '!s of a string or a bool field is that string' '
+	flux jobs -o "{name!s}|{name!s:>7}|{success!s}|{ntasks!s:>3}" -n 2001 \
+		>conv-s.out &&
+	echo "hostname|hostname|True|  2" >conv-s.exp &&
+	test_cmp conv-s.exp conv-s.out
+'
 test_expect_success 'flux jobs -a: with inactive jobs, most recent first' '
 	flux jobs -a -n -o "{id} {status_abbrev} {status}" >a.out &&
 	cat >a.exp <<-EOF &&

@@ -614,6 +614,7 @@ static void convert (const struct field *fl, struct val *v)
 {
     double d;
     char tmp[128];
+    const char *str;
 
     switch (fl->conv) {
         case 'F':
@@ -657,7 +658,12 @@ static void convert (const struct field *fl, struct val *v)
             return;
         case 's':
         case 'r':
-            jobs_val_str (v, tmp, sizeof (tmp));
+            if (v->t == V_STR || v->t == V_EMPTY)
+                return; /* already a string (it may live in v) */
+            /* jobs_val_str () writes tmp, or returns a constant */
+            str = jobs_val_str (v, tmp, sizeof (tmp));
+            if (str != tmp)
+                snprintf (tmp, sizeof (tmp), "%s", str);
             jobs_val_clear (v);
             snprintf (v->buf, sizeof (v->buf), "%s", tmp);
             v->t = V_STR;
