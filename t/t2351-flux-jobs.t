@@ -87,8 +87,17 @@ test_expect_success 'flux jobs: my pending and running jobs, default format' '
 test_expect_success 'the id is printed in F58' '
 	flux jobs -o "{id.f58} {id} {id.dec} {id.hex} {id.f58plain}" -n 2004 \
 		>id.out &&
-	echo "fbZ 2004 2004 0x7d4 fbZ" >id.exp &&
+	echo "fbZ fbZ 2004 0x7d4 fbZ" >id.exp &&
 	test_cmp id.exp id.out
+'
+# flux-core formats {id}, a JobID (an int whose str() is F58), with
+# Python format(): F58 when there is no spec or it takes str() (!s, :h),
+# a decimal number, right-aligned, with any other spec
+test_expect_success '{id} with a spec is formatted as flux-core formats it' '
+	flux jobs -o "{id:}|{id:<6}|{id:>6}|{id:h}|{id!s:>5}|{id:06}" -n 2004 \
+		>idspec.out &&
+	echo "fbZ|2004  |  2004|fbZ|  fbZ|002004" >idspec.exp &&
+	test_cmp idspec.exp idspec.out
 '
 test_expect_success '!s of a string or a bool field is that string' '
 	flux jobs -o "{name!s}|{name!s:>7}|{success!s}|{ntasks!s:>3}" -n 2001 \
@@ -97,7 +106,7 @@ test_expect_success '!s of a string or a bool field is that string' '
 	test_cmp conv-s.exp conv-s.out
 '
 test_expect_success 'flux jobs -a: with inactive jobs, most recent first' '
-	flux jobs -a -n -o "{id} {status_abbrev} {status}" >a.out &&
+	flux jobs -a -n -o "{id.dec} {status_abbrev} {status}" >a.out &&
 	cat >a.exp <<-EOF &&
 	2004 S SCHED
 	2003 R RUN
@@ -107,39 +116,39 @@ test_expect_success 'flux jobs -a: with inactive jobs, most recent first' '
 	test_cmp a.exp a.out
 '
 test_expect_success 'flux jobs -A and -u select users' '
-	flux jobs -A -n -o "{id}" | tr "\n" " " >A.out &&
+	flux jobs -A -n -o "{id.dec}" | tr "\n" " " >A.out &&
 	printf "2004 2006 2003 " >A.exp && test_cmp A.exp A.out &&
-	flux jobs -a -u 4242 -n -o "{id} {userid}" >u.out &&
+	flux jobs -a -u 4242 -n -o "{id.dec} {userid}" >u.out &&
 	printf "2006 4242\n2002 4242\n" >u.exp && test_cmp u.exp u.out &&
-	flux jobs -a --user=all -n -o "{id}" | wc -l >all.out &&
+	flux jobs -a --user=all -n -o "{id.dec}" | wc -l >all.out &&
 	echo 6 >all.exp && test_cmp all.exp all.out &&
 	test_must_fail flux jobs -u nosuchuser_xyz 2>baduser.err &&
 	grep "Invalid user" baduser.err
 '
 test_expect_success 'flux jobs --filter: states and results' '
-	flux jobs -A -n -f failed,canceled -o "{id}" | tr "\n" " " >f1.out &&
+	flux jobs -A -n -f failed,canceled -o "{id.dec}" | tr "\n" " " >f1.out &&
 	printf "2005 2002 " >f1.exp && test_cmp f1.exp f1.out &&
-	flux jobs -A -n --filter=sched -o "{id}" | tr "\n" " " >f2.out &&
+	flux jobs -A -n --filter=sched -o "{id.dec}" | tr "\n" " " >f2.out &&
 	printf "2004 2006 " >f2.exp && test_cmp f2.exp f2.out &&
-	flux jobs -A -n -f running,completed -o "{id}" | tr "\n" " " >f3.out &&
+	flux jobs -A -n -f running,completed -o "{id.dec}" | tr "\n" " " >f3.out &&
 	printf "2003 2001 " >f3.exp && test_cmp f3.exp f3.out &&
 	test_must_fail flux jobs -f bogus 2>f4.err &&
 	grep "Invalid filter specified: bogus" f4.err
 '
 test_expect_success 'flux jobs --since, --name, --queue, --count' '
-	flux jobs -A -n --since=1700000025 -o "{id}" | tr "\n" " " >s.out &&
+	flux jobs -A -n --since=1700000025 -o "{id.dec}" | tr "\n" " " >s.out &&
 	printf "2004 2006 2003 2005 " >s.exp && test_cmp s.exp s.out &&
-	flux jobs -A -n --since=-3650d -o "{id}" | wc -l | grep -w 6 &&
+	flux jobs -A -n --since=-3650d -o "{id.dec}" | wc -l | grep -w 6 &&
 	test_must_fail flux jobs --since=2999-01-01 2>future.err &&
 	grep "appears to be in the future" future.err &&
-	flux jobs -a -n --name=sleep -o "{id}" | tr "\n" " " >n.out &&
+	flux jobs -a -n --name=sleep -o "{id.dec}" | tr "\n" " " >n.out &&
 	printf "2004 2005 " >n.exp && test_cmp n.exp n.out &&
-	test "$(flux jobs -a -n --queue=q1 -o "{id}")" = 2003 &&
-	flux jobs -A -n -c 2 -o "{id}" | tr "\n" " " >c.out &&
+	test "$(flux jobs -a -n --queue=q1 -o "{id.dec}")" = 2003 &&
+	flux jobs -A -n -c 2 -o "{id.dec}" | tr "\n" " " >c.out &&
 	printf "2004 2006 " >c.exp && test_cmp c.exp c.out
 '
 test_expect_success 'flux jobs -n leaves out the header, -o sets the format' '
-	flux jobs -a -n -o "{id}:{name}:{ntasks}:{nnodes}:{ranks}" >o.out &&
+	flux jobs -a -n -o "{id.dec}:{name}:{ntasks}:{nnodes}:{ranks}" >o.out &&
 	cat >o.exp <<-EOF &&
 	2004:sleep:1::
 	2003:averyverylongname:4:2:[0-1]
@@ -153,7 +162,7 @@ test_expect_success 'flux jobs -n leaves out the header, -o sets the format' '
 	test_cmp h.exp h2.out
 '
 test_expect_success 'time fields and conversions' '
-	flux jobs -a -n -o "{id} {t_submit!D} {t_inactive!D:h} {runtime!F:h} {runtime!H:h}" \
+	flux jobs -a -n -o "{id.dec} {t_submit!D} {t_inactive!D:h} {runtime!F:h} {runtime!H:h}" \
 		2001 2004 >t.out &&
 	cat >t.exp <<-EOF &&
 	2001 2023-11-14T22:13:21 2023-11-14T22:13:30 2.500s 0:00:02
@@ -165,7 +174,7 @@ test_expect_success 'time fields and conversions' '
 	test_cmp d.exp d.out
 '
 test_expect_success 'result, exception, returncode and contextual fields' '
-	flux jobs -n -o "{id} {result} {result_abbrev} {success} {exception.occurred} {exception.type} {returncode} {waitstatus} {inactive_reason}" \
+	flux jobs -n -o "{id.dec} {result} {result_abbrev} {success} {exception.occurred} {exception.type} {returncode} {waitstatus} {inactive_reason}" \
 		2001 2002 2005 >r.out &&
 	cat >r.exp <<-EOF &&
 	2001 COMPLETED CD True False  0 0 Exit 0
@@ -173,14 +182,14 @@ test_expect_success 'result, exception, returncode and contextual fields' '
 	2005 CANCELED CA False True cancel -128  Canceled
 	EOF
 	test_cmp r.exp r.out &&
-	flux jobs -n -o "{id} {contextual_info}" 2006 2004 2003 >ci.out &&
+	flux jobs -n -o "{id.dec} {contextual_info}" 2006 2004 2003 >ci.out &&
 	printf "%s\n" "2006 priority-hold" "2004 " "2003 node[0-1]" >ci.exp &&
 	test_cmp ci.exp ci.out
 '
 test_expect_success '?: leaves out a column empty for every job' '
-	flux jobs -n -o "{id} ?:{queue} {name}" 2001 >q1.out &&
+	flux jobs -n -o "{id.dec} ?:{queue} {name}" 2001 >q1.out &&
 	echo "2001 hostname" >q1.exp && test_cmp q1.exp q1.out &&
-	flux jobs -n -o "{id} ?:{queue} {name}" 2001 2003 >q2.out &&
+	flux jobs -n -o "{id.dec} ?:{queue} {name}" 2001 2003 >q2.out &&
 	printf "%s\n" "2001  hostname" "2003 q1 averyverylongname" >q2.exp &&
 	test_cmp q2.exp q2.out
 '
@@ -191,7 +200,7 @@ test_expect_success 'named formats: deps, long, help' '
 	head -1 long.out | grep "STATUS" &&
 	flux jobs --format=help >help.out &&
 	grep default help.out && grep deps help.out &&
-	FLUX_JOBS_FORMAT_DEFAULT="{id}" flux jobs -n >env.out &&
+	FLUX_JOBS_FORMAT_DEFAULT="{id.dec}" flux jobs -n >env.out &&
 	printf "2004\n2003\n" >env.exp && test_cmp env.exp env.out
 '
 test_expect_success 'bad formats are errors' '
@@ -203,9 +212,9 @@ test_expect_success 'bad formats are errors' '
 	grep "No such format nosuchformat" bf3.err
 '
 test_expect_success 'job ids: the jobs asked for; unknown ids are reported' '
-	flux jobs -n -o "{id}" 2005 2001 >ids.out &&
+	flux jobs -n -o "{id.dec}" 2005 2001 >ids.out &&
 	printf "2005\n2001\n" >ids.exp && test_cmp ids.exp ids.out &&
-	test_must_fail flux jobs -n -o "{id}" 2001 999 >ids2.out 2>ids2.err &&
+	test_must_fail flux jobs -n -o "{id.dec}" 2001 999 >ids2.out 2>ids2.err &&
 	grep "JobID 999 unknown" ids2.err &&
 	echo 2001 >ids2.exp && test_cmp ids2.exp ids2.out &&
 	test_must_fail flux jobs notanid 2>ids3.err &&
@@ -223,7 +232,7 @@ test_expect_success 'flux jobs --json' '
 		and .exception.type == \"cancel\"" j1.json
 '
 test_expect_success 'flux jobs --stats: the summary of all users, then the list' '
-	flux jobs --stats -n -o "{id}" >st.out &&
+	flux jobs --stats -n -o "{id.dec}" >st.out &&
 	cat >st.exp <<-EOF &&
 	1 running, 1 completed, 1 failed, 1 canceled, 0 timeout, 2 pending
 	2004
@@ -232,7 +241,7 @@ test_expect_success 'flux jobs --stats: the summary of all users, then the list'
 	test_cmp st.exp st.out
 '
 test_expect_success 'flux jobs --stats --queue: the queue'"'"'s summary' '
-	flux jobs --stats --queue=q1 -n -o "{id}" >stq.out &&
+	flux jobs --stats --queue=q1 -n -o "{id.dec}" >stq.out &&
 	cat >stq.exp <<-EOF &&
 	1 running, 0 completed, 0 failed, 0 canceled, 0 timeout, 0 pending
 	2003
@@ -242,7 +251,7 @@ test_expect_success 'flux jobs --stats --queue: the queue'"'"'s summary' '
 	grep "no jobs in queue nosuch" stq.err
 '
 test_expect_success 'flux jobs --stats-only: the summary alone, 0 while jobs are active' '
-	flux jobs --stats-only -a -o "{id}" >so.out &&
+	flux jobs --stats-only -a -o "{id.dec}" >so.out &&
 	head -n 1 st.exp >so.exp && test_cmp so.exp so.out &&
 	flux job stats >stats.json &&
 	jq -e ".job_states.run == 1 and .job_states.sched == 2
@@ -266,8 +275,8 @@ test_expect_success 'flux jobs -a over 1000 jobs' '
 	test_line_count = 1000 big.out &&
 	test $(grep -c " CD " big.out) = 900 &&
 	test $(grep -c " F " big.out) = 100 &&
-	flux jobs -a -c 0 -n -o "{id}" | sort -n -r | head -1 >first.exp &&
-	flux jobs -a -c 1 -n -o "{id}" >first.out &&
+	flux jobs -a -c 0 -n -o "{id.dec}" | sort -n -r | head -1 >first.exp &&
+	flux jobs -a -c 1 -n -o "{id.dec}" >first.out &&
 	test_cmp first.exp first.out
 '
 test_expect_success 'flux jobs --help' '

@@ -39,7 +39,7 @@ test_expect_success 'start an instance of 2 brokers' '
 	done_id=$(flux submit -N1 $SIM=0 true) &&
 	flux job wait-event -t 60 $done_id clean &&
 	flux job id --to=dec $done_id >done.id &&
-	eventually "flux jobs -a -n -o {id} | grep -c ^$(cat done.id)\$" 1
+	eventually "flux jobs -a -n -o {id.dec} | grep -c ^$(cat done.id)\$" 1
 '
 test_expect_success 'a guest may publish (flux-core allows it too)' '
 	guest_pub guestev.hello >pub.out &&
@@ -90,7 +90,7 @@ test_expect_success 'job-purge-inactive from a guest: job-list keeps the job' '
 	dec=$(cat done.id) &&
 	guest_pub job-purge-inactive "{\"jobs\":[$dec]}" &&
 	sleep 1 &&
-	flux jobs -a -n -o {id} | grep "^$dec\$"
+	flux jobs -a -n -o {id.dec} | grep "^$dec\$"
 '
 test_expect_success 'content.online, kvs.online, job-manager.online, heartbeat.pulse from a guest: nothing reloads' '
 	flux dmesg >dmesg.before &&
@@ -138,7 +138,7 @@ test_expect_success 'the broker refused the service topics to the guest' '
 test_expect_success 'job-purge-inactive from the owner: job-list drops the job' '
 	dec=$(cat done.id) &&
 	flux event pub job-purge-inactive "{\"jobs\":[$dec]}" &&
-	eventually "flux jobs -a -n -o {id} | grep -c ^$dec\$" 0
+	eventually "flux jobs -a -n -o {id.dec} | grep -c ^$dec\$" 0
 '
 test_expect_success 'stop the instance' '
 	stop_instance guest

@@ -416,10 +416,19 @@ void jobs_eval (const struct field *fl, const job_t *job, double now,
     }
     switch (fi->kind) {
         case F_ID:
-            if (get_int (job, "id", &i)
-                && flux_job_id_encode ((flux_jobid_t)i, fi->key, v->buf,
-                                       sizeof (v->buf))
-                       == 0)
+            if (!get_int (job, "id", &i))
+                break;
+            /* {id} is flux-core's JobID, an int whose str() is F58:
+             * format() gives F58 with no spec (and with !s or :h, which
+             * take str()), and a decimal number with any other spec. */
+            if (!fi->key && !fl->nospec && !fl->hyphen && fl->conv != 's'
+                && fl->conv != 'r') {
+                set_int (v, i);
+                break;
+            }
+            if (flux_job_id_encode ((flux_jobid_t)i, fi->key ? fi->key : "f58",
+                                    v->buf, sizeof (v->buf))
+                == 0)
                 set_str (v, v->buf);
             break;
         case F_INT:

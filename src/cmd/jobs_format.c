@@ -30,7 +30,7 @@ static void out_str (struct textbuf *o, const char *s)
 }
 
 static const struct fieldinfo fields[] = {
-    {"id", "JOBID", F_ID, "dec", ""},
+    {"id", "JOBID", F_ID, NULL, ""},
     {"id.dec", "JOBID", F_ID, "dec", ""},
     {"id.hex", "JOBID", F_ID, "hex", ""},
     {"id.f58", "JOBID", F_ID, "f58", ""},
@@ -298,6 +298,7 @@ static int parse_field (char *text, struct field *fl, flux_error_t *error)
         return -1;
     if (!spec)
         fl->fill = ' ', fl->precision = -1;
+    fl->nospec = !spec || !*spec;
     return 0;
 }
 

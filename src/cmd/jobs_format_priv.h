@@ -37,7 +37,8 @@ struct fieldinfo {
     const char *name;
     const char *heading;
     int kind;
-    const char *key;   /* job-list key, id encoding, or annotation path */
+    const char *key;   /* job-list key, id encoding (NULL: flux-core's JobID,
+                          jobs_eval), or annotation path */
     const char *attrs; /* job-list attributes needed, space separated */
 };
 
@@ -54,6 +55,7 @@ struct field {
     int width, precision; /* precision -1: none */
     char type;
     bool hyphen, plus;
+    bool nospec; /* no format spec, or an empty one */
 };
 
 struct jobs_format {
