@@ -81,6 +81,24 @@ test_expect_success 'flux-CMD is found on FLUX_EXEC_PATH and gets the args' '
 	FLUX_EXEC_PATH="$PWD/nodir:$PWD/bin1" "$FLUX" hello >out &&
 	test "$(cat out)" = "one"
 '
+# as flux-core's: flux start's initial program runs the same flux
+test_expect_success 'flux run by its path puts its directory first in PATH' '
+	printf "#!/bin/sh\necho \"\$PATH\"\n" >bin1/flux-path &&
+	chmod +x bin1/flux-path &&
+	dir=$(cd "$(dirname "$FLUX")" && pwd -P) &&
+	FLUX_EXEC_PATH="$PWD/bin1" PATH=/usr/bin:/bin "$FLUX" path >out &&
+	test "$(cat out)" = "$dir:/usr/bin:/bin" &&
+	FLUX_EXEC_PATH="$PWD/bin1" PATH="$dir:/bin" "$FLUX" path >out &&
+	test "$(cat out)" = "$dir:/bin" &&
+	(cd "$dir" && FLUX_EXEC_PATH="$OLDPWD/bin1" PATH=/bin ./flux path) >out &&
+	test "$(cat out)" = "$dir:/bin"
+'
+test_expect_success 'flux found in PATH leaves PATH as it is' '
+	dir=$(cd "$(dirname "$FLUX")" && pwd -P) &&
+	test "$(PATH="/usr/bin:/bin:$dir" command -v flux)" = "$dir/flux" &&
+	FLUX_EXEC_PATH="$PWD/bin1" PATH="/usr/bin:/bin:$dir" flux path >out &&
+	test "$(cat out)" = "/usr/bin:/bin:$dir"
+'
 test_expect_success 'flux help lists programs found on the exec path' '
 	FLUX_EXEC_PATH="$PWD/bin1" "$FLUX" help >out &&
 	grep "^   hello$" out

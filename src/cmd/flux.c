@@ -107,6 +107,34 @@ static const char *self_dir (void)
     return dir;
 }
 
+/* Run by a path (./flux, /opt/flux/bin/flux), put the directory of this
+ * flux first in PATH, so that what it starts (flux start's initial
+ * program, a job's tasks) runs the same flux, as flux-core's does.  Run
+ * as "flux", found in PATH, leave PATH as it is.
+ */
+static void setup_path (const char *argv0)
+{
+    const char *dir, *path = getenv ("PATH");
+    size_t len;
+    char *s;
+
+    if (!strchr (argv0, '/') || !*(dir = self_dir ()))
+        return;
+    len = strlen (dir);
+    if (path && !strncmp (path, dir, len)
+        && (path[len] == ':' || path[len] == '\0'))
+        return;
+    if (asprintf (&s, "%s:%s", dir, path ? path : "/bin:/usr/bin") < 0) {
+        fprintf (stderr, "flux: out of memory\n");
+        exit (1);
+    }
+    if (setenv ("PATH", s, 1) < 0) {
+        fprintf (stderr, "flux: PATH: %s\n", strerror (errno));
+        exit (1);
+    }
+    free (s);
+}
+
 /* Call fn on each directory of the exec search path until it returns
  * non-zero.
  */
@@ -261,6 +289,7 @@ int main (int argc, char **argv)
     }
     if (!strcmp (cmd, "help"))
         return help_command (argc, argv);
+    setup_path (argv[0]);
     if ((b = builtin_find (cmd))) {
         cmd_init (b, NULL);
         return b->main (argc - 1, argv + 1);
