@@ -193,13 +193,17 @@ test_expect_success '?: leaves out a column empty for every job' '
 	printf "%s\n" "2001  hostname" "2003 q1 averyverylongname" >q2.exp &&
 	test_cmp q2.exp q2.out
 '
-test_expect_success 'named formats: deps, long, help' '
+test_expect_success 'named formats: deps, long, endreason, help' '
 	flux jobs -o deps >deps.out &&
 	head -1 deps.out | grep "JOBID.*URG.*PRI.*STATE.*DEPENDENCIES" &&
 	flux jobs -a -o long >long.out &&
 	head -1 long.out | grep "STATUS" &&
+	flux jobs -n -o endreason 2005 2001 >endreason.out &&
+	test_debug "cat endreason.out" &&
+	sed -n 1p endreason.out | grep "^ *fb[1-9A-Za-z]* .* sleep  *CA  *[A-Z][a-z][a-z][0-9][0-9] [0-9:]* Canceled" &&
+	sed -n 2p endreason.out | grep "^ *fb[1-9A-Za-z]* .* hostname  *CD  *[A-Z][a-z][a-z][0-9][0-9] [0-9:]* Exit 0$" &&
 	flux jobs --format=help >help.out &&
-	grep default help.out && grep deps help.out &&
+	grep default help.out && grep deps help.out && grep endreason help.out &&
 	FLUX_JOBS_FORMAT_DEFAULT="{id.dec}" flux jobs -n >env.out &&
 	printf "2004\n2003\n" >env.exp && test_cmp env.exp env.out
 '

@@ -81,6 +81,9 @@ static const struct {
      "{status:>9.9} {ntasks:>6} {nnodes:>6h} "
      "{t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} "
      "{contextual_time!F:>8h} {contextual_info}"},
+    {"endreason", "Show why each job ended",
+     "{id.f58:>12} ?:{queue:<8.8} {username:<8.8} {name:<10.10+} "
+     "{status_abbrev:>2.2} {t_inactive!d:%b%d %R::>12h} {inactive_reason}"},
     {NULL, NULL, NULL},
 };
 
