@@ -142,7 +142,7 @@ G="setpriv --reuid=4242 --regid=4242 --clear-groups"
 oid=\$(flux submit sleep 300) && flux job wait-event -t 60 \$oid start >/dev/null || exit 1
 gid=\$(cd / && \$G flux submit --urgency=0 true) || exit 1
 echo "submit 0"
-\$G flux jobs -A -n -o "{id} {userid}" >jobs.out; echo "jobs \$?"
+\$G flux jobs -A -n -o "{id.dec} {userid}" >jobs.out; echo "jobs \$?"
 \$G flux job urgency \$gid 0; echo "urgency-own \$?"
 \$G flux job urgency \$oid 10 2>urgency.err; echo "urgency-other \$?"
 \$G flux job info \$gid jobspec >/dev/null; echo "info-own \$?"

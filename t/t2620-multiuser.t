@@ -150,7 +150,7 @@ test_expect_success 'bob cannot cancel, signal, attach to or read alice'"'"'s jo
 	grep "another user" output.err
 '
 test_expect_success 'but bob sees alice'"'"'s job in flux jobs -A, and alice her environment' '
-	as $BOB "$FLUX" jobs -A -n -o "{id} {userid}" >bob-jobs.out &&
+	as $BOB "$FLUX" jobs -A -n -o "{id.dec} {userid}" >bob-jobs.out &&
 	grep "^$("$FLUX" job id --to=dec $(cat alice.id)) $(id -u $ALICE)\$" \
 		bob-jobs.out &&
 	as $ALICE "$FLUX" job info $(cat alice.id) jobspec >alice.jobspec &&
