@@ -409,5 +409,18 @@ test_expect_success 'no job-info watcher is left behind' '
 test_expect_success 'the instance shuts down cleanly' '
 	stop_instance broker
 '
+# FLUX_JOB_TMPDIR is RUNDIR/jobtmp-SHELLRANK-ID (or in /tmp for a guest),
+# a name anyone can predict: every instance's first job is f2UzHM.  A
+# symlink or a directory of someone else in its place is never used.
+test_expect_success 'a symlink in the place of FLUX_JOB_TMPDIR is not followed' '
+	rm -rf jt && mkdir -p jt/rd jt/evil &&
+	ln -s "$(pwd)/jt/evil" jt/rd/jobtmp-0-f2UzHM &&
+	flux start -Srundir="$(pwd)/jt/rd" flux run sh -c \
+		"echo \$FLUX_JOB_ID \$FLUX_JOB_TMPDIR; touch \"\$FLUX_JOB_TMPDIR/x\"" \
+		>jt.out &&
+	cat jt.out &&
+	grep "/jt/rd/jobtmp-0-f2UzHM-" jt.out &&
+	! test -e jt/evil/x
+'
 
 test_done

@@ -1141,7 +1141,28 @@ static int tmpdir_in (struct shell *shell, const char *base)
         errno = ENOMEM;
         return -1;
     }
-    return mkdir (shell->tmpdir, 0700) == 0 || errno == EEXIST ? 0 : -1;
+    if (mkdir (shell->tmpdir, 0700) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return -1;
+    /* The name is predictable (every instance's first job has the same
+     * id): use what is there only if it is a directory of ours that no
+     * one else may enter (an earlier shell of this job), never a symlink
+     * or someone else's; else a unique name beside it. */
+    struct stat sb;
+    char *unique;
+    if (lstat (shell->tmpdir, &sb) == 0 && S_ISDIR (sb.st_mode)
+        && sb.st_uid == geteuid () && (sb.st_mode & 077) == 0)
+        return 0;
+    if (asprintf (&unique, "%s-XXXXXX", shell->tmpdir) < 0) {
+        free (shell->tmpdir);
+        shell->tmpdir = NULL;
+        errno = ENOMEM;
+        return -1;
+    }
+    free (shell->tmpdir);
+    shell->tmpdir = unique;
+    return mkdtemp (unique) ? 0 : -1;
 }
 
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
