@@ -1134,13 +1134,14 @@ static void parse_pgrp_option (struct shell *shell)
 /* shell->tmpdir in base: -1 with errno (ENOMEM: shell->tmpdir NULL). */
 static int tmpdir_in (struct shell *shell, const char *base)
 {
+    struct stat sb;
+    char *name;
+    int n;
+
     if (asprintf (&shell->tmpdir, "%s/jobtmp-%d-%s", base,
                   shell->info->shell_rank, shell->jobid_plain)
-        < 0) {
-        shell->tmpdir = NULL;
-        errno = ENOMEM;
-        return -1;
-    }
+        < 0)
+        goto nomem;
     if (mkdir (shell->tmpdir, 0700) == 0)
         return 0;
     if (errno != EEXIST)
@@ -1149,20 +1150,19 @@ static int tmpdir_in (struct shell *shell, const char *base)
      * id): use what is there only if it is a directory of ours that no
      * one else may enter (an earlier shell of this job), never a symlink
      * or someone else's; else a unique name beside it. */
-    struct stat sb;
-    char *unique;
     if (lstat (shell->tmpdir, &sb) == 0 && S_ISDIR (sb.st_mode)
         && sb.st_uid == geteuid () && (sb.st_mode & 077) == 0)
         return 0;
-    if (asprintf (&unique, "%s-XXXXXX", shell->tmpdir) < 0) {
-        free (shell->tmpdir);
-        shell->tmpdir = NULL;
-        errno = ENOMEM;
-        return -1;
-    }
-    free (shell->tmpdir);
-    shell->tmpdir = unique;
-    return mkdtemp (unique) ? 0 : -1;
+    name = shell->tmpdir;
+    n = asprintf (&shell->tmpdir, "%s-XXXXXX", name);
+    free (name);
+    if (n < 0)
+        goto nomem;
+    return mkdtemp (shell->tmpdir) ? 0 : -1;
+nomem:
+    shell->tmpdir = NULL;
+    errno = ENOMEM;
+    return -1;
 }
 
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
