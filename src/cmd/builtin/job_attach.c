@@ -109,6 +109,7 @@ static void glog_start (struct glog *g);
 static void glog_finish (struct glog *g);
 static void stdin_stop (struct attach *a);
 static void pty_hold (struct attach *a, const char *data, size_t len);
+static void pty_release_held (struct attach *a, bool show);
 static void stdin_pump (struct attach *a);
 
 int attach_check_stdin_ranks (const char *s)
@@ -243,11 +244,8 @@ static void output_event (struct attach *a, double t, const char *name,
                 if (fp == stdout)
                     pty_hold (a, data, len);
             }
-            else if (a->pty_held) { /* the session shows it */
-                free (a->pty_held);
-                a->pty_held = NULL;
-                a->pty_hlen = 0;
-            }
+            else if (a->pty_held) /* the session shows it */
+                pty_release_held (a, false);
             len = 0; /* shown by the pty session */
         }
         if (len > 0) {
@@ -485,6 +483,18 @@ static void pty_hold (struct attach *a, const char *data, size_t len)
     a->pty_hlen += len;
 }
 
+/* Drop what pty_hold() kept, printing it first if SHOW. */
+static void pty_release_held (struct attach *a, bool show)
+{
+    if (show && a->pty_hlen > 0) {
+        fwrite (a->pty_held, 1, a->pty_hlen, stdout);
+        fflush (stdout);
+    }
+    free (a->pty_held);
+    a->pty_held = NULL;
+    a->pty_hlen = 0;
+}
+
 /* The detach key: the job goes on; stop following it. */
 static void pty_detached (struct attach *a)
 {
@@ -507,10 +517,7 @@ static void pty_done_cb (struct attach_pty *p, int errnum, void *arg)
     }
     if (errnum != 0) { /* what the output eventlog has of task 0 from now */
         a->pty_mode = false;
-        if (!attach_pty_attached (p) && a->pty_hlen > 0) {
-            fwrite (a->pty_held, 1, a->pty_hlen, stdout);
-            fflush (stdout);
-        }
+        pty_release_held (a, !attach_pty_attached (p));
     }
     /* ENOSYS before the attach: the session ended first, and its output
      * is the output eventlog's (pty.capture) */
@@ -518,9 +525,7 @@ static void pty_done_cb (struct attach_pty *p, int errnum, void *arg)
         && (errnum != ENOSYS || attach_pty_attached (p)))
         cmd_warn ("%s: pty: %s (task 0's output: flux job attach %s)", a->jobid,
                   strerror (errnum), a->jobid);
-    free (a->pty_held);
-    a->pty_held = NULL;
-    a->pty_hlen = 0;
+    pty_release_held (a, false);
     check_done (a);
 }
 
@@ -706,11 +711,17 @@ static void main_end (struct attach *a)
     a->main_f = NULL;
     a->main_done = true;
     if (a->pty && !a->pty_done) {
-        /* the job is over: a session that did not end (its shell died)
-         * ends here, and the terminal is restored */
+        /* the job is over: a session that did not end (its shell died, or
+         * the job ended before the attach was answered) ends here, and the
+         * terminal is restored.  A session never attached showed nothing:
+         * task 0's output is printed from the output eventlog, what was
+         * held first. */
+        bool attached = attach_pty_attached (a->pty);
         attach_pty_destroy (a->pty);
         a->pty = NULL;
-        a->pty_done = a->pty_mode = true;
+        a->pty_done = true;
+        a->pty_mode = attached;
+        pty_release_held (a, !attached);
     }
     for (int i = 0; i < 2; i++) {
         struct glog *g = logs[i];
