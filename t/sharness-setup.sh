@@ -2,6 +2,11 @@
 # flux-broker come first in PATH, and no outer instance leaks in.
 # Sourced by t*.t after test_description is set.
 unset FLUX_URI FLUX_EXEC_PATH FLUX_BROKER_PATH
+# FLUX_BUILD_DIR without "." or "..", as make check passes it: tests
+# build paths from it that programs compare with the paths they were
+# compiled with (the IMP's exec.allowed-shells and the exec agent's shell).
+FLUX_BUILD_DIR=$(cd "${FLUX_BUILD_DIR:?}" && pwd) || exit 1
+export FLUX_BUILD_DIR
 PATH="$FLUX_BUILD_DIR/src/cmd:$FLUX_BUILD_DIR/src/broker:$PATH"
 export PATH
 . /usr/share/sharness/sharness.sh
