@@ -410,16 +410,24 @@ test_expect_success 'the instance shuts down cleanly' '
 	stop_instance broker
 '
 # FLUX_JOB_TMPDIR is RUNDIR/jobtmp-SHELLRANK-ID (or in /tmp for a guest),
-# a name anyone can predict: every instance's first job is f2UzHM.  A
-# symlink or a directory of someone else in its place is never used.
+# a name anyone can compute once the job is submitted: a symlink or a
+# directory of someone else put in its place before the job starts is
+# never used.
 test_expect_success 'a symlink in the place of FLUX_JOB_TMPDIR is not followed' '
 	rm -rf jt && mkdir -p jt/rd jt/evil &&
-	ln -s "$(pwd)/jt/evil" jt/rd/jobtmp-0-f2UzHM &&
-	flux start -Srundir="$(pwd)/jt/rd" flux run sh -c \
-		"echo \$FLUX_JOB_ID \$FLUX_JOB_TMPDIR; touch \"\$FLUX_JOB_TMPDIR/x\"" \
-		>jt.out &&
+	cat >jt.sh <<-EOF &&
+	id=\$(flux submit --urgency=0 sh -c \
+		"echo \\\$FLUX_JOB_TMPDIR; touch \"\\\$FLUX_JOB_TMPDIR/x\"") &&
+	ln -s "$(pwd)/jt/evil" jt/rd/jobtmp-0-\$id &&
+	echo \$id &&
+	flux job urgency \$id 16 &&
+	flux job attach \$id
+	EOF
+	cat jt.sh &&
+	flux start -Srundir="$(pwd)/jt/rd" sh jt.sh >jt.out &&
 	cat jt.out &&
-	grep "/jt/rd/jobtmp-0-f2UzHM-" jt.out &&
+	id=$(head -1 jt.out) &&
+	grep "/jt/rd/jobtmp-0-$id-" jt.out &&
 	! test -e jt/evil/x
 '
 
