@@ -93,6 +93,7 @@ struct attach {
      * captured output in guest.output is not printed twice */
     struct attach_pty *pty;
     bool pty_mode, pty_done, detached;
+    bool canceled; /* this client canceled the job */
     /* task 0's output until the session confirms the attach, the last
      * PTY_HELD_MAX bytes: printed if the attach fails (the shell ended
      * first), dropped once the session shows it */
@@ -853,6 +854,7 @@ static void send_cancel (struct attach *a, const char *note)
                              "type", "cancel", "severity", 0, "note", note))
         || flux_future_then (f, -1., raise_cb, NULL) < 0)
         cmd_die ("canceling %s: %s", a->jobid, strerror (errno));
+    a->canceled = true;
 }
 
 /* A forwarded signal reaches the tasks of a running job (flux-core's
@@ -870,7 +872,10 @@ static void kill_cb (flux_future_t *f, void *arg)
     if (flux_future_get (f, NULL) < 0) {
         errnum = errno;
         if ((signum == SIGTERM || signum == SIGHUP) && errnum == EINVAL
-            && !a->job_started && !a->main_done) {
+            && a->canceled)
+            ; /* a second SIGTERM, SIGHUP: the job is being canceled */
+        else if ((signum == SIGTERM || signum == SIGHUP) && errnum == EINVAL
+                 && !a->job_started && !a->main_done) {
             char note[64];
             snprintf (note, sizeof (note), "interrupted by %s before it ran",
                       signum == SIGTERM ? "SIGTERM" : "SIGHUP");
