@@ -834,6 +834,41 @@ static void subtree_status_cb (flux_t *h, flux_msg_handler_t *mh,
     }
 }
 
+/* overlay.disconnect-subtree {rank} (owner), sent to the parent of rank:
+ * the child is told DISCONNECT and reported lost at once, with its whole
+ * subtree (its brokers, having lost their parent, exit).  For a broker
+ * that hangs: `flux overlay disconnect`. */
+static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
+                                   const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    char text[128];
+    int rank;
+
+    if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "overlay.disconnect-subtree: expected {rank:i}");
+        return;
+    }
+    if (rank < 0 || (uint32_t)rank >= b->size
+        || topology_parent (b->topo, (uint32_t)rank) != (int64_t)b->rank) {
+        snprintf (text, sizeof (text), "rank %d is not a child of rank %u",
+                  rank, b->rank);
+        flux_respond_error (h, msg, EINVAL, text);
+        return;
+    }
+    if (overlay_disconnect_child (b->overlay, (uint32_t)rank,
+                                  "disconnected by request")
+        < 0) {
+        int errnum = errno;
+        snprintf (text, sizeof (text), "rank %d is not online", rank);
+        flux_respond_error (h, msg, errnum,
+                            errnum == EHOSTUNREACH ? text : NULL);
+        return;
+    }
+    flux_respond (h, msg, NULL);
+}
+
 /* A client went away: drop its streaming health requests. */
 static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
                                    const flux_msg_t *msg, void *arg)
@@ -866,6 +901,8 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "overlay.subtree-status", subtree_status_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "overlay.disconnect-subtree", disconnect_subtree_cb,
+     0},
     {FLUX_MSGTYPE_REQUEST, "overlay.disconnect", overlay_disconnect_cb,
      FLUX_ROLE_ALL},
     FLUX_MSGHANDLER_TABLE_END,
