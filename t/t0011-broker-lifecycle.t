@@ -164,6 +164,50 @@ test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
 	grep "3 .*: lost" after.out &&
 	grep "2 .*: full$" after.out
 '
+test_expect_success 'overlay lookup, parentof; disconnect drops a subtree, its job fails' '
+	cat >disc.sh <<-EOT &&
+	set -x
+	flux overlay parentof 3 >parent3 &&
+	flux overlay parentof 1 >parent1 &&
+	! flux overlay parentof 0 2>parent0.err &&
+	flux overlay lookup 0-1 >lookup.hosts &&
+	flux overlay lookup \$(hostname) >lookup.ranks &&
+	! flux overlay lookup 9 2>lookup9.err &&
+	! flux overlay disconnect \$(hostname) 2>dischost.err &&
+	! flux overlay disconnect --parent=2 3 2>notchild.err &&
+	! flux overlay disconnect 0 2>root.err &&
+	! $FLUX_BUILD_DIR/t/rpc-cred -u 4242 -R 2 overlay.disconnect-subtree \
+		"{\"rank\":2}" 2>guest.err &&
+	id=\$(flux submit -N4 sleep 300) &&
+	flux job wait-event -t 60 \$id start &&
+	flux overlay disconnect 1 2>disc.err &&
+	flux overlay status --no-pretty --wait=degraded --timeout=30 >disc.status &&
+	flux job wait-event -t 60 \$id clean &&
+	flux job eventlog \$id >disc.eventlog &&
+	! flux overlay disconnect 1 2>again.err &&
+	flux run -N2 true
+	EOT
+	timeout -k 10 120 flux start -s 4 -Stbon.topo=kary:2 \
+		--test-exit-mode=leader sh disc.sh;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc = 0 &&
+	test "$(cat parent3)" = 1 && test "$(cat parent1)" = 0 &&
+	grep "rank 0 has no parent" parent0.err &&
+	test "$(cat lookup.hosts)" = "$(hostname),$(hostname)" &&
+	test "$(cat lookup.ranks)" = 0-3 &&
+	grep "the ranks of this instance are 0-3" lookup9.err &&
+	grep "names 4 brokers" dischost.err &&
+	grep "rank 3 is not a child of rank 2" notchild.err &&
+	grep "rank 0 has no parent" root.err &&
+	grep "requires owner credentials" guest.err &&
+	grep "asking rank 0 to disconnect rank 1" disc.err &&
+	grep "^1 .*: lost" disc.status &&
+	grep "^3 .*: lost" disc.status &&
+	grep "^2 .*: full" disc.status &&
+	grep "exception type=\"node-failure\"" disc.eventlog &&
+	grep "rank 1 is not online" again.err
+'
 # Early teardown: a broker that cannot set up exits with one line saying
 # why, never on an assertion or a signal (issue 25): exit code 1 to 123.
 early_fail () {

@@ -20,13 +20,14 @@
 #include <string.h>
 
 #include "libhostlist/hostlist.h"
+#include "libidset/idset.h"
 #include "libutil/monotime.h"
 #include "libutil/fsd.h"
 
 #include "cmdutil.h"
 
 static const char usage[] = "Usage: flux overlay COMMAND [OPTIONS]\n"
-                            "Show the tree based overlay network.\n";
+                            "Show and manage the tree based overlay network.\n";
 
 static const char status_usage[]
     = "Usage: flux overlay status [OPTIONS]\n"
@@ -42,7 +43,29 @@ static const char status_usage[]
       "      --no-ghost     Do not show brokers behind an offline parent\n"
       "  -h, --help         Display this message\n";
 
+static const char lookup_usage[]
+    = "Usage: flux overlay lookup TARGET\n"
+      "Translate ranks to hostnames, or hostnames to ranks: TARGET is an\n"
+      "idset (0-3) or a hostlist (node[0-3]).\n"
+      "  -h, --help         Display this message\n";
+
+static const char parentof_usage[]
+    = "Usage: flux overlay parentof RANK\n"
+      "Print the rank of the parent of broker RANK in the overlay tree.\n"
+      "  -h, --help         Display this message\n";
+
+static const char disconnect_usage[]
+    = "Usage: flux overlay disconnect [OPTIONS] TARGET\n"
+      "Ask the parent of TARGET (a rank or a hostname) to drop it: TARGET\n"
+      "and the brokers below it are lost to the instance, and their jobs\n"
+      "get a node-failure exception.  For a broker that hangs.\n"
+      "  -r, --parent=RANK  The parent to ask (default: from the topology)\n"
+      "  -h, --help         Display this message\n";
+
 static int cmd_overlay_status (int argc, char **argv);
+static int cmd_overlay_lookup (int argc, char **argv);
+static int cmd_overlay_parentof (int argc, char **argv);
+static int cmd_overlay_disconnect (int argc, char **argv);
 
 const struct builtin builtin_overlay = {
     .name = "overlay",
@@ -58,7 +81,30 @@ static const struct builtin overlay_status = {
     cmd_overlay_status,
 };
 
-static const struct builtin *const members[] = {&overlay_status, NULL};
+static const struct builtin overlay_lookup = {
+    "lookup",
+    "Translate ranks to hostnames and back",
+    lookup_usage,
+    cmd_overlay_lookup,
+};
+
+static const struct builtin overlay_parentof = {
+    "parentof",
+    "Print the parent rank of a broker",
+    parentof_usage,
+    cmd_overlay_parentof,
+};
+
+static const struct builtin overlay_disconnect = {
+    "disconnect",
+    "Disconnect a broker and its subtree from the instance",
+    disconnect_usage,
+    cmd_overlay_disconnect,
+};
+
+static const struct builtin *const members[]
+    = {&overlay_status, &overlay_lookup, &overlay_parentof, &overlay_disconnect,
+       NULL};
 
 int cmd_overlay (int argc, char **argv)
 {
@@ -318,4 +364,205 @@ static int cmd_overlay_status (int argc, char **argv)
     hostlist_destroy (ctx.hosts);
     flux_close (ctx.h);
     return ctx.errors ? 1 : 0;
+}
+
+/* lookup, parentof, disconnect */
+
+/* The instance's hostlist (one host per rank) and size. */
+static struct hostlist *get_hosts (flux_t *h, uint32_t *size)
+{
+    struct hostlist *hosts;
+    const char *s;
+
+    if (flux_get_size (h, size) < 0)
+        cmd_die ("size: %s", strerror (errno));
+    if (!(s = flux_attr_get (h, "hostlist")) || !(hosts = hostlist_decode (s)))
+        cmd_die ("hostlist: %s", strerror (errno));
+    return hosts;
+}
+
+/* The ranks whose host is in the hostlist target, or NULL if none. */
+static struct idset *ranks_of_hosts (struct hostlist *hosts, uint32_t size,
+                                     const char *target)
+{
+    struct hostlist *want = hostlist_decode (target);
+    json_t *set = json_object (); /* the hosts of target, as a hash set */
+    struct idset *ids = idset_create (0, IDSET_FLAG_AUTOGROW);
+    const char *host;
+
+    if (!want || hostlist_count (want) == 0)
+        cmd_usage_error ("'%s' is neither an idset nor a hostlist", target);
+    if (!set || !ids)
+        cmd_die ("out of memory");
+    for (host = hostlist_first (want); host; host = hostlist_next (want))
+        if (json_object_set (set, host, json_true ()) < 0)
+            cmd_die ("out of memory");
+    for (uint32_t r = 0; r < size; r++) {
+        if ((host = hostlist_nth (hosts, (int)r)) && json_object_get (set, host)
+            && idset_set (ids, r) < 0)
+            cmd_die ("out of memory");
+    }
+    hostlist_destroy (want);
+    json_decref (set);
+    if (idset_empty (ids)) {
+        idset_destroy (ids);
+        return NULL;
+    }
+    return ids;
+}
+
+/* TARGET of lookup and disconnect: an idset of ranks of this instance,
+ * else a hostlist of its hosts; the ranks it names. */
+static struct idset *parse_target (struct hostlist *hosts, uint32_t size,
+                                   const char *target)
+{
+    struct idset *ids;
+
+    if ((ids = idset_decode (target))) {
+        if (idset_empty (ids) || idset_last (ids) >= size)
+            cmd_die ("%s: the ranks of this instance are 0-%u", target,
+                     size - 1);
+        return ids;
+    }
+    if (!(ids = ranks_of_hosts (hosts, size, target)))
+        cmd_die ("%s: no such host in this instance", target);
+    return ids;
+}
+
+static int cmd_overlay_lookup (int argc, char **argv)
+{
+    struct hostlist *hosts, *out;
+    struct idset *ids;
+    const char *target;
+    bool by_rank;
+    uint32_t size;
+    char *s;
+    flux_t *h;
+
+    cmd_getopt_none (argc, argv);
+    if (optind != argc - 1)
+        cmd_usage_error ("expected one TARGET");
+    target = argv[optind];
+    h = cmd_open ();
+    hosts = get_hosts (h, &size);
+    by_rank = (ids = idset_decode (target)) != NULL;
+    idset_destroy (ids);
+    ids = parse_target (hosts, size, target);
+    if (by_rank) { /* ranks: their hostnames */
+        if (!(out = hostlist_create ()))
+            cmd_die ("out of memory");
+        for (unsigned int r = idset_first (ids); r != IDSET_INVALID_ID;
+             r = idset_next (ids, r))
+            if (hostlist_append (out, hostlist_nth (hosts, (int)r)) < 0)
+                cmd_die ("out of memory");
+        s = hostlist_encode (out);
+        hostlist_destroy (out);
+    }
+    else /* hostnames: their ranks */
+        s = idset_encode (ids, IDSET_FLAG_RANGE);
+    if (!s)
+        cmd_die ("out of memory");
+    printf ("%s\n", s);
+    free (s);
+    idset_destroy (ids);
+    hostlist_destroy (hosts);
+    flux_close (h);
+    return 0;
+}
+
+/* The rank of the parent of rank in topo (rooted at parent), or -1. */
+static long find_parent (json_t *topo, long rank)
+{
+    json_t *children = json_object_get (topo, "children");
+    json_t *c;
+    size_t i;
+    long p;
+
+    json_array_foreach (children, i, c)
+    {
+        if (json_integer_value (json_object_get (c, "rank")) == rank)
+            return (long)json_integer_value (json_object_get (topo, "rank"));
+        if ((p = find_parent (c, rank)) >= 0)
+            return p;
+    }
+    return -1;
+}
+
+/* The parent of rank, from the topology rank 0 reports. */
+static long parent_of (flux_t *h, long rank)
+{
+    json_t *topology;
+    flux_future_t *f;
+    long parent;
+
+    if (!(f = flux_rpc_pack (h, "overlay.topology", 0, 0, "{s:i}", "rank", 0))
+        || flux_rpc_get_unpack (f, "o", &topology) < 0)
+        cmd_die ("overlay.topology: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
+    parent = find_parent (topology, rank);
+    flux_future_destroy (f);
+    if (parent < 0)
+        cmd_die ("rank %ld has no parent: it is the root of the tree", rank);
+    return parent;
+}
+
+static int cmd_overlay_parentof (int argc, char **argv)
+{
+    uint32_t size;
+    long rank;
+    flux_t *h;
+
+    cmd_getopt_none (argc, argv);
+    if (optind != argc - 1)
+        cmd_usage_error ("expected one RANK");
+    h = cmd_open ();
+    if (flux_get_size (h, &size) < 0)
+        cmd_die ("size: %s", strerror (errno));
+    rank = cmd_parse_long ("RANK", argv[optind], 0, (long)size - 1);
+    printf ("%ld\n", parent_of (h, rank));
+    flux_close (h);
+    return 0;
+}
+
+static int cmd_overlay_disconnect (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"parent", required_argument, NULL, 'r'},
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+    struct hostlist *hosts;
+    struct idset *ids;
+    flux_future_t *f;
+    long parent = -1, rank;
+    uint32_t size;
+    flux_t *h;
+    int c;
+
+    while ((c = cmd_getopt (argc, argv, "r:", longopts)) != -1) {
+        if (c == 'r')
+            parent = cmd_parse_long ("--parent", optarg, 0, INT32_MAX);
+    }
+    if (optind != argc - 1)
+        cmd_usage_error ("expected one TARGET");
+    h = cmd_open ();
+    hosts = get_hosts (h, &size);
+    ids = parse_target (hosts, size, argv[optind]);
+    if (idset_count (ids) != 1)
+        cmd_die ("%s names %zu brokers: give one rank", argv[optind],
+                 idset_count (ids));
+    rank = (long)idset_first (ids);
+    if (parent < 0)
+        parent = parent_of (h, rank);
+    fprintf (stderr, "flux-overlay: asking rank %ld to disconnect rank %ld\n",
+             parent, rank);
+    if (!(f = flux_rpc_pack (h, "overlay.disconnect-subtree", (uint32_t)parent,
+                             0, "{s:i}", "rank", (int)rank))
+        || flux_future_get (f, NULL) < 0)
+        cmd_die ("%s", f ? future_strerror (f, errno) : strerror (errno));
+    flux_future_destroy (f);
+    idset_destroy (ids);
+    hostlist_destroy (hosts);
+    flux_close (h);
+    return 0;
 }
