@@ -161,13 +161,16 @@ test_expect_success 'SIGTERM to flux run of a job that does not run yet cancels 
 		termp.err &&
 	flux job wait-event -t 10 $id clean
 '
-# two signals, not two SIGTERMs: the same signal twice may be delivered once
+# two signals, not two SIGTERMs: the same signal twice may be delivered
+# once.  The second is sent microseconds after the first (the pid read
+# once), long before flux run can have heard back from the job manager.
 test_expect_success 'a SIGHUP after SIGTERM while it cancels: one cancel, no error' '
 	run_bg term2 -v --urgency=hold $SIM=0 true &&
 	wait_for term2.err "^jobid: " &&
 	id=$(sed -n "s/^jobid: //p" term2.err) &&
 	flux job wait-event -t 60 $id priority &&
-	kill -TERM $(cat term2.pid) && kill -HUP $(cat term2.pid) &&
+	pid=$(cat term2.pid) &&
+	kill -TERM $pid && kill -HUP $pid &&
 	wait_exit term2 &&
 	cat term2.err &&
 	test "$(cat term2.rc)" = 1 &&
