@@ -178,10 +178,13 @@ test_expect_success 'overlay lookup, parentof; disconnect drops a subtree, its j
 	! flux overlay disconnect 0 2>root.err &&
 	! $FLUX_BUILD_DIR/t/rpc-cred -u 4242 -R 2 overlay.disconnect-subtree \
 		"{\"rank\":2}" 2>guest.err &&
+	flux overlay errors >noerrors.out &&
 	id=\$(flux submit -N4 sleep 300) &&
 	flux job wait-event -t 60 \$id start &&
 	flux overlay disconnect 1 2>disc.err &&
 	flux overlay status --no-pretty --wait=degraded --timeout=30 >disc.status &&
+	flux overlay status --no-pretty -v >disc.vstatus &&
+	flux overlay errors >disc.errors &&
 	flux job wait-event -t 60 \$id clean &&
 	flux job eventlog \$id >disc.eventlog &&
 	! flux overlay disconnect 1 2>again.err &&
@@ -201,10 +204,16 @@ test_expect_success 'overlay lookup, parentof; disconnect drops a subtree, its j
 	grep "rank 3 is not a child of rank 2" notchild.err &&
 	grep "rank 0 has no parent" root.err &&
 	grep "requires owner credentials" guest.err &&
-	grep "asking rank 0 to disconnect rank 1" disc.err &&
+	test_must_be_empty noerrors.out &&
+	grep "asking $(hostname) (rank 0) to disconnect child $(hostname) (rank 1)" \
+		disc.err &&
 	grep "^1 .*: lost" disc.status &&
 	grep "^3 .*: lost" disc.status &&
 	grep "^2 .*: full" disc.status &&
+	grep "^1 .*: lost for .* disconnected by request" disc.vstatus &&
+	printf "%s: %s\n" $(hostname) "disconnected by request" \
+		$(hostname) "lost parent" >disc.errors.exp &&
+	test_cmp disc.errors.exp disc.errors &&
 	grep "exception type=\"node-failure\"" disc.eventlog &&
 	grep "rank 1 is not online" again.err
 '

@@ -195,8 +195,9 @@ struct broker {
     /* per direct child: the status of its subtree as it last told us
      * (enum subtree_status in builtin.c), reset when its link goes */
     int *child_subtree;
-    int subtree_sent; /* last status told to the parent, -1 for none */
-    json_t *config;   /* conf.h */
+    char **child_error; /* per direct child: why its link went (or NULL) */
+    int subtree_sent;   /* last status told to the parent, -1 for none */
+    json_t *config;     /* conf.h */
     const flux_msg_t **config_watchers; /* streaming config.get */
     size_t nconfig_watchers;
     flux_msg_handler_t **config_handlers;
@@ -288,6 +289,8 @@ void builtin_state_changed (struct broker *b);
 /* A child's status changed: streaming overlay.health requests get the
  * new health, and the parent this broker's subtree status if it changed. */
 void builtin_health_changed (struct broker *b);
+/* Child rank's link went (error says why) or came back (error NULL). */
+void builtin_child_error (struct broker *b, uint32_t rank, const char *error);
 /* The parent link came up: tell it this broker's subtree status. */
 void builtin_parent_online (struct broker *b);
 /* The shutdown is over: end a streaming shutdown.start (ENODATA). */

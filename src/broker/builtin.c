@@ -714,6 +714,12 @@ static json_t *health_get (struct broker *b)
         json_t *c = json_pack ("{s:i s:s s:f}", "rank", (int)(b->children[i]),
                                "status", child_status_name (b, i, s),
                                "duration", uv_now (b->loop) / 1000. - since);
+        const char *error = b->child_error ? b->child_error[i] : NULL;
+        if (c && error && (s == OVERLAY_PEER_LOST || s == OVERLAY_PEER_OFFLINE)
+            && json_object_set_new (c, "error", json_string (error)) < 0) {
+            json_decref (c);
+            c = NULL;
+        }
         if (!c || json_array_append_new (children, c) < 0) {
             json_decref (children);
             children = NULL;
@@ -800,6 +806,20 @@ void builtin_health_changed (struct broker *b)
     for (i = 0; i < b->nhealth_watchers; i++)
         flux_respond_pack (b->h, b->health_watchers[i], "O", o);
     json_decref (o);
+}
+
+/* Errors are the overlay's own words ("connection closed", "disconnected
+ * by request"): a bounded copy, kept while the child is not online. */
+#define CHILD_ERROR_MAX 128
+
+void builtin_child_error (struct broker *b, uint32_t rank, const char *error)
+{
+    int idx = topology_child_index (b->topo, b->rank, rank);
+
+    if (!b->child_error || idx < 0)
+        return;
+    free (b->child_error[idx]);
+    b->child_error[idx] = error ? strndup (error, CHILD_ERROR_MAX) : NULL;
 }
 
 /* overlay.subtree-status {rank, status} from a direct child broker, with
@@ -919,7 +939,8 @@ int builtin_register (struct broker *b)
     uv_idle_init (b->loop, &b->module_reaper);
     b->subtree_sent = -1;
     if (b->nchildren > 0
-        && !(b->child_subtree = calloc (b->nchildren, sizeof (int))))
+        && (!(b->child_subtree = calloc (b->nchildren, sizeof (int)))
+            || !(b->child_error = calloc (b->nchildren, sizeof (char *)))))
         return -1;
     for (i = 0; self_services[i]; i++)
         if (router_self_service (b, self_services[i]) < 0)
@@ -945,6 +966,10 @@ void builtin_unregister (struct broker *b)
     b->health_watchers = NULL;
     free (b->child_subtree);
     b->child_subtree = NULL;
+    for (i = 0; b->child_error && i < (size_t)b->nchildren; i++)
+        free (b->child_error[i]);
+    free (b->child_error);
+    b->child_error = NULL;
     b->nhealth_watchers = 0;
     if (!uv_is_closing ((uv_handle_t *)&b->module_reaper))
         uv_close ((uv_handle_t *)&b->module_reaper, NULL);

@@ -621,6 +621,12 @@ void broker_peer_status (struct broker *b, uint32_t peer, int status,
         }
         return;
     }
+    /* why a child is not online, for overlay.health (a clean exit: none) */
+    builtin_child_error (b, peer,
+                         status == OVERLAY_PEER_LOST
+                             ? (error ? error : "connection lost")
+                         : status == OVERLAY_PEER_OFFLINE ? error
+                                                          : NULL);
     if (status == OVERLAY_PEER_LOST || status == OVERLAY_PEER_OFFLINE) {
         router_child_lost (b, peer);
         if (b->state < STATE_SHUTDOWN)

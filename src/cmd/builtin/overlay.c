@@ -62,7 +62,15 @@ static const char disconnect_usage[]
       "  -r, --parent=RANK  The parent to ask (default: from the topology)\n"
       "  -h, --help         Display this message\n";
 
+static const char errors_usage[]
+    = "Usage: flux overlay errors [OPTIONS]\n"
+      "Summarize why brokers are lost or offline: one line per error, with\n"
+      "the hosts it applies to.\n"
+      "  -t, --timeout=FSD  RPC timeout, 0 for none (default 0.5s)\n"
+      "  -h, --help         Display this message\n";
+
 static int cmd_overlay_status (int argc, char **argv);
+static int cmd_overlay_errors (int argc, char **argv);
 static int cmd_overlay_lookup (int argc, char **argv);
 static int cmd_overlay_parentof (int argc, char **argv);
 static int cmd_overlay_disconnect (int argc, char **argv);
@@ -79,6 +87,13 @@ static const struct builtin overlay_status = {
     "Show overlay network status",
     status_usage,
     cmd_overlay_status,
+};
+
+static const struct builtin overlay_errors = {
+    "errors",
+    "Summarize why brokers are lost or offline",
+    errors_usage,
+    cmd_overlay_errors,
 };
 
 static const struct builtin overlay_lookup = {
@@ -103,8 +118,8 @@ static const struct builtin overlay_disconnect = {
 };
 
 static const struct builtin *const members[]
-    = {&overlay_status, &overlay_lookup, &overlay_parentof, &overlay_disconnect,
-       NULL};
+    = {&overlay_status,   &overlay_errors,     &overlay_lookup,
+       &overlay_parentof, &overlay_disconnect, NULL};
 
 int cmd_overlay (int argc, char **argv)
 {
@@ -554,8 +569,11 @@ static int cmd_overlay_disconnect (int argc, char **argv)
     rank = (long)idset_first (ids);
     if (parent < 0)
         parent = parent_of (h, rank);
-    fprintf (stderr, "flux-overlay: asking rank %ld to disconnect rank %ld\n",
-             parent, rank);
+    fprintf (stderr,
+             "flux-overlay: asking %s (rank %ld) to disconnect child %s "
+             "(rank %ld)\n",
+             parent < size ? hostlist_nth (hosts, (int)parent) : "?", parent,
+             hostlist_nth (hosts, (int)rank), rank);
     if (!(f = flux_rpc_pack (h, "overlay.disconnect-subtree", (uint32_t)parent,
                              0, "{s:i}", "rank", (int)rank))
         || flux_future_get (f, NULL) < 0)
@@ -564,5 +582,144 @@ static int cmd_overlay_disconnect (int argc, char **argv)
     idset_destroy (ids);
     hostlist_destroy (hosts);
     flux_close (h);
+    return 0;
+}
+
+/* errors */
+
+struct errors {
+    struct status st;   /* for health_rpc(): h, timeout */
+    json_t *groups;     /* [{error, ranks}], in the order first met */
+    struct idset **ids; /* ids[i]: the ranks of groups[i] */
+};
+
+/* Add rank to the group of error text. */
+static void errors_add (struct errors *e, const char *error, uint32_t rank)
+{
+    size_t n = json_array_size (e->groups), i;
+
+    for (i = 0; i < n; i++)
+        if (!strcmp (json_string_value (json_array_get (e->groups, i)), error))
+            break;
+    if (i == n) {
+        struct idset **ids = realloc (e->ids, (n + 1) * sizeof (*ids));
+        if (!ids || !(e->ids = ids)
+            || !(ids[n] = idset_create (0, IDSET_FLAG_AUTOGROW))
+            || json_array_append_new (e->groups, json_string (error)) < 0)
+            cmd_die ("out of memory");
+    }
+    if (idset_set (e->ids[i], rank) < 0)
+        cmd_die ("out of memory");
+}
+
+/* The brokers below a lost one lost their parent. */
+static void errors_ghosts (struct errors *e, json_t *topo)
+{
+    json_t *children = json_object_get (topo, "children");
+    json_t *c;
+    size_t i;
+
+    json_array_foreach (children, i, c)
+    {
+        errors_add (e, "lost parent",
+                    (uint32_t)json_integer_value (json_object_get (c, "rank")));
+        errors_ghosts (e, c);
+    }
+}
+
+/* Ask each broker that is up how its children are, and record why those
+ * that are not online went. */
+static void errors_walk (struct errors *e, json_t *topo)
+{
+    int rank = json_integer_value (json_object_get (topo, "rank"));
+    json_t *children = json_object_get (topo, "children");
+    json_t *health, *c;
+    flux_future_t *f;
+    size_t i;
+
+    if (!(f = health_rpc (&e->st, rank, false))
+        || flux_rpc_get_unpack (f, "{s:o}", "children", &health) < 0) {
+        errors_add (e, f ? future_strerror (f, errno) : strerror (errno),
+                    (uint32_t)rank);
+        flux_future_destroy (f);
+        return;
+    }
+    json_array_foreach (children, i, c)
+    {
+        int r = json_integer_value (json_object_get (c, "rank"));
+        json_t *h = find_child (health, r);
+        const char *status = "unknown", *error = NULL;
+
+        if (h)
+            (void)json_unpack (h, "{s:s s?s}", "status", &status, "error",
+                               &error);
+        if (is_online (status))
+            errors_walk (e, c);
+        else if (!strcmp (status, "lost") || error) {
+            errors_add (e, error ? error : status, (uint32_t)r);
+            if (!strcmp (status, "lost"))
+                errors_ghosts (e, c);
+        }
+    }
+    flux_future_destroy (f);
+}
+
+static int cmd_overlay_errors (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"timeout", required_argument, NULL, 't'},
+        CMD_OPT_HELP,
+        {NULL, 0, NULL, 0},
+    };
+    struct errors e = {.st = {.timeout = 0.5}};
+    struct hostlist *hosts;
+    json_t *topology;
+    flux_future_t *f;
+    uint32_t size;
+    int c;
+
+    while ((c = cmd_getopt (argc, argv, "t:", longopts)) != -1) {
+        if (c == 't') {
+            double t = cmd_parse_duration ("--timeout", optarg);
+            e.st.timeout = t > 0 ? t : -1;
+        }
+    }
+    if (optind != argc)
+        cmd_usage_error ("unexpected argument '%s'", argv[optind]);
+    e.st.h = cmd_open ();
+    hosts = get_hosts (e.st.h, &size);
+    if (!(e.groups = json_array ()))
+        cmd_die ("out of memory");
+    if (!(f = flux_rpc_pack (e.st.h, "overlay.topology", 0, 0, "{s:i}", "rank",
+                             0))
+        || flux_rpc_get_unpack (f, "o", &topology) < 0)
+        cmd_die ("overlay.topology: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
+    errors_walk (&e, topology);
+    flux_future_destroy (f);
+    for (size_t i = 0; i < json_array_size (e.groups); i++) {
+        struct hostlist *hl = hostlist_create ();
+        char *s;
+
+        if (!hl)
+            cmd_die ("out of memory");
+        for (unsigned int r = idset_first (e.ids[i]); r != IDSET_INVALID_ID;
+             r = idset_next (e.ids[i], r))
+            if (hostlist_append (hl,
+                                 r < size ? hostlist_nth (hosts, (int)r) : "?")
+                < 0)
+                cmd_die ("out of memory");
+        if (!(s = hostlist_encode (hl)))
+            cmd_die ("out of memory");
+        printf ("%s: %s\n", s,
+                json_string_value (json_array_get (e.groups, i)));
+        free (s);
+        hostlist_destroy (hl);
+        idset_destroy (e.ids[i]);
+    }
+    free (e.ids);
+    json_decref (e.groups);
+    hostlist_destroy (hosts);
+    flux_close (e.st.h);
     return 0;
 }
