@@ -303,6 +303,21 @@ static json_t *find_subtree (json_t *topo, int rank)
     return NULL;
 }
 
+/* The whole tree from rank 0 (overlay.topology); json_decref() it. */
+static json_t *get_topology (flux_t *h)
+{
+    json_t *topology;
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (h, "overlay.topology", 0, 0, "{s:i}", "rank", 0))
+        || flux_rpc_get_unpack (f, "o", &topology) < 0)
+        cmd_die ("overlay.topology: %s",
+                 f ? future_strerror (f, errno) : strerror (errno));
+    json_incref (topology);
+    flux_future_destroy (f);
+    return topology;
+}
+
 static void parse_status_args (struct status *ctx, int argc, char **argv,
                                long *rank)
 {
@@ -359,7 +374,6 @@ static int cmd_overlay_status (int argc, char **argv)
 {
     struct status ctx = {.pretty = true, .ghost = true};
     json_t *topology, *subtree;
-    flux_future_t *f;
     const char *s;
     long rank = 0;
 
@@ -367,15 +381,11 @@ static int cmd_overlay_status (int argc, char **argv)
     ctx.h = cmd_open ();
     if ((s = flux_attr_get (ctx.h, "hostlist")))
         ctx.hosts = hostlist_decode (s);
-    if (!(f
-          = flux_rpc_pack (ctx.h, "overlay.topology", 0, 0, "{s:i}", "rank", 0))
-        || flux_rpc_get_unpack (f, "o", &topology) < 0)
-        cmd_die ("overlay.topology: %s",
-                 f ? future_strerror (f, errno) : strerror (errno));
+    topology = get_topology (ctx.h);
     if (!(subtree = find_subtree (topology, rank)))
         cmd_die ("rank %ld is not in the overlay topology", rank);
     health_walk (&ctx, subtree, 0);
-    flux_future_destroy (f);
+    json_decref (topology);
     hostlist_destroy (ctx.hosts);
     flux_close (ctx.h);
     return ctx.errors ? 1 : 0;
@@ -506,16 +516,11 @@ static long find_parent (json_t *topo, long rank)
 /* The parent of rank, from the topology rank 0 reports. */
 static long parent_of (flux_t *h, long rank)
 {
-    json_t *topology;
-    flux_future_t *f;
+    json_t *topology = get_topology (h);
     long parent;
 
-    if (!(f = flux_rpc_pack (h, "overlay.topology", 0, 0, "{s:i}", "rank", 0))
-        || flux_rpc_get_unpack (f, "o", &topology) < 0)
-        cmd_die ("overlay.topology: %s",
-                 f ? future_strerror (f, errno) : strerror (errno));
     parent = find_parent (topology, rank);
-    flux_future_destroy (f);
+    json_decref (topology);
     if (parent < 0)
         cmd_die ("rank %ld has no parent: it is the root of the tree", rank);
     return parent;
@@ -674,7 +679,6 @@ static int cmd_overlay_errors (int argc, char **argv)
     struct errors e = {.st = {.timeout = 0.5}};
     struct hostlist *hosts;
     json_t *topology;
-    flux_future_t *f;
     uint32_t size;
     int c;
 
@@ -690,13 +694,9 @@ static int cmd_overlay_errors (int argc, char **argv)
     hosts = get_hosts (e.st.h, &size);
     if (!(e.groups = json_array ()))
         cmd_die ("out of memory");
-    if (!(f = flux_rpc_pack (e.st.h, "overlay.topology", 0, 0, "{s:i}", "rank",
-                             0))
-        || flux_rpc_get_unpack (f, "o", &topology) < 0)
-        cmd_die ("overlay.topology: %s",
-                 f ? future_strerror (f, errno) : strerror (errno));
+    topology = get_topology (e.st.h);
     errors_walk (&e, topology);
-    flux_future_destroy (f);
+    json_decref (topology);
     for (size_t i = 0; i < json_array_size (e.groups); i++) {
         struct hostlist *hl = hostlist_create ();
         char *s;
