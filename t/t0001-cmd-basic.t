@@ -49,6 +49,15 @@ test_expect_success 'flux --help lists every command with a summary' '
 		grep "^   $cmd  *[A-Z]" help.out || return 1
 	done
 '
+test_expect_success 'flux --help lists commands in order, not internal ones' '
+	sed -n "/^Commands:\$/,/^\$/p" help.out | awk "NF > 1 { print \$1 }" \
+		>names &&
+	test $(wc -l <names) -ge 20 &&
+	LC_ALL=C sort names >sorted &&
+	test_cmp sorted names &&
+	! grep -x imp_exec_helper names &&
+	"$FLUX" imp_exec_helper --help | grep "^Usage: flux imp_exec_helper"
+'
 test_expect_success 'flux help is flux --help' '
 	"$FLUX" help >help2.out &&
 	test_cmp help.out help2.out

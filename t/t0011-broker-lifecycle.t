@@ -153,6 +153,9 @@ test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
 	flux overlay status --timeout=30 >before.out
 	kill -9 \$pid
 	flux overlay status --wait=degraded --timeout=30 >after.out
+	flux overlay status --down >down.out
+	flux overlay status --highlight=3 --color=never >hl.out
+	flux overlay status --down --color >color.out
 	EOT
 	timeout -k 10 120 flux start -s 4 -Stbon.topo=kary:2 --test-exit-mode=leader sh grand.sh;
 	rc=$? &&
@@ -162,7 +165,19 @@ test_expect_success 'overlay status: a lost grandchild makes rank 0 degraded' '
 	grep "^0 .*: degraded$" after.out &&
 	grep "1 .*: degraded$" after.out &&
 	grep "3 .*: lost" after.out &&
-	grep "2 .*: full$" after.out
+	grep "2 .*: full$" after.out &&
+	h=$(hostname) &&
+	printf "0 $h: degraded\n└─ 1 $h: degraded\n   └─ 3 $h: lost%s\n" \
+		"$(sed -n "s/^.*3 [^:]*: lost//p" after.out)" >down.exp &&
+	test_cmp down.exp down.out &&
+	grep "^<<0 $h>>: degraded$" hl.out &&
+	grep "^├─ <<1 $h>>: degraded$" hl.out &&
+	grep "^│  └─ <<3 $h>>: lost" hl.out &&
+	grep "^└─ 2 $h: full$" hl.out &&
+	test $(grep -c "<<" hl.out) = 3 &&
+	printf "0 $h: \033[31mdegraded\033[0m\n" >color.exp &&
+	head -1 color.out >color.1 &&
+	test_cmp color.exp color.1
 '
 test_expect_success 'overlay lookup, parentof; disconnect drops a subtree, its job fails' '
 	cat >disc.sh <<-EOT &&

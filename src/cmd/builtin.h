@@ -3,6 +3,8 @@
 #ifndef FLUX_CMD_BUILTIN_H
 #define FLUX_CMD_BUILTIN_H
 
+#include <stdbool.h>
+
 /* The table of `flux` subcommands compiled into the flux binary.
  *
  * Each subcommand lives in src/cmd/builtin/<name>.c and exports
@@ -21,6 +23,7 @@ struct builtin {
     const char *summary;
     const char *usage;
     int (*main) (int argc, char **argv);
+    bool internal; /* run by flux itself, not listed by `flux help` */
 };
 
 extern const struct builtin builtin_getattr;

@@ -30,32 +30,34 @@
 #define FLUX_CMD_LIBEXECDIR "/usr/libexec/flux/cmd"
 #endif
 
-/* a hand-kept grid, so that a new command is one line */
+/* a hand-kept grid in alphabetical order (flux help merges it with
+ * externals[]), so that a new command is one line */
 /* clang-format off */
 static const struct builtin *const builtins[] = {
-    &builtin_cancel,     &builtin_config,
-    &builtin_content,    &builtin_dmesg,
-    &builtin_dump,       &builtin_event,
-    &builtin_exec,       &builtin_getattr,
+    &builtin_alloc,      &builtin_batch,
+    &builtin_broker,     &builtin_cancel,
+    &builtin_config,     &builtin_content,
+    &builtin_dmesg,      &builtin_dump,
+    &builtin_event,      &builtin_exec,
+    &builtin_getattr,    &builtin_imp_helper,
     &builtin_job,        &builtin_jobs,
     &builtin_kvs,        &builtin_logger,
     &builtin_lsattr,     &builtin_module,
     &builtin_overlay,    &builtin_ping,
-    &builtin_queue,      &builtin_resource,
-    &builtin_restore,    &builtin_run,
-    &builtin_setattr,    &builtin_shutdown,
+    &builtin_proxy,      &builtin_pstree,
+    &builtin_queue,      &builtin_relay,
+    &builtin_resource,   &builtin_restore,
+    &builtin_run,        &builtin_setattr,
+    &builtin_shutdown,   &builtin_sproc,
     &builtin_start,      &builtin_submit,
     &builtin_update,     &builtin_uptime,
-    &builtin_imp_helper, &builtin_batch,
-    &builtin_alloc,      &builtin_broker,
-    &builtin_uri,        &builtin_proxy,
-    &builtin_pstree,     &builtin_sproc,
-    &builtin_relay,
+    &builtin_uri,
     NULL,
 };
 /* clang-format on */
 
-/* Commands shipped as separate programs (flux-NAME), for `flux help`. */
+/* Commands shipped as separate programs (flux-NAME), for `flux help`,
+ * in alphabetical order. */
 static const struct {
     const char *name;
     const char *summary;
@@ -236,10 +238,21 @@ static void help (void)
 
     fputs (usage, stdout);
     printf ("\nCommands:\n");
-    for (int i = 0; builtins[i]; i++)
-        printf ("   %-14s %s\n", builtins[i]->name, builtins[i]->summary);
-    for (int i = 0; externals[i].name; i++)
-        printf ("   %-14s %s\n", externals[i].name, externals[i].summary);
+    /* both tables are in alphabetical order: merge them */
+    for (int i = 0, j = 0; builtins[i] || externals[j].name;) {
+        if (builtins[i]
+            && (!externals[j].name
+                || strcmp (builtins[i]->name, externals[j].name) < 0)) {
+            if (!builtins[i]->internal)
+                printf ("   %-14s %s\n", builtins[i]->name,
+                        builtins[i]->summary);
+            i++;
+        }
+        else {
+            printf ("   %-14s %s\n", externals[j].name, externals[j].summary);
+            j++;
+        }
+    }
     fflush (stdout);
     exec_path_foreach (list_dir, &header);
 }

@@ -32,6 +32,7 @@ const struct builtin builtin_imp_helper = {
     .summary = "Print a job's signed request for flux-imp exec (internal)",
     .usage = usage,
     .main = cmd_imp_exec_helper,
+    .internal = true,
 };
 
 int cmd_imp_exec_helper (int argc, char **argv)

@@ -11,6 +11,8 @@
  *   0 host0: full
  *   ├─ 1 host1: full
  *   └─ 2 host2: lost
+ * --down shows only what is not full (and asks nothing of full brokers),
+ * --highlight marks brokers and their ancestors, --color colors statuses.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libhostlist/hostlist.h"
 #include "libidset/idset.h"
@@ -39,8 +42,13 @@ static const char status_usage[]
       "  -w, --wait=STATE   Wait until the subtree is in STATE (full,\n"
       "                     partial, degraded, lost, offline)\n"
       "      --summary      Show only the root of the subtree\n"
+      "      --down         Show only the subtrees that are not full\n"
       "      --no-pretty    No indentation or line drawing\n"
       "      --no-ghost     Do not show brokers behind an offline parent\n"
+      "  -L, --color[=WHEN]  Color statuses: always (without WHEN), never\n"
+      "                     or auto (default: when stdout is a terminal)\n"
+      "  -H, --highlight=TARGET  Mark the brokers of TARGET (ranks or\n"
+      "                     hosts) and their ancestors\n"
       "  -h, --help         Display this message\n";
 
 static const char lookup_usage[]
@@ -133,18 +141,32 @@ struct status {
     int verbose;
     double timeout; /* < 0: none */
     const char *wait;
-    bool summary, pretty, ghost;
+    bool summary, pretty, ghost, down, color;
+    const char *highlight_arg;
+    struct idset *highlight; /* the targets of --highlight and ancestors */
     struct hostlist *hosts;
     bool
         last[MAX_DEPTH]; /* last[k]: the ancestor at level k was a last child */
     int errors;
 };
 
+/* The ANSI color of a status: green when all is well, yellow when part
+ * of a subtree is missing, red when a broker is lost or unreachable. */
+static const char *status_color (const char *status)
+{
+    if (!strcmp (status, "full"))
+        return "\033[32m";
+    if (!strcmp (status, "partial") || !strcmp (status, "offline"))
+        return "\033[33m";
+    return "\033[31m"; /* degraded, lost, unknown */
+}
+
 static void print_node (struct status *ctx, int level, int rank,
                         const char *status, double duration, const char *error,
                         double rpc_ms)
 {
     const char *host = ctx->hosts ? hostlist_nth (ctx->hosts, rank) : NULL;
+    bool mark = ctx->highlight && idset_test (ctx->highlight, rank);
     char fsd[64];
 
     if (ctx->pretty && level > 0) {
@@ -153,7 +175,16 @@ static void print_node (struct status *ctx, int level, int rank,
         fputs (ctx->last[level < MAX_DEPTH ? level : 0] ? "└─ " : "├─ ",
                stdout);
     }
-    printf ("%d %s: %s", rank, host ? host : "?", status);
+    /* a highlighted broker: in reverse video, or between << >> */
+    if (mark)
+        fputs (ctx->color ? "\033[7m" : "<<", stdout);
+    printf ("%d %s", rank, host ? host : "?");
+    if (mark)
+        fputs (ctx->color ? "\033[0m" : ">>", stdout);
+    if (ctx->color)
+        printf (": %s%s\033[0m", status_color (status), status);
+    else
+        printf (": %s", status);
     if (ctx->verbose >= 1 && duration > 0
         && fsd_format_duration (fsd, sizeof (fsd), duration) == 0)
         printf (" for %s", fsd);
@@ -230,19 +261,29 @@ static json_t *find_child (json_t *children, int rank)
 
 static void health_walk (struct status *ctx, json_t *topo, int level);
 
+/* The status of child rank as its parent's health response says. */
+static const char *child_status (json_t *health, int rank, double *duration,
+                                 const char **error)
+{
+    json_t *h = find_child (health, rank);
+    const char *status = "unknown";
+
+    if (h
+        && json_unpack (h, "{s:s s?F s?s}", "status", &status, "duration",
+                        duration, "error", error)
+               < 0)
+        status = "unknown";
+    return status;
+}
+
 static void child_walk (struct status *ctx, json_t *child, json_t *health,
                         int level)
 {
     int rank = json_integer_value (json_object_get (child, "rank"));
-    json_t *h = find_child (health, rank);
-    const char *status = "unknown", *error = NULL;
+    const char *error = NULL;
     double duration = -1;
+    const char *status = child_status (health, rank, &duration, &error);
 
-    if (h
-        && json_unpack (h, "{s:s s?F s?s}", "status", &status, "duration",
-                        &duration, "error", &error)
-               < 0)
-        status = "unknown";
     if (is_online (status)) {
         health_walk (ctx, child, level);
         return;
@@ -250,6 +291,17 @@ static void child_walk (struct status *ctx, json_t *child, json_t *health,
     print_node (ctx, level, rank, status, duration, error, -1);
     if (ctx->ghost)
         ghost_walk (ctx, child, level, status);
+}
+
+/* Whether --down hides child (a subtree of the topology). */
+static bool hidden (struct status *ctx, json_t *child, json_t *health)
+{
+    int rank = json_integer_value (json_object_get (child, "rank"));
+    const char *error;
+    double duration;
+
+    return ctx->down
+           && !strcmp (child_status (health, rank, &duration, &error), "full");
 }
 
 static void health_walk (struct status *ctx, json_t *topo, int level)
@@ -278,9 +330,20 @@ static void health_walk (struct status *ctx, json_t *topo, int level)
     }
     print_node (ctx, level, rank, status, duration, NULL,
                 (monotime () - start) * 1e3);
-    for (size_t i = 0; i < n && !ctx->summary && level + 1 < MAX_DEPTH; i++) {
-        ctx->last[level + 1] = i == n - 1;
-        child_walk (ctx, json_array_get (children, i), health, level + 1);
+    /* with --down, a full child is neither shown nor asked: the last
+     * child drawn is the last one not full */
+    size_t last = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!hidden (ctx, json_array_get (children, i), health))
+            last = i;
+    }
+    for (size_t i = 0;
+         i <= last && last < n && !ctx->summary && level + 1 < MAX_DEPTH; i++) {
+        json_t *c = json_array_get (children, i);
+        if (hidden (ctx, c, health))
+            continue;
+        ctx->last[level + 1] = i == last;
+        child_walk (ctx, c, health, level + 1);
     }
     flux_future_destroy (f);
 }
@@ -302,6 +365,10 @@ static json_t *find_subtree (json_t *topo, int rank)
     }
     return NULL;
 }
+
+static struct hostlist *get_hosts (flux_t *h, uint32_t *size);
+static struct idset *parse_target (struct hostlist *hosts, uint32_t size,
+                                   const char *target);
 
 /* The whole tree from rank 0 (overlay.topology); json_decref() it. */
 static json_t *get_topology (flux_t *h)
@@ -329,14 +396,18 @@ static void parse_status_args (struct status *ctx, int argc, char **argv,
         {"summary", no_argument, NULL, 'S'},
         {"no-pretty", no_argument, NULL, 'P'},
         {"no-ghost", no_argument, NULL, 'G'},
+        {"down", no_argument, NULL, 'D'},
+        {"color", optional_argument, NULL, 'L'},
+        {"highlight", required_argument, NULL, 'H'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
     double timeout = 0.5;
     bool timeout_set = false;
+    const char *when = "auto";
     int c;
 
-    while ((c = cmd_getopt (argc, argv, "r:vt:w:", longopts)) != -1) {
+    while ((c = cmd_getopt (argc, argv, "r:vt:w:L::H:", longopts)) != -1) {
         switch (c) {
             case 'r':
                 *rank = cmd_parse_long ("--rank", optarg, 0, INT32_MAX);
@@ -360,14 +431,67 @@ static void parse_status_args (struct status *ctx, int argc, char **argv,
             case 'G':
                 ctx->ghost = false;
                 break;
+            case 'D':
+                ctx->down = true;
+                break;
+            case 'L':
+                when = optarg ? optarg : "always";
+                break;
+            case 'H':
+                ctx->highlight_arg = optarg;
+                break;
         }
     }
+    if (!strcmp (when, "always"))
+        ctx->color = true;
+    else if (!strcmp (when, "auto"))
+        ctx->color = isatty (STDOUT_FILENO);
+    else if (strcmp (when, "never"))
+        cmd_usage_error ("--color: WHEN must be always, never or auto");
     if (optind != argc)
         cmd_usage_error ("unexpected argument '%s'", argv[optind]);
     if (ctx->wait && !is_online (ctx->wait) && strcmp (ctx->wait, "lost")
         && strcmp (ctx->wait, "offline"))
         cmd_usage_error ("--wait: unknown state '%s'", ctx->wait);
     ctx->timeout = timeout > 0 && (timeout_set || !ctx->wait) ? timeout : -1;
+}
+
+/* Add the rank of topo to out if its subtree holds a rank of targets;
+ * true if it does. */
+static bool mark_ancestors (json_t *topo, const struct idset *targets,
+                            struct idset *out)
+{
+    int rank = json_integer_value (json_object_get (topo, "rank"));
+    json_t *children = json_object_get (topo, "children");
+    bool found = idset_test (targets, rank);
+    size_t i;
+    json_t *c;
+
+    json_array_foreach (children, i, c)
+    {
+        if (mark_ancestors (c, targets, out))
+            found = true;
+    }
+    if (found && idset_set (out, rank) < 0)
+        cmd_die ("out of memory");
+    return found;
+}
+
+/* The brokers --highlight marks: its targets and their ancestors. */
+static struct idset *highlight_set (struct status *ctx, json_t *topology)
+{
+    struct hostlist *hosts;
+    struct idset *targets, *out;
+    uint32_t size;
+
+    hosts = get_hosts (ctx->h, &size);
+    targets = parse_target (hosts, size, ctx->highlight_arg);
+    if (!(out = idset_create (size, 0)))
+        cmd_die ("out of memory");
+    (void)mark_ancestors (topology, targets, out);
+    idset_destroy (targets);
+    hostlist_destroy (hosts);
+    return out;
 }
 
 static int cmd_overlay_status (int argc, char **argv)
@@ -384,7 +508,10 @@ static int cmd_overlay_status (int argc, char **argv)
     topology = get_topology (ctx.h);
     if (!(subtree = find_subtree (topology, rank)))
         cmd_die ("rank %ld is not in the overlay topology", rank);
+    if (ctx.highlight_arg)
+        ctx.highlight = highlight_set (&ctx, topology);
     health_walk (&ctx, subtree, 0);
+    idset_destroy (ctx.highlight);
     json_decref (topology);
     hostlist_destroy (ctx.hosts);
     flux_close (ctx.h);
