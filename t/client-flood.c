@@ -40,7 +40,8 @@
  *   never answer them, until killed.
  * client-flood pending RANK TOPIC COUNT [PAYLOAD]
  *   Send COUNT streaming requests TOPIC to RANK ("any" for any), then
- *   read answers until none came for 1 s (10 s at most); print
+ *   read answers until none came for 1 s (10 s at most; what came is
+ *   read as they are sent, too, so that answers do not pile up); print
  *   "answered A refused R" (R of the A answers were errors) and
  *   "refused: TEXT" for the first error, then wait for SIGUSR1 (at most
  *   600 s) and leave.  With CLIENT_FLOOD_ROUTE=ID in the environment,
@@ -613,6 +614,37 @@ static int sink (const char *service)
     return 0;
 }
 
+struct tally {
+    int answered, refused;
+    char errtext[256];
+};
+
+/* Read what h holds now (wait up to ms for it); true if anything came. */
+static bool tally_read (flux_t *h, struct tally *t, int ms)
+{
+    struct pollfd p = {.fd = flux_pollfd (h), .events = POLLIN};
+    flux_msg_t *msg;
+    bool any = false;
+
+    (void)poll (&p, 1, ms);
+    while ((msg = flux_recv (h, FLUX_O_NONBLOCK))) {
+        const char *text = NULL;
+        int errnum = 0;
+        t->answered++;
+        if (flux_msg_get_errnum (msg, &errnum) == 0 && errnum != 0) {
+            t->refused++;
+            if (!t->errtext[0]) {
+                (void)flux_msg_get_string (msg, &text);
+                snprintf (t->errtext, sizeof (t->errtext), "%s: %s",
+                          strerror (errnum), text ? text : "");
+            }
+        }
+        flux_msg_decref (msg);
+        any = true;
+    }
+    return any;
+}
+
 static int pending (const char *rank, const char *topic, int count,
                     const char *payload)
 {
@@ -621,8 +653,7 @@ static int pending (const char *rank, const char *topic, int count,
     const char *tag0 = getenv ("CLIENT_FLOOD_TAG0");
     uint32_t tag = tag0 ? (uint32_t)number (tag0) : 1;
     struct timespec ts = {.tv_sec = 600};
-    char errtext[256] = "";
-    int answered = 0, refused = 0;
+    struct tally t = {0};
     double t0, last;
     sigset_t set;
     flux_t *h;
@@ -645,31 +676,17 @@ static int pending (const char *rank, const char *topic, int count,
             || flux_send (h, req, 0) < 0)
             die ("send");
         flux_msg_decref (req);
+        if (i % 256 == 255)
+            (void)tally_read (h, &t, 0); /* answers do not pile up */
     }
     t0 = last = now ();
     while (now () - last < 1. && now () - t0 < 10.) {
-        struct pollfd p = {.fd = flux_pollfd (h), .events = POLLIN};
-        flux_msg_t *msg;
-        int errnum = 0;
-        (void)poll (&p, 1, 100);
-        while ((msg = flux_recv (h, FLUX_O_NONBLOCK))) {
-            const char *text = NULL;
-            answered++;
-            if (flux_msg_get_errnum (msg, &errnum) == 0 && errnum != 0) {
-                refused++;
-                if (!errtext[0]) {
-                    (void)flux_msg_get_string (msg, &text);
-                    snprintf (errtext, sizeof (errtext), "%s: %s",
-                              strerror (errnum), text ? text : "");
-                }
-            }
-            flux_msg_decref (msg);
+        if (tally_read (h, &t, 100))
             last = now ();
-        }
     }
-    printf ("answered %d refused %d\n", answered, refused);
-    if (errtext[0])
-        printf ("refused: %s\n", errtext);
+    printf ("answered %d refused %d\n", t.answered, t.refused);
+    if (t.errtext[0])
+        printf ("refused: %s\n", t.errtext);
     fflush (stdout);
     (void)sigtimedwait (&set, NULL, &ts);
     flux_close (h);

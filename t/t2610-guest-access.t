@@ -239,6 +239,47 @@ test_expect_success ROOT_SETPRIV 'a guest request carrying routes of its own is 
 '
 
 
+# What a guest's open requests make the services hold is bounded: with
+# broker.client-sendq-limit=1M a guest connection keeps at most 512
+# requests unanswered (half the limit at 1 KiB each).  Streaming
+# overlay.health requests stay open; errors (ENOSYS) end requests, so a
+# guest may send any number of those; a guest that left took its charge
+# with it; the owner is not counted.
+cat >inflight.sh <<EOT
+chmod 755 \$(flux getattr rundir) || exit 1
+G="setpriv --reuid=4242 --regid=4242 --clear-groups"
+F=$FLUX_BUILD_DIR/t/client-flood
+waitfor () {
+	for i in \$(seq 600); do grep -q answered \$1 && return 0; sleep 0.1; done
+	return 1
+}
+\$G \$F pending any overlay.health 600 >inflight.1 &
+p1=\$!
+waitfor inflight.1 || exit 1
+\$G \$F pending any nosuch.service 2000 >inflight.enosys &
+p2=\$!
+waitfor inflight.enosys || exit 1
+kill -USR1 \$p1 \$p2 && wait \$p1 \$p2
+\$G \$F pending any overlay.health 600 >inflight.2 &
+p3=\$!
+\$F pending any overlay.health 600 >inflight.owner &
+p4=\$!
+waitfor inflight.2 && waitfor inflight.owner || exit 1
+kill -USR1 \$p3 \$p4 && wait \$p3 \$p4
+flux ping -c 1 broker >/dev/null
+EOT
+test_expect_success ROOT_SETPRIV 'a guest keeps a bounded number of requests open' '
+	flux start -Saccess.allow-guest-user=true \
+		-Sbroker.client-sendq-limit=1M sh inflight.sh &&
+	cat inflight.1 inflight.enosys inflight.2 inflight.owner &&
+	grep "^answered 600 refused 88$" inflight.1 &&
+	grep "^refused: No space left on device: this connection holds too much: 512 requests not answered yet (broker.client-sendq-limit)" inflight.1 &&
+	grep "^answered 2000 refused 2000$" inflight.enosys &&
+	grep "^refused: Function not implemented" inflight.enosys &&
+	grep "^answered 600 refused 88$" inflight.2 &&
+	grep "^answered 600 refused 0$" inflight.owner
+'
+
 # The job shell's own services: a guest asking the owner's job shell to
 # take a task's exit (task-exit, which the shells send without waiting
 # for an answer) or an exception gets EPERM with a message, and nothing

@@ -55,6 +55,9 @@ struct peer {
     struct strmap *owed;        /* a client's: sender -> requests it was
                                    handed (key -> struct owed) */
     size_t nowed;               /* notes in owed */
+    struct strmap *inflight;    /* a guest client's: matchtag -> how many of
+                                   its requests are open (unsigned *) */
+    size_t ninflight;           /* its requests not yet answered */
     int refs;                   /* the peers map's */
     bool gone;                  /* taken out of the map */
     size_t idx;                 /* its slot in b->cpeers or b->mpeers */
@@ -150,6 +153,7 @@ static void peer_free (void *arg)
     strmap_destroy (p->open);
     strmap_destroy (p->open_keys);
     strmap_destroy (p->owed);
+    strmap_destroy (p->inflight);
     free (p);
 }
 
@@ -236,7 +240,8 @@ static struct peer *peer_create (struct broker *b, enum peer_kind kind,
         || (kind != PEER_SELF && !(p->disconnects = strmap_create (NULL)))
         || (kind == PEER_CLIENT && !(p->owed = strmap_create (owed_free)))
         || (kind == PEER_CLIENT && !(p->open = strmap_create (free)))
-        || (kind == PEER_CLIENT && !(p->open_keys = strmap_create (free)))) {
+        || (kind == PEER_CLIENT && !(p->open_keys = strmap_create (free)))
+        || (kind == PEER_CLIENT && !(p->inflight = strmap_create (free)))) {
         peer_free (p);
         return NULL;
     }
@@ -2054,6 +2059,88 @@ static int note_disconnect (struct peer *from, const flux_msg_t *msg,
     return 0;
 }
 
+/* ---- what a guest's requests make services hold ----
+ *
+ * A request holds memory in its service until it is answered, and a
+ * streaming one (a KVS watch, overlay.health --wait, an eventlog watch)
+ * until its stream ends with an error response (ENODATA at the end, or
+ * the error that ends it) or the client goes: 0.5 to 1.5 KB each in the
+ * services measured.  Nothing else bounds how many a client keeps open,
+ * so a guest could make the broker's modules grow without end (100,000
+ * streaming overlay.health requests took 54 MB, 32,768 KVS watches 50
+ * MB).  So each request a guest's connection sends that expects an
+ * answer is charged to it at INFLIGHT_WEIGHT until the answer that ends
+ * it passes back.  A guest keeps at most half of
+ * broker.client-sendq-limit in such charges (32,768 open requests by
+ * default; the other half is room for their answers), past which its new
+ * requests are refused (ENOSPC), and all clients together
+ * broker.client-queue-limit, past which the largest holders are cut
+ * (usock_client_charge).  The owner's connections are not counted: the
+ * owner may load modules and stop the instance, its tools may pipeline
+ * any number of requests, and a proxy relays its own clients' requests.
+ * Requests are counted by matchtag (a matchtag used twice counts twice);
+ * an answer ends one, unless it is a streaming one that is not an error
+ * (a service derives its answers from the request, so they carry its
+ * streaming flag, and every service that answers more than once requires
+ * that flag).  The broker's refusals of requests it did not count
+ * (client_refuse) are not answers to count: they would end another
+ * request under the same matchtag. */
+#define INFLIGHT_WEIGHT 1024
+
+/* Client p sends msg (its route pushed): -1 with ENOSPC if p holds too
+ * much to send one more. */
+static int inflight_note (struct peer *p, const flux_msg_t *msg)
+{
+    uint32_t tag = FLUX_MATCHTAG_NONE;
+    char key[16];
+    unsigned *n;
+
+    if ((p->cred.rolemask & FLUX_ROLE_OWNER) || flux_msg_is_noresponse (msg))
+        return 0;
+    if (p->b->client_inflight_limit > 0
+        && p->ninflight >= p->b->client_inflight_limit) {
+        errno = ENOSPC;
+        return -1;
+    }
+    (void)flux_msg_get_matchtag (msg, &tag);
+    snprintf (key, sizeof (key), "%u", tag);
+    if (peer_charge_bytes (p, INFLIGHT_WEIGHT) < 0)
+        return -1;
+    if (!(n = strmap_get (p->inflight, key))) {
+        if (!(n = calloc (1, sizeof (*n)))
+            || strmap_put (p->inflight, key, n) < 0) {
+            free (n);
+            (void)peer_charge_bytes (p, -INFLIGHT_WEIGHT);
+            return 0; /* not counted: no memory to count it */
+        }
+    }
+    (*n)++;
+    p->ninflight++;
+    return 0;
+}
+
+/* rsp (its route popped) goes to client p: the request it ends is no
+ * longer charged. */
+static void inflight_answered (struct peer *p, const flux_msg_t *rsp)
+{
+    uint32_t tag = FLUX_MATCHTAG_NONE;
+    int errnum = 0;
+    char key[16];
+    unsigned *n;
+
+    (void)flux_msg_get_errnum (rsp, &errnum);
+    if (flux_msg_is_streaming (rsp) && errnum == 0)
+        return; /* more to come */
+    (void)flux_msg_get_matchtag (rsp, &tag);
+    snprintf (key, sizeof (key), "%u", tag);
+    if (!(n = strmap_get (p->inflight, key)))
+        return;
+    (void)peer_charge_bytes (p, -INFLIGHT_WEIGHT);
+    p->ninflight--;
+    if (--*n == 0)
+        (void)strmap_delete (p->inflight, key);
+}
+
 void router_request (struct broker *b, flux_msg_t *msg, struct peer *from)
 {
     const char *topic;
@@ -2145,6 +2232,8 @@ void router_response (struct broker *b, flux_msg_t *msg)
         (void)flux_msg_route_pop (msg);
         if (p->open && strmap_count (p->open) > 0)
             open_answered (p, msg);
+        if (p->ninflight > 0)
+            inflight_answered (p, msg);
         (void)peer_send (p, msg);
     }
     else if ((child = child_of_route (b, top)) >= 0) {
@@ -2808,6 +2897,24 @@ static void client_response (struct broker *b, struct peer *from,
     router_response (b, msg);
 }
 
+/* Refuse request msg of client p (its route pushed) before it is
+ * counted in flight: the answer goes straight to p, not through
+ * router_response(), where it would end another request of p's under the
+ * same matchtag (inflight_answered). */
+static void client_refuse (struct peer *p, const flux_msg_t *msg, int errnum,
+                           const char *text)
+{
+    flux_msg_t *rsp;
+
+    if (flux_msg_is_noresponse (msg)
+        || !(rsp = flux_response_derive (msg, errnum)))
+        return;
+    if ((!text || flux_msg_set_string (rsp, text) == 0)
+        && flux_msg_route_pop (rsp) == 0)
+        (void)peer_send (p, rsp);
+    flux_msg_decref (rsp);
+}
+
 static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
 {
     struct broker *b = arg;
@@ -2834,16 +2941,25 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
              * clients); a guest's request must come from itself. */
             if (flux_msg_route_count (msg) > 1
                 && !(p->cred.rolemask & FLUX_ROLE_OWNER)) {
-                router_respond_error (b, msg, EPROTO,
-                                      "a guest's request may not carry "
-                                      "routes of its own");
+                client_refuse (p, msg, EPROTO,
+                               "a guest's request may not carry routes of "
+                               "its own");
                 flux_msg_decref (msg);
                 return;
             }
             (void)flux_msg_get_topic (msg, &topic);
             if (b->state < STATE_INIT && topic && !early_allowed (topic)) {
-                router_respond_error (b, msg, EAGAIN,
-                                      "broker is not yet online");
+                client_refuse (p, msg, EAGAIN, "broker is not yet online");
+                flux_msg_decref (msg);
+                return;
+            }
+            if (inflight_note (p, msg) < 0) {
+                char text[160];
+                snprintf (text, sizeof (text),
+                          "this connection holds too much: %zu requests "
+                          "not answered yet (broker.client-sendq-limit)",
+                          p->ninflight);
+                client_refuse (p, msg, ENOSPC, text);
                 flux_msg_decref (msg);
                 return;
             }
@@ -3071,6 +3187,10 @@ int router_usock_start (struct broker *b, const char *path)
                        &b->tracked_limit)
                < 0)
         return -1;
+    /* half the send queue limit in open requests (inflight_note) */
+    b->client_inflight_limit = policy.max_sendq_bytes / 2 / INFLIGHT_WEIGHT;
+    if (b->client_inflight_limit == 0)
+        b->client_inflight_limit = 1;
     if ((s = attr_get (b->attrs, "access.allow-guest-user", NULL)))
         policy.allow_guest_user = !strcmp (s, "1") || !strcmp (s, "true");
     if ((s = attr_get (b->attrs, "access.allow-root-owner", NULL)))
