@@ -232,6 +232,35 @@ test_expect_success 'overlay lookup, parentof; disconnect drops a subtree, its j
 	grep "exception type=\"node-failure\"" disc.eventlog &&
 	grep "rank 1 is not online" again.err
 '
+test_expect_success 'overlay trace prints the messages of the overlay links' '
+	cat >trace.sh <<-EOT &&
+	flux overlay trace -c 2 -t request,response "broker.ping" >trace.out &
+	pid=\$!
+	while kill -0 \$pid 2>/dev/null; do flux ping -c 1 1 >/dev/null; done
+	wait \$pid || exit 1
+	flux overlay trace -f -c 3 -r 1 -t request,response "broker.*" >trace.full &
+	pid=\$!
+	while kill -0 \$pid 2>/dev/null; do flux ping -c 1 1 >/dev/null; done
+	wait \$pid || exit 1
+	flux exec -r 1 flux overlay trace -H -c 2 -t control >trace.ctl || exit 1
+	! $FLUX_BUILD_DIR/t/rpc-cred -u 4242 -R 2 -s overlay.trace \
+		"{\"typemask\":15,\"topic_glob\":\"*\"}" 2>trace.guest
+	! flux overlay trace -t bogus 2>trace.bad
+	EOT
+	timeout -k 10 120 flux start -s 3 --test-exit-mode=leader sh trace.sh;
+	rc=$? &&
+	kill_my_brokers &&
+	test $rc = 0 &&
+	cat trace.out trace.full trace.ctl &&
+	grep "^20[0-9-]*T[0-9:.]*Z tx 1 request broker.ping \[[0-9]*\]$" trace.out &&
+	grep "^20[0-9-]*T[0-9:.]*Z rx 1 response broker.ping \[[0-9]*\]$" trace.out &&
+	grep "tx 1 request broker.ping \[[0-9]*\] {\"seq\":0" trace.full &&
+	grep "rx 1 response broker.ping \[[0-9]*\] {.*\"rank\":1}" trace.full &&
+	grep "^\[+0.000000\] [rt]x 0 control heartbeat 0$" trace.ctl &&
+	test $(wc -l <trace.ctl) = 2 &&
+	grep "requires owner credentials" trace.guest &&
+	grep "unknown type .bogus." trace.bad
+'
 # Early teardown: a broker that cannot set up exits with one line saying
 # why, never on an assertion or a signal (issue 25): exit code 1 to 123.
 early_fail () {

@@ -193,6 +193,8 @@ struct broker {
     int shutdown_loglevel;
     const flux_msg_t **health_watchers; /* streaming overlay.health */
     size_t nhealth_watchers;
+    struct tracer *tracers; /* streaming overlay.trace (builtin.c) */
+    size_t ntracers;
     /* per direct child: the status of its subtree as it last told us
      * (enum subtree_status in builtin.c), reset when its link goes */
     int *child_subtree;

@@ -2,9 +2,12 @@
  * Copyright the flux-c authors */
 /* builtin.c - the broker's own services, run on its internal handle:
  * broker.*, event.publish, module.*, state-machine.*, shutdown.*,
- * overlay.topology/health.  (attr.* and log.* live in attr.c and log.c.)
+ * overlay.topology/health/trace.  (attr.* and log.* live in attr.c and
+ * log.c.)
  */
 #include <errno.h>
+#include <fnmatch.h>
+#include <time.h>
 #include <stdbool.h>
 #include <syslog.h>
 #include <stdio.h>
@@ -889,7 +892,143 @@ static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond (h, msg, NULL);
 }
 
-/* A client went away: drop its streaming health requests. */
+/* overlay.trace (owner, streaming) {typemask:i, topic_glob:s, nodeid?:i,
+ * full?:b}: a response for each message this broker sends to or
+ * receives from a peer of the overlay whose type is in typemask, whose
+ * topic matches topic_glob (fnmatch) and whose peer is nodeid (-1 or
+ * absent: any), as flux-core's: {timestamp:f (wall clock), prefix:"tx"
+ * or "rx", rank:i (the peer), name:null, type:i, topic:s (for a control
+ * message its type and status: "heartbeat 0"), payload_size:i,
+ * payload:o|null (with full, a JSON payload), errnum:i, errstr:s (with
+ * full)}.  Answers to overlay.trace itself are not traced: a tracer on
+ * another broker would see its own answers for ever.  The overlay calls
+ * back only while someone traces. */
+#define TRACERS_MAX 64
+
+struct tracer {
+    const flux_msg_t *req;
+    int typemask;
+    char *glob;
+    int nodeid;
+    bool full;
+};
+
+static const char *control_name (int type)
+{
+    static const char *names[]
+        = {"heartbeat", "hello", "welcome", "disconnect"};
+
+    return type >= 0 && type < 4 ? names[type] : "control";
+}
+
+static void trace_one (struct broker *b, struct tracer *t, bool tx,
+                       uint32_t rank, const flux_msg_t *msg, int type,
+                       const char *topic)
+{
+    struct timespec ts;
+    const void *data = NULL;
+    size_t size = 0;
+    int errnum = 0;
+    const char *errstr = NULL;
+    json_t *payload = NULL;
+
+    if (!(t->typemask & type) || (t->nodeid >= 0 && (uint32_t)t->nodeid != rank)
+        || fnmatch (t->glob, topic, 0) != 0)
+        return;
+    if (type == FLUX_MSGTYPE_RESPONSE)
+        (void)flux_msg_get_errnum (msg, &errnum);
+    if (errnum) {
+        if (t->full)
+            (void)flux_msg_get_string (msg, &errstr);
+    }
+    else if (type != FLUX_MSGTYPE_CONTROL
+             && flux_msg_get_payload (msg, &data, &size) == 0 && t->full
+             && size > 0)
+        payload = json_loadb (data, strnlen (data, size), 0, NULL);
+    clock_gettime (CLOCK_REALTIME, &ts);
+    if (flux_respond_pack (
+            b->h, t->req, "{s:f s:s s:i s:n s:i s:s s:I s:o? s:i s:s}",
+            "timestamp", ts.tv_sec + ts.tv_nsec * 1e-9, "prefix",
+            tx ? "tx" : "rx", "rank", (int)rank, "name", "type", type, "topic",
+            topic, "payload_size", (json_int_t)size, "payload", payload,
+            "errnum", errnum, "errstr", errstr ? errstr : "")
+        < 0)
+        json_decref (payload);
+}
+
+static void trace_cb (struct overlay *ov, bool tx, uint32_t rank,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = arg;
+    int type = 0, ctype, cstatus;
+    const char *topic = "";
+    char buf[64];
+
+    (void)flux_msg_get_type (msg, &type);
+    if (type == FLUX_MSGTYPE_CONTROL) {
+        if (flux_msg_get_control (msg, &ctype, &cstatus) < 0)
+            return;
+        snprintf (buf, sizeof (buf), "%s %d", control_name (ctype), cstatus);
+        topic = buf;
+    }
+    else if (flux_msg_get_topic (msg, &topic) < 0
+             || !strcmp (topic, "overlay.trace"))
+        return;
+    for (size_t i = 0; i < b->ntracers; i++)
+        trace_one (b, &b->tracers[i], tx, rank, msg, type, topic);
+}
+
+static void tracer_drop (struct broker *b, size_t i)
+{
+    flux_msg_decref (b->tracers[i].req);
+    free (b->tracers[i].glob);
+    b->tracers[i] = b->tracers[--b->ntracers];
+    if (b->ntracers == 0 && b->overlay)
+        overlay_set_trace (b->overlay, NULL, NULL);
+}
+
+static void trace_request_cb (flux_t *h, flux_msg_handler_t *mh,
+                              const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    struct tracer t = {.nodeid = -1};
+    const char *glob;
+    int full = 0;
+    struct tracer *v;
+
+    if (flux_request_unpack (msg, NULL, "{s:i s:s s?i s?b}", "typemask",
+                             &t.typemask, "topic_glob", &glob, "nodeid",
+                             &t.nodeid, "full", &full)
+        < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "overlay.trace: expected {typemask:i, "
+                            "topic_glob:s, nodeid?:i, full?:b}");
+        return;
+    }
+    if (!flux_msg_is_streaming (msg)) {
+        flux_respond_error (h, msg, EPROTO, "overlay.trace must be streaming");
+        return;
+    }
+    if (b->ntracers >= TRACERS_MAX) {
+        flux_respond_error (h, msg, EAGAIN, "overlay.trace: too many tracers");
+        return;
+    }
+    if (!(v = realloc (b->tracers, (b->ntracers + 1) * sizeof (*v)))
+        || !(t.glob = strdup (glob))) {
+        if (v)
+            b->tracers = v;
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    b->tracers = v;
+    t.full = full;
+    t.req = flux_msg_incref (msg);
+    b->tracers[b->ntracers++] = t;
+    if (b->overlay)
+        overlay_set_trace (b->overlay, trace_cb, b);
+}
+
+/* A client went away: drop its streaming health and trace requests. */
 static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
                                    const flux_msg_t *msg, void *arg)
 {
@@ -901,6 +1040,13 @@ static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
             flux_msg_decref (b->health_watchers[i]);
             b->health_watchers[i] = b->health_watchers[--b->nhealth_watchers];
         }
+        else
+            i++;
+    }
+    i = 0;
+    while (i < b->ntracers) {
+        if (flux_msg_route_match_first (b->tracers[i].req, msg))
+            tracer_drop (b, i);
         else
             i++;
     }
@@ -923,6 +1069,7 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "overlay.subtree-status", subtree_status_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.disconnect-subtree", disconnect_subtree_cb,
      0},
+    {FLUX_MSGTYPE_REQUEST, "overlay.trace", trace_request_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.disconnect", overlay_disconnect_cb,
      FLUX_ROLE_ALL},
     FLUX_MSGHANDLER_TABLE_END,
@@ -964,6 +1111,10 @@ void builtin_unregister (struct broker *b)
         flux_msg_decref (b->health_watchers[i]);
     free (b->health_watchers);
     b->health_watchers = NULL;
+    while (b->ntracers > 0)
+        tracer_drop (b, b->ntracers - 1);
+    free (b->tracers);
+    b->tracers = NULL;
     free (b->child_subtree);
     b->child_subtree = NULL;
     for (i = 0; b->child_error && i < (size_t)b->nchildren; i++)

@@ -831,6 +831,7 @@ static void teardown (struct broker *b, struct boot_info *info)
         return;
     }
     overlay_destroy (b->overlay);
+    b->overlay = NULL;
     state_machine_fini (b);
     builtin_unregister (b);
     conf_unregister (b);

@@ -253,6 +253,17 @@ double cmd_parse_duration (const char *opt, const char *s)
     return d;
 }
 
+bool cmd_parse_color (const char *opt, const char *when)
+{
+    if (!when || !strcmp (when, "always"))
+        return true;
+    if (!strcmp (when, "never"))
+        return false;
+    if (!strcmp (when, "auto"))
+        return isatty (STDOUT_FILENO);
+    cmd_usage_error ("%s: WHEN must be always, never or auto", opt);
+}
+
 int cmd_parse_urgency (const char *opt, const char *s)
 {
     if (!strcasecmp (s, "hold"))

@@ -99,6 +99,9 @@ long cmd_parse_long (const char *opt, const char *s, long min, long max);
 double cmd_parse_double (const char *opt, const char *s, double min);
 /* An RFC 23 duration (e.g. "0.5s", "2m"). */
 double cmd_parse_duration (const char *opt, const char *s);
+/* --color[=WHEN]: color for "always" or no WHEN (NULL), none for
+ * "never", "auto": when stdout is a terminal. */
+bool cmd_parse_color (const char *opt, const char *when);
 /* A job urgency: 0-31, or hold (0), default (16), expedite (31), any
  * case. */
 int cmd_parse_urgency (const char *opt, const char *s);

@@ -166,6 +166,8 @@ struct overlay {
     void *arg;
     overlay_log_f log_cb;
     void *log_arg;
+    overlay_trace_f trace_cb;
+    void *trace_arg;
     void *zctx;
     char id[16]; /* own rank in decimal: the DEALER's routing id */
     char pubkey[KEYLEN + 1];
@@ -624,6 +626,8 @@ static int send_msg (struct overlay *ov, struct peer *p, void *zs,
             return -1;
         }
     }
+    if (ov->trace_cb)
+        ov->trace_cb (ov, true, p->rank, msg, ov->trace_arg);
     return 0;
 }
 
@@ -1065,6 +1069,8 @@ static void from_child (struct overlay *ov, struct frames *fr)
                 c->id, strerror (errno));
         return;
     }
+    if (ov->trace_cb)
+        ov->trace_cb (ov, false, c->rank, msg, ov->trace_arg);
     fd = zmq_msg_get (&fr->f[1], ZMQ_SRCFD);
     if (is_overlay_control (msg, &type, &status)
         && type == OVERLAY_CONTROL_HELLO) {
@@ -1239,6 +1245,8 @@ static void from_parent (struct overlay *ov, flux_msg_t *msg)
 {
     int type, status;
 
+    if (ov->trace_cb)
+        ov->trace_cb (ov, false, ov->parent.rank, msg, ov->trace_arg);
     if (is_overlay_control (msg, &type, &status)) {
         parent_control (ov, type, status);
         flux_msg_decref (msg);
@@ -1510,6 +1518,14 @@ void overlay_set_log (struct overlay *ov, overlay_log_f cb, void *arg)
     if (ov) {
         ov->log_cb = cb;
         ov->log_arg = arg;
+    }
+}
+
+void overlay_set_trace (struct overlay *ov, overlay_trace_f cb, void *arg)
+{
+    if (ov) {
+        ov->trace_cb = cb;
+        ov->trace_arg = arg;
     }
 }
 

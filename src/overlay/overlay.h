@@ -112,6 +112,14 @@ typedef void (*overlay_status_f) (struct overlay *ov, uint32_t peer_rank,
 typedef void (*overlay_log_f) (struct overlay *ov, int level, const char *msg,
                                void *arg);
 
+/* A message was sent (tx true) to, or received from, peer_rank: every
+ * message of an online link, the overlay's own control messages too
+ * (heartbeats, hello, welcome, disconnect), received ones before the
+ * overlay looks at them.  msg is only lent. */
+typedef void (*overlay_trace_f) (struct overlay *ov, bool tx,
+                                 uint32_t peer_rank, const flux_msg_t *msg,
+                                 void *arg);
+
 struct overlay_config {
     uint32_t rank;
     uint32_t size;
@@ -142,6 +150,10 @@ void overlay_destroy (struct overlay *ov);
 /* Replace the default log sink (stderr, LOG_INFO and more urgent).
  * cb NULL silences the overlay. */
 void overlay_set_log (struct overlay *ov, overlay_log_f cb, void *arg);
+
+/* Call cb for each message sent or received (overlay_trace_f); cb NULL
+ * stops (the default: no cost per message then). */
+void overlay_set_trace (struct overlay *ov, overlay_trace_f cb, void *arg);
 
 /* This broker's CURVE keypair (Z85, 40 chars each).  Generated at create;
  * overlay_set_cert() replaces it (e.g. loaded from a cert file): EINVAL

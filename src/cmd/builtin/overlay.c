@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "libhostlist/hostlist.h"
 #include "libidset/idset.h"
@@ -125,9 +124,15 @@ static const struct builtin overlay_disconnect = {
     cmd_overlay_disconnect,
 };
 
-static const struct builtin *const members[]
-    = {&overlay_status,   &overlay_errors,     &overlay_lookup,
-       &overlay_parentof, &overlay_disconnect, NULL};
+extern const struct builtin overlay_trace; /* overlay_trace.c */
+
+static const struct builtin *const members[] = {&overlay_status,
+                                                &overlay_errors,
+                                                &overlay_lookup,
+                                                &overlay_parentof,
+                                                &overlay_disconnect,
+                                                &overlay_trace,
+                                                NULL};
 
 int cmd_overlay (int argc, char **argv)
 {
@@ -404,7 +409,6 @@ static void parse_status_args (struct status *ctx, int argc, char **argv,
     };
     double timeout = 0.5;
     bool timeout_set = false;
-    const char *when = "auto";
     int c;
 
     while ((c = cmd_getopt (argc, argv, "r:vt:w:L::H:", longopts)) != -1) {
@@ -435,19 +439,13 @@ static void parse_status_args (struct status *ctx, int argc, char **argv,
                 ctx->down = true;
                 break;
             case 'L':
-                when = optarg ? optarg : "always";
+                ctx->color = cmd_parse_color ("--color", optarg);
                 break;
             case 'H':
                 ctx->highlight_arg = optarg;
                 break;
         }
     }
-    if (!strcmp (when, "always"))
-        ctx->color = true;
-    else if (!strcmp (when, "auto"))
-        ctx->color = isatty (STDOUT_FILENO);
-    else if (strcmp (when, "never"))
-        cmd_usage_error ("--color: WHEN must be always, never or auto");
     if (optind != argc)
         cmd_usage_error ("unexpected argument '%s'", argv[optind]);
     if (ctx->wait && !is_online (ctx->wait) && strcmp (ctx->wait, "lost")
@@ -500,6 +498,8 @@ static int cmd_overlay_status (int argc, char **argv)
     json_t *topology, *subtree;
     const char *s;
     long rank = 0;
+
+    ctx.color = cmd_parse_color ("--color", "auto");
 
     parse_status_args (&ctx, argc, argv, &rank);
     ctx.h = cmd_open ();
