@@ -946,14 +946,13 @@ static void trace_one (struct broker *b, struct tracer *t, bool tx,
              && size > 0)
         payload = json_loadb (data, strnlen (data, size), 0, NULL);
     clock_gettime (CLOCK_REALTIME, &ts);
-    if (flux_respond_pack (
-            b->h, t->req, "{s:f s:s s:i s:n s:i s:s s:I s:o? s:i s:s}",
-            "timestamp", ts.tv_sec + ts.tv_nsec * 1e-9, "prefix",
-            tx ? "tx" : "rx", "rank", (int)rank, "name", "type", type, "topic",
-            topic, "payload_size", (json_int_t)size, "payload", payload,
-            "errnum", errnum, "errstr", errstr ? errstr : "")
-        < 0)
-        json_decref (payload);
+    /* payload's reference is the packer's, even on error (jansson) */
+    (void)flux_respond_pack (
+        b->h, t->req, "{s:f s:s s:i s:n s:i s:s s:I s:o? s:i s:s}", "timestamp",
+        ts.tv_sec + ts.tv_nsec * 1e-9, "prefix", tx ? "tx" : "rx", "rank",
+        (int)rank, "name", "type", type, "topic", topic, "payload_size",
+        (json_int_t)size, "payload", payload, "errnum", errnum, "errstr",
+        errstr ? errstr : "");
 }
 
 static void trace_cb (struct overlay *ov, bool tx, uint32_t rank,
