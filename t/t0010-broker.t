@@ -336,6 +336,26 @@ test_expect_success 'flux shutdown from outside streams the log of the shutdown'
 	grep "broker.info\[0\]: shutdown: run->cleanup" sd.err &&
 	! grep "unloading" sd.err
 '
+test_expect_success 'state-machine.monitor: the state, each change, ENODATA at final' '
+	RPC=$FLUX_BUILD_DIR/t/rpc-cred &&
+	flux start $RPC -s state-machine.monitor "{\"final\":5}" >sm.run &&
+	echo "{\"state\":5}" >sm.run.exp &&
+	test_cmp sm.run.exp sm.run &&
+	test_must_fail flux start $RPC -u 4242 -R 2 -s state-machine.monitor \
+		"{}" 2>sm.guest &&
+	grep "requires owner credentials" sm.guest &&
+	flux start -s 2 sh -c "flux getattr local-uri >sm.uri; sleep 60" &
+	pid=$! &&
+	for i in $(seq 1 50); do test -s sm.uri && break; sleep 0.1; done &&
+	FLUX_URI=$(cat sm.uri) $RPC -s state-machine.monitor \
+		"{\"final\":8}" >sm.out &
+	mpid=$! &&
+	for i in $(seq 1 50); do test -s sm.out && break; sleep 0.1; done &&
+	FLUX_URI=$(cat sm.uri) flux shutdown 2>/dev/null &&
+	wait $mpid && wait $pid;
+	printf "{\"state\":%d}\n" 5 6 7 8 >sm.exp &&
+	test_cmp sm.exp sm.out
+'
 test_expect_success 'a size 1 instance has its host name in hostlist' '
 	flux start -s 1 flux getattr hostlist >hl.out &&
 	test "$(cat hl.out)" = "$(hostname)"

@@ -188,6 +188,8 @@ struct broker {
     uv_idle_t module_reaper;          /* destroys exited modules */
     const flux_msg_t **state_waiters; /* state-machine.wait until run */
     size_t nstate_waiters;
+    struct state_monitor *state_monitors; /* state-machine.monitor */
+    size_t nstate_monitors;
     double state_time;              /* when the current state was entered (s) */
     const flux_msg_t *shutdown_req; /* streaming shutdown.start */
     int shutdown_loglevel;

@@ -552,11 +552,91 @@ static void state_wait_cb (flux_t *h, flux_msg_handler_t *mh,
     }
 }
 
+/* state-machine.monitor (owner, streaming) {final?:i}: {state:i} now
+ * and after each change, then ENODATA once the state is final or later
+ * (default: exit). */
+struct state_monitor {
+    const flux_msg_t *req;
+    int final;
+};
+
+/* Tell monitor i the state; false if that ended it (it is then gone). */
+static bool monitor_tell (struct broker *b, size_t i)
+{
+    struct state_monitor *m = &b->state_monitors[i];
+
+    flux_respond_pack (b->h, m->req, "{s:i}", "state", (int)b->state);
+    if ((int)b->state < m->final)
+        return true;
+    flux_respond_error (b->h, m->req, ENODATA, NULL);
+    flux_msg_decref (m->req);
+    *m = b->state_monitors[--b->nstate_monitors];
+    return false;
+}
+
+static void state_monitor_cb (flux_t *h, flux_msg_handler_t *mh,
+                              const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    int final = STATE_EXIT;
+    struct state_monitor *v;
+
+    if (flux_request_unpack (msg, NULL, "{s?i}", "final", &final) < 0) {
+        flux_respond_error (h, msg, EPROTO,
+                            "state-machine.monitor: expected {final?:i}");
+        return;
+    }
+    if (!flux_msg_is_streaming (msg)) {
+        flux_respond_error (h, msg, EPROTO,
+                            "state-machine.monitor must be streaming");
+        return;
+    }
+    if (!(v = realloc (b->state_monitors,
+                       (b->nstate_monitors + 1) * sizeof (*v)))) {
+        flux_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    b->state_monitors = v;
+    v[b->nstate_monitors].req = flux_msg_incref (msg);
+    v[b->nstate_monitors].final = final;
+    (void)monitor_tell (b, b->nstate_monitors++);
+}
+
+/* A client went away: drop its monitors and waits. */
+static void state_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                                 const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+    size_t i = 0;
+
+    while (i < b->nstate_monitors) {
+        if (flux_msg_route_match_first (b->state_monitors[i].req, msg)) {
+            flux_msg_decref (b->state_monitors[i].req);
+            b->state_monitors[i] = b->state_monitors[--b->nstate_monitors];
+        }
+        else
+            i++;
+    }
+    i = 0;
+    while (i < b->nstate_waiters) {
+        if (flux_msg_route_match_first (b->state_waiters[i], msg)) {
+            flux_msg_decref (b->state_waiters[i]);
+            b->state_waiters[i] = b->state_waiters[--b->nstate_waiters];
+        }
+        else
+            i++;
+    }
+}
+
 void builtin_state_changed (struct broker *b)
 {
-    size_t i;
+    size_t i = 0;
 
     groups_state_changed (b);
+    while (i < b->nstate_monitors) {
+        if (monitor_tell (b, i))
+            i++;
+    }
     if (b->state < STATE_RUN)
         return;
     for (i = 0; i < b->nstate_waiters; i++) {
@@ -1062,6 +1142,9 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "module.list", list_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "state-machine.get", state_get_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "state-machine.wait", state_wait_cb, FLUX_ROLE_USER},
+    {FLUX_MSGTYPE_REQUEST, "state-machine.monitor", state_monitor_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "state-machine.disconnect", state_disconnect_cb,
+     FLUX_ROLE_ALL},
     {FLUX_MSGTYPE_REQUEST, "shutdown.start", shutdown_cb, 0},
     {FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER},
     {FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER},
@@ -1110,6 +1193,11 @@ void builtin_unregister (struct broker *b)
         flux_msg_decref (b->health_watchers[i]);
     free (b->health_watchers);
     b->health_watchers = NULL;
+    for (i = 0; i < b->nstate_monitors; i++)
+        flux_msg_decref (b->state_monitors[i].req);
+    free (b->state_monitors);
+    b->state_monitors = NULL;
+    b->nstate_monitors = 0;
     while (b->ntracers > 0)
         tracer_drop (b, b->ntracers - 1);
     free (b->tracers);
