@@ -336,6 +336,24 @@ test_expect_success 'flux shutdown from outside streams the log of the shutdown'
 	grep "broker.info\[0\]: shutdown: run->cleanup" sd.err &&
 	! grep "unloading" sd.err
 '
+test_expect_success 'module trace prints the messages between the broker and a module' '
+	cat >mtrace.sh <<-EOT &&
+	flux kvs put mt=1 || exit 1
+	flux module trace -c 2 -f -T kvs.lookup kvs >mtrace.out &
+	pid=\$!
+	while kill -0 \$pid 2>/dev/null; do flux kvs get mt >/dev/null; done
+	wait \$pid || exit 1
+	flux module trace -c 1 -t event -T "heartbeat.*" >mtrace.ev || exit 1
+	! $FLUX_BUILD_DIR/t/rpc-cred -u 4242 -R 2 -s module.trace \
+		"{\"typemask\":15,\"topic_glob\":\"*\"}" 2>mtrace.guest
+	EOT
+	flux start sh mtrace.sh &&
+	cat mtrace.out mtrace.ev &&
+	grep "^20[0-9-]*T[0-9:.]*Z tx kvs request kvs.lookup \[[0-9]*\] {\"key\":\"mt\"" mtrace.out &&
+	grep "^20[0-9-]*T[0-9:.]*Z rx kvs response kvs.lookup \[[0-9]*\] {" mtrace.out &&
+	grep "Z rx heartbeat event heartbeat.pulse \[0\]$" mtrace.ev &&
+	grep "requires owner credentials" mtrace.guest
+'
 test_expect_success 'state-machine.monitor: the state, each change, ENODATA at final' '
 	RPC=$FLUX_BUILD_DIR/t/rpc-cred &&
 	flux start $RPC -s state-machine.monitor "{\"final\":5}" >sm.run &&

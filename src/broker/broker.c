@@ -34,6 +34,7 @@
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
 #include "strmap.h"
+#include "trace.h"
 #include "usock.h"
 
 enum peer_kind { PEER_CLIENT, PEER_MODULE, PEER_SELF };
@@ -318,6 +319,15 @@ static void module_drop (struct broker *b, struct peer *p,
     b->modq_dropped = 0;
 }
 
+/* The broker sends msg to module p: module.trace (trace.h). */
+static void trace_to_module (struct broker *b, struct peer *p,
+                             const flux_msg_t *msg)
+{
+    if (trace_set_count (b->module_trace) > 0)
+        trace_set_emit (b->module_trace, b->h, true, -1, module_name (p->ptr),
+                        msg);
+}
+
 /* An event for module p, or a response from a local client, bounded by
  * broker.module-queue-limit (requests are bounded in deliver_local:
  * answered EAGAIN past it). */
@@ -325,6 +335,7 @@ static int module_send_limited (struct peer *p, const flux_msg_t *msg)
 {
     struct broker *b = p->b;
 
+    trace_to_module (b, p, msg);
     if (b->module_queue_limit == 0)
         return module_send (p->ptr, msg);
     if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
@@ -346,6 +357,7 @@ static int peer_send_now (struct peer *p, const flux_msg_t *msg)
         case PEER_CLIENT:
             return usock_client_send (p->ptr, msg);
         case PEER_MODULE:
+            trace_to_module (p->b, p, msg);
             return module_send (p->ptr, msg);
         case PEER_SELF:
             ref = (flux_msg_t *)flux_msg_incref (msg);
@@ -1355,6 +1367,7 @@ static void deliver_local (struct broker *b, struct peer *p, flux_msg_t *msg)
     else if (p->kind == PEER_SELF && b->module_queue_limit > 0)
         deliver_self (b, msg);
     else if (p->kind == PEER_MODULE && b->module_queue_limit > 0) {
+        trace_to_module (b, p, msg);
         if (module_send_bounded (p->ptr, msg, b->module_queue_limit) < 0) {
             if (errno == EAGAIN)
                 module_full (b, p, msg);
@@ -2817,6 +2830,8 @@ bool router_fast_from_module (struct module *m, flux_msg_t *msg, void *arg)
     int type = 0;
     bool done = false;
 
+    if (__atomic_load_n (&b->module_tracing, __ATOMIC_RELAXED))
+        return false; /* traced in the broker's thread */
     (void)flux_msg_get_type (msg, &type);
     if (type == FLUX_MSGTYPE_REQUEST)
         done = fast_request (b, m, msg);
@@ -2835,6 +2850,8 @@ void router_from_module (struct module *m, flux_msg_t *msg, void *arg)
 
     b->cur.module_msgs++;
     msgcount_add (b->msgcount, "module", msg);
+    if (trace_set_count (b->module_trace) > 0)
+        trace_set_emit (b->module_trace, b->h, false, -1, module_name (m), msg);
     (void)flux_msg_get_type (msg, &type);
     if (type == FLUX_MSGTYPE_REQUEST)
         router_request (b, msg, p);

@@ -195,8 +195,11 @@ struct broker {
     int shutdown_loglevel;
     const flux_msg_t **health_watchers; /* streaming overlay.health */
     size_t nhealth_watchers;
-    struct tracer *tracers; /* streaming overlay.trace (builtin.c) */
-    size_t ntracers;
+    struct trace_set *overlay_trace; /* overlay.trace requests (trace.h) */
+    struct trace_set *module_trace;  /* module.trace requests */
+    int module_tracing; /* module_trace is not empty: read by the modules'
+                         * threads (__atomic), which then take the slow
+                         * path through the broker's thread */
     /* per direct child: the status of its subtree as it last told us
      * (enum subtree_status in builtin.c), reset when its link goes */
     int *child_subtree;

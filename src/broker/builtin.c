@@ -6,8 +6,6 @@
  * log.c.)
  */
 #include <errno.h>
-#include <fnmatch.h>
-#include <time.h>
 #include <stdbool.h>
 #include <syslog.h>
 #include <stdio.h>
@@ -26,6 +24,7 @@
 #include "msgcount.h"
 #include "overlay/overlay.h"
 #include "overlay/topology.h"
+#include "trace.h"
 
 /* How long a module asked to stop with cancel gets before the broker
  * abandons it (module_abandon). */
@@ -972,139 +971,53 @@ static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
     flux_respond (h, msg, NULL);
 }
 
-/* overlay.trace (owner, streaming) {typemask:i, topic_glob:s, nodeid?:i,
- * full?:b}: a response for each message this broker sends to or
- * receives from a peer of the overlay whose type is in typemask, whose
- * topic matches topic_glob (fnmatch) and whose peer is nodeid (-1 or
- * absent: any), as flux-core's: {timestamp:f (wall clock), prefix:"tx"
- * or "rx", rank:i (the peer), name:null, type:i, topic:s (for a control
- * message its type and status: "heartbeat 0"), payload_size:i,
- * payload:o|null (with full, a JSON payload), errnum:i, errstr:s (with
- * full)}.  Answers to overlay.trace itself are not traced: a tracer on
- * another broker would see its own answers for ever.  The overlay calls
- * back only while someone traces. */
-#define TRACERS_MAX 64
-
-struct tracer {
-    const flux_msg_t *req;
-    int typemask;
-    char *glob;
-    int nodeid;
-    bool full;
-};
-
-static const char *control_name (int type)
-{
-    static const char *names[]
-        = {"heartbeat", "hello", "welcome", "disconnect"};
-
-    return type >= 0 && type < 4 ? names[type] : "control";
-}
-
-static void trace_one (struct broker *b, struct tracer *t, bool tx,
-                       uint32_t rank, const flux_msg_t *msg, int type,
-                       const char *topic)
-{
-    struct timespec ts;
-    const void *data = NULL;
-    size_t size = 0;
-    int errnum = 0;
-    const char *errstr = NULL;
-    json_t *payload = NULL;
-
-    if (!(t->typemask & type) || (t->nodeid >= 0 && (uint32_t)t->nodeid != rank)
-        || fnmatch (t->glob, topic, 0) != 0)
-        return;
-    if (type == FLUX_MSGTYPE_RESPONSE)
-        (void)flux_msg_get_errnum (msg, &errnum);
-    if (errnum) {
-        if (t->full)
-            (void)flux_msg_get_string (msg, &errstr);
-    }
-    else if (type != FLUX_MSGTYPE_CONTROL
-             && flux_msg_get_payload (msg, &data, &size) == 0 && t->full
-             && size > 0)
-        payload = json_loadb (data, strnlen (data, size), 0, NULL);
-    clock_gettime (CLOCK_REALTIME, &ts);
-    /* payload's reference is the packer's, even on error (jansson) */
-    (void)flux_respond_pack (
-        b->h, t->req, "{s:f s:s s:i s:n s:i s:s s:I s:o? s:i s:s}", "timestamp",
-        ts.tv_sec + ts.tv_nsec * 1e-9, "prefix", tx ? "tx" : "rx", "rank",
-        (int)rank, "name", "type", type, "topic", topic, "payload_size",
-        (json_int_t)size, "payload", payload, "errnum", errnum, "errstr",
-        errstr ? errstr : "");
-}
-
-static void trace_cb (struct overlay *ov, bool tx, uint32_t rank,
-                      const flux_msg_t *msg, void *arg)
+/* overlay.trace and module.trace (owner, streaming): trace.h.  The
+ * overlay calls back only while someone traces it; the modules' threads
+ * send through the broker's thread while someone traces them (their
+ * fast path would bypass it). */
+static void overlay_trace_cb (struct overlay *ov, bool tx, uint32_t rank,
+                              const flux_msg_t *msg, void *arg)
 {
     struct broker *b = arg;
-    int type = 0, ctype, cstatus;
-    const char *topic = "";
-    char buf[64];
 
-    (void)flux_msg_get_type (msg, &type);
-    if (type == FLUX_MSGTYPE_CONTROL) {
-        if (flux_msg_get_control (msg, &ctype, &cstatus) < 0)
-            return;
-        snprintf (buf, sizeof (buf), "%s %d", control_name (ctype), cstatus);
-        topic = buf;
-    }
-    else if (flux_msg_get_topic (msg, &topic) < 0
-             || !strcmp (topic, "overlay.trace"))
-        return;
-    for (size_t i = 0; i < b->ntracers; i++)
-        trace_one (b, &b->tracers[i], tx, rank, msg, type, topic);
+    trace_set_emit (b->overlay_trace, b->h, tx, rank, NULL, msg);
 }
 
-static void tracer_drop (struct broker *b, size_t i)
+static void trace_watch (struct broker *b)
 {
-    flux_msg_decref (b->tracers[i].req);
-    free (b->tracers[i].glob);
-    b->tracers[i] = b->tracers[--b->ntracers];
-    if (b->ntracers == 0 && b->overlay)
-        overlay_set_trace (b->overlay, NULL, NULL);
+    if (b->overlay)
+        overlay_set_trace (
+            b->overlay,
+            trace_set_count (b->overlay_trace) > 0 ? overlay_trace_cb : NULL,
+            b);
+    __atomic_store_n (&b->module_tracing, trace_set_count (b->module_trace) > 0,
+                      __ATOMIC_RELAXED);
 }
 
 static void trace_request_cb (flux_t *h, flux_msg_handler_t *mh,
                               const flux_msg_t *msg, void *arg)
 {
     struct broker *b = broker_of (arg);
-    struct tracer t = {.nodeid = -1};
-    const char *glob;
-    int full = 0;
-    struct tracer *v;
+    const char *topic = "";
+    struct trace_set *ts;
+    const char *why;
 
-    if (flux_request_unpack (msg, NULL, "{s:i s:s s?i s?b}", "typemask",
-                             &t.typemask, "topic_glob", &glob, "nodeid",
-                             &t.nodeid, "full", &full)
-        < 0) {
-        flux_respond_error (h, msg, EPROTO,
-                            "overlay.trace: expected {typemask:i, "
-                            "topic_glob:s, nodeid?:i, full?:b}");
+    (void)flux_msg_get_topic (msg, &topic);
+    ts = strncmp (topic, "overlay.", 8) ? b->module_trace : b->overlay_trace;
+    if (trace_set_add (ts, msg, &why) < 0) {
+        flux_respond_error (h, msg, errno, why);
         return;
     }
-    if (!flux_msg_is_streaming (msg)) {
-        flux_respond_error (h, msg, EPROTO, "overlay.trace must be streaming");
-        return;
-    }
-    if (b->ntracers >= TRACERS_MAX) {
-        flux_respond_error (h, msg, EAGAIN, "overlay.trace: too many tracers");
-        return;
-    }
-    if (!(v = realloc (b->tracers, (b->ntracers + 1) * sizeof (*v)))
-        || !(t.glob = strdup (glob))) {
-        if (v)
-            b->tracers = v;
-        flux_respond_error (h, msg, ENOMEM, NULL);
-        return;
-    }
-    b->tracers = v;
-    t.full = full;
-    t.req = flux_msg_incref (msg);
-    b->tracers[b->ntracers++] = t;
-    if (b->overlay)
-        overlay_set_trace (b->overlay, trace_cb, b);
+    trace_watch (b);
+}
+
+static void module_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                                  const flux_msg_t *msg, void *arg)
+{
+    struct broker *b = broker_of (arg);
+
+    trace_set_disconnect (b->module_trace, msg);
+    trace_watch (b);
 }
 
 /* A client went away: drop its streaming health and trace requests. */
@@ -1122,13 +1035,8 @@ static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
         else
             i++;
     }
-    i = 0;
-    while (i < b->ntracers) {
-        if (flux_msg_route_match_first (b->tracers[i].req, msg))
-            tracer_drop (b, i);
-        else
-            i++;
-    }
+    trace_set_disconnect (b->overlay_trace, msg);
+    trace_watch (b);
 }
 
 static const struct flux_msg_handler_spec htab[] = {
@@ -1152,6 +1060,9 @@ static const struct flux_msg_handler_spec htab[] = {
     {FLUX_MSGTYPE_REQUEST, "overlay.disconnect-subtree", disconnect_subtree_cb,
      0},
     {FLUX_MSGTYPE_REQUEST, "overlay.trace", trace_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "module.trace", trace_request_cb, 0},
+    {FLUX_MSGTYPE_REQUEST, "module.disconnect", module_disconnect_cb,
+     FLUX_ROLE_ALL},
     {FLUX_MSGTYPE_REQUEST, "overlay.disconnect", overlay_disconnect_cb,
      FLUX_ROLE_ALL},
     FLUX_MSGHANDLER_TABLE_END,
@@ -1174,7 +1085,9 @@ int builtin_register (struct broker *b)
     for (i = 0; self_services[i]; i++)
         if (router_self_service (b, self_services[i]) < 0)
             return -1;
-    if (groups_register (b) < 0)
+    if (groups_register (b) < 0
+        || !(b->overlay_trace = trace_set_create ("overlay.trace"))
+        || !(b->module_trace = trace_set_create ("module.trace")))
         return -1;
     return flux_msg_handler_addvec (b->h, htab, b, &b->builtin_handlers);
 }
@@ -1198,10 +1111,11 @@ void builtin_unregister (struct broker *b)
     free (b->state_monitors);
     b->state_monitors = NULL;
     b->nstate_monitors = 0;
-    while (b->ntracers > 0)
-        tracer_drop (b, b->ntracers - 1);
-    free (b->tracers);
-    b->tracers = NULL;
+    trace_set_destroy (b->overlay_trace);
+    b->overlay_trace = NULL;
+    trace_set_destroy (b->module_trace);
+    b->module_trace = NULL;
+    __atomic_store_n (&b->module_tracing, 0, __ATOMIC_RELAXED);
     free (b->child_subtree);
     b->child_subtree = NULL;
     for (i = 0; b->child_error && i < (size_t)b->nchildren; i++)

@@ -96,9 +96,11 @@ static const struct builtin module_stats = {
     cmd_module_stats,
 };
 
+extern const struct builtin module_trace; /* trace.c */
+
 static const struct builtin *const members[] = {
-    &module_load, &module_remove, &module_reload,
-    &module_list, &module_stats,  NULL,
+    &module_load,  &module_remove, &module_reload, &module_list,
+    &module_stats, &module_trace,  NULL,
 };
 
 int cmd_module (int argc, char **argv)

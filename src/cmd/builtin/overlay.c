@@ -124,7 +124,7 @@ static const struct builtin overlay_disconnect = {
     cmd_overlay_disconnect,
 };
 
-extern const struct builtin overlay_trace; /* overlay_trace.c */
+extern const struct builtin overlay_trace; /* trace.c */
 
 static const struct builtin *const members[] = {&overlay_status,
                                                 &overlay_errors,
