@@ -39,15 +39,13 @@ static const char overlay_usage[]
       "Print the messages this broker sends to and receives from its\n"
       "overlay peers (its parent and children), until interrupted.\n"
       "TOPIC-GLOB (default *) selects topics, as fnmatch(3) does.\n"
-      "  -r, --rank=RANK    Only messages to and from peer "
-      "RANK\n" COMMON_OPTIONS;
+      "  -r, --rank=RANK    Only messages of peer RANK\n" COMMON_OPTIONS;
 
 static const char module_usage[]
     = "Usage: flux module trace [OPTIONS] [MODULE...]\n"
       "Print the messages this broker sends to and receives from its\n"
       "modules (all, or those named), until interrupted.\n"
-      "  -T, --topic=GLOB   Only topics GLOB matches, as fnmatch(3) "
-      "does\n" COMMON_OPTIONS;
+      "  -T, --topic=GLOB   Only topics GLOB matches\n" COMMON_OPTIONS;
 
 static int cmd_overlay_trace (int argc, char **argv);
 static int cmd_module_trace (int argc, char **argv);
