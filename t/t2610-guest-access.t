@@ -280,6 +280,37 @@ test_expect_success ROOT_SETPRIV 'a guest keeps a bounded number of requests ope
 	grep "^answered 600 refused 0$" inflight.owner
 '
 
+# A guest user holds at most broker.guest-connection-limit connections;
+# the owner is not counted, and a guest's connections that closed count
+# no more.
+cat >conns.sh <<EOT
+chmod 755 \$(flux getattr rundir) || exit 1
+G="setpriv --reuid=4242 --regid=4242 --clear-groups"
+\$G $FLUX_BUILD_DIR/t/client-flood subscribe 4 >conns.hold &
+p=\$!
+for i in \$(seq 600); do grep -q ready conns.hold && break; sleep 0.1; done
+\$G flux getattr size >conns.guest 2>&1
+echo "guest \$?" >>conns.rc
+flux getattr size >conns.owner 2>&1
+echo "owner \$?" >>conns.rc
+kill -USR1 \$p && wait \$p
+\$G flux getattr size >conns.after 2>&1
+echo "after \$?" >>conns.rc
+flux dmesg >conns.dmesg
+EOT
+test_expect_success ROOT_SETPRIV 'a guest holds at most broker.guest-connection-limit connections' '
+	flux start -Saccess.allow-guest-user=true \
+		-Sbroker.guest-connection-limit=4 sh conns.sh &&
+	cat conns.rc conns.guest &&
+	grep "^ready 4" conns.hold &&
+	printf "guest 1\nowner 0\nafter 0\n" >conns.rc.exp &&
+	test_cmp conns.rc.exp conns.rc &&
+	grep "connection refused by broker: Too many open files" conns.guest &&
+	grep "local connector: refused a connection of uid 4242: it holds 4 connections (broker.guest-connection-limit)" conns.dmesg &&
+	flux start flux getattr broker.guest-connection-limit >conns.dflt &&
+	test $(cat conns.dflt) -ge 16
+'
+
 # The job shell's own services: a guest asking the owner's job shell to
 # take a task's exit (task-exit, which the shells send without waiting
 # for an answer) or an exception gets EPERM with a message, and nothing

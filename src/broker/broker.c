@@ -3151,6 +3151,7 @@ static int usock_limits (struct broker *b, struct usock_policy *p)
     const char *name = "broker.client-frame-timeout";
     const char *s = attr_get (b->attrs, name, NULL);
     double t = USOCK_FRAME_TIMEOUT_DEFAULT / 1000.;
+    size_t conns;
 
     if (broker_bytes_attr (b, "broker.client-queue-limit",
                            usock_held_default (), 1024 * 1024,
@@ -3167,8 +3168,12 @@ static int usock_limits (struct broker *b, struct usock_policy *p)
         || broker_bytes_attr (b, "broker.guest-frame-limit",
                               USOCK_GUEST_FRAME_DEFAULT, 1024,
                               &p->guest_frame_max)
+               < 0
+        || count_attr (b, "broker.guest-connection-limit",
+                       usock_guest_conns_default (), &conns)
                < 0)
         return -1;
+    p->max_guest_conns = conns > UINT_MAX ? UINT_MAX : (unsigned)conns;
     if (s && (fsd_parse_duration (s, &t) < 0 || t < 0.001 || t > 1e6)) {
         fprintf (stderr, "flux-broker: %s must be a duration (FSD), not %s\n",
                  name, s);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -33,6 +34,7 @@
 
 #include "libflux/list.h"
 #include "methods.h"
+#include "strmap.h"
 #include "usock.h"
 
 #define RBUF_SIZE (256 * 1024)  /* shared read buffer */
@@ -106,6 +108,7 @@ struct usock_client {
     bool closing;
     bool released; /* disconnected callback and aux destroy done */
     bool doomed;   /* on server->dying: to be closed by the reaper */
+    bool counted;  /* a guest's: counted in server->guest_conns */
     bool mute;     /* a write found its peer gone: read until EOF, write
                       nothing more */
     struct flux_msg_cred cred;
@@ -146,7 +149,10 @@ struct usock_server {
     struct list_node dying;    /* doomed clients the reaper closes */
     struct grave *graves;      /* dead mappings the reaper unmaps */
     size_t count;
-    int handles; /* initialized uv handles not yet closed */
+    struct strmap *guest_conns; /* guest uid -> its connections (unsigned *) */
+    uint64_t guest_refused_logged; /* loop time (ms) of the last such line */
+    unsigned long guest_refused;   /* refused since that line */
+    int handles;                   /* initialized uv handles not yet closed */
     bool destroyed;
     bool enforcing;
     size_t held; /* bytes held for clients: frames, input buffers, rings */
@@ -475,6 +481,7 @@ static void client_drop_buffers (struct usock_client *c)
 /* Clients */
 
 static void server_free (struct usock_server *s);
+static void guest_uncount (struct usock_client *c);
 static void client_poll_cb (uv_poll_t *w, int status, int events);
 static void server_idle_cb (uv_idle_t *w);
 static void server_listen_cb (uv_poll_t *w, int status, int events);
@@ -552,6 +559,7 @@ void usock_client_disconnect (struct usock_client *c)
     list_add_tail (&s->closing, &c->node);
     if (!c->doomed)
         s->count--;
+    guest_uncount (c);
     /* uv_close takes the fd out of the poll set now, so closing the fd
      * right away is safe and lets the peer see EOF at once.  Nothing more
      * is sent or read: what was held for the client is freed now. */
@@ -654,6 +662,7 @@ static void client_doom (struct usock_client *c)
     list_del (&c->node);
     list_add_tail (&s->dying, &c->node);
     s->count--;
+    guest_uncount (c);
     server_reap_start (s);
 }
 
@@ -1518,6 +1527,66 @@ static uint32_t policy_roles (const struct usock_policy *p, uint32_t uid)
     return FLUX_ROLE_NONE;
 }
 
+/* One more (delta 1) or one fewer (-1) connection of guest uid. */
+static void guest_count (struct usock_server *s, uint32_t uid, int delta)
+{
+    char key[16];
+    unsigned *n;
+
+    snprintf (key, sizeof (key), "%u", (unsigned)uid);
+    if (!(n = strmap_get (s->guest_conns, key))) {
+        if (delta < 0 || !(n = calloc (1, sizeof (*n)))
+            || strmap_put (s->guest_conns, key, n) < 0) {
+            free (n);
+            return;
+        }
+    }
+    if (delta > 0)
+        (*n)++;
+    else if (--*n == 0)
+        (void)strmap_delete (s->guest_conns, key);
+}
+
+static unsigned guest_conns (struct usock_server *s, uint32_t uid)
+{
+    char key[16];
+    unsigned *n;
+
+    snprintf (key, sizeof (key), "%u", (unsigned)uid);
+    return (n = strmap_get (s->guest_conns, key)) ? *n : 0;
+}
+
+/* Client c is going: it no longer counts for its uid. */
+static void guest_uncount (struct usock_client *c)
+{
+    if (c->counted) {
+        c->counted = false;
+        guest_count (c->server, c->cred.userid, -1);
+    }
+}
+
+/* A guest that holds max_guest_conns connections is refused another
+ * (EMFILE: it has too many open), one line a second at most. */
+static void refuse_busy (struct usock_server *s, int fd, uint32_t uid)
+{
+    uint8_t byte = EMFILE;
+    uint64_t now = uv_now (s->loop);
+
+    s->guest_refused++;
+    if (s->guest_refused_logged == 0 || now - s->guest_refused_logged >= 1000) {
+        server_log (s,
+                    "refused a connection of uid %u: it holds %u "
+                    "connections (broker.guest-connection-limit)%s",
+                    uid, s->policy.max_guest_conns,
+                    s->guest_refused > 1 ? ", and others since the last line"
+                                         : "");
+        s->guest_refused_logged = now;
+        s->guest_refused = 0;
+    }
+    (void)send (fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close (fd);
+}
+
 static void refuse (struct usock_server *s, int fd, uint32_t uid)
 {
     uint8_t byte = EPERM;
@@ -1570,11 +1639,20 @@ static void server_accept (struct usock_server *s, int fd)
         refuse (s, fd, uc.uid);
         return;
     }
+    if (!(cred.rolemask & FLUX_ROLE_OWNER)
+        && guest_conns (s, uc.uid) >= s->policy.max_guest_conns) {
+        refuse_busy (s, fd, uc.uid);
+        return;
+    }
     if (!(c = client_create (s, fd, cred))) {
         server_log (s, "uid %u: cannot set up client: %s", uc.uid,
                     strerror (errno));
         close (fd);
         return;
+    }
+    if (!(cred.rolemask & FLUX_ROLE_OWNER)) {
+        guest_count (s, uc.uid, 1);
+        c->counted = true;
     }
     c->pid = uc.pid;
     c->released = true; /* no disconnected callback before connected */
@@ -1779,6 +1857,7 @@ static void server_free (struct usock_server *s)
     free (s->path);
     free (s->rbuf);
     free (s->wbuf);
+    strmap_destroy (s->guest_conns);
     free (s);
     errno = saved_errno;
 }
@@ -1849,6 +1928,8 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     s->fd = -1;
     s->loop = loop;
     s->policy = *policy;
+    if (s->policy.max_guest_conns == 0)
+        s->policy.max_guest_conns = usock_guest_conns_default ();
     if (s->policy.max_sendq_bytes == 0)
         s->policy.max_sendq_bytes = USOCK_SENDQ_DEFAULT;
     if (s->policy.max_held_bytes == 0)
@@ -1868,7 +1949,8 @@ struct usock_server *usock_server_create (uv_loop_t *loop, const char *path,
     list_init (&s->deferred);
     list_init (&s->dying);
     if (!(s->path = strdup (path)) || !(s->rbuf = malloc (RBUF_SIZE))
-        || !(s->wbuf = malloc (WBUF_SIZE))) {
+        || !(s->wbuf = malloc (WBUF_SIZE))
+        || !(s->guest_conns = strmap_create (free))) {
         errprintf (error, "out of memory");
         goto error;
     }
@@ -1948,6 +2030,17 @@ void usock_server_destroy (struct usock_server *s)
     list_for_each_safe (pos, tmp, &s->closing)
         client_release (list_entry (pos, struct usock_client, node));
     errno = saved_errno;
+}
+
+unsigned usock_guest_conns_default (void)
+{
+    struct rlimit rl;
+    unsigned n = USOCK_GUEST_CONNS_DEFAULT;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+        && rl.rlim_cur / 4 < n)
+        n = rl.rlim_cur / 4 < 16 ? 16 : (unsigned)(rl.rlim_cur / 4);
+    return n;
 }
 
 size_t usock_held_default (void)

@@ -64,6 +64,7 @@ struct usock_client;
 #define USOCK_FRAME_TIMEOUT_DEFAULT 60000 /* ms */
 #define USOCK_HELD_FLOOR (256u * 1024 * 1024)
 #define USOCK_HELD_CEILING (4ull * 1024 * 1024 * 1024)
+#define USOCK_GUEST_CONNS_DEFAULT 4096
 
 /* Who may connect and with which roles (PROTOCOLS.md 1.2, RFC 12).
  * The peer uid is taken from SO_PEERCRED:
@@ -102,6 +103,8 @@ struct usock_policy {
     size_t owner_frame_max;
     size_t guest_frame_max;
     uint64_t frame_timeout_ms;
+    unsigned max_guest_conns; /* connections of one guest uid (0: the
+                               * default, usock_guest_conns_default()) */
     bool owner_turns;
     uint64_t (*turn_clock) (void); /* usock_server_read_turn()'s clock, in
                                       ns (NULL: uv_hrtime) */
@@ -110,6 +113,11 @@ struct usock_policy {
 /* The default max_held_bytes: a quarter of physical memory, at least
  * USOCK_HELD_FLOOR and at most USOCK_HELD_CEILING. */
 size_t usock_held_default (void);
+
+/* The default max_guest_conns: USOCK_GUEST_CONNS_DEFAULT, but at most a
+ * quarter of this process's RLIMIT_NOFILE (at least 16): a guest never
+ * takes all the broker's file descriptors. */
+unsigned usock_guest_conns_default (void);
 
 /* Callbacks; arg is the one given to usock_server_create().
  * connected: a client was accepted (its accept byte is on its way).
