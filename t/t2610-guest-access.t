@@ -241,10 +241,11 @@ test_expect_success ROOT_SETPRIV 'a guest request carrying routes of its own is 
 
 # What a guest's open requests make the services hold is bounded: with
 # broker.client-sendq-limit=1M a guest connection keeps at most 512
-# requests unanswered (half the limit at 1 KiB each).  Streaming
-# overlay.health requests stay open; errors (ENOSYS) end requests, so a
-# guest may send any number of those; a guest that left took its charge
-# with it; the owner is not counted.
+# requests unanswered (half the limit at 1 KiB each), and the user 4
+# times that on all its connections.  Streaming overlay.health requests
+# stay open; errors (ENOSYS) end requests, so a guest may send any number
+# of those; a guest that left took its charge with it; the owner is not
+# counted.
 cat >inflight.sh <<EOT
 chmod 755 \$(flux getattr rundir) || exit 1
 G="setpriv --reuid=4242 --regid=4242 --clear-groups"
@@ -259,7 +260,13 @@ waitfor inflight.1 || exit 1
 \$G \$F pending any nosuch.service 2000 >inflight.enosys &
 p2=\$!
 waitfor inflight.enosys || exit 1
-kill -USR1 \$p1 \$p2 && wait \$p1 \$p2
+pids="\$p1 \$p2"
+for i in 2 3 4 5; do
+	\$G \$F pending any overlay.health 600 >inflight.user.\$i &
+	pids="\$pids \$!"
+	waitfor inflight.user.\$i || exit 1
+done
+kill -USR1 \$pids && wait \$pids
 \$G \$F pending any overlay.health 600 >inflight.2 &
 p3=\$!
 \$F pending any overlay.health 600 >inflight.owner &
@@ -276,6 +283,11 @@ test_expect_success ROOT_SETPRIV 'a guest keeps a bounded number of requests ope
 	grep "^refused: No space left on device: this connection holds too much: 512 requests not answered yet (broker.client-sendq-limit)" inflight.1 &&
 	grep "^answered 2000 refused 2000$" inflight.enosys &&
 	grep "^refused: Function not implemented" inflight.enosys &&
+	grep "^answered 600 refused 88$" inflight.user.2 &&
+	grep "^answered 600 refused 88$" inflight.user.3 &&
+	grep "^answered 600 refused 88$" inflight.user.4 &&
+	grep "^answered 600 refused 600$" inflight.user.5 &&
+	grep "^refused: No space left on device: user 4242 holds too much: 2048 requests not answered yet on its connections (broker.client-sendq-limit)" inflight.user.5 &&
 	grep "^answered 600 refused 88$" inflight.2 &&
 	grep "^answered 600 refused 0$" inflight.owner
 '

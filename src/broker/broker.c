@@ -2085,8 +2085,9 @@ static int note_disconnect (struct peer *from, const flux_msg_t *msg,
  * answer is charged to it at INFLIGHT_WEIGHT until the answer that ends
  * it passes back.  A guest keeps at most half of
  * broker.client-sendq-limit in such charges (32,768 open requests by
- * default; the other half is room for their answers), past which its new
- * requests are refused (ENOSPC), and all clients together
+ * default; the other half is room for their answers), and a guest user
+ * USER_INFLIGHT_CONNS times that over all its connections, past which
+ * new requests are refused (ENOSPC); and all clients together
  * broker.client-queue-limit, past which the largest holders are cut
  * (usock_client_charge).  The owner's connections are not counted: the
  * owner may load modules and stop the instance, its tools may pipeline
@@ -2099,37 +2100,97 @@ static int note_disconnect (struct peer *from, const flux_msg_t *msg,
  * (client_refuse) are not answers to count: they would end another
  * request under the same matchtag. */
 #define INFLIGHT_WEIGHT 1024
+#define USER_INFLIGHT_CONNS 4
 
-/* Client p sends msg (its route pushed): -1 with ENOSPC if p holds too
- * much to send one more. */
-static int inflight_note (struct peer *p, const flux_msg_t *msg)
+/* The open requests of guest uid over all its connections (created at 0
+ * if create), or NULL. */
+static size_t *user_inflight (struct broker *b, uint32_t uid, bool create)
 {
+    char key[16];
+    size_t *n;
+
+    snprintf (key, sizeof (key), "%u", (unsigned)uid);
+    if (!(n = strmap_get (b->user_inflight, key)) && create) {
+        if (!(n = calloc (1, sizeof (*n)))
+            || strmap_put (b->user_inflight, key, n) < 0) {
+            free (n);
+            return NULL;
+        }
+    }
+    return n;
+}
+
+/* count fewer open requests of p's user. */
+static void user_inflight_sub (struct peer *p, size_t count)
+{
+    size_t *u = user_inflight (p->b, p->cred.userid, false);
+    char key[16];
+
+    if (u && (*u = *u > count ? *u - count : 0) == 0) {
+        snprintf (key, sizeof (key), "%u", (unsigned)p->cred.userid);
+        (void)strmap_delete (p->b->user_inflight, key);
+    }
+}
+
+/* Client p sends msg (its route pushed): -1 with ENOSPC (and why) if p or
+ * its user holds too much to send one more. */
+static int inflight_note (struct peer *p, const flux_msg_t *msg, char *why,
+                          size_t size)
+{
+    struct broker *b = p->b;
     uint32_t tag = FLUX_MATCHTAG_NONE;
+    size_t *u;
     char key[16];
     unsigned *n;
 
     if ((p->cred.rolemask & FLUX_ROLE_OWNER) || flux_msg_is_noresponse (msg))
         return 0;
-    if (p->b->client_inflight_limit > 0
-        && p->ninflight >= p->b->client_inflight_limit) {
+    if (b->client_inflight_limit > 0
+        && p->ninflight >= b->client_inflight_limit) {
+        snprintf (why, size,
+                  "this connection holds too much: %zu requests not "
+                  "answered yet (broker.client-sendq-limit)",
+                  p->ninflight);
+        errno = ENOSPC;
+        return -1;
+    }
+    if ((u = user_inflight (b, p->cred.userid, true))
+        && b->client_inflight_limit > 0
+        && *u >= USER_INFLIGHT_CONNS * b->client_inflight_limit) {
+        snprintf (why, size,
+                  "user %u holds too much: %zu requests not answered yet "
+                  "on its connections (broker.client-sendq-limit)",
+                  (unsigned)p->cred.userid, *u);
         errno = ENOSPC;
         return -1;
     }
     (void)flux_msg_get_matchtag (msg, &tag);
     snprintf (key, sizeof (key), "%u", tag);
-    if (peer_charge_bytes (p, INFLIGHT_WEIGHT) < 0)
+    if (peer_charge_bytes (p, INFLIGHT_WEIGHT) < 0) {
+        snprintf (why, size,
+                  "this connection holds too much (broker.client-sendq-limit)");
         return -1;
-    if (!(n = strmap_get (p->inflight, key))) {
-        if (!(n = calloc (1, sizeof (*n)))
-            || strmap_put (p->inflight, key, n) < 0) {
-            free (n);
-            (void)peer_charge_bytes (p, -INFLIGHT_WEIGHT);
-            return 0; /* not counted: no memory to count it */
-        }
+    }
+    if (!u
+        || (!(n = strmap_get (p->inflight, key))
+            && (!(n = calloc (1, sizeof (*n)))
+                || strmap_put (p->inflight, key, n) < 0))) {
+        (void)peer_charge_bytes (p, -INFLIGHT_WEIGHT);
+        return 0; /* not counted: no memory to count it */
     }
     (*n)++;
     p->ninflight++;
+    (*u)++;
     return 0;
+}
+
+/* Client p is going: its open requests no longer count for its user. */
+static void inflight_release (struct peer *p)
+{
+    if (p->ninflight > 0) {
+        user_inflight_sub (p, p->ninflight);
+        p->ninflight = 0;
+    }
 }
 
 /* rsp (its route popped) goes to client p: the request it ends is no
@@ -2150,6 +2211,7 @@ static void inflight_answered (struct peer *p, const flux_msg_t *rsp)
         return;
     (void)peer_charge_bytes (p, -INFLIGHT_WEIGHT);
     p->ninflight--;
+    user_inflight_sub (p, 1);
     if (--*n == 0)
         (void)strmap_delete (p->inflight, key);
 }
@@ -2970,13 +3032,9 @@ static void client_message (struct usock_client *c, flux_msg_t *msg, void *arg)
                 flux_msg_decref (msg);
                 return;
             }
-            if (inflight_note (p, msg) < 0) {
-                char text[160];
-                snprintf (text, sizeof (text),
-                          "this connection holds too much: %zu requests "
-                          "not answered yet (broker.client-sendq-limit)",
-                          p->ninflight);
-                client_refuse (p, msg, ENOSPC, text);
+            char why[200];
+            if (inflight_note (p, msg, why, sizeof (why)) < 0) {
+                client_refuse (p, msg, ENOSPC, why);
                 flux_msg_decref (msg);
                 return;
             }
@@ -3034,6 +3092,7 @@ static void client_disconnected (struct usock_client *c, void *arg)
         return;
     usock_client_aux_set (c, NULL, NULL);
     strmap_foreach (p->disconnects, send_disconnect, b);
+    inflight_release (p);
     peer_remove (b, p);
 }
 
@@ -3243,6 +3302,7 @@ int router_init (struct broker *b)
         return -1;
     if (!(b->peers = strmap_create (peer_free))
         || !(b->services = strmap_create (NULL))
+        || !(b->user_inflight = strmap_create (free))
         || !(b->self = peer_create (b, PEER_SELF, b->uuid, NULL, cred)))
         return -1;
     b->nchildren = topology_child_count (b->topo, b->rank);
@@ -3303,6 +3363,8 @@ void router_fini (struct broker *b)
     pthread_rwlock_wrlock (&b->route_lock);
     strmap_destroy (b->services);
     b->services = NULL;
+    strmap_destroy (b->user_inflight);
+    b->user_inflight = NULL;
     strmap_destroy (b->peers); /* frees every peer, self included */
     b->peers = NULL;
     b->self = NULL;

@@ -81,6 +81,7 @@ struct broker {
     /* requests for client services past broker.client-pending-limit */
     size_t client_pending_limit;   /* notes per client (0: none) */
     size_t client_inflight_limit;  /* open requests per client (0: none) */
+    struct strmap *user_inflight;  /* guest uid -> its open requests */
     double pending_logged;         /* when a refusal was last logged */
     unsigned long pending_refused; /* refusals not yet logged */
 
