@@ -304,6 +304,10 @@ void builtin_child_error (struct broker *b, uint32_t rank, const char *error);
 void builtin_parent_online (struct broker *b);
 /* The shutdown is over: end a streaming shutdown.start (ENODATA). */
 void builtin_shutdown_done (struct broker *b);
+/* A client went (disconnect request msg): drop the requests of v[0..*n)
+ * it sent (by their first route), without an answer; *n is updated. */
+void builtin_drop_sender (const flux_msg_t **v, size_t *n,
+                          const flux_msg_t *msg);
 /* Load a module (name NULL: from the file name).  req, if given, is
  * answered when the module is running or has failed.  Returns the module
  * (starting), or NULL with error set. */

@@ -551,6 +551,21 @@ static void state_wait_cb (flux_t *h, flux_msg_handler_t *mh,
     }
 }
 
+void builtin_drop_sender (const flux_msg_t **v, size_t *n,
+                          const flux_msg_t *msg)
+{
+    size_t i = 0;
+
+    while (i < *n) {
+        if (flux_msg_route_match_first (v[i], msg)) {
+            flux_msg_decref (v[i]);
+            v[i] = v[--*n];
+        }
+        else
+            i++;
+    }
+}
+
 /* state-machine.monitor (owner, streaming) {final?:i}: {state:i} now
  * and after each change, then ENODATA once the state is final or later
  * (default: exit). */
@@ -616,15 +631,7 @@ static void state_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
         else
             i++;
     }
-    i = 0;
-    while (i < b->nstate_waiters) {
-        if (flux_msg_route_match_first (b->state_waiters[i], msg)) {
-            flux_msg_decref (b->state_waiters[i]);
-            b->state_waiters[i] = b->state_waiters[--b->nstate_waiters];
-        }
-        else
-            i++;
-    }
+    builtin_drop_sender (b->state_waiters, &b->nstate_waiters, msg);
 }
 
 void builtin_state_changed (struct broker *b)
@@ -1025,16 +1032,8 @@ static void overlay_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
                                    const flux_msg_t *msg, void *arg)
 {
     struct broker *b = broker_of (arg);
-    size_t i = 0;
 
-    while (i < b->nhealth_watchers) {
-        if (flux_msg_route_match_first (b->health_watchers[i], msg)) {
-            flux_msg_decref (b->health_watchers[i]);
-            b->health_watchers[i] = b->health_watchers[--b->nhealth_watchers];
-        }
-        else
-            i++;
-    }
+    builtin_drop_sender (b->health_watchers, &b->nhealth_watchers, msg);
     trace_set_disconnect (b->overlay_trace, msg);
     trace_watch (b);
 }

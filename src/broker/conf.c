@@ -413,16 +413,8 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
                            const flux_msg_t *msg, void *arg)
 {
     struct broker *b = arg;
-    size_t i = 0;
 
-    while (i < b->nconfig_watchers) {
-        if (flux_msg_route_match_first (b->config_watchers[i], msg)) {
-            flux_msg_decref (b->config_watchers[i]);
-            b->config_watchers[i] = b->config_watchers[--b->nconfig_watchers];
-        }
-        else
-            i++;
-    }
+    builtin_drop_sender (b->config_watchers, &b->nconfig_watchers, msg);
 }
 
 static const struct flux_msg_handler_spec htab[] = {
