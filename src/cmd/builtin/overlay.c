@@ -779,12 +779,10 @@ static void errors_walk (struct errors *e, json_t *topo)
     json_array_foreach (children, i, c)
     {
         int r = json_integer_value (json_object_get (c, "rank"));
-        json_t *h = find_child (health, r);
-        const char *status = "unknown", *error = NULL;
+        const char *error = NULL;
+        double duration;
+        const char *status = child_status (health, r, &duration, &error);
 
-        if (h)
-            (void)json_unpack (h, "{s:s s?s}", "status", &status, "error",
-                               &error);
         if (is_online (status))
             errors_walk (e, c);
         else if (!strcmp (status, "lost") || error) {
