@@ -91,6 +91,46 @@ test_expect_success 'kill -9 of the leader shell: fatal, the job ends at once' '
 	grep "exception type=\"exec\" severity=0" c.ev &&
 	grep "note=\"shell rank 0 (on $(hostname)): Killed\"" c.ev
 '
+# each task writes its FLUX_JOB_TMPDIR, task 1 leaves files in it, then
+# its shell pid (the last)
+test_expect_success 'the tmpdirs of killed shells are removed, empty or not' '
+	id=$(flux submit -N3 -n3 sh -c "r=\$FLUX_TASK_RANK;
+		echo \$FLUX_JOB_TMPDIR >e.tmpdir.\$r;
+		if test \$r = 1; then mkdir -p \$FLUX_JOB_TMPDIR/a/b &&
+			echo x >\$FLUX_JOB_TMPDIR/a/b/f; fi;
+		echo \$PPID >e.shellpid.\$r; sleep 120") &&
+	wait_pids e 3 &&
+	test -d "$(cat e.tmpdir.2)" &&
+	test -f "$(cat e.tmpdir.1)/a/b/f" &&
+	kill -9 $(cat e.shellpid.1) $(cat e.shellpid.2) &&
+	flux job wait-event -t 30 $id clean &&
+	for i in $(seq 300); do
+		test -e "$(cat e.tmpdir.1)" || test -e "$(cat e.tmpdir.2)" ||
+			break
+		sleep 0.1
+	done &&
+	! test -e "$(cat e.tmpdir.0)" &&
+	! test -e "$(cat e.tmpdir.1)" &&
+	! test -e "$(cat e.tmpdir.2)" &&
+	flux exec -r 1-2 flux module stats exec-agent >e.stats &&
+	test $(jq -s "map(.shells[\"tmpdirs-removed\"]) | add" e.stats) -ge 2 &&
+	test $(jq -s "map(.shells[\"tmpdirs-left\"]) | add" e.stats) -eq 0
+'
+test_expect_success 'a killed shell tmpdir that is a symlink is left alone' '
+	d=$(mktemp -d "${TMPDIR:-/tmp}/t2562.XXXXXX") &&
+	test_when_finished "rm -rf $d" &&
+	echo keep >$d/f &&
+	id=$(flux submit -N1 -n1 sh -c "echo \$FLUX_JOB_TMPDIR >f.tmpdir;
+		rmdir \$FLUX_JOB_TMPDIR && ln -s $d \$FLUX_JOB_TMPDIR;
+		echo \$PPID >f.shellpid.0; sleep 120") &&
+	wait_pids f 1 &&
+	test -L "$(cat f.tmpdir)" &&
+	kill -9 $(cat f.shellpid.0) &&
+	flux job wait-event -t 30 $id clean &&
+	test -f $d/f &&
+	test -L "$(cat f.tmpdir)" &&
+	rm -f "$(cat f.tmpdir)"
+'
 # rank 2 runs its shell through a wrapper that writes its pid and waits
 # for a file: killing it is killing a shell before the start barriers
 test_expect_success 'a non-critical shell killed before the tasks started: fatal' '

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "barrier.h"
 #include "hwxml.h"
 #include "launcher.h"
+#include "libutil/fluid.h"
 #include "libutil/idtab.h"
 #include "proc.h"
 #include "reduce.h"
@@ -38,6 +40,9 @@
 extern char **environ;
 
 #define ORPHANS_MAX 1000
+/* At most this many `rm -rf` of killed shells' tmpdirs at once (beyond:
+ * logged, the directory stays) */
+#define TMPDIR_REMOVALS_MAX 8
 
 struct child {
     struct ajob *job;
@@ -111,6 +116,7 @@ struct agent {
     struct idtab *jobs;
     size_t orphans_done;
     struct killop *killops;
+    struct proc *removals[TMPDIR_REMOVALS_MAX]; /* rm -rf of tmpdirs */
     struct {
         unsigned long child_requests, child_responses, child_errors;
         unsigned long child_type[REDUCE_NTYPES], child_end;
@@ -120,6 +126,7 @@ struct agent {
         unsigned long shells_forked;    /* by the launcher */
         unsigned long launch_fallbacks; /* eligible, but posix_spawned */
         unsigned long launcher_starts, launcher_deaths, launcher_lost;
+        unsigned long tmpdirs_removed, tmpdirs_left;
         unsigned long jobs, reattach, kills, barriers, bad_request;
         unsigned long barriers_too_big;
         size_t barrier_held_max;
@@ -372,6 +379,95 @@ static void job_report_rank (struct ajob *job, enum reduce_type type,
     idset_destroy (me);
 }
 
+/* ---- what a killed shell leaves ---- */
+
+/* A shell killed by a signal (kill -9, the OOM killer, a crash, the
+ * launcher lost) did not remove its FLUX_JOB_TMPDIR, and in a long-lived
+ * instance the rundir would fill with them.  The owner's shells make it
+ * in the rundir as jobtmp-<shell rank>-<id in f58plain> (src/shell/
+ * shell.c); a guest's shell makes it where only it may write, and its
+ * own cleanup is the IMP's business.  Empty, as most are: one rmdir.
+ * Else `rm -rf` in the background (the tasks may have left any number of
+ * files, and this thread serves the agent's messages), at most
+ * TMPDIR_REMOVALS_MAX at once. */
+static void removal_exit_cb (struct proc *p, int status, void *arg)
+{
+    struct agent *a = arg;
+
+    for (int i = 0; i < TMPDIR_REMOVALS_MAX; i++) {
+        if (a->removals[i] == p) {
+            a->removals[i] = NULL;
+            break;
+        }
+    }
+    if (status == 0)
+        a->stats.tmpdirs_removed++;
+    else {
+        a->stats.tmpdirs_left++;
+        flux_log (a->h, LOG_ERR,
+                  "removing a killed shell's tmpdir: rm exited"
+                  " with status %d",
+                  status);
+    }
+    proc_destroy (p);
+}
+
+static void removal_line_cb (struct proc *p, const char *stream,
+                             const char *line, void *arg)
+{
+    struct agent *a = arg;
+
+    flux_log (a->h, LOG_ERR, "removing a killed shell's tmpdir: %s", line);
+}
+
+static void remove_tmpdir (struct ajob *job)
+{
+    struct agent *a = job->a;
+    char id[32], path[4096];
+    struct stat sb;
+    int slot = -1;
+    flux_error_t error;
+
+    if (!a->rundir || a->rundir[0] != '/' || job->userid != a->owner
+        || job->shell_rank < 0
+        || fluid_encode (id, sizeof (id), job->entry.id, FLUID_STRING_F58_PLAIN)
+               < 0
+        || snprintf (path, sizeof (path), "%s/jobtmp-%d-%s", a->rundir,
+                     job->shell_rank, id)
+               >= (int)sizeof (path))
+        return;
+    /* a directory of ours, never what a symlink points to */
+    if (lstat (path, &sb) < 0 || !S_ISDIR (sb.st_mode)
+        || sb.st_uid != geteuid ())
+        return;
+    if (rmdir (path) == 0) {
+        a->stats.tmpdirs_removed++;
+        return;
+    }
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+        char *argv[]
+            = {"/bin/rm", "-rf", "--one-file-system", "--", path, NULL};
+        for (int i = 0; i < TMPDIR_REMOVALS_MAX; i++) {
+            if (!a->removals[i]) {
+                slot = i;
+                break;
+            }
+        }
+        if (slot < 0)
+            snprintf (error.text, sizeof (error.text), "%d removals running",
+                      TMPDIR_REMOVALS_MAX);
+        else if ((a->removals[slot]
+                  = proc_spawn (a->loop, argv, environ, removal_exit_cb,
+                                removal_line_cb, a, &error)))
+            return;
+    }
+    else
+        snprintf (error.text, sizeof (error.text), "%s", strerror (errno));
+    a->stats.tmpdirs_left++;
+    flux_log (a->h, LOG_ERR, "%ju: a killed shell's tmpdir %s stays: %s",
+              (uintmax_t)job->entry.id, path, error.text);
+}
+
 /* ---- the local shell ---- */
 
 static void shell_exit_cb (struct proc *p, int status, void *arg)
@@ -401,6 +497,7 @@ static void shell_exit_cb (struct proc *p, int status, void *arg)
         snprintf (msg, sizeof (msg), "rank %u: job shell: %s%s",
                   job->a->topo.rank, strsignal (WTERMSIG (status)),
                   early ? " before the job's tasks started" : "");
+        remove_tmpdir (job);
         job_report_rank (job, REDUCE_FAILED, early ? 1 << 8 : status, msg);
         return;
     }
@@ -1285,10 +1382,11 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
                       N (a->stats.sent_type[REDUCE_LOST]), "exited-by-end",
                       N (a->stats.implicit_exits));
     shells = json_pack (
-        "{s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}", "started",
+        "{s:I s:I s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}", "started",
         N (a->stats.shells_started), "failed", N (a->stats.shells_failed),
-        "exited", N (a->stats.shells_exited), "forked",
-        N (a->stats.shells_forked), "spawned-instead",
+        "exited", N (a->stats.shells_exited), "tmpdirs-removed",
+        N (a->stats.tmpdirs_removed), "tmpdirs-left", N (a->stats.tmpdirs_left),
+        "forked", N (a->stats.shells_forked), "spawned-instead",
         N (a->stats.launch_fallbacks), "launcher", "enabled", a->use_launcher,
         "pid",
         a->launcher && !launcher_dead (a->launcher)
@@ -1457,6 +1555,8 @@ void agent_destroy (struct agent *a)
         /* the shells' processes are gone or killed: the launcher reaps
          * them and exits */
         launcher_destroy (a->launcher);
+        for (int i = 0; i < TMPDIR_REMOVALS_MAX; i++)
+            proc_destroy (a->removals[i]); /* an rm still running: killed */
         while (a->killops) {
             respond_error (a, a->killops->msg, ENOSYS,
                            "exec-agent on rank %u is unloading", a->topo.rank);
