@@ -121,6 +121,23 @@ test_expect_success 'drain -ff overwrites the timestamp too' '
 	flux resource drain -f -f 2 fourth &&
 	flux kvs get resource.eventlog | tail -1 | jq -e ".context.overwrite == 2"
 '
+test_expect_success 'the drained list takes --format and --no-header' '
+	flux resource drain -n -o "{ranks}:{nnodes}:{state}:{reason}" \
+		>d3.out &&
+	cat >d3.exp <<-EOF &&
+	1:1:drained:third
+	2:1:drained:fourth
+	EOF
+	sort d3.out >d3.sorted &&
+	test_cmp d3.exp d3.sorted &&
+	flux resource drain -o "{timestamp:>22}|{nodelist}" >d4.out &&
+	head -1 d4.out | grep -E "^ +TIMESTAMP\|NODELIST$" &&
+	grep -E "^ {3}[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\|$HOST$" d4.out &&
+	test_must_fail flux resource drain -o "{bogus}" 2>d5.err &&
+	grep "unknown format field .bogus." d5.err &&
+	test_must_fail flux resource drain -n 1 why 2>d6.err &&
+	grep "only apply to the list" d6.err
+'
 test_expect_success 'drain errors: bad targets, no targets, bad mode, bad payload' '
 	test_must_fail flux resource drain 9 2>e1 &&
 	grep "ranks 9 do not exist" e1 &&

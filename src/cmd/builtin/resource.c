@@ -56,6 +56,9 @@ static const char drain_usage[]
       "  -f, --force         Overwrite the reason of targets already drained\n"
       "                      (twice: the timestamp too)\n"
       "  -u, --update        Drain only the targets not already drained\n"
+      "  -o, --format=FMT    Format of the list; fields: timestamp state\n"
+      "                      ranks nnodes reason nodelist\n"
+      "  -n, --no-header     Do not print the header of the list\n"
       "  -h, --help          Display this message\n";
 
 static const char undrain_usage[]
@@ -310,22 +313,62 @@ static void send_targets (const char *topic, const char *targets,
     flux_close (h);
 }
 
-/* One line of the drained list. */
-static void drain_line (struct rlist *all, const char *ranks, const char *state,
-                        double ts, const char *reason)
-{
-    struct rlist *sub = res_subset (all, ranks);
-    char *nodelist = rlist_nodelist (sub);
-    char when[64] = "";
-    time_t t = (time_t)ts;
-    struct tm tm;
+#define DRAIN_FORMAT \
+    "{timestamp:<20} {state:<8} {ranks:<10} {reason:<30} {nodelist}"
 
-    if (localtime_r (&t, &tm))
-        strftime (when, sizeof (when), "%Y-%m-%dT%H:%M:%S", &tm);
-    printf ("%-20s %-8s %-10s %-30s %s\n", when, state, ranks, reason,
-            nodelist ? nodelist : "");
-    free (nodelist);
-    rlist_destroy (sub);
+/* One line of the drained list. */
+struct drain_row {
+    struct rlist *sub;
+    const char *ranks, *state, *reason;
+    double ts;
+    char when[64], nnodes[16];
+    char *nodelist;
+};
+
+static const char *drain_cb (const char *field, void *arg)
+{
+    struct drain_row *r = arg;
+
+    if (!strcmp (field, "timestamp")) {
+        time_t t = (time_t)r->ts;
+        struct tm tm;
+        if (!r->when[0] && localtime_r (&t, &tm))
+            strftime (r->when, sizeof (r->when), "%Y-%m-%dT%H:%M:%S", &tm);
+        return r->when;
+    }
+    if (!strcmp (field, "state"))
+        return r->state;
+    if (!strcmp (field, "ranks"))
+        return r->ranks;
+    if (!strcmp (field, "reason"))
+        return r->reason;
+    if (!strcmp (field, "nnodes")) {
+        snprintf (r->nnodes, sizeof (r->nnodes), "%d", rlist_nnodes (r->sub));
+        return r->nnodes;
+    }
+    if (!strcmp (field, "nodelist")) {
+        if (!r->nodelist && !(r->nodelist = rlist_nodelist (r->sub)))
+            cmd_die ("out of memory");
+        return r->nodelist;
+    }
+    return "";
+}
+
+static void drain_line (struct res_format *f, struct rlist *all,
+                        const char *ranks, const char *state, double ts,
+                        const char *reason)
+{
+    struct drain_row r = {
+        .sub = res_subset (all, ranks),
+        .ranks = ranks,
+        .state = state,
+        .reason = reason,
+        .ts = ts,
+    };
+
+    res_format_row (f, drain_cb, &r);
+    free (r.nodelist);
+    rlist_destroy (r.sub);
 }
 
 /* The ranks of ids that have something allocated (an idset string). */
@@ -351,8 +394,12 @@ static char *allocated_ranks (struct rlist *allocated, struct idset *ids,
 
 /* flux resource drain with no targets: the drained targets, those with
  * jobs still on them shown as "draining". */
-static void list_drained (void)
+static void list_drained (const char *format, bool no_header)
 {
+    static const char *const fields[] = {
+        "timestamp", "state", "ranks", "nnodes", "reason", "nodelist", NULL,
+    };
+    struct res_format *f = res_format_parse (format, fields);
     flux_t *h = cmd_open ();
     json_t *st = res_rpc (h, "resource.status", NULL), *drain, *R, *v, *ss;
     struct rlist *all, *allocated = NULL;
@@ -367,8 +414,8 @@ static void list_drained (void)
         allocated = a ? res_rlist (a, "allocated") : NULL;
         json_decref (ss);
     }
-    printf ("%-20s %-8s %-10s %-30s %s\n", "TIMESTAMP", "STATE", "RANKS",
-            "REASON", "NODELIST");
+    if (!no_header)
+        res_format_header (f);
     json_object_foreach (drain, key, v)
     {
         double ts = json_number_value (json_object_get (v, "timestamp"));
@@ -382,9 +429,9 @@ static void list_drained (void)
         idle = allocated ? allocated_ranks (allocated, ids, false)
                          : strdup (key);
         if (idle)
-            drain_line (all, idle, "drained", ts, reason ? reason : "");
+            drain_line (f, all, idle, "drained", ts, reason ? reason : "");
         if (busy)
-            drain_line (all, busy, "draining", ts, reason ? reason : "");
+            drain_line (f, all, busy, "draining", ts, reason ? reason : "");
         free (busy);
         free (idle);
         idset_destroy (ids);
@@ -392,6 +439,7 @@ static void list_drained (void)
     rlist_destroy (allocated);
     rlist_destroy (all);
     json_decref (st);
+    res_format_destroy (f);
     flux_close (h);
 }
 
@@ -400,27 +448,36 @@ static int cmd_resource_drain (int argc, char **argv)
     static const struct option longopts[] = {
         {"force", no_argument, NULL, 'f'},
         {"update", no_argument, NULL, 'u'},
+        {"format", required_argument, NULL, 'o'},
+        {"no-header", no_argument, NULL, 'n'},
         CMD_OPT_HELP,
         {NULL, 0, NULL, 0},
     };
     int force = 0, update = 0, c;
-    const char *mode = NULL;
+    const char *mode = NULL, *format = NULL;
+    bool no_header = false;
     char *reason = NULL;
 
-    while ((c = cmd_getopt (argc, argv, "fu", longopts)) != -1) {
+    while ((c = cmd_getopt (argc, argv, "fuo:n", longopts)) != -1) {
         if (c == 'f')
             force++;
-        if (c == 'u')
+        else if (c == 'u')
             update = 1;
+        else if (c == 'o')
+            format = optarg;
+        else if (c == 'n')
+            no_header = true;
     }
     if (force && update)
         cmd_usage_error ("--force and --update cannot be used together");
     if (optind == argc) {
         if (force || update)
             cmd_usage_error ("TARGETS are required with --force/--update");
-        list_drained ();
+        list_drained (format ? format : DRAIN_FORMAT, no_header);
         return 0;
     }
+    if (format || no_header)
+        cmd_usage_error ("--format and --no-header only apply to the list");
     if (force)
         mode = force > 1 ? "force-overwrite" : "overwrite";
     else if (update)
