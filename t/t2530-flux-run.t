@@ -447,5 +447,34 @@ test_expect_success 'a symlink in the place of FLUX_JOB_TMPDIR is not followed' 
 	grep "/jt/rd/jobtmp-0-$id-" jt.out &&
 	! test -e jt/evil/x
 '
+# The agent reuses the owner's shells' tmpdirs (a rename instead of a
+# mkdir and an rmdir): each job still finds its FLUX_JOB_TMPDIR empty and
+# private, whatever the last one left in it or did to it.
+test_expect_success 'FLUX_JOB_TMPDIR is reused, empty and private each time' '
+	rm -rf tr && mkdir -p tr/rd &&
+	cat >tr.sh <<-EOF &&
+	set -e
+	for i in 1 2 3; do
+		flux run sh -c "cd \"\\\$FLUX_JOB_TMPDIR\" && ls -A | wc -l &&
+			stat -c %a . && mkdir -p d/e && touch f d/e/g"
+	done >tr.runs
+	ls tr/rd | grep jobtmp >tr.before
+	flux run sh -c "chmod 755 \"\\\$FLUX_JOB_TMPDIR\""
+	flux run sh -c "stat -c %a \"\\\$FLUX_JOB_TMPDIR\"" >tr.mode
+	flux module stats exec-agent | jq .shells >tr.stats
+	flux module remove exec-agent
+	ls tr/rd | grep jobtmp >tr.after || true
+	EOF
+	flux start -Srundir="$(pwd)/tr/rd" sh tr.sh &&
+	printf "0\n700\n0\n700\n0\n700\n" >tr.exp &&
+	test_cmp tr.exp tr.runs &&
+	echo jobtmp-spare-3 >tr.before.exp &&
+	test_cmp tr.before.exp tr.before &&
+	echo 700 >tr.mode.exp &&
+	test_cmp tr.mode.exp tr.mode &&
+	jq -e ".\"tmpdirs-reused\" == 3" tr.stats &&
+	jq -e ".\"tmpdirs-removed\" == 1" tr.stats &&
+	test_must_be_empty tr.after
+'
 
 test_done

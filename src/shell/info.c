@@ -359,6 +359,7 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
     if (topology && !(info->topology = strdup (topology)))
         goto error;
     info->broker_rank = broker_rank;
+    (void)json_unpack (o, "{s:b}", "tmpdir-reuse", &info->tmpdir_reuse);
     if (rundir && !(info->rundir = strdup (rundir)))
         goto error;
     if (!(info->ranks = idset_decode (ranks))

@@ -31,6 +31,8 @@ struct shell_info {
     char *topology;      /* the node's hwloc XML from the agent, or NULL */
     int broker_rank;     /* the agent's broker rank, or -1 (not given) */
     char *rundir;        /* the broker's rundir from the agent, or NULL */
+    bool tmpdir_reuse;   /* leave the tmpdir made in rundir empty: the
+                            agent reuses it (exec-agent tmpdir_lend) */
     json_t *command;     /* tasks[0].command (borrowed from jobspec) */
     json_t *environment; /* attributes.system.environment or NULL */
     const char *cwd;     /* attributes.system.cwd or NULL */

@@ -7,6 +7,7 @@
  * task exit code.  See doc/man1/flux-shell.1 and doc/guide/exec.md.
  */
 #define _GNU_SOURCE 1
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
@@ -1131,8 +1132,11 @@ static void parse_pgrp_option (struct shell *shell)
  * directory's lock: a third of a shell's CPU in perf, with builds
  * beside), and the 64 shells of a 64-broker job on one machine use 64
  * rundirs, not one /tmp. */
-/* shell->tmpdir in base: -1 with errno (ENOMEM: shell->tmpdir NULL). */
-static int tmpdir_in (struct shell *shell, const char *base)
+/* shell->tmpdir in base: -1 with errno (ENOMEM: shell->tmpdir NULL).
+ * *named: it has the predictable name (it may have been there already:
+ * the agent lends the owner's shells an empty one, exec-agent
+ * tmpdir_lend), not a unique one beside it. */
+static int tmpdir_in (struct shell *shell, const char *base, bool *named)
 {
     struct stat sb;
     char *name;
@@ -1142,6 +1146,7 @@ static int tmpdir_in (struct shell *shell, const char *base)
                   shell->info->shell_rank, shell->jobid_plain)
         < 0)
         goto nomem;
+    *named = true;
     if (mkdir (shell->tmpdir, 0700) == 0)
         return 0;
     if (errno != EEXIST)
@@ -1153,6 +1158,7 @@ static int tmpdir_in (struct shell *shell, const char *base)
     if (lstat (shell->tmpdir, &sb) == 0 && S_ISDIR (sb.st_mode)
         && sb.st_uid == geteuid () && (sb.st_mode & 077) == 0)
         return 0;
+    *named = false;
     name = shell->tmpdir;
     n = asprintf (&shell->tmpdir, "%s-XXXXXX", name);
     free (name);
@@ -1168,10 +1174,13 @@ nomem:
 static int make_tmpdir (struct shell *shell, flux_error_t *error)
 {
     const char *base = shell->rundir;
+    bool named;
 
     if (base && *base) {
-        if (tmpdir_in (shell, base) == 0)
+        if (tmpdir_in (shell, base, &named) == 0) {
+            shell->tmpdir_keep = named && shell->info->tmpdir_reuse;
             return 0;
+        }
         if (!shell->tmpdir)
             return errprintf (error, "out of memory");
         free (shell->tmpdir);
@@ -1179,7 +1188,7 @@ static int make_tmpdir (struct shell *shell, flux_error_t *error)
     }
     if (!(base = getenv ("TMPDIR")) || !*base)
         base = "/tmp";
-    if (tmpdir_in (shell, base) < 0)
+    if (tmpdir_in (shell, base, &named) < 0)
         return shell->tmpdir ? errprintf (error, "FLUX_JOB_TMPDIR %s: %s",
                                           shell->tmpdir, strerror (errno))
                              : errprintf (error, "out of memory");
@@ -1196,15 +1205,45 @@ static int remove_cb (const char *path, const struct stat *sb, int flag,
     return 0; /* keep going */
 }
 
+/* What the tasks left in a tmpdir that stays. */
+static int empty_cb (const char *path, const struct stat *sb, int flag,
+                     struct FTW *ftw)
+{
+    return ftw->level == 0 ? 0 : remove_cb (path, sb, flag, ftw);
+}
+
+static bool dir_empty (const char *path)
+{
+    DIR *d = opendir (path);
+    struct dirent *e;
+    bool empty = true;
+
+    if (!d)
+        return true; /* gone, or nothing this shell could remove in it */
+    while (empty && (e = readdir (d)))
+        if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, ".."))
+            empty = false;
+    closedir (d);
+    return empty;
+}
+
 /* Remove FLUX_JOB_TMPDIR and whatever the tasks left in it (depth
  * first, without following symlinks).  Most jobs leave it empty: one
  * rmdir then, not a walk (open, stat, read, close, unlink, rmdir: a
  * directory operation on a busy disk costs milliseconds, and on one
- * machine running 64 brokers 64 shells do it at once).
+ * machine running 64 brokers 64 shells do it at once).  One the agent
+ * reuses (tmpdir_keep) is only emptied: one look at it, most often.
  */
 static void remove_tmpdir (struct shell *shell)
 {
-    if (shell->tmpdir && rmdir (shell->tmpdir) < 0 && errno != ENOENT)
+    if (!shell->tmpdir)
+        return;
+    if (shell->tmpdir_keep) {
+        if (!dir_empty (shell->tmpdir))
+            (void)nftw (shell->tmpdir, empty_cb, 16, FTW_DEPTH | FTW_PHYS);
+        return;
+    }
+    if (rmdir (shell->tmpdir) < 0 && errno != ENOENT)
         (void)nftw (shell->tmpdir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 

@@ -37,6 +37,7 @@ struct shell {
     char jobid_plain[32]; /* f58plain: service and PMI kvsname */
     char service[80];     /* <uid>-shell-<f58plain> */
     char *tmpdir;         /* FLUX_JOB_TMPDIR (removed at exit) */
+    bool tmpdir_keep;     /* it is the agent's to reuse: emptied, kept */
     char *rundir;         /* the broker's, or NULL */
     struct task **tasks;
     int ntasks;

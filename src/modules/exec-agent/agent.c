@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -43,6 +44,8 @@ extern char **environ;
 /* At most this many `rm -rf` of killed shells' tmpdirs at once (beyond:
  * logged, the directory stays) */
 #define TMPDIR_REMOVALS_MAX 8
+/* Empty tmpdirs kept for the next shells (see tmpdir_lend) */
+#define TMPDIR_SPARES_MAX 64
 
 struct child {
     struct ajob *job;
@@ -117,6 +120,9 @@ struct agent {
     size_t orphans_done;
     struct killop *killops;
     struct proc *removals[TMPDIR_REMOVALS_MAX]; /* rm -rf of tmpdirs */
+    char *spares[TMPDIR_SPARES_MAX];            /* empty tmpdirs, a stack */
+    int nspares;
+    unsigned long spare_seq;
     struct {
         unsigned long child_requests, child_responses, child_errors;
         unsigned long child_type[REDUCE_NTYPES], child_end;
@@ -126,7 +132,7 @@ struct agent {
         unsigned long shells_forked;    /* by the launcher */
         unsigned long launch_fallbacks; /* eligible, but posix_spawned */
         unsigned long launcher_starts, launcher_deaths, launcher_lost;
-        unsigned long tmpdirs_removed, tmpdirs_left;
+        unsigned long tmpdirs_removed, tmpdirs_left, tmpdirs_reused;
         unsigned long jobs, reattach, kills, barriers, bad_request;
         unsigned long barriers_too_big;
         size_t barrier_held_max;
@@ -420,25 +426,39 @@ static void removal_line_cb (struct proc *p, const char *stream,
     flux_log (a->h, LOG_ERR, "removing a killed shell's tmpdir: %s", line);
 }
 
+/* The job's shell's FLUX_JOB_TMPDIR as the shell names it in the rundir,
+ * if the agent looks after it: an owner's job with a shell here. */
+static bool tmpdir_path (struct ajob *job, char *path, size_t size)
+{
+    struct agent *a = job->a;
+    char id[32];
+
+    return a->rundir && a->rundir[0] == '/' && job->userid == a->owner
+           && job->shell_rank >= 0
+           && fluid_encode (id, sizeof (id), job->entry.id,
+                            FLUID_STRING_F58_PLAIN)
+                  == 0
+           && snprintf (path, size, "%s/jobtmp-%d-%s", a->rundir,
+                        job->shell_rank, id)
+                  < (int)size;
+}
+
+/* A directory of ours at path, never what a symlink points to. */
+static bool tmpdir_ours (const char *path, struct stat *sb)
+{
+    return lstat (path, sb) == 0 && S_ISDIR (sb->st_mode)
+           && sb->st_uid == geteuid ();
+}
+
 static void remove_tmpdir (struct ajob *job)
 {
     struct agent *a = job->a;
-    char id[32], path[4096];
+    char path[4096];
     struct stat sb;
     int slot = -1;
     flux_error_t error;
 
-    if (!a->rundir || a->rundir[0] != '/' || job->userid != a->owner
-        || job->shell_rank < 0
-        || fluid_encode (id, sizeof (id), job->entry.id, FLUID_STRING_F58_PLAIN)
-               < 0
-        || snprintf (path, sizeof (path), "%s/jobtmp-%d-%s", a->rundir,
-                     job->shell_rank, id)
-               >= (int)sizeof (path))
-        return;
-    /* a directory of ours, never what a symlink points to */
-    if (lstat (path, &sb) < 0 || !S_ISDIR (sb.st_mode)
-        || sb.st_uid != geteuid ())
+    if (!tmpdir_path (job, path, sizeof (path)) || !tmpdir_ours (path, &sb))
         return;
     if (rmdir (path) == 0) {
         a->stats.tmpdirs_removed++;
@@ -466,6 +486,77 @@ static void remove_tmpdir (struct ajob *job)
     a->stats.tmpdirs_left++;
     flux_log (a->h, LOG_ERR, "%ju: a killed shell's tmpdir %s stays: %s",
               (uintmax_t)job->entry.id, path, error.text);
+}
+
+/* Making and removing a directory are the dearest of a shell's file
+ * system operations (on ext4 an inode to find and free, a block to
+ * discard: a quarter of a millisecond here), and every job's shell has
+ * its FLUX_JOB_TMPDIR.  So the owner's shells leave their tmpdir empty
+ * (shell-info says tmpdir-reuse), the agent renames it to a spare
+ * (jobtmp-spare-N) at the shell's exit, and renames a spare to the next
+ * shell's tmpdir before it starts, which the shell takes since it is a
+ * directory of its user that no one else may enter.  A rename costs a
+ * tenth of either.  At most TMPDIR_SPARES_MAX spares are kept; the rest,
+ * and all at unload, are removed. */
+static void tmpdir_lend (struct ajob *job)
+{
+    struct agent *a = job->a;
+    char path[4096];
+    struct stat sb;
+
+    if (a->nspares == 0 || !tmpdir_path (job, path, sizeof (path))
+        || lstat (path, &sb) == 0)
+        return;
+    while (a->nspares > 0) {
+        char *spare = a->spares[--a->nspares];
+        int rc = rename (spare, path);
+        free (spare);
+        if (rc == 0) {
+            a->stats.tmpdirs_reused++;
+            return;
+        }
+    }
+}
+
+static bool dir_empty (const char *path)
+{
+    DIR *d = opendir (path);
+    struct dirent *e;
+    bool empty = true;
+
+    if (!d)
+        return false;
+    while (empty && (e = readdir (d)))
+        if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, ".."))
+            empty = false;
+    closedir (d);
+    return empty;
+}
+
+/* The shell is gone (or never ran): keep its tmpdir as a spare if it is
+ * empty and as made (mode 0700), else remove it. */
+static void tmpdir_reclaim (struct ajob *job)
+{
+    struct agent *a = job->a;
+    char path[4096];
+    char *spare;
+    struct stat sb;
+
+    if (!tmpdir_path (job, path, sizeof (path)) || !tmpdir_ours (path, &sb))
+        return;
+    if ((sb.st_mode & 07777) != 0700 || !dir_empty (path)
+        || a->nspares == TMPDIR_SPARES_MAX
+        || asprintf (&spare, "%s/jobtmp-spare-%lu", a->rundir, ++a->spare_seq)
+               < 0) {
+        remove_tmpdir (job);
+        return;
+    }
+    if (rename (path, spare) < 0) {
+        free (spare);
+        remove_tmpdir (job);
+        return;
+    }
+    a->spares[a->nspares++] = spare;
 }
 
 /* ---- the local shell ---- */
@@ -501,6 +592,7 @@ static void shell_exit_cb (struct proc *p, int status, void *arg)
         job_report_rank (job, REDUCE_FAILED, early ? 1 << 8 : status, msg);
         return;
     }
+    tmpdir_reclaim (job);
     job_report_rank (job, REDUCE_EXITED, status, NULL);
 }
 
@@ -597,6 +689,7 @@ static void shell_failed (struct ajob *job, int errnum, const char *text)
     char msg[sizeof (((flux_error_t *)0)->text) + 64];
 
     a->stats.shells_failed++;
+    tmpdir_reclaim (job); /* lent to a shell that never ran */
     snprintf (msg, sizeof (msg), "rank %u: job shell: %s", a->topo.rank, text);
     flux_log (a->h, LOG_ERR, "%ju: %s", (uintmax_t)job->entry.id, msg);
     job_report_rank (job, REDUCE_FAILED, spawn_status (errnum), msg);
@@ -696,6 +789,7 @@ static void shell_start (struct ajob *job)
 
     if (shell_cmd (job, shell, &argv, &env, &error) < 0)
         goto failed;
+    tmpdir_lend (job);
     if (shell_launch (job, shell, argv, env) == 0) {
         free (argv);
         free (env);
@@ -1321,13 +1415,16 @@ void agent_shell_info (struct agent *a, const flux_msg_t *msg)
                       strerror (errno));
     }
     /* broker-rank and rundir: the shell asks its broker for neither
-     * (two requests fewer per shell) */
+     * (two requests fewer per shell); tmpdir-reuse: leave the tmpdir made
+     * in the rundir empty, the agent takes it back (tmpdir_reclaim) */
     if (flux_respond_pack (
-            a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O s:s* s:I s:s*}", "id",
-            id, "userid", (int)job->userid, "rank", job->shell_rank, "size",
-            job->nshells, "ranks", job->ranks_str, "R", job->R, "jobspec",
-            job->jobspec, "opts", job->opts, "topology", a->hwxml,
-            "broker-rank", (json_int_t)a->topo.rank, "rundir", a->rundir)
+            a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O s:s* s:I s:s* s:b}",
+            "id", id, "userid", (int)job->userid, "rank", job->shell_rank,
+            "size", job->nshells, "ranks", job->ranks_str, "R", job->R,
+            "jobspec", job->jobspec, "opts", job->opts, "topology", a->hwxml,
+            "broker-rank", (json_int_t)a->topo.rank, "rundir", a->rundir,
+            "tmpdir-reuse",
+            a->rundir && a->rundir[0] == '/' && job->userid == a->owner)
         < 0)
         flux_log (a->h, LOG_ERR, "shell-info: responding: %s",
                   strerror (errno));
@@ -1382,11 +1479,12 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
                       N (a->stats.sent_type[REDUCE_LOST]), "exited-by-end",
                       N (a->stats.implicit_exits));
     shells = json_pack (
-        "{s:I s:I s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}", "started",
+        "{s:I s:I s:I s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}", "started",
         N (a->stats.shells_started), "failed", N (a->stats.shells_failed),
         "exited", N (a->stats.shells_exited), "tmpdirs-removed",
         N (a->stats.tmpdirs_removed), "tmpdirs-left", N (a->stats.tmpdirs_left),
-        "forked", N (a->stats.shells_forked), "spawned-instead",
+        "tmpdirs-reused", N (a->stats.tmpdirs_reused), "forked",
+        N (a->stats.shells_forked), "spawned-instead",
         N (a->stats.launch_fallbacks), "launcher", "enabled", a->use_launcher,
         "pid",
         a->launcher && !launcher_dead (a->launcher)
@@ -1542,10 +1640,14 @@ void agent_destroy (struct agent *a)
                                   a->unload_grace);
                 }
                 for (size_t i = 0; i < n; i++) {
+                    char path[4096];
                     if (jobs[i]->up)
                         respond_error (a, jobs[i]->up, ENOSYS,
                                        "exec-agent on rank %u is unloading",
                                        a->topo.rank);
+                    /* a shell told tmpdir-reuse leaves it (emptied) */
+                    if (tmpdir_path (jobs[i], path, sizeof (path)))
+                        (void)rmdir (path);
                     job_free (jobs[i]);
                 }
                 free (jobs);
@@ -1557,6 +1659,11 @@ void agent_destroy (struct agent *a)
         launcher_destroy (a->launcher);
         for (int i = 0; i < TMPDIR_REMOVALS_MAX; i++)
             proc_destroy (a->removals[i]); /* an rm still running: killed */
+        while (a->nspares > 0) {
+            char *spare = a->spares[--a->nspares];
+            (void)rmdir (spare);
+            free (spare);
+        }
         while (a->killops) {
             respond_error (a, a->killops->msg, ENOSYS,
                            "exec-agent on rank %u is unloading", a->topo.rank);
