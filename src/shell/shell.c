@@ -7,7 +7,6 @@
  * task exit code.  See doc/man1/flux-shell.1 and doc/guide/exec.md.
  */
 #define _GNU_SOURCE 1
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
@@ -30,6 +29,7 @@
 #include "libkvs/kvs.h"
 #include "libkvs/kvs_private.h"
 #include "libsubprocess/subprocess.h"
+#include "libutil/dirempty.h"
 #include "libutil/fsd.h"
 #include "libutil/rlimits.h"
 
@@ -1212,21 +1212,6 @@ static int empty_cb (const char *path, const struct stat *sb, int flag,
     return ftw->level == 0 ? 0 : remove_cb (path, sb, flag, ftw);
 }
 
-static bool dir_empty (const char *path)
-{
-    DIR *d = opendir (path);
-    struct dirent *e;
-    bool empty = true;
-
-    if (!d)
-        return true; /* gone, or nothing this shell could remove in it */
-    while (empty && (e = readdir (d)))
-        if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, ".."))
-            empty = false;
-    closedir (d);
-    return empty;
-}
-
 /* Remove FLUX_JOB_TMPDIR and whatever the tasks left in it (depth
  * first, without following symlinks).  Most jobs leave it empty: one
  * rmdir then, not a walk (open, stat, read, close, unlink, rmdir: a
@@ -1239,7 +1224,7 @@ static void remove_tmpdir (struct shell *shell)
     if (!shell->tmpdir)
         return;
     if (shell->tmpdir_keep) {
-        if (!dir_empty (shell->tmpdir))
+        if (dir_empty (shell->tmpdir) == 0)
             (void)nftw (shell->tmpdir, empty_cb, 16, FTW_DEPTH | FTW_PHYS);
         return;
     }

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -30,6 +29,7 @@
 #include "barrier.h"
 #include "hwxml.h"
 #include "launcher.h"
+#include "libutil/dirempty.h"
 #include "libutil/fluid.h"
 #include "libutil/idtab.h"
 #include "proc.h"
@@ -411,7 +411,7 @@ static void removal_exit_cb (struct proc *p, int status, void *arg)
     else {
         a->stats.tmpdirs_left++;
         flux_log (a->h, LOG_ERR,
-                  "removing a killed shell's tmpdir: rm exited"
+                  "removing a shell's tmpdir: rm exited"
                   " with status %d",
                   status);
     }
@@ -423,7 +423,7 @@ static void removal_line_cb (struct proc *p, const char *stream,
 {
     struct agent *a = arg;
 
-    flux_log (a->h, LOG_ERR, "removing a killed shell's tmpdir: %s", line);
+    flux_log (a->h, LOG_ERR, "removing a shell's tmpdir: %s", line);
 }
 
 /* The job's shell's FLUX_JOB_TMPDIR as the shell names it in the rundir,
@@ -484,7 +484,7 @@ static void remove_tmpdir (struct ajob *job)
     else
         snprintf (error.text, sizeof (error.text), "%s", strerror (errno));
     a->stats.tmpdirs_left++;
-    flux_log (a->h, LOG_ERR, "%ju: a killed shell's tmpdir %s stays: %s",
+    flux_log (a->h, LOG_ERR, "%ju: the shell's tmpdir %s stays: %s",
               (uintmax_t)job->entry.id, path, error.text);
 }
 
@@ -518,21 +518,6 @@ static void tmpdir_lend (struct ajob *job)
     }
 }
 
-static bool dir_empty (const char *path)
-{
-    DIR *d = opendir (path);
-    struct dirent *e;
-    bool empty = true;
-
-    if (!d)
-        return false;
-    while (empty && (e = readdir (d)))
-        if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, ".."))
-            empty = false;
-    closedir (d);
-    return empty;
-}
-
 /* The shell is gone (or never ran): keep its tmpdir as a spare if it is
  * empty and as made (mode 0700), else remove it. */
 static void tmpdir_reclaim (struct ajob *job)
@@ -544,7 +529,7 @@ static void tmpdir_reclaim (struct ajob *job)
 
     if (!tmpdir_path (job, path, sizeof (path)) || !tmpdir_ours (path, &sb))
         return;
-    if ((sb.st_mode & 07777) != 0700 || !dir_empty (path)
+    if ((sb.st_mode & 07777) != 0700 || dir_empty (path) != 1
         || a->nspares == TMPDIR_SPARES_MAX
         || asprintf (&spare, "%s/jobtmp-spare-%lu", a->rundir, ++a->spare_seq)
                < 0) {
