@@ -193,13 +193,13 @@ test_expect_success 'overlay lookup, parentof; disconnect drops a subtree, its j
 	! flux overlay disconnect 0 2>root.err &&
 	! $FLUX_BUILD_DIR/t/rpc-cred -u 4242 -R 2 overlay.disconnect-subtree \
 		"{\"rank\":2}" 2>guest.err &&
-	flux overlay errors >noerrors.out &&
+	flux overlay errors --timeout=30 >noerrors.out &&
 	id=\$(flux submit -N4 sleep 300) &&
 	flux job wait-event -t 60 \$id start &&
 	flux overlay disconnect 1 2>disc.err &&
 	flux overlay status --no-pretty --wait=degraded --timeout=30 >disc.status &&
-	flux overlay status --no-pretty -v >disc.vstatus &&
-	flux overlay errors >disc.errors &&
+	flux overlay status --no-pretty -v --timeout=30 >disc.vstatus &&
+	flux overlay errors --timeout=30 >disc.errors &&
 	flux job wait-event -t 60 \$id clean &&
 	flux job eventlog \$id >disc.eventlog &&
 	! flux overlay disconnect 1 2>again.err &&
