@@ -468,7 +468,7 @@ test_expect_success 'FLUX_JOB_TMPDIR is reused, empty and private each time' '
 	flux start -Srundir="$(pwd)/tr/rd" sh tr.sh &&
 	printf "0\n700\n0\n700\n0\n700\n" >tr.exp &&
 	test_cmp tr.exp tr.runs &&
-	echo jobtmp-spare-3 >tr.before.exp &&
+	echo jobtmp-spare-0-3 >tr.before.exp &&
 	test_cmp tr.before.exp tr.before &&
 	echo 700 >tr.mode.exp &&
 	test_cmp tr.mode.exp tr.mode &&

@@ -493,11 +493,11 @@ static void remove_tmpdir (struct ajob *job)
  * discard: a quarter of a millisecond here), and every job's shell has
  * its FLUX_JOB_TMPDIR.  So the owner's shells leave their tmpdir empty
  * (shell-info says tmpdir-reuse), the agent renames it to a spare
- * (jobtmp-spare-N) at the shell's exit, and renames a spare to the next
- * shell's tmpdir before it starts, which the shell takes since it is a
- * directory of its user that no one else may enter.  A rename costs a
- * tenth of either.  At most TMPDIR_SPARES_MAX spares are kept; the rest,
- * and all at unload, are removed. */
+ * (jobtmp-spare-RANK-N: brokers may share a rundir) at the shell's exit, and
+ * renames a spare to the next shell's tmpdir before it starts, which the shell
+ * takes since it is a directory of its user that no one else may enter.  A
+ * rename costs a tenth of either.  At most TMPDIR_SPARES_MAX spares are kept;
+ * the rest, and all at unload, are removed. */
 static void tmpdir_lend (struct ajob *job)
 {
     struct agent *a = job->a;
@@ -531,7 +531,8 @@ static void tmpdir_reclaim (struct ajob *job)
         return;
     if ((sb.st_mode & 07777) != 0700 || dir_empty (path) != 1
         || a->nspares == TMPDIR_SPARES_MAX
-        || asprintf (&spare, "%s/jobtmp-spare-%lu", a->rundir, ++a->spare_seq)
+        || asprintf (&spare, "%s/jobtmp-spare-%u-%lu", a->rundir, a->topo.rank,
+                     ++a->spare_seq)
                < 0) {
         remove_tmpdir (job);
         return;
