@@ -1725,7 +1725,8 @@ bool usock_server_read_turn (struct usock_server *s, uint64_t deadline,
 
     if (!s || s->destroyed)
         return false;
-    s->turn++;
+    if (room > 0)
+        s->turn++; /* read_wait_max counts the turns that read */
     s->turn_reads = 0;
     s->read_deadline = deadline ? deadline : 1;
     s->read_hold = room == 0;

@@ -212,7 +212,9 @@ void usock_server_read_hold (struct usock_server *s, bool hold);
  * (sendmsg() of a queue), clients closed by the reaper, enforcements of
  * max_held_bytes (each sorts the clients), and the most
  * loop turns a readable client waited for its read
- * (usock_server_read_turn: 1 if it waited for the next turn). */
+ * (usock_server_read_turn: 1 if it waited for the next turn; a turn in
+ * which no client may be read, room 0, does not count: it passes no one
+ * over). */
 struct usock_units {
     uint64_t reads;
     uint64_t msgs;
