@@ -181,6 +181,22 @@ test_expect_success 'a launcher that exits at its start: shells are spawned inst
 	test "$(stats launcher.enabled)" = false &&
 	flux dmesg | grep "exec-agent.*the shell launcher exited at its start"
 '
+# The launcher cannot even be spawned (a job shell that is not there, as
+# on a node where flux-shell was not installed): the broker used to abort
+# (uv_close of a handle never initialized); the job fails, the broker
+# lives, and the next agent starts shells again.
+test_expect_success 'a job shell that does not exist: the job fails, the broker lives' '
+	flux module reload exec-agent job-shell=$TMPDIR/nonexistent/flux-shell \
+		shell-launcher=1 &&
+	test_must_fail $T flux run true 2>ne.err &&
+	grep "job shell: .*nonexistent/flux-shell: no such file or directory" \
+		ne.err &&
+	flux dmesg | grep "exec-agent.*nonexistent/flux-shell --launcher: No such file or directory: job shells are spawned" &&
+	test "$(flux getattr broker.pid)" = $BROKER &&
+	flux module reload exec-agent &&
+	$T flux run echo back >back.out &&
+	grep "^back$" back.out
+'
 test_expect_success 'a job of a shell override (jobspec) is spawned' '
 	flux module reload exec-agent &&
 	$T flux run -S exec.job_shell=$SHELL_BIN sh -c "ps -o ppid= -p \$PPID" >ov.out &&

@@ -384,8 +384,7 @@ struct launcher *launcher_create (uv_loop_t *loop, const char *shell,
     }
     list_init (&l->entries);
     l->sock = -1;
-    if (!(l->buf = malloc (LAUNCH_MSG_MAX))
-        || !(l->poll = calloc (1, sizeof (*l->poll)))) {
+    if (!(l->buf = malloc (LAUNCH_MSG_MAX))) {
         errprintf (error, "out of memory");
         goto error;
     }
@@ -407,7 +406,11 @@ struct launcher *launcher_create (uv_loop_t *loop, const char *shell,
     (void)close (sv[1]);
     sv[1] = -1;
     l->sock = sv[0];
-    if ((e = uv_poll_init (loop, l->poll, l->sock)) < 0) {
+    /* allocated only here: launcher_destroy() closes l->poll, and a handle
+     * never initialized must not reach uv_close() (the broker aborts) */
+    if (!(l->poll = calloc (1, sizeof (*l->poll))))
+        e = UV_ENOMEM;
+    else if ((e = uv_poll_init (loop, l->poll, l->sock)) < 0) {
         free (l->poll); /* never initialized */
         l->poll = NULL;
     }
