@@ -426,15 +426,25 @@ static void removal_line_cb (struct proc *p, const char *stream,
     flux_log (a->h, LOG_ERR, "removing a shell's tmpdir: %s", line);
 }
 
+/* Whether the agent looks after the job's shell's FLUX_JOB_TMPDIR (and
+ * tells the shell so in shell-info): an owner's job with a shell here,
+ * and a rundir to make it in. */
+static bool tmpdir_managed (struct ajob *job)
+{
+    struct agent *a = job->a;
+
+    return a->rundir && a->rundir[0] == '/' && job->userid == a->owner
+           && job->shell_rank >= 0;
+}
+
 /* The job's shell's FLUX_JOB_TMPDIR as the shell names it in the rundir,
- * if the agent looks after it: an owner's job with a shell here. */
+ * if the agent looks after it. */
 static bool tmpdir_path (struct ajob *job, char *path, size_t size)
 {
     struct agent *a = job->a;
     char id[32];
 
-    return a->rundir && a->rundir[0] == '/' && job->userid == a->owner
-           && job->shell_rank >= 0
+    return tmpdir_managed (job)
            && fluid_encode (id, sizeof (id), job->entry.id,
                             FLUID_STRING_F58_PLAIN)
                   == 0
@@ -1409,8 +1419,7 @@ void agent_shell_info (struct agent *a, const flux_msg_t *msg)
             "size", job->nshells, "ranks", job->ranks_str, "R", job->R,
             "jobspec", job->jobspec, "opts", job->opts, "topology", a->hwxml,
             "broker-rank", (json_int_t)a->topo.rank, "rundir", a->rundir,
-            "tmpdir-reuse",
-            a->rundir && a->rundir[0] == '/' && job->userid == a->owner)
+            "tmpdir-reuse", tmpdir_managed (job))
         < 0)
         flux_log (a->h, LOG_ERR, "shell-info: responding: %s",
                   strerror (errno));
