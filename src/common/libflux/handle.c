@@ -152,15 +152,23 @@ void handle_trace (flux_t *h, const char *dir, const flux_msg_t *msg)
     const char *topic = NULL;
     uint32_t tag = 0;
     int errnum = 0;
+    struct timespec ts;
+    struct tm tm;
+    char when[32] = "";
 
+    /* the wall clock, to line a trace up with eventlog timestamps */
+    if (clock_gettime (CLOCK_REALTIME, &ts) == 0
+        && localtime_r (&ts.tv_sec, &tm))
+        snprintf (when, sizeof (when), "%02d:%02d:%02d.%06ld ", tm.tm_hour,
+                  tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
     (void)flux_msg_get_type (msg, &type);
     (void)flux_msg_get_topic (msg, &topic);
     (void)flux_msg_get_matchtag (msg, &tag);
     if (type == FLUX_MSGTYPE_RESPONSE)
         (void)flux_msg_get_errnum (msg, &errnum);
-    fprintf (stderr, "%s %s %s matchtag=%u%s%s\n", dir, flux_msg_typestr (type),
-             topic ? topic : "-", tag, errnum ? " error=" : "",
-             errnum ? strerror (errnum) : "");
+    fprintf (stderr, "%s%s %s %s matchtag=%u%s%s\n", when, dir,
+             flux_msg_typestr (type), topic ? topic : "-", tag,
+             errnum ? " error=" : "", errnum ? strerror (errnum) : "");
 }
 
 static void count_msg (flux_t *h, const flux_msg_t *msg, bool tx)
