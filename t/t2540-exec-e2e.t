@@ -171,6 +171,14 @@ test_expect_success 'the exit code is the largest of the tasks'"'"' exit codes' 
 		2>exit3.err &&
 	grep "exited with exit code 3" exit3.err
 '
+# A short job's events reach flux run in one burst at its end, finish
+# before the output is read: the word on the exit code still comes last.
+test_expect_success 'the exit code message follows the tasks'"'"' stderr' '
+	test_expect_code 3 $T flux run -N2 -n2 sh -c "echo oops >&2; exit 3" \
+		2>order.err &&
+	test $(grep -c "^oops" order.err) -eq 2 &&
+	tail -n 1 order.err | grep "task(s) exited with exit code 3"
+'
 test_expect_success 'a task killed by signal N: exit code 128+N' '
 	test_expect_code 137 $T flux run -N2 -n2 sh -c \
 		"test \$FLUX_TASK_RANK = 1 && kill -9 \$\$; exit 0" 2>kill9.err &&

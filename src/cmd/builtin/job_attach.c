@@ -74,6 +74,8 @@ struct attach {
     bool main_canceled, main_done, clean;
     int status; /* finish status, -1 if none */
     bool fatal_exception, shell_init, job_started;
+    bool final_read;  /* both guest logs are being read (final_read) */
+    char *finish_msg; /* the finish event's word on the exit code */
 
     struct glog exec, output;
     json_t *encoding; /* the output header's, or NULL */
@@ -127,10 +129,22 @@ int attach_check_stdin_ranks (const char *s)
     return 0;
 }
 
+/* The exit code's word, once: after the output */
+static void finish_msg_print (struct attach *a)
+{
+    if (a->finish_msg) {
+        fflush (stdout);
+        cmd_warn ("%s", a->finish_msg);
+        free (a->finish_msg);
+        a->finish_msg = NULL;
+    }
+}
+
 static void check_done (struct attach *a)
 {
     if (!attach_finished (a))
         return;
+    finish_msg_print (a);
     stdin_stop (a);
     for (int i = 0; i < a->nsig; i++) {
         flux_uv_close_free ((uv_handle_t *)a->sig[i]);
@@ -626,20 +640,13 @@ static void glog_end (struct glog *g)
     check_done (g->a);
 }
 
-static void glog_lookup_cb (flux_future_t *f, void *arg)
+/* Handle the entries of the whole log s that its watch did not deliver;
+ * the log is done. */
+static void glog_replay (struct glog *g, const char *s)
 {
-    struct glog *g = arg;
-    const char *s;
     json_t *log, *entry;
     size_t i;
 
-    if (flux_rpc_get_unpack (f, "{s:s}", g->path, &s) < 0) {
-        if (errno != ENOENT)
-            cmd_warn ("%s: reading %s: %s", g->a->jobid, g->path,
-                      future_strerror (f, errno));
-        glog_end (g);
-        return;
-    }
     if (!(log = eventlog_decode (s)))
         cmd_die ("%s: %s is not a valid eventlog", g->a->jobid, g->path);
     json_array_foreach (log, i, entry)
@@ -648,7 +655,25 @@ static void glog_lookup_cb (flux_future_t *f, void *arg)
             glog_entry (g, entry);
     }
     json_decref (log);
-    glog_end (g);
+    flux_future_destroy (g->f);
+    g->f = NULL;
+    g->done = true;
+}
+
+static void glog_lookup_cb (flux_future_t *f, void *arg)
+{
+    struct glog *g = arg;
+    const char *s;
+
+    if (flux_rpc_get_unpack (f, "{s:s}", g->path, &s) < 0) {
+        if (errno != ENOENT)
+            cmd_warn ("%s: reading %s: %s", g->a->jobid, g->path,
+                      future_strerror (f, errno));
+        glog_end (g);
+        return;
+    }
+    glog_replay (g, s);
+    check_done (g->a);
 }
 
 /* The last read of a guest eventlog, from where its watch stopped. */
@@ -696,14 +721,85 @@ static void glog_start (struct glog *g)
     if (g->started)
         return;
     g->started = true;
+    if (g->a->final_read) /* the read under way takes it in */
+        return;
     if (g->a->main_done)
         glog_finish (g);
     else
         g->f = watch (g->a, g->path, glog_watch_cb, g);
 }
 
-/* The main eventlog ended: the guest logs still watched are read one
- * last time once their watch is canceled. */
+/* Both guest logs, read at once (final_read) */
+static void final_read_cb (flux_future_t *f, void *arg)
+{
+    struct attach *a = arg;
+    const char *exec, *output;
+
+    if (flux_rpc_get_unpack (f, "{s:s s:s}", a->exec.path, &exec,
+                             a->output.path, &output)
+        < 0) {
+        /* one is not there (no shell wrote the output): each on its
+         * own, the output once the exec log's events start it */
+        flux_future_destroy (f);
+        a->exec.final = a->output.final = false;
+        glog_finish (&a->exec);
+        if (a->output.started)
+            glog_finish (&a->output);
+        return;
+    }
+    /* the exec log's shell.init or complete starts the output */
+    a->final_read = true;
+    glog_replay (&a->exec, exec);
+    a->final_read = false;
+    if (a->output.started)
+        glog_replay (&a->output, output);
+    flux_future_destroy (f);
+    check_done (a);
+}
+
+/* The main eventlog ended: the job is over and its guest logs are final
+ * in the primary namespace.  What their watches have not delivered is
+ * read at once: one lookup of both logs when the exec log is read, not
+ * a lookup of each after its watch's cancel is answered, the output's
+ * only once the exec log's "complete" has started it (three round trips
+ * in a row at the end of every job, two here fewer).  A watch is
+ * canceled and let go: what it still sends goes nowhere. */
+static void final_read (struct attach *a, struct glog *logs[2])
+{
+    bool read[2];
+    flux_future_t *f;
+
+    for (int i = 0; i < 2; i++) {
+        struct glog *g = logs[i];
+        read[i] = g->started && !g->done && !g->final;
+        if (read[i] && g->f && !g->deferred && !g->canceled) {
+            g->canceled = true;
+            watch_cancel (a, g->f);
+        }
+        g->deferred = false;
+    }
+    /* the exec log may start the output: read it too (unless unwanted) */
+    if (read[0] && !a->output.done && !a->o.no_output)
+        read[1] = true;
+    if (!read[0] || !read[1]) {
+        for (int i = 0; i < 2; i++)
+            if (read[i] && logs[i]->started)
+                glog_finish (logs[i]);
+        return;
+    }
+    flux_future_destroy (a->exec.f);
+    flux_future_destroy (a->output.f);
+    a->exec.f = a->output.f = NULL;
+    a->exec.final = a->output.final = true;
+    if (!(f = flux_rpc_pack (a->h, "job-info.lookup", FLUX_NODEID_ANY, 0,
+                             "{s:I s:[s s] s:i}", "id", (json_int_t)a->id,
+                             "keys", a->exec.path, a->output.path, "flags", 0))
+        || flux_future_then (f, -1., final_read_cb, a) < 0)
+        cmd_die ("reading %s and %s: %s", a->exec.path, a->output.path,
+                 strerror (errno));
+}
+
+/* The main eventlog ended: the guest logs are read one last time. */
 static void main_end (struct attach *a)
 {
     struct glog *logs[] = {&a->exec, &a->output};
@@ -724,17 +820,7 @@ static void main_end (struct attach *a)
         a->pty_mode = attached;
         pty_release_held (a, !attached);
     }
-    for (int i = 0; i < 2; i++) {
-        struct glog *g = logs[i];
-        if (g->deferred) {
-            g->deferred = false;
-            glog_finish (g);
-        }
-        else if (g->started && !g->done && !g->final && !g->canceled) {
-            g->canceled = true;
-            watch_cancel (a, g->f);
-        }
-    }
+    final_read (a, logs);
     check_done (a);
 }
 
@@ -773,10 +859,10 @@ static void main_event (struct attach *a, double t, const char *name,
             || a->status < 0)
             cmd_die ("%s: malformed finish event", a->jobid);
         (void)jobio_exit_code (a->status, false, &msg);
-        if (msg.text[0] && !a->o.submit_rules) {
-            fflush (stdout);
-            cmd_warn ("%s", msg.text);
-        }
+        /* said after the output, which a short job's may follow */
+        if (msg.text[0] && !a->o.submit_rules && !a->finish_msg
+            && !(a->finish_msg = strdup (msg.text)))
+            cmd_die ("out of memory");
     }
     else if (!strcmp (name, "clean"))
         a->clean = true;
@@ -824,6 +910,7 @@ static void main_cb (flux_future_t *f, void *arg)
 
 int attach_exit_code (struct attach *a)
 {
+    finish_msg_print (a);
     if (a->o.submit_rules) {
         if (a->status >= 0)
             return jobio_exit_code (a->status, false, NULL);
@@ -992,6 +1079,7 @@ void attach_destroy (struct attach *a)
         free (a->open_line[0]);
         free (a->open_line[1]);
         free (a->pty_held);
+        free (a->finish_msg);
         free (a->service);
         free (a->wait_event);
         free (a->stdin_ranks);
