@@ -28,6 +28,8 @@
  * the other's storage.  So after a batch of k commits, with q queued, the
  * next batch waits (at most linger_ms) until k + q commits are queued: a
  * single client is never delayed (k + q = 1), N clients stay together.
+ * Only where there is an fsync to save: the primary namespace's durable
+ * batches (a guest namespace's batch is written behind at once).
  * Clients that do not commit again at once (the job manager and the
  * scheduler, each waiting on the other) would only be delayed: so a wait
  * that runs out before its commits arrive makes the next 1, 2, 4 ... 64
@@ -1034,8 +1036,12 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         nlazy = 0; /* nothing to go ahead of: an ordinary batch */
     c = list_first_entry_or_null (&ns->queue, struct commit, node);
     if (ns->nbatches == 0) {
-        /* gathering saves fsyncs: a lazy batch has none to save */
+        /* gathering saves fsyncs: a lazy batch, or one of a namespace
+         * not checkpointed (a job's guest namespace), has none to save;
+         * there the wait would only delay a job's shell (the leader's
+         * last output commit, which its exit and the job's end await) */
         if (nlazy == 0 && !(txn_flags (c->txn) & FLUX_KVS_LAZY)
+            && ctx->checkpoint && !strcmp (ns->name, KVS_PRIMARY)
             && ns->linger_target > 0 && ns->queued < ns->linger_target
             && ctx->linger_ms > 0 && !ns->linger_expired) {
             if (ns->linger_skip > 0)
