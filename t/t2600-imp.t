@@ -81,6 +81,11 @@ test_expect_success 'set up: users, munged, a setuid IMP, its config' '
 	exit3) exit 3 ;;
 	sleep) echo \$\$ >"$D/out/shell.pid"; sleep 300 & echo \$! >"$D/out/child.pid"; wait ;;
 	bg) sleep 300 & echo \$! >"$D/out/bg.pid" ;;
+	fd3) echo "tmpdir fd=\$FLUX_IMP_TMPDIR_FD \$(stat -L -c %F /proc/\$\$/fd/3)" ;;
+	tmpkill) mkdir -p "\$2/sub" && touch "\$2/sub/f" &&
+		printf %s "\$2" >&3 && exec 3>&- && kill -9 \$\$ ;;
+	tmpsay) printf %s "\$2" >&3; exec 3>&-; kill -9 \$\$ ;;
+	tmpexit) mkdir "\$2" && printf %s "\$2" >&3 ;;
 	esac
 	exit 0
 	EOT
@@ -256,6 +261,44 @@ test_expect_success 'processes left by the shell are killed when it exits' '
 	imp $OWNER exec "$D/bin/shell" bg <"$D/alice.in" >bg.out &&
 	test -s "$D/out/bg.pid" &&
 	gone $(cat "$D/out/bg.pid")
+'
+# The IMP removes the FLUX_JOB_TMPDIR of a shell killed by a signal, as
+# the job's user, told where it is on fd 3 (src/shell/killsig.h).
+test_expect_success 'the shell gets its tmpdir pipe on fd 3, not the caller'"'"'s' '
+	runuser -u $OWNER -- env FLUX_IMP_CONFIG_PATTERN="$D/conf.d/*" \
+		FLUX_IMP_TMPDIR_FD=7 \
+		"$D/bin/flux-imp" exec "$D/bin/shell" fd3 <"$D/alice.in" >fd3.out &&
+	grep "^tmpdir fd=3 fifo$" fd3.out
+'
+test_expect_success 'a killed shell'"'"'s tmpdir is removed, with its contents' '
+	d=/tmp/jobtmp-t2600-$$ &&
+	test_expect_code 137 imp $OWNER exec "$D/bin/shell" tmpkill $d \
+		<"$D/alice.in" &&
+	test_must_fail test -e $d
+'
+test_expect_success 'a shell that exits keeps its tmpdir (it removes its own)' '
+	d=/tmp/jobtmp-t2600-exit-$$ &&
+	imp $OWNER exec "$D/bin/shell" tmpexit $d <"$D/alice.in" &&
+	test -d $d && rm -rf $d
+'
+test_expect_success 'what a killed shell reports is removed only as its user' '
+	mkdir -m 1777 "$D/out/t" &&
+	mkdir "$D/out/t/jobtmp-root" "$D/out/t/other" &&
+	runuser -u $ALICE -- mkdir "$D/out/t/jobtmp-alice" "$D/out/t/real" &&
+	runuser -u $ALICE -- ln -s real "$D/out/t/jobtmp-link" &&
+	runuser -u $ALICE -- touch "$D/out/t/real/f" &&
+	for p in "$D/out/t/other" "$D/out/t/jobtmp-root" "$D/out/t/jobtmp-link" \
+		"$D/out/t/real/../jobtmp-alice" "out/t/jobtmp-alice"; do
+		test_expect_code 137 imp $OWNER exec "$D/bin/shell" tmpsay "$p" \
+			<"$D/alice.in" || return 1
+	done &&
+	test -d "$D/out/t/other" && test -d "$D/out/t/jobtmp-root" &&
+	test -f "$D/out/t/real/f" && test -L "$D/out/t/jobtmp-link" &&
+	test -d "$D/out/t/jobtmp-alice" &&
+	test_expect_code 137 imp $OWNER exec "$D/bin/shell" tmpsay \
+		"$D/out/t/jobtmp-alice" <"$D/alice.in" &&
+	test_must_fail test -e "$D/out/t/jobtmp-alice" &&
+	rm -rf "$D/out/t"
 '
 test_expect_success 'the shell has a cgroup of its own, or its own session' '
 	start_job &&

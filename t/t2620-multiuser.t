@@ -210,6 +210,24 @@ kill9_shell () {
 test_expect_success 'kill -9 of alice'"'"'s shell: no process of hers is left' '
 	kill9_shell k9cg
 '
+# The exec agent may not touch alice's files: the IMP removes the tmpdir
+# of her killed shell, as alice (the shell told it where it is).
+test_expect_success 'kill -9 of alice'"'"'s shell: its FLUX_JOB_TMPDIR is removed' '
+	as $ALICE "$FLUX" submit sh -c "mkdir \$FLUX_JOB_TMPDIR/d &&
+		touch \$FLUX_JOB_TMPDIR/d/f &&
+		echo \$FLUX_JOB_TMPDIR >$SHARED/k9tmp.new &&
+		mv $SHARED/k9tmp.new $SHARED/k9tmp && sleep 305" >k9tmp.id &&
+	i=0 &&
+	while ! test -s $SHARED/k9tmp; do
+		i=$((i + 1)) && test $i -lt 600 && sleep 0.1 || return 1
+	done &&
+	dir=$(cat $SHARED/k9tmp) &&
+	test "$(stat -c %U $dir/d/f)" = $ALICE &&
+	kill -9 $(pgrep -u $ALICE -x flux-shell) &&
+	as $ALICE "$FLUX" job wait-event -t 60 $(cat k9tmp.id) clean &&
+	alice_gone 5 &&
+	test_must_fail test -e $dir
+'
 # flux-imp-test skips the cgroup while $TOP/nocgroup exists: the path of
 # a machine without a cgroup the IMP may write
 test_expect_success 'without a cgroup: kill -9 of alice'"'"'s shell: none left' '

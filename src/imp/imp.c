@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <ftw.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -104,24 +105,30 @@ static void std_fds (void)
 }
 
 /* Close every fd above 2. */
-static void close_fds (void)
+/* Close every descriptor from first on. */
+static void close_fds_from (int first)
 {
     DIR *d;
     struct dirent *ent;
 
-    if (close_range (3, ~0U, 0) == 0)
+    if (close_range ((unsigned)first, ~0U, 0) == 0)
         return;
     if (!(d = opendir ("/proc/self/fd"))) {
-        for (int fd = 3; fd < 65536; fd++)
+        for (int fd = first; fd < 65536; fd++)
             close (fd);
         return;
     }
     while ((ent = readdir (d))) {
         int fd = atoi (ent->d_name);
-        if (fd > 2 && fd != dirfd (d))
+        if (fd >= first && fd != dirfd (d))
             close (fd);
     }
     closedir (d);
+}
+
+static void close_fds (void)
+{
+    close_fds_from (3);
 }
 
 /* Drop to the caller's ids for good, and check that root cannot be
@@ -581,7 +588,8 @@ static char **clean_env (struct passwd *pw)
         memcpy (name, e, eq - e);
         name[eq - e] = '\0';
         if (!strcmp (name, "FLUX_IMP_EXEC_HELPER")
-            || !strcmp (name, "FLUX_IMP_CONFIG_PATTERN"))
+            || !strcmp (name, "FLUX_IMP_CONFIG_PATTERN")
+            || !strcmp (name, SHELL_IMP_TMPDIR_FD_ENV))
             continue;
         if (!strncmp (name, "FLUX_", 5) || !strcmp (name, "LANG")
             || !strncmp (name, "LC_", 3) || !strcmp (name, "TZ")) {
@@ -600,6 +608,85 @@ static char **clean_env (struct passwd *pw)
     return env;
 }
 
+/* FLUX_JOB_TMPDIR of a shell killed by a signal.  The shell removes its
+ * tmpdir when it ends; one killed (kill -9, the OOM killer, a crash)
+ * cannot, and the exec agent, another user, may not.  So the shell
+ * tells the IMP where it is, on a pipe inherited as descriptor TMPDIR_FD
+ * (shell/killsig.h), and the IMP removes it after such an end, as the
+ * job's user: a process that has dropped root for good, never following
+ * a symlink nor crossing into another file system, so that whatever the
+ * path names, nothing the user could not remove goes.  The job's end
+ * waits for it, as it waits for a shell that removes its own. */
+#define TMPDIR_FD 3
+
+static int tmpdir_remove_cb (const char *path, const struct stat *sb, int flag,
+                             struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if ((flag == FTW_DP ? rmdir (path) : unlink (path)) < 0 && errno != ENOENT)
+        fprintf (stderr, "flux-imp: remove %s: %s\n", path, strerror (errno));
+    return 0; /* keep going */
+}
+
+/* The path the shell reported on fd, if it is one a shell makes: an
+ * absolute path to a jobtmp-* directory, with no "..".  NULL if none. */
+static char *tmpdir_reported (int fd)
+{
+    char buf[PATH_MAX + 1];
+    size_t n = 0;
+    const char *base;
+
+    for (;;) {
+        ssize_t r = read (fd, buf + n, sizeof (buf) - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += r;
+        if (n == sizeof (buf) - 1)
+            return NULL; /* too long: not one of ours */
+    }
+    buf[n] = '\0';
+    if (n == 0 || buf[0] != '/' || strstr (buf, "/../") || strstr (buf, "/./")
+        || !(base = strrchr (buf, '/')) || strncmp (base + 1, "jobtmp-", 7))
+        return NULL;
+    return strdup (buf);
+}
+
+static void tmpdir_remove (struct imp *imp, struct passwd *pw, int fd)
+{
+    char *path = tmpdir_reported (fd);
+    struct stat sb;
+    pid_t pid;
+
+    if (!path)
+        return;
+    if ((pid = fork ()) < 0) {
+        fprintf (stderr, "flux-imp: warning: %s left: fork: %s\n", path,
+                 strerror (errno));
+        free (path);
+        return;
+    }
+    if (pid == 0) {
+        child_signals ();
+        if (imp->privileged
+            && (initgroups (pw->pw_name, pw->pw_gid) < 0
+                || setresgid (pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0
+                || setresuid (pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0
+                || setreuid (-1, 0) == 0))
+            _exit (1);
+        if (lstat (path, &sb) == 0 && S_ISDIR (sb.st_mode)
+            && sb.st_uid == getuid ())
+            (void)nftw (path, tmpdir_remove_cb, 16,
+                        FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        _exit (0);
+    }
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    free (path);
+}
+
 static void run_shell (struct imp *imp, struct passwd *pw, char **args)
 {
     sigset_t mask;
@@ -607,8 +694,12 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
     char **env;
     pid_t pid;
     int status;
+    int tfd[2] = {-1, -1};
 
     block_signals (&mask);
+    /* no pipe, no report: the tmpdir of a killed shell stays */
+    if (pipe2 (tfd, O_CLOEXEC) < 0)
+        tfd[0] = tfd[1] = -1;
     /* see reap_orphans(): set before the shell exists */
     if (prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
         die ("exec: PR_SET_CHILD_SUBREAPER: %s", strerror (errno));
@@ -633,15 +724,35 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
             die ("exec: chdir /: %s", strerror (errno));
         if (!(env = clean_env (pw)))
             die ("exec: out of memory");
-        close_fds ();
+        if (tfd[1] >= 0) {
+            size_t n = 0;
+            while (env[n])
+                n++;
+            /* dup2 to itself would keep close-on-exec */
+            if ((tfd[1] == TMPDIR_FD ? fcntl (TMPDIR_FD, F_SETFD, 0)
+                                     : dup2 (tfd[1], TMPDIR_FD))
+                    < 0
+                || env_add (&env, &n, SHELL_IMP_TMPDIR_FD_ENV, "3") < 0)
+                die ("exec: %s: %s", SHELL_IMP_TMPDIR_FD_ENV, strerror (errno));
+            close_fds_from (TMPDIR_FD + 1);
+        }
+        else
+            close_fds ();
         execve (args[0], args, env);
         fprintf (stderr, "flux-imp: error: exec: %s: %s\n", args[0],
                  strerror (errno));
         _exit (errno == ENOENT ? 127 : 126);
     }
+    if (tfd[1] >= 0)
+        close (tfd[1]);
     /* no process of the job outlives its shell (as the exec agent does
      * for the owner's jobs) */
     status = wait_forwarding (pid, &mask, cg, true);
+    if (tfd[0] >= 0) {
+        if (WIFSIGNALED (status))
+            tmpdir_remove (imp, pw, tfd[0]);
+        close (tfd[0]);
+    }
     if (cg) {
         for (int i = 0; i < 1000 && cgroup_populated (cg); i++) {
             struct timespec ts = {0, 10 * 1000 * 1000};

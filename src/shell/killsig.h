@@ -39,4 +39,13 @@
  */
 #define SHELL_TASK_GROUP_TAG "flux-shell: task group "
 
+/* Nor can such a shell remove its FLUX_JOB_TMPDIR.  The agent removes an
+ * owner's shell's (exec-agent agent.c).  Through the IMP the shell finds
+ * in its environment SHELL_IMP_TMPDIR_FD_ENV, the number of a pipe to
+ * the IMP: it writes its tmpdir's path there and closes it, before any
+ * task starts; the IMP removes that directory, as the job's user, if the
+ * shell dies by a signal (imp.c).
+ */
+#define SHELL_IMP_TMPDIR_FD_ENV "FLUX_IMP_TMPDIR_FD"
+
 #endif /* !FLUX_SHELL_KILLSIG_H */

@@ -1171,7 +1171,28 @@ nomem:
     return -1;
 }
 
-static int make_tmpdir (struct shell *shell, flux_error_t *error)
+/* Through the IMP: tell it where FLUX_JOB_TMPDIR is, so that it removes
+ * it if this shell is killed (shell/killsig.h); the pipe is closed here,
+ * before any task starts, whether or not there is a tmpdir. */
+static void tmpdir_tell_imp (const char *tmpdir)
+{
+    const char *s = getenv (SHELL_IMP_TMPDIR_FD_ENV);
+    char *end;
+    long fd;
+
+    if (!s)
+        return;
+    errno = 0;
+    fd = strtol (s, &end, 10);
+    (void)unsetenv (SHELL_IMP_TMPDIR_FD_ENV);
+    if (errno || end == s || *end || fd < 3 || fd > INT_MAX)
+        return;
+    if (tmpdir)
+        (void)write ((int)fd, tmpdir, strlen (tmpdir));
+    (void)close ((int)fd);
+}
+
+static int tmpdir_create (struct shell *shell, flux_error_t *error)
 {
     const char *base = shell->rundir;
     bool named;
@@ -1193,6 +1214,14 @@ static int make_tmpdir (struct shell *shell, flux_error_t *error)
                                           shell->tmpdir, strerror (errno))
                              : errprintf (error, "out of memory");
     return 0;
+}
+
+static int make_tmpdir (struct shell *shell, flux_error_t *error)
+{
+    int rc = tmpdir_create (shell, error);
+
+    tmpdir_tell_imp (rc == 0 ? shell->tmpdir : NULL);
+    return rc;
 }
 
 static int remove_cb (const char *path, const struct stat *sb, int flag,
