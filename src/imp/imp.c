@@ -630,18 +630,25 @@ static int tmpdir_remove_cb (const char *path, const struct stat *sb, int flag,
 }
 
 /* The path the shell reported on fd, if it is one a shell makes: an
- * absolute path to a jobtmp-* directory, with no "..".  NULL if none. */
+ * absolute path to a jobtmp-* directory, with no "..".  NULL if none.
+ * What is there is read without waiting: the shell wrote it in one write
+ * before any task started, and a process of the job that still holds
+ * the pipe (one in an uninterruptible sleep outlives kill_orphans) must
+ * not keep the IMP waiting. */
 static char *tmpdir_reported (int fd)
 {
     char buf[PATH_MAX + 1];
     size_t n = 0;
     const char *base;
+    int flags = fcntl (fd, F_GETFL);
 
+    if (flags < 0 || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return NULL;
     for (;;) {
         ssize_t r = read (fd, buf + n, sizeof (buf) - 1 - n);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r <= 0) /* the end, or EAGAIN: nothing more was written */
             break;
         n += r;
         if (n == sizeof (buf) - 1)
