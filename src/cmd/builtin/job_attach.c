@@ -74,6 +74,7 @@ struct attach {
     bool main_canceled, main_done, clean;
     int status; /* finish status, -1 if none */
     bool fatal_exception, shell_init, job_started;
+    bool exec_due;    /* "start" seen: the exec log is to be followed */
     bool final_read;  /* both guest logs are being read (final_read) */
     char *finish_msg; /* the finish event's word on the exit code */
 
@@ -769,6 +770,11 @@ static void final_read (struct attach *a, struct glog *logs[2])
     bool read[2];
     flux_future_t *f;
 
+    if (a->exec_due) { /* never watched: read here */
+        a->exec_due = false;
+        a->exec.started = true;
+    }
+
     for (int i = 0; i < 2; i++) {
         struct glog *g = logs[i];
         read[i] = g->started && !g->done && !g->final;
@@ -851,7 +857,7 @@ static void main_event (struct attach *a, double t, const char *name,
     else if (!strcmp (name, "start")) {
         a->job_started = true;
         if (!a->o.no_output || a->o.show_exec)
-            glog_start (&a->exec);
+            a->exec_due = true; /* main_cb starts it */
     }
     else if (!strcmp (name, "finish")) {
         flux_error_t msg;
@@ -906,6 +912,14 @@ static void main_cb (flux_future_t *f, void *arg)
     }
     json_decref (entry);
     flux_future_reset (f);
+    /* The exec log is watched once the events that came with "start"
+     * are handled: a short job's arrive in one burst with its end (the
+     * job manager holds them), and then the log is only read, with the
+     * output, by final_read (no watch set up and canceled at once). */
+    if (a->exec_due && !flux_future_is_ready (f)) {
+        a->exec_due = false;
+        glog_start (&a->exec);
+    }
 }
 
 int attach_exit_code (struct attach *a)
