@@ -1179,13 +1179,15 @@ static void tmpdir_tell_imp (const char *tmpdir)
     const char *s = getenv (SHELL_IMP_TMPDIR_FD_ENV);
     char *end;
     long fd;
+    bool valid;
 
     if (!s)
         return;
     errno = 0;
     fd = strtol (s, &end, 10);
-    (void)unsetenv (SHELL_IMP_TMPDIR_FD_ENV);
-    if (errno || end == s || *end || fd < 3 || fd > INT_MAX)
+    valid = !errno && end != s && !*end && fd >= 3 && fd <= INT_MAX;
+    (void)unsetenv (SHELL_IMP_TMPDIR_FD_ENV); /* s is gone */
+    if (!valid)
         return;
     if (tmpdir)
         (void)write ((int)fd, tmpdir, strlen (tmpdir));

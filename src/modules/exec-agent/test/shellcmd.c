@@ -42,7 +42,8 @@ int main (int argc, char **argv)
     ok (shellcmd_env (env, NULL, 1) == NULL && errno == EINVAL,
         "no uri: EINVAL");
     {
-        char *env2[] = {"A=1", "FLUX_IMP_EXEC_HELPER=old 1", NULL};
+        char *env2[] = {"A=1", "FLUX_IMP_EXEC_HELPER=old 1",
+                        "FLUX_IMP_TMPDIR_FD=5", NULL};
         v = shellcmd_imp_env (env2, "local:///s", 42,
                               "/bin/flux imp_exec_helper");
         for (n = 0; v && v[n]; n++)
@@ -59,7 +60,8 @@ int main (int argc, char **argv)
             "imp env without a helper: EINVAL");
         v = shellcmd_env (env2, "u", 1);
         ok (v && v[0] && !strcmp (v[0], "A=1") && v[3] == NULL,
-            "the owner's env drops an inherited FLUX_IMP_EXEC_HELPER");
+            "the owner's env drops an inherited FLUX_IMP_EXEC_HELPER and "
+            "FLUX_IMP_TMPDIR_FD");
         free (v);
     }
     done_testing ();
