@@ -53,10 +53,9 @@ struct glog {
     const char *path;
     void (*handle) (struct attach *a, double t, const char *name,
                     json_t *context);
-    flux_future_t *f;
-    bool started, canceled, final, done;
-    bool deferred; /* watch failed: read it at the end */
-    size_t count;  /* entries handled */
+    flux_future_t *f; /* its watch or lookup; NULL if its watch failed */
+    bool started, done;
+    size_t count; /* entries handled */
 };
 
 struct attach {
@@ -681,7 +680,6 @@ static void glog_lookup_cb (flux_future_t *f, void *arg)
 static void glog_finish (struct glog *g)
 {
     flux_future_destroy (g->f);
-    g->final = true;
     if (!(g->f = flux_rpc_pack (g->a->h, "job-info.lookup", FLUX_NODEID_ANY, 0,
                                 "{s:I s:[s] s:i}", "id", (json_int_t)g->a->id,
                                 "keys", g->path, "flags", 0))
@@ -703,10 +701,9 @@ static void glog_watch_cb (flux_future_t *f, void *arg)
         else {
             /* Not there (yet), or the watch broke before the job's end
              * (its guest namespace went away, say): read the log once
-             * the job is over. */
+             * the job is over (final_read). */
             flux_future_destroy (g->f);
             g->f = NULL;
-            g->deferred = true;
         }
         return;
     }
@@ -742,7 +739,6 @@ static void final_read_cb (flux_future_t *f, void *arg)
         /* one is not there (no shell wrote the output): each on its
          * own, the output once the exec log's events start it */
         flux_future_destroy (f);
-        a->exec.final = a->output.final = false;
         glog_finish (&a->exec);
         if (a->output.started)
             glog_finish (&a->output);
@@ -777,26 +773,23 @@ static void final_read (struct attach *a, struct glog *logs[2])
 
     for (int i = 0; i < 2; i++) {
         struct glog *g = logs[i];
-        read[i] = g->started && !g->done && !g->final;
-        if (read[i] && g->f && !g->deferred && !g->canceled) {
-            g->canceled = true;
+        /* main_end runs once: no final read was asked before */
+        read[i] = g->started && !g->done;
+        if (read[i] && g->f)
             watch_cancel (a, g->f);
-        }
-        g->deferred = false;
     }
     /* the exec log may start the output: read it too (unless unwanted) */
     if (read[0] && !a->output.done && !a->o.no_output)
         read[1] = true;
     if (!read[0] || !read[1]) {
         for (int i = 0; i < 2; i++)
-            if (read[i] && logs[i]->started)
+            if (read[i])
                 glog_finish (logs[i]);
         return;
     }
     flux_future_destroy (a->exec.f);
     flux_future_destroy (a->output.f);
     a->exec.f = a->output.f = NULL;
-    a->exec.final = a->output.final = true;
     if (!(f = flux_rpc_pack (a->h, "job-info.lookup", FLUX_NODEID_ANY, 0,
                              "{s:I s:[s s] s:i}", "id", (json_int_t)a->id,
                              "keys", a->exec.path, a->output.path, "flags", 0))
