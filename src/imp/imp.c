@@ -618,6 +618,7 @@ static char **clean_env (struct passwd *pw)
  * path names, nothing the user could not remove goes.  The job's end
  * waits for it, as it waits for a shell that removes its own. */
 #define TMPDIR_FD 3
+#define TMPDIR_FD_STR "3" /* its value in the environment */
 
 static int tmpdir_remove_cb (const char *path, const struct stat *sb, int flag,
                              struct FTW *ftw)
@@ -739,7 +740,8 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
             if ((tfd[1] == TMPDIR_FD ? fcntl (TMPDIR_FD, F_SETFD, 0)
                                      : dup2 (tfd[1], TMPDIR_FD))
                     < 0
-                || env_add (&env, &n, SHELL_IMP_TMPDIR_FD_ENV, "3") < 0)
+                || env_add (&env, &n, SHELL_IMP_TMPDIR_FD_ENV, TMPDIR_FD_STR)
+                       < 0)
                 die ("exec: %s: %s", SHELL_IMP_TMPDIR_FD_ENV, strerror (errno));
             close_fds_from (TMPDIR_FD + 1);
         }

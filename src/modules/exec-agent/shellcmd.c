@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shell/killsig.h"
 #include "shellcmd.h"
 
 /* One block: n+1 pointers, then the strings. */
@@ -57,15 +58,15 @@ char **shellcmd_imp_argv (const char *imp, const char *shell, uint64_t id)
     return vector (a, 4);
 }
 
-/* Set here, or only by the IMP (FLUX_IMP_TMPDIR_FD, shell/killsig.h:
- * an inherited one would have a shell write to and close a descriptor
- * of its own) */
+/* Set here, or only by the IMP (SHELL_IMP_TMPDIR_FD_ENV: an inherited
+ * one would have a shell write to and close a descriptor of its own) */
 static int replaced (const char *s)
 {
     return !strncmp (s, "FLUX_URI=", 9)
            || !strncmp (s, "FLUX_KVS_NAMESPACE=", 19)
            || !strncmp (s, "FLUX_IMP_EXEC_HELPER=", 21)
-           || !strncmp (s, "FLUX_IMP_TMPDIR_FD=", 19);
+           || !strncmp (s, SHELL_IMP_TMPDIR_FD_ENV "=",
+                        sizeof (SHELL_IMP_TMPDIR_FD_ENV));
 }
 
 static char **make_env (char **env, const char *uri, uint64_t id,
