@@ -20,25 +20,30 @@
  * each append costs the KVS a blob, its hash and a row in the store, and
  * a restart a load.
  *
- * Holding: from its first event in CLEANUP (finish, or an exception) a
- * job posts release, free and clean within a few ms, each an answer to
- * the exec service or the scheduler; alloc is followed by start as soon
- * as the exec service has started the shells, and a short job (a
- * /bin/true) finishes a few ms later.  Committed as they come, these
- * cost up to five commits (root changes, synced transactions) per job.
- * So the appends of a job in RUN or CLEANUP are held back from the
- * commit, for at most HOLD_MS from the first one held, and carried into
- * the next batch; "clean" ends the hold, so the life of a short job from
- * alloc to clean is one append, and a longer one's start one and its
- * end another.  R, when the alloc
+ * Holding: a job posts its events in bursts a few ms apart: validate,
+ * depend and priority at submit, then alloc once the scheduler answers
+ * (for a free machine, at once), start as soon as the exec service has
+ * started the shells, and for a short job (a /bin/true) finish a few ms
+ * later, then release, free and clean, each an answer to the exec
+ * service or the scheduler.  Committed as they come, these cost up to
+ * six commits (root changes, synced transactions) per job, and the
+ * first, in flight when the scheduler commits R, makes that commit (and
+ * so the alloc, and the start) wait for its fsync.  So the appends of a
+ * job past NEW are held back from the commit, for at most HOLD_MS from
+ * the first one held, and carried into the next batch; "clean" ends the
+ * hold, so the life of a short job from validate to clean is one append,
+ * and a longer one's start one and its end another.  R, when the alloc
  * response carries it, is put in the commit of the job's appends
- * (event_job_put) and is held with them.  The journal has a held event at once
- * and the actions taken on it do not wait for a commit; readers of the eventlog
- * in the KVS see it up to HOLD_MS later (attach waits for clean, which is not
- * held); anything queued with event_after_commit() ends the holds of its batch,
- * as does event_flush_sync (unload).  A broker that dies loses at most HOLD_MS
- * more of a job's start or end than before.  A key that might touch an eventlog
- * (event_kvs_put) writes every pend first, held or not.
+ * (event_job_put) and is held with them.  The journal has a held event
+ * at once and the actions taken on it do not wait for a commit; readers
+ * of the eventlog in the KVS see it up to HOLD_MS later (attach waits
+ * for clean, which is not held); anything queued with
+ * event_after_commit() ends the holds of its batch, as does
+ * event_flush_sync (unload).  A broker that dies loses at most HOLD_MS
+ * more of a job's events than before: restart takes a job up again from
+ * the last event it finds (restart.c; the submit is durable, ingest's).
+ * A key that might touch an eventlog (event_kvs_put) writes every pend
+ * first, held or not.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -571,13 +576,12 @@ static struct pend *pend_new (struct batch *b, struct job *job)
     return p;
 }
 
-/* Is the job between two events that come within a few ms: alloc and
- * start, start and the end of a short job, or the first event of
- * CLEANUP and clean? */
+/* Is the job between two events that may come within a few ms: any
+ * state but NEW (nothing posted yet) and INACTIVE (clean, the last)? */
 static bool holding_state (const struct jobx *x)
 {
-    return x->js.state == FLUX_JOB_STATE_CLEANUP
-           || x->js.state == FLUX_JOB_STATE_RUN;
+    return x->js.state != FLUX_JOB_STATE_NEW
+           && x->js.state != FLUX_JOB_STATE_INACTIVE;
 }
 
 /* Append the entry to the job's eventlog in the open batch (the job's

@@ -20,10 +20,10 @@
  * appends reach the KVS in the order they were posted.  Things that must
  * wait until the events before them are in the KVS (responses to wait,
  * drain, purge ...) are queued with event_after_commit().  The appends of
- * a job in RUN before its start, or in CLEANUP, are held back (20 ms at
- * most, until its start or clean) so that the start of a job is one
- * append and its end another; event_after_commit() ends the holds of its
- * batch.
+ * a job past NEW are held back (20 ms at most from the first held, or
+ * until clean) so that a short job's life after submit is one append, a
+ * longer one's start one and its end another; event_after_commit() ends
+ * the holds of its batch.
  *
  * After event_post() returns, job->x may be NULL: the job became
  * inactive and was compacted.
