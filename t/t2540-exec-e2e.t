@@ -132,6 +132,27 @@ test_expect_success 'output of every rank of a 4-node job reaches flux run and a
 	test_line_count = 16 eof.all &&
 	test -z "$(uniq -d eof.all)"
 '
+# A non-leader shell holds its tasks' output a moment: a task that prints
+# a line and exits costs its shell one request to the leader (output,
+# EOFs and exit together), not a send and its answer before the last.
+test_expect_success 'a short task of a non-leader shell: one request to the leader' '
+	cat >otrace.sh <<-EOT &&
+	flux overlay trace -t request,response "*" >otrace.out &
+	pid=\$!
+	while ! grep -q broker.ping otrace.out; do flux ping -c 1 1 >/dev/null; done
+	flux run -N4 -n4 echo hi >otrace.run || exit 1
+	n=\$(grep -c broker.ping otrace.out)
+	while test \$(grep -c broker.ping otrace.out) -le \$n; do
+		flux ping -c 1 1 >/dev/null
+	done
+	kill \$pid
+	EOT
+	$T sh otrace.sh &&
+	test $(grep -c "^hi$" otrace.run) = 4 &&
+	grep "shell-.*\.output" otrace.out &&
+	test $(grep -c "request .*shell-.*\.output" otrace.out) = 3 &&
+	test $(grep -c "response .*shell-.*\.output" otrace.out) = 0
+'
 # big_diag: what a failure of the 100 MB test needs to be understood: the
 # job's eventlogs, the tail of its output eventlog, the brokers' logs
 big_diag () {

@@ -42,6 +42,14 @@
 
 #define BATCH_SECONDS 0.2 /* default output.batch-timeout */
 #define BATCH_BYTES (1024 * 1024)
+/* A non-leader holds its tasks' events this long (at most the batch
+ * timeout), or until this many bytes, before it sends them to the
+ * leader: a short task's output then goes with its EOFs and exit in the
+ * shell's last send, one request instead of two round trips, the last
+ * of which the shell's end had to wait for.  The leader commits them
+ * only every batch timeout anyway. */
+#define SEND_HOLD_MS 20
+#define SEND_BYTES (64 * 1024)
 #define DEFAULT_LIMIT (10 * 1024 * 1024)
 #define MAX_LIMIT (1024LL * 1024 * 1024)
 
@@ -96,6 +104,11 @@ static void timer_cb (uv_timer_t *t)
 
 static void send_start (struct output *out, bool last);
 
+static void send_timer_cb (uv_timer_t *t)
+{
+    send_start (t->data, false);
+}
+
 /* Append an encoded eventlog line: the leader to the output transaction,
  * the others to what goes to the leader next.  hold: a non-leader's EOF,
  * which goes with the next send that data or a log starts, else with the
@@ -124,7 +137,13 @@ static void append_line_hold (struct output *out, const char *line, bool hold)
         out->buflen += len;
         if (!hold) {
             out->urgent = true;
-            send_start (out, false);
+            if (out->buflen >= SEND_BYTES)
+                send_start (out, false);
+            else if (!out->send && !uv_is_active ((uv_handle_t *)out->timer))
+                uv_timer_start (out->timer, send_timer_cb,
+                                out->batch_ms < SEND_HOLD_MS ? out->batch_ms
+                                                             : SEND_HOLD_MS,
+                                0);
         }
         return;
     }
@@ -301,6 +320,7 @@ static void send_start (struct output *out, bool last)
 
     if (out->send || (!last && (out->buflen == 0 || !out->urgent)))
         return;
+    uv_timer_stop (out->timer);
     if (last && shell->task_exit_ctx)
         out->send = flux_rpc_pack (
             shell->h, out->topic, shell->info->brokers[0], flags,
