@@ -80,7 +80,6 @@ struct ajob {
     bool killed;              /* exec-agent.kill was asked for it here */
     bool ended;               /* ENODATA sent, or finished while orphaned */
     bool implicit_ok;         /* the last exits (status 0) go as ENODATA */
-    bool freeing;
     struct {
         unsigned long from_children, to_parent;
     } stats;
