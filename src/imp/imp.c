@@ -618,7 +618,6 @@ static char **clean_env (struct passwd *pw)
  * path names, nothing the user could not remove goes.  The job's end
  * waits for it, as it waits for a shell that removes its own. */
 #define TMPDIR_FD 3
-#define TMPDIR_FD_STR "3" /* its value in the environment */
 
 static int tmpdir_remove_cb (const char *path, const struct stat *sb, int flag,
                              struct FTW *ftw)
@@ -733,15 +732,16 @@ static void run_shell (struct imp *imp, struct passwd *pw, char **args)
         if (!(env = clean_env (pw)))
             die ("exec: out of memory");
         if (tfd[1] >= 0) {
+            char fdstr[16];
             size_t n = 0;
             while (env[n])
                 n++;
+            snprintf (fdstr, sizeof (fdstr), "%d", TMPDIR_FD);
             /* dup2 to itself would keep close-on-exec */
             if ((tfd[1] == TMPDIR_FD ? fcntl (TMPDIR_FD, F_SETFD, 0)
                                      : dup2 (tfd[1], TMPDIR_FD))
                     < 0
-                || env_add (&env, &n, SHELL_IMP_TMPDIR_FD_ENV, TMPDIR_FD_STR)
-                       < 0)
+                || env_add (&env, &n, SHELL_IMP_TMPDIR_FD_ENV, fdstr) < 0)
                 die ("exec: %s: %s", SHELL_IMP_TMPDIR_FD_ENV, strerror (errno));
             close_fds_from (TMPDIR_FD + 1);
         }
