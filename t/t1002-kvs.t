@@ -668,6 +668,96 @@ test_expect_success 'LAZY goes ahead of queued durable commits of others, not of
 	test_cmp race.exp race.head &&
 	! grep -q "\"lazy-first\":0," race.out
 '
+# Overtaking (commit.c may_overtake): a LAZY commit is applied on the
+# published root and answered while a durable batch of another sender
+# waits for its storage; that one is applied again after it, once stored.
+# The content service is removed to hold the durable commit in flight.
+test_expect_success 'LAZY overtakes a durable commit in flight, which follows it' '
+	rm -rf sd13 && mkdir sd13 &&
+	cat >over.sh <<-EOT &&
+	$K put a=1 >/dev/null || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K put d.x=3 >d.seq &
+	pid=\$!
+	sleep 0.5
+	kill -0 \$pid || exit 1
+	$K -c 8 put lz=2 >lz.seq &
+	p2=\$!
+	sleep 0.5
+	if kill -0 \$p2; then
+		echo "lz waits"
+		flux module load content && flux module load content-sqlite
+		exit 1
+	fi
+	lz=\$(cat lz.seq)
+	kill -0 \$pid || exit 1
+	$K get lz || exit 1
+	$K get d.x 2>/dev/null && exit 1
+	flux module load content && flux module load content-sqlite || exit 1
+	wait \$pid || exit 1
+	test \$(cat d.seq) -gt \$lz || { echo "seq \$lz \$(cat d.seq)"; exit 1; }
+	$K get d.x && $K get lz || exit 1
+	$K rpc kvs.stats-get | grep -q "\"overtakes\":1," || exit 1
+	EOT
+	flux start -Sstatedir="$PWD/sd13" $MODS sh over.sh >over.out &&
+	flux start -Sstatedir="$PWD/sd13" $MODS \
+		sh -c "$K get a && $K get d.x && $K get lz" >>over.out &&
+	printf "2\n3\n2\n1\n3\n2\n" >over.exp &&
+	test_cmp over.exp over.out
+'
+test_expect_success 'overtaken, then SIGKILL of rank 0: the durable commit kept, the LAZY one lost' '
+	rm -rf sd14 && mkdir sd14 &&
+	cat >overkill.sh <<-EOT &&
+	$K put a=1 >/dev/null || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K put d=3 >/dev/null &
+	pid=\$!
+	sleep 0.5
+	$K -c 8 put lz=2 >/dev/null &
+	p2=\$!
+	sleep 0.5
+	kill -0 \$p2 && echo "lz waits"
+	flux module load content && flux module load content-sqlite || exit 1
+	wait \$pid || exit 1
+	kill -9 \$(flux getattr broker.pid)
+	EOT
+	{ flux start -Sstatedir="$PWD/sd14" $MODS sh overkill.sh || true; } &&
+	flux start -Sstatedir="$PWD/sd14" $MODS sh -c "
+		$K get a; $K get d; $K get lz; echo lz \$?" >overkill.out 2>overkill.err &&
+	printf "1\n3\nlz 2\n" >overkill.exp &&
+	test_cmp overkill.exp overkill.out
+'
+test_expect_success 'no overtaking where the durable commit could change: related keys, a symlink, its own sender' '
+	cat >noover.sh <<-EOT &&
+	$K put t.a=1 >/dev/null && $K link s t >/dev/null || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K put r.x=1 >/dev/null &
+	p1=\$!
+	sleep 0.3
+	$K -c 8 put r=2 >/dev/null &
+	p2=\$!
+	sleep 0.3
+	kill -0 \$p2 || { echo "r overtook r.x"; exit 1; }
+	flux module load content && flux module load content-sqlite || exit 1
+	wait \$p1 && wait \$p2 || exit 1
+	flux module remove content-sqlite && flux module remove content || exit 1
+	$K put s.b=1 >/dev/null &
+	p1=\$!
+	sleep 0.3
+	$K -c 8 put other=2 >/dev/null &
+	p2=\$!
+	sleep 0.3
+	kill -0 \$p2 || { echo "other overtook s.b"; exit 1; }
+	flux module load content && flux module load content-sqlite || exit 1
+	wait \$p1 && wait \$p2 || exit 1
+	$K get r && $K get t.b && $K get other || exit 1
+	$K rpc kvs.stats-get | grep -q "\"overtakes\":0," || exit 1
+	$K race 100 | sed -n 2p
+	EOT
+	kvs_run 1 noover.sh >noover.out &&
+	printf "2\n1\n2\nB kept\n" >noover.exp &&
+	test_cmp noover.exp noover.out
+'
 test_expect_success 'LAZY last: a clean unload checkpoints it, a restart has it' '
 	rm -rf sd8 && mkdir sd8 &&
 	flux start -Sstatedir="$PWD/sd8" $MODS sh -c "

@@ -54,14 +54,15 @@ enum kvs_op {
  * root checkpointed), SYNC or not.  LAZY (not in flux-core) asks for
  * less: the answer comes once the commit is applied (its blobs are
  * written to the content service behind it), and it becomes durable
- * with the next commit that is not LAZY
+ * with the next commit that is not LAZY and is applied after it
  * (whose checkpoint covers every root before it) or when the kvs unloads.
  * A broker that dies before that loses it.  For a write that a later
  * durable commit makes matter: the scheduler's R, which counts only once
  * the job manager's alloc event, committed after it, is durable.  A LAZY
- * commit does not wait for the fsync of durable commits queued with it:
- * it may be applied ahead of other senders' commits not yet answered
- * (never ahead of an earlier commit of its own sender).
+ * commit does not wait for the fsync of durable commits queued with it,
+ * nor, mostly, of one in flight: it may be applied ahead of other
+ * senders' commits not yet answered (never ahead of an earlier commit of
+ * its own sender).
  * Other namespaces are never checkpointed: LAZY changes nothing there.
  */
 enum kvs_commit_flags {

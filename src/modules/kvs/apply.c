@@ -99,6 +99,7 @@ struct apply {
     int nmissing, maxmissing;
     struct dict *missingidx; /* the same, to name each once */
     bool changed;            /* an applied commit modified the tree */
+    bool symlinked;          /* a key went through a symlink */
     bool finalized;
 };
 
@@ -939,6 +940,7 @@ restart:
                 errprintf (error, "%s: symlink to namespace %s", op->key, ns);
                 goto done;
             }
+            a->symlinked = true;
             if (++depth > LOOKUP_SYMLINK_MAX) {
                 errno = ELOOP;
                 goto done;
@@ -1317,6 +1319,11 @@ const struct apply_blob *apply_blob (struct apply *a, int index)
 json_t *apply_keys (struct apply *a)
 {
     return a ? a->keys : NULL;
+}
+
+bool apply_followed_symlink (struct apply *a)
+{
+    return a && a->symlinked;
 }
 
 int apply_replaced_count (struct apply *a)

@@ -110,6 +110,10 @@ const struct apply_blob *apply_blob (struct apply *a, int index);
  */
 json_t *apply_keys (struct apply *a);
 
+/* Some op's key went through a symlink (its path depends on more than
+ * the directories its key names). */
+bool apply_followed_symlink (struct apply *a);
+
 /* After apply_finalize: the blobrefs of the stored directories the
  * batch replaced with new versions (apply_replaced() gives NULL for one
  * that is still current, or out of range). */

@@ -14,7 +14,8 @@
  * commits are applied one by one (apply.c): one that fails is answered
  * with its error at once and leaves no trace in the others.  LAZY
  * commits (no checkpoint) may go ahead of durable ones of other senders,
- * and one lazy batch may join a durable one in flight (lazy_first).
+ * and one lazy batch may join a durable one in flight (lazy_first) or
+ * overtake it (may_overtake).
  *
  * A commit that arrives does not start a batch at once: the batch starts
  * once the turn's messages are dispatched (a deferred call), so commits
@@ -99,6 +100,8 @@ struct commit {
     struct txn *txn;
     char name[64];
     double t_arrive;
+    bool stored; /* applied and stored in a batch that was overtaken: it
+                    goes again, as LAZY (batch_rebase) */
 };
 
 struct batch {
@@ -114,7 +117,11 @@ struct batch {
     struct list_node nsnode; /* in the namespace's pipeline */
     bool done;               /* applied and every RPC answered */
     bool lazy;               /* every commit LAZY: no checkpoint */
-    int pending;             /* store and checkpoint RPCs outstanding */
+    bool overtakes;          /* applied on the published root, ahead of the
+                                durable batch in flight (may_overtake) */
+    bool overtaken; /* a batch overtook this one: on success its commits
+                       go again on the new root (batch_rebase) */
+    int pending;    /* store and checkpoint RPCs outstanding */
     double t_start, t_store; /* when applying and storing began */
     int errnum;
     char errstr[160];
@@ -188,6 +195,12 @@ static void commit_fail (struct kvs_ctx *ctx, struct commit *c, int errnum,
                        errstr && *errstr ? errstr : strerror (errnum));
     ctx->stats.commit_errors++;
     commit_destroy (c);
+}
+
+/* c needs no checkpoint: LAZY, or already stored (batch_rebase) */
+static bool commit_lazy (const struct commit *c)
+{
+    return (txn_flags (c->txn) & FLUX_KVS_LAZY) || c->stored;
 }
 
 /* self: the request's handler, to be called again with msg if it waits
@@ -377,10 +390,38 @@ static void abort_following (struct batch *b)
 
     for (pos = b->nsnode.next; pos != &ns->batches; pos = pos->next) {
         struct batch *b2 = list_entry (pos, struct batch, nsnode);
-        batch_error (b2, b->errnum, "an earlier commit failed: %s", b->errstr);
+        if (!b2->overtakes) /* built on the published root, not b's */
+            batch_error (b2, b->errnum, "an earlier commit failed: %s",
+                         b->errstr);
     }
     snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s", ns->rootref);
     ns->tent_seq = ns->rootseq;
+}
+
+/* b, durable, succeeded, but a batch overtook it (may_overtake): the
+ * published root does not descend from b's.  Its commits go again, at
+ * the head of the queue, to be applied on the published root as LAZY
+ * (they are durable already: b's checkpoint holds them, the next one
+ * will hold them again) and answered then.
+ */
+static void batch_rebase (struct batch *b)
+{
+    struct kvs_ns *ns = b->ns;
+    struct list_node *pos, *tmp;
+    struct list_node head;
+
+    list_init (&head);
+    list_for_each_safe (pos, tmp, &b->commits)
+    {
+        struct commit *c = list_entry (pos, struct commit, node);
+        list_del (&c->node);
+        c->stored = true;
+        list_add_tail (&head, &c->node);
+        ns->queued++;
+    }
+    b->ncommits = 0;
+    list_splice_tail (&head, &ns->queue); /* the queue after them */
+    list_move_all (&ns->queue, &head);
 }
 
 /* b is the oldest batch of its namespace and all its RPCs have answered:
@@ -398,6 +439,12 @@ static void batch_complete (struct batch *b)
         return; /* every commit failed alone: nothing changes */
     if (!b->errnum && ns->removed)
         batch_error (b, ENOTSUP, "namespace %s was removed", ns->name);
+    if (!b->errnum && b->overtaken) {
+        batch_rebase (b);
+        return;
+    }
+    if (b->overtakes) /* the root it was applied on is the published one */
+        b->newseq = ns->rootseq + 1;
     names = batch_names (b);
     if (!b->errnum) {
         nssvc_set_root (ctx, ns, b->newroot, b->newseq);
@@ -475,9 +522,18 @@ static void ns_settle (struct kvs_ctx *ctx, struct kvs_ns *ns)
 
     kvs_ns_incref (ns);
     do {
-        while (
-            (b = list_first_entry_or_null (&ns->batches, struct batch, nsnode))
-            && b->done) {
+        while ((b = list_first_entry_or_null (&ns->batches, struct batch,
+                                              nsnode))) {
+            if (!b->done) {
+                /* a batch overtaking it completes on its own */
+                struct batch *o;
+                if (b->nsnode.next == &ns->batches)
+                    break;
+                o = list_entry (b->nsnode.next, struct batch, nsnode);
+                if (!o->overtakes || !o->done)
+                    break;
+                b = o;
+            }
             batch_complete (b);
             ctx->inflight--;
             batch_destroy (b);
@@ -884,10 +940,14 @@ static bool batch_apply (struct batch *b)
             batch_error (b, errno, "cannot serialize the new root: %s",
                          strerror (errno));
         else {
-            /* the next batch builds on this root, durable or not yet */
-            b->newseq = ns->tent_seq + 1;
-            snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s", b->newroot);
-            ns->tent_seq = b->newseq;
+            /* the next batch builds on this root, durable or not yet;
+             * not on an overtaking one's (numbered when it completes) */
+            if (!b->overtakes) {
+                b->newseq = ns->tent_seq + 1;
+                snprintf (ns->tent_ref, sizeof (ns->tent_ref), "%s",
+                          b->newroot);
+                ns->tent_seq = b->newseq;
+            }
             batch_store (b);
         }
     }
@@ -990,7 +1050,7 @@ static int lazy_first (struct kvs_ctx *ctx, struct kvs_ns *ns,
     {
         struct commit *c = list_entry (pos, struct commit, node);
         int flags = txn_flags (c->txn);
-        bool stays = !(flags & FLUX_KVS_LAZY);
+        bool stays = !commit_lazy (c);
 
         if (scanned++ == LAZY_SCAN || n >= ctx->batch_max)
             break;
@@ -1012,25 +1072,93 @@ static int lazy_first (struct kvs_ctx *ctx, struct kvs_ns *ns,
     return n;
 }
 
+/* Overtaking.  A lazy batch applied on the root of a durable one in
+ * flight (above) still waits for that one's fsync: its root holds the
+ * durable batch's changes, which may not be seen before they are
+ * durable.  Under load that fsync is most of the scheduler's R commit,
+ * which the next job's start waits for.  So the lazy commits may
+ * instead be applied on the published root and answered at once; the
+ * durable batch, once stored, is applied again on the new root (as
+ * LAZY: its checkpoint already holds it) and its commits answered then
+ * (batch_rebase).  The checkpoint it saved lacks the lazy commits:
+ * they become durable with the next one, as LAZY commits may.
+ *
+ * Only where applying d's commits again cannot fail where it did not,
+ * nor do anything else: no key of d went through a symlink (so its path
+ * is the directories its key names), the lazy commits' keys neither
+ * equal, contain nor lie under a key of d (so they change no directory
+ * on those paths into something else), and none comes from a sender of
+ * one of d's commits (a sender's commits keep their order).  At most
+ * OVERTAKE_PAIRS key comparisons, else not.  Only with pipeline=1.
+ */
+#define OVERTAKE_PAIRS 8192
+
+static bool keys_related (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b);
+    if (la > lb) {
+        const char *t = a;
+        a = b;
+        b = t;
+        la = lb;
+    }
+    return !strncmp (a, b, la) && (b[la] == '\0' || b[la] == '.');
+}
+
+static bool may_overtake (struct batch *d, struct commit **v, int n)
+{
+    struct list_node *pos;
+    long nkeys = 0, dkeys = 0;
+
+    if (apply_followed_symlink (d->apply))
+        return false;
+    for (int i = 0; i < n; i++)
+        nkeys += txn_count (v[i]->txn);
+    for (pos = d->commits.next; pos != &d->commits; pos = pos->next) {
+        dkeys += txn_count (list_entry (pos, struct commit, node)->txn);
+    }
+    if (nkeys * dkeys > OVERTAKE_PAIRS)
+        return false;
+    for (pos = d->commits.next; pos != &d->commits; pos = pos->next) {
+        struct commit *dc = list_entry (pos, struct commit, node);
+        for (int i = 0; i < n; i++) {
+            if (flux_msg_route_match_first (dc->msg, v[i]->msg))
+                return false;
+            for (int j = 0; j < txn_count (dc->txn); j++)
+                for (int k = 0; k < txn_count (v[i]->txn); k++)
+                    if (keys_related (txn_op (dc->txn, j)->key,
+                                      txn_op (v[i]->txn, k)->key))
+                        return false;
+        }
+    }
+    return true;
+}
+
 /* Start the next batch of ns if its pipeline has room: it is applied to
- * the root of the batch before it (tent_ref), durable or not yet.
+ * the root of the batch before it (tent_ref), durable or not yet, or
+ * overtakes it (may_overtake).
  * Returns true if a batch was started (it may be done already).
  */
 static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
 {
     struct batch *b, *last;
     struct commit *c, *lazy[LAZY_SCAN];
-    bool passed;
+    bool passed, overtake = false;
     int nlazy;
 
     if (ns->applying || list_empty (&ns->queue) || ns->removed)
         return false;
     nlazy = lazy_first (ctx, ns, lazy, &passed);
     if (ns->nbatches >= ctx->pipeline) {
-        /* full: one lazy batch more, on a durable one in flight */
+        /* full: one lazy batch more, on a durable one in flight, or
+         * overtaking it */
         last = list_entry (ns->batches.prev, struct batch, nsnode);
         if (ns->nbatches > ctx->pipeline || last->lazy || nlazy == 0)
             return false;
+        if (ctx->pipeline == 1 && may_overtake (last, lazy, nlazy))
+            overtake = true;
+        else if (last->overtaken)
+            return false; /* its root is not the one to build on now */
     }
     else if (!passed)
         nlazy = 0; /* nothing to go ahead of: an ordinary batch */
@@ -1040,10 +1168,10 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
          * not checkpointed (a job's guest namespace), has none to save;
          * there the wait would only delay a job's shell (the leader's
          * last output commit, which its exit and the job's end await) */
-        if (nlazy == 0 && !(txn_flags (c->txn) & FLUX_KVS_LAZY)
-            && ctx->checkpoint && !strcmp (ns->name, KVS_PRIMARY)
-            && ns->linger_target > 0 && ns->queued < ns->linger_target
-            && ctx->linger_ms > 0 && !ns->linger_expired) {
+        if (nlazy == 0 && !commit_lazy (c) && ctx->checkpoint
+            && !strcmp (ns->name, KVS_PRIMARY) && ns->linger_target > 0
+            && ns->queued < ns->linger_target && ctx->linger_ms > 0
+            && !ns->linger_expired) {
             if (ns->linger_skip > 0)
                 ns->linger_skip--;
             else if (linger_arm (ctx))
@@ -1065,7 +1193,8 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         ns->tent_seq = ns->rootseq;
     }
     if (!(b = calloc (1, sizeof (*b)))
-        || !(b->apply = apply_create (ctx->cache, ns->name, ns->tent_ref,
+        || !(b->apply = apply_create (ctx->cache, ns->name,
+                                      overtake ? ns->rootref : ns->tent_ref,
                                       ctx->hashtype, ctx->inline_max))) {
         kvs_log (ctx, LOG_ERR, "%s: cannot start a batch: %s", ns->name,
                  strerror (errno));
@@ -1091,6 +1220,11 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
     }
     if (nlazy > 0)
         ctx->stats.lazy_first++;
+    if (overtake) {
+        b->overtakes = true;
+        last->overtaken = true;
+        ctx->stats.overtakes++;
+    }
     while (
         nlazy == 0
         && (c = list_first_entry_or_null (&ns->queue, struct commit, node))) {
@@ -1101,7 +1235,7 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         list_add_tail (&b->commits, &c->node);
         ns->queued--;
         b->ncommits++;
-        if (!(txn_flags (c->txn) & FLUX_KVS_LAZY))
+        if (!commit_lazy (c))
             b->lazy = false;
         if (nomerge)
             break;

@@ -39,6 +39,8 @@ struct kvs_stats {
     unsigned long lazy_batches; /* primary batches not checkpointed */
     unsigned long lazy_first;   /* lazy batches taken ahead of durable
                                    commits (commit.c lazy_first) */
+    unsigned long overtakes;    /* lazy batches answered ahead of a
+                                   durable one in flight (may_overtake) */
     unsigned long behind;       /* content.writes answered behind */
     unsigned long deferred;     /* checkpoints that waited for them */
     double apply_time;          /* seconds applying batches (to the new root) */

@@ -244,7 +244,8 @@ static void disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
 
 /* kvs.stats-get (flux module stats kvs): the object cache (cache.h),
  * counts of commits, batches (root changes: lazy-batches of them not
- * checkpointed, lazy-first of those ahead of durable commits) and
+ * checkpointed, lazy-first of those ahead of durable commits,
+ * overtakes of those answered before a durable batch in flight) and
  * lookups, writes-behind (content.writes not waited for) and
  * checkpoints-deferred (sent after some), and where a commit's time
  * goes, in seconds summed over answered commits or batches:
@@ -262,7 +263,7 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
     if (flux_respond_pack (
             h, msg,
             "{s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I} s:i s:I s:I s:I s:I s:I "
-            "s:I s:I s:I s:I s:I"
+            "s:I s:I s:I s:I s:I s:I"
             " s:i s:i s:f s:f s:f s:f s:i}",
             "cache", "count", (json_int_t)cs.count, "dirty",
             (json_int_t)cs.dirty, "bytes", (json_int_t)cs.bytes, "loading",
@@ -276,7 +277,8 @@ static void stats_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg,
             (json_int_t)ctx->stats.lookups, "relays",
             (json_int_t)ctx->stats.relays, "lazy-batches",
             (json_int_t)ctx->stats.lazy_batches, "lazy-first",
-            (json_int_t)ctx->stats.lazy_first, "writes-behind",
+            (json_int_t)ctx->stats.lazy_first, "overtakes",
+            (json_int_t)ctx->stats.overtakes, "writes-behind",
             (json_int_t)ctx->stats.behind, "checkpoints-deferred",
             (json_int_t)ctx->stats.deferred, "rootseq",
             primary ? primary->rootseq : -1, "inflight", ctx->inflight,
