@@ -716,12 +716,14 @@ test_expect_success 'overtaken, then SIGKILL of rank 0: the durable commit kept,
 	$K -c 8 put lz=2 >/dev/null &
 	p2=\$!
 	sleep 0.5
-	kill -0 \$p2 && echo "lz waits"
+	kill -0 \$p2 2>/dev/null && echo "lz waits"
 	flux module load content && flux module load content-sqlite || exit 1
 	wait \$pid || exit 1
+	flux content flush || exit 1
 	kill -9 \$(flux getattr broker.pid)
 	EOT
-	{ flux start -Sstatedir="$PWD/sd14" $MODS sh overkill.sh || true; } &&
+	{ flux start -Sstatedir="$PWD/sd14" $MODS sh overkill.sh >overkill1.out || true; } &&
+	test_must_be_empty overkill1.out &&
 	flux start -Sstatedir="$PWD/sd14" $MODS sh -c "
 		$K get a; $K get d; $K get lz; echo lz \$?" >overkill.out 2>overkill.err &&
 	printf "1\n3\nlz 2\n" >overkill.exp &&

@@ -1143,7 +1143,7 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
 {
     struct batch *b, *last;
     struct commit *c, *lazy[LAZY_SCAN];
-    bool passed, overtake = false;
+    bool passed, overtake = false, again = false;
     int nlazy;
 
     if (ns->applying || list_empty (&ns->queue) || ns->removed)
@@ -1210,7 +1210,9 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
     list_init (&b->commits);
     list_init (&b->rpcs);
     /* the LAZY commits going ahead, else the queue head, then followers
-     * until a NO_MERGE commit */
+     * until a NO_MERGE commit; commits going again (batch_rebase) go
+     * alone, as a lazy batch, which nothing overtakes: else a durable
+     * commit among them could be overtaken and go again, and again */
     b->lazy = true;
     for (int i = 0; i < nlazy; i++) {
         list_del (&lazy[i]->node);
@@ -1229,7 +1231,9 @@ static bool batch_start (struct kvs_ctx *ctx, struct kvs_ns *ns)
         nlazy == 0
         && (c = list_first_entry_or_null (&ns->queue, struct commit, node))) {
         bool nomerge = (txn_flags (c->txn) & FLUX_KVS_NO_MERGE);
-        if (b->ncommits > 0 && (nomerge || b->ncommits >= ctx->batch_max))
+        if (b->ncommits == 0)
+            again = c->stored;
+        else if (nomerge || b->ncommits >= ctx->batch_max || c->stored != again)
             break;
         list_del (&c->node);
         list_add_tail (&b->commits, &c->node);
