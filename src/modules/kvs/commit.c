@@ -422,6 +422,14 @@ static void batch_rebase (struct batch *b)
     b->ncommits = 0;
     list_splice_tail (&head, &ns->queue); /* the queue after them */
     list_move_all (&ns->queue, &head);
+    /* its new directory versions are named by the checkpoint alone: no
+     * root that is read holds them (identical ones shared with the new
+     * root stay, used again) */
+    for (int i = 0; i < apply_blob_count (b->apply); i++) {
+        const struct apply_blob *ab = apply_blob (b->apply, i);
+        if (ab->dir)
+            cache_forget (b->ctx->cache, ab->ref);
+    }
 }
 
 /* b is the oldest batch of its namespace and all its RPCs have answered:
