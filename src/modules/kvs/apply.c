@@ -1321,6 +1321,11 @@ json_t *apply_keys (struct apply *a)
     return a ? a->keys : NULL;
 }
 
+bool apply_has_blob (struct apply *a, const char *ref)
+{
+    return a && ref && dict_lookup (a->blobidx, ref) != NULL;
+}
+
 bool apply_followed_symlink (struct apply *a)
 {
     return a && a->symlinked;

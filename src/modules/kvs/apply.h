@@ -114,6 +114,9 @@ json_t *apply_keys (struct apply *a);
  * the directories its key names). */
 bool apply_followed_symlink (struct apply *a);
 
+/* After apply_finalize: ref is one of the batch's blobs. */
+bool apply_has_blob (struct apply *a, const char *ref);
+
 /* After apply_finalize: the blobrefs of the stored directories the
  * batch replaced with new versions (apply_replaced() gives NULL for one
  * that is still current, or out of range). */

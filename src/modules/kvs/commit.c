@@ -100,8 +100,11 @@ struct commit {
     struct txn *txn;
     char name[64];
     double t_arrive;
-    bool stored; /* applied and stored in a batch that was overtaken: it
-                    goes again, as LAZY (batch_rebase) */
+    bool stored;   /* applied and stored in a batch that was overtaken: it
+                      goes again, as LAZY (batch_rebase) */
+    json_t *stale; /* that batch's new directory versions (with its first
+                      commit): forgotten once this one is applied again,
+                      unless it makes them again (batch_forget_stale) */
 };
 
 struct batch {
@@ -184,6 +187,7 @@ static void commit_destroy (struct commit *c)
         list_del (&c->node);
         txn_destroy (c->txn);
         flux_msg_decref (c->msg);
+        json_decref (c->stale);
         free (c);
     }
 }
@@ -420,15 +424,45 @@ static void batch_rebase (struct batch *b)
         ns->queued++;
     }
     b->ncommits = 0;
+    /* its new directory versions are named by its checkpoint alone,
+     * except those the commits make again (batch_forget_stale) */
+    if (!list_empty (&head)) {
+        struct commit *first = list_entry (head.next, struct commit, node);
+        json_t *stale = json_array ();
+        for (int i = 0; stale && i < apply_blob_count (b->apply); i++) {
+            const struct apply_blob *ab = apply_blob (b->apply, i);
+            json_t *s;
+            if (ab->dir
+                && (!(s = json_string (ab->ref))
+                    || json_array_append_new (stale, s) < 0)) {
+                json_decref (stale);
+                stale = NULL; /* out of memory: the cache expires them */
+            }
+        }
+        json_decref (first->stale);
+        first->stale = stale;
+    }
     list_splice_tail (&head, &ns->queue); /* the queue after them */
     list_move_all (&ns->queue, &head);
-    /* its new directory versions are named by the checkpoint alone: no
-     * root that is read holds them (identical ones shared with the new
-     * root stay, used again) */
-    for (int i = 0; i < apply_blob_count (b->apply); i++) {
-        const struct apply_blob *ab = apply_blob (b->apply, i);
-        if (ab->dir)
-            cache_forget (b->ctx->cache, ab->ref);
+}
+
+/* b succeeded: the directory versions of the overtaken batches whose
+ * commits b applied again, and that b did not make again, will not be
+ * read: let the cache expire them first (cache_forget). */
+static void batch_forget_stale (struct batch *b)
+{
+    struct list_node *pos;
+
+    for (pos = b->commits.next; pos != &b->commits; pos = pos->next) {
+        struct commit *c = list_entry (pos, struct commit, node);
+        size_t i;
+        json_t *v;
+        json_array_foreach (c->stale, i, v)
+        {
+            const char *ref = json_string_value (v);
+            if (!apply_has_blob (b->apply, ref))
+                cache_forget (b->ctx->cache, ref);
+        }
     }
 }
 
@@ -455,6 +489,7 @@ static void batch_complete (struct batch *b)
         b->newseq = ns->rootseq + 1;
     names = batch_names (b);
     if (!b->errnum) {
+        batch_forget_stale (b);
         nssvc_set_root (ctx, ns, b->newroot, b->newseq);
         if (ctx->checkpoint && !strcmp (ns->name, KVS_PRIMARY)) {
             /* a LAZY batch leaves the checkpoint behind the root until
