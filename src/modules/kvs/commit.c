@@ -411,39 +411,36 @@ static void abort_following (struct batch *b)
 static void batch_rebase (struct batch *b)
 {
     struct kvs_ns *ns = b->ns;
-    struct list_node *pos, *tmp;
-    struct list_node head;
+    struct list_node *pos;
+    struct commit *first;
+    json_t *stale;
 
-    list_init (&head);
-    list_for_each_safe (pos, tmp, &b->commits)
-    {
-        struct commit *c = list_entry (pos, struct commit, node);
-        list_del (&c->node);
-        c->stored = true;
-        list_add_tail (&head, &c->node);
+    if (list_empty (&b->commits))
+        return;
+    for (pos = b->commits.next; pos != &b->commits; pos = pos->next) {
+        list_entry (pos, struct commit, node)->stored = true;
         ns->queued++;
     }
     b->ncommits = 0;
     /* its new directory versions are named by its checkpoint alone,
      * except those the commits make again (batch_forget_stale) */
-    if (!list_empty (&head)) {
-        struct commit *first = list_entry (head.next, struct commit, node);
-        json_t *stale = json_array ();
-        for (int i = 0; stale && i < apply_blob_count (b->apply); i++) {
-            const struct apply_blob *ab = apply_blob (b->apply, i);
-            json_t *s;
-            if (ab->dir
-                && (!(s = json_string (ab->ref))
-                    || json_array_append_new (stale, s) < 0)) {
-                json_decref (stale);
-                stale = NULL; /* out of memory: the cache expires them */
-            }
+    first = list_entry (b->commits.next, struct commit, node);
+    stale = json_array ();
+    for (int i = 0; stale && i < apply_blob_count (b->apply); i++) {
+        const struct apply_blob *ab = apply_blob (b->apply, i);
+        json_t *s;
+        if (ab->dir
+            && (!(s = json_string (ab->ref))
+                || json_array_append_new (stale, s) < 0)) {
+            json_decref (stale);
+            stale = NULL; /* out of memory: the cache expires them */
         }
-        json_decref (first->stale);
-        first->stale = stale;
     }
-    list_splice_tail (&head, &ns->queue); /* the queue after them */
-    list_move_all (&ns->queue, &head);
+    json_decref (first->stale);
+    first->stale = stale;
+    /* b's commits, then the queue */
+    list_splice_tail (&b->commits, &ns->queue);
+    list_move_all (&ns->queue, &b->commits);
 }
 
 /* b succeeded: the directory versions of the overtaken batches whose
