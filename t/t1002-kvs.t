@@ -8,6 +8,10 @@ acknowledged write lost when rank 0 is killed'
 K="$FLUX_BUILD_DIR/src/modules/kvs/test/kvstest"
 MODS="-Sbroker.modules=content,content-sqlite@0,kvs"
 EMPTY=sha1-c0a9faf907dda6216fd73bf81d0b3b21a1a8cb91
+# in the scripts below: the content service gone (durable commits wait
+# for it), and back
+CONTENT_OFF="flux module remove content-sqlite && flux module remove content"
+CONTENT_ON="flux module load content && flux module load content-sqlite"
 
 # kvs_run N SCRIPT: run SCRIPT (sh) in an instance of N brokers
 kvs_run () {
@@ -93,7 +97,7 @@ test_expect_success 'commit errors: ENOTDIR fails alone, root key EINVAL' '
 test_expect_success 'the content service gone: a commit waits for it, then completes' '
 	cat >nocontent.sh <<-EOT &&
 	$K put a=1 || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K put b=2 &
 	pid=\$!
 	sleep 0.5
@@ -114,7 +118,7 @@ test_expect_success 'the content service gone: LAZY and guest-namespace commits 
 	cat >behind.sh <<-EOT &&
 	$K put a=1 >/dev/null || exit 1
 	$K rpc kvs.namespace-create "{\"namespace\":\"wb\",\"rootref\":\"$EMPTY\",\"owner\":-1,\"flags\":0}" >/dev/null || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K -c 8 put lz=2 >/dev/null || exit 1
 	$K -n wb put g=4 >/dev/null || exit 1
 	$K get lz && $K -n wb get g || exit 1
@@ -122,7 +126,7 @@ test_expect_success 'the content service gone: LAZY and guest-namespace commits 
 	pid=\$!
 	sleep 0.5
 	kill -0 \$pid || exit 1
-	flux module load content && flux module load content-sqlite || exit 1
+	$CONTENT_ON || exit 1
 	wait \$pid || exit 1
 	$K rpc kvs.stats-get | grep -q "\"checkpoints-deferred\":[1-9]" || exit 1
 	EOT
@@ -136,7 +140,7 @@ test_expect_success 'the content service gone: writes behind are bounded (256), 
 	rm -rf sd12 && mkdir sd12 &&
 	cat >bound.sh <<-EOT &&
 	$K put a=1 >/dev/null || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K -c 8 loop 300 bd >bound.acks &
 	pid=\$!
 	for i in \$(seq 300); do
@@ -146,7 +150,7 @@ test_expect_success 'the content service gone: writes behind are bounded (256), 
 	sleep 0.5
 	wc -l <bound.acks
 	kill -0 \$pid || exit 1
-	flux module load content && flux module load content-sqlite || exit 1
+	$CONTENT_ON || exit 1
 	wait \$pid || exit 1
 	wc -l <bound.acks
 	$K put d=1 >/dev/null
@@ -676,7 +680,7 @@ test_expect_success 'LAZY overtakes a durable commit in flight, which follows it
 	rm -rf sd13 && mkdir sd13 &&
 	cat >over.sh <<-EOT &&
 	$K put a=1 >/dev/null || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K put d.x=3 >d.seq &
 	pid=\$!
 	sleep 0.5
@@ -686,14 +690,14 @@ test_expect_success 'LAZY overtakes a durable commit in flight, which follows it
 	sleep 0.5
 	if kill -0 \$p2; then
 		echo "lz waits"
-		flux module load content && flux module load content-sqlite
+		$CONTENT_ON
 		exit 1
 	fi
 	lz=\$(cat lz.seq)
 	kill -0 \$pid || exit 1
 	$K get lz || exit 1
 	$K get d.x 2>/dev/null && exit 1
-	flux module load content && flux module load content-sqlite || exit 1
+	$CONTENT_ON || exit 1
 	wait \$pid || exit 1
 	test \$(cat d.seq) -gt \$lz || { echo "seq \$lz \$(cat d.seq)"; exit 1; }
 	$K get d.x && $K get lz || exit 1
@@ -709,7 +713,7 @@ test_expect_success 'overtaken, then SIGKILL of rank 0: the durable commit kept,
 	rm -rf sd14 && mkdir sd14 &&
 	cat >overkill.sh <<-EOT &&
 	$K put a=1 >/dev/null || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K put d=3 >/dev/null &
 	pid=\$!
 	sleep 0.5
@@ -717,7 +721,7 @@ test_expect_success 'overtaken, then SIGKILL of rank 0: the durable commit kept,
 	p2=\$!
 	sleep 0.5
 	kill -0 \$p2 2>/dev/null && echo "lz waits"
-	flux module load content && flux module load content-sqlite || exit 1
+	$CONTENT_ON || exit 1
 	wait \$pid || exit 1
 	flux content flush || exit 1
 	kill -9 \$(flux getattr broker.pid)
@@ -732,7 +736,7 @@ test_expect_success 'overtaken, then SIGKILL of rank 0: the durable commit kept,
 test_expect_success 'no overtaking where the durable commit could change: related keys, a symlink, its own sender' '
 	cat >noover.sh <<-EOT &&
 	$K put t.a=1 >/dev/null && $K link s t >/dev/null || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K put r.x=1 >/dev/null &
 	p1=\$!
 	sleep 0.3
@@ -740,9 +744,9 @@ test_expect_success 'no overtaking where the durable commit could change: relate
 	p2=\$!
 	sleep 0.3
 	kill -0 \$p2 || { echo "r overtook r.x"; exit 1; }
-	flux module load content && flux module load content-sqlite || exit 1
+	$CONTENT_ON || exit 1
 	wait \$p1 && wait \$p2 || exit 1
-	flux module remove content-sqlite && flux module remove content || exit 1
+	$CONTENT_OFF || exit 1
 	$K put s.b=1 >/dev/null &
 	p1=\$!
 	sleep 0.3
@@ -750,7 +754,7 @@ test_expect_success 'no overtaking where the durable commit could change: relate
 	p2=\$!
 	sleep 0.3
 	kill -0 \$p2 || { echo "other overtook s.b"; exit 1; }
-	flux module load content && flux module load content-sqlite || exit 1
+	$CONTENT_ON || exit 1
 	wait \$p1 && wait \$p2 || exit 1
 	$K get r && $K get t.b && $K get other || exit 1
 	$K rpc kvs.stats-get | grep -q "\"overtakes\":0," || exit 1
