@@ -61,6 +61,22 @@ test_expect_success 'a job shell is a child of the launcher, in a session of its
 	test "$(stats forked)" = 2 &&
 	test "$(stats launcher.starts)" = 1
 '
+test_expect_success 'a forked shell is given its shell-info: it does not ask' '
+	given=$(stats \"info-given\") && asked=$(stats \"info-asked\") &&
+	$T flux run -n2 sh -c "printenv FLUX_SHELL_INFO; echo \$FLUX_TASK_RANK" \
+		>info.out &&
+	test_debug "cat info.out" &&
+	sort info.out >info.sorted &&
+	printf "0\n1\n" >info.expected &&
+	test_cmp info.expected info.sorted &&
+	test "$(stats \"info-given\")" = $((given + 1)) &&
+	test "$(stats \"info-asked\")" = $asked
+'
+test_expect_success 'a shell given a malformed shell-info fails the job, clearly' '
+	FLUX_SHELL_INFO="{bad" FLUX_KVS_NAMESPACE=job-1 \
+		test_must_fail $SHELL_BIN 1 2>badinfo.err &&
+	grep "FLUX_SHELL_INFO: .*expected" badinfo.err
+'
 test_expect_success 'the shell runs as flux-shell, with the job'"'"'s environment' '
 	$T flux run --env=LTEST=abc sh -c "cat /proc/\$PPID/comm; echo \$LTEST \$FLUX_KVS_NAMESPACE" >env.out &&
 	head -1 env.out | grep "^flux-shell$" &&
@@ -153,6 +169,8 @@ test_expect_success 'shell-launcher=0: shells are spawned by the broker' '
 	$T flux run sh -c "ps -o ppid= -p \$PPID" >off.out &&
 	test "$(tr -d " " <off.out)" = $BROKER &&
 	test "$(stats forked)" = 0 &&
+	test "$(stats \"info-given\")" = 0 &&
+	test "$(stats \"info-asked\")" = 1 &&
 	test "$(stats launcher.enabled)" = false &&
 	test "$(stats launcher.pid)" = 0
 '

@@ -48,4 +48,14 @@
  */
 #define SHELL_IMP_TMPDIR_FD_ENV "FLUX_IMP_TMPDIR_FD"
 
+/* A shell the launcher forks (the instance owner's default shell) finds
+ * its exec-agent.shell-info answer in its environment, as JSON text in
+ * SHELL_INFO_ENV: it need not ask for it, a round trip through the
+ * broker and the agent fewer before its tasks start.  The shell takes it
+ * out of its environment.  Other shells (spawned, or through the IMP,
+ * which passes no such variable) ask, as before; so does a forked one
+ * whose answer would not fit in the launcher's START packet.
+ */
+#define SHELL_INFO_ENV "FLUX_SHELL_INFO"
+
 #endif /* !FLUX_SHELL_KILLSIG_H */

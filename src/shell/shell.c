@@ -797,12 +797,35 @@ static void report_group (pid_t pgid)
     }
 }
 
-/* The answer to exec-agent.shell-info, asked in connect_broker(). */
+/* The shell-info answer the launcher gave in the environment (killsig.h),
+ * taken out of it: 0 (shell->info set), 0 with none given (shell->info
+ * NULL: it is asked for), or -1 if it is not a shell-info answer. */
+static int given_info (struct shell *shell, flux_error_t *error)
+{
+    const char *s = getenv (SHELL_INFO_ENV);
+    json_error_t jerr;
+    json_t *o;
+
+    if (!s)
+        return 0;
+    o = json_loads (s, 0, &jerr);
+    (void)unsetenv (SHELL_INFO_ENV);
+    if (!o)
+        return errprintf (error, "%s: %s", SHELL_INFO_ENV, jerr.text);
+    shell->info = shell_info_create (o, error);
+    json_decref (o);
+    return shell->info ? 0 : -1;
+}
+
+/* The answer to exec-agent.shell-info, asked in connect_broker() (or
+ * given: given_info). */
 static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
                      flux_error_t *error)
 {
     json_t *o;
 
+    if (shell->info && !f)
+        goto check;
     if (!f || flux_rpc_get_unpack (f, "o", &o) < 0) {
         errprintf (error, "exec-agent.shell-info: %s",
                    f ? future_strerror (f, errno) : strerror (errno));
@@ -813,6 +836,7 @@ static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
     flux_future_destroy (f);
     if (!shell->info)
         return -1;
+check:
     if (shell->info->id != id)
         return errprintf (error, "shell-info is about job %ju",
                           (uintmax_t)shell->info->id);
@@ -828,10 +852,13 @@ static const char *attr_value (flux_future_t *f)
     return value;
 }
 
-/* Connect, and ask this broker's agent for the job (*info: its answer
- * comes while the kill subscription is made: the agent is on every
- * broker, so FLUX_NODEID_ANY reaches the local one).  Both requests go
- * out at once, one wait for both answers rather than a round trip each.
+/* Connect, and ask this broker's agent for the job (*info: the agent is
+ * on every broker, so FLUX_NODEID_ANY reaches the local one; not asked,
+ * *info NULL, when the launcher gave it in the environment: given_info()
+ * reads it after, while the broker takes the connection) and the broker
+ * for the kill events.  Both requests go out at once; the subscription's
+ * answer is checked with the service's, before the tasks start
+ * (service_registered), so the set-up does not wait for it.
  */
 static int connect_broker (struct shell *shell, uint64_t id,
                            flux_future_t **info, flux_error_t *error)
@@ -841,35 +868,29 @@ static int connect_broker (struct shell *shell, uint64_t id,
     const struct flux_match match
         = {FLUX_MSGTYPE_EVENT, FLUX_MATCHTAG_NONE, topic};
     flux_msg_handler_t *mh;
-    flux_future_t *sub_f = NULL;
-    int rc = -1;
 
-    if (!(shell->h = flux_open_ex (NULL, 0, error)))
+    /* FLUX_O_EARLY: the requests go out with the connection, not after
+     * the broker's accept byte came back (a round trip fewer) */
+    if (!(shell->h = flux_open_ex (NULL, FLUX_O_EARLY, error)))
         return -1;
     shell->r = flux_get_reactor (shell->h);
     shell->loop = flux_reactor_uv (shell->r);
     snprintf (topic, sizeof (topic), "shell-%ju.kill", (uintmax_t)id);
-    if (!(*info
-          = flux_rpc_pack (shell->h, "exec-agent.shell-info", FLUX_NODEID_ANY,
-                           0, "{s:I}", "id", (json_int_t)id))
-        || !(sub_f
+    if ((!getenv (SHELL_INFO_ENV)
+         && !(*info = flux_rpc_pack (shell->h, "exec-agent.shell-info",
+                                     FLUX_NODEID_ANY, 0, "{s:I}", "id",
+                                     (json_int_t)id)))
+        || !(shell->subscribe_f
              = flux_rpc_pack (shell->h, "event.subscribe", FLUX_NODEID_ANY, 0,
                               "{s:s}", "topic", topic))) {
-        errprintf (error, "connecting: %s", strerror (errno));
-        goto out;
+        return errprintf (error, "connecting: %s", strerror (errno));
     }
-    if (flux_future_get (sub_f, NULL) < 0
-        || !(mh = flux_msg_handler_create (shell->h, match, kill_event_cb,
-                                           shell))) {
-        errprintf (error, "subscribing to %s: %s", topic, strerror (errno));
-        goto out;
-    }
+    if (!(mh = flux_msg_handler_create (shell->h, match, kill_event_cb, shell)))
+        return errprintf (error, "subscribing to %s: %s", topic,
+                          strerror (errno));
     flux_msg_handler_start (mh);
     shell->kill_mh = mh;
-    rc = 0;
-out:
-    flux_future_destroy (sub_f);
-    return rc;
+    return 0;
 }
 
 /* The broker's rank and rundir: from shell-info (the agent's), else
@@ -1026,13 +1047,24 @@ static int register_service (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
-/* The answer to register_service()'s request, before anyone is told of
- * the service (shell.init). */
+/* The answers to the kill subscription (connect_broker) and to
+ * register_service()'s request, before anyone is told of the service
+ * (shell.init) and before a task starts. */
 static int service_registered (struct shell *shell, flux_error_t *error)
 {
-    flux_future_t *f = shell->service_f;
+    flux_future_t *f = shell->subscribe_f;
 
-    if (!f)
+    if (f) {
+        shell->subscribe_f = NULL;
+        if (flux_future_get (f, NULL) < 0) {
+            errprintf (error, "subscribing to shell-%ju.kill: %s",
+                       (uintmax_t)shell->id, future_strerror (f, errno));
+            flux_future_destroy (f);
+            return -1;
+        }
+        flux_future_destroy (f);
+    }
+    if (!(f = shell->service_f))
         return 0;
     shell->service_f = NULL;
     if (flux_future_get (f, NULL) < 0) {
@@ -1416,6 +1448,8 @@ static int shell_init (struct shell *shell, uint64_t id, flux_error_t *error)
         flux_future_destroy (info);
         return -1;
     }
+    if (given_info (shell, error) < 0)
+        return -1;
     if (get_info (shell, info, id, error) < 0 || broker_ids (shell, error) < 0
         || setup_ids (shell, error) < 0 || register_service (shell, error) < 0
         || start_signals (shell) < 0)
@@ -1549,6 +1583,8 @@ static void shell_finish (struct shell *shell)
         close (shell->sigfd);
     shell->sigfd_open = false;
     flux_future_destroy (shell->service_f);
+    flux_future_destroy (shell->subscribe_f);
+    shell->subscribe_f = NULL;
     input_destroy (shell->in);
     shell_pmi_destroy (shell->pmi);
     shell_pty_destroy (shell->pty);

@@ -70,6 +70,7 @@ struct shell {
     flux_msg_handler_t *exception_mh; /* leader: <service>.exception */
     struct subprocess_server *rexec;  /* <service>.rexec */
     flux_future_t *service_f;         /* service.add, until checked */
+    flux_future_t *subscribe_f;       /* event.subscribe, until checked */
     int commits;                      /* exec.eventlog commits in flight */
     /* start-up: shell_commit_async() gathers the headers and shell.init
      * here, sent as ONE commit by shell_commit_flush() */

@@ -2,7 +2,8 @@
  * Copyright the flux-c authors */
 /* connector_local.c - framed messages over a stream socket: local://PATH
  * (connect to a broker's unix socket and read its accept byte, retrying
- * while the broker starts) and fd://N (an already connected socket).
+ * while the broker starts; with FLUX_O_EARLY the byte is read as the
+ * first of the stream instead) and fd://N (an already connected socket).
  *
  * The fd may be blocking or not (libuv makes it non-blocking once the
  * handle is driven from a reactor), so every read and write copes with
@@ -32,6 +33,7 @@ struct stream {
     uint8_t *obuf;
     size_t ocap;
     int error;                 /* sticky decode error */
+    bool accept_pending;       /* FLUX_O_EARLY: the accept byte is unread */
     bool stamp;                /* fd://: stamp the peer's credentials */
     struct flux_msg_cred peer; /* from SO_PEERCRED */
     pid_t child;               /* ssh://: the ssh process, reaped at close */
@@ -89,6 +91,14 @@ static int stream_pollevents (void *impl)
 
     if (s->error)
         return FLUX_POLLERR | FLUX_POLLOUT;
+    if (s->accept_pending) {
+        if (avail == 0)
+            return FLUX_POLLOUT;
+        if (p[0] != 0) /* a refusal: recv() fails at once */
+            return FLUX_POLLIN | FLUX_POLLERR | FLUX_POLLOUT;
+        avail--;
+        p++;
+    }
     if (avail >= FLUX_MSG_FRAME_PREFIX) {
         len = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8
               | p[7];
@@ -215,6 +225,16 @@ static flux_msg_t *stream_recv (void *impl, int flags)
             errno = s->error;
             return NULL;
         }
+        if (s->accept_pending && s->ilen > s->ioff) {
+            uint8_t c = s->ibuf[s->ioff++];
+            s->accept_pending = false;
+            if (c != 0) { /* refused: the byte is the broker's errno */
+                s->error = c;
+                continue;
+            }
+            if (s->ioff == s->ilen)
+                s->ioff = s->ilen = 0;
+        }
         n = flux_msg_frame_decode (s->ibuf + s->ioff, s->ilen - s->ioff, &msg,
                                    &need);
         if (n > 0) {
@@ -263,7 +283,9 @@ static const struct flux_handle_ops stream_ops = {
     .impl_destroy = stream_destroy,
 };
 
-static flux_t *stream_handle (int fd, int flags, bool stamp, pid_t child)
+/* early: the broker's accept byte is still to be read (FLUX_O_EARLY) */
+static flux_t *stream_handle (int fd, int flags, bool stamp, bool early,
+                              pid_t child)
 {
     struct stream *s;
 
@@ -277,6 +299,7 @@ static flux_t *stream_handle (int fd, int flags, bool stamp, pid_t child)
     }
     s->fd = fd; /* from here the handle (or its failure path) closes fd */
     s->child = child;
+    s->accept_pending = early;
     if (stamp) {
         if (get_peer_cred (fd, &s->peer) < 0) {
             stream_destroy (s);
@@ -300,14 +323,14 @@ flux_t *connector_fd_open (const char *arg, int flags, flux_error_t *error)
         errno = EINVAL;
         return NULL;
     }
-    if (!(h = stream_handle ((int)fd, flags, true, 0)))
+    if (!(h = stream_handle ((int)fd, flags, true, false, 0)))
         errprintf (error, "fd://%s: %s", arg, strerror (errno));
     return h;
 }
 
 flux_t *connector_stream_open (int fd, pid_t child, int flags)
 {
-    return stream_handle (fd, flags, false, child);
+    return stream_handle (fd, flags, false, false, child);
 }
 
 static int retry_count (void)
@@ -346,7 +369,7 @@ flux_t *connector_local_open (const char *path, int flags, flux_error_t *error)
         nanosleep (&ts, NULL);
         delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
     }
-    if (local_read_accept (fd, NULL) < 0) {
+    if (!(flags & FLUX_O_EARLY) && local_read_accept (fd, NULL) < 0) {
         int saved_errno = errno;
         errprintf (error, "%s: connection refused by broker: %s", path,
                    strerror (errno));
@@ -354,7 +377,7 @@ flux_t *connector_local_open (const char *path, int flags, flux_error_t *error)
         errno = saved_errno;
         return NULL;
     }
-    if (!(h = stream_handle (fd, flags, false, 0)))
+    if (!(h = stream_handle (fd, flags, false, (flags & FLUX_O_EARLY) != 0, 0)))
         errprintf (error, "%s: %s", path, strerror (errno));
     return h;
 }

@@ -41,6 +41,13 @@ typedef void (*flux_free_f) (void *arg);
 enum {
     FLUX_O_TRACE = 1,    /* print every message sent and received */
     FLUX_O_NONBLOCK = 4, /* send/recv: do not block (EWOULDBLOCK) */
+    /* flux_open of local://: return once connected, without waiting for
+     * the broker's accept byte; what is sent waits in the socket until the
+     * broker accepts, and a refusal fails the first receive (and every
+     * later one) with the broker's errno instead of the open.  Saves a
+     * round trip with the broker's thread for a client that sends at once
+     * (the job shell).  Not flux-core's (a high bit, clear of its flags). */
+    FLUX_O_EARLY = 1 << 16,
 };
 
 /* pollevents bits */
@@ -62,7 +69,7 @@ struct flux_handle_ops {
     void (*impl_destroy) (void *impl);
 };
 
-/* Open a handle.  flags: FLUX_O_TRACE.  Errors: EINVAL (bad uri),
+/* Open a handle.  flags: FLUX_O_TRACE, FLUX_O_EARLY.  Errors: EINVAL (bad uri),
  * ENOENT/ECONNREFUSED (no broker), EPERM (refused by the broker), ENOMEM.
  */
 flux_t *flux_open (const char *uri, int flags);

@@ -34,6 +34,8 @@
 #include "libutil/idtab.h"
 #include "proc.h"
 #include "reduce.h"
+#include "shell/killsig.h"
+#include "shell/launch.h"
 #include "shellcmd.h"
 #include "overlay/topology.h"
 #include "topo.h"
@@ -130,6 +132,9 @@ struct agent {
         unsigned long shells_started, shells_failed, shells_exited;
         unsigned long shells_forked;    /* by the launcher */
         unsigned long launch_fallbacks; /* eligible, but posix_spawned */
+        unsigned long info_given;       /* shell-info in a forked shell's
+                                           environment */
+        unsigned long info_asked;       /* shell-info requests answered */
         unsigned long launcher_starts, launcher_deaths, launcher_lost;
         unsigned long tmpdirs_removed, tmpdirs_left, tmpdirs_reused;
         unsigned long jobs, reattach, kills, barriers, bad_request;
@@ -626,6 +631,34 @@ static int spawn_status (int errnum)
     return 1 << 8;
 }
 
+/* What exec-agent.shell-info answers about job, whose shell runs here
+ * (a new object), or NULL with errno.  broker-rank and rundir: the shell
+ * asks its broker for neither (two requests fewer per shell);
+ * tmpdir-reuse: leave the tmpdir made in the rundir empty, the agent
+ * takes it back (tmpdir_reclaim). */
+static json_t *shell_info_object (struct ajob *job)
+{
+    struct agent *a = job->a;
+    json_t *o;
+
+    if (!a->hwxml_tried) { /* once, at the first shell (not at load) */
+        a->hwxml_tried = true;
+        if (!(a->hwxml = hwxml_load ()))
+            flux_log (a->h, LOG_WARNING,
+                      "hwloc: %s: shells will load the topology themselves",
+                      strerror (errno));
+    }
+    if (!(o = json_pack (
+              "{s:I s:i s:i s:i s:s s:O s:O s:O s:s* s:I s:s* s:b}", "id",
+              (json_int_t)job->entry.id, "userid", (int)job->userid, "rank",
+              job->shell_rank, "size", job->nshells, "ranks", job->ranks_str,
+              "R", job->R, "jobspec", job->jobspec, "opts", job->opts,
+              "topology", a->hwxml, "broker-rank", (json_int_t)a->topo.rank,
+              "rundir", a->rundir, "tmpdir-reuse", tmpdir_managed (job))))
+        errno = ENOMEM;
+    return o;
+}
+
 /* A guest's job (its user is not the instance owner) runs through the
  * IMP: the shell is started as "IMP exec SHELL ID" with FLUX_IMP_EXEC_HELPER
  * naming the command that prints its J; the IMP verifies J and runs the
@@ -756,13 +789,33 @@ static int shell_launch (struct ajob *job, const char *shell, char **argv,
     struct agent *a = job->a;
     struct launcher *l;
     flux_error_t error;
+    json_t *info;
+    char *s = NULL, **ienv = NULL;
+    bool given = false;
 
     if (job->userid != a->owner || shell != a->job_shell
         || !(l = get_launcher (a)))
         return -1;
-    if ((job->proc = proc_launch (l, a->loop, argv, env, shell_start_cb,
-                                  shell_exit_cb, shell_line_cb, job, &error)))
+    /* the shell's shell-info answer goes with it (SHELL_INFO_ENV), unless
+     * that makes the START packet too big: then it asks */
+    if ((info = shell_info_object (job))) {
+        s = json_dumps (info, JSON_COMPACT);
+        json_decref (info);
+    }
+    if (s && (ienv = shellcmd_env_info (env, a->uri, job->entry.id, s))
+        && launch_start_len (argv, ienv) <= LAUNCH_MSG_MAX) {
+        env = ienv;
+        given = true;
+    }
+    free (s);
+    job->proc = proc_launch (l, a->loop, argv, env, shell_start_cb,
+                             shell_exit_cb, shell_line_cb, job, &error);
+    free (ienv);
+    if (job->proc) {
+        if (given)
+            a->stats.info_given++;
         return 0;
+    }
     a->stats.launch_fallbacks++;
     if (!a->launcher_logged) {
         a->launcher_logged = true;
@@ -1390,6 +1443,7 @@ void agent_shell_info (struct agent *a, const flux_msg_t *msg)
 {
     json_int_t id;
     struct ajob *job;
+    json_t *o;
 
     if (flux_request_unpack (msg, NULL, "{s:I}", "id", &id) < 0) {
         respond_error (a, msg, EPROTO, "malformed shell-info: expected {id:I}");
@@ -1402,24 +1456,9 @@ void agent_shell_info (struct agent *a, const flux_msg_t *msg)
                        (uintmax_t)id, a->topo.rank);
         return;
     }
-    if (!a->hwxml_tried) { /* once, at the first shell (not at load) */
-        a->hwxml_tried = true;
-        if (!(a->hwxml = hwxml_load ()))
-            flux_log (a->h, LOG_WARNING,
-                      "hwloc: %s: shells will load the topology themselves",
-                      strerror (errno));
-    }
-    /* broker-rank and rundir: the shell asks its broker for neither
-     * (two requests fewer per shell); tmpdir-reuse: leave the tmpdir made
-     * in the rundir empty, the agent takes it back (tmpdir_reclaim) */
-    if (flux_respond_pack (
-            a->h, msg, "{s:I s:i s:i s:i s:s s:O s:O s:O s:s* s:I s:s* s:b}",
-            "id", id, "userid", (int)job->userid, "rank", job->shell_rank,
-            "size", job->nshells, "ranks", job->ranks_str, "R", job->R,
-            "jobspec", job->jobspec, "opts", job->opts, "topology", a->hwxml,
-            "broker-rank", (json_int_t)a->topo.rank, "rundir", a->rundir,
-            "tmpdir-reuse", tmpdir_managed (job))
-        < 0)
+    a->stats.info_asked++;
+    if (!(o = shell_info_object (job))
+        || flux_respond_pack (a->h, msg, "o", o) < 0)
         flux_log (a->h, LOG_ERR, "shell-info: responding: %s",
                   strerror (errno));
 }
@@ -1473,9 +1512,11 @@ void agent_stats (struct agent *a, const flux_msg_t *msg)
                       N (a->stats.sent_type[REDUCE_LOST]), "exited-by-end",
                       N (a->stats.implicit_exits));
     shells = json_pack (
-        "{s:I s:I s:I s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}", "started",
-        N (a->stats.shells_started), "failed", N (a->stats.shells_failed),
-        "exited", N (a->stats.shells_exited), "tmpdirs-removed",
+        "{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:{s:b s:i s:I s:I s:I}}",
+        "info-given", N (a->stats.info_given), "info-asked",
+        N (a->stats.info_asked), "started", N (a->stats.shells_started),
+        "failed", N (a->stats.shells_failed), "exited",
+        N (a->stats.shells_exited), "tmpdirs-removed",
         N (a->stats.tmpdirs_removed), "tmpdirs-left", N (a->stats.tmpdirs_left),
         "tmpdirs-reused", N (a->stats.tmpdirs_reused), "forked",
         N (a->stats.shells_forked), "spawned-instead",

@@ -65,17 +65,18 @@ static int replaced (const char *s)
     return !strncmp (s, "FLUX_URI=", 9)
            || !strncmp (s, "FLUX_KVS_NAMESPACE=", 19)
            || !strncmp (s, "FLUX_IMP_EXEC_HELPER=", 21)
+           || !strncmp (s, SHELL_INFO_ENV "=", sizeof (SHELL_INFO_ENV))
            || !strncmp (s, SHELL_IMP_TMPDIR_FD_ENV "=",
                         sizeof (SHELL_IMP_TMPDIR_FD_ENV));
 }
 
 static char **make_env (char **env, const char *uri, uint64_t id,
-                        const char *helper)
+                        const char *helper, const char *info)
 {
     size_t n = 0, k = 0;
     const char **a;
     char **v = NULL;
-    char *u, *hp = NULL, ns[64];
+    char *u, *hp = NULL, *ip = NULL, ns[64];
 
     if (!uri) {
         errno = EINVAL;
@@ -83,7 +84,7 @@ static char **make_env (char **env, const char *uri, uint64_t id,
     }
     while (env && env[n])
         n++;
-    if (!(a = calloc (n + 4, sizeof (*a))))
+    if (!(a = calloc (n + 5, sizeof (*a))))
         return NULL;
     if (!(u = malloc (strlen (uri) + 10))) {
         free (a);
@@ -97,6 +98,11 @@ static char **make_env (char **env, const char *uri, uint64_t id,
         errno = ENOMEM;
         goto done;
     }
+    if (info && asprintf (&ip, "%s=%s", SHELL_INFO_ENV, info) < 0) {
+        ip = NULL;
+        errno = ENOMEM;
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) {
         if (!replaced (env[i]))
             a[k++] = env[i];
@@ -105,8 +111,11 @@ static char **make_env (char **env, const char *uri, uint64_t id,
     a[k++] = ns;
     if (hp)
         a[k++] = hp;
+    if (ip)
+        a[k++] = ip;
     v = vector (a, k);
 done:
+    free (ip);
     free (hp);
     free (u);
     free (a);
@@ -115,7 +124,17 @@ done:
 
 char **shellcmd_env (char **env, const char *uri, uint64_t id)
 {
-    return make_env (env, uri, id, NULL);
+    return make_env (env, uri, id, NULL, NULL);
+}
+
+char **shellcmd_env_info (char **env, const char *uri, uint64_t id,
+                          const char *info)
+{
+    if (!info) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return make_env (env, uri, id, NULL, info);
 }
 
 char **shellcmd_imp_env (char **env, const char *uri, uint64_t id,
@@ -125,5 +144,5 @@ char **shellcmd_imp_env (char **env, const char *uri, uint64_t id,
         errno = EINVAL;
         return NULL;
     }
-    return make_env (env, uri, id, helper);
+    return make_env (env, uri, id, helper, NULL);
 }

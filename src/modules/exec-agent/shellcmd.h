@@ -16,9 +16,15 @@ char **shellcmd_argv (const char *shell, uint64_t id);
  * a job whose user is not the instance owner (PROTOCOLS-exec.md 2.3). */
 char **shellcmd_imp_argv (const char *imp, const char *shell, uint64_t id);
 
-/* env (NULL-terminated) without FLUX_URI and FLUX_KVS_NAMESPACE, plus
+/* env (NULL-terminated) without FLUX_URI, FLUX_KVS_NAMESPACE and
+ * SHELL_INFO_ENV (a broker started by a job's shell has none anyway), plus
  * FLUX_URI=uri and FLUX_KVS_NAMESPACE=job-<decimal id>.  NULL with errno. */
 char **shellcmd_env (char **env, const char *uri, uint64_t id);
+
+/* shellcmd_env() plus SHELL_INFO_ENV=info (shell/killsig.h: the JSON text
+ * of the job's shell-info answer).  NULL with errno. */
+char **shellcmd_env_info (char **env, const char *uri, uint64_t id,
+                          const char *info);
 
 /* shellcmd_env() for the IMP: also FLUX_IMP_EXEC_HELPER="<helper> <decimal
  * id>" (replacing any), the command flux-imp exec runs to read J

@@ -395,7 +395,10 @@ static void test_async_rpc (void)
 
 /* ---- local:// with the accept byte ---- */
 
-static pid_t start_listener (const char *path, unsigned char accept_byte)
+/* Serve one connection on path: accept, write accept_byte after
+ * delay_us, then (0) serve it. */
+static pid_t start_listener (const char *path, unsigned char accept_byte,
+                             useconds_t delay_us)
 {
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
     int lfd, cfd;
@@ -411,6 +414,8 @@ static pid_t start_listener (const char *path, unsigned char accept_byte)
         if ((cfd = accept (lfd, NULL, NULL)) < 0)
             _exit (1);
         close (lfd);
+        if (delay_us)
+            usleep (delay_us);
         if (write (cfd, &accept_byte, 1) != 1)
             _exit (1);
         if (accept_byte != 0)
@@ -437,7 +442,7 @@ static void test_local (void)
     snprintf (sock, sizeof (sock), "%s.sock", path);
     snprintf (uri, sizeof (uri), "  local://%s  ", sock);
 
-    pid = start_listener (sock, 0);
+    pid = start_listener (sock, 0, 0);
     ok ((h = flux_open_ex (uri, 0, &error)) != NULL,
         "local:// connects and reads the accept byte");
     f = flux_rpc (h, "echo", "over local", FLUX_NODEID_ANY, 0);
@@ -449,7 +454,7 @@ static void test_local (void)
     ok (wait_server (pid) == 0, "server exited");
     flux_close (h);
 
-    pid = start_listener (sock, EPERM);
+    pid = start_listener (sock, EPERM, 0);
     errno = 0;
     ok (flux_open_ex (uri, 0, &error) == NULL && errno == EPERM,
         "a nonzero accept byte refuses the connection with that errno");
@@ -472,6 +477,83 @@ static void test_local (void)
     unsetenv ("FLUX_URI");
     ok (flux_open_ex (NULL, 0, &error) == NULL && errno == EINVAL,
         "NULL URI without FLUX_URI: EINVAL (%s)", error.text);
+}
+
+/* FLUX_O_EARLY: the open returns before the accept byte comes; it is
+ * read as the first byte of the stream, by a blocking receive and by the
+ * reactor (pollevents) alike; a refusal fails the first RPC. */
+static void early_then_cb (flux_future_t *f, void *arg)
+{
+    const char *s;
+    *(int *)arg = (flux_rpc_get (f, &s) == 0 && !strcmp (s, "late")) ? 1 : -1;
+    flux_reactor_stop (flux_future_get_reactor (f));
+}
+
+static void test_local_early (void)
+{
+    char path[] = "/tmp/flux-handle-test.XXXXXX";
+    char sock[128], uri[160];
+    flux_error_t error;
+    flux_t *h;
+    flux_future_t *f;
+    const char *s;
+    pid_t pid;
+    int fd = mkstemp (path), got = 0;
+
+    close (fd);
+    unlink (path);
+    snprintf (sock, sizeof (sock), "%s.sock", path);
+    snprintf (uri, sizeof (uri), "local://%s", sock);
+
+    /* the byte comes 100 ms after the connection */
+    pid = start_listener (sock, 0, 100000);
+    ok ((h = flux_open_ex (uri, FLUX_O_EARLY, &error)) != NULL,
+        "FLUX_O_EARLY: local:// opens before the accept byte comes");
+    ok ((flux_pollevents (h) & (FLUX_POLLIN | FLUX_POLLERR)) == 0,
+        "nothing to receive yet");
+    f = flux_rpc (h, "echo", "early", FLUX_NODEID_ANY, 0);
+    ok (flux_rpc_get (f, &s) == 0 && !strcmp (s, "early"),
+        "an rpc sent at once is answered after the accept byte");
+    flux_future_destroy (f);
+    f = flux_rpc (h, "echo", "late", FLUX_NODEID_ANY, 0);
+    ok (f && flux_future_then (f, 5., early_then_cb, &got) == 0
+            && flux_reactor_run (flux_get_reactor (h), 0) >= 0 && got == 1,
+        "and the next through the reactor");
+    flux_future_destroy (f);
+    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
+    flux_future_destroy (f);
+    ok (wait_server (pid) == 0, "server exited");
+    flux_close (h);
+
+    /* the same through the reactor first: the byte and the answer may
+     * come in one read */
+    pid = start_listener (sock, 0, 0);
+    got = 0;
+    ok ((h = flux_open_ex (uri, FLUX_O_EARLY, &error)) != NULL
+            && (f = flux_rpc (h, "echo", "late", FLUX_NODEID_ANY, 0))
+            && flux_future_then (f, 5., early_then_cb, &got) == 0
+            && flux_reactor_run (flux_get_reactor (h), 0) >= 0 && got == 1,
+        "FLUX_O_EARLY: a first rpc answered through the reactor");
+    flux_future_destroy (f);
+    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
+    flux_future_destroy (f);
+    ok (wait_server (pid) == 0, "server exited");
+    flux_close (h);
+
+    pid = start_listener (sock, EPERM, 50000);
+    ok ((h = flux_open_ex (uri, FLUX_O_EARLY, &error)) != NULL,
+        "FLUX_O_EARLY: a refused connection opens");
+    errno = 0;
+    f = flux_rpc (h, "echo", "refused", FLUX_NODEID_ANY, 0);
+    ok (flux_rpc_get (f, &s) < 0 && errno == EPERM,
+        "its first rpc fails with the broker's errno");
+    flux_future_destroy (f);
+    errno = 0;
+    ok (flux_recv (h, FLUX_O_NONBLOCK) == NULL && errno == EPERM,
+        "and so does every later receive");
+    wait_server (pid);
+    flux_close (h);
+    unlink (sock);
 }
 
 /* ---- loop:// in-process ---- */
@@ -783,6 +865,7 @@ int main (int argc, char *argv[])
     test_sync_rpc ();
     test_async_rpc ();
     test_local ();
+    test_local_early ();
     test_loop ();
     test_routed_event ();
     test_lost_connection ();

@@ -64,6 +64,23 @@ int main (int argc, char **argv)
             "FLUX_IMP_TMPDIR_FD");
         free (v);
     }
+    {
+        char *env3[] = {"A=1", "FLUX_SHELL_INFO={\"stale\":1}", NULL};
+        v = shellcmd_env (env3, "u", 7);
+        ok (v && !strcmp (v[0], "A=1") && v[3] == NULL,
+            "env drops an inherited FLUX_SHELL_INFO");
+        free (v);
+        v = shellcmd_env_info (env3, "u", 7, "{\"id\":7}");
+        for (n = 0; v && v[n]; n++)
+            ;
+        ok (v && n == 4 && !strcmp (v[0], "A=1")
+                && !strcmp (v[3], "FLUX_SHELL_INFO={\"id\":7}"),
+            "env_info: FLUX_SHELL_INFO is the given text, once");
+        free (v);
+        errno = 0;
+        ok (shellcmd_env_info (env3, "u", 7, NULL) == NULL && errno == EINVAL,
+            "env_info without the text: EINVAL");
+    }
     done_testing ();
     return 0;
 }
