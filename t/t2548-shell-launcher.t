@@ -72,6 +72,19 @@ test_expect_success 'a forked shell is given its shell-info: it does not ask' '
 	test "$(stats \"info-given\")" = $((given + 1)) &&
 	test "$(stats \"info-asked\")" = $asked
 '
+# a jobspec of 140 KB (its environment: two variables of 70 KB, each
+# under the 128 KiB of one exec string): the answer would not fit in the
+# START packet (128 KiB), so the forked shell asks for it
+test_expect_success 'a shell-info too big for the START packet: the shell asks' '
+	given=$(stats \"info-given\") && asked=$(stats \"info-asked\") &&
+	big=$(head -c 70000 /dev/zero | tr "\0" y) &&
+	BIGA=$big BIGB=$big $T flux run --env=BIGA --env=BIGB \
+		sh -c "echo \${#BIGA} \${#BIGB}" >big.out &&
+	test "$(cat big.out)" = "70000 70000" &&
+	test "$(stats \"info-given\")" = $given &&
+	test "$(stats \"info-asked\")" = $((asked + 1)) &&
+	test "$(stats \"spawned-instead\")" = 0
+'
 test_expect_success 'a shell given a malformed shell-info fails the job, clearly' '
 	FLUX_SHELL_INFO="{bad" FLUX_KVS_NAMESPACE=job-1 \
 		test_must_fail $SHELL_BIN 1 2>badinfo.err &&
