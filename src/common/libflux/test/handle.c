@@ -426,20 +426,41 @@ static pid_t start_listener (const char *path, unsigned char accept_byte,
     return pid;
 }
 
-static void test_local (void)
+/* A socket path of size bytes that no other test run uses. */
+static void temp_socket (char *sock, size_t size)
 {
     char path[] = "/tmp/flux-handle-test.XXXXXX";
+    int fd = mkstemp (path);
+
+    if (fd < 0)
+        BAIL_OUT ("mkstemp: %s", strerror (errno));
+    close (fd);
+    unlink (path);
+    snprintf (sock, size, "%s.sock", path);
+}
+
+/* Tell the server of h (process pid) to quit, check it exits cleanly,
+ * close h. */
+static void stop_server (flux_t *h, pid_t pid)
+{
+    flux_future_t *f;
+
+    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
+    flux_future_destroy (f);
+    ok (wait_server (pid) == 0, "server exited");
+    flux_close (h);
+}
+
+static void test_local (void)
+{
     char sock[128], uri[160];
     flux_error_t error;
     flux_t *h;
     flux_future_t *f;
     const char *s;
     pid_t pid;
-    int fd = mkstemp (path);
 
-    close (fd);
-    unlink (path);
-    snprintf (sock, sizeof (sock), "%s.sock", path);
+    temp_socket (sock, sizeof (sock));
     snprintf (uri, sizeof (uri), "  local://%s  ", sock);
 
     pid = start_listener (sock, 0, 0);
@@ -449,10 +470,7 @@ static void test_local (void)
     ok (flux_rpc_get (f, &s) == 0 && !strcmp (s, "over local"),
         "rpc over local:// works");
     flux_future_destroy (f);
-    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
-    flux_future_destroy (f);
-    ok (wait_server (pid) == 0, "server exited");
-    flux_close (h);
+    stop_server (h, pid);
 
     pid = start_listener (sock, EPERM, 0);
     errno = 0;
@@ -491,18 +509,15 @@ static void early_then_cb (flux_future_t *f, void *arg)
 
 static void test_local_early (void)
 {
-    char path[] = "/tmp/flux-handle-test.XXXXXX";
     char sock[128], uri[160];
     flux_error_t error;
     flux_t *h;
     flux_future_t *f;
     const char *s;
     pid_t pid;
-    int fd = mkstemp (path), got = 0;
+    int got = 0;
 
-    close (fd);
-    unlink (path);
-    snprintf (sock, sizeof (sock), "%s.sock", path);
+    temp_socket (sock, sizeof (sock));
     snprintf (uri, sizeof (uri), "local://%s", sock);
 
     /* the byte comes 100 ms after the connection */
@@ -520,10 +535,7 @@ static void test_local_early (void)
             && flux_reactor_run (flux_get_reactor (h), 0) >= 0 && got == 1,
         "and the next through the reactor");
     flux_future_destroy (f);
-    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
-    flux_future_destroy (f);
-    ok (wait_server (pid) == 0, "server exited");
-    flux_close (h);
+    stop_server (h, pid);
 
     /* the same through the reactor first: the byte and the answer may
      * come in one read */
@@ -535,10 +547,7 @@ static void test_local_early (void)
             && flux_reactor_run (flux_get_reactor (h), 0) >= 0 && got == 1,
         "FLUX_O_EARLY: a first rpc answered through the reactor");
     flux_future_destroy (f);
-    f = flux_rpc (h, "quit", NULL, FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE);
-    flux_future_destroy (f);
-    ok (wait_server (pid) == 0, "server exited");
-    flux_close (h);
+    stop_server (h, pid);
 
     pid = start_listener (sock, EPERM, 50000);
     ok ((h = flux_open_ex (uri, FLUX_O_EARLY, &error)) != NULL,
