@@ -824,19 +824,18 @@ static int get_info (struct shell *shell, flux_future_t *f, uint64_t id,
 {
     json_t *o;
 
-    if (shell->info && !f)
-        goto check;
-    if (!f || flux_rpc_get_unpack (f, "o", &o) < 0) {
-        errprintf (error, "exec-agent.shell-info: %s",
-                   f ? future_strerror (f, errno) : strerror (errno));
+    if (!shell->info) {
+        if (!f || flux_rpc_get_unpack (f, "o", &o) < 0) {
+            errprintf (error, "exec-agent.shell-info: %s",
+                       f ? future_strerror (f, errno) : strerror (errno));
+            flux_future_destroy (f);
+            return -1;
+        }
+        shell->info = shell_info_create (o, error);
         flux_future_destroy (f);
-        return -1;
+        if (!shell->info)
+            return -1;
     }
-    shell->info = shell_info_create (o, error);
-    flux_future_destroy (f);
-    if (!shell->info)
-        return -1;
-check:
     if (shell->info->id != id)
         return errprintf (error, "shell-info is about job %ju",
                           (uintmax_t)shell->info->id);
@@ -1047,34 +1046,35 @@ static int register_service (struct shell *shell, flux_error_t *error)
     return 0;
 }
 
+/* Take *fp's answer, if it was asked (*fp is then NULL): -1 with "what:
+ * the reason" in error if it failed. */
+static int answered (flux_future_t **fp, const char *what, flux_error_t *error)
+{
+    flux_future_t *f = *fp;
+    int rc = 0;
+
+    if (!f)
+        return 0;
+    *fp = NULL;
+    if (flux_future_get (f, NULL) < 0)
+        rc = errprintf (error, "%s: %s", what, future_strerror (f, errno));
+    flux_future_destroy (f);
+    return rc;
+}
+
 /* The answers to the kill subscription (connect_broker) and to
  * register_service()'s request, before anyone is told of the service
  * (shell.init) and before a task starts. */
 static int service_registered (struct shell *shell, flux_error_t *error)
 {
-    flux_future_t *f = shell->subscribe_f;
+    char what[128];
 
-    if (f) {
-        shell->subscribe_f = NULL;
-        if (flux_future_get (f, NULL) < 0) {
-            errprintf (error, "subscribing to shell-%ju.kill: %s",
-                       (uintmax_t)shell->id, future_strerror (f, errno));
-            flux_future_destroy (f);
-            return -1;
-        }
-        flux_future_destroy (f);
-    }
-    if (!(f = shell->service_f))
-        return 0;
-    shell->service_f = NULL;
-    if (flux_future_get (f, NULL) < 0) {
-        errprintf (error, "registering service %s: %s", shell->service,
-                   future_strerror (f, errno));
-        flux_future_destroy (f);
+    snprintf (what, sizeof (what), "subscribing to shell-%ju.kill",
+              (uintmax_t)shell->id);
+    if (answered (&shell->subscribe_f, what, error) < 0)
         return -1;
-    }
-    flux_future_destroy (f);
-    return 0;
+    snprintf (what, sizeof (what), "registering service %s", shell->service);
+    return answered (&shell->service_f, what, error);
 }
 
 /* The shell option rlimit: the soft limits each task gets (task.c sets
