@@ -81,7 +81,7 @@ test_expect_success 'bad payloads to each exec-agent method get EPROTO' '
 	flux module stats exec-agent | jq -e ".count.bad_request >= 10" &&
 	flux module list | grep "^exec-agent "
 '
-test_expect_success 'a guest cannot call exec-agent.start or kill, nor touch the owner'"'"'s job' '
+test_expect_success 'a guest cannot call exec-agent.start or kill, nor touch the owner'"'"'s job; its shell-info has the CPUs of its cores only' '
 	id=$(flux submit -S test_shell="{\"sleep\":60}" true) &&
 	flux job wait-event -t 60 $id start &&
 	dec=$(flux job id --to=dec $id) &&
@@ -95,7 +95,11 @@ test_expect_success 'a guest cannot call exec-agent.start or kill, nor touch the
 		"{\"id\":$dec}" &&
 	test_must_fail $RPC_CRED -u 4242 -R 2 exec-agent.barrier \
 		"{\"id\":$dec,\"seq\":1}" &&
-	$RPC exec-agent.shell-info "{\"id\":$dec}" | jq -e ".rank == 0 and .size == 1" &&
+	$RPC exec-agent.shell-info "{\"id\":$dec}" >info.json &&
+	jq -e ".rank == 0 and .size == 1" info.json &&
+	core=$(flux job info $id R | jq -r ".execution.R_lite[0].children.core") &&
+	jq -e --arg c "$core" "(.cpus | keys) == [\$c] and (.cpus[\$c] | test(\"^0x[0-9a-f]{8}\"))" info.json &&
+	jq -e "has(\"topology\") | not" info.json &&
 	flux job eventlog $id | grep -v " finish" &&
 	flux cancel $id && clean $id
 '

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* affinity.c - bind the shell and its tasks to the cores of R (read
- * from the agent's hwloc XML by hwcores.c: libhwloc is loaded only when
- * the agent gave none); CUDA_VISIBLE_DEVICES from R's GPUs.
+/* affinity.c - bind the shell and its tasks to the cores of R (their
+ * CPUs given by the agent, hwcores.h: libhwloc is loaded only when the
+ * agent gave none); CUDA_VISIBLE_DEVICES from R's GPUs.
  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
@@ -72,7 +72,7 @@ void affinity_destroy (struct affinity *a)
     }
 }
 
-/* No topology from the agent (a stand-in agent, or its hwloc failed):
+/* No cpus from the agent (a stand-in agent, or its hwloc failed):
  * discover this node with hwloc, loaded for this only (dlopen), and read
  * its cores from the XML it exports.  hwloc's plugins (libxml2, PCI,
  * OpenCL, GL) are dlopened by hwloc_topology_init, for nothing the shell
@@ -157,20 +157,61 @@ out:
     return xml;
 }
 
-/* The agent's XML (exec-agent.shell-info): this node as its broker
- * sees it, bound as the shell is.  Only its cores are read (hwcores.h). */
+/* The CPUs of this shell's cores from its agent (the `cpus` of
+ * exec-agent.shell-info: its cores of R, as its broker's hwloc sees
+ * them, bound as the shell is). */
+static struct hwcores *given_cores (json_t *cpus, flux_error_t *error)
+{
+    const char *key;
+    json_t *v;
+    long max = -1;
+    struct hwcores *hw;
+
+    json_object_foreach (cpus, key, v)
+    {
+        char *end;
+        long id;
+        errno = 0;
+        id = strtol (key, &end, 10);
+        if (errno || end == key || *end || id < 0 || id >= HWCORES_MAX_CPUS
+            || !json_is_string (v)) {
+            errprintf (error, "core '%s' is not a core id with a bitmap", key);
+            return NULL;
+        }
+        if (id > max)
+            max = id;
+    }
+    if (!(hw = hwcores_create ((int)(max + 1)))) {
+        errprintf (error, "%s", strerror (errno));
+        return NULL;
+    }
+    json_object_foreach (cpus, key, v)
+    {
+        if (hwcores_set (hw, (int)strtol (key, NULL, 10), json_string_value (v))
+            < 0) {
+            errprintf (error, "core %s: '%s' is not a CPU bitmap", key,
+                       json_string_value (v));
+            hwcores_destroy (hw);
+            return NULL;
+        }
+    }
+    return hw;
+}
+
+/* The shell's cores: given by the agent, else discovered. */
 static struct hwcores *topology_cores (struct affinity *a, flux_error_t *error)
 {
-    const char *xml = a->shell->info->topology;
+    json_t *cpus = a->shell->info->cpus;
     struct hwcores *hw;
     char *found;
 
-    if (xml) {
+    if (cpus) {
         flux_error_t e;
-        if ((hw = hwcores_parse (xml, &e)))
+        if ((hw = given_cores (cpus, &e)))
             return hw;
         shell_log (a->shell, LOG_WARNING, "affinity",
-                   "the agent's topology does not load (%s): discovering it",
+                   "the agent's cpus do not load (%s): discovering the "
+                   "topology",
                    e.text);
     }
     if (!(found = discover_xml (error)))

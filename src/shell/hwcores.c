@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* hwcores.c - the cores of an hwloc XML topology, without hwloc. */
+/* hwcores.c - the cores of a node and their CPUs, without hwloc. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,20 +13,50 @@
 
 #include "hwcores.h"
 
+struct coreset {
+    uint32_t *w; /* least significant word first; NULL: no such core */
+    int n;
+};
+
 struct hwcores {
     int ncores;
-    int nwords;      /* 32-bit words per core, the largest any core needs */
-    uint32_t *words; /* ncores * nwords, least significant word first */
+    int nwords; /* 32-bit words of the core that needs the most */
+    struct coreset *cs;
 };
+
+static void coresets_free (struct coreset *cs, int n)
+{
+    for (int i = 0; i < n; i++)
+        free (cs[i].w);
+    free (cs);
+}
 
 void hwcores_destroy (struct hwcores *hc)
 {
     if (hc) {
         int saved_errno = errno;
-        free (hc->words);
+        coresets_free (hc->cs, hc->ncores);
         free (hc);
         errno = saved_errno;
     }
+}
+
+struct hwcores *hwcores_create (int ncores)
+{
+    struct hwcores *hc;
+
+    if (ncores < 0 || ncores > HWCORES_MAX_CPUS) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(hc = calloc (1, sizeof (*hc)))
+        || (ncores > 0 && !(hc->cs = calloc (ncores, sizeof (hc->cs[0]))))) {
+        free (hc);
+        errno = ENOMEM;
+        return NULL;
+    }
+    hc->ncores = ncores;
+    return hc;
 }
 
 int hwcores_count (const struct hwcores *hc)
@@ -38,22 +69,49 @@ size_t hwcores_setsize (const struct hwcores *hc)
     return CPU_ALLOC_SIZE (hc && hc->nwords > 0 ? hc->nwords * 32 : 1);
 }
 
+static const struct coreset *core (const struct hwcores *hc, int i)
+{
+    if (!hc || i < 0 || i >= hc->ncores || !hc->cs[i].w) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return &hc->cs[i];
+}
+
 int hwcores_add (const struct hwcores *hc, int i, cpu_set_t *set)
 {
     size_t size = hwcores_setsize (hc);
+    const struct coreset *c;
 
-    if (!hc || i < 0 || i >= hc->ncores) {
-        errno = EINVAL;
+    if (!(c = core (hc, i)))
         return -1;
-    }
-    for (int w = 0; w < hc->nwords; w++) {
-        uint32_t word = hc->words[(size_t)i * hc->nwords + w];
+    for (int w = 0; w < c->n; w++) {
+        uint32_t word = c->w[w];
         for (int b = 0; word; b++, word >>= 1) {
             if (word & 1)
                 CPU_SET_S ((size_t)w * 32 + b, size, set);
         }
     }
     return 0;
+}
+
+int hwcores_format (const struct hwcores *hc, int i, char *buf, size_t size)
+{
+    const struct coreset *c;
+    size_t len = 0;
+
+    if (!(c = core (hc, i)))
+        return -1;
+    for (int w = c->n - 1; w >= 0; w--) {
+        int n = snprintf (buf + len, size > len ? size - len : 0, "%s0x%08x",
+                          w < c->n - 1 ? "," : "", c->w[w]);
+        len += (size_t)n;
+    }
+    if (len >= size) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    return (int)len;
 }
 
 /* hwloc's bitmap text in [s, end): "0x00000003", "0x00000001,0x0000ff00"
@@ -120,18 +178,6 @@ static const char *attr (const char *tag, const char *end, const char *name,
     return p + len;
 }
 
-struct coreset {
-    uint32_t *w; /* least significant word first */
-    int n;
-};
-
-static void coresets_free (struct coreset *cs, int n)
-{
-    for (int i = 0; i < n; i++)
-        free (cs[i].w);
-    free (cs);
-}
-
 /* One pass over the <object> tags: each core's set, in document order,
  * into *csp (*ncp of them). */
 static int scan (const char *xml, struct coreset **csp, int *ncp,
@@ -187,34 +233,43 @@ error:
 struct hwcores *hwcores_parse (const char *xml, flux_error_t *error)
 {
     struct hwcores *hc = calloc (1, sizeof (*hc));
-    struct coreset *cs = NULL;
-    int n = 0;
 
     if (!hc || !xml) {
         errprintf (error, "%s", hc ? "no topology" : strerror (errno));
-        goto error;
+        free (hc);
+        return NULL;
     }
-    if (scan (xml, &cs, &n, error) < 0)
-        goto error;
-    for (int i = 0; i < n; i++) {
-        if (cs[i].n > hc->nwords)
-            hc->nwords = cs[i].n;
+    if (scan (xml, &hc->cs, &hc->ncores, error) < 0) {
+        free (hc);
+        return NULL;
     }
-    if (n > 0) {
-        if (!(hc->words
-              = calloc ((size_t)n * hc->nwords, sizeof (*hc->words)))) {
-            errprintf (error, "out of memory");
-            goto error;
-        }
-        for (int i = 0; i < n; i++)
-            memcpy (hc->words + (size_t)i * hc->nwords, cs[i].w,
-                    cs[i].n * sizeof (*cs[i].w));
+    for (int i = 0; i < hc->ncores; i++) {
+        if (hc->cs[i].n > hc->nwords)
+            hc->nwords = hc->cs[i].n;
     }
-    hc->ncores = n;
-    coresets_free (cs, n);
     return hc;
-error:
-    coresets_free (cs, n);
-    hwcores_destroy (hc);
-    return NULL;
+}
+
+int hwcores_set (struct hwcores *hc, int i, const char *bitmap)
+{
+    uint32_t *w;
+    int n;
+
+    if (!hc || i < 0 || i >= hc->ncores || !bitmap
+        || parse_bitmap (bitmap, bitmap + strlen (bitmap), &w, &n) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    while (n > 1 && w[n - 1] == 0)
+        n--;
+    if (n == 1 && w[0] == 0) { /* a core has a CPU */
+        free (w);
+        errno = EINVAL;
+        return -1;
+    }
+    free (hc->cs[i].w);
+    hc->cs[i] = (struct coreset){w, n};
+    if (n > hc->nwords)
+        hc->nwords = n;
+    return 0;
 }

@@ -3,16 +3,17 @@
 #ifndef FLUX_SHELL_HWCORES_H
 #define FLUX_SHELL_HWCORES_H
 
-/* The cores of an hwloc XML topology and their CPUs, read from the text
- * without hwloc: all the shell needs to bind tasks to the cores of R,
- * and loading libhwloc (with libudev and libm) costs every job's shell
- * more than the binding itself.
+/* The cores of a node and their CPUs: all a shell needs to bind tasks to
+ * the cores of R, without loading libhwloc (with libudev and libm), which
+ * costs every job's shell more than the binding itself.
  *
- * Cores come in document order, which is hwloc's logical order (the
- * exporter writes each object's children in order; test/hwcores.c checks
- * it against hwloc's own reading).  A core's CPUs are its `cpuset`
- * attribute (hwloc's bitmap text: 32-bit hex words, most significant
- * first).
+ * The exec agent reads them once from its hwloc XML topology (in document
+ * order, which is hwloc's logical order: the exporter writes each
+ * object's children in order; test/hwcores.c checks it against hwloc's own
+ * reading; a core's CPUs are its `cpuset` attribute) and gives each shell
+ * the CPUs of its cores of R only, in hwloc's bitmap text (32-bit hex
+ * words, most significant first: "0x00000003", "0x00000001,0x00000000"),
+ * which the shell puts back with hwcores_create() and hwcores_set().
  */
 #include <sched.h>
 #include <stddef.h>
@@ -28,6 +29,14 @@ struct hwcores;
 struct hwcores *hwcores_parse (const char *xml, flux_error_t *error);
 void hwcores_destroy (struct hwcores *hc);
 
+/* A map of ncores cores (logical indexes 0 to ncores - 1), none of which
+ * has CPUs yet (hwcores_add refuses them).  NULL with errno. */
+struct hwcores *hwcores_create (int ncores);
+
+/* Core i has the CPUs of bitmap (hwloc's bitmap text, not empty).  -1 with
+ * EINVAL on a bad index or bitmap. */
+int hwcores_set (struct hwcores *hc, int i, const char *bitmap);
+
 int hwcores_count (const struct hwcores *hc);
 
 /* The size in bytes of a CPU set (CPU_ALLOC_SIZE) that holds every CPU
@@ -35,7 +44,11 @@ int hwcores_count (const struct hwcores *hc);
 size_t hwcores_setsize (const struct hwcores *hc);
 
 /* Add the CPUs of core i (logical index) to set (of hwcores_setsize()
- * bytes).  -1 with EINVAL when there is no core i. */
+ * bytes).  -1 with EINVAL when there is no core i (or it has no CPUs). */
 int hwcores_add (const struct hwcores *hc, int i, cpu_set_t *set);
+
+/* Core i's CPUs as hwloc's bitmap text, in buf of size bytes: its
+ * length, or -1 with EINVAL (no core i) or EOVERFLOW (buf too small). */
+int hwcores_format (const struct hwcores *hc, int i, char *buf, size_t size);
 
 #endif /* !FLUX_SHELL_HWCORES_H */

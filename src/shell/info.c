@@ -23,7 +23,7 @@ void shell_info_destroy (struct shell_info *info)
         json_decref (info->R);
         json_decref (info->jobspec);
         json_decref (info->opts);
-        free (info->topology);
+        json_decref (info->cpus);
         free (info->rundir);
         json_decref (info->options);
         idset_destroy (info->cores);
@@ -332,18 +332,18 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
 {
     struct shell_info *info;
     json_int_t id;
-    const char *ranks, *topology = NULL, *rundir = NULL;
-    json_t *R, *jobspec, *opts = NULL;
+    const char *ranks, *rundir = NULL;
+    json_t *R, *jobspec, *opts = NULL, *cpus = NULL;
     int i = 0, broker_rank = -1;
 
-    if (json_unpack (o, "{s:I s:i s:i s:i s:s s:o s:o s?o s?s s?i s?s}", "id",
+    if (json_unpack (o, "{s:I s:i s:i s:i s:s s:o s:o s?o s?o s?i s?s}", "id",
                      &id, "userid", &(int){0}, "rank", &(int){0}, "size",
                      &(int){0}, "ranks", &ranks, "R", &R, "jobspec", &jobspec,
-                     "opts", &opts, "topology", &topology, "broker-rank",
-                     &broker_rank, "rundir", &rundir)
+                     "opts", &opts, "cpus", &cpus, "broker-rank", &broker_rank,
+                     "rundir", &rundir)
             < 0
         || !json_is_object (R) || !json_is_object (jobspec)
-        || broker_rank < -1) {
+        || (cpus && !json_is_object (cpus)) || broker_rank < -1) {
         errprintf (error, "malformed shell-info response");
         errno = EPROTO;
         return NULL;
@@ -356,8 +356,7 @@ struct shell_info *shell_info_create (json_t *o, flux_error_t *error)
     info->R = json_incref (R);
     info->jobspec = json_incref (jobspec);
     info->opts = opts ? json_incref (opts) : json_object ();
-    if (topology && !(info->topology = strdup (topology)))
-        goto error;
+    info->cpus = json_incref (cpus);
     info->broker_rank = broker_rank;
     (void)json_unpack (o, "{s:b}", "tmpdir-reuse", &info->tmpdir_reuse);
     if (rundir && !(info->rundir = strdup (rundir)))

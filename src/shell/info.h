@@ -28,7 +28,8 @@ struct shell_info {
     json_t *R;
     json_t *jobspec;
     json_t *opts;        /* agent options (may be an empty object) */
-    char *topology;      /* the node's hwloc XML from the agent, or NULL */
+    json_t *cpus;        /* the CPUs of this shell's cores from the agent
+                            ({"CORE": "BITMAP"}, hwcores.h), or NULL */
     int broker_rank;     /* the agent's broker rank, or -1 (not given) */
     char *rundir;        /* the broker's rundir from the agent, or NULL */
     bool tmpdir_reuse;   /* leave the tmpdir made in rundir empty: the

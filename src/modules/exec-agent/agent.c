@@ -104,10 +104,10 @@ struct agent {
     char *uri;
     char *rundir; /* the broker's, for the shells (NULL: none) */
     char *job_shell;
-    char *imp;    /* NULL: guests' jobs fail */
-    char *helper; /* FLUX_IMP_EXEC_HELPER without the id */
-    char *hwxml;  /* this node's topology for the shells (hwxml.h) */
-    bool hwxml_tried;
+    char *imp;          /* NULL: guests' jobs fail */
+    char *helper;       /* FLUX_IMP_EXEC_HELPER without the id */
+    struct hwcores *hw; /* this node's cores, for the shells (hwxml.h) */
+    bool hw_tried;
     double window;
     double release_window;
     double unload_grace;
@@ -632,29 +632,33 @@ static int spawn_status (int errnum)
 }
 
 /* What exec-agent.shell-info answers about job, whose shell runs here
- * (a new object), or NULL with errno.  broker-rank and rundir: the shell
+ * (a new object), or NULL with errno.  cpus: the CPUs of the shell's
+ * cores (hwxml.h); broker-rank and rundir: the shell
  * asks its broker for neither (two requests fewer per shell);
  * tmpdir-reuse: leave the tmpdir made in the rundir empty, the agent
  * takes it back (tmpdir_reclaim). */
 static json_t *shell_info_object (struct ajob *job)
 {
     struct agent *a = job->a;
-    json_t *o;
+    json_t *o, *cpus = NULL;
 
-    if (!a->hwxml_tried) { /* once, at the first shell (not at load) */
-        a->hwxml_tried = true;
-        if (!(a->hwxml = hwxml_load ()))
+    if (!a->hw_tried) { /* once, at the first shell (not at load) */
+        a->hw_tried = true;
+        if (!(a->hw = hwxml_cores ()))
             flux_log (a->h, LOG_WARNING,
                       "hwloc: %s: shells will load the topology themselves",
                       strerror (errno));
     }
+    if (a->hw && !(cpus = hwxml_job_cpus (a->hw, job->R, a->topo.rank))
+        && errno == ENOMEM)
+        return NULL;
     if (!(o = json_pack (
-              "{s:I s:i s:i s:i s:s s:O s:O s:O s:s* s:I s:s* s:b}", "id",
+              "{s:I s:i s:i s:i s:s s:O s:O s:O s:o* s:I s:s* s:b}", "id",
               (json_int_t)job->entry.id, "userid", (int)job->userid, "rank",
               job->shell_rank, "size", job->nshells, "ranks", job->ranks_str,
-              "R", job->R, "jobspec", job->jobspec, "opts", job->opts,
-              "topology", a->hwxml, "broker-rank", (json_int_t)a->topo.rank,
-              "rundir", a->rundir, "tmpdir-reuse", tmpdir_managed (job))))
+              "R", job->R, "jobspec", job->jobspec, "opts", job->opts, "cpus",
+              cpus, "broker-rank", (json_int_t)a->topo.rank, "rundir",
+              a->rundir, "tmpdir-reuse", tmpdir_managed (job))))
         errno = ENOMEM;
     return o;
 }
@@ -1709,7 +1713,7 @@ void agent_destroy (struct agent *a)
         free (a->job_shell);
         free (a->imp);
         free (a->helper);
-        free (a->hwxml);
+        hwcores_destroy (a->hw);
         free (a->uri);
         free (a->rundir);
         free (a);

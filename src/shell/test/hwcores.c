@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
 /* test/hwcores.c - the cores read from hwloc XML without hwloc are
- * hwloc's own: the same logical order, the same CPUs. */
+ * hwloc's own: the same logical order, the same CPUs; given as text by
+ * the agent, the shell's map of them has the same CPUs. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <hwloc.h>
@@ -12,6 +13,38 @@
 
 #include "hwcores.h"
 #include "tap.h"
+
+/* The cores of hc given as text (the agent's hwcores_format, the shell's
+ * hwcores_set, backwards so that the map grows): the same CPUs. */
+static void check_given (const char *desc, const struct hwcores *hc)
+{
+    int n = hwcores_count (hc), bad = 0;
+    struct hwcores *given = hwcores_create (n);
+    size_t size = hwcores_setsize (hc);
+    cpu_set_t *a = CPU_ALLOC (size * 8), *b = CPU_ALLOC (size * 8);
+
+    if (!given || !a || !b)
+        BAIL_OUT ("out of memory");
+    for (int i = n - 1; i >= 0; i--) {
+        char buf[1024];
+        if (hwcores_format (hc, i, buf, sizeof (buf)) < 0
+            || hwcores_set (given, i, buf) < 0)
+            bad++;
+    }
+    ok (bad == 0 && hwcores_setsize (given) <= size,
+        "%s: each core's CPUs as bitmap text set a new map", desc);
+    for (int i = 0; i < n; i++) {
+        CPU_ZERO_S (size, a);
+        CPU_ZERO_S (size, b);
+        if (hwcores_add (hc, i, a) < 0 || hwcores_add (given, i, b) < 0
+            || !CPU_EQUAL_S (size, a, b))
+            bad++;
+    }
+    ok (bad == 0, "%s: the new map has the same CPUs", desc);
+    CPU_FREE (a);
+    CPU_FREE (b);
+    hwcores_destroy (given);
+}
 
 /* Compare hwcores' reading of topo's XML export with hwloc's objects. */
 static void check_same (const char *desc, hwloc_topology_t topo)
@@ -48,6 +81,7 @@ static void check_same (const char *desc, hwloc_topology_t topo)
         CPU_FREE (set);
     }
     ok (hc && bad == 0, "%s: every core has hwloc's CPUs", desc);
+    check_given (desc, hc);
     hwcores_destroy (hc);
     hwloc_free_xmlbuffer (topo, xml);
 }
@@ -151,6 +185,60 @@ static void malformed (void)
     ok (hwcores_parse (NULL, &error) == NULL, "no XML: NULL");
 }
 
+/* The agent's text for a shell's cores, the shell's map of them. */
+static void given (void)
+{
+    struct hwcores *hc = hwcores_create (5);
+    char buf[64];
+    size_t size;
+    cpu_set_t *set;
+
+    if (!hc)
+        BAIL_OUT ("hwcores_create failed");
+    ok (hwcores_count (hc) == 5, "hwcores_create: 5 cores");
+    ok (hwcores_add (hc, 0, NULL) < 0 && errno == EINVAL,
+        "a core not set has no CPUs: hwcores_add fails with EINVAL");
+    ok (hwcores_format (hc, 0, buf, sizeof (buf)) < 0 && errno == EINVAL,
+        "nor can it be formatted");
+    ok (hwcores_set (hc, 3, "0x00000001,0x00000000,0x00000004") == 0,
+        "core 3 set to CPUs 2 and 64");
+    ok (hwcores_set (hc, 4, "0x0,0x00000010") == 0,
+        "core 4 set to CPU 4 (an empty high word is dropped)");
+    ok (hwcores_format (hc, 3, buf, sizeof (buf)) > 0
+            && !strcmp (buf, "0x00000001,0x00000000,0x00000004"),
+        "core 3 formats as hwloc's bitmap text: %s", buf);
+    ok (hwcores_format (hc, 4, buf, sizeof (buf)) > 0
+            && !strcmp (buf, "0x00000010"),
+        "core 4 formats in one word: %s", buf);
+    ok (hwcores_format (hc, 3, buf, 12) < 0 && errno == EOVERFLOW,
+        "a buffer too small: EOVERFLOW");
+    size = hwcores_setsize (hc);
+    set = CPU_ALLOC (size * 8);
+    CPU_ZERO_S (size, set);
+    ok (hwcores_add (hc, 3, set) == 0 && hwcores_add (hc, 4, set) == 0
+            && CPU_COUNT_S (size, set) == 3 && CPU_ISSET_S (2, size, set)
+            && CPU_ISSET_S (4, size, set) && CPU_ISSET_S (64, size, set),
+        "cores 3 and 4 are CPUs 2, 4 and 64");
+    CPU_FREE (set);
+    ok (hwcores_set (hc, 5, "0x1") < 0 && errno == EINVAL,
+        "hwcores_set beyond the cores: EINVAL");
+    ok (hwcores_set (hc, -1, "0x1") < 0 && errno == EINVAL,
+        "hwcores_set of core -1: EINVAL");
+    ok (hwcores_set (hc, 0, "0x0") < 0 && errno == EINVAL,
+        "an empty set: EINVAL (a core has a CPU)");
+    ok (hwcores_set (hc, 0, "0-3") < 0 && hwcores_set (hc, 0, "") < 0
+            && hwcores_set (hc, 0, "0xf...f") < 0
+            && hwcores_set (hc, 0, NULL) < 0,
+        "what is not a bitmap (a range, nothing, infinite, NULL): refused");
+    ok (hwcores_add (hc, 0, NULL) < 0, "core 0 is still not set");
+    hwcores_destroy (hc);
+    ok (hwcores_create (-1) == NULL && errno == EINVAL,
+        "hwcores_create (-1): EINVAL");
+    hc = hwcores_create (0);
+    ok (hc && hwcores_count (hc) == 0, "hwcores_create (0): no cores");
+    hwcores_destroy (hc);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -162,5 +250,6 @@ int main (void)
     shuffled ();
     this_machine ();
     malformed ();
+    given ();
     done_testing ();
 }

@@ -217,47 +217,71 @@ static void test_malformed (void)
     ok (info == NULL && errno == EPROTO, "R without R_lite: %s", error.text);
 }
 
+/* A shell-info answer of a 1-core job with the agent's optional field
+ * key set to v (taken), given to shell_info_create(). */
+static struct shell_info *make_with (const char *key, json_t *v,
+                                     flux_error_t *error)
+{
+    json_t *o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{}}", "id",
+                           (json_int_t)1234, "userid", 100, "rank", 0, "size",
+                           1, "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
+                           jobspec (1, 1, NULL), "opts");
+    struct shell_info *info;
+
+    if (!o || !v || json_object_set_new (o, key, v) < 0)
+        BAIL_OUT ("json_pack failed");
+    errno = 0;
+    info = shell_info_create (o, error);
+    json_decref (o);
+    return info;
+}
+
 /* The agent's broker rank and rundir: optional, checked when given. */
 static void test_broker (void)
 {
     flux_error_t error = {.text = ""};
     struct shell_info *info;
-    json_t *o;
 
     info = make (0, 1, make_R (1, 1, NULL), jobspec (1, 1, NULL), &error);
     ok (info && info->broker_rank == -1 && info->rundir == NULL,
         "without broker-rank and rundir: -1 and NULL");
     shell_info_destroy (info);
 
-    o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{} s:i s:s}", "id",
-                   (json_int_t)1234, "userid", 100, "rank", 0, "size", 1,
-                   "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
-                   jobspec (1, 1, NULL), "opts", "broker-rank", 7, "rundir",
-                   "/run/x");
-    info = shell_info_create (o, &error);
-    ok (info && info->broker_rank == 7 && info->rundir
-            && !strcmp (info->rundir, "/run/x"),
-        "broker-rank and rundir are read");
+    info = make_with ("broker-rank", json_integer (7), &error);
+    ok (info && info->broker_rank == 7, "broker-rank is read");
     shell_info_destroy (info);
-    json_decref (o);
+    info = make_with ("rundir", json_string ("/run/x"), &error);
+    ok (info && info->rundir && !strcmp (info->rundir, "/run/x"),
+        "rundir is read");
+    shell_info_destroy (info);
 
-    o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{} s:i}", "id",
-                   (json_int_t)1234, "userid", 100, "rank", 0, "size", 1,
-                   "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
-                   jobspec (1, 1, NULL), "opts", "broker-rank", -5);
-    errno = 0;
-    ok (shell_info_create (o, &error) == NULL && errno == EPROTO,
+    ok (make_with ("broker-rank", json_integer (-5), &error) == NULL
+            && errno == EPROTO,
         "negative broker-rank: EPROTO: %s", error.text);
-    json_decref (o);
-
-    o = json_pack ("{s:I s:i s:i s:i s:s s:o s:o s:{} s:s}", "id",
-                   (json_int_t)1234, "userid", 100, "rank", 0, "size", 1,
-                   "ranks", "0", "R", make_R (1, 1, NULL), "jobspec",
-                   jobspec (1, 1, NULL), "opts", "broker-rank", "0");
-    errno = 0;
-    ok (shell_info_create (o, &error) == NULL && errno == EPROTO,
+    ok (make_with ("broker-rank", json_string ("0"), &error) == NULL
+            && errno == EPROTO,
         "broker-rank not an integer: EPROTO: %s", error.text);
-    json_decref (o);
+}
+
+/* The CPUs of the shell's cores from the agent: optional, an object. */
+static void test_cpus (void)
+{
+    flux_error_t error = {.text = ""};
+    struct shell_info *info;
+
+    info = make (0, 1, make_R (1, 1, NULL), jobspec (1, 1, NULL), &error);
+    ok (info && info->cpus == NULL, "without cpus: NULL");
+    shell_info_destroy (info);
+
+    info = make_with ("cpus", json_pack ("{s:s}", "0", "0x00000001"), &error);
+    ok (info && json_is_object (info->cpus)
+            && json_object_size (info->cpus) == 1,
+        "cpus are kept");
+    shell_info_destroy (info);
+
+    ok (make_with ("cpus", json_string ("0x1"), &error) == NULL
+            && errno == EPROTO,
+        "cpus not an object: EPROTO: %s", error.text);
 }
 
 static void test_size (void)
@@ -308,6 +332,7 @@ int main (void)
     test_distribute ();
     test_malformed ();
     test_broker ();
+    test_cpus ();
     test_size ();
     test_duration ();
     done_testing ();
