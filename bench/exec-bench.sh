@@ -5,7 +5,9 @@
 # build directory (or give it as $1); N is $2, repetitions $3 (default 5).
 # Prints each run's wall time, the best, and the floor: N launches of
 # /bin/true at bench/floors' spawn_true time, spread over the machine's
-# cores (nproc), with the ratio of the two.
+# cores (nproc), with the ratio of the two.  Env: MODULES (default
+# "rexec": the brokers load only the rexec module; "all": the default
+# modules of an instance, which run beside and share the same cores).
 set -e
 build=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 n=${2:-8}
@@ -18,7 +20,10 @@ cores=$(nproc)
 floor_ms=$(echo "$n * $spawn_ms / $cores" | bc -l)
 
 export EB_REPS="$reps"
-times=$(flux start -s "$n" -Sbroker.modules=rexec bash -c '
+modules=${MODULES:-rexec}
+mopt="-Sbroker.modules=$modules"
+[ "$modules" = all ] && mopt=""
+times=$(flux start -s "$n" $mopt bash -c '
     set -e
     flux exec -r all true  # warm up: every broker up, every path cached
     for i in $(seq $EB_REPS); do
@@ -34,6 +39,7 @@ for t in $times; do
 done
 best=$(printf "%s\n" $times | sort -g | head -1)
 printf "best: %.1f ms\n" "$best"
+printf "modules: %s\n" "$modules"
 printf "floor: %d launches x %.3f ms (floors spawn_true) / %d cores = %.1f ms\n" \
     "$n" "$spawn_ms" "$cores" "$floor_ms"
 printf "ratio: %.2f (target <= 1.5 at 64 brokers)\n" \
