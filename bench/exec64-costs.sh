@@ -11,7 +11,10 @@
 #     cpuacct cgroup when run as root with cgroup v1's cpuacct mounted
 #     (else: the brokers' threads only, from schedstat); the client's
 #     own CPU (perf stat task-clock, with its children); and the brokers'
-#     CPU by thread name (broker thread, each module), summed over ranks
+#     CPU by thread name (broker thread, each module), summed over ranks,
+#     their sum, and (with the cgroup) what the brokers ran: all CPU less
+#     the brokers' threads, the client and perf stat's own (measured
+#     first): the shells and their tasks, or flux exec's processes
 # Env: REPS (5), SIZE (64), START_OPTS (extra flux start options),
 # OPS ("exec run": which operations; also idle; timeline: the events of
 # a -N$SIZE job, ms after its submission; and shell=PATH: run with
@@ -72,6 +75,18 @@ total () {
     else threads | awk "{s += \$2} END {print s}"; fi
 }
 ms () { date +%s.%N; }
+# what perf stat itself costs (ms), the median of 3, to leave out of
+# what the brokers ran (only with the cgroup, where it is counted)
+perf_ms=0
+if [ -n "$EXEC64_CG" ]; then
+    perf_ms=$(for i in 1 2 3; do
+        c0=$(total)
+        perf stat -x, -e task-clock -o /tmp/exec64.p.$$ true
+        c1=$(total)
+        echo "($c1 - $c0) / 1000000 - $(awk -F, "/task-clock/ {print \$1}" /tmp/exec64.p.$$)" | bc -l
+    done | sort -g | sed -n 2p)
+    printf "perf stat itself: %.1f ms of CPU (left out of what the brokers ran)\n" "$perf_ms"
+fi
 one () { # label command...
     local lab=$1; shift
     "$@" >/dev/null # warm up
@@ -86,7 +101,12 @@ one () { # label command...
             "$(echo "($t1 - $t0) * 1000" | bc -l)" \
             "$(echo "($c1 - $c0) / 1000000" | bc -l)" "$cl"
         join /tmp/exec64.a.$$ /tmp/exec64.b.$$ \
-            | awk "{d = (\$3 - \$2) / 1e6; if (d >= 0.5) printf \"%s %.1f \", \$1, d} END {print \"\"}"
+            | awk -v all="$(echo "($c1 - $c0) / 1000000" | bc -l)" \
+                -v client="$cl" -v cg="$EXEC64_CG" -v perf="$perf_ms" \
+                "{d = (\$3 - \$2) / 1e6; b += d; if (d >= 0.5) printf \"%s %.1f \", \$1, d}
+                 END {printf \"; brokers %.1f ms\", b;
+                      if (cg != \"\") printf \", what they ran %.1f ms\", all - b - client - perf;
+                      print \"\"}"
     done
     rm -f /tmp/exec64.[abp].$$
 }
