@@ -103,7 +103,9 @@ int hwcores_format (const struct hwcores *hc, int i, char *buf, size_t size)
     if (!(c = core (hc, i)))
         return -1;
     for (int w = c->n - 1; w >= 0; w--) {
-        int n = snprintf (buf + len, size > len ? size - len : 0, "%s0x%08x",
+        /* past the end: only counted (a pointer beyond buf is not made) */
+        int n = snprintf (len < size ? buf + len : NULL,
+                          len < size ? size - len : 0, "%s0x%08x",
                           w < c->n - 1 ? "," : "", c->w[w]);
         len += (size_t)n;
     }
