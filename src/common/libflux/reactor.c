@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "coop.h"
 #include "reactor.h"
 
 struct flux_reactor {
@@ -17,6 +18,7 @@ struct flux_reactor {
     int stopped_error;
     uv_idle_t deferred_idle;
     struct flux_deferred deferred; /* list head */
+    struct flux_coop_loop *coop;   /* in a coop task: yields for the poll */
 };
 
 static void deferred_run (uv_idle_t *idle);
@@ -27,6 +29,10 @@ static flux_reactor_t *reactor_init (flux_reactor_t *r)
     if (uv_idle_init (r->loop, &r->deferred_idle) < 0)
         return NULL;
     r->deferred_idle.data = r;
+    /* started before anything else on the loop, so it runs last in the
+     * prepare phase (libuv runs the latest started first) */
+    if (flux_coop_in_task () && !(r->coop = flux_coop_attach (r->loop)))
+        return NULL;
     return r;
 }
 
@@ -87,6 +93,8 @@ void flux_reactor_destroy (flux_reactor_t *r)
         int saved_errno = errno;
         if (!uv_is_closing ((uv_handle_t *)&r->deferred_idle))
             uv_close ((uv_handle_t *)&r->deferred_idle, NULL);
+        flux_coop_detach (r->coop);
+        r->coop = NULL;
         if (r->owned) {
             /* Handles still open belong to objects the user leaked;
              * close them so the loop can be closed. */
@@ -114,7 +122,7 @@ int flux_reactor_run (flux_reactor_t *r, int flags)
     else if (flags & FLUX_REACTOR_ONCE)
         mode = UV_RUN_ONCE;
     r->stopped_error = 0;
-    uv_run (r->loop, mode);
+    (void)flux_coop_uv_run (r->loop, mode);
     if (r->stopped_error) {
         errno = r->stop_errnum ? r->stop_errnum : ECANCELED;
         return -1;
