@@ -394,6 +394,16 @@ static int set_attrs (struct broker *b, struct boot_info *info)
                          "duration (FSD), e.g. 30s\n");
         return -1;
     }
+    s = attr_get (b->attrs, "broker.module-group", NULL);
+    rc |= attr_add (b->attrs, "broker.module-group",
+                    s ? s : DEFAULT_MODULE_GROUP, ATTR_IMMUTABLE);
+    if (rc == 0
+        && module_group_set (attr_get (b->attrs, "broker.module-group", NULL))
+               < 0) {
+        fprintf (stderr, "flux-broker: broker.module-group: %s\n",
+                 strerror (errno));
+        return -1;
+    }
     if (rc == 0
         && (duration_attr (b, "broker.finalize-timeout", "30s",
                            &b->finalize_timeout)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-only
  * Copyright the flux-c authors */
-/* module.c - load a broker module DSO and run it in its own thread.
+/* module.c - load a broker module DSO and run it in its own thread (or
+ * as a task of the module group's, module.h).
  * The broker side lives on the broker's loop (a uv_poll on the pipe's
  * eventfd); the module side is the thread function module_thread().
  */
@@ -16,6 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "libflux/coop.h"
 #include "libflux/msgpipe.h"
 #include "libutil/modname.h"
 #include "methods.h"
@@ -36,6 +38,8 @@ struct module {
     struct flux_msgpipe *pipe; /* broker end 0, module end 1 */
     pthread_t thread;
     int thread_started;
+    bool grouped;          /* runs as a task of the module group */
+    atomic_bool task_done; /* ... and that task has returned */
 
     uv_poll_t *poll;
     /* seconds (uv_hrtime) of the last message from the module: set by
@@ -230,7 +234,8 @@ static void *module_thread (void *arg)
     /* name the thread after the module (15 chars), so top -H, perf and
      * gdb tell the modules apart */
     snprintf (tname, sizeof (tname), "%s", m->name);
-    (void)pthread_setname_np (pthread_self (), tname);
+    if (!m->grouped)
+        (void)pthread_setname_np (pthread_self (), tname);
     if (!argv || !(h = flux_msgpipe_open (m->pipe, 1, 0))) {
         errnum = errno;
         goto done;
@@ -279,6 +284,110 @@ done:
     flux_close (h);
     free (argv);
     return NULL;
+}
+
+/* ---- the module group (module_group_set) ---- */
+
+/* The modules named share one thread: each runs module_thread() as a
+ * task of a coop (libflux/coop.h), whose loops yield where they would
+ * block.  The thread runs while a task does. */
+static struct {
+    pthread_mutex_t lock;
+    char *names; /* ",a,b,c," */
+    flux_coop_t *coop;
+    bool running;
+} group = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, false};
+
+int module_group_set (const char *names)
+{
+    char *s = NULL;
+
+    if (names && *names) {
+        size_t len = strlen (names);
+        if (!(s = malloc (len + 3)))
+            return -1;
+        s[0] = ',';
+        memcpy (s + 1, names, len);
+        s[len + 1] = ',';
+        s[len + 2] = '\0';
+    }
+    pthread_mutex_lock (&group.lock);
+    free (group.names);
+    group.names = s;
+    pthread_mutex_unlock (&group.lock);
+    return 0;
+}
+
+static bool modgroup_member (const char *name)
+{
+    char key[256];
+    bool member;
+
+    if (snprintf (key, sizeof (key), ",%s,", name) >= (int)sizeof (key))
+        return false;
+    pthread_mutex_lock (&group.lock);
+    member = group.names && strstr (group.names, key);
+    pthread_mutex_unlock (&group.lock);
+    return member;
+}
+
+static void *modgroup_thread (void *arg)
+{
+    (void)pthread_setname_np (pthread_self (), "modgroup");
+    for (;;) {
+        (void)flux_coop_run (group.coop);
+        pthread_mutex_lock (&group.lock);
+        if (flux_coop_count (group.coop) == 0) {
+            group.running = false;
+            pthread_mutex_unlock (&group.lock);
+            break;
+        }
+        pthread_mutex_unlock (&group.lock);
+    }
+    return NULL;
+}
+
+static void modgroup_task (void *arg)
+{
+    struct module *m = arg;
+    (void)module_thread (m);
+    atomic_store (&m->task_done, true);
+}
+
+static int modgroup_spawn (struct module *m)
+{
+    pthread_t t;
+    int rc = -1;
+
+    pthread_mutex_lock (&group.lock);
+    if (!group.coop && !(group.coop = flux_coop_create ()))
+        goto done;
+    if (!group.running) {
+        /* the thread first: a task spawned could otherwise be left
+         * pending, never run, while its module is freed */
+        if ((errno = pthread_create (&t, NULL, modgroup_thread, NULL)) != 0)
+            goto done;
+        pthread_detach (t);
+        group.running = true;
+    }
+    rc = flux_coop_spawn (group.coop, modgroup_task, m, 0);
+done:
+    pthread_mutex_unlock (&group.lock);
+    return rc;
+}
+
+/* Wait for a grouped module's task to return (timeout < 0: for ever). */
+static bool modgroup_join (struct module *m, double timeout)
+{
+    double t0 = uv_hrtime () * 1e-9;
+    struct timespec ms = {0, 1000000};
+
+    while (!atomic_load (&m->task_done)) {
+        if (timeout >= 0 && uv_hrtime () * 1e-9 - t0 > timeout)
+            return false;
+        nanosleep (&ms, NULL);
+    }
+    return true;
 }
 
 /* ---- broker side ---- */
@@ -497,7 +606,14 @@ struct module *module_create (uv_loop_t *loop, const char *path,
     m->poll->data = m;
     uv_poll_start (m->poll, UV_READABLE, pipe_cb);
     atomic_store (&m->last_seen, uv_hrtime () * 1e-9);
-    if ((errno = pthread_create (&m->thread, NULL, module_thread, m)) != 0) {
+    if ((m->grouped = modgroup_member (m->name))) {
+        if (modgroup_spawn (m) < 0) {
+            errprintf (error, "module group: %s", strerror (errno));
+            goto error;
+        }
+    }
+    else if ((errno = pthread_create (&m->thread, NULL, module_thread, m))
+             != 0) {
         errprintf (error, "pthread_create: %s", strerror (errno));
         goto error;
     }
@@ -528,7 +644,10 @@ static void zombie_free (struct module *m)
 {
     if (m->pipe)
         flux_msgpipe_close (m->pipe, 0);
-    pthread_join (m->thread, NULL); /* it has sent its last message */
+    if (m->grouped)
+        (void)modgroup_join (m, -1.);
+    else
+        pthread_join (m->thread, NULL); /* it has sent its last message */
     module_free (m);
 }
 
@@ -537,6 +656,8 @@ static bool join_thread (struct module *m, double timeout)
 {
     struct timespec ts;
 
+    if (m->grouped)
+        return modgroup_join (m, timeout);
     if (timeout < 0)
         return pthread_join (m->thread, NULL) == 0;
     clock_gettime (CLOCK_REALTIME, &ts);

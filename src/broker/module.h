@@ -23,6 +23,16 @@
  * only while nothing the module sent before is still waiting for, or
  * being routed by, the broker's thread, so a module's messages keep
  * their order.
+ *
+ * The module group: the modules named by module_group_set() (the
+ * broker.module-group attribute) share one thread instead, named
+ * "modgroup", each as a task of a coop (libflux/coop.h): a module's loop
+ * yields where it would block, so a message between two of them wakes
+ * no other thread.  Everything else is the same: the loader above runs
+ * in the task, the module's handle, loop and stack are its own.  A module
+ * that blocks outside its loop (a system call, a long computation)
+ * delays the whole group, so one that may (content-sqlite's fsync) is
+ * left out of it.
  */
 #include <stdbool.h>
 
@@ -48,11 +58,15 @@ typedef void (*module_status_f) (struct module *m, int prev, void *arg);
  * reference), false to let the broker's thread route it. */
 typedef bool (*module_fast_f) (struct module *m, flux_msg_t *msg, void *arg);
 
-/* Load the DSO at path and start its thread.  name NULL: derived from
- * the file name (up to the first '.').  args: JSON array of strings
- * (borrowed).  attrs: JSON object of cacheable attributes for the welcome
- * (borrowed).  fast_cb may be NULL.  Errors: ENOENT (no file), EINVAL (no
- * mod_main), with text.
+/* The names (comma separated; NULL or "": none) of the modules that
+ * module_create() runs in the group from now on.  -1 with ENOMEM. */
+int module_group_set (const char *names);
+
+/* Load the DSO at path and start its thread (or its task in the group).  name
+ * NULL: derived from the file name (up to the first '.').  args: JSON array of
+ * strings (borrowed).  attrs: JSON object of cacheable attributes for the
+ * welcome (borrowed).  fast_cb may be NULL.  Errors: ENOENT (no file), EINVAL
+ * (no mod_main), with text.
  */
 struct module *module_create (uv_loop_t *loop, const char *path,
                               const char *name, json_t *args, json_t *attrs,
