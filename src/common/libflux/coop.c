@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -39,6 +40,9 @@
 #define fiber_start(save, bottom, size) ((void)(save), (void)(bottom))
 #define fiber_finish(save, bottom, size) ((void)(save), (void)(bottom))
 #endif
+
+/* flux_coop_poll() over several fds looks again this often (ms) */
+#define COOP_POLL_MS 5
 
 #define STACK_DEFAULT ((size_t)8 << 20)
 #define GUARD_SIZE ((size_t)64 << 10)
@@ -229,10 +233,12 @@ static void task_wait_fd (struct task *t, int fd, int timeout_ms)
         if (t->fd >= 0)
             (void)epoll_ctl (t->c->epfd, EPOLL_CTL_DEL, t->fd, NULL);
         t->fd = -1;
-        if (fd >= 0 && epoll_ctl (t->c->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
-            t->fd = fd;
-        else if (timeout_ms < 0 || timeout_ms > 1)
-            timeout_ms = 1; /* cannot watch it: look again soon */
+        if (fd >= 0) {
+            if (epoll_ctl (t->c->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+                t->fd = fd;
+            else if (timeout_ms < 0 || timeout_ms > 1)
+                timeout_ms = 1; /* cannot watch it: look again soon */
+        }
     }
     t->deadline
         = timeout_ms >= 0 ? now_ns () + (int64_t)timeout_ms * 1000000 : -1;
@@ -256,6 +262,32 @@ int flux_coop_wait_fd (int fd, int timeout_ms)
         t->fd = -1;
     }
     return 0;
+}
+
+int flux_coop_poll (struct pollfd *fds, nfds_t nfds, int timeout_ms)
+{
+    struct task *t = current;
+    int64_t deadline;
+
+    if (!t)
+        return poll (fds, nfds, timeout_ms);
+    deadline = timeout_ms >= 0 ? now_ns () + (int64_t)timeout_ms * 1000000 : -1;
+    for (;;) {
+        int64_t left;
+        int ms, rc;
+
+        if ((rc = poll (fds, nfds, 0)) != 0)
+            return rc;
+        left = deadline >= 0 ? deadline - now_ns () : -1;
+        if (deadline >= 0 && left <= 0)
+            return 0;
+        ms = left < 0 ? -1 : (int)((left + 999999) / 1000000);
+        if (nfds == 1 && fds[0].fd >= 0 && fds[0].events == POLLIN)
+            (void)flux_coop_wait_fd (fds[0].fd, ms);
+        else
+            task_wait_fd (t, -1,
+                          ms < 0 || ms > COOP_POLL_MS ? COOP_POLL_MS : ms);
+    }
 }
 
 int flux_coop_uv_run (uv_loop_t *loop, uv_run_mode mode)

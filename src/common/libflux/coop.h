@@ -21,6 +21,7 @@
  * task that computes for long delays the others: a task yields at every
  * turn of its loop, never in the middle of a callback.
  */
+#include <poll.h>
 #include <uv.h>
 
 #ifdef __cplusplus
@@ -68,6 +69,11 @@ int flux_coop_uv_run (uv_loop_t *loop, uv_run_mode mode);
 /* In a task: yield until fd is readable or timeout_ms (-1: no limit)
  * passed (look again: either may be why).  -1 with EINVAL elsewhere. */
 int flux_coop_wait_fd (int fd, int timeout_ms);
+
+/* poll (fds, nfds, timeout_ms), yielding while nothing is ready: on
+ * the fd for one fd watched for POLLIN, else looking again every few ms.
+ * For what must wait outside a loop in a task (a module's unload). */
+int flux_coop_poll (struct pollfd *fds, nfds_t nfds, int timeout_ms);
 
 #ifdef __cplusplus
 }

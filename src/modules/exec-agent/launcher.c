@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libflux/coop.h"
 #include "launcher.h"
 #include "libflux/list.h"
 #include "shell/launch.h"
@@ -495,7 +496,8 @@ static void settle (struct launcher *l)
     while (!l->dead && first_pending (l)) {
         struct pollfd pfd = {.fd = l->sock, .events = POLLIN};
         double left = deadline - now_mono ();
-        if (left <= 0. || poll (&pfd, 1, (int)(left * 1000.) + 1) == 0)
+        if (left <= 0.
+            || flux_coop_poll (&pfd, 1, (int)(left * 1000.) + 1) == 0)
             break;
         while (read_one (l) == 0)
             ;
@@ -509,7 +511,7 @@ static void wait_exit (pid_t pid)
         pid_t rc = waitpid (pid, NULL, WNOHANG);
         if (rc == pid || (rc < 0 && errno != EINTR))
             return;
-        usleep (10000);
+        (void)flux_coop_poll (NULL, 0, 10); /* others run (coop.h) */
     }
     kill_reap (pid);
 }

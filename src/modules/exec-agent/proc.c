@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "libflux/coop.h"
 #include "launcher.h"
 #include "proc.h"
 #include "shell/killsig.h"
@@ -654,7 +655,10 @@ static void wait_exits (struct proc **procs, struct pollfd *fds, size_t n,
         int rc;
         if (left <= 0.)
             break;
-        rc = poll (fds, n, (int)(left * 1000.) + 1);
+        /* the module may share its thread (broker.module-group): the
+         * others run meanwhile, the kvs that the shells' last commits
+         * wait for among them */
+        rc = flux_coop_poll (fds, n, (int)(left * 1000.) + 1);
         if (rc < 0 && errno != EINTR)
             break;
         for (size_t i = 0; rc > 0 && i < n; i++) {

@@ -138,13 +138,14 @@ static void server_task (void *arg)
 static void then_cb (flux_future_t *f, void *arg)
 {
     struct pair *pr = arg;
+    flux_reactor_t *r = flux_future_get_reactor (f);
     const char *s;
 
     if (flux_rpc_get (f, &s) == 0 && !strcmp (s, "async"))
         pr->answered_async++;
     flux_future_destroy (f);
     if (pr->answered_async == NRPC)
-        flux_reactor_stop (flux_future_get_reactor (f));
+        flux_reactor_stop (r);
 }
 
 static void client_task (void *arg)
