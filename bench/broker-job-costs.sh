@@ -3,7 +3,9 @@
 # thread by thread, in CPU time (which the load of a shared machine
 # blurs less than jobs/s).  Run from a build directory (or give it as $1).
 #   - CPU per job of each thread of the broker (the broker thread, the
-#     ZeroMQ I/O threads, one thread per module), from
+#     ZeroMQ I/O threads, "modgroup" for the modules of broker.module-group
+#     and one thread for each other module: START_OPTS=
+#     -Sbroker.module-group= gives every module its own, to compare), from
 #     /proc/PID/task/*/schedstat, over NJOBS (500) jobs after 20 to warm
 #     up; and the shells' and tasks' CPU (reaped children, /proc/PID/stat)
 #   - messages per job each module sent and received (module stats-get:

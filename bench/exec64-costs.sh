@@ -11,10 +11,11 @@
 #     cpuacct cgroup when run as root with cgroup v1's cpuacct mounted
 #     (else: the brokers' threads only, from schedstat); the client's
 #     own CPU (perf stat task-clock, with its children); and the brokers'
-#     CPU by thread name (broker thread, each module), summed over ranks,
-#     their sum, and (with the cgroup) what the brokers ran: all CPU less
-#     the brokers' threads, the client and perf stat's own (measured
-#     first): the shells and their tasks, or flux exec's processes
+#     CPU by thread name (broker thread, modgroup, each other module),
+#     summed over ranks, their sum, and (with the cgroup) what the brokers
+#     ran: all CPU less the brokers' threads, the client and perf stat's
+#     own (measured first): the shells and their tasks, or flux exec's
+#     processes
 # Env: REPS (5), SIZE (64), START_OPTS (extra flux start options),
 # OPS ("exec run": which operations; also idle; timeline: the events of
 # a -N$SIZE job, ms after its submission; and shell=PATH: run with

@@ -201,6 +201,44 @@ test_expect_success 'module remove --cancel: a module that does not stop is aban
 	grep "\"args\":\[\"again\"\]" hello2.out &&
 	grep "module testmod did not stop within 1.0 s: abandoned" dmesg.out
 '
+test_expect_success 'broker.module-group: the modules named share one thread' '
+	cat >threads.sh <<-"EOT" &&
+	flux getattr broker.module-group
+	cat /proc/$(flux getattr broker.pid)/task/*/comm
+	flux kvs put grp.a=1 && flux kvs get grp.a
+	EOT
+	flux start sh threads.sh >group.out &&
+	head -n 1 group.out | grep "^rexec,content,kvs,kvs-watch,job-manager" &&
+	grep -x modgroup group.out &&
+	! grep -x kvs group.out && ! grep -x job-manager group.out &&
+	grep -x content-sqlite group.out && grep -x resource group.out &&
+	flux start -Sbroker.module-group= sh threads.sh >nogroup.out &&
+	! grep -x modgroup nogroup.out &&
+	grep -x kvs nogroup.out && grep -x job-manager nogroup.out &&
+	flux start -Sbroker.module-group=kvs,content sh threads.sh >two.out &&
+	grep -x modgroup two.out && ! grep -x kvs two.out &&
+	! grep -x content two.out && grep -x job-manager two.out &&
+	test "$(tail -n 1 two.out)" = 1
+'
+test_expect_success 'broker.module-group: a module of the group loads, serves, unloads, loads again' '
+	cat >grouped.sh <<-EOT &&
+	pid=\$(flux getattr broker.pid)
+	flux module load $MOD first || exit 1
+	$RPC testmod.hello >hello1.out || exit 1
+	grep -lx testmod /proc/\$pid/task/*/comm | wc -l >own.threads
+	flux module remove testmod || exit 1
+	$RPC testmod.hello 2>gone.err && exit 1
+	flux module load $MOD second || exit 1
+	$RPC testmod.hello >hello2.out || exit 1
+	flux kvs put grp.b=2 && flux kvs get grp.b >kvs.out
+	EOT
+	flux start -Sbroker.module-group=kvs,content,testmod sh grouped.sh &&
+	grep "\"args\":\[\"first\"\]" hello1.out &&
+	test $(cat own.threads) = 0 &&
+	grep "Function not implemented" gone.err &&
+	grep "\"args\":\[\"second\"\]" hello2.out &&
+	test "$(cat kvs.out)" = 2
+'
 test_expect_success 'module remove --cancel: a module stuck in its initialisation' '
 	cat >initstall.sh <<-EOT &&
 	flux module load $MOD stall-init=20 2>initstall.err &
