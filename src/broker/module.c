@@ -38,8 +38,8 @@ struct module {
     struct flux_msgpipe *pipe; /* broker end 0, module end 1 */
     pthread_t thread;
     int thread_started;
-    bool grouped;          /* runs as a task of the module group */
-    atomic_bool task_done; /* ... and that task has returned */
+    bool grouped;   /* runs as a task of the module group */
+    bool task_done; /* ... and that task has returned (group.lock) */
 
     uv_poll_t *poll;
     /* seconds (uv_hrtime) of the last message from the module: set by
@@ -293,10 +293,12 @@ done:
  * block.  The thread runs while a task does. */
 static struct {
     pthread_mutex_t lock;
-    char *names; /* ",a,b,c," */
+    pthread_cond_t task_done; /* a task returned (module.task_done) */
+    char *names;              /* ",a,b,c," */
     flux_coop_t *coop;
     bool running;
-} group = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, false};
+} group
+    = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, false};
 
 int module_group_set (const char *names)
 {
@@ -351,7 +353,11 @@ static void modgroup_task (void *arg)
 {
     struct module *m = arg;
     (void)module_thread (m);
-    atomic_store (&m->task_done, true);
+    /* m may be freed as soon as the lock is released */
+    pthread_mutex_lock (&group.lock);
+    m->task_done = true;
+    pthread_cond_broadcast (&group.task_done);
+    pthread_mutex_unlock (&group.lock);
 }
 
 static int modgroup_spawn (struct module *m)
@@ -376,18 +382,21 @@ done:
     return rc;
 }
 
-/* Wait for a grouped module's task to return (timeout < 0: for ever). */
-static bool modgroup_join (struct module *m, double timeout)
+/* Wait for a grouped module's task to return, until *deadline
+ * (CLOCK_REALTIME; NULL: for ever). */
+static bool modgroup_join (struct module *m, const struct timespec *deadline)
 {
-    double t0 = uv_hrtime () * 1e-9;
-    struct timespec ms = {0, 1000000};
+    bool done;
+    int rc = 0;
 
-    while (!atomic_load (&m->task_done)) {
-        if (timeout >= 0 && uv_hrtime () * 1e-9 - t0 > timeout)
-            return false;
-        nanosleep (&ms, NULL);
-    }
-    return true;
+    pthread_mutex_lock (&group.lock);
+    while (!m->task_done && rc != ETIMEDOUT)
+        rc = deadline ? pthread_cond_timedwait (&group.task_done, &group.lock,
+                                                deadline)
+                      : pthread_cond_wait (&group.task_done, &group.lock);
+    done = m->task_done;
+    pthread_mutex_unlock (&group.lock);
+    return done;
 }
 
 /* ---- broker side ---- */
@@ -640,14 +649,13 @@ static void module_free (struct module *m)
     free (m);
 }
 
+static bool join_thread (struct module *m, double timeout);
+
 static void zombie_free (struct module *m)
 {
     if (m->pipe)
         flux_msgpipe_close (m->pipe, 0);
-    if (m->grouped)
-        (void)modgroup_join (m, -1.);
-    else
-        pthread_join (m->thread, NULL); /* it has sent its last message */
+    (void)join_thread (m, -1.); /* it has sent its last message */
     module_free (m);
 }
 
@@ -656,10 +664,9 @@ static bool join_thread (struct module *m, double timeout)
 {
     struct timespec ts;
 
-    if (m->grouped)
-        return modgroup_join (m, timeout);
     if (timeout < 0)
-        return pthread_join (m->thread, NULL) == 0;
+        return m->grouped ? modgroup_join (m, NULL)
+                          : pthread_join (m->thread, NULL) == 0;
     clock_gettime (CLOCK_REALTIME, &ts);
     ts.tv_sec += (time_t)timeout;
     ts.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
@@ -667,6 +674,8 @@ static bool join_thread (struct module *m, double timeout)
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
     }
+    if (m->grouped)
+        return modgroup_join (m, &ts);
     return pthread_timedjoin_np (m->thread, NULL, &ts) == 0;
 }
 

@@ -422,10 +422,8 @@ static int wait_readable (flux_t *h, double deadline)
     }
     if (pfd.fd < 0)
         return -1;
-    if (flux_coop_in_task ())
-        return flux_coop_wait_fd (pfd.fd,
-                                  deadline < 0 ? -1 : (int)(remain * 1000) + 1);
-    n = poll (&pfd, 1, deadline < 0 ? -1 : (int)(remain * 1000) + 1);
+    /* poll(), or in a coop task a yield until readable (coop.h) */
+    n = flux_coop_poll (&pfd, 1, deadline < 0 ? -1 : (int)(remain * 1000) + 1);
     if (n < 0 && errno != EINTR)
         return -1;
     return 0;

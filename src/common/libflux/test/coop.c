@@ -214,18 +214,26 @@ static void idle_cb (uv_idle_t *w)
     }
 }
 
-static void busy_task (void *arg)
+/* Run a loop of its own whose idle callback cb (data in w->data) runs at
+ * every turn until it stops the loop: a task that always has work. */
+static void run_idle_loop (uv_idle_cb cb, void *data)
 {
-    struct busy *b = arg;
     flux_reactor_t *r = flux_reactor_create (0);
     uv_idle_t w;
 
+    if (!r)
+        BAIL_OUT ("flux_reactor_create failed");
     uv_idle_init (flux_reactor_uv (r), &w);
-    w.data = b;
-    uv_idle_start (&w, idle_cb);
+    w.data = data;
+    uv_idle_start (&w, cb);
     (void)flux_reactor_run (r, 0);
     uv_close ((uv_handle_t *)&w, NULL);
     flux_reactor_destroy (r);
+}
+
+static void busy_task (void *arg)
+{
+    run_idle_loop (idle_cb, arg);
 }
 
 static void flag_timer_cb (uv_timer_t *t)
@@ -301,16 +309,7 @@ static void turn_cb (uv_idle_t *w)
 
 static void turns_task (void *arg)
 {
-    struct nowait *n = arg;
-    flux_reactor_t *r = flux_reactor_create (0);
-    uv_idle_t w;
-
-    uv_idle_init (flux_reactor_uv (r), &w);
-    w.data = n;
-    uv_idle_start (&w, turn_cb);
-    (void)flux_reactor_run (r, 0);
-    uv_close ((uv_handle_t *)&w, NULL);
-    flux_reactor_destroy (r);
+    run_idle_loop (turn_cb, arg);
 }
 
 static void test_nowait (void)
